@@ -1,0 +1,8 @@
+//! The measurements: the two ends of the blog's pipe, and the ladder that
+//! runs them.
+
+pub mod ladder;
+pub mod process;
+pub mod reader;
+pub mod stats;
+pub mod writer;

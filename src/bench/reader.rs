@@ -1,0 +1,195 @@
+//! The reading end: the blog's `read` program as a function.
+
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::time::Instant;
+
+use rustix::fs::{memfd_create, MemfdFlags, Mode, OFlags};
+use serde::{Deserialize, Serialize};
+
+use crate::buf::{Buffer, BufferOptions};
+use crate::sys::{fcntl_setpipe_size, splice, SpliceFlags};
+use crate::units::gib_per_s;
+use crate::verify::{Mismatch, Verifier};
+use crate::wait::{is_retryable, wait_ready, Direction, Wait};
+
+use super::writer::check_huge_pages;
+
+/// How the reader takes bytes out of the pipe.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadMethod {
+    /// `read(2)` into a buffer: the kernel copies.
+    #[default]
+    Read,
+    /// `splice(2)` to `/dev/null`: the pages are released, nothing is
+    /// copied. With `--verify`, the splice goes into a memory file instead,
+    /// so the bytes can be checked.
+    Splice,
+}
+
+/// Everything the reader can be told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReaderConfig {
+    /// How bytes leave the pipe.
+    pub method: ReadMethod,
+    /// Bytes asked for per call.
+    pub buf_size: usize,
+    /// Pipe size to set from the reading end.
+    pub pipe_size: Option<usize>,
+    /// How the read buffer is allocated (`read` only).
+    pub buffer: BufferOptions,
+    /// Fail unless the read buffer really is on huge pages.
+    pub check_huge_pages: bool,
+    /// How to wait for data.
+    pub wait: Wait,
+    /// `SPLICE_F_MOVE` on splice (the blog pairs it with `--gift`).
+    pub gift: bool,
+    /// Check every byte against the stream of [`crate::verify`].
+    pub verify: bool,
+    /// Bytes to consume before stopping.
+    pub bytes: u64,
+}
+
+impl Default for ReaderConfig {
+    fn default() -> ReaderConfig {
+        ReaderConfig {
+            method: ReadMethod::Read,
+            buf_size: 256 * 1024,
+            pipe_size: None,
+            buffer: BufferOptions::default(),
+            check_huge_pages: false,
+            wait: Wait::Block,
+            gift: false,
+            verify: false,
+            bytes: 10 << 30,
+        }
+    }
+}
+
+/// What the reader measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReadReport {
+    /// Bytes received in all.
+    pub bytes: u64,
+    /// Bytes received after the first transfer, the ones the rate is
+    /// computed from.
+    pub timed_bytes: u64,
+    /// Seconds from the end of the first transfer to the end of the last.
+    pub seconds: f64,
+    /// `timed_bytes / seconds` in GiB/s.
+    pub gib_s: f64,
+    /// Whether the input ended before `bytes` were received.
+    pub eof: bool,
+    /// Transfers (system calls that moved data).
+    pub transfers: u64,
+    /// With `--verify`: the first damaged byte, if any.
+    pub mismatch: Option<Mismatch>,
+}
+
+/// Consumes `config.bytes` from `input` (or until end of input) and
+/// measures the rate from the first transfer to the last.
+pub fn run_reader(input: impl AsFd, config: &ReaderConfig) -> io::Result<ReadReport> {
+    let input = input.as_fd();
+    if let Some(size) = config.pipe_size {
+        fcntl_setpipe_size(input, size)?;
+    }
+    config.wait.prepare(input)?;
+    let mut sink = match config.method {
+        ReadMethod::Read => {
+            let buf = Buffer::new(config.buf_size, config.buffer)?;
+            if config.check_huge_pages {
+                check_huge_pages(&[&buf])?;
+            }
+            Sink::Memory(buf)
+        }
+        ReadMethod::Splice if config.verify => {
+            let file = memfd_create("pipespeed-verify", MemfdFlags::CLOEXEC)?;
+            Sink::CheckedFile(file, vec![0; config.buf_size])
+        }
+        ReadMethod::Splice => {
+            let null = rustix::fs::open("/dev/null", OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
+            Sink::Null(null)
+        }
+    };
+    let mut verifier = config.verify.then(Verifier::new);
+    let mut report = ReadReport { bytes: 0, timed_bytes: 0, seconds: 0.0, gib_s: 0.0, eof: false, transfers: 0, mismatch: None };
+    let mut first: Option<Instant> = None;
+    let mut last = Instant::now();
+    while report.bytes < config.bytes {
+        let want = (config.bytes - report.bytes).min(config.buf_size as u64) as usize;
+        config.wait.before_call(input, Direction::In)?;
+        let n = match sink.take(input, want, config) {
+            Ok(n) => n,
+            Err(err) if is_retryable(&err) => {
+                if !config.wait.is_busy() && err.kind() == io::ErrorKind::WouldBlock {
+                    wait_ready(input, Direction::In)?;
+                }
+                continue;
+            }
+            Err(err) => return Err(err),
+        };
+        last = Instant::now();
+        if n == 0 {
+            report.eof = true;
+            break;
+        }
+        if let Some(v) = verifier.as_mut()
+            && let Err(m) = sink.check(v, n)?
+        {
+            report.mismatch = Some(m);
+            report.bytes += n as u64;
+            break;
+        }
+        report.bytes += n as u64;
+        report.transfers += 1;
+        match first {
+            None => first = Some(last),
+            Some(_) => report.timed_bytes += n as u64,
+        }
+    }
+    if let Some(start) = first {
+        report.seconds = last.duration_since(start).as_secs_f64();
+        report.gib_s = gib_per_s(report.timed_bytes, report.seconds);
+    }
+    Ok(report)
+}
+
+/// Where the reader puts what it takes out of the pipe.
+enum Sink {
+    Memory(Buffer),
+    Null(OwnedFd),
+    CheckedFile(OwnedFd, Vec<u8>),
+}
+
+impl Sink {
+    fn take(&mut self, input: BorrowedFd<'_>, want: usize, config: &ReaderConfig) -> io::Result<usize> {
+        let flags = config.wait.splice_flags() | if config.gift { SpliceFlags::MOVE } else { SpliceFlags::empty() };
+        match self {
+            Sink::Memory(buf) => Ok(rustix::io::read(input, &mut buf[..want])?),
+            Sink::Null(null) => splice(input, None, null, None, want, flags),
+            Sink::CheckedFile(file, _) => {
+                let mut offset = 0;
+                splice(input, None, file, Some(&mut offset), want, flags)
+            }
+        }
+    }
+
+    /// Checks the `n` bytes just taken.
+    fn check(&mut self, verifier: &mut Verifier, n: usize) -> io::Result<Result<(), Mismatch>> {
+        match self {
+            Sink::Memory(buf) => Ok(verifier.check(&buf[..n])),
+            Sink::Null(_) => Ok(Ok(())),
+            Sink::CheckedFile(file, scratch) => {
+                let mut got = 0;
+                while got < n {
+                    match rustix::io::pread(&*file, &mut scratch[got..n], got as u64)? {
+                        0 => return Err(io::Error::other("verify file shorter than what was spliced into it")),
+                        k => got += k,
+                    }
+                }
+                Ok(verifier.check(&scratch[..n]))
+            }
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! Summaries of repeated measurements.
+
+/// The median of `values` (the mean of the two middle ones for an even
+/// count), or `None` when empty. NaNs sort last.
+pub fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mid = sorted.len() / 2;
+    Some(if sorted.len() % 2 == 0 { (sorted[mid - 1] + sorted[mid]) / 2.0 } else { sorted[mid] })
+}
+
+/// The smallest and largest of `values`, or `None` when empty.
+pub fn min_max(values: &[f64]) -> Option<(f64, f64)> {
+    let mut iter = values.iter().copied();
+    let first = iter.next()?;
+    Some(iter.fold((first, first), |(lo, hi), v| (lo.min(v), hi.max(v))))
+}
+
+/// A small, seedable generator for shuffling run order (xorshift64*).
+/// Not for anything that needs real randomness.
+#[derive(Debug, Clone)]
+pub struct Shuffler(u64);
+
+impl Shuffler {
+    /// A generator from `seed` (0 is replaced by a fixed odd constant).
+    pub fn new(seed: u64) -> Shuffler {
+        Shuffler(if seed == 0 { 0x9E37_79B9_7F4A_7C15 } else { seed })
+    }
+
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Fisher-Yates shuffle of `items`.
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = (self.next() % (i as u64 + 1)) as usize;
+            items.swap(i, j);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+    }
+
+    #[test]
+    fn min_and_max() {
+        assert_eq!(min_max(&[2.0, 5.0, 1.0]), Some((1.0, 5.0)));
+        assert_eq!(min_max(&[]), None);
+    }
+
+    #[test]
+    fn shuffle_is_a_permutation_and_depends_on_the_seed() {
+        let mut a: Vec<u32> = (0..50).collect();
+        Shuffler::new(1).shuffle(&mut a);
+        let mut b: Vec<u32> = (0..50).collect();
+        Shuffler::new(2).shuffle(&mut b);
+        assert_ne!(a, b);
+        let mut sorted = a.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..50).collect::<Vec<_>>());
+    }
+}

@@ -1,0 +1,201 @@
+//! The writing end: the blog's `write` program as a function.
+
+use std::io;
+use std::os::fd::AsFd;
+
+use serde::{Deserialize, Serialize};
+
+use crate::buf::{Buffer, BufferOptions, HugePages};
+use crate::double_buffer::{DoubleBuffer, Layout, Reuse};
+use crate::sys::fcntl_setpipe_size;
+use crate::units::Size;
+use crate::verify::fill_pattern;
+use crate::wait::{is_retryable, wait_ready, Direction, Wait};
+
+/// How the writer puts its buffer into the pipe.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WriteMethod {
+    /// `write(2)`: the kernel copies the buffer into pipe pages.
+    #[default]
+    Write,
+    /// `vmsplice(2)` of two alternating halves into a pipe sized to one
+    /// half ([`DoubleBuffer`]): the pipe references the writer's pages.
+    Vmsplice,
+}
+
+/// Everything the writer can be told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriterConfig {
+    /// How bytes go into the pipe.
+    pub method: WriteMethod,
+    /// Buffer size: written whole by `write`, or split into two halves for
+    /// `vmsplice`.
+    pub buf_size: usize,
+    /// Pipe size to set (`write` only; vmsplice sizes the pipe to a half).
+    pub pipe_size: Option<usize>,
+    /// How the buffer is allocated.
+    pub buffer: BufferOptions,
+    /// Fail unless the buffer really is on huge pages.
+    pub check_huge_pages: bool,
+    /// How to wait for room in the pipe.
+    pub wait: Wait,
+    /// `SPLICE_F_GIFT` on vmsplice.
+    pub gift: bool,
+    /// Where the two halves live.
+    pub layout: Layout,
+    /// Size the pipe to this instead of one half, breaking the double
+    /// buffer discipline on purpose (with `--verify`, shows the hazard).
+    pub unsafe_early_reuse: Option<usize>,
+    /// Send the checkable stream of [`crate::verify`] instead of `X`s.
+    pub verify: bool,
+    /// Stop after this many bytes (the blog's writer never stops).
+    pub bytes: Option<u64>,
+}
+
+impl Default for WriterConfig {
+    fn default() -> WriterConfig {
+        WriterConfig {
+            method: WriteMethod::Write,
+            buf_size: 256 * 1024,
+            pipe_size: None,
+            buffer: BufferOptions::default(),
+            check_huge_pages: false,
+            wait: Wait::Block,
+            gift: false,
+            layout: Layout::Separate,
+            unsafe_early_reuse: None,
+            verify: false,
+            bytes: None,
+        }
+    }
+}
+
+/// Why the writer stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriterEnd {
+    /// The reader closed the pipe (the normal end of the blog's writer).
+    ReaderGone {
+        /// Bytes the kernel accepted.
+        sent: u64,
+    },
+    /// `bytes` were sent.
+    Done {
+        /// Bytes the kernel accepted.
+        sent: u64,
+    },
+}
+
+/// Pushes the buffer into `out` until the reader goes away or
+/// `config.bytes` are sent.
+///
+/// Errors of kind [`io::ErrorKind::Unsupported`] mean this machine cannot
+/// do what was asked (huge pages not granted, vmsplice refused).
+pub fn run_writer(out: impl AsFd, config: &WriterConfig) -> io::Result<WriterEnd> {
+    let out = out.as_fd();
+    config.wait.prepare(out)?;
+    let limit = config.bytes.unwrap_or(u64::MAX);
+    let result = match config.method {
+        WriteMethod::Write => write_loop(out, config, limit),
+        WriteMethod::Vmsplice => vmsplice_loop(out, config, limit),
+    };
+    match result {
+        Ok(sent) => Ok(WriterEnd::Done { sent }),
+        Err((sent, err)) if err.kind() == io::ErrorKind::BrokenPipe => Ok(WriterEnd::ReaderGone { sent }),
+        Err((_, err)) => Err(err),
+    }
+}
+
+type Sent<T> = Result<T, (u64, io::Error)>;
+
+fn write_loop(out: std::os::fd::BorrowedFd<'_>, config: &WriterConfig, limit: u64) -> Sent<u64> {
+    if let Some(size) = config.pipe_size {
+        fcntl_setpipe_size(out, size).map_err(|e| (0, e))?;
+    }
+    let mut buf = Buffer::new(config.buf_size, config.buffer).map_err(|e| (0, e))?;
+    if config.check_huge_pages {
+        check_huge_pages(&[&buf]).map_err(|e| (0, e))?;
+    }
+    let mut sent = 0u64;
+    while sent < limit {
+        let len = (limit - sent).min(buf.len() as u64) as usize;
+        if config.verify {
+            fill_pattern(&mut buf[..len], sent);
+        }
+        let mut done = 0;
+        while done < len {
+            config.wait.before_call(out, Direction::Out).map_err(|e| (sent, e))?;
+            match rustix::io::write(out, &buf[done..len]) {
+                Ok(n) => {
+                    done += n;
+                    sent += n as u64;
+                }
+                Err(errno) => {
+                    let err = io::Error::from(errno);
+                    if !is_retryable(&err) {
+                        return Err((sent, err));
+                    }
+                    if !config.wait.is_busy() && err.kind() == io::ErrorKind::WouldBlock {
+                        wait_ready(out, Direction::Out).map_err(|e| (sent, e))?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(sent)
+}
+
+fn vmsplice_loop(out: std::os::fd::BorrowedFd<'_>, config: &WriterConfig, limit: u64) -> Sent<u64> {
+    let half = config.buf_size / 2;
+    let reuse = match config.unsafe_early_reuse {
+        Some(pipe_size) => Reuse::Early { pipe_size },
+        None => Reuse::AfterConsumed,
+    };
+    let mut db = DoubleBuffer::new(out, half, config.buffer, config.layout, reuse).map_err(|e| (0, e))?;
+    if config.check_huge_pages {
+        check_huge_pages(&db.buffers()).map_err(|e| (0, e))?;
+    }
+    let mut sent = 0u64;
+    while sent < limit {
+        let len = (limit - sent).min(half as u64) as usize;
+        if config.verify {
+            fill_pattern(&mut db.next_half()[..len], sent);
+        }
+        db.splice_next(out, len, config.wait, config.gift).map_err(|e| (sent, vmsplice_refusal(e)))?;
+        sent += len as u64;
+    }
+    Ok(sent)
+}
+
+/// A sandbox that forbids vmsplice answers ENOSYS or EPERM: the machine
+/// cannot do this rung, which is not a failure of the program.
+fn vmsplice_refusal(err: io::Error) -> io::Error {
+    match err.raw_os_error() {
+        Some(code) if code == rustix::io::Errno::NOSYS.raw_os_error() || code == rustix::io::Errno::PERM.raw_os_error() => {
+            io::Error::new(io::ErrorKind::Unsupported, format!("vmsplice refused by the kernel: {err}"))
+        }
+        _ => err,
+    }
+}
+
+/// Fails with [`io::ErrorKind::Unsupported`] unless every buffer is
+/// entirely on huge pages.
+pub fn check_huge_pages(buffers: &[&Buffer]) -> io::Result<Vec<HugePages>> {
+    let mut found = Vec::new();
+    for buf in buffers {
+        let got = buf.huge_pages()?;
+        if !got.all_huge() {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "huge pages not obtained: {} of {} on huge pages (transparent huge pages: {:?})",
+                    Size(got.huge_bytes),
+                    Size(got.mapped_bytes),
+                    crate::sys::ThpMode::current()
+                ),
+            ));
+        }
+        found.push(got);
+    }
+    Ok(found)
+}

@@ -1,0 +1,167 @@
+//! The command line, parsed by clap into plain data; the subcommand files
+//! turn it into library configurations.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use pipespeed::bench::ladder::Rung;
+use pipespeed::units::parse_size;
+
+/// How fast are Linux pipes on this machine? The fast-pipes ladder,
+/// measured honestly.
+///
+/// With no command, runs `pipespeed bench` with its defaults.
+#[derive(Debug, Parser)]
+#[command(name = "pipespeed", version, about, long_about = None)]
+#[command(after_help = "Exit status: 0 success, 1 error, 2 bad usage, 3 not possible on this machine \
+                        (huge pages not granted, vmsplice refused).")]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the ladder: every step of the blog, measured on this machine.
+    Bench(BenchArgs),
+    /// The blog's writer: push a buffer into stdout (a pipe) forever.
+    Write(WriteArgs),
+    /// The blog's reader: consume --bytes from stdin and print the rate.
+    Read(ReadArgs),
+}
+
+fn size(text: &str) -> Result<u64, String> {
+    parse_size(text).map_err(|e| e.to_string())
+}
+
+fn usize_size(text: &str) -> Result<usize, String> {
+    let n = size(text)?;
+    usize::try_from(n).map_err(|_| format!("size '{text}' is too large"))
+}
+
+/// Options both ends share (the blog's programs share one option parser).
+#[derive(Debug, Args)]
+pub struct EndArgs {
+    /// Buffer size (vmsplice splits it into two halves). Takes K, M, G.
+    #[arg(long = "buf-size", visible_alias = "buf", alias = "buf_size", value_name = "SIZE", default_value = "256K", value_parser = usize_size)]
+    pub buf_size: usize,
+    /// Pipe size to set with F_SETPIPE_SZ (vmsplice: always half the buffer).
+    #[arg(long = "pipe-size", alias = "pipe_size", value_name = "SIZE", value_parser = usize_size)]
+    pub pipe_size: Option<usize>,
+    /// Put the buffer on 2 MiB transparent huge pages (aligned + MADV_HUGEPAGE).
+    #[arg(long = "huge-page", visible_alias = "huge", alias = "huge_page")]
+    pub huge_page: bool,
+    /// Fail (exit 3) unless the buffer really is on huge pages.
+    #[arg(long = "check-huge-page", alias = "check_huge_page")]
+    pub check_huge_page: bool,
+    /// Non-blocking calls retried on EAGAIN instead of sleeping.
+    #[arg(long = "busy-loop", visible_alias = "busy", alias = "busy_loop")]
+    pub busy_loop: bool,
+    /// poll(2) before every call (with --busy-loop: poll with no timeout).
+    #[arg(long)]
+    pub poll: bool,
+    /// SPLICE_F_GIFT on vmsplice; SPLICE_F_MOVE on the reader's splice.
+    #[arg(long)]
+    pub gift: bool,
+    /// Lock the buffer in memory (mlock).
+    #[arg(long = "lock-memory", alias = "lock_memory")]
+    pub lock_memory: bool,
+    /// Do not fault the buffer's pages in before piping.
+    #[arg(long = "dont-touch-pages", alias = "dont_touch_pages")]
+    pub dont_touch_pages: bool,
+    /// Send (write) or check (read) a stream where every byte is checkable.
+    #[arg(long)]
+    pub verify: bool,
+    /// Pin this process to CPU N.
+    #[arg(long, value_name = "N")]
+    pub cpu: Option<usize>,
+    /// Print the settings to stderr before starting.
+    #[arg(long)]
+    pub verbose: bool,
+}
+
+/// `pipespeed write`.
+#[derive(Debug, Args)]
+pub struct WriteArgs {
+    #[command(flatten)]
+    pub end: EndArgs,
+    /// vmsplice two alternating halves instead of write(2).
+    #[arg(long, aliases = ["write_with_vmsplice", "write-with-vmsplice"])]
+    pub vmsplice: bool,
+    /// Make the two halves one contiguous mapping.
+    #[arg(long = "same-buffer", alias = "same_buffer")]
+    pub same_buffer: bool,
+    /// UNSAFE, for showing the hazard: size the pipe to SIZE instead of half
+    /// the buffer, so halves are refilled while still in the pipe.
+    #[arg(long = "unsafe-early-reuse", value_name = "SIZE", value_parser = usize_size, requires = "vmsplice")]
+    pub unsafe_early_reuse: Option<usize>,
+    /// Stop after SIZE bytes (default: until the reader goes away).
+    #[arg(long, aliases = ["bytes_to_pipe", "bytes-to-pipe"], value_name = "SIZE", value_parser = size)]
+    pub bytes: Option<u64>,
+}
+
+/// `pipespeed read`.
+#[derive(Debug, Args)]
+pub struct ReadArgs {
+    #[command(flatten)]
+    pub end: EndArgs,
+    /// splice(2) to /dev/null instead of read(2).
+    #[arg(long, aliases = ["read_with_splice", "read-with-splice"])]
+    pub splice: bool,
+    /// Bytes to consume.
+    #[arg(long, aliases = ["bytes_to_pipe", "bytes-to-pipe"], value_name = "SIZE", default_value = "10G", value_parser = size)]
+    pub bytes: u64,
+    /// Print one CSV line: gib_s,bytes,buf_size,pipe_size,busy_loop,poll,
+    /// huge_page,check_huge_page,read_with_splice,gift,lock_memory,dont_touch_pages,seconds
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
+    /// Print the measurement as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `pipespeed bench`.
+#[derive(Debug, Args, Default)]
+pub struct BenchArgs {
+    /// Rungs to run, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',', value_name = "RUNGS")]
+    pub rungs: Vec<Rung>,
+    /// Measured runs per rung (after one warm-up run).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
+    pub runs: u64,
+    /// Bytes per run (default: about --run-seconds worth, from the warm-up).
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub bytes: Option<u64>,
+    /// Wanted seconds per run when --bytes is not given.
+    #[arg(long, value_name = "SECS", default_value_t = 0.4)]
+    pub run_seconds: f64,
+    /// Buffer size of every rung but tuned.
+    #[arg(long = "buf-size", alias = "buf_size", value_name = "SIZE", default_value = "256K", value_parser = usize_size)]
+    pub buf_size: usize,
+    /// Pipe size of write-read (the vmsplice rungs use half the buffer).
+    #[arg(long = "pipe-size", alias = "pipe_size", value_name = "SIZE", value_parser = usize_size)]
+    pub pipe_size: Option<usize>,
+    /// Writer and reader CPUs (default: the first two allowed CPUs).
+    #[arg(long, value_delimiter = ',', value_name = "W,R", num_args = 1, conflicts_with = "no_pin")]
+    pub cpus: Vec<usize>,
+    /// Leave placement to the scheduler.
+    #[arg(long)]
+    pub no_pin: bool,
+    /// Check every byte (slower; measures correctness, not speed).
+    #[arg(long)]
+    pub verify: bool,
+    /// Print a paragraph per rung on why it is faster.
+    #[arg(long)]
+    pub explain: bool,
+    /// Write the results as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write one CSV row per run to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Seed of the run order shuffle (default: from the clock).
+    #[arg(long)]
+    pub seed: Option<u64>,
+}

@@ -1,0 +1,124 @@
+//! `pipespeed write` and `pipespeed read`: the blog's two programs.
+
+use std::io::{self, Write};
+use std::os::fd::AsFd;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use pipespeed::bench::reader::{run_reader, ReadMethod, ReaderConfig};
+use pipespeed::bench::writer::{run_writer, WriteMethod, WriterConfig};
+use pipespeed::buf::BufferOptions;
+use pipespeed::double_buffer::Layout;
+use pipespeed::sys::pin_to_cpu;
+use pipespeed::units::Size;
+use pipespeed::wait::Wait;
+
+use crate::args::{EndArgs, ReadArgs, WriteArgs};
+use crate::UsageError;
+
+/// Checks the options both ends share and pins the process.
+fn prepare(end: &EndArgs) -> anyhow::Result<BufferOptions> {
+    if end.buf_size == 0 {
+        return Err(UsageError("--buf-size must be at least 1 byte".into()).into());
+    }
+    if end.dont_touch_pages && end.check_huge_page {
+        return Err(UsageError(
+            "--dont-touch-pages and --check-huge-page exclude each other: untouched pages cannot be checked".into(),
+        )
+        .into());
+    }
+    if let Some(cpu) = end.cpu {
+        pin_to_cpu(cpu)?;
+    }
+    Ok(BufferOptions { huge_pages: end.huge_page, lock: end.lock_memory, dont_touch: end.dont_touch_pages })
+}
+
+pub fn write(args: WriteArgs) -> anyhow::Result<ExitCode> {
+    let buffer = prepare(&args.end)?;
+    if args.vmsplice && args.end.pipe_size.is_some() {
+        return Err(UsageError(
+            "--pipe-size does not go with --vmsplice: the pipe is sized to half of --buf-size".into(),
+        )
+        .into());
+    }
+    let config = WriterConfig {
+        method: if args.vmsplice { WriteMethod::Vmsplice } else { WriteMethod::Write },
+        buf_size: args.end.buf_size,
+        pipe_size: args.end.pipe_size,
+        buffer,
+        check_huge_pages: args.end.check_huge_page,
+        wait: Wait::from_flags(args.end.busy_loop, args.end.poll),
+        gift: args.end.gift,
+        layout: if args.same_buffer { Layout::Contiguous } else { Layout::Separate },
+        unsafe_early_reuse: args.unsafe_early_reuse,
+        verify: args.end.verify,
+        bytes: args.bytes,
+    };
+    if args.end.verbose {
+        eprintln!("pipespeed write: {config:?}");
+    }
+    let stdout = io::stdout();
+    run_writer(stdout.as_fd(), &config).context("write")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn read(args: ReadArgs) -> anyhow::Result<ExitCode> {
+    let buffer = prepare(&args.end)?;
+    let config = ReaderConfig {
+        method: if args.splice { ReadMethod::Splice } else { ReadMethod::Read },
+        buf_size: args.end.buf_size,
+        pipe_size: args.end.pipe_size,
+        buffer,
+        check_huge_pages: args.end.check_huge_page,
+        wait: Wait::from_flags(args.end.busy_loop, args.end.poll),
+        gift: args.end.gift,
+        verify: args.end.verify,
+        bytes: args.bytes,
+    };
+    if args.end.verbose {
+        eprintln!("pipespeed read: {config:?}");
+    }
+    let stdin = io::stdin();
+    let report = run_reader(stdin.as_fd(), &config).context("read")?;
+    let line = if args.json {
+        serde_json::to_string(&report)?
+    } else if args.csv {
+        let e = &args.end;
+        let b = |v: bool| u8::from(v);
+        format!(
+            "{:.6},{},{},{},{},{},{},{},{},{},{},{},{:.6}",
+            report.gib_s,
+            report.bytes,
+            e.buf_size,
+            e.pipe_size.unwrap_or(0),
+            b(e.busy_loop),
+            b(e.poll),
+            b(e.huge_page),
+            b(e.check_huge_page),
+            b(args.splice),
+            b(e.gift),
+            b(e.lock_memory),
+            b(e.dont_touch_pages),
+            report.seconds
+        )
+    } else {
+        format!(
+            "{:.1}GiB/s, {} buffer, {} iterations ({} piped)",
+            report.gib_s,
+            Size(args.end.buf_size as u64),
+            report.bytes / args.end.buf_size as u64,
+            Size(report.bytes)
+        )
+    };
+    writeln!(io::stdout(), "{line}")?;
+    if let Some(mismatch) = &report.mismatch {
+        anyhow::bail!("verify failed: {mismatch}");
+    }
+    if report.eof && !args.json {
+        eprintln!(
+            "pipespeed read: input ended after {} bytes, before the {} asked for",
+            report.bytes, args.bytes
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,244 @@
+//! The vmsplice double-buffer discipline, in one type.
+//!
+//! `vmsplice` puts references to the caller's pages into the pipe, not
+//! copies. Writing to a page that is still in the pipe changes what the
+//! reader will get. The discipline from the FizzBuzz answer the blog
+//! borrows makes reuse safe without asking the reader anything:
+//!
+//! 1. split the buffer into two halves, each a whole number of pages;
+//! 2. size the pipe to exactly one half;
+//! 3. alternately fill a half and vmsplice all of it.
+//!
+//! When a whole half `B` has been spliced in, the pipe (one half big, one
+//! slot per page) holds nothing but `B`'s pages, so every page of the other
+//! half `A` has been taken out by the reader: `A` may be refilled.
+//!
+//! # Limits
+//!
+//! "Taken out of the pipe" is not "no longer referenced". A reader that
+//! `read`s (copies) or splices to `/dev/null` lets go of the pages; a
+//! reader that splices them into another pipe, or `tee`s them, passes the
+//! references on (Travis Downs' objection, footnoted in the blog), and a
+//! refill can then show up downstream. Only a reader that copies is safe
+//! in every case. The discipline also assumes the kernel grants the pipe
+//! size asked for exactly: [`DoubleBuffer::new`] checks it and refuses
+//! otherwise.
+#![allow(unsafe_code)]
+
+use std::io;
+use std::os::fd::AsFd;
+
+use crate::buf::{Buffer, BufferOptions};
+use crate::sys::{fcntl_setpipe_size, vmsplice, SpliceFlags};
+use crate::units::Size;
+use crate::wait::{is_retryable, wait_ready, Direction, Wait};
+
+/// How the two halves are laid out in memory.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// Two separate mappings (the default).
+    #[default]
+    Separate,
+    /// Two halves of one contiguous mapping (the blog's `--same_buffer`).
+    Contiguous,
+}
+
+/// Whether the pipe is sized so reuse is safe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reuse {
+    /// The pipe is one half big: a half is refilled only after the reader
+    /// has taken all its pages out of the pipe.
+    AfterConsumed,
+    /// The pipe is sized to `pipe_size` (larger than a half): a half may be
+    /// refilled while the pipe still references its pages. Exists to show,
+    /// with `--verify`, the corruption the discipline prevents.
+    Early {
+        /// The pipe size to ask for.
+        pipe_size: usize,
+    },
+}
+
+/// Two page-aligned halves vmspliced in turn into a pipe sized to one half.
+#[derive(Debug)]
+pub struct DoubleBuffer {
+    halves: Halves,
+    half_len: usize,
+    next: usize,
+    pipe_size: usize,
+}
+
+#[derive(Debug)]
+enum Halves {
+    Separate([Buffer; 2]),
+    Contiguous(Buffer),
+}
+
+impl DoubleBuffer {
+    /// Maps two halves of `half_len` bytes and sizes `pipe` to one half.
+    ///
+    /// Fails when `half_len` is not a whole number of pages, or the kernel
+    /// grants a different pipe size (it rounds up to a power-of-two number
+    /// of pages, and caps at `/proc/sys/fs/pipe-max-size`).
+    pub fn new(
+        pipe: impl AsFd,
+        half_len: usize,
+        options: BufferOptions,
+        layout: Layout,
+        reuse: Reuse,
+    ) -> io::Result<DoubleBuffer> {
+        let page = rustix::param::page_size();
+        if half_len == 0 || half_len % page != 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "vmsplice double buffering needs each half to be a whole number of pages: \
+                     half of the buffer is {} (page size {})",
+                    Size(half_len as u64),
+                    Size(page as u64)
+                ),
+            ));
+        }
+        let asked = match reuse {
+            Reuse::AfterConsumed => half_len,
+            Reuse::Early { pipe_size } => pipe_size,
+        };
+        let granted = fcntl_setpipe_size(&pipe, asked)?;
+        if reuse == Reuse::AfterConsumed && granted != half_len {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "vmsplice double buffering needs the pipe sized to exactly half the buffer: \
+                     asked {}, the kernel granted {} (use a power-of-two number of pages)",
+                    Size(half_len as u64),
+                    Size(granted as u64)
+                ),
+            ));
+        }
+        let halves = match layout {
+            Layout::Separate => {
+                Halves::Separate([Buffer::new(half_len, options)?, Buffer::new(half_len, options)?])
+            }
+            Layout::Contiguous => Halves::Contiguous(Buffer::new(2 * half_len, options)?),
+        };
+        Ok(DoubleBuffer { halves, half_len, next: 0, pipe_size: granted })
+    }
+
+    /// The size of each half.
+    pub fn half_len(&self) -> usize {
+        self.half_len
+    }
+
+    /// The pipe size granted.
+    pub fn pipe_size(&self) -> usize {
+        self.pipe_size
+    }
+
+    /// The buffers backing the halves, for huge page checks.
+    pub fn buffers(&self) -> Vec<&Buffer> {
+        match &self.halves {
+            Halves::Separate([a, b]) => vec![a, b],
+            Halves::Contiguous(one) => vec![one],
+        }
+    }
+
+    /// The half to fill next. Under [`Reuse::AfterConsumed`] none of its
+    /// pages is in the pipe any more.
+    pub fn next_half(&mut self) -> &mut [u8] {
+        let (i, n) = (self.next, self.half_len);
+        match &mut self.halves {
+            Halves::Separate(halves) => &mut halves[i][..],
+            Halves::Contiguous(one) => &mut one[i * n..(i + 1) * n],
+        }
+    }
+
+    /// Vmsplices the first `len` bytes of the next half (all of it, for
+    /// the discipline to hold, except at the very end of a stream) into
+    /// `pipe`, waiting as `wait` says, then makes the other half the next
+    /// one.
+    ///
+    /// `gift` adds `SPLICE_F_GIFT` while the remaining part starts on a
+    /// page boundary. A reader gone away gives an error of kind
+    /// [`io::ErrorKind::BrokenPipe`]; retryable errors are retried, so a
+    /// half is never left partly spliced on success.
+    pub fn splice_next(&mut self, pipe: impl AsFd, len: usize, wait: Wait, gift: bool) -> io::Result<()> {
+        let pipe = pipe.as_fd();
+        let page = rustix::param::page_size();
+        let len = len.min(self.half_len);
+        let mut done = 0;
+        while done < len {
+            wait.before_call(pipe, Direction::Out)?;
+            let mut flags = wait.splice_flags();
+            if gift && done % page == 0 && (len - done) % page == 0 {
+                flags |= SpliceFlags::GIFT;
+            }
+            let half = &self.next_half()[done..len];
+            // SAFETY: GIFT is only passed for a page-aligned start and a
+            // whole number of pages (halves are page-aligned mappings), and
+            // this type leaves a half untouched until the pipe has let go
+            // of its pages (see the module documentation).
+            match unsafe { vmsplice(pipe, half, flags) } {
+                Ok(n) => done += n,
+                Err(err) if is_retryable(&err) => {
+                    if !wait.is_busy() && err.kind() == io::ErrorKind::WouldBlock {
+                        wait_ready(pipe, Direction::Out)?;
+                    }
+                }
+                Err(err) => return Err(err),
+            }
+        }
+        self.next ^= 1;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::pipe;
+    use crate::verify::{fill_pattern, Verifier};
+
+    #[test]
+    fn halves_must_be_whole_pages() {
+        let p = pipe().unwrap();
+        let err = DoubleBuffer::new(&p.write, 1000, BufferOptions::default(), Layout::Separate, Reuse::AfterConsumed)
+            .unwrap_err();
+        assert!(err.to_string().contains("whole number of pages"), "{err}");
+    }
+
+    #[test]
+    fn pipe_granted_larger_than_a_half_is_refused() {
+        let p = pipe().unwrap();
+        // 3 pages round up to a 4-page pipe.
+        let err = DoubleBuffer::new(&p.write, 3 * 4096, BufferOptions::default(), Layout::Separate, Reuse::AfterConsumed)
+            .unwrap_err();
+        assert!(err.to_string().contains("granted 16KiB"), "{err}");
+    }
+
+    #[test]
+    fn a_copying_reader_gets_every_half_intact() {
+        for layout in [Layout::Separate, Layout::Contiguous] {
+            let p = pipe().unwrap();
+            let half = 16 * 1024;
+            let mut db = DoubleBuffer::new(&p.write, half, BufferOptions::default(), layout, Reuse::AfterConsumed).unwrap();
+            assert_eq!(db.pipe_size(), half);
+            let total = 40 * half as u64;
+            std::thread::scope(|s| {
+                let reader = s.spawn(|| {
+                    let mut v = Verifier::new();
+                    let mut buf = vec![0u8; 7000];
+                    while v.offset() < total {
+                        let n = rustix::io::read(&p.read, &mut buf).unwrap();
+                        v.check(&buf[..n]).unwrap();
+                    }
+                });
+                let mut sent = 0u64;
+                while sent < total {
+                    fill_pattern(db.next_half(), sent);
+                    db.splice_next(&p.write, half, Wait::Block, false).unwrap();
+                    sent += half as u64;
+                }
+                reader.join().unwrap();
+            });
+        }
+    }
+}

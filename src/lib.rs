@@ -1,0 +1,39 @@
+//! pipespeed: how fast are Linux pipes on this machine?
+//!
+//! A library and a `pipespeed` binary that reproduce, measure and explain
+//! every step of Francesco Mazzoli's "How fast are Linux pipes anyway?"
+//! (write/read, vmsplice, splice, huge pages, busy looping) on the machine
+//! at hand.
+//!
+//! # Tour
+//!
+//! - [`sys`]: the system calls, on [rustix]: pipes and their size,
+//!   `splice`, `vmsplice`, `tee`, non-blocking mode, CPU pinning, and the
+//!   machine's facts.
+//! - [`buf`]: page-aligned and huge-page buffers, with a check of whether
+//!   the kernel really granted huge pages.
+//! - [`double_buffer`]: the vmsplice double-buffer discipline in one type,
+//!   with its safety argument and its limits.
+//! - [`wait`]: blocking, polling and busy-looping ends.
+//! - [`verify`]: a checkable byte stream for `--verify`.
+//! - [`bench`]: the writer and reader ends, and the ladder that runs them
+//!   as separate processes.
+//! - [`report`]: the ladder as a table, JSON or CSV.
+//! - [`units`]: `256K`-style sizes.
+//!
+//! Library code never prints; errors are [`std::io::Error`]s whose
+//! messages name the thing and the cause.
+
+#![deny(missing_docs)]
+
+pub mod bench;
+pub mod buf;
+pub mod double_buffer;
+pub mod report;
+pub mod sys;
+pub mod units;
+pub mod verify;
+pub mod wait;
+
+pub use buf::{Buffer, BufferOptions};
+pub use double_buffer::DoubleBuffer;

@@ -1,0 +1,16 @@
+//! System calls, named after their man pages, on top of [rustix].
+//!
+//! Every wrapper takes `impl AsFd`, returns `io::Result`, and turns the
+//! kernel's terse refusals into errors that name the limit involved.
+
+pub mod cpu;
+pub mod facts;
+pub mod pipe;
+pub mod splice;
+
+pub use cpu::{available_cpus, pin_to_cpu};
+pub use facts::{SystemFacts, ThpMode};
+pub use pipe::{
+    fcntl_getpipe_size, fcntl_setpipe_size, pipe, pipe_max_size, set_nonblocking, PipePair,
+};
+pub use splice::{splice, tee, vmsplice, SpliceFlags};

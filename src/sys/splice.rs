@@ -1,0 +1,117 @@
+//! Moving pages between pipes, files and memory without copying them.
+#![allow(unsafe_code)]
+
+use std::io;
+use std::os::fd::AsFd;
+
+use rustix::fs::{fcntl_getfl, OFlags};
+use rustix::pipe::IoSliceRaw;
+pub use rustix::pipe::SpliceFlags;
+
+/// `splice(fd_in, off_in, fd_out, off_out, len, flags)`: moves up to `len`
+/// bytes between two descriptors, one of which must be a pipe, without
+/// copying them through user memory.
+///
+/// The offsets must be `None` for pipes; for files, `Some` reads or writes
+/// at that offset (and advances it) instead of the file position. Returns
+/// 0 at the end of the input.
+///
+/// # References
+///  - [splice(2)](https://man7.org/linux/man-pages/man2/splice.2.html)
+pub fn splice(
+    fd_in: impl AsFd,
+    off_in: Option<&mut u64>,
+    fd_out: impl AsFd,
+    off_out: Option<&mut u64>,
+    len: usize,
+    flags: SpliceFlags,
+) -> io::Result<usize> {
+    Ok(rustix::pipe::splice(
+        fd_in, off_in, fd_out, off_out, len, flags,
+    )?)
+}
+
+/// `vmsplice(fd, &iov, 1, flags)`: maps the pages of `buf` into the pipe
+/// `fd` refers to, without copying them, and returns how many bytes went in.
+///
+/// The pipe keeps references to the pages, not copies: whatever is written
+/// to `buf` after this call and before a reader consumes those pages is
+/// what the reader sees. [`crate::DoubleBuffer`] encodes the discipline that
+/// avoids this.
+///
+/// Returns `EBADF` without calling the kernel when `fd` is not open for
+/// writing: on a read end, vmsplice would copy pipe data *into* `buf`.
+///
+/// # Safety
+///
+/// With [`SpliceFlags::GIFT`], `buf` must start on a page boundary, its
+/// length must be a multiple of the page size, and its contents must never
+/// be modified after the call: the kernel may take the pages over.
+///
+/// # References
+///  - [vmsplice(2)](https://man7.org/linux/man-pages/man2/vmsplice.2.html)
+pub unsafe fn vmsplice(fd: impl AsFd, buf: &[u8], flags: SpliceFlags) -> io::Result<usize> {
+    let fd = fd.as_fd();
+    let access = fcntl_getfl(fd)? & OFlags::RWMODE;
+    if access != OFlags::WRONLY && access != OFlags::RDWR {
+        return Err(io::Error::from_raw_os_error(rustix::io::Errno::BADF.raw_os_error()));
+    }
+    let iov = [IoSliceRaw::from_slice(buf)];
+    // SAFETY: `fd` is open for writing (checked above), so the kernel only
+    // reads from `buf`, which the shared borrow allows; the GIFT contract is
+    // the caller's, as documented in `# Safety`.
+    Ok(unsafe { rustix::pipe::vmsplice(fd, &iov, flags) }?)
+}
+
+/// `tee(fd_in, fd_out, len, flags)`: duplicates up to `len` bytes from one
+/// pipe into another without consuming them from the first.
+///
+/// # References
+///  - [tee(2)](https://man7.org/linux/man-pages/man2/tee.2.html)
+pub fn tee(fd_in: impl AsFd, fd_out: impl AsFd, len: usize, flags: SpliceFlags) -> io::Result<usize> {
+    Ok(rustix::pipe::tee(fd_in, fd_out, len, flags)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::pipe;
+
+    #[test]
+    fn vmsplice_then_splice_moves_the_bytes() {
+        let a = pipe().unwrap();
+        let b = pipe().unwrap();
+        let data = b"hello, pipes".to_vec();
+        // SAFETY: no GIFT flag.
+        let n = unsafe { vmsplice(&a.write, &data, SpliceFlags::empty()) }.unwrap();
+        assert_eq!(n, data.len());
+        let n = tee(&a.read, &b.write, 64, SpliceFlags::empty()).unwrap();
+        assert_eq!(n, data.len());
+        let mut out = [0u8; 64];
+        let n = rustix::io::read(&a.read, &mut out).unwrap();
+        assert_eq!(&out[..n], &data[..]);
+        let n = rustix::io::read(&b.read, &mut out).unwrap();
+        assert_eq!(&out[..n], &data[..], "tee left a copy in the second pipe");
+    }
+
+    #[test]
+    fn vmsplice_refuses_a_read_end() {
+        let p = pipe().unwrap();
+        // SAFETY: no GIFT flag.
+        let err = unsafe { vmsplice(&p.read, b"x", SpliceFlags::empty()) }.unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(rustix::io::Errno::BADF.raw_os_error()));
+    }
+
+    #[test]
+    fn splice_into_a_file_at_an_offset() {
+        let p = pipe().unwrap();
+        let file = tempfile::tempfile().unwrap();
+        rustix::io::write(&p.write, b"0123456789").unwrap();
+        let mut off = 3u64;
+        let n = splice(&p.read, None, &file, Some(&mut off), 10, SpliceFlags::empty()).unwrap();
+        assert_eq!((n, off), (10, 13));
+        let mut out = [0u8; 16];
+        let n = rustix::io::pread(&file, &mut out, 3).unwrap();
+        assert_eq!(&out[..n], b"0123456789");
+    }
+}

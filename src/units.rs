@@ -1,0 +1,142 @@
+//! Sizes as people type them (`256K`, `1M`, `10G`) and as the blog prints
+//! them (`256KiB`, `12.7GiB/s`).
+
+use std::fmt;
+
+/// One kibibyte, the unit behind the `K` suffix.
+pub const KIB: u64 = 1 << 10;
+/// One mebibyte, the unit behind the `M` suffix.
+pub const MIB: u64 = 1 << 20;
+/// One gibibyte, the unit behind the `G` suffix.
+pub const GIB: u64 = 1 << 30;
+
+/// Why a size given on the command line could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseSizeError {
+    /// Nothing was given.
+    #[error("empty size (give a number with an optional K, M, G or T suffix, e.g. 256K)")]
+    Empty,
+    /// The text does not start with a number.
+    #[error("'{0}' is not a size (give a number with an optional K, M, G or T suffix, e.g. 256K)")]
+    NotANumber(String),
+    /// The number is followed by something that is not a known suffix.
+    #[error("unknown size suffix '{suffix}' in '{text}' (use K, M, G or T, e.g. 256K, 1M, 10G)")]
+    BadSuffix {
+        /// The whole text.
+        text: String,
+        /// The part after the number.
+        suffix: String,
+    },
+    /// The size does not fit in 64 bits.
+    #[error("size '{0}' is too large")]
+    Overflow(String),
+}
+
+/// Parses a byte count: a decimal number with an optional binary suffix
+/// `K`, `M`, `G` or `T` (powers of 1024, as in the blog's programs and in
+/// pv), optionally followed by `iB` or `B`, case-insensitive: `4096`,
+/// `256K`, `1M`, `10GiB`.
+pub fn parse_size(text: &str) -> Result<u64, ParseSizeError> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err(ParseSizeError::Empty);
+    }
+    let digits_end = trimmed
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(trimmed.len());
+    if digits_end == 0 {
+        return Err(ParseSizeError::NotANumber(text.to_string()));
+    }
+    let number: u64 = trimmed[..digits_end]
+        .parse()
+        .map_err(|_| ParseSizeError::Overflow(text.to_string()))?;
+    let suffix = &trimmed[digits_end..];
+    let shift = match suffix.to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => {
+            return Err(ParseSizeError::BadSuffix {
+                text: text.to_string(),
+                suffix: suffix.to_string(),
+            });
+        }
+    };
+    number
+        .checked_mul(1 << shift)
+        .ok_or_else(|| ParseSizeError::Overflow(text.to_string()))
+}
+
+/// A byte count shown the way the blog's programs show it: the largest
+/// binary unit that divides it exactly (`256KiB`, `10GiB`, `1000B`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size(pub u64);
+
+impl fmt::Display for Size {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0;
+        let units = [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")];
+        for (shift, unit) in units {
+            if n != 0 && n % (1 << shift) == 0 {
+                return write!(f, "{}{unit}", n >> shift);
+            }
+        }
+        write!(f, "{n}B")
+    }
+}
+
+/// Bytes per second expressed in GiB/s.
+pub fn gib_per_s(bytes: u64, seconds: f64) -> f64 {
+    if seconds <= 0.0 {
+        return 0.0;
+    }
+    bytes as f64 / seconds / GIB as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_plain_and_suffixed_sizes() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("256K"), Ok(256 * KIB));
+        assert_eq!(parse_size("256k"), Ok(256 * KIB));
+        assert_eq!(parse_size("1M"), Ok(MIB));
+        assert_eq!(parse_size("10G"), Ok(10 * GIB));
+        assert_eq!(parse_size("10GiB"), Ok(10 * GIB));
+        assert_eq!(parse_size("2T"), Ok(2 << 40));
+        assert_eq!(parse_size("0"), Ok(0));
+    }
+
+    #[test]
+    fn rejects_bad_sizes_with_a_hint() {
+        let err = parse_size("12Q").unwrap_err();
+        assert!(matches!(err, ParseSizeError::BadSuffix { .. }));
+        assert!(err.to_string().contains("'Q'"), "{err}");
+        assert!(matches!(parse_size(""), Err(ParseSizeError::Empty)));
+        assert!(matches!(parse_size("K"), Err(ParseSizeError::NotANumber(_))));
+        assert!(matches!(parse_size("-1"), Err(ParseSizeError::NotANumber(_))));
+        assert!(matches!(
+            parse_size("99999999999T"),
+            Err(ParseSizeError::Overflow(_))
+        ));
+    }
+
+    #[test]
+    fn displays_like_the_blog() {
+        assert_eq!(Size(256 * KIB).to_string(), "256KiB");
+        assert_eq!(Size(10 * GIB).to_string(), "10GiB");
+        assert_eq!(Size(3 * MIB / 2).to_string(), "1536KiB");
+        assert_eq!(Size(1000).to_string(), "1000B");
+        assert_eq!(Size(0).to_string(), "0B");
+    }
+
+    #[test]
+    fn rate_in_gib_per_second() {
+        assert_eq!(gib_per_s(2 * GIB, 1.0), 2.0);
+        assert_eq!(gib_per_s(GIB, 0.0), 0.0);
+    }
+}
