@@ -390,7 +390,7 @@ pub enum Event<'a> {
 /// The job a rung runs, or why this machine cannot run it.
 pub fn job_for(rung: Rung, config: &LadderConfig, facts: &SystemFacts) -> Result<Job, String> {
     if rung.uses_huge_pages() && rung != Rung::Tuned && !facts.thp.allows_madvise() {
-        return Err(format!("transparent huge pages are {:?} here", facts.thp).to_lowercase());
+        return Err(format!("transparent huge pages are {} here", facts.thp));
     }
     if rung == Rung::VmspliceSpliceHugeBusy && !config.placement.distinct_cpus(facts) {
         return Err("busy looping needs two CPUs: on one, each end spins away the other's time".to_string());

@@ -188,7 +188,7 @@ pub fn check_huge_pages(buffers: &[&Buffer]) -> io::Result<Vec<HugePages>> {
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
                 format!(
-                    "huge pages not obtained: {} of {} on huge pages (transparent huge pages: {:?})",
+                    "huge pages not obtained: {} of {} on huge pages (transparent huge pages: {})",
                     Size(got.huge_bytes),
                     Size(got.mapped_bytes),
                     crate::sys::ThpMode::current()

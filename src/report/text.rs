@@ -26,7 +26,7 @@ impl Exporter for Text {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "pipespeed {}: Linux {} on {} ({} CPUs online), THP {:?}, pipe-max-size {}",
+            "pipespeed {}: Linux {} on {} ({} CPUs online), THP {}, pipe-max-size {}",
             result.pipespeed_version,
             s.kernel,
             s.cpu_model,
@@ -43,62 +43,59 @@ impl Exporter for Text {
             if result.verify { "; every byte verified" } else { "" }
         );
         let _ = writeln!(out);
-        let header = ["rung", "what it changes", "copies", "buffer", "pipe", "median GiB/s", "min", "max", "vs write-read"];
-        let mut rows: Vec<Vec<String>> = Vec::new();
-        for r in &result.rungs {
-            let mut row = vec![
-                r.name.to_string(),
-                r.changes.clone(),
-                r.copies.to_string(),
-                Size(r.buf_size as u64).to_string(),
-                r.pipe_size.map(|p| Size(p as u64).to_string()).unwrap_or_else(|| "default".into()),
-            ];
-            match (r.status, &r.reason) {
-                (Status::Ok, _) | (Status::Failed, None) => {}
-                (Status::Unavailable, Some(reason)) => {
-                    row.push(format!("unavailable: {reason}"));
-                    rows.push(row);
-                    continue;
-                }
-                (_, Some(reason)) => {
-                    row.push(format!("failed: {reason}"));
-                    rows.push(row);
-                    continue;
-                }
-                (Status::Unavailable, None) => {}
-            }
-            row.extend([
-                rate(r.median_gib_s),
-                rate(r.min_gib_s),
-                rate(r.max_gib_s),
-                r.speedup_vs_write_read.map(|x| format!("{x:.1}x")).unwrap_or_else(|| "-".into()),
-            ]);
-            rows.push(row);
-        }
-        let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
-        for row in &rows {
-            // A row that says why it did not run spans the numeric columns.
-            for (i, cell) in row.iter().enumerate().take(if row.len() < header.len() { 5 } else { header.len() }) {
+        let header = ["rung", "what it changes", "copies", "buffer", "pipe"];
+        let number_header = ["median GiB/s", "min", "max", "vs write-read"];
+        // Each row: five left-aligned cells, then four right-aligned
+        // numbers, or a note saying why there are none.
+        let rows: Vec<([String; 5], Result<[String; 4], String>)> = result
+            .rungs
+            .iter()
+            .map(|r| {
+                let cells = [
+                    r.name.to_string(),
+                    r.changes.clone(),
+                    r.copies.to_string(),
+                    Size(r.buf_size as u64).to_string(),
+                    r.pipe_size.map_or_else(|| "default".into(), |p| Size(p as u64).to_string()),
+                ];
+                let tail = match (r.status, &r.reason) {
+                    (Status::Unavailable, Some(reason)) => Err(format!("unavailable: {reason}")),
+                    (Status::Failed, Some(reason)) => Err(format!("failed: {reason}")),
+                    _ => Ok([
+                        rate(r.median_gib_s),
+                        rate(r.min_gib_s),
+                        rate(r.max_gib_s),
+                        r.speedup_vs_write_read.map_or_else(|| "-".into(), |x| format!("{x:.1}x")),
+                    ]),
+                };
+                (cells, tail)
+            })
+            .collect();
+        let mut widths: Vec<usize> = header.iter().chain(&number_header).map(|h| h.len()).collect();
+        for (cells, tail) in &rows {
+            let numbers = tail.as_ref().map(|n| &n[..]).unwrap_or(&[]);
+            for (i, cell) in cells.iter().chain(numbers).enumerate() {
                 widths[i] = widths[i].max(cell.chars().count());
             }
         }
-        let line = |cells: &[String], out: &mut String| {
+        let mut line = |cells: &[String], tail: Result<&[String], &str>| {
             let mut text = String::new();
-            for (i, cell) in cells.iter().enumerate() {
-                let w = widths.get(i).copied().unwrap_or(0);
-                if i >= 2 && i != 3 && i != 4 && cells.len() == header.len() {
-                    let _ = write!(text, "{cell:>w$}  ");
-                } else if i == cells.len() - 1 {
-                    text.push_str(cell);
-                } else {
-                    let _ = write!(text, "{cell:<w$}  ");
+            for (cell, w) in cells.iter().zip(&widths) {
+                let _ = write!(text, "{cell:<w$}  ");
+            }
+            match tail {
+                Ok(numbers) => {
+                    for (cell, w) in numbers.iter().zip(&widths[5..]) {
+                        let _ = write!(text, "{cell:>w$}  ");
+                    }
                 }
+                Err(note) => text.push_str(note),
             }
             let _ = writeln!(out, "{}", text.trim_end());
         };
-        line(&header.map(String::from), &mut out);
-        for row in &rows {
-            line(row, &mut out);
+        line(&header.map(String::from), Ok(&number_header.map(String::from)));
+        for (cells, tail) in &rows {
+            line(cells, tail.as_ref().map(|n| &n[..]).map_err(|s| s.as_str()));
         }
         let _ = writeln!(out);
         let _ = writeln!(

@@ -53,6 +53,17 @@ impl ThpMode {
     }
 }
 
+impl std::fmt::Display for ThpMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ThpMode::Always => "always",
+            ThpMode::Madvise => "madvise",
+            ThpMode::Never => "never",
+            ThpMode::Unknown => "unknown",
+        })
+    }
+}
+
 /// The machine facts recorded with every result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SystemFacts {

@@ -1,0 +1,100 @@
+//! Renderers on fixed result data (never on live timings).
+
+use pipespeed::bench::ladder::{LadderResult, Placement, Rung, RungResult, Status, SCHEMA};
+use pipespeed::report::{Csv, Exporter, Json, Text};
+use pipespeed::sys::{SystemFacts, ThpMode};
+
+fn rung(name: Rung, runs: &[f64], median: Option<f64>, speedup: Option<f64>) -> RungResult {
+    RungResult {
+        name,
+        changes: name.changes().into(),
+        copies: name.copies(),
+        status: Status::Ok,
+        reason: None,
+        buf_size: 256 * 1024,
+        pipe_size: None,
+        bytes_per_run: 1 << 30,
+        warmup_gib_s: Some(1.0),
+        runs_gib_s: runs.to_vec(),
+        median_gib_s: median,
+        min_gib_s: runs.iter().copied().reduce(f64::min),
+        max_gib_s: runs.iter().copied().reduce(f64::max),
+        speedup_vs_write_read: speedup,
+    }
+}
+
+fn fixture() -> LadderResult {
+    let mut huge = rung(Rung::VmspliceSpliceHuge, &[], None, None);
+    huge.status = Status::Unavailable;
+    huge.reason = Some("transparent huge pages are never here".into());
+    LadderResult {
+        schema: SCHEMA.into(),
+        pipespeed_version: "0.1.0".into(),
+        system: SystemFacts {
+            kernel: "6.18.0".into(),
+            kernel_version: "#1".into(),
+            arch: "x86_64".into(),
+            cpu_model: "Test CPU".into(),
+            cpus_online: 2,
+            cpus_allowed: vec![0, 1],
+            thp: ThpMode::Never,
+            pipe_max_size_bytes: 1 << 20,
+            page_size_bytes: 4096,
+        },
+        placement: Placement::Pinned { writer_cpu: 0, reader_cpu: 1 },
+        runs: 2,
+        verify: false,
+        seed: 3,
+        rungs: vec![rung(Rung::WriteRead, &[1.0, 2.0], Some(1.5), Some(1.0)), huge],
+    }
+}
+
+#[test]
+fn text_table_snapshot() {
+    let text = String::from_utf8(Text { explain: false }.export(&fixture()).unwrap()).unwrap();
+    let expected = "\
+pipespeed 0.1.0: Linux 6.18.0 on Test CPU (2 CPUs online), THP never, pipe-max-size 1MiB
+writer on CPU 0, reader on CPU 1; 2 runs per rung after a warm-up, in shuffled order (seed 3)
+
+rung                  what it changes                    copies  buffer  pipe     median GiB/s   min   max  vs write-read
+write-read            write(2) | read(2): the baseline   2       256KiB  default          1.50  1.00  2.00           1.0x
+vmsplice-splice-huge  writer buffer on 2 MiB huge pages  0       256KiB  default  unavailable: transparent huge pages are never here
+
+copies: bytes the CPU copies per byte piped. Rungs with 0 move page references, not bytes:
+their GiB/s is not memory bandwidth and may exceed memcpy.
+";
+    assert_eq!(text, expected);
+}
+
+#[test]
+fn text_explains_each_rung_when_asked() {
+    let text = String::from_utf8(Text { explain: true }.export(&fixture()).unwrap()).unwrap();
+    assert!(text.contains("\nwrite-read: write copies the buffer"), "{text}");
+}
+
+#[test]
+fn csv_has_one_row_per_run() {
+    let csv = String::from_utf8(Csv.export(&fixture()).unwrap()).unwrap();
+    assert_eq!(
+        csv,
+        "rung,status,run,gib_s,bytes_per_run,buf_size,pipe_size,copies\n\
+         write-read,ok,1,1.0000,1073741824,262144,,2\n\
+         write-read,ok,2,2.0000,1073741824,262144,,2\n\
+         vmsplice-splice-huge,unavailable,,,1073741824,262144,,0\n"
+    );
+}
+
+#[test]
+fn json_round_trips_with_the_documented_fields() {
+    let bytes = Json.export(&fixture()).unwrap();
+    let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(value["schema"], "pipespeed.bench/1");
+    assert_eq!(value["system"]["thp"], "never");
+    assert_eq!(value["placement"]["kind"], "pinned");
+    assert_eq!(value["rungs"][0]["name"], "write-read");
+    assert_eq!(value["rungs"][0]["runs_gib_s"], serde_json::json!([1.0, 2.0]));
+    assert_eq!(value["rungs"][0]["median_gib_s"], 1.5);
+    assert_eq!(value["rungs"][1]["status"], "unavailable");
+    let back: LadderResult = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(back, fixture());
+}
