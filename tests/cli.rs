@@ -1,0 +1,259 @@
+//! `pipespeed write | pipespeed read` and `pipespeed bench` through the
+//! binary, at tiny sizes: behaviour, never speed.
+
+use std::io::Read;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
+
+fn pipespeed(args: &[&str]) -> Command {
+    let mut cmd = Command::new(EXE);
+    cmd.args(args);
+    cmd
+}
+
+fn spawn_writer(args: &[&str]) -> Child {
+    pipespeed(&[&["write"], args].concat())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start writer")
+}
+
+/// `pipespeed write W | pipespeed read R`: the reader's output and the
+/// writer's exit status and stderr.
+fn pipeline(writer_args: &[&str], reader_args: &[&str]) -> (Output, Output) {
+    let mut writer = spawn_writer(writer_args);
+    let pipe = writer.stdout.take().expect("writer stdout");
+    let reader = pipespeed(&[&["read"], reader_args].concat())
+        .stdin(Stdio::from(pipe))
+        .output()
+        .expect("run reader");
+    (reader, writer.wait_with_output().expect("writer ends"))
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}{}", stdout(out), stderr(out)))
+}
+
+/// Asserts a one-line error, with the given status, mentioning `needle`.
+fn assert_one_line_error(out: &Output, code: i32, needle: &str) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(code), "stderr: {err}");
+    assert_eq!(err.lines().count(), 1, "not one line: {err:?}");
+    assert!(err.starts_with("pipespeed: "), "{err}");
+    assert!(err.contains(needle), "{err:?} lacks {needle:?}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn the_blogs_command_lines_work_as_written() {
+    let (reader, writer) = pipeline(
+        &["--write_with_vmsplice", "--huge_page", "--busy_loop", "--buf_size", "64K"],
+        &["--read_with_splice", "--busy_loop", "--buf_size", "64K", "--bytes_to_pipe", "1M"],
+    );
+    assert!(reader.status.success(), "{}", stderr(&reader));
+    let line = stdout(&reader);
+    let (rate, rest) = line.split_once("GiB/s").expect("rate");
+    rate.parse::<f64>().expect("numeric rate");
+    assert_eq!(rest, ", 64KiB buffer, 16 iterations (1MiB piped)\n");
+    assert!(writer.status.success(), "writer: {}", stderr(&writer));
+    assert_eq!(stderr(&writer), "", "the writer ends quietly when the reader goes");
+    let (reader, _) = pipeline(&["--write_with_vmsplice", "--dont_touch_pages"], &["--bytes_to_pipe", "1M", "--csv"]);
+    assert!(reader.status.success(), "{}", stderr(&reader));
+    assert_eq!(stdout(&reader).trim().split(',').count(), 13);
+}
+
+/// Every writer method and reader method, blocking, polling and busy,
+/// at sizes around page and pipe boundaries: every byte checked.
+#[test]
+fn verify_passes_for_every_method_at_boundary_sizes() {
+    let writers: &[&[&str]] = &[&[], &["--vmsplice"], &["--vmsplice", "--same-buffer", "--gift"], &["--poll"]];
+    let readers: &[&[&str]] = &[&[], &["--splice"], &["--splice", "--busy-loop"], &["--busy-loop", "--poll"]];
+    for (i, w) in writers.iter().enumerate() {
+        for (j, r) in readers.iter().enumerate() {
+            let sizes: &[u64] = if i == j { &[1, 4095, 4096, 4097, 65535, 65537, (1 << 20) + 1] } else { &[300_001] };
+            for &bytes in sizes {
+                let n = bytes.to_string();
+                let w = [&["--verify", "--buf-size", "64K"], *w].concat();
+                let r = [&["--verify", "--buf-size", "16K", "--json", "--bytes", &n], *r].concat();
+                let (reader, writer) = pipeline(&w, &r);
+                assert!(reader.status.success(), "{w:?} | {r:?}: {}", stderr(&reader));
+                let report = json(&reader);
+                assert_eq!(report["bytes"], bytes, "{w:?} | {r:?}");
+                assert_eq!(report["mismatch"], serde_json::Value::Null);
+                assert!(writer.status.success(), "{}", stderr(&writer));
+            }
+        }
+    }
+}
+
+#[test]
+fn a_writer_with_a_byte_limit_ends_the_stream_exactly_there() {
+    for method in [&[][..], &["--vmsplice"][..]] {
+        for bytes in ["0", "1", "131071", "131073"] {
+            let w = [&["--verify", "--buf-size", "64K", "--bytes", bytes], method].concat();
+            let (reader, writer) = pipeline(&w, &["--verify", "--json", "--bytes", "1G"]);
+            assert!(writer.status.success(), "{}", stderr(&writer));
+            let report = json(&reader);
+            assert_eq!(report["bytes"].to_string(), bytes, "{w:?}");
+            assert_eq!(report["eof"], true);
+        }
+    }
+}
+
+/// The hazard of the blog's footnote: refilling a vmspliced half while the
+/// pipe still references its pages changes what the reader gets. The
+/// reader starts late, so the writer has refilled every half by then.
+#[test]
+fn early_reuse_of_a_vmspliced_buffer_is_caught_and_the_discipline_is_not() {
+    for (unsafe_args, should_fail) in [(&["--unsafe-early-reuse", "256K"][..], true), (&[][..], false)] {
+        let w = [&["--vmsplice", "--verify", "--buf-size", "64K"], unsafe_args].concat();
+        let mut writer = spawn_writer(&w);
+        std::thread::sleep(Duration::from_millis(300));
+        let reader = pipespeed(&["read", "--verify", "--bytes", "2M"])
+            .stdin(Stdio::from(writer.stdout.take().expect("stdout")))
+            .output()
+            .expect("reader");
+        let _ = writer.wait();
+        if should_fail {
+            assert_eq!(reader.status.code(), Some(1), "early reuse went unnoticed: {}", stdout(&reader));
+            let err = stderr(&reader);
+            assert!(err.contains("verify failed: data"), "{err}");
+            // The first half was refilled before the reader came: the bytes
+            // of a later offset are there, in the very first word.
+            let at: u64 = err.split("at byte ").nth(1).and_then(|s| s.split(':').next()).unwrap().parse().unwrap();
+            assert!(at < 8, "{err}");
+            assert!(err.contains("arrived"), "{err}");
+        } else {
+            assert!(reader.status.success(), "{}", stderr(&reader));
+        }
+    }
+}
+
+#[test]
+fn a_closed_reader_ends_the_writer_quietly() {
+    for method in [&[][..], &["--vmsplice"][..], &["--vmsplice", "--busy-loop"][..]] {
+        let mut writer = spawn_writer(method);
+        let mut pipe = writer.stdout.take().expect("stdout");
+        let mut some = [0u8; 4096];
+        pipe.read_exact(&mut some).expect("data flows");
+        drop(pipe);
+        let out = writer.wait_with_output().expect("writer ends");
+        assert!(out.status.success(), "{method:?}: {:?}", out.status);
+        assert_eq!(stderr(&out), "", "{method:?}");
+    }
+}
+
+#[test]
+fn bad_sizes_and_options_give_one_line_and_status_2() {
+    assert_one_line_error(&pipespeed(&["read", "--buf-size", "12Q"]).output().unwrap(), 2, "'Q'");
+    assert_one_line_error(&pipespeed(&["write", "--bytes", "lots"]).output().unwrap(), 2, "'lots' is not a size");
+    assert_one_line_error(&pipespeed(&["bench", "--rungs", "write-read,fast"]).output().unwrap(), 2, "unknown rung 'fast'");
+    assert_one_line_error(&pipespeed(&["bench", "--cpus", "0"]).output().unwrap(), 2, "--cpus takes two CPUs");
+    assert_one_line_error(&pipespeed(&["bench", "--runs", "0"]).output().unwrap(), 2, "--runs");
+    assert_one_line_error(&pipespeed(&["write", "--vmsplice", "--pipe-size", "64K"]).output().unwrap(), 2, "half of --buf-size");
+    assert_one_line_error(&pipespeed(&["write", "--bogus"]).output().unwrap(), 2, "--bogus");
+    let help = pipespeed(&["write", "--help"]).output().unwrap();
+    assert!(help.status.success() && stdout(&help).contains("--vmsplice"));
+}
+
+fn has_cap_sys_resource() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        .is_some_and(|caps| caps >> 24 & 1 == 1)
+}
+
+#[test]
+fn a_refused_pipe_size_names_the_limit() {
+    let max: u64 = std::fs::read_to_string("/proc/sys/fs/pipe-max-size").unwrap().trim().parse().unwrap();
+    let too_big = (max * 2).to_string();
+    let (_, writer) = pipeline(&["--pipe-size", &too_big, "--bytes", "1"], &["--bytes", "1"]);
+    if has_cap_sys_resource() {
+        assert!(writer.status.success(), "{}", stderr(&writer));
+    } else {
+        assert_one_line_error(&writer, 1, "exceeds /proc/sys/fs/pipe-max-size");
+    }
+    // Not a pipe at all.
+    let out = pipespeed(&["write", "--pipe-size", "64K", "--bytes", "1"])
+        .stdout(tempfile::tempfile().unwrap())
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, 1, "not a pipe");
+}
+
+fn bench_json(extra: &[&str]) -> (Output, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ladder.json");
+    let args = [&["bench", "--runs", "2", "--bytes", "2M", "--buf-size", "64K", "--json", path.to_str().unwrap()], extra].concat();
+    let out = pipespeed(&args).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    (out, value)
+}
+
+/// The whole ladder, every byte checked, on whatever CPUs this test may use
+/// (CI also runs the tests under `taskset -c 0`).
+#[test]
+fn every_rung_verifies_or_says_why_it_cannot_run() {
+    let (out, value) = bench_json(&["--verify"]);
+    let one_cpu = value["system"]["cpus_allowed"].as_array().unwrap().len() < 2;
+    let rungs = value["rungs"].as_array().unwrap();
+    let names: Vec<&str> = rungs.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["memcpy", "write-read", "vmsplice-read", "vmsplice-splice", "vmsplice-splice-huge", "vmsplice-splice-huge-busy", "tuned"]
+    );
+    for r in rungs {
+        let name = r["name"].as_str().unwrap();
+        match r["status"].as_str().unwrap() {
+            "ok" => {
+                assert_eq!(r["runs_gib_s"].as_array().unwrap().len(), 2, "{name}");
+                assert!(r["median_gib_s"].as_f64().unwrap() > 0.0, "{name}");
+            }
+            "unavailable" => {
+                let reason = r["reason"].as_str().unwrap();
+                let allowed = (name == "vmsplice-splice-huge-busy" && one_cpu && reason.contains("two CPUs"))
+                    || (name.contains("huge") && reason.contains("huge pages"));
+                assert!(allowed, "{name} unavailable: {reason}");
+                assert!(stdout(&out).contains(&format!("unavailable: {reason}")));
+            }
+            status => panic!("{name} {status}: {}", r["reason"]),
+        }
+    }
+    assert!(stdout(&out).contains("every byte verified"));
+}
+
+#[test]
+fn bench_writes_json_and_csv_with_the_documented_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("ladder.csv");
+    let (out, value) = bench_json(&["--rungs", "write-read,memcpy", "--no-pin", "--seed", "5", "--csv", csv.to_str().unwrap()]);
+    assert_eq!(value["schema"], "pipespeed.bench/1");
+    assert_eq!(value["seed"], 5);
+    assert_eq!(value["placement"]["kind"], "unpinned");
+    for key in ["kernel", "cpu_model", "cpus_online", "thp", "pipe_max_size_bytes"] {
+        assert!(value["system"].get(key).is_some(), "system.{key}");
+    }
+    let rung = &value["rungs"][0];
+    assert_eq!(rung["name"], "write-read");
+    assert_eq!(rung["bytes_per_run"], 2 << 20);
+    assert_eq!(rung["speedup_vs_write_read"], 1.0);
+    assert_eq!(value["rungs"][1]["name"], "memcpy");
+    let csv = std::fs::read_to_string(csv).unwrap();
+    assert_eq!(csv.lines().count(), 5, "{csv}");
+    assert!(stdout(&out).contains("unpinned"));
+}
