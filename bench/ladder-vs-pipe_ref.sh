@@ -20,14 +20,14 @@ cmdline="$(printf '%q ' "$0" "$@")"
 runs=7 bytes="" cpus=0,1
 all_rungs=(write-read vmsplice-read vmsplice-splice vmsplice-splice-huge vmsplice-splice-huge-busy tuned)
 rungs=("${all_rungs[@]}")
-usage() { sed -n '7,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '/^# Usage/,/^# Exits/s/^# \{0,1\}//p' "$0" >&2; exit "${1:-2}"; }
 while (($#)); do
   case "$1" in
     --runs) runs="${2:?}"; shift 2 ;;
     --bytes) bytes="${2:?}"; shift 2 ;;
     --cpus) cpus="${2:?}"; shift 2 ;;
     --rungs) IFS=, read -r -a rungs <<<"${2:?}"; shift 2 ;;
-    -h|--help) usage ;;
+    -h|--help) usage 0 ;;
     *) echo "unknown argument: $1" >&2; usage ;;
   esac
 done
@@ -115,7 +115,7 @@ for rung in "${rungs[@]}"; do
   if [[ -n "$why" ]]; then
     failed=1
     echo "FAILED $rung: $why" >&2
-    rows+=("| $rung | FAILED | FAILED | - | ${#a[@]}+${#b[@]} |")
+    rows+=("| $rung | FAILED | FAILED | - | ok before failure: ${#a[@]} ours, ${#b[@]} ref |")
     details+=("$rung: FAILED: $why")
     continue
   fi

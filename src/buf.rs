@@ -8,7 +8,7 @@ use std::io;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
-use rustix::mm::{madvise, mlock, mmap_anonymous, munmap, Advice, MapFlags, ProtFlags};
+use rustix::mm::{Advice, MapFlags, ProtFlags, madvise, mlock, mmap_anonymous, munmap};
 
 use crate::units::MIB;
 
@@ -48,11 +48,19 @@ impl Buffer {
     /// Maps a buffer of `len` bytes (at least one page is mapped).
     pub fn new(len: usize, options: BufferOptions) -> io::Result<Buffer> {
         let page = rustix::param::page_size();
-        let align = if options.huge_pages { HUGE_PAGE_SIZE } else { page };
+        let align = if options.huge_pages {
+            HUGE_PAGE_SIZE
+        } else {
+            page
+        };
         let map_len = len.max(1).div_ceil(align) * align;
         // Over-allocate by one alignment unit so an aligned start exists,
         // then give back the slop on both sides.
-        let over_len = if options.huge_pages { map_len + align } else { map_len };
+        let over_len = if options.huge_pages {
+            map_len + align
+        } else {
+            map_len
+        };
         // SAFETY: a fresh anonymous mapping aliases no Rust object.
         let raw = unsafe {
             mmap_anonymous(
@@ -76,17 +84,28 @@ impl Buffer {
             // never handed out.
             unsafe { munmap((start + map_len) as *mut c_void, tail) }?;
         }
-        let ptr = NonNull::new(start as *mut u8).ok_or_else(|| io::Error::other("mmap returned null"))?;
-        let buffer = Buffer { ptr, len, map_len, huge_pages: options.huge_pages };
+        let ptr =
+            NonNull::new(start as *mut u8).ok_or_else(|| io::Error::other("mmap returned null"))?;
+        let buffer = Buffer {
+            ptr,
+            len,
+            map_len,
+            huge_pages: options.huge_pages,
+        };
         if options.huge_pages {
             // SAFETY: the range is exactly our mapping; advice changes no
             // contents.
-            unsafe { madvise(start as *mut c_void, map_len, Advice::LinuxHugepage) }.map_err(|e| {
-                io::Error::new(
-                    io::Error::from(e).kind(),
-                    format!("cannot ask for huge pages (madvise MADV_HUGEPAGE): {}", io::Error::from(e)),
-                )
-            })?;
+            unsafe { madvise(start as *mut c_void, map_len, Advice::LinuxHugepage) }.map_err(
+                |e| {
+                    io::Error::new(
+                        io::Error::from(e).kind(),
+                        format!(
+                            "cannot ask for huge pages (madvise MADV_HUGEPAGE): {}",
+                            io::Error::from(e)
+                        ),
+                    )
+                },
+            )?;
         }
         if options.lock {
             // SAFETY: the range is exactly our mapping.
@@ -122,14 +141,22 @@ impl Buffer {
     /// kernel's own accounting. Only touched pages can be huge.
     pub fn huge_pages(&self) -> io::Result<HugePages> {
         if !self.huge_pages {
-            return Ok(HugePages { huge_bytes: 0, mapped_bytes: self.map_len as u64, source: HugePageSource::NotRequested });
+            return Ok(HugePages {
+                huge_bytes: 0,
+                mapped_bytes: self.map_len as u64,
+                source: HugePageSource::NotRequested,
+            });
         }
         let addr = self.ptr.as_ptr() as usize;
         let mapped_bytes = self.map_len as u64;
         // smaps speaks for the whole mapping and needs no privilege;
         // kpageflags only for the first page, and only for root.
         match smaps_anon_huge_bytes(addr) {
-            Ok(huge_bytes) => Ok(HugePages { huge_bytes, mapped_bytes, source: HugePageSource::Smaps }),
+            Ok(huge_bytes) => Ok(HugePages {
+                huge_bytes,
+                mapped_bytes,
+                source: HugePageSource::Smaps,
+            }),
             Err(err) => match kpageflags_thp(addr) {
                 Some(is_thp) => Ok(HugePages {
                     huge_bytes: if is_thp { mapped_bytes } else { 0 },
@@ -184,13 +211,24 @@ fn smaps_anon_huge_bytes(addr: usize) -> io::Result<u64> {
             continue;
         }
         if inside && let Some(rest) = line.strip_prefix("AnonHugePages:") {
-            let kib: u64 = rest.trim().trim_end_matches("kB").trim().parse().map_err(|_| {
-                io::Error::new(io::ErrorKind::InvalidData, format!("unreadable smaps line {line:?}"))
-            })?;
+            let kib: u64 = rest
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .map_err(|_| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("unreadable smaps line {line:?}"),
+                    )
+                })?;
             return Ok(kib * 1024);
         }
     }
-    Err(io::Error::new(io::ErrorKind::NotFound, "buffer mapping not found in /proc/self/smaps"))
+    Err(io::Error::new(
+        io::ErrorKind::NotFound,
+        "buffer mapping not found in /proc/self/smaps",
+    ))
 }
 
 /// The `THP` flag of the page behind `addr`, when `/proc/self/pagemap`
@@ -200,14 +238,20 @@ fn kpageflags_thp(addr: usize) -> Option<bool> {
     const KPF_THP: u64 = 22;
     let page = rustix::param::page_size() as u64;
     let mut entry = [0u8; 8];
-    fs::File::open("/proc/self/pagemap").ok()?.read_exact_at(&mut entry, addr as u64 / page * 8).ok()?;
+    fs::File::open("/proc/self/pagemap")
+        .ok()?
+        .read_exact_at(&mut entry, addr as u64 / page * 8)
+        .ok()?;
     let entry = u64::from_le_bytes(entry);
     let pfn = entry & ((1 << 55) - 1);
     if entry >> 63 == 0 || pfn == 0 {
         return None;
     }
     let mut flags = [0u8; 8];
-    fs::File::open("/proc/kpageflags").ok()?.read_exact_at(&mut flags, pfn * 8).ok()?;
+    fs::File::open("/proc/kpageflags")
+        .ok()?
+        .read_exact_at(&mut flags, pfn * 8)
+        .ok()?;
     Some(u64::from_le_bytes(flags) >> KPF_THP & 1 == 1)
 }
 
@@ -251,13 +295,27 @@ mod tests {
 
     #[test]
     fn untouched_buffers_read_as_zero() {
-        let b = Buffer::new(4096, BufferOptions { dont_touch: true, ..Default::default() }).unwrap();
+        let b = Buffer::new(
+            4096,
+            BufferOptions {
+                dont_touch: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         assert!(b.iter().all(|&c| c == 0));
     }
 
     #[test]
     fn huge_buffers_are_2mib_aligned_and_say_what_they_got() {
-        let b = Buffer::new(HUGE_PAGE_SIZE, BufferOptions { huge_pages: true, ..Default::default() }).unwrap();
+        let b = Buffer::new(
+            HUGE_PAGE_SIZE,
+            BufferOptions {
+                huge_pages: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         assert_eq!(b.as_ptr() as usize % HUGE_PAGE_SIZE, 0);
         let got = b.huge_pages().unwrap();
         assert_eq!(got.mapped_bytes, HUGE_PAGE_SIZE as u64);

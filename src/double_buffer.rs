@@ -29,9 +29,9 @@ use std::io;
 use std::os::fd::AsFd;
 
 use crate::buf::{Buffer, BufferOptions};
-use crate::sys::{fcntl_setpipe_size, vmsplice, SpliceFlags};
+use crate::sys::{SpliceFlags, fcntl_setpipe_size, vmsplice};
 use crate::units::Size;
-use crate::wait::{is_retryable, wait_ready, Direction, Wait};
+use crate::wait::{Direction, Wait, is_retryable, wait_ready};
 
 /// How the two halves are laid out in memory.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -87,7 +87,7 @@ impl DoubleBuffer {
         reuse: Reuse,
     ) -> io::Result<DoubleBuffer> {
         let page = rustix::param::page_size();
-        if half_len == 0 || half_len % page != 0 {
+        if half_len == 0 || !half_len.is_multiple_of(page) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!(
@@ -115,12 +115,18 @@ impl DoubleBuffer {
             ));
         }
         let halves = match layout {
-            Layout::Separate => {
-                Halves::Separate([Buffer::new(half_len, options)?, Buffer::new(half_len, options)?])
-            }
+            Layout::Separate => Halves::Separate([
+                Buffer::new(half_len, options)?,
+                Buffer::new(half_len, options)?,
+            ]),
             Layout::Contiguous => Halves::Contiguous(Buffer::new(2 * half_len, options)?),
         };
-        Ok(DoubleBuffer { halves, half_len, next: 0, pipe_size: granted })
+        Ok(DoubleBuffer {
+            halves,
+            half_len,
+            next: 0,
+            pipe_size: granted,
+        })
     }
 
     /// The size of each half.
@@ -160,7 +166,13 @@ impl DoubleBuffer {
     /// page boundary. A reader gone away gives an error of kind
     /// [`io::ErrorKind::BrokenPipe`]; retryable errors are retried, so a
     /// half is never left partly spliced on success.
-    pub fn splice_next(&mut self, pipe: impl AsFd, len: usize, wait: Wait, gift: bool) -> io::Result<()> {
+    pub fn splice_next(
+        &mut self,
+        pipe: impl AsFd,
+        len: usize,
+        wait: Wait,
+        gift: bool,
+    ) -> io::Result<()> {
         let pipe = pipe.as_fd();
         let page = rustix::param::page_size();
         let len = len.min(self.half_len);
@@ -168,7 +180,7 @@ impl DoubleBuffer {
         while done < len {
             wait.before_call(pipe, Direction::Out)?;
             let mut flags = wait.splice_flags();
-            if gift && done % page == 0 && (len - done) % page == 0 {
+            if gift && done.is_multiple_of(page) && (len - done).is_multiple_of(page) {
                 flags |= SpliceFlags::GIFT;
             }
             let half = &self.next_half()[done..len];
@@ -195,13 +207,19 @@ impl DoubleBuffer {
 mod tests {
     use super::*;
     use crate::sys::pipe;
-    use crate::verify::{fill_pattern, Verifier};
+    use crate::verify::{Verifier, fill_pattern};
 
     #[test]
     fn halves_must_be_whole_pages() {
         let p = pipe().unwrap();
-        let err = DoubleBuffer::new(&p.write, 1000, BufferOptions::default(), Layout::Separate, Reuse::AfterConsumed)
-            .unwrap_err();
+        let err = DoubleBuffer::new(
+            &p.write,
+            1000,
+            BufferOptions::default(),
+            Layout::Separate,
+            Reuse::AfterConsumed,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("whole number of pages"), "{err}");
     }
 
@@ -209,8 +227,14 @@ mod tests {
     fn pipe_granted_larger_than_a_half_is_refused() {
         let p = pipe().unwrap();
         // 3 pages round up to a 4-page pipe.
-        let err = DoubleBuffer::new(&p.write, 3 * 4096, BufferOptions::default(), Layout::Separate, Reuse::AfterConsumed)
-            .unwrap_err();
+        let err = DoubleBuffer::new(
+            &p.write,
+            3 * 4096,
+            BufferOptions::default(),
+            Layout::Separate,
+            Reuse::AfterConsumed,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("granted 16KiB"), "{err}");
     }
 
@@ -219,7 +243,14 @@ mod tests {
         for layout in [Layout::Separate, Layout::Contiguous] {
             let p = pipe().unwrap();
             let half = 16 * 1024;
-            let mut db = DoubleBuffer::new(&p.write, half, BufferOptions::default(), layout, Reuse::AfterConsumed).unwrap();
+            let mut db = DoubleBuffer::new(
+                &p.write,
+                half,
+                BufferOptions::default(),
+                layout,
+                Reuse::AfterConsumed,
+            )
+            .unwrap();
             assert_eq!(db.pipe_size(), half);
             let total = 40 * half as u64;
             std::thread::scope(|s| {

@@ -16,7 +16,7 @@
 //!   with its safety argument and its limits.
 //! - [`wait`]: blocking, polling and busy-looping ends.
 //! - [`verify`]: a checkable byte stream for `--verify`.
-//! - [`bench`]: the writer and reader ends, and the ladder that runs them
+//! - [`bench`](mod@bench): the writer and reader ends, and the ladder that runs them
 //!   as separate processes.
 //! - [`report`]: the ladder as a table, JSON or CSV.
 //! - [`units`]: `256K`-style sizes.

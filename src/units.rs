@@ -79,7 +79,7 @@ impl fmt::Display for Size {
         let n = self.0;
         let units = [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")];
         for (shift, unit) in units {
-            if n != 0 && n % (1 << shift) == 0 {
+            if n != 0 && n.is_multiple_of(1 << shift) {
                 return write!(f, "{}{unit}", n >> shift);
             }
         }
@@ -117,8 +117,14 @@ mod tests {
         assert!(matches!(err, ParseSizeError::BadSuffix { .. }));
         assert!(err.to_string().contains("'Q'"), "{err}");
         assert!(matches!(parse_size(""), Err(ParseSizeError::Empty)));
-        assert!(matches!(parse_size("K"), Err(ParseSizeError::NotANumber(_))));
-        assert!(matches!(parse_size("-1"), Err(ParseSizeError::NotANumber(_))));
+        assert!(matches!(
+            parse_size("K"),
+            Err(ParseSizeError::NotANumber(_))
+        ));
+        assert!(matches!(
+            parse_size("-1"),
+            Err(ParseSizeError::NotANumber(_))
+        ));
         assert!(matches!(
             parse_size("99999999999T"),
             Err(ParseSizeError::Overflow(_))

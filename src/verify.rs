@@ -70,8 +70,16 @@ impl fmt::Display for Mismatch {
         )?;
         let aligned = self.offset / 8 * 8;
         match self.found_word_offset {
-            Some(found) if found > aligned => write!(f, " (the bytes of offset {found} arrived: {} bytes missing)", found - aligned),
-            Some(found) if found < aligned => write!(f, " (the bytes of offset {found} arrived again, {} bytes behind)", aligned - found),
+            Some(found) if found > aligned => write!(
+                f,
+                " (the bytes of offset {found} arrived: {} bytes missing)",
+                found - aligned
+            ),
+            Some(found) if found < aligned => write!(
+                f,
+                " (the bytes of offset {found} arrived again, {} bytes behind)",
+                aligned - found
+            ),
             _ => Ok(()),
         }
     }
@@ -100,10 +108,16 @@ impl Verifier {
         self.expected.resize(received.len(), 0);
         fill_pattern(&mut self.expected, self.offset);
         if received != &self.expected[..] {
-            let i = received.iter().zip(&self.expected).position(|(a, b)| a != b).unwrap_or(0);
+            let i = received
+                .iter()
+                .zip(&self.expected)
+                .position(|(a, b)| a != b)
+                .unwrap_or(0);
             let offset = self.offset + i as u64;
             // Decode the aligned word around the bad byte, if we have all of it.
-            let word_start = (offset / 8 * 8).checked_sub(self.offset).map(|s| s as usize);
+            let word_start = (offset / 8 * 8)
+                .checked_sub(self.offset)
+                .map(|s| s as usize);
             let found_word_offset = word_start
                 .and_then(|s| received.get(s..s + 8))
                 .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))
@@ -111,7 +125,12 @@ impl Verifier {
                 .and_then(|index| index.checked_mul(8))
                 // A word from more than a TiB away is corruption, not a shift.
                 .filter(|&found| found < offset.saturating_add(1 << 40));
-            return Err(Mismatch { offset, expected: self.expected[i], found: received[i], found_word_offset });
+            return Err(Mismatch {
+                offset,
+                expected: self.expected[i],
+                found: received[i],
+                found_word_offset,
+            });
         }
         self.offset += received.len() as u64;
         Ok(())

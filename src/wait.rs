@@ -4,10 +4,10 @@
 use std::io;
 use std::os::fd::AsFd;
 
-use rustix::event::{poll, PollFd, PollFlags};
+use rustix::event::{PollFd, PollFlags, poll};
 use rustix::time::Timespec;
 
-use crate::sys::{set_nonblocking, SpliceFlags};
+use crate::sys::{SpliceFlags, set_nonblocking};
 
 /// The waiting strategy of one end of the pipe.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -62,7 +62,11 @@ impl Wait {
 
     /// The splice flags this strategy adds (`SPLICE_F_NONBLOCK` when busy).
     pub fn splice_flags(self) -> SpliceFlags {
-        if self.is_busy() { SpliceFlags::NONBLOCK } else { SpliceFlags::empty() }
+        if self.is_busy() {
+            SpliceFlags::NONBLOCK
+        } else {
+            SpliceFlags::empty()
+        }
     }
 
     /// Called before each transfer: polls when the strategy says so.
@@ -71,7 +75,10 @@ impl Wait {
             Direction::In => PollFlags::IN,
             Direction::Out => PollFlags::OUT,
         };
-        let zero = Timespec { tv_sec: 0, tv_nsec: 0 };
+        let zero = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
         let timeout = match self {
             Wait::Block | Wait::Busy => return Ok(()),
             Wait::Poll => None,
@@ -94,7 +101,10 @@ impl Wait {
 /// `EINTR` and `EAGAIN` mean "nothing happened, call again" (after a poll
 /// for blocking descriptors); everything else is final.
 pub fn is_retryable(err: &io::Error) -> bool {
-    matches!(err.kind(), io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock)
+    matches!(
+        err.kind(),
+        io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock
+    )
 }
 
 /// Waits (sleeping) until `fd` is ready for `direction`; used when a

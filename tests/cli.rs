@@ -1,6 +1,8 @@
 //! `pipespeed write | pipespeed read` and `pipespeed bench` through the
 //! binary, at tiny sizes: behaviour, never speed.
 
+#![allow(clippy::unwrap_used)]
+
 use std::io::Read;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
@@ -43,7 +45,8 @@ fn stdout(out: &Output) -> String {
 }
 
 fn json(out: &Output) -> serde_json::Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}{}", stdout(out), stderr(out)))
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(out), stderr(out)))
 }
 
 /// Asserts a one-line error, with the given status, mentioning `needle`.
@@ -59,8 +62,21 @@ fn assert_one_line_error(out: &Output, code: i32, needle: &str) {
 #[test]
 fn the_blogs_command_lines_work_as_written() {
     let (reader, writer) = pipeline(
-        &["--write_with_vmsplice", "--huge_page", "--busy_loop", "--buf_size", "64K"],
-        &["--read_with_splice", "--busy_loop", "--buf_size", "64K", "--bytes_to_pipe", "1M"],
+        &[
+            "--write_with_vmsplice",
+            "--huge_page",
+            "--busy_loop",
+            "--buf_size",
+            "64K",
+        ],
+        &[
+            "--read_with_splice",
+            "--busy_loop",
+            "--buf_size",
+            "64K",
+            "--bytes_to_pipe",
+            "1M",
+        ],
     );
     assert!(reader.status.success(), "{}", stderr(&reader));
     let line = stdout(&reader);
@@ -68,8 +84,15 @@ fn the_blogs_command_lines_work_as_written() {
     rate.parse::<f64>().expect("numeric rate");
     assert_eq!(rest, ", 64KiB buffer, 16 iterations (1MiB piped)\n");
     assert!(writer.status.success(), "writer: {}", stderr(&writer));
-    assert_eq!(stderr(&writer), "", "the writer ends quietly when the reader goes");
-    let (reader, _) = pipeline(&["--write_with_vmsplice", "--dont_touch_pages"], &["--bytes_to_pipe", "1M", "--csv"]);
+    assert_eq!(
+        stderr(&writer),
+        "",
+        "the writer ends quietly when the reader goes"
+    );
+    let (reader, _) = pipeline(
+        &["--write_with_vmsplice", "--dont_touch_pages"],
+        &["--bytes_to_pipe", "1M", "--csv"],
+    );
     assert!(reader.status.success(), "{}", stderr(&reader));
     assert_eq!(stdout(&reader).trim().split(',').count(), 13);
 }
@@ -78,17 +101,39 @@ fn the_blogs_command_lines_work_as_written() {
 /// at sizes around page and pipe boundaries: every byte checked.
 #[test]
 fn verify_passes_for_every_method_at_boundary_sizes() {
-    let writers: &[&[&str]] = &[&[], &["--vmsplice"], &["--vmsplice", "--same-buffer", "--gift"], &["--poll"]];
-    let readers: &[&[&str]] = &[&[], &["--splice"], &["--splice", "--busy-loop"], &["--busy-loop", "--poll"]];
+    let writers: &[&[&str]] = &[
+        &[],
+        &["--vmsplice"],
+        &["--vmsplice", "--same-buffer", "--gift"],
+        &["--poll"],
+    ];
+    let readers: &[&[&str]] = &[
+        &[],
+        &["--splice"],
+        &["--splice", "--busy-loop"],
+        &["--busy-loop", "--poll"],
+    ];
     for (i, w) in writers.iter().enumerate() {
         for (j, r) in readers.iter().enumerate() {
-            let sizes: &[u64] = if i == j { &[1, 4095, 4096, 4097, 65535, 65537, (1 << 20) + 1] } else { &[300_001] };
+            let sizes: &[u64] = if i == j {
+                &[1, 4095, 4096, 4097, 65535, 65537, (1 << 20) + 1]
+            } else {
+                &[300_001]
+            };
             for &bytes in sizes {
                 let n = bytes.to_string();
                 let w = [&["--verify", "--buf-size", "64K"], *w].concat();
-                let r = [&["--verify", "--buf-size", "16K", "--json", "--bytes", &n], *r].concat();
+                let r = [
+                    &["--verify", "--buf-size", "16K", "--json", "--bytes", &n],
+                    *r,
+                ]
+                .concat();
                 let (reader, writer) = pipeline(&w, &r);
-                assert!(reader.status.success(), "{w:?} | {r:?}: {}", stderr(&reader));
+                assert!(
+                    reader.status.success(),
+                    "{w:?} | {r:?}: {}",
+                    stderr(&reader)
+                );
                 let report = json(&reader);
                 assert_eq!(report["bytes"], bytes, "{w:?} | {r:?}");
                 assert_eq!(report["mismatch"], serde_json::Value::Null);
@@ -117,8 +162,15 @@ fn a_writer_with_a_byte_limit_ends_the_stream_exactly_there() {
 /// reader starts late, so the writer has refilled every half by then.
 #[test]
 fn early_reuse_of_a_vmspliced_buffer_is_caught_and_the_discipline_is_not() {
-    for (unsafe_args, should_fail) in [(&["--unsafe-early-reuse", "256K"][..], true), (&[][..], false)] {
-        let w = [&["--vmsplice", "--verify", "--buf-size", "64K"], unsafe_args].concat();
+    for (unsafe_args, should_fail) in [
+        (&["--unsafe-early-reuse", "256K"][..], true),
+        (&[][..], false),
+    ] {
+        let w = [
+            &["--vmsplice", "--verify", "--buf-size", "64K"],
+            unsafe_args,
+        ]
+        .concat();
         let mut writer = spawn_writer(&w);
         std::thread::sleep(Duration::from_millis(300));
         let reader = pipespeed(&["read", "--verify", "--bytes", "2M"])
@@ -127,12 +179,23 @@ fn early_reuse_of_a_vmspliced_buffer_is_caught_and_the_discipline_is_not() {
             .expect("reader");
         let _ = writer.wait();
         if should_fail {
-            assert_eq!(reader.status.code(), Some(1), "early reuse went unnoticed: {}", stdout(&reader));
+            assert_eq!(
+                reader.status.code(),
+                Some(1),
+                "early reuse went unnoticed: {}",
+                stdout(&reader)
+            );
             let err = stderr(&reader);
             assert!(err.contains("verify failed: data"), "{err}");
             // The first half was refilled before the reader came: the bytes
             // of a later offset are there, in the very first word.
-            let at: u64 = err.split("at byte ").nth(1).and_then(|s| s.split(':').next()).unwrap().parse().unwrap();
+            let at: u64 = err
+                .split("at byte ")
+                .nth(1)
+                .and_then(|s| s.split(':').next())
+                .unwrap()
+                .parse()
+                .unwrap();
             assert!(at < 8, "{err}");
             assert!(err.contains("arrived"), "{err}");
         } else {
@@ -143,7 +206,11 @@ fn early_reuse_of_a_vmspliced_buffer_is_caught_and_the_discipline_is_not() {
 
 #[test]
 fn a_closed_reader_ends_the_writer_quietly() {
-    for method in [&[][..], &["--vmsplice"][..], &["--vmsplice", "--busy-loop"][..]] {
+    for method in [
+        &[][..],
+        &["--vmsplice"][..],
+        &["--vmsplice", "--busy-loop"][..],
+    ] {
         let mut writer = spawn_writer(method);
         let mut pipe = writer.stdout.take().expect("stdout");
         let mut some = [0u8; 4096];
@@ -157,13 +224,45 @@ fn a_closed_reader_ends_the_writer_quietly() {
 
 #[test]
 fn bad_sizes_and_options_give_one_line_and_status_2() {
-    assert_one_line_error(&pipespeed(&["read", "--buf-size", "12Q"]).output().unwrap(), 2, "'Q'");
-    assert_one_line_error(&pipespeed(&["write", "--bytes", "lots"]).output().unwrap(), 2, "'lots' is not a size");
-    assert_one_line_error(&pipespeed(&["bench", "--rungs", "write-read,fast"]).output().unwrap(), 2, "unknown rung 'fast'");
-    assert_one_line_error(&pipespeed(&["bench", "--cpus", "0"]).output().unwrap(), 2, "--cpus takes two CPUs");
-    assert_one_line_error(&pipespeed(&["bench", "--runs", "0"]).output().unwrap(), 2, "--runs");
-    assert_one_line_error(&pipespeed(&["write", "--vmsplice", "--pipe-size", "64K"]).output().unwrap(), 2, "half of --buf-size");
-    assert_one_line_error(&pipespeed(&["write", "--bogus"]).output().unwrap(), 2, "--bogus");
+    assert_one_line_error(
+        &pipespeed(&["read", "--buf-size", "12Q"]).output().unwrap(),
+        2,
+        "'Q'",
+    );
+    assert_one_line_error(
+        &pipespeed(&["write", "--bytes", "lots"]).output().unwrap(),
+        2,
+        "'lots' is not a size",
+    );
+    assert_one_line_error(
+        &pipespeed(&["bench", "--rungs", "write-read,fast"])
+            .output()
+            .unwrap(),
+        2,
+        "unknown rung 'fast'",
+    );
+    assert_one_line_error(
+        &pipespeed(&["bench", "--cpus", "0"]).output().unwrap(),
+        2,
+        "--cpus takes two CPUs",
+    );
+    assert_one_line_error(
+        &pipespeed(&["bench", "--runs", "0"]).output().unwrap(),
+        2,
+        "--runs",
+    );
+    assert_one_line_error(
+        &pipespeed(&["write", "--vmsplice", "--pipe-size", "64K"])
+            .output()
+            .unwrap(),
+        2,
+        "half of --buf-size",
+    );
+    assert_one_line_error(
+        &pipespeed(&["write", "--bogus"]).output().unwrap(),
+        2,
+        "--bogus",
+    );
     let help = pipespeed(&["write", "--help"]).output().unwrap();
     assert!(help.status.success() && stdout(&help).contains("--vmsplice"));
 }
@@ -179,9 +278,16 @@ fn has_cap_sys_resource() -> bool {
 
 #[test]
 fn a_refused_pipe_size_names_the_limit() {
-    let max: u64 = std::fs::read_to_string("/proc/sys/fs/pipe-max-size").unwrap().trim().parse().unwrap();
+    let max: u64 = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     let too_big = (max * 2).to_string();
-    let (_, writer) = pipeline(&["--pipe-size", &too_big, "--bytes", "1"], &["--bytes", "1"]);
+    let (_, writer) = pipeline(
+        &["--pipe-size", &too_big, "--bytes", "1"],
+        &["--bytes", "1"],
+    );
     if has_cap_sys_resource() {
         assert!(writer.status.success(), "{}", stderr(&writer));
     } else {
@@ -198,7 +304,21 @@ fn a_refused_pipe_size_names_the_limit() {
 fn bench_json(extra: &[&str]) -> (Output, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ladder.json");
-    let args = [&["bench", "--runs", "2", "--bytes", "2M", "--buf-size", "64K", "--json", path.to_str().unwrap()], extra].concat();
+    let args = [
+        &[
+            "bench",
+            "--runs",
+            "2",
+            "--bytes",
+            "2M",
+            "--buf-size",
+            "64K",
+            "--json",
+            path.to_str().unwrap(),
+        ],
+        extra,
+    ]
+    .concat();
     let out = pipespeed(&args).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
@@ -215,7 +335,15 @@ fn every_rung_verifies_or_says_why_it_cannot_run() {
     let names: Vec<&str> = rungs.iter().map(|r| r["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["memcpy", "write-read", "vmsplice-read", "vmsplice-splice", "vmsplice-splice-huge", "vmsplice-splice-huge-busy", "tuned"]
+        [
+            "memcpy",
+            "write-read",
+            "vmsplice-read",
+            "vmsplice-splice",
+            "vmsplice-splice-huge",
+            "vmsplice-splice-huge-busy",
+            "tuned"
+        ]
     );
     for r in rungs {
         let name = r["name"].as_str().unwrap();
@@ -226,8 +354,9 @@ fn every_rung_verifies_or_says_why_it_cannot_run() {
             }
             "unavailable" => {
                 let reason = r["reason"].as_str().unwrap();
-                let allowed = (name == "vmsplice-splice-huge-busy" && one_cpu && reason.contains("two CPUs"))
-                    || (name.contains("huge") && reason.contains("huge pages"));
+                let allowed =
+                    (name == "vmsplice-splice-huge-busy" && one_cpu && reason.contains("two CPUs"))
+                        || (name.contains("huge") && reason.contains("huge pages"));
                 assert!(allowed, "{name} unavailable: {reason}");
                 assert!(stdout(&out).contains(&format!("unavailable: {reason}")));
             }
@@ -241,11 +370,25 @@ fn every_rung_verifies_or_says_why_it_cannot_run() {
 fn bench_writes_json_and_csv_with_the_documented_fields() {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("ladder.csv");
-    let (out, value) = bench_json(&["--rungs", "write-read,memcpy", "--no-pin", "--seed", "5", "--csv", csv.to_str().unwrap()]);
+    let (out, value) = bench_json(&[
+        "--rungs",
+        "write-read,memcpy",
+        "--no-pin",
+        "--seed",
+        "5",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
     assert_eq!(value["schema"], "pipespeed.bench/1");
     assert_eq!(value["seed"], 5);
     assert_eq!(value["placement"]["kind"], "unpinned");
-    for key in ["kernel", "cpu_model", "cpus_online", "thp", "pipe_max_size_bytes"] {
+    for key in [
+        "kernel",
+        "cpu_model",
+        "cpus_online",
+        "thp",
+        "pipe_max_size_bytes",
+    ] {
         assert!(value["system"].get(key).is_some(), "system.{key}");
     }
     let rung = &value["rungs"][0];

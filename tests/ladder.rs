@@ -1,10 +1,13 @@
 //! The ladder's scheduling and statistics, with a mock executor: no
 //! processes, no timings.
 
+#![allow(clippy::unwrap_used)]
+
 use std::collections::HashMap;
 
 use pipespeed::bench::ladder::{
-    job_for, run_ladder, Event, Executor, Job, LadderConfig, Placement, Rung, RunError, Sample, Status,
+    Event, Executor, Job, LadderConfig, Placement, RunError, Rung, Sample, Status, job_for,
+    run_ladder,
 };
 use pipespeed::bench::reader::ReadMethod;
 use pipespeed::bench::writer::WriteMethod;
@@ -50,12 +53,14 @@ impl Mock {
     fn rung_of(job: &Job) -> &'static str {
         match job {
             Job::Memcpy { .. } => "memcpy",
-            Job::Pipe { writer, reader, .. } => match (writer.method, reader.method, writer.buffer.huge_pages) {
-                (WriteMethod::Write, _, _) => "write-read",
-                (WriteMethod::Vmsplice, ReadMethod::Read, _) => "vmsplice-read",
-                (WriteMethod::Vmsplice, ReadMethod::Splice, false) => "vmsplice-splice",
-                (WriteMethod::Vmsplice, ReadMethod::Splice, true) => "huge",
-            },
+            Job::Pipe { writer, reader, .. } => {
+                match (writer.method, reader.method, writer.buffer.huge_pages) {
+                    (WriteMethod::Write, _, _) => "write-read",
+                    (WriteMethod::Vmsplice, ReadMethod::Read, _) => "vmsplice-read",
+                    (WriteMethod::Vmsplice, ReadMethod::Splice, false) => "vmsplice-splice",
+                    (WriteMethod::Vmsplice, ReadMethod::Splice, true) => "huge",
+                }
+            }
         }
     }
 }
@@ -63,9 +68,16 @@ impl Mock {
 impl Executor for Mock {
     fn run(&mut self, job: &Job) -> Result<Sample, RunError> {
         self.jobs.push(job.clone());
-        let queue = self.rates.get_mut(Mock::rung_of(job)).expect("rung has rates");
+        let queue = self
+            .rates
+            .get_mut(Mock::rung_of(job))
+            .expect("rung has rates");
         let rate = queue.remove(0)?;
-        Ok(Sample { bytes: 1 << 30, seconds: 1.0 / rate, gib_s: rate })
+        Ok(Sample {
+            bytes: 1 << 30,
+            seconds: 1.0 / rate,
+            gib_s: rate,
+        })
     }
 }
 
@@ -81,7 +93,12 @@ fn medians_and_speedups_come_from_the_measured_runs_only() {
         jobs: vec![],
     };
     let mut events = 0;
-    let result = run_ladder(&config(&[Rung::WriteRead, Rung::VmspliceRead], &f), &f, &mut mock, &mut |_| events += 1);
+    let result = run_ladder(
+        &config(&[Rung::WriteRead, Rung::VmspliceRead], &f),
+        &f,
+        &mut mock,
+        &mut |_| events += 1,
+    );
     assert_eq!(events, 8);
     let wr = &result.rungs[0];
     assert_eq!(wr.name, Rung::WriteRead);
@@ -98,11 +115,16 @@ fn medians_and_speedups_come_from_the_measured_runs_only() {
 #[test]
 fn runs_are_sized_from_the_warmup_rate() {
     let f = facts(&[0, 1], ThpMode::Madvise);
-    let mut mock = Mock { rates: HashMap::from([("write-read", vec![Ok(2.0), Ok(2.0), Ok(2.0), Ok(2.0)])]), jobs: vec![] };
+    let mut mock = Mock {
+        rates: HashMap::from([("write-read", vec![Ok(2.0), Ok(2.0), Ok(2.0), Ok(2.0)])]),
+        jobs: vec![],
+    };
     let result = run_ladder(&config(&[Rung::WriteRead], &f), &f, &mut mock, &mut |_| {});
     // 2 GiB/s for 0.5 s
     assert_eq!(result.rungs[0].bytes_per_run, 1 << 30);
-    let Job::Pipe { reader, .. } = &mock.jobs[1] else { panic!("pipe job expected") };
+    let Job::Pipe { reader, .. } = &mock.jobs[1] else {
+        panic!("pipe job expected")
+    };
     assert_eq!(reader.bytes, 1 << 30);
 }
 
@@ -112,13 +134,17 @@ fn run_order_is_shuffled_across_rungs() {
     let mut cfg = config(&[Rung::WriteRead, Rung::VmspliceRead], &f);
     cfg.runs = 8;
     let mut mock = Mock {
-        rates: HashMap::from([("write-read", vec![Ok(1.0); 9]), ("vmsplice-read", vec![Ok(2.0); 9])]),
+        rates: HashMap::from([
+            ("write-read", vec![Ok(1.0); 9]),
+            ("vmsplice-read", vec![Ok(2.0); 9]),
+        ]),
         jobs: vec![],
     };
     let result = run_ladder(&cfg, &f, &mut mock, &mut |_| {});
     let order: Vec<&str> = mock.jobs[2..].iter().map(Mock::rung_of).collect();
     assert_eq!(order.len(), 16);
-    let sorted_halves = order[..8].iter().all(|&r| r == "write-read") || order[..8].iter().all(|&r| r == "vmsplice-read");
+    let sorted_halves = order[..8].iter().all(|&r| r == "write-read")
+        || order[..8].iter().all(|&r| r == "vmsplice-read");
     assert!(!sorted_halves, "runs were not interleaved: {order:?}");
     assert_eq!(result.rungs[0].runs_gib_s.len(), 8);
 }
@@ -129,17 +155,31 @@ fn a_rung_the_machine_cannot_do_is_reported_and_the_others_run() {
     let mut mock = Mock {
         rates: HashMap::from([
             ("write-read", vec![Ok(1.0); 4]),
-            ("huge", vec![Err(RunError::Unavailable("huge pages not obtained".into()))]),
+            (
+                "huge",
+                vec![Err(RunError::Unavailable("huge pages not obtained".into()))],
+            ),
         ]),
         jobs: vec![],
     };
     let mut skipped = vec![];
-    let result = run_ladder(&config(&[Rung::WriteRead, Rung::VmspliceSpliceHuge], &f), &f, &mut mock, &mut |e| {
-        if let Event::Skipped(rung, why) = e {
-            skipped.push((rung, why.to_string()));
-        }
-    });
-    assert_eq!(skipped, vec![(Rung::VmspliceSpliceHuge, "huge pages not obtained".to_string())]);
+    let result = run_ladder(
+        &config(&[Rung::WriteRead, Rung::VmspliceSpliceHuge], &f),
+        &f,
+        &mut mock,
+        &mut |e| {
+            if let Event::Skipped(rung, why) = e {
+                skipped.push((rung, why.to_string()));
+            }
+        },
+    );
+    assert_eq!(
+        skipped,
+        vec![(
+            Rung::VmspliceSpliceHuge,
+            "huge pages not obtained".to_string()
+        )]
+    );
     let huge = &result.rungs[1];
     assert_eq!(huge.status, Status::Unavailable);
     assert!(huge.runs_gib_s.is_empty());
@@ -153,7 +193,14 @@ fn a_failed_run_keeps_earlier_samples_and_stops_the_rung() {
     let mut cfg = config(&[Rung::WriteRead], &f);
     cfg.bytes = Some(1 << 20);
     let mut mock = Mock {
-        rates: HashMap::from([("write-read", vec![Ok(1.0), Ok(1.5), Err(RunError::Failed("reader crashed".into()))])]),
+        rates: HashMap::from([(
+            "write-read",
+            vec![
+                Ok(1.0),
+                Ok(1.5),
+                Err(RunError::Failed("reader crashed".into())),
+            ],
+        )]),
         jobs: vec![],
     };
     let result = run_ladder(&cfg, &f, &mut mock, &mut |_| {});
@@ -174,7 +221,11 @@ fn busy_loop_needs_two_cpus_and_huge_rungs_need_thp() {
     let err = job_for(Rung::VmspliceSpliceHuge, &config(&[], &never), &never).unwrap_err();
     assert!(err.contains("never"), "{err}");
     // tuned does what the machine allows instead: no huge pages, no spinning.
-    let Ok(Job::Pipe { writer, reader, .. }) = job_for(Rung::Tuned, &config(&[], &one), &facts(&[0], ThpMode::Never)) else {
+    let Ok(Job::Pipe { writer, reader, .. }) = job_for(
+        Rung::Tuned,
+        &config(&[], &one),
+        &facts(&[0], ThpMode::Never),
+    ) else {
         panic!("tuned should run everywhere")
     };
     assert!(!writer.buffer.huge_pages);
@@ -186,15 +237,33 @@ fn busy_loop_needs_two_cpus_and_huge_rungs_need_thp() {
 fn rungs_configure_the_blog_programs() {
     let f = facts(&[2, 3], ThpMode::Madvise);
     let cfg = config(&[], &f);
-    assert_eq!(cfg.placement, Placement::Pinned { writer_cpu: 2, reader_cpu: 3 });
-    let Ok(Job::Pipe { writer, reader, .. }) = job_for(Rung::VmspliceSpliceHugeBusy, &cfg, &f) else { panic!() };
+    assert_eq!(
+        cfg.placement,
+        Placement::Pinned {
+            writer_cpu: 2,
+            reader_cpu: 3
+        }
+    );
+    let Ok(Job::Pipe { writer, reader, .. }) = job_for(Rung::VmspliceSpliceHugeBusy, &cfg, &f)
+    else {
+        panic!()
+    };
     assert_eq!(writer.method, WriteMethod::Vmsplice);
     assert!(writer.buffer.huge_pages && writer.check_huge_pages);
     assert_eq!((writer.wait, reader.wait), (Wait::Busy, Wait::Busy));
     assert_eq!(reader.method, ReadMethod::Splice);
-    let Ok(Job::Pipe { writer, .. }) = job_for(Rung::Tuned, &cfg, &f) else { panic!() };
+    let Ok(Job::Pipe { writer, .. }) = job_for(Rung::Tuned, &cfg, &f) else {
+        panic!()
+    };
     assert_eq!(writer.buf_size, 2 << 20, "two halves of pipe-max-size");
-    let Ok(job) = job_for(Rung::VmspliceRead, &cfg, &f) else { panic!() };
+    let Ok(job) = job_for(Rung::VmspliceRead, &cfg, &f) else {
+        panic!()
+    };
     assert_eq!(job.sizes(), (256 * 1024, Some(128 * 1024)));
-    assert!("nope".parse::<Rung>().unwrap_err().contains("vmsplice-splice-huge-busy"));
+    assert!(
+        "nope"
+            .parse::<Rung>()
+            .unwrap_err()
+            .contains("vmsplice-splice-huge-busy")
+    );
 }

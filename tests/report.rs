@@ -1,6 +1,8 @@
 //! Renderers on fixed result data (never on live timings).
 
-use pipespeed::bench::ladder::{LadderResult, Placement, Rung, RungResult, Status, SCHEMA};
+#![allow(clippy::unwrap_used)]
+
+use pipespeed::bench::ladder::{LadderResult, Placement, Rung, RungResult, SCHEMA, Status};
 use pipespeed::report::{Csv, Exporter, Json, Text};
 use pipespeed::sys::{SystemFacts, ThpMode};
 
@@ -41,11 +43,17 @@ fn fixture() -> LadderResult {
             pipe_max_size_bytes: 1 << 20,
             page_size_bytes: 4096,
         },
-        placement: Placement::Pinned { writer_cpu: 0, reader_cpu: 1 },
+        placement: Placement::Pinned {
+            writer_cpu: 0,
+            reader_cpu: 1,
+        },
         runs: 2,
         verify: false,
         seed: 3,
-        rungs: vec![rung(Rung::WriteRead, &[1.0, 2.0], Some(1.5), Some(1.0)), huge],
+        rungs: vec![
+            rung(Rung::WriteRead, &[1.0, 2.0], Some(1.5), Some(1.0)),
+            huge,
+        ],
     }
 }
 
@@ -69,7 +77,10 @@ their GiB/s is not memory bandwidth and may exceed memcpy.
 #[test]
 fn text_explains_each_rung_when_asked() {
     let text = String::from_utf8(Text { explain: true }.export(&fixture()).unwrap()).unwrap();
-    assert!(text.contains("\nwrite-read: write copies the buffer"), "{text}");
+    assert!(
+        text.contains("\nwrite-read: write copies the buffer"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -92,7 +103,10 @@ fn json_round_trips_with_the_documented_fields() {
     assert_eq!(value["system"]["thp"], "never");
     assert_eq!(value["placement"]["kind"], "pinned");
     assert_eq!(value["rungs"][0]["name"], "write-read");
-    assert_eq!(value["rungs"][0]["runs_gib_s"], serde_json::json!([1.0, 2.0]));
+    assert_eq!(
+        value["rungs"][0]["runs_gib_s"],
+        serde_json::json!([1.0, 2.0])
+    );
     assert_eq!(value["rungs"][0]["median_gib_s"], 1.5);
     assert_eq!(value["rungs"][1]["status"], "unavailable");
     let back: LadderResult = serde_json::from_slice(&bytes).unwrap();

@@ -12,7 +12,7 @@ use crate::units::MIB;
 use crate::wait::Wait;
 
 use super::reader::{ReadMethod, ReaderConfig};
-use super::stats::{median, min_max, Shuffler};
+use super::stats::{Shuffler, median, min_max};
 use super::writer::{WriteMethod, WriterConfig};
 
 /// One step of the ladder.
@@ -126,7 +126,10 @@ impl Rung {
     }
 
     fn uses_huge_pages(self) -> bool {
-        matches!(self, Rung::VmspliceSpliceHuge | Rung::VmspliceSpliceHugeBusy | Rung::Tuned)
+        matches!(
+            self,
+            Rung::VmspliceSpliceHuge | Rung::VmspliceSpliceHugeBusy | Rung::Tuned
+        )
     }
 
     fn busy(self) -> bool {
@@ -144,10 +147,13 @@ impl FromStr for Rung {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Rung, String> {
-        Rung::ALL.into_iter().find(|r| r.name() == s).ok_or_else(|| {
-            let names: Vec<_> = Rung::ALL.iter().map(|r| r.name()).collect();
-            format!("unknown rung '{s}' (rungs: {})", names.join(", "))
-        })
+        Rung::ALL
+            .into_iter()
+            .find(|r| r.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = Rung::ALL.iter().map(|r| r.name()).collect();
+                format!("unknown rung '{s}' (rungs: {})", names.join(", "))
+            })
     }
 }
 
@@ -170,14 +176,20 @@ impl Placement {
     /// The default: the first two allowed CPUs, or unpinned on one CPU.
     pub fn default_for(facts: &SystemFacts) -> Placement {
         match facts.cpus_allowed[..] {
-            [a, b, ..] => Placement::Pinned { writer_cpu: a, reader_cpu: b },
+            [a, b, ..] => Placement::Pinned {
+                writer_cpu: a,
+                reader_cpu: b,
+            },
             _ => Placement::Unpinned,
         }
     }
 
     fn distinct_cpus(self, facts: &SystemFacts) -> bool {
         match self {
-            Placement::Pinned { writer_cpu, reader_cpu } => writer_cpu != reader_cpu,
+            Placement::Pinned {
+                writer_cpu,
+                reader_cpu,
+            } => writer_cpu != reader_cpu,
             Placement::Unpinned => facts.cpus_allowed.len() >= 2,
         }
     }
@@ -186,7 +198,10 @@ impl Placement {
 impl fmt::Display for Placement {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Placement::Pinned { writer_cpu, reader_cpu } => {
+            Placement::Pinned {
+                writer_cpu,
+                reader_cpu,
+            } => {
                 write!(f, "writer on CPU {writer_cpu}, reader on CPU {reader_cpu}")
             }
             Placement::Unpinned => f.write_str("unpinned (left to the scheduler)"),
@@ -252,7 +267,9 @@ impl Job {
         match self {
             Job::Pipe { writer, reader, .. } => {
                 let pipe = match writer.method {
-                    WriteMethod::Vmsplice => Some(writer.unsafe_early_reuse.unwrap_or(writer.buf_size / 2)),
+                    WriteMethod::Vmsplice => {
+                        Some(writer.unsafe_early_reuse.unwrap_or(writer.buf_size / 2))
+                    }
                     WriteMethod::Write => writer.pipe_size.or(reader.pipe_size),
                 };
                 (writer.buf_size, pipe)
@@ -393,7 +410,9 @@ pub fn job_for(rung: Rung, config: &LadderConfig, facts: &SystemFacts) -> Result
         return Err(format!("transparent huge pages are {} here", facts.thp));
     }
     if rung == Rung::VmspliceSpliceHugeBusy && !config.placement.distinct_cpus(facts) {
-        return Err("busy looping needs two CPUs: on one, each end spins away the other's time".to_string());
+        return Err(
+            "busy looping needs two CPUs: on one, each end spins away the other's time".to_string(),
+        );
     }
     let reader_cpu = match config.placement {
         Placement::Pinned { reader_cpu, .. } => Some(reader_cpu),
@@ -401,7 +420,11 @@ pub fn job_for(rung: Rung, config: &LadderConfig, facts: &SystemFacts) -> Result
     };
     let bytes = config.bytes.unwrap_or(WARMUP_BYTES);
     if rung == Rung::Memcpy {
-        return Ok(Job::Memcpy { buf_size: config.buf_size, bytes, cpu: reader_cpu });
+        return Ok(Job::Memcpy {
+            buf_size: config.buf_size,
+            bytes,
+            cpu: reader_cpu,
+        });
     }
     let (buf_size, pipe_size) = match rung {
         Rung::Tuned => {
@@ -423,10 +446,17 @@ pub fn job_for(rung: Rung, config: &LadderConfig, facts: &SystemFacts) -> Result
     let vmsplice = rung != Rung::WriteRead;
     let splice = !matches!(rung, Rung::WriteRead | Rung::VmspliceRead);
     let writer = WriterConfig {
-        method: if vmsplice { WriteMethod::Vmsplice } else { WriteMethod::Write },
+        method: if vmsplice {
+            WriteMethod::Vmsplice
+        } else {
+            WriteMethod::Write
+        },
         buf_size,
         pipe_size: if vmsplice { None } else { pipe_size },
-        buffer: BufferOptions { huge_pages: huge, ..BufferOptions::default() },
+        buffer: BufferOptions {
+            huge_pages: huge,
+            ..BufferOptions::default()
+        },
         check_huge_pages: huge,
         wait,
         gift: false,
@@ -436,14 +466,26 @@ pub fn job_for(rung: Rung, config: &LadderConfig, facts: &SystemFacts) -> Result
         bytes: None,
     };
     let reader = ReaderConfig {
-        method: if splice { ReadMethod::Splice } else { ReadMethod::Read },
-        buf_size: if rung == Rung::Tuned { buf_size / 2 } else { buf_size },
+        method: if splice {
+            ReadMethod::Splice
+        } else {
+            ReadMethod::Read
+        },
+        buf_size: if rung == Rung::Tuned {
+            buf_size / 2
+        } else {
+            buf_size
+        },
         wait,
         verify: config.verify,
         bytes,
         ..ReaderConfig::default()
     };
-    Ok(Job::Pipe { writer, reader, placement: config.placement })
+    Ok(Job::Pipe {
+        writer,
+        reader,
+        placement: config.placement,
+    })
 }
 
 /// Bytes for a measured run of a rung that warmed up at `gib_s`: about
@@ -494,8 +536,9 @@ pub fn run_ladder(
                     Ok(sample) => {
                         progress(Event::WarmedUp(rung, sample.gib_s));
                         result.warmup_gib_s = Some(sample.gib_s);
-                        result.bytes_per_run =
-                            config.bytes.unwrap_or_else(|| bytes_for(sample.gib_s, config.target_seconds));
+                        result.bytes_per_run = config
+                            .bytes
+                            .unwrap_or_else(|| bytes_for(sample.gib_s, config.target_seconds));
                         Some(job.with_bytes(result.bytes_per_run))
                     }
                     Err(err) => {
@@ -518,7 +561,12 @@ pub fn run_ladder(
     }
 
     let mut order: Vec<usize> = (0..config.runs)
-        .flat_map(|_| jobs.iter().enumerate().filter(|(_, j)| j.is_some()).map(|(i, _)| i))
+        .flat_map(|_| {
+            jobs.iter()
+                .enumerate()
+                .filter(|(_, j)| j.is_some())
+                .map(|(i, _)| i)
+        })
         .collect();
     Shuffler::new(config.seed).shuffle(&mut order);
     let total = order.len();
@@ -527,11 +575,19 @@ pub fn run_ladder(
         match executor.run(job) {
             Ok(sample) => {
                 results[i].runs_gib_s.push(sample.gib_s);
-                progress(Event::Measured { rung: results[i].name, index: index + 1, total, gib_s: sample.gib_s });
+                progress(Event::Measured {
+                    rung: results[i].name,
+                    index: index + 1,
+                    total,
+                    gib_s: sample.gib_s,
+                });
             }
             Err(err) => {
                 mark(&mut results[i], err);
-                progress(Event::Skipped(results[i].name, results[i].reason.as_deref().unwrap_or("")));
+                progress(Event::Skipped(
+                    results[i].name,
+                    results[i].reason.as_deref().unwrap_or(""),
+                ));
                 jobs[i] = None;
             }
         }
@@ -544,7 +600,10 @@ pub fn run_ladder(
             r.max_gib_s = Some(hi);
         }
     }
-    let baseline = results.iter().find(|r| r.name == Rung::WriteRead).and_then(|r| r.median_gib_s);
+    let baseline = results
+        .iter()
+        .find(|r| r.name == Rung::WriteRead)
+        .and_then(|r| r.median_gib_s);
     for r in &mut results {
         r.speedup_vs_write_read = match (r.median_gib_s, baseline) {
             (Some(m), Some(b)) if b > 0.0 => Some(m / b),

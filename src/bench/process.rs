@@ -30,16 +30,32 @@ pub struct ProcessExecutor {
 impl Executor for ProcessExecutor {
     fn run(&mut self, job: &Job) -> Result<Sample, RunError> {
         match job {
-            Job::Pipe { writer, reader, placement } => self.run_pipe(writer, reader, *placement),
-            Job::Memcpy { buf_size, bytes, cpu } => memcpy(*buf_size, *bytes, *cpu),
+            Job::Pipe {
+                writer,
+                reader,
+                placement,
+            } => self.run_pipe(writer, reader, *placement),
+            Job::Memcpy {
+                buf_size,
+                bytes,
+                cpu,
+            } => memcpy(*buf_size, *bytes, *cpu),
         }
     }
 }
 
 impl ProcessExecutor {
-    fn run_pipe(&self, w: &WriterConfig, r: &ReaderConfig, placement: Placement) -> Result<Sample, RunError> {
+    fn run_pipe(
+        &self,
+        w: &WriterConfig,
+        r: &ReaderConfig,
+        placement: Placement,
+    ) -> Result<Sample, RunError> {
         let (writer_cpu, reader_cpu) = match placement {
-            Placement::Pinned { writer_cpu, reader_cpu } => (Some(writer_cpu), Some(reader_cpu)),
+            Placement::Pinned {
+                writer_cpu,
+                reader_cpu,
+            } => (Some(writer_cpu), Some(reader_cpu)),
             Placement::Unpinned => (None, None),
         };
         let spawn_failed = |what: &str, e: std::io::Error| {
@@ -72,7 +88,9 @@ impl ProcessExecutor {
                 return Err(spawn_failed("read", e));
             }
         };
-        let out = reader.wait_with_output().map_err(|e| RunError::Failed(format!("reader: {e}")))?;
+        let out = reader
+            .wait_with_output()
+            .map_err(|e| RunError::Failed(format!("reader: {e}")))?;
         let (writer_status, writer_err) = finish(writer);
         let reader_err = String::from_utf8_lossy(&out.stderr).trim().to_string();
         if writer_status == Some(EXIT_UNSUPPORTED) {
@@ -82,15 +100,29 @@ impl ProcessExecutor {
             return Err(RunError::Unavailable(strip_prefix(&reader_err)));
         }
         if !out.status.success() {
-            return Err(RunError::Failed(format!("reader: {}", strip_prefix(&reader_err))));
+            return Err(RunError::Failed(format!(
+                "reader: {}",
+                strip_prefix(&reader_err)
+            )));
         }
         let report: ReadReport = serde_json::from_slice(&out.stdout)
             .map_err(|e| RunError::Failed(format!("unreadable reader report: {e}")))?;
         if report.eof {
-            let why = if writer_err.is_empty() { "no message".to_string() } else { strip_prefix(&writer_err) };
-            return Err(RunError::Failed(format!("writer stopped after {} bytes: {why}", report.bytes)));
+            let why = if writer_err.is_empty() {
+                "no message".to_string()
+            } else {
+                strip_prefix(&writer_err)
+            };
+            return Err(RunError::Failed(format!(
+                "writer stopped after {} bytes: {why}",
+                report.bytes
+            )));
         }
-        Ok(Sample { bytes: report.timed_bytes, seconds: report.seconds, gib_s: report.gib_s })
+        Ok(Sample {
+            bytes: report.timed_bytes,
+            seconds: report.seconds,
+            gib_s: report.gib_s,
+        })
     }
 }
 
@@ -176,7 +208,12 @@ pub fn writer_args(w: &WriterConfig, cpu: Option<usize>) -> Vec<String> {
 
 /// The `pipespeed read` arguments for `r`.
 pub fn reader_args(r: &ReaderConfig, cpu: Option<usize>) -> Vec<String> {
-    let mut args = vec!["--buf-size".to_string(), r.buf_size.to_string(), "--bytes".into(), r.bytes.to_string()];
+    let mut args = vec![
+        "--buf-size".to_string(),
+        r.buf_size.to_string(),
+        "--bytes".into(),
+        r.bytes.to_string(),
+    ];
     if let Some(size) = r.pipe_size {
         args.extend(["--pipe-size".into(), size.to_string()]);
     }
@@ -205,7 +242,8 @@ pub fn memcpy(buf_size: usize, bytes: u64, cpu: Option<usize>) -> Result<Sample,
             if let Some(cpu) = cpu {
                 pin_to_cpu(cpu).map_err(|e| RunError::Failed(e.to_string()))?;
             }
-            let failed = |e: std::io::Error| RunError::Failed(format!("cannot map memcpy buffers: {e}"));
+            let failed =
+                |e: std::io::Error| RunError::Failed(format!("cannot map memcpy buffers: {e}"));
             let src = Buffer::new(buf_size, BufferOptions::default()).map_err(failed)?;
             let mut dst = Buffer::new(buf_size, BufferOptions::default()).map_err(failed)?;
             dst.copy_from_slice(&src);
@@ -217,7 +255,11 @@ pub fn memcpy(buf_size: usize, bytes: u64, cpu: Option<usize>) -> Result<Sample,
             }
             let seconds = start.elapsed().as_secs_f64();
             let copied = rounds * buf_size as u64;
-            Ok(Sample { bytes: copied, seconds, gib_s: gib_per_s(copied, seconds) })
+            Ok(Sample {
+                bytes: copied,
+                seconds,
+                gib_s: gib_per_s(copied, seconds),
+            })
         })
         .join()
         .unwrap_or_else(|_| Err(RunError::Failed("memcpy thread panicked".to_string())))

@@ -4,14 +4,14 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::Instant;
 
-use rustix::fs::{memfd_create, MemfdFlags, Mode, OFlags};
+use rustix::fs::{MemfdFlags, Mode, OFlags, memfd_create};
 use serde::{Deserialize, Serialize};
 
 use crate::buf::{Buffer, BufferOptions};
-use crate::sys::{fcntl_setpipe_size, splice, SpliceFlags};
+use crate::sys::{SpliceFlags, fcntl_setpipe_size, splice};
 use crate::units::gib_per_s;
 use crate::verify::{Mismatch, Verifier};
-use crate::wait::{is_retryable, wait_ready, Direction, Wait};
+use crate::wait::{Direction, Wait, is_retryable, wait_ready};
 
 use super::writer::check_huge_pages;
 
@@ -108,12 +108,21 @@ pub fn run_reader(input: impl AsFd, config: &ReaderConfig) -> io::Result<ReadRep
             Sink::CheckedFile(file, vec![0; config.buf_size])
         }
         ReadMethod::Splice => {
-            let null = rustix::fs::open("/dev/null", OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
+            let null =
+                rustix::fs::open("/dev/null", OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
             Sink::Null(null)
         }
     };
     let mut verifier = config.verify.then(Verifier::new);
-    let mut report = ReadReport { bytes: 0, timed_bytes: 0, seconds: 0.0, gib_s: 0.0, eof: false, transfers: 0, mismatch: None };
+    let mut report = ReadReport {
+        bytes: 0,
+        timed_bytes: 0,
+        seconds: 0.0,
+        gib_s: 0.0,
+        eof: false,
+        transfers: 0,
+        mismatch: None,
+    };
     let mut first: Option<Instant> = None;
     let mut last = Instant::now();
     while report.bytes < config.bytes {
@@ -163,8 +172,18 @@ enum Sink {
 }
 
 impl Sink {
-    fn take(&mut self, input: BorrowedFd<'_>, want: usize, config: &ReaderConfig) -> io::Result<usize> {
-        let flags = config.wait.splice_flags() | if config.gift { SpliceFlags::MOVE } else { SpliceFlags::empty() };
+    fn take(
+        &mut self,
+        input: BorrowedFd<'_>,
+        want: usize,
+        config: &ReaderConfig,
+    ) -> io::Result<usize> {
+        let flags = config.wait.splice_flags()
+            | if config.gift {
+                SpliceFlags::MOVE
+            } else {
+                SpliceFlags::empty()
+            };
         match self {
             Sink::Memory(buf) => Ok(rustix::io::read(input, &mut buf[..want])?),
             Sink::Null(null) => splice(input, None, null, None, want, flags),
@@ -184,7 +203,11 @@ impl Sink {
                 let mut got = 0;
                 while got < n {
                     match rustix::io::pread(&*file, &mut scratch[got..n], got as u64)? {
-                        0 => return Err(io::Error::other("verify file shorter than what was spliced into it")),
+                        0 => {
+                            return Err(io::Error::other(
+                                "verify file shorter than what was spliced into it",
+                            ));
+                        }
                         k => got += k,
                     }
                 }

@@ -9,7 +9,11 @@ pub fn median(values: &[f64]) -> Option<f64> {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     let mid = sorted.len() / 2;
-    Some(if sorted.len() % 2 == 0 { (sorted[mid - 1] + sorted[mid]) / 2.0 } else { sorted[mid] })
+    Some(if sorted.len().is_multiple_of(2) {
+        (sorted[mid - 1] + sorted[mid]) / 2.0
+    } else {
+        sorted[mid]
+    })
 }
 
 /// The smallest and largest of `values`, or `None` when empty.
@@ -27,7 +31,11 @@ pub struct Shuffler(u64);
 impl Shuffler {
     /// A generator from `seed` (0 is replaced by a fixed odd constant).
     pub fn new(seed: u64) -> Shuffler {
-        Shuffler(if seed == 0 { 0x9E37_79B9_7F4A_7C15 } else { seed })
+        Shuffler(if seed == 0 {
+            0x9E37_79B9_7F4A_7C15
+        } else {
+            seed
+        })
     }
 
     fn next(&mut self) -> u64 {

@@ -10,7 +10,7 @@ use crate::double_buffer::{DoubleBuffer, Layout, Reuse};
 use crate::sys::fcntl_setpipe_size;
 use crate::units::Size;
 use crate::verify::fill_pattern;
-use crate::wait::{is_retryable, wait_ready, Direction, Wait};
+use crate::wait::{Direction, Wait, is_retryable, wait_ready};
 
 /// How the writer puts its buffer into the pipe.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,7 +101,9 @@ pub fn run_writer(out: impl AsFd, config: &WriterConfig) -> io::Result<WriterEnd
     };
     match result {
         Ok(sent) => Ok(WriterEnd::Done { sent }),
-        Err((sent, err)) if err.kind() == io::ErrorKind::BrokenPipe => Ok(WriterEnd::ReaderGone { sent }),
+        Err((sent, err)) if err.kind() == io::ErrorKind::BrokenPipe => {
+            Ok(WriterEnd::ReaderGone { sent })
+        }
         Err((_, err)) => Err(err),
     }
 }
@@ -124,7 +126,10 @@ fn write_loop(out: std::os::fd::BorrowedFd<'_>, config: &WriterConfig, limit: u6
         }
         let mut done = 0;
         while done < len {
-            config.wait.before_call(out, Direction::Out).map_err(|e| (sent, e))?;
+            config
+                .wait
+                .before_call(out, Direction::Out)
+                .map_err(|e| (sent, e))?;
             match rustix::io::write(out, &buf[done..len]) {
                 Ok(n) => {
                     done += n;
@@ -151,7 +156,8 @@ fn vmsplice_loop(out: std::os::fd::BorrowedFd<'_>, config: &WriterConfig, limit:
         Some(pipe_size) => Reuse::Early { pipe_size },
         None => Reuse::AfterConsumed,
     };
-    let mut db = DoubleBuffer::new(out, half, config.buffer, config.layout, reuse).map_err(|e| (0, e))?;
+    let mut db =
+        DoubleBuffer::new(out, half, config.buffer, config.layout, reuse).map_err(|e| (0, e))?;
     if config.check_huge_pages {
         check_huge_pages(&db.buffers()).map_err(|e| (0, e))?;
     }
@@ -161,7 +167,8 @@ fn vmsplice_loop(out: std::os::fd::BorrowedFd<'_>, config: &WriterConfig, limit:
         if config.verify {
             fill_pattern(&mut db.next_half()[..len], sent);
         }
-        db.splice_next(out, len, config.wait, config.gift).map_err(|e| (sent, vmsplice_refusal(e)))?;
+        db.splice_next(out, len, config.wait, config.gift)
+            .map_err(|e| (sent, vmsplice_refusal(e)))?;
         sent += len as u64;
     }
     Ok(sent)
@@ -171,8 +178,14 @@ fn vmsplice_loop(out: std::os::fd::BorrowedFd<'_>, config: &WriterConfig, limit:
 /// cannot do this rung, which is not a failure of the program.
 fn vmsplice_refusal(err: io::Error) -> io::Error {
     match err.raw_os_error() {
-        Some(code) if code == rustix::io::Errno::NOSYS.raw_os_error() || code == rustix::io::Errno::PERM.raw_os_error() => {
-            io::Error::new(io::ErrorKind::Unsupported, format!("vmsplice refused by the kernel: {err}"))
+        Some(code)
+            if code == rustix::io::Errno::NOSYS.raw_os_error()
+                || code == rustix::io::Errno::PERM.raw_os_error() =>
+        {
+            io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("vmsplice refused by the kernel: {err}"),
+            )
         }
         _ => err,
     }

@@ -13,8 +13,10 @@ use pipespeed::units::parse_size;
 /// With no command, runs `pipespeed bench` with its defaults.
 #[derive(Debug, Parser)]
 #[command(name = "pipespeed", version, about, long_about = None)]
-#[command(after_help = "Exit status: 0 success, 1 error, 2 bad usage, 3 not possible on this machine \
-                        (huge pages not granted, vmsplice refused).")]
+#[command(
+    after_help = "Exit status: 0 success, 1 error, 2 bad usage, 3 not possible on this machine \
+                        (huge pages not granted, vmsplice refused)."
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -144,7 +146,13 @@ pub struct BenchArgs {
     #[arg(long = "pipe-size", alias = "pipe_size", value_name = "SIZE", value_parser = usize_size)]
     pub pipe_size: Option<usize>,
     /// Writer and reader CPUs (default: the first two allowed CPUs).
-    #[arg(long, value_delimiter = ',', value_name = "W,R", num_args = 1, conflicts_with = "no_pin")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "W,R",
+        num_args = 1,
+        conflicts_with = "no_pin"
+    )]
     pub cpus: Vec<usize>,
     /// Leave placement to the scheduler.
     #[arg(long)]

@@ -6,25 +6,32 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use pipespeed::bench::ladder::{run_ladder, Event, LadderConfig, Placement, Rung};
+use pipespeed::bench::ladder::{Event, LadderConfig, Placement, Rung, run_ladder};
 use pipespeed::bench::process::ProcessExecutor;
 use pipespeed::report::{Csv, Exporter, Json, Text};
 use pipespeed::sys::SystemFacts;
 
-use crate::args::BenchArgs;
 use crate::UsageError;
+use crate::args::BenchArgs;
 
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
     let placement = placement(&args, &facts)?;
     if args.buf_size < 2 * 4096 {
-        return Err(UsageError("--buf-size must be at least 8K: vmsplice needs two halves of whole pages".into()).into());
+        return Err(UsageError(
+            "--buf-size must be at least 8K: vmsplice needs two halves of whole pages".into(),
+        )
+        .into());
     }
-    if !(args.run_seconds > 0.0) {
+    if !args.run_seconds.is_finite() || args.run_seconds <= 0.0 {
         return Err(UsageError("--run-seconds must be more than 0".into()).into());
     }
     let config = LadderConfig {
-        rungs: if args.rungs.is_empty() { Rung::ALL.to_vec() } else { args.rungs.clone() },
+        rungs: if args.rungs.is_empty() {
+            Rung::ALL.to_vec()
+        } else {
+            args.rungs.clone()
+        },
         runs: args.runs as usize,
         bytes: args.bytes,
         buf_size: args.buf_size,
@@ -34,7 +41,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         seed: args.seed.unwrap_or_else(clock_seed),
         target_seconds: args.run_seconds,
     };
-    let exe = std::env::current_exe().context("cannot find the pipespeed binary to run writer and reader")?;
+    let exe = std::env::current_exe()
+        .context("cannot find the pipespeed binary to run writer and reader")?;
     let mut executor = ProcessExecutor { exe };
     let bar = ProgressBar::new((config.rungs.len() * (config.runs + 1)) as u64);
     bar.set_style(
@@ -57,12 +65,19 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     });
     bar.finish_and_clear();
     if let Some(path) = &args.json {
-        std::fs::write(path, Json.export(&result)?).with_context(|| format!("cannot write {}", path.display()))?;
+        std::fs::write(path, Json.export(&result)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
     }
     if let Some(path) = &args.csv {
-        std::fs::write(path, Csv.export(&result)?).with_context(|| format!("cannot write {}", path.display()))?;
+        std::fs::write(path, Csv.export(&result)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    io::stdout().write_all(&Text { explain: args.explain }.export(&result)?)?;
+    io::stdout().write_all(
+        &Text {
+            explain: args.explain,
+        }
+        .export(&result)?,
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -82,12 +97,20 @@ fn placement(args: &BenchArgs, facts: &SystemFacts) -> anyhow::Result<Placement>
                     .into());
                 }
             }
-            Ok(Placement::Pinned { writer_cpu, reader_cpu })
+            Ok(Placement::Pinned {
+                writer_cpu,
+                reader_cpu,
+            })
         }
-        _ => Err(UsageError("--cpus takes two CPUs: the writer's and the reader's, e.g. --cpus 0,1".into()).into()),
+        _ => Err(UsageError(
+            "--cpus takes two CPUs: the writer's and the reader's, e.g. --cpus 0,1".into(),
+        )
+        .into()),
     }
 }
 
 fn clock_seed() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64)
 }

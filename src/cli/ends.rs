@@ -5,16 +5,16 @@ use std::os::fd::AsFd;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use pipespeed::bench::reader::{run_reader, ReadMethod, ReaderConfig};
-use pipespeed::bench::writer::{run_writer, WriteMethod, WriterConfig};
+use pipespeed::bench::reader::{ReadMethod, ReaderConfig, run_reader};
+use pipespeed::bench::writer::{WriteMethod, WriterConfig, run_writer};
 use pipespeed::buf::BufferOptions;
 use pipespeed::double_buffer::Layout;
 use pipespeed::sys::pin_to_cpu;
 use pipespeed::units::Size;
 use pipespeed::wait::Wait;
 
-use crate::args::{EndArgs, ReadArgs, WriteArgs};
 use crate::UsageError;
+use crate::args::{EndArgs, ReadArgs, WriteArgs};
 
 /// Checks the options both ends share and pins the process.
 fn prepare(end: &EndArgs) -> anyhow::Result<BufferOptions> {
@@ -30,26 +30,39 @@ fn prepare(end: &EndArgs) -> anyhow::Result<BufferOptions> {
     if let Some(cpu) = end.cpu {
         pin_to_cpu(cpu)?;
     }
-    Ok(BufferOptions { huge_pages: end.huge_page, lock: end.lock_memory, dont_touch: end.dont_touch_pages })
+    Ok(BufferOptions {
+        huge_pages: end.huge_page,
+        lock: end.lock_memory,
+        dont_touch: end.dont_touch_pages,
+    })
 }
 
 pub fn write(args: WriteArgs) -> anyhow::Result<ExitCode> {
     let buffer = prepare(&args.end)?;
     if args.vmsplice && args.end.pipe_size.is_some() {
         return Err(UsageError(
-            "--pipe-size does not go with --vmsplice: the pipe is sized to half of --buf-size".into(),
+            "--pipe-size does not go with --vmsplice: the pipe is sized to half of --buf-size"
+                .into(),
         )
         .into());
     }
     let config = WriterConfig {
-        method: if args.vmsplice { WriteMethod::Vmsplice } else { WriteMethod::Write },
+        method: if args.vmsplice {
+            WriteMethod::Vmsplice
+        } else {
+            WriteMethod::Write
+        },
         buf_size: args.end.buf_size,
         pipe_size: args.end.pipe_size,
         buffer,
         check_huge_pages: args.end.check_huge_page,
         wait: Wait::from_flags(args.end.busy_loop, args.end.poll),
         gift: args.end.gift,
-        layout: if args.same_buffer { Layout::Contiguous } else { Layout::Separate },
+        layout: if args.same_buffer {
+            Layout::Contiguous
+        } else {
+            Layout::Separate
+        },
         unsafe_early_reuse: args.unsafe_early_reuse,
         verify: args.end.verify,
         bytes: args.bytes,
@@ -65,7 +78,11 @@ pub fn write(args: WriteArgs) -> anyhow::Result<ExitCode> {
 pub fn read(args: ReadArgs) -> anyhow::Result<ExitCode> {
     let buffer = prepare(&args.end)?;
     let config = ReaderConfig {
-        method: if args.splice { ReadMethod::Splice } else { ReadMethod::Read },
+        method: if args.splice {
+            ReadMethod::Splice
+        } else {
+            ReadMethod::Read
+        },
         buf_size: args.end.buf_size,
         pipe_size: args.end.pipe_size,
         buffer,

@@ -25,7 +25,12 @@ fn main() -> ExitCode {
         Err(err) => return clap_error(err),
     };
     let result = match cli.command {
-        None => bench::run(BenchArgs { runs: 5, run_seconds: 0.4, buf_size: 256 * 1024, ..Default::default() }),
+        None => bench::run(BenchArgs {
+            runs: 5,
+            run_seconds: 0.4,
+            buf_size: 256 * 1024,
+            ..Default::default()
+        }),
         Some(Command::Bench(args)) => bench::run(args),
         Some(Command::Write(args)) => ends::write(args),
         Some(Command::Read(args)) => ends::read(args),
@@ -41,14 +46,19 @@ fn main() -> ExitCode {
 fn clap_error(err: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     match err.kind() {
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             let _ = err.print();
             ExitCode::SUCCESS
         }
         _ => {
             let text = err.render().to_string();
             let first = text.lines().next().unwrap_or("bad usage");
-            eprintln!("pipespeed: {}", first.strip_prefix("error: ").unwrap_or(first));
+            eprintln!(
+                "pipespeed: {}",
+                first.strip_prefix("error: ").unwrap_or(first)
+            );
             ExitCode::from(EXIT_USAGE)
         }
     }
@@ -61,7 +71,10 @@ fn report(err: &anyhow::Error) -> ExitCode {
         eprintln!("pipespeed: {err}");
         return ExitCode::from(EXIT_USAGE);
     }
-    let io_kind = err.chain().find_map(|e| e.downcast_ref::<io::Error>()).map(io::Error::kind);
+    let io_kind = err
+        .chain()
+        .find_map(|e| e.downcast_ref::<io::Error>())
+        .map(io::Error::kind);
     if io_kind == Some(io::ErrorKind::BrokenPipe) {
         // Our reader went away: end quietly, as GNU tools do.
         return ExitCode::SUCCESS;

@@ -12,7 +12,8 @@ pub struct Csv;
 
 impl Exporter for Csv {
     fn export(&self, result: &LadderResult) -> io::Result<Vec<u8>> {
-        let mut out = String::from("rung,status,run,gib_s,bytes_per_run,buf_size,pipe_size,copies\n");
+        let mut out =
+            String::from("rung,status,run,gib_s,bytes_per_run,buf_size,pipe_size,copies\n");
         for r in &result.rungs {
             let status = serde_json::to_value(r.status).map_err(io::Error::other)?;
             let status = status.as_str().unwrap_or("");

@@ -17,8 +17,13 @@ pub struct Text {
 }
 
 fn rate(v: Option<f64>) -> String {
-    v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".to_string())
+    v.map(|v| format!("{v:.2}"))
+        .unwrap_or_else(|| "-".to_string())
 }
+
+/// Five left-aligned cells, then four right-aligned numbers or a note
+/// saying why there are none.
+type Row = ([String; 5], Result<[String; 4], String>);
 
 impl Exporter for Text {
     fn export(&self, result: &LadderResult) -> io::Result<Vec<u8>> {
@@ -40,14 +45,16 @@ impl Exporter for Text {
             result.placement,
             result.runs,
             result.seed,
-            if result.verify { "; every byte verified" } else { "" }
+            if result.verify {
+                "; every byte verified"
+            } else {
+                ""
+            }
         );
         let _ = writeln!(out);
         let header = ["rung", "what it changes", "copies", "buffer", "pipe"];
         let number_header = ["median GiB/s", "min", "max", "vs write-read"];
-        // Each row: five left-aligned cells, then four right-aligned
-        // numbers, or a note saying why there are none.
-        let rows: Vec<([String; 5], Result<[String; 4], String>)> = result
+        let rows: Vec<Row> = result
             .rungs
             .iter()
             .map(|r| {
@@ -56,7 +63,8 @@ impl Exporter for Text {
                     r.changes.clone(),
                     r.copies.to_string(),
                     Size(r.buf_size as u64).to_string(),
-                    r.pipe_size.map_or_else(|| "default".into(), |p| Size(p as u64).to_string()),
+                    r.pipe_size
+                        .map_or_else(|| "default".into(), |p| Size(p as u64).to_string()),
                 ];
                 let tail = match (r.status, &r.reason) {
                     (Status::Unavailable, Some(reason)) => Err(format!("unavailable: {reason}")),
@@ -65,13 +73,18 @@ impl Exporter for Text {
                         rate(r.median_gib_s),
                         rate(r.min_gib_s),
                         rate(r.max_gib_s),
-                        r.speedup_vs_write_read.map_or_else(|| "-".into(), |x| format!("{x:.1}x")),
+                        r.speedup_vs_write_read
+                            .map_or_else(|| "-".into(), |x| format!("{x:.1}x")),
                     ]),
                 };
                 (cells, tail)
             })
             .collect();
-        let mut widths: Vec<usize> = header.iter().chain(&number_header).map(|h| h.len()).collect();
+        let mut widths: Vec<usize> = header
+            .iter()
+            .chain(&number_header)
+            .map(|h| h.len())
+            .collect();
         for (cells, tail) in &rows {
             let numbers = tail.as_ref().map(|n| &n[..]).unwrap_or(&[]);
             for (i, cell) in cells.iter().chain(numbers).enumerate() {
@@ -93,7 +106,10 @@ impl Exporter for Text {
             }
             let _ = writeln!(out, "{}", text.trim_end());
         };
-        line(&header.map(String::from), Ok(&number_header.map(String::from)));
+        line(
+            &header.map(String::from),
+            Ok(&number_header.map(String::from)),
+        );
         for (cells, tail) in &rows {
             line(cells, tail.as_ref().map(|n| &n[..]).map_err(|s| s.as_str()));
         }

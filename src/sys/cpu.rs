@@ -2,7 +2,7 @@
 
 use std::io;
 
-use rustix::thread::{sched_getaffinity, sched_setaffinity, CpuSet};
+use rustix::thread::{CpuSet, sched_getaffinity, sched_setaffinity};
 
 /// The CPUs this process may run on (its affinity mask), in increasing
 /// order. Under `taskset -c 0` this is `[0]`, whatever the machine has.
@@ -12,7 +12,9 @@ use rustix::thread::{sched_getaffinity, sched_setaffinity, CpuSet};
 #[doc(alias = "sched_getaffinity")]
 pub fn available_cpus() -> io::Result<Vec<usize>> {
     let set = sched_getaffinity(None)?;
-    Ok((0..CpuSet::MAX_CPU).filter(|&cpu| set.is_set(cpu)).collect())
+    Ok((0..CpuSet::MAX_CPU)
+        .filter(|&cpu| set.is_set(cpu))
+        .collect())
 }
 
 /// Pins the calling thread (the whole process, when it has one thread) to
@@ -33,14 +35,22 @@ pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
     sched_setaffinity(None, &set).map_err(|errno| {
         io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("cannot pin to CPU {cpu}: {} (allowed CPUs: {})", io::Error::from(errno), cpu_list()),
+            format!(
+                "cannot pin to CPU {cpu}: {} (allowed CPUs: {})",
+                io::Error::from(errno),
+                cpu_list()
+            ),
         )
     })
 }
 
 fn cpu_list() -> String {
     match available_cpus() {
-        Ok(cpus) => cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(","),
+        Ok(cpus) => cpus
+            .iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
         Err(err) => format!("unknown: {err}"),
     }
 }

@@ -11,6 +11,6 @@ pub mod splice;
 pub use cpu::{available_cpus, pin_to_cpu};
 pub use facts::{SystemFacts, ThpMode};
 pub use pipe::{
-    fcntl_getpipe_size, fcntl_setpipe_size, pipe, pipe_max_size, set_nonblocking, PipePair,
+    PipePair, fcntl_getpipe_size, fcntl_setpipe_size, pipe, pipe_max_size, set_nonblocking,
 };
-pub use splice::{splice, tee, vmsplice, SpliceFlags};
+pub use splice::{SpliceFlags, splice, tee, vmsplice};

@@ -3,7 +3,7 @@
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 
-use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
+use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
 use rustix::pipe::PipeFlags;
 
 use crate::units::Size;

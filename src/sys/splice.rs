@@ -4,7 +4,7 @@
 use std::io;
 use std::os::fd::AsFd;
 
-use rustix::fs::{fcntl_getfl, OFlags};
+use rustix::fs::{OFlags, fcntl_getfl};
 use rustix::pipe::IoSliceRaw;
 pub use rustix::pipe::SpliceFlags;
 
@@ -54,7 +54,9 @@ pub unsafe fn vmsplice(fd: impl AsFd, buf: &[u8], flags: SpliceFlags) -> io::Res
     let fd = fd.as_fd();
     let access = fcntl_getfl(fd)? & OFlags::RWMODE;
     if access != OFlags::WRONLY && access != OFlags::RDWR {
-        return Err(io::Error::from_raw_os_error(rustix::io::Errno::BADF.raw_os_error()));
+        return Err(io::Error::from_raw_os_error(
+            rustix::io::Errno::BADF.raw_os_error(),
+        ));
     }
     let iov = [IoSliceRaw::from_slice(buf)];
     // SAFETY: `fd` is open for writing (checked above), so the kernel only
@@ -68,7 +70,12 @@ pub unsafe fn vmsplice(fd: impl AsFd, buf: &[u8], flags: SpliceFlags) -> io::Res
 ///
 /// # References
 ///  - [tee(2)](https://man7.org/linux/man-pages/man2/tee.2.html)
-pub fn tee(fd_in: impl AsFd, fd_out: impl AsFd, len: usize, flags: SpliceFlags) -> io::Result<usize> {
+pub fn tee(
+    fd_in: impl AsFd,
+    fd_out: impl AsFd,
+    len: usize,
+    flags: SpliceFlags,
+) -> io::Result<usize> {
     Ok(rustix::pipe::tee(fd_in, fd_out, len, flags)?)
 }
 
@@ -99,7 +106,10 @@ mod tests {
         let p = pipe().unwrap();
         // SAFETY: no GIFT flag.
         let err = unsafe { vmsplice(&p.read, b"x", SpliceFlags::empty()) }.unwrap_err();
-        assert_eq!(err.raw_os_error(), Some(rustix::io::Errno::BADF.raw_os_error()));
+        assert_eq!(
+            err.raw_os_error(),
+            Some(rustix::io::Errno::BADF.raw_os_error())
+        );
     }
 
     #[test]
@@ -108,7 +118,15 @@ mod tests {
         let file = tempfile::tempfile().unwrap();
         rustix::io::write(&p.write, b"0123456789").unwrap();
         let mut off = 3u64;
-        let n = splice(&p.read, None, &file, Some(&mut off), 10, SpliceFlags::empty()).unwrap();
+        let n = splice(
+            &p.read,
+            None,
+            &file,
+            Some(&mut off),
+            10,
+            SpliceFlags::empty(),
+        )
+        .unwrap();
         assert_eq!((n, off), (10, 13));
         let mut out = [0u8; 16];
         let n = rustix::io::pread(&file, &mut out, 3).unwrap();
