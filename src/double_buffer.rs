@@ -29,7 +29,7 @@ use std::io;
 use std::os::fd::AsFd;
 
 use crate::buf::{Buffer, BufferOptions};
-use crate::sys::{SpliceFlags, fcntl_setpipe_size, vmsplice};
+use crate::sys::{SpliceFlags, ensure_write_end, fcntl_setpipe_size, vmsplice};
 use crate::units::Size;
 use crate::wait::{Direction, Wait, is_retryable, wait_ready};
 
@@ -58,9 +58,11 @@ pub enum Reuse {
     },
 }
 
-/// Two page-aligned halves vmspliced in turn into a pipe sized to one half.
+/// Two page-aligned halves vmspliced in turn into the write end `P` of a
+/// pipe sized to one half.
 #[derive(Debug)]
-pub struct DoubleBuffer {
+pub struct DoubleBuffer<P: AsFd> {
+    pipe: P,
     halves: Halves,
     half_len: usize,
     next: usize,
@@ -73,19 +75,21 @@ enum Halves {
     Contiguous(Buffer),
 }
 
-impl DoubleBuffer {
+impl<P: AsFd> DoubleBuffer<P> {
     /// Maps two halves of `half_len` bytes and sizes `pipe` to one half.
     ///
-    /// Fails when `half_len` is not a whole number of pages, or the kernel
+    /// Fails when `pipe` is not open for writing, `half_len` is not a whole
+    /// number of pages, or the kernel
     /// grants a different pipe size (it rounds up to a power-of-two number
     /// of pages, and caps at `/proc/sys/fs/pipe-max-size`).
     pub fn new(
-        pipe: impl AsFd,
+        pipe: P,
         half_len: usize,
         options: BufferOptions,
         layout: Layout,
         reuse: Reuse,
-    ) -> io::Result<DoubleBuffer> {
+    ) -> io::Result<DoubleBuffer<P>> {
+        ensure_write_end(&pipe)?;
         let page = rustix::param::page_size();
         if half_len == 0 || !half_len.is_multiple_of(page) {
             return Err(io::Error::new(
@@ -122,6 +126,7 @@ impl DoubleBuffer {
             Layout::Contiguous => Halves::Contiguous(Buffer::new(2 * half_len, options)?),
         };
         Ok(DoubleBuffer {
+            pipe,
             halves,
             half_len,
             next: 0,
@@ -166,33 +171,32 @@ impl DoubleBuffer {
     /// page boundary. A reader gone away gives an error of kind
     /// [`io::ErrorKind::BrokenPipe`]; retryable errors are retried, so a
     /// half is never left partly spliced on success.
-    pub fn splice_next(
-        &mut self,
-        pipe: impl AsFd,
-        len: usize,
-        wait: Wait,
-        gift: bool,
-    ) -> io::Result<()> {
-        let pipe = pipe.as_fd();
+    pub fn splice_next(&mut self, len: usize, wait: Wait, gift: bool) -> io::Result<()> {
         let page = rustix::param::page_size();
         let len = len.min(self.half_len);
         let mut done = 0;
         while done < len {
-            wait.before_call(pipe, Direction::Out)?;
+            wait.before_call(&self.pipe, Direction::Out)?;
             let mut flags = wait.splice_flags();
             if gift && done.is_multiple_of(page) && (len - done).is_multiple_of(page) {
                 flags |= SpliceFlags::GIFT;
             }
-            let half = &self.next_half()[done..len];
-            // SAFETY: GIFT is only passed for a page-aligned start and a
-            // whole number of pages (halves are page-aligned mappings), and
-            // this type leaves a half untouched until the pipe has let go
-            // of its pages (see the module documentation).
-            match unsafe { vmsplice(pipe, half, flags) } {
+            let half = match &self.halves {
+                Halves::Separate(halves) => &halves[self.next][done..len],
+                Halves::Contiguous(one) => {
+                    &one[self.next * self.half_len + done..self.next * self.half_len + len]
+                }
+            };
+            // SAFETY: `pipe` is a write end (checked in `new`); GIFT is only
+            // passed for a page-aligned start and a whole number of pages
+            // (halves are page-aligned mappings), and this type leaves a
+            // half untouched until the pipe has let go of its pages (see the
+            // module documentation).
+            match unsafe { vmsplice(&self.pipe, half, flags) } {
                 Ok(n) => done += n,
                 Err(err) if is_retryable(&err) => {
                     if !wait.is_busy() && err.kind() == io::ErrorKind::WouldBlock {
-                        wait_ready(pipe, Direction::Out)?;
+                        wait_ready(&self.pipe, Direction::Out)?;
                     }
                 }
                 Err(err) => return Err(err),
@@ -265,7 +269,7 @@ mod tests {
                 let mut sent = 0u64;
                 while sent < total {
                     fill_pattern(db.next_half(), sent);
-                    db.splice_next(&p.write, half, Wait::Block, false).unwrap();
+                    db.splice_next(half, Wait::Block, false).unwrap();
                     sent += half as u64;
                 }
                 reader.join().unwrap();

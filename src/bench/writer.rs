@@ -167,7 +167,7 @@ fn vmsplice_loop(out: std::os::fd::BorrowedFd<'_>, config: &WriterConfig, limit:
         if config.verify {
             fill_pattern(&mut db.next_half()[..len], sent);
         }
-        db.splice_next(out, len, config.wait, config.gift)
+        db.splice_next(len, config.wait, config.gift)
             .map_err(|e| (sent, vmsplice_refusal(e)))?;
         sent += len as u64;
     }

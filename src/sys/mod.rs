@@ -13,4 +13,4 @@ pub use facts::{SystemFacts, ThpMode};
 pub use pipe::{
     PipePair, fcntl_getpipe_size, fcntl_setpipe_size, pipe, pipe_max_size, set_nonblocking,
 };
-pub use splice::{SpliceFlags, splice, tee, vmsplice};
+pub use splice::{SpliceFlags, ensure_write_end, splice, tee, vmsplice};

@@ -39,30 +39,36 @@ pub fn splice(
 /// what the reader sees. [`crate::DoubleBuffer`] encodes the discipline that
 /// avoids this.
 ///
-/// Returns `EBADF` without calling the kernel when `fd` is not open for
-/// writing: on a read end, vmsplice would copy pipe data *into* `buf`.
-///
 /// # Safety
 ///
-/// With [`SpliceFlags::GIFT`], `buf` must start on a page boundary, its
+/// `fd` must be open for writing ([`ensure_write_end`] checks it): on a
+/// read end, vmsplice copies pipe data *into* `buf`, which is only
+/// borrowed for reading. With [`SpliceFlags::GIFT`], `buf` must start on a page boundary, its
 /// length must be a multiple of the page size, and its contents must never
 /// be modified after the call: the kernel may take the pages over.
 ///
 /// # References
 ///  - [vmsplice(2)](https://man7.org/linux/man-pages/man2/vmsplice.2.html)
 pub unsafe fn vmsplice(fd: impl AsFd, buf: &[u8], flags: SpliceFlags) -> io::Result<usize> {
-    let fd = fd.as_fd();
-    let access = fcntl_getfl(fd)? & OFlags::RWMODE;
-    if access != OFlags::WRONLY && access != OFlags::RDWR {
-        return Err(io::Error::from_raw_os_error(
-            rustix::io::Errno::BADF.raw_os_error(),
-        ));
-    }
     let iov = [IoSliceRaw::from_slice(buf)];
-    // SAFETY: `fd` is open for writing (checked above), so the kernel only
-    // reads from `buf`, which the shared borrow allows; the GIFT contract is
-    // the caller's, as documented in `# Safety`.
+    // SAFETY: the caller guarantees `fd` is open for writing, so the kernel
+    // only reads from `buf`, which the shared borrow allows; the GIFT
+    // contract is the caller's too (see `# Safety`).
     Ok(unsafe { rustix::pipe::vmsplice(fd, &iov, flags) }?)
+}
+
+/// Fails with `EBADF` unless `fd` is open for writing, the condition under
+/// which [`vmsplice`] only reads the caller's memory. Checked once, not on
+/// every call: a busy-looping writer makes millions of calls.
+pub fn ensure_write_end(fd: impl AsFd) -> io::Result<()> {
+    let access = fcntl_getfl(fd)? & OFlags::RWMODE;
+    if access == OFlags::WRONLY || access == OFlags::RDWR {
+        Ok(())
+    } else {
+        Err(io::Error::from_raw_os_error(
+            rustix::io::Errno::BADF.raw_os_error(),
+        ))
+    }
 }
 
 /// `tee(fd_in, fd_out, len, flags)`: duplicates up to `len` bytes from one
@@ -89,7 +95,7 @@ mod tests {
         let a = pipe().unwrap();
         let b = pipe().unwrap();
         let data = b"hello, pipes".to_vec();
-        // SAFETY: no GIFT flag.
+        // SAFETY: a write end, no GIFT flag.
         let n = unsafe { vmsplice(&a.write, &data, SpliceFlags::empty()) }.unwrap();
         assert_eq!(n, data.len());
         let n = tee(&a.read, &b.write, 64, SpliceFlags::empty()).unwrap();
@@ -102,10 +108,10 @@ mod tests {
     }
 
     #[test]
-    fn vmsplice_refuses_a_read_end() {
+    fn only_write_ends_may_be_vmspliced_into() {
         let p = pipe().unwrap();
-        // SAFETY: no GIFT flag.
-        let err = unsafe { vmsplice(&p.read, b"x", SpliceFlags::empty()) }.unwrap_err();
+        ensure_write_end(&p.write).unwrap();
+        let err = ensure_write_end(&p.read).unwrap_err();
         assert_eq!(
             err.raw_os_error(),
             Some(rustix::io::Errno::BADF.raw_os_error())
