@@ -28,13 +28,26 @@ pub struct BufferOptions {
     /// access (the blog's `--dont_touch_pages`). Otherwise every byte is set
     /// to `'X'`, which faults every page in.
     pub dont_touch: bool,
+    /// Bytes past a page boundary where the buffer starts (less than a
+    /// page; 0 for page-aligned). The blog's buffers come from `malloc`,
+    /// which places large blocks [`MALLOC_OFFSET`] bytes past a page
+    /// boundary: see [`crate::double_buffer`] for why that matters.
+    pub offset: usize,
 }
+
+/// Where glibc's `malloc` starts a block it serves with its own `mmap`
+/// (128 KiB and up): 16 bytes past the page boundary, after its chunk
+/// header. The blog's and `pipe_ref`'s buffers sit there.
+pub const MALLOC_OFFSET: usize = 16;
 
 /// A page-aligned anonymous mapping of `len` bytes.
 #[derive(Debug)]
 pub struct Buffer {
+    /// The first byte handed out: `map + offset`.
     ptr: NonNull<u8>,
     len: usize,
+    /// The start of the mapping, aligned.
+    map: NonNull<u8>,
     map_len: usize,
     huge_pages: bool,
 }
@@ -45,15 +58,25 @@ unsafe impl Send for Buffer {}
 unsafe impl Sync for Buffer {}
 
 impl Buffer {
-    /// Maps a buffer of `len` bytes (at least one page is mapped).
+    /// Maps a buffer of `len` bytes (at least one page is mapped), starting
+    /// `options.offset` bytes past an aligned boundary.
     pub fn new(len: usize, options: BufferOptions) -> io::Result<Buffer> {
         let page = rustix::param::page_size();
+        if options.offset >= page {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "buffer offset {} must be less than a page ({page} bytes)",
+                    options.offset
+                ),
+            ));
+        }
         let align = if options.huge_pages {
             HUGE_PAGE_SIZE
         } else {
             page
         };
-        let map_len = len.max(1).div_ceil(align) * align;
+        let map_len = (len + options.offset).max(1).div_ceil(align) * align;
         // Over-allocate by one alignment unit so an aligned start exists,
         // then give back the slop on both sides.
         let over_len = if options.huge_pages {
@@ -84,11 +107,15 @@ impl Buffer {
             // never handed out.
             unsafe { munmap((start + map_len) as *mut c_void, tail) }?;
         }
-        let ptr =
+        let map =
             NonNull::new(start as *mut u8).ok_or_else(|| io::Error::other("mmap returned null"))?;
+        // SAFETY: `offset < page <= map_len`, so the pointer stays inside
+        // the mapping.
+        let ptr = unsafe { map.add(options.offset) };
         let buffer = Buffer {
             ptr,
             len,
+            map,
             map_len,
             huge_pages: options.huge_pages,
         };
@@ -147,7 +174,7 @@ impl Buffer {
                 source: HugePageSource::NotRequested,
             });
         }
-        let addr = self.ptr.as_ptr() as usize;
+        let addr = self.map.as_ptr() as usize;
         let mapped_bytes = self.map_len as u64;
         // smaps speaks for the whole mapping and needs no privilege;
         // kpageflags only for the first page, and only for root.
@@ -259,15 +286,16 @@ impl Deref for Buffer {
     type Target = [u8];
 
     fn deref(&self) -> &[u8] {
-        // SAFETY: `ptr` points to `map_len >= len` readable bytes we own.
+        // SAFETY: `ptr` points to `len` readable bytes of our mapping
+        // (`offset + len <= map_len`).
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 }
 
 impl DerefMut for Buffer {
     fn deref_mut(&mut self) -> &mut [u8] {
-        // SAFETY: `ptr` points to `map_len >= len` writable bytes we own,
-        // and `&mut self` makes this the only access.
+        // SAFETY: `ptr` points to `len` writable bytes of our mapping
+        // (`offset + len <= map_len`), and `&mut self` makes this the only access.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 }
@@ -277,7 +305,7 @@ impl Drop for Buffer {
         // SAFETY: the range is our mapping and no borrow outlives `self`.
         // A pipe may still reference the pages: munmap only drops our
         // mapping, the kernel keeps the pages alive until it lets go.
-        let _ = unsafe { munmap(self.ptr.as_ptr().cast(), self.map_len) };
+        let _ = unsafe { munmap(self.map.as_ptr().cast(), self.map_len) };
     }
 }
 
@@ -291,6 +319,27 @@ mod tests {
         assert_eq!(b.as_ptr() as usize % rustix::param::page_size(), 0);
         assert_eq!(b.len(), 10_000);
         assert!(b.iter().all(|&c| c == b'X'));
+    }
+
+    #[test]
+    fn malloc_like_buffers_start_past_the_page_boundary() {
+        let page = rustix::param::page_size();
+        let options = BufferOptions {
+            offset: MALLOC_OFFSET,
+            ..Default::default()
+        };
+        let mut b = Buffer::new(2 * page, options).unwrap();
+        assert_eq!(b.as_ptr() as usize % page, MALLOC_OFFSET);
+        assert_eq!(b.len(), 2 * page);
+        // Every byte is ours to write, up to the last.
+        b[2 * page - 1] = b'y';
+        assert!(b[..2 * page - 1].iter().all(|&c| c == b'X'));
+        let too_far = BufferOptions {
+            offset: page,
+            ..Default::default()
+        };
+        let err = Buffer::new(page, too_far).unwrap_err();
+        assert!(err.to_string().contains("less than a page"), "{err}");
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::buf::BufferOptions;
+use crate::buf::{BufferOptions, MALLOC_OFFSET};
 use crate::double_buffer::Layout;
 use crate::sys::SystemFacts;
 use crate::units::MIB;
@@ -455,6 +455,9 @@ pub fn job_for(rung: Rung, config: &LadderConfig, facts: &SystemFacts) -> Result
         pipe_size: if vmsplice { None } else { pipe_size },
         buffer: BufferOptions {
             huge_pages: huge,
+            // The blog mallocs its buffers (see `double_buffer` for why the
+            // placement matters); huge pages must be 2 MiB aligned.
+            offset: if huge { 0 } else { MALLOC_OFFSET },
             ..BufferOptions::default()
         },
         check_huge_pages: huge,

@@ -162,6 +162,7 @@ fn wait_args(wait: Wait, args: &mut Vec<String>) {
 }
 
 fn buffer_args(b: BufferOptions, check: bool, args: &mut Vec<String>) {
+    args.extend(["--buf-offset".into(), b.offset.to_string()]);
     for (on, flag) in [
         (b.huge_pages, "--huge-page"),
         (check, "--check-huge-page"),

@@ -52,6 +52,11 @@ pub struct EndArgs {
     /// Pipe size to set with F_SETPIPE_SZ (vmsplice: always half the buffer).
     #[arg(long = "pipe-size", alias = "pipe_size", value_name = "SIZE", value_parser = usize_size)]
     pub pipe_size: Option<usize>,
+    /// Start the buffer BYTES past a page boundary. Default: 16 for the
+    /// writer (where malloc puts it, as in the blog), 0 with --huge-page or
+    /// --gift and for the reader.
+    #[arg(long = "buf-offset", value_name = "BYTES")]
+    pub buf_offset: Option<usize>,
     /// Put the buffer on 2 MiB transparent huge pages (aligned + MADV_HUGEPAGE).
     #[arg(long = "huge-page", visible_alias = "huge", alias = "huge_page")]
     pub huge_page: bool,

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use pipespeed::bench::reader::{ReadMethod, ReaderConfig, run_reader};
 use pipespeed::bench::writer::{WriteMethod, WriterConfig, run_writer};
-use pipespeed::buf::BufferOptions;
+use pipespeed::buf::{BufferOptions, MALLOC_OFFSET};
 use pipespeed::double_buffer::Layout;
 use pipespeed::sys::pin_to_cpu;
 use pipespeed::units::Size;
@@ -16,8 +16,9 @@ use pipespeed::wait::Wait;
 use crate::UsageError;
 use crate::args::{EndArgs, ReadArgs, WriteArgs};
 
-/// Checks the options both ends share and pins the process.
-fn prepare(end: &EndArgs) -> anyhow::Result<BufferOptions> {
+/// Checks the options both ends share and pins the process. `offset` is
+/// the buffer offset when `--buf-offset` is not given.
+fn prepare(end: &EndArgs, offset: usize) -> anyhow::Result<BufferOptions> {
     if end.buf_size == 0 {
         return Err(UsageError("--buf-size must be at least 1 byte".into()).into());
     }
@@ -34,11 +35,19 @@ fn prepare(end: &EndArgs) -> anyhow::Result<BufferOptions> {
         huge_pages: end.huge_page,
         lock: end.lock_memory,
         dont_touch: end.dont_touch_pages,
+        offset: end.buf_offset.unwrap_or(offset),
     })
 }
 
 pub fn write(args: WriteArgs) -> anyhow::Result<ExitCode> {
-    let buffer = prepare(&args.end)?;
+    // The blog mallocs its buffers; huge pages need 2 MiB alignment and
+    // SPLICE_F_GIFT whole pages.
+    let offset = if args.end.huge_page || args.end.gift {
+        0
+    } else {
+        MALLOC_OFFSET
+    };
+    let buffer = prepare(&args.end, offset)?;
     if args.vmsplice && args.end.pipe_size.is_some() {
         return Err(UsageError(
             "--pipe-size does not go with --vmsplice: the pipe is sized to half of --buf-size"
@@ -76,7 +85,7 @@ pub fn write(args: WriteArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn read(args: ReadArgs) -> anyhow::Result<ExitCode> {
-    let buffer = prepare(&args.end)?;
+    let buffer = prepare(&args.end, 0)?;
     let config = ReaderConfig {
         method: if args.splice {
             ReadMethod::Splice
