@@ -21,9 +21,10 @@
 //! and writer and reader take turns: one call fills the pipe, the writer
 //! sleeps, the reader empties it, the reader sleeps. With one piece more
 //! than the pipe holds, the writer always has a piece waiting when room
-//! appears, and the two ends overlap: on the project's VM `vmsplice ->
-//! splice` ran about 1.7x faster with `malloc`ed halves than with
-//! page-aligned ones (docs/ladder.md has the measurement).
+//! appears, and the two ends overlap. On the project's VM `vmsplice ->
+//! splice` ran 1.2x to 1.7x faster with `malloc`ed halves than with
+//! page-aligned ones (`bench/buf-offset.sh`; docs/ladder.md has the
+//! figures).
 //!
 //! # Limits
 //!
