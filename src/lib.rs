@@ -14,6 +14,10 @@
 //!   the kernel really granted huge pages.
 //! - [`double_buffer`]: the vmsplice double-buffer discipline in one type,
 //!   with its safety argument and its limits.
+//! - [`copy`](mod@copy): the copy engine: [`copy()`](copy::copy) moves every
+//!   byte from one descriptor to another by the fastest mechanism the
+//!   kernel accepts (copy_file_range, sendfile, splice, read/write),
+//!   falling back without losing a byte.
 //! - [`wait`]: blocking, polling and busy-looping ends.
 //! - [`verify`]: a checkable byte stream for `--verify`.
 //! - [`bench`](mod@bench): the writer and reader ends, and the ladder that runs them
@@ -28,6 +32,7 @@
 
 pub mod bench;
 pub mod buf;
+pub mod copy;
 pub mod double_buffer;
 pub mod report;
 pub mod sys;

@@ -1,0 +1,185 @@
+//! The mechanisms that move bytes inside the kernel: copy_file_range,
+//! sendfile, splice, and splice through an intermediate pipe.
+
+use std::io;
+use std::os::fd::BorrowedFd;
+
+use super::{Copier, Outcome, is_refusal};
+use crate::sys::{PipePair, SpliceFlags, copy_file_range, sendfile, splice};
+use crate::wait::{Direction, wait_ready};
+
+/// The most asked of the kernel in one call. Calls return after less
+/// (a pipe's capacity, for splice), so this only bounds the time between
+/// two returns.
+const CHUNK: usize = 64 << 20;
+
+impl Copier {
+    pub(super) fn copy_file_range(
+        &self,
+        src: BorrowedFd<'_>,
+        dst: BorrowedFd<'_>,
+        moved: &mut u64,
+    ) -> Outcome {
+        // A 0 before any byte moved is how some filesystems (procfs, and
+        // others without the method) say no.
+        self.kernel_loop(src, dst, moved, true, |want| {
+            copy_file_range(src, None, dst, None, want)
+        })
+    }
+
+    pub(super) fn sendfile(
+        &self,
+        src: BorrowedFd<'_>,
+        dst: BorrowedFd<'_>,
+        moved: &mut u64,
+    ) -> Outcome {
+        self.kernel_loop(src, dst, moved, false, |want| {
+            sendfile(dst, src, None, want)
+        })
+    }
+
+    pub(super) fn splice(
+        &self,
+        src: BorrowedFd<'_>,
+        dst: BorrowedFd<'_>,
+        moved: &mut u64,
+    ) -> Outcome {
+        self.kernel_loop(src, dst, moved, false, |want| {
+            splice(src, None, dst, None, want, SpliceFlags::empty())
+        })
+    }
+
+    /// One call after another until the input ends: `call(len)` moves at
+    /// most `len` bytes from `src` to `dst`.
+    fn kernel_loop(
+        &self,
+        src: BorrowedFd<'_>,
+        dst: BorrowedFd<'_>,
+        moved: &mut u64,
+        zero_first_refuses: bool,
+        mut call: impl FnMut(usize) -> io::Result<usize>,
+    ) -> Outcome {
+        let mut first = true;
+        loop {
+            let want = self.want(*moved, CHUNK);
+            if want == 0 {
+                return Outcome::Done;
+            }
+            match call(want) {
+                Ok(0) if first && zero_first_refuses => {
+                    return Outcome::Refused(io::Error::new(
+                        io::ErrorKind::Unsupported,
+                        "nothing copied: the filesystem may not support it",
+                    ));
+                }
+                Ok(0) => return Outcome::Done,
+                Ok(n) => {
+                    *moved += n as u64;
+                    first = false;
+                }
+                Err(err) => match err.kind() {
+                    io::ErrorKind::Interrupted => {}
+                    // Either end may be the one not ready: wait for both.
+                    io::ErrorKind::WouldBlock => {
+                        if let Err(err) = wait_ready(dst, Direction::Out)
+                            .and_then(|()| wait_ready(src, Direction::In))
+                        {
+                            return Outcome::Broke(err);
+                        }
+                    }
+                    _ if first && is_refusal(&err) => return Outcome::Refused(err),
+                    _ => return Outcome::Broke(err),
+                },
+            }
+        }
+    }
+
+    /// Splices `src` into the intermediate pipe and from there to `dst`,
+    /// for two descriptors neither of which is a pipe. What is in the
+    /// intermediate pipe when this returns is counted in `self.pending`
+    /// and written out by the fallback.
+    pub(super) fn splice_pipe(
+        &mut self,
+        src: BorrowedFd<'_>,
+        dst: BorrowedFd<'_>,
+        moved: &mut u64,
+    ) -> Outcome {
+        // Taken out of `self` for the loop, so `self` can still count.
+        let mid = match self.take_mid() {
+            Ok(pair) => pair,
+            Err(err) => return Outcome::Refused(err),
+        };
+        let outcome = self.splice_through(&mid, src, dst, moved);
+        self.mid = Some(mid);
+        outcome
+    }
+
+    fn splice_through(
+        &mut self,
+        mid: &PipePair,
+        src: BorrowedFd<'_>,
+        dst: BorrowedFd<'_>,
+        moved: &mut u64,
+    ) -> Outcome {
+        let (mut first_in, mut first_out) = (true, true);
+        loop {
+            if self.pending == 0 {
+                let want = self.want(*moved, CHUNK);
+                if want == 0 {
+                    return Outcome::Done;
+                }
+                match splice(src, None, &mid.write, None, want, SpliceFlags::empty()) {
+                    Ok(0) => return Outcome::Done,
+                    Ok(n) => {
+                        self.pending = n;
+                        first_in = false;
+                    }
+                    Err(err) => match err.kind() {
+                        io::ErrorKind::Interrupted => {}
+                        // The intermediate pipe is empty: the input is not
+                        // ready.
+                        io::ErrorKind::WouldBlock => {
+                            if let Err(err) = wait_ready(src, Direction::In) {
+                                return Outcome::Broke(err);
+                            }
+                        }
+                        _ if first_in && is_refusal(&err) => return Outcome::Refused(err),
+                        _ => return Outcome::Broke(err),
+                    },
+                }
+            }
+            while self.pending > 0 {
+                match splice(
+                    &mid.read,
+                    None,
+                    dst,
+                    None,
+                    self.pending,
+                    SpliceFlags::empty(),
+                ) {
+                    Ok(0) => {
+                        return Outcome::Broke(io::Error::new(
+                            io::ErrorKind::WriteZero,
+                            "splice moved nothing out of a non-empty pipe",
+                        ));
+                    }
+                    Ok(n) => {
+                        self.pending -= n;
+                        *moved += n as u64;
+                        first_out = false;
+                    }
+                    Err(err) => match err.kind() {
+                        io::ErrorKind::Interrupted => {}
+                        io::ErrorKind::WouldBlock => {
+                            if let Err(err) = wait_ready(dst, Direction::Out) {
+                                return Outcome::Broke(err);
+                            }
+                        }
+                        _ if first_out && is_refusal(&err) => return Outcome::Refused(err),
+                        _ => return Outcome::Broke(err),
+                    },
+                }
+            }
+        }
+    }
+}

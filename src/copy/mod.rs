@@ -1,0 +1,383 @@
+//! The copy engine: move every byte from one descriptor to another by the
+//! fastest mechanism the kernel accepts for that pair, falling back without
+//! losing, duplicating or reordering a byte.
+//!
+//! [`copy`] classifies both ends ([`FdKind`]) and chooses in one place
+//! ([`choose`]):
+//!
+//! | source -> destination | mechanism |
+//! | --- | --- |
+//! | regular file -> regular file | [`Mechanism::CopyFileRange`] (keeps reflinks and server-side copy), then [`Mechanism::Sendfile`] on `EXDEV` |
+//! | either end a pipe | [`Mechanism::Splice`] |
+//! | neither end a pipe (file, socket, device) | [`Mechanism::SplicePipe`]: splice through an intermediate pipe, made once and reused |
+//! | a terminal at either end, a regular file of 32 KiB or less, or one whose size says 0 (procfs) | [`Mechanism::ReadWrite`] |
+//!
+//! Pipes at either end, and the intermediate pipe, are enlarged to
+//! `/proc/sys/fs/pipe-max-size`: most of splice's speed comes from moving
+//! many pages per call.
+//!
+//! # Falling back
+//!
+//! A mechanism the kernel refuses on its first call (`EINVAL`, `ENOSYS`,
+//! `EXDEV`, `EOPNOTSUPP`, `EBADF` as on an `O_APPEND` target, `EPERM`, or a
+//! 0 from `copy_file_range` before any byte moved) is dropped silently for
+//! the next one. Any other error of a kernel-side mechanism, at any time,
+//! also hands over to read/write, which continues from exactly where the
+//! faster mechanism stopped (the file positions were advanced by what it
+//! moved, and whatever sits in the intermediate pipe is written first):
+//! read/write then meets the same error and can say whether the input or
+//! the output caused it ([`CopyError`]). `EPIPE` ends the copy at once.
+//! `EINTR` is always retried; `EAGAIN` on a non-blocking descriptor waits
+//! with `poll`, so nothing spins and nothing is dropped.
+//!
+//! Bytes are read until the input really ends, not until the size `fstat`
+//! gave: a file that grows while it is copied is copied to its new end.
+//!
+//! # Page references
+//!
+//! Splicing a file into a pipe passes references to its page-cache pages,
+//! not copies: if the file is written after the splice and before the
+//! reader consumes the pipe, the reader sees the new bytes. A caller for
+//! whom that matters sets [`CopyOptions::page_references`] to `false`, and
+//! files then go to pipes and sockets by read/write.
+
+mod kernel;
+mod rw;
+
+use std::fmt;
+use std::io;
+use std::os::fd::AsFd;
+
+use crate::buf::{Buffer, BufferOptions};
+use crate::sys::{FdInfo, FdKind, PipePair, fcntl_getpipe_size, fcntl_setpipe_size, fd_info};
+use crate::units::KIB;
+
+/// Regular files up to this size are copied by read/write, as GNU cat does:
+/// setting up a faster mechanism costs more than it saves.
+pub const SMALL_FILE: u64 = 32 * KIB;
+
+/// How bytes move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mechanism {
+    /// `copy_file_range(2)`, file to file inside the kernel.
+    CopyFileRange,
+    /// `sendfile(2)`, from a file inside the kernel.
+    Sendfile,
+    /// `splice(2)` directly, one end being a pipe.
+    Splice,
+    /// `splice(2)` into an intermediate pipe and out of it again.
+    SplicePipe,
+    /// `read(2)` into a buffer and `write(2)` out of it: works for
+    /// everything, copies every byte twice.
+    ReadWrite,
+}
+
+impl fmt::Display for Mechanism {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mechanism::CopyFileRange => "copy_file_range",
+            Mechanism::Sendfile => "sendfile",
+            Mechanism::Splice => "splice",
+            Mechanism::SplicePipe => "splice via a pipe",
+            Mechanism::ReadWrite => "read/write",
+        })
+    }
+}
+
+/// How [`Copier::copy`] works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CopyOptions {
+    /// Copy at most this many bytes.
+    pub limit: Option<u64>,
+    /// Start with this mechanism instead of choosing (for tests and
+    /// benchmarks); a refusal still falls back.
+    pub force: Option<Mechanism>,
+    /// Enlarge pipes at either end, and the intermediate pipe, to
+    /// `/proc/sys/fs/pipe-max-size` (never shrinks a pipe).
+    pub grow_pipes: bool,
+    /// Allow splicing a file into a pipe or socket, which passes page
+    /// references (see the module documentation).
+    pub page_references: bool,
+    /// Buffer size of read/write.
+    pub buf_size: usize,
+}
+
+impl Default for CopyOptions {
+    fn default() -> CopyOptions {
+        CopyOptions {
+            limit: None,
+            force: None,
+            grow_pipes: true,
+            page_references: true,
+            buf_size: 256 * KIB as usize,
+        }
+    }
+}
+
+/// A mechanism dropped during a copy, and why.
+#[derive(Debug)]
+pub struct Fallback {
+    /// The mechanism dropped.
+    pub from: Mechanism,
+    /// Bytes it had moved (0 when the kernel refused it outright).
+    pub moved: u64,
+    /// What the kernel said.
+    pub cause: io::Error,
+}
+
+/// What a copy did.
+#[derive(Debug)]
+pub struct Copied {
+    /// Bytes written to the destination.
+    pub bytes: u64,
+    /// The mechanism that finished the copy.
+    pub mechanism: Mechanism,
+    /// Mechanisms tried first and dropped, in order.
+    pub fallbacks: Vec<Fallback>,
+}
+
+/// Which end of a copy an error belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// Reading the source.
+    Input,
+    /// Writing the destination.
+    Output,
+}
+
+impl fmt::Display for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Side::Input => "read error",
+            Side::Output => "write error",
+        })
+    }
+}
+
+/// A copy that failed, with the side at fault and how far it got.
+#[derive(Debug, thiserror::Error)]
+#[error("{side}: {source}")]
+pub struct CopyError {
+    /// The end that failed.
+    pub side: Side,
+    /// Bytes written to the destination before the failure.
+    pub moved: u64,
+    /// The system's error.
+    #[source]
+    pub source: io::Error,
+}
+
+/// The mechanism [`Copier::copy`] starts with for a source and a
+/// destination: the one decision of the engine.
+pub fn choose(src: &FdInfo, dst: &FdInfo, options: &CopyOptions) -> Mechanism {
+    use FdKind::*;
+    let small_file = src.kind == Regular && src.size <= SMALL_FILE;
+    match (src.kind, dst.kind) {
+        // Terminals want each line as it comes; splice would not help.
+        (Tty, _) | (_, Tty) => Mechanism::ReadWrite,
+        _ if small_file => Mechanism::ReadWrite,
+        (Regular, Regular) => Mechanism::CopyFileRange,
+        (Regular, _) if !options.page_references => Mechanism::ReadWrite,
+        (Pipe, _) | (_, Pipe) => Mechanism::Splice,
+        (
+            Regular | Socket | CharDevice | BlockDevice,
+            Regular | Socket | CharDevice | BlockDevice,
+        ) => Mechanism::SplicePipe,
+        _ => Mechanism::ReadWrite,
+    }
+}
+
+/// Copies with the default options: see [`Copier`].
+pub fn copy(src: impl AsFd, dst: impl AsFd) -> Result<Copied, CopyError> {
+    Copier::new(CopyOptions::default()).copy(src, dst)
+}
+
+/// The copy engine, holding what it reuses from one copy to the next: the
+/// intermediate pipe and the read/write buffer, both made on first need.
+#[derive(Debug)]
+pub struct Copier {
+    options: CopyOptions,
+    mid: Option<PipePair>,
+    /// Bytes in the intermediate pipe not yet written out.
+    pending: usize,
+    buf: Option<Buffer>,
+}
+
+/// How a mechanism's loop ended.
+enum Outcome {
+    /// The input ended, or the limit was reached.
+    Done,
+    /// The kernel refused the mechanism on its first call.
+    Refused(io::Error),
+    /// Any other error, after `moved` bytes moved by this mechanism.
+    Broke(io::Error),
+}
+
+/// The errors that mean "this mechanism does not work for these two
+/// descriptors", when they come on the first call.
+fn is_refusal(err: &io::Error) -> bool {
+    use rustix::io::Errno;
+    [
+        Errno::INVAL,
+        Errno::NOSYS,
+        Errno::XDEV,
+        Errno::OPNOTSUPP,
+        Errno::BADF,
+        Errno::PERM,
+    ]
+    .iter()
+    .any(|e| err.raw_os_error() == Some(e.raw_os_error()))
+}
+
+impl Copier {
+    /// A copier; nothing is allocated until a copy needs it.
+    pub fn new(options: CopyOptions) -> Copier {
+        Copier {
+            options,
+            mid: None,
+            pending: 0,
+            buf: None,
+        }
+    }
+
+    /// The options.
+    pub fn options(&self) -> &CopyOptions {
+        &self.options
+    }
+
+    /// Copies from `src` to `dst`, from their current file positions, until
+    /// the input ends or [`CopyOptions::limit`] bytes are copied.
+    pub fn copy(&mut self, src: impl AsFd, dst: impl AsFd) -> Result<Copied, CopyError> {
+        let (src, dst) = (src.as_fd(), dst.as_fd());
+        let input = |source| CopyError {
+            side: Side::Input,
+            moved: 0,
+            source,
+        };
+        let output = |source| CopyError {
+            side: Side::Output,
+            moved: 0,
+            source,
+        };
+        let src_info = fd_info(src).map_err(input)?;
+        let dst_info = fd_info(dst).map_err(output)?;
+        let mut mechanism = self
+            .options
+            .force
+            .unwrap_or_else(|| choose(&src_info, &dst_info, &self.options));
+        if self.options.grow_pipes {
+            for (fd, info) in [(src, &src_info), (dst, &dst_info)] {
+                if info.kind == FdKind::Pipe {
+                    grow_pipe(fd);
+                }
+            }
+        }
+        let mut moved = 0u64;
+        let mut fallbacks = Vec::new();
+        loop {
+            let before = moved;
+            let outcome = match mechanism {
+                Mechanism::ReadWrite => {
+                    if let Err(err) = self.read_write(src, dst, &mut moved) {
+                        self.discard_pending();
+                        return Err(err);
+                    }
+                    Outcome::Done
+                }
+                Mechanism::CopyFileRange => self.copy_file_range(src, dst, &mut moved),
+                Mechanism::Sendfile => self.sendfile(src, dst, &mut moved),
+                Mechanism::Splice => self.splice(src, dst, &mut moved),
+                Mechanism::SplicePipe => self.splice_pipe(src, dst, &mut moved),
+            };
+            let cause = match outcome {
+                Outcome::Done => {
+                    return Ok(Copied {
+                        bytes: moved,
+                        mechanism,
+                        fallbacks,
+                    });
+                }
+                Outcome::Broke(err) if err.kind() == io::ErrorKind::BrokenPipe => {
+                    self.discard_pending();
+                    return Err(CopyError {
+                        side: Side::Output,
+                        moved,
+                        source: err,
+                    });
+                }
+                Outcome::Refused(err) | Outcome::Broke(err) => err,
+            };
+            let next = match (mechanism, cause.raw_os_error()) {
+                (Mechanism::CopyFileRange, Some(code))
+                    if code == rustix::io::Errno::XDEV.raw_os_error() =>
+                {
+                    Mechanism::Sendfile
+                }
+                _ => Mechanism::ReadWrite,
+            };
+            fallbacks.push(Fallback {
+                from: mechanism,
+                moved: moved - before,
+                cause,
+            });
+            mechanism = next;
+        }
+    }
+
+    /// Bytes still to copy under the limit, at most `chunk`.
+    fn want(&self, moved: u64, chunk: usize) -> usize {
+        match self.options.limit {
+            Some(limit) => (limit - moved - self.pending as u64).min(chunk as u64) as usize,
+            None => chunk,
+        }
+    }
+
+    /// The intermediate pipe, taken out of `self` (made and enlarged on
+    /// first use); the caller puts it back.
+    fn take_mid(&mut self) -> io::Result<PipePair> {
+        if let Some(pair) = self.mid.take() {
+            return Ok(pair);
+        }
+        let pair = crate::sys::pipe()?;
+        if self.options.grow_pipes {
+            grow_pipe(pair.write.as_fd());
+        }
+        Ok(pair)
+    }
+
+    /// Forgets bytes left in the intermediate pipe by a copy that failed,
+    /// so they cannot leak into the next copy: the pipe goes with them.
+    fn discard_pending(&mut self) {
+        if self.pending > 0 {
+            self.mid = None;
+            self.pending = 0;
+        }
+    }
+
+    /// The read/write buffer, made on first use.
+    fn buf(&mut self) -> io::Result<&mut Buffer> {
+        if self.buf.is_none() {
+            self.buf = Some(Buffer::new(
+                self.options.buf_size.max(1),
+                BufferOptions {
+                    dont_touch: true,
+                    ..Default::default()
+                },
+            )?);
+        }
+        Ok(self.buf.as_mut().expect("made above"))
+    }
+}
+
+/// Enlarges the pipe behind `fd` to `/proc/sys/fs/pipe-max-size` unless it
+/// is that large already. A refusal (the user's pipe budget is spent) only
+/// costs speed, so it is ignored.
+fn grow_pipe(fd: std::os::fd::BorrowedFd<'_>) {
+    let Ok(max) = crate::sys::pipe_max_size() else {
+        return;
+    };
+    if fcntl_getpipe_size(fd).is_ok_and(|size| size < max) {
+        let _ = fcntl_setpipe_size(fd, max);
+    }
+}

@@ -1,0 +1,87 @@
+//! read/write: the reference path that works for every pair of
+//! descriptors, and where every faster mechanism falls back to.
+
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
+
+use rustix::io::Errno;
+
+use super::{Copier, CopyError, Side};
+use crate::wait::{Direction, wait_ready};
+
+impl Copier {
+    /// Copies by read/write until the input ends or the limit is reached,
+    /// after writing out what an interrupted splice left in the
+    /// intermediate pipe.
+    pub(super) fn read_write(
+        &mut self,
+        src: BorrowedFd<'_>,
+        dst: BorrowedFd<'_>,
+        moved: &mut u64,
+    ) -> Result<(), CopyError> {
+        let fail = |side, source, moved: &u64| CopyError {
+            side,
+            moved: *moved,
+            source,
+        };
+        // The buffer is taken out of `self` for the loop, so that `self`
+        // can still answer `want`.
+        let mut buf = match self.buf() {
+            Ok(_) => self.buf.take().expect("made above"),
+            Err(err) => return Err(fail(Side::Input, err, moved)),
+        };
+        let result = (|| {
+            while self.pending > 0 {
+                let mid = self.mid.as_ref().expect("bytes are pending in it");
+                let len = self.pending.min(buf.len());
+                let n = read(mid.read.as_fd(), &mut buf[..len])
+                    .map_err(|e| fail(Side::Input, e, moved))?;
+                self.pending -= n;
+                write_all(dst, &buf[..n], moved).map_err(|e| fail(Side::Output, e, moved))?;
+            }
+            loop {
+                let want = self.want(*moved, buf.len());
+                if want == 0 {
+                    return Ok(());
+                }
+                let n = read(src, &mut buf[..want]).map_err(|e| fail(Side::Input, e, moved))?;
+                if n == 0 {
+                    return Ok(());
+                }
+                write_all(dst, &buf[..n], moved).map_err(|e| fail(Side::Output, e, moved))?;
+            }
+        })();
+        self.buf = Some(buf);
+        result
+    }
+}
+
+/// `read(2)`, retried on `EINTR`, waiting with `poll` on `EAGAIN`.
+pub(super) fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match rustix::io::read(fd, &mut *buf) {
+            Ok(n) => return Ok(n),
+            Err(Errno::INTR) => {}
+            Err(Errno::AGAIN) => wait_ready(fd, Direction::In)?,
+            Err(errno) => return Err(errno.into()),
+        }
+    }
+}
+
+/// Writes all of `buf`, counting into `moved` as the kernel accepts it,
+/// retried on `EINTR`, waiting with `poll` on `EAGAIN`.
+pub(super) fn write_all(fd: BorrowedFd<'_>, mut buf: &[u8], moved: &mut u64) -> io::Result<()> {
+    while !buf.is_empty() {
+        match rustix::io::write(fd, buf) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                *moved += n as u64;
+                buf = &buf[n..];
+            }
+            Err(Errno::INTR) => {}
+            Err(Errno::AGAIN) => wait_ready(fd, Direction::Out)?,
+            Err(errno) => return Err(errno.into()),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,149 @@
+//! What a file descriptor refers to, and the calls that copy between
+//! files inside the kernel.
+
+use std::io;
+use std::os::fd::AsFd;
+
+use rustix::fs::{FileType, fstat};
+
+/// What kind of file a descriptor refers to, as far as moving bytes is
+/// concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FdKind {
+    /// A regular file.
+    Regular,
+    /// A pipe or FIFO.
+    Pipe,
+    /// A socket.
+    Socket,
+    /// A terminal (a character device for which `isatty` holds).
+    Tty,
+    /// Any other character device (`/dev/null`, `/dev/zero`, ...).
+    CharDevice,
+    /// A block device.
+    BlockDevice,
+    /// A directory.
+    Directory,
+    /// Anything else (symbolic links opened with `O_PATH`, unknown types).
+    Other,
+}
+
+/// The facts about a descriptor that the copy engine and `cat` use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FdInfo {
+    /// What it is.
+    pub kind: FdKind,
+    /// `st_size`: meaningful for regular files only (0 for procfs files,
+    /// whose size is unknown until read).
+    pub size: u64,
+    /// `st_dev`.
+    pub dev: u64,
+    /// `st_ino`.
+    pub ino: u64,
+}
+
+impl FdInfo {
+    /// Whether both describe the same file (same device and inode).
+    pub fn same_file(&self, other: &FdInfo) -> bool {
+        self.dev == other.dev && self.ino == other.ino
+    }
+}
+
+/// `fstat(fd)` (and `isatty` for character devices), reduced to [`FdInfo`].
+///
+/// # References
+///  - [fstat(2)](https://man7.org/linux/man-pages/man2/fstat.2.html)
+#[doc(alias = "fstat")]
+pub fn fd_info(fd: impl AsFd) -> io::Result<FdInfo> {
+    let fd = fd.as_fd();
+    let st = fstat(fd)?;
+    let kind = match FileType::from_raw_mode(st.st_mode) {
+        FileType::RegularFile => FdKind::Regular,
+        FileType::Fifo => FdKind::Pipe,
+        FileType::Socket => FdKind::Socket,
+        FileType::CharacterDevice if rustix::termios::isatty(fd) => FdKind::Tty,
+        FileType::CharacterDevice => FdKind::CharDevice,
+        FileType::BlockDevice => FdKind::BlockDevice,
+        FileType::Directory => FdKind::Directory,
+        _ => FdKind::Other,
+    };
+    Ok(FdInfo {
+        kind,
+        size: u64::try_from(st.st_size).unwrap_or(0),
+        dev: st.st_dev,
+        ino: st.st_ino,
+    })
+}
+
+/// `copy_file_range(fd_in, off_in, fd_out, off_out, len, 0)`: copies up to
+/// `len` bytes between two files inside the kernel (a reflink or a
+/// server-side copy where the filesystem can). `None` offsets use and
+/// advance the file positions. Returns 0 at the end of the input, and also
+/// where a filesystem cannot say how long a file is (procfs).
+///
+/// # References
+///  - [copy_file_range(2)](https://man7.org/linux/man-pages/man2/copy_file_range.2.html)
+pub fn copy_file_range(
+    fd_in: impl AsFd,
+    off_in: Option<&mut u64>,
+    fd_out: impl AsFd,
+    off_out: Option<&mut u64>,
+    len: usize,
+) -> io::Result<usize> {
+    Ok(rustix::fs::copy_file_range(
+        fd_in, off_in, fd_out, off_out, len,
+    )?)
+}
+
+/// `sendfile(out_fd, in_fd, offset, count)`: copies up to `count` bytes
+/// from a file (anything that can be mapped into the page cache) to any
+/// descriptor inside the kernel. A `None` offset uses and advances the
+/// input's file position.
+///
+/// # References
+///  - [sendfile(2)](https://man7.org/linux/man-pages/man2/sendfile.2.html)
+pub fn sendfile(
+    out_fd: impl AsFd,
+    in_fd: impl AsFd,
+    offset: Option<&mut u64>,
+    count: usize,
+) -> io::Result<usize> {
+    Ok(rustix::fs::sendfile(out_fd, in_fd, offset, count)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Seek, Write};
+
+    #[test]
+    fn kinds_of_common_descriptors() {
+        let file = tempfile::tempfile().unwrap();
+        assert_eq!(fd_info(&file).unwrap().kind, FdKind::Regular);
+        let p = crate::sys::pipe().unwrap();
+        assert_eq!(fd_info(&p.read).unwrap().kind, FdKind::Pipe);
+        let null = std::fs::File::open("/dev/null").unwrap();
+        assert_eq!(fd_info(&null).unwrap().kind, FdKind::CharDevice);
+        let dir = std::fs::File::open("/").unwrap();
+        assert_eq!(fd_info(&dir).unwrap().kind, FdKind::Directory);
+        let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+        assert_eq!(fd_info(&a).unwrap().kind, FdKind::Socket);
+    }
+
+    #[test]
+    fn copy_file_range_and_sendfile_move_file_bytes() {
+        let mut src = tempfile::tempfile().unwrap();
+        src.write_all(b"0123456789").unwrap();
+        src.rewind().unwrap();
+        let dst = tempfile::tempfile().unwrap();
+        assert_eq!(copy_file_range(&src, None, &dst, None, 4).unwrap(), 4);
+        assert_eq!(sendfile(&dst, &src, None, 100).unwrap(), 6);
+        let info = fd_info(&dst).unwrap();
+        assert_eq!(info.size, 10);
+        assert!(info.same_file(&fd_info(&dst).unwrap()));
+        assert!(!info.same_file(&fd_info(&src).unwrap()));
+        let mut out = [0u8; 10];
+        rustix::io::pread(&dst, &mut out, 0).unwrap();
+        assert_eq!(&out, b"0123456789");
+    }
+}

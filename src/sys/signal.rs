@@ -1,0 +1,24 @@
+//! Signal dispositions.
+#![allow(unsafe_code)]
+
+use std::io;
+
+/// Restores the default action of `SIGPIPE` (terminate), which the Rust
+/// runtime sets to "ignore" before `main`.
+///
+/// GNU tools die of `SIGPIPE` when their reader goes away: the shell then
+/// sees status 141 and prints nothing. A drop-in replacement must too.
+/// With the default action, a write (or splice) to a pipe without readers
+/// kills the process instead of returning `EPIPE`.
+///
+/// # References
+///  - [signal(7)](https://man7.org/linux/man-pages/man7/signal.7.html)
+pub fn default_sigpipe() -> io::Result<()> {
+    // SAFETY: installing SIG_DFL runs no code of ours in signal context,
+    // and no other thread relies on SIGPIPE being ignored.
+    let previous = unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    if previous == libc::SIG_ERR {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
