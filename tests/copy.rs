@@ -1,0 +1,665 @@
+//! The copy engine through the library: every mechanism, forced, between
+//! every kind of descriptor we can build, at the boundary sizes; output
+//! must equal input whatever the kernel refuses.
+
+#![allow(clippy::unwrap_used)]
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::thread;
+
+use pipespeed::copy::{Copied, Copier, CopyOptions, Mechanism, Side, copy};
+use pipespeed::sys::{pipe, set_nonblocking};
+
+const SIZES: [usize; 9] = [
+    0,
+    1,
+    4095,
+    4096,
+    4097,
+    64 * 1024 - 1,
+    64 * 1024,
+    64 * 1024 + 1,
+    1024 * 1024 + 1,
+];
+
+const MECHANISMS: [Mechanism; 5] = [
+    Mechanism::CopyFileRange,
+    Mechanism::Sendfile,
+    Mechanism::Splice,
+    Mechanism::SplicePipe,
+    Mechanism::ReadWrite,
+];
+
+/// Bytes that show any loss, duplication or reordering: every 8-byte word
+/// holds its offset, then a byte tail.
+fn data(len: usize) -> Vec<u8> {
+    let mut v = Vec::with_capacity(len + 8);
+    let mut off = 0u64;
+    while v.len() < len {
+        v.extend_from_slice(&off.to_le_bytes());
+        off += 8;
+    }
+    v.truncate(len);
+    v
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Src {
+    File,
+    Pipe,
+    Socket,
+    /// /dev/zero with a length limit.
+    Zero,
+    /// A procfs file: size 0 in fstat, content only by reading.
+    Proc,
+    /// The terminal side of a pty in raw mode, with a length limit.
+    Pty,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Dst {
+    File,
+    Pipe,
+    Socket,
+    Null,
+    Pty,
+}
+
+fn tempfile_with(bytes: &[u8]) -> File {
+    let mut f = tempfile::tempfile().unwrap();
+    f.write_all(bytes).unwrap();
+    f.rewind().unwrap();
+    f
+}
+
+/// A pty pair, the terminal side in raw mode (no newline translation,
+/// no line editing): (controller, terminal).
+fn pty() -> (OwnedFd, File) {
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+    let controller = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).unwrap();
+    grantpt(&controller).unwrap();
+    unlockpt(&controller).unwrap();
+    let name = ptsname(&controller, Vec::new()).unwrap();
+    let terminal = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(name.to_str().unwrap())
+        .unwrap();
+    let mut t = rustix::termios::tcgetattr(&terminal).unwrap();
+    t.make_raw();
+    rustix::termios::tcsetattr(&terminal, rustix::termios::OptionalActions::Now, &t).unwrap();
+    (controller, terminal)
+}
+
+fn read_exactly(fd: impl AsFd, len: usize) -> Vec<u8> {
+    let mut out = vec![0u8; len];
+    let mut got = 0;
+    while got < len {
+        let n = rustix::io::read(&fd, &mut out[got..]).unwrap();
+        assert!(n > 0, "early end after {got} of {len}");
+        got += n;
+    }
+    out
+}
+
+fn read_to_end(fd: OwnedFd) -> Vec<u8> {
+    let mut out = Vec::new();
+    File::from(fd).read_to_end(&mut out).unwrap();
+    out
+}
+
+/// Copies `len` bytes of a `src` into a `dst`, starting with `force`:
+/// what arrived, what the input was, and the copy's report.
+fn run(src: Src, dst: Dst, len: usize, force: Option<Mechanism>) -> (Vec<u8>, Vec<u8>, Copied) {
+    let expected = match src {
+        Src::Zero => vec![0; len],
+        Src::Proc => std::fs::read("/proc/version").unwrap(),
+        _ => data(len),
+    };
+    let limit = matches!(src, Src::Zero | Src::Pty).then_some(len as u64);
+    let options = CopyOptions {
+        force,
+        limit,
+        ..CopyOptions::default()
+    };
+    let want = expected.len();
+    let (got, copied) = thread::scope(|s| {
+        let (input, feeder): (OwnedFd, Option<OwnedFd>) = match src {
+            Src::File => (tempfile_with(&expected).into(), None),
+            Src::Pipe => {
+                let p = pipe().unwrap();
+                (p.read, Some(p.write))
+            }
+            Src::Socket => {
+                let (a, b) = UnixStream::pair().unwrap();
+                (a.into(), Some(b.into()))
+            }
+            Src::Zero => (File::open("/dev/zero").unwrap().into(), None),
+            Src::Proc => (File::open("/proc/version").unwrap().into(), None),
+            Src::Pty => {
+                let (controller, terminal) = pty();
+                (terminal.into(), Some(controller))
+            }
+        };
+        // The feeder hands its end back instead of closing it: closing a
+        // pty's controller hangs the terminal up, and reads fail with EIO
+        // even while bytes are buffered. Pipes and sockets are closed by
+        // the feeder so that the copy sees the end of its input.
+        let keep_open = src == Src::Pty;
+        let feeding = feeder.map(|feeder| {
+            let bytes = &expected;
+            s.spawn(move || {
+                let mut f = File::from(feeder);
+                f.write_all(bytes).unwrap();
+                keep_open.then_some(f)
+            })
+        });
+        let (output, drain): (OwnedFd, Option<thread::ScopedJoinHandle<'_, Vec<u8>>>) = match dst {
+            Dst::File => (tempfile::tempfile().unwrap().into(), None),
+            Dst::Pipe => {
+                let p = pipe().unwrap();
+                let r = p.read;
+                (p.write, Some(s.spawn(move || read_to_end(r))))
+            }
+            Dst::Socket => {
+                let (a, b) = UnixStream::pair().unwrap();
+                (a.into(), Some(s.spawn(move || read_to_end(b.into()))))
+            }
+            Dst::Null => (File::create("/dev/null").unwrap().into(), None),
+            Dst::Pty => {
+                let (controller, terminal) = pty();
+                (
+                    terminal.into(),
+                    Some(s.spawn(move || read_exactly(controller, want))),
+                )
+            }
+        };
+        let copied = Copier::new(options).copy(&input, &output).unwrap();
+        drop(feeding.map(|f| f.join().unwrap()));
+        let got = match (dst, drain) {
+            (Dst::File, _) => {
+                let mut f = File::from(output);
+                f.seek(SeekFrom::Start(0)).unwrap();
+                let mut v = Vec::new();
+                f.read_to_end(&mut v).unwrap();
+                Some(v)
+            }
+            // Nothing to read back: the count is all there is.
+            (Dst::Null, _) => None,
+            (Dst::Pty, Some(drain)) => {
+                let got = drain.join().unwrap();
+                drop(output);
+                Some(got)
+            }
+            (_, Some(drain)) => {
+                drop(output);
+                Some(drain.join().unwrap())
+            }
+            (_, None) => unreachable!("every other destination is drained"),
+        };
+        (got, copied)
+    });
+    let got = got.unwrap_or_else(|| expected[..expected.len().min(copied.bytes as usize)].to_vec());
+    (got, expected, copied)
+}
+
+#[test]
+fn every_mechanism_between_every_kind_at_the_boundary_sizes() {
+    let srcs = [
+        Src::File,
+        Src::Pipe,
+        Src::Socket,
+        Src::Zero,
+        Src::Proc,
+        Src::Pty,
+    ];
+    let dsts = [Dst::File, Dst::Pipe, Dst::Socket, Dst::Null, Dst::Pty];
+    for src in srcs {
+        for dst in dsts {
+            for &len in &SIZES {
+                if src == Src::Proc && len != 0 {
+                    continue; // its size is its own
+                }
+                for force in std::iter::once(None).chain(MECHANISMS.map(Some)) {
+                    let (got, expected, copied) = run(src, dst, len, force);
+                    assert!(
+                        got == expected,
+                        "{src:?} -> {dst:?}, {len} bytes, forced {force:?}: {} bytes arrived, \
+                         {} expected, first difference at {:?} ({copied:?})",
+                        got.len(),
+                        expected.len(),
+                        got.iter().zip(&expected).position(|(a, b)| a != b)
+                    );
+                    assert_eq!(copied.bytes, expected.len() as u64, "{src:?} -> {dst:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_choice_follows_the_descriptor_kinds() {
+    let big = 1024 * 1024 + 1;
+    let cases = [
+        (Src::File, Dst::File, big, Mechanism::CopyFileRange),
+        (Src::File, Dst::Pipe, big, Mechanism::Splice),
+        (Src::Pipe, Dst::File, big, Mechanism::Splice),
+        (Src::Pipe, Dst::Pipe, big, Mechanism::Splice),
+        (Src::Socket, Dst::Pipe, big, Mechanism::Splice),
+        (Src::File, Dst::Socket, big, Mechanism::SplicePipe),
+        (Src::File, Dst::Null, big, Mechanism::SplicePipe),
+        (Src::Zero, Dst::File, big, Mechanism::SplicePipe),
+        // Small files, procfs files and terminals go by read/write.
+        (Src::File, Dst::Pipe, 32 * 1024, Mechanism::ReadWrite),
+        (Src::File, Dst::File, 1, Mechanism::ReadWrite),
+        (Src::Proc, Dst::Pipe, 0, Mechanism::ReadWrite),
+        (Src::File, Dst::Pty, big, Mechanism::ReadWrite),
+        (Src::Pty, Dst::Pipe, big, Mechanism::ReadWrite),
+    ];
+    for (src, dst, len, mechanism) in cases {
+        let (got, expected, copied) = run(src, dst, len, None);
+        assert!(
+            got == expected,
+            "{src:?} -> {dst:?}: {} of {} bytes, first difference at {:?}",
+            got.len(),
+            expected.len(),
+            got.iter().zip(&expected).position(|(a, b)| a != b)
+        );
+        assert_eq!(
+            copied.mechanism, mechanism,
+            "{src:?} -> {dst:?}, {len} bytes"
+        );
+        assert!(copied.fallbacks.is_empty(), "{copied:?}");
+    }
+}
+
+#[test]
+fn splice_between_two_non_pipes_is_refused_and_falls_back_silently() {
+    let (got, expected, copied) = run(Src::File, Dst::File, 100_000, Some(Mechanism::Splice));
+    assert!(got == expected);
+    assert_eq!(copied.mechanism, Mechanism::ReadWrite);
+    assert_eq!(copied.fallbacks.len(), 1);
+    assert_eq!(copied.fallbacks[0].from, Mechanism::Splice);
+    assert_eq!(copied.fallbacks[0].moved, 0);
+}
+
+#[test]
+fn an_append_only_target_falls_back_to_read_write() {
+    let input = data(200_000);
+    for force in [None, Some(Mechanism::Splice), Some(Mechanism::SplicePipe)] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log");
+        std::fs::write(&path, b"head").unwrap();
+        let target = OpenOptions::new().append(true).open(&path).unwrap();
+        let copied = {
+            let options = CopyOptions {
+                force,
+                ..CopyOptions::default()
+            };
+            let src = tempfile_with(&input);
+            Copier::new(options).copy(&src, &target).unwrap()
+        };
+        assert_eq!(copied.mechanism, Mechanism::ReadWrite, "{force:?}");
+        assert_eq!(copied.fallbacks.len(), 1, "{copied:?}");
+        let written = std::fs::read(&path).unwrap();
+        assert!(
+            written[..4] == *b"head" && written[4..] == input[..],
+            "{force:?}"
+        );
+    }
+    // From a pipe too: splice into an O_APPEND file is refused.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("log");
+    let target = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .unwrap();
+    let p = pipe().unwrap();
+    let copied = thread::scope(|s| {
+        let w = p.write;
+        let bytes = &input;
+        s.spawn(move || File::from(w).write_all(bytes).unwrap());
+        copy(&p.read, &target).unwrap()
+    });
+    assert_eq!(copied.mechanism, Mechanism::ReadWrite);
+    assert!(std::fs::read(&path).unwrap() == input);
+}
+
+#[test]
+fn across_filesystems_copy_file_range_gives_way_to_sendfile() {
+    // /dev/shm is a tmpfs; the temporary directory is elsewhere, or the
+    // test says so and checks the same-filesystem case instead.
+    let shm = tempfile::tempfile_in("/dev/shm").unwrap();
+    let input = data(300_000);
+    let mut src = shm;
+    src.write_all(&input).unwrap();
+    src.rewind().unwrap();
+    let target = tempfile::tempfile_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let copied = copy(&src, &target).unwrap();
+    let same_fs =
+        pipespeed::sys::fd_info(&src).unwrap().dev == pipespeed::sys::fd_info(&target).unwrap().dev;
+    if same_fs {
+        eprintln!("/dev/shm and the target directory share a filesystem: no EXDEV to test");
+        assert_eq!(copied.mechanism, Mechanism::CopyFileRange);
+    } else {
+        // Linux 5.19+ copies across filesystems itself for some pairs;
+        // where it refuses, sendfile must take over at once.
+        match copied.fallbacks.as_slice() {
+            [] => assert_eq!(copied.mechanism, Mechanism::CopyFileRange),
+            [f] => {
+                assert_eq!((f.from, f.moved), (Mechanism::CopyFileRange, 0));
+                assert_eq!(
+                    f.cause.raw_os_error(),
+                    Some(rustix::io::Errno::XDEV.raw_os_error())
+                );
+                assert_eq!(copied.mechanism, Mechanism::Sendfile);
+            }
+            more => panic!("unexpected fallbacks {more:?}"),
+        }
+    }
+    let mut target = target;
+    target.rewind().unwrap();
+    let mut out = Vec::new();
+    target.read_to_end(&mut out).unwrap();
+    assert!(out == input);
+}
+
+#[test]
+fn a_procfs_file_refuses_splice_and_still_arrives_whole() {
+    // fstat says 0 bytes; splice and sendfile say EINVAL on 6.x.
+    let expected = std::fs::read("/proc/self/status").unwrap();
+    let lines = |b: &[u8]| {
+        String::from_utf8_lossy(b)
+            .lines()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    for force in [
+        None,
+        Some(Mechanism::Splice),
+        Some(Mechanism::SplicePipe),
+        Some(Mechanism::Sendfile),
+    ] {
+        let src = File::open("/proc/self/status").unwrap();
+        let mut dst = tempfile::tempfile().unwrap();
+        let options = CopyOptions {
+            force,
+            ..CopyOptions::default()
+        };
+        let copied = Copier::new(options).copy(&src, &dst).unwrap();
+        dst.rewind().unwrap();
+        let mut got = Vec::new();
+        dst.read_to_end(&mut got).unwrap();
+        // The status of a live process changes (memory, switches), but
+        // not its shape: every line is there, starting with its name.
+        assert_eq!(
+            lines(&got).len(),
+            lines(&expected).len(),
+            "{force:?}: {copied:?}"
+        );
+        assert!(got.starts_with(b"Name:"), "{force:?}");
+        assert_eq!(copied.mechanism, Mechanism::ReadWrite, "{force:?}");
+    }
+}
+
+#[test]
+fn a_full_device_is_an_output_error() {
+    let src = tempfile_with(&data(200_000));
+    let full = OpenOptions::new().write(true).open("/dev/full").unwrap();
+    for force in [None, Some(Mechanism::ReadWrite), Some(Mechanism::Sendfile)] {
+        let mut src = src.try_clone().unwrap();
+        src.rewind().unwrap();
+        let options = CopyOptions {
+            force,
+            ..CopyOptions::default()
+        };
+        let err = Copier::new(options).copy(&src, &full).unwrap_err();
+        assert_eq!(err.side, Side::Output, "{force:?}: {err}");
+        assert_eq!(
+            err.source.kind(),
+            std::io::ErrorKind::StorageFull,
+            "{force:?}: {err}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "write error: No space left on device (os error 28)"
+        );
+    }
+}
+
+#[test]
+fn a_closed_reader_is_a_broken_pipe_on_output() {
+    // The test harness ignores SIGPIPE, as every Rust program does.
+    for src_kind in [Src::File, Src::Pipe] {
+        let p = pipe().unwrap();
+        drop(p.read);
+        let input = data(300_000);
+        let err = match src_kind {
+            Src::File => copy(tempfile_with(&input), &p.write).unwrap_err(),
+            _ => {
+                let q = pipe().unwrap();
+                File::from(q.write).write_all(&input[..1000]).unwrap();
+                copy(&q.read, &p.write).unwrap_err()
+            }
+        };
+        assert_eq!(err.side, Side::Output);
+        assert_eq!(err.source.kind(), std::io::ErrorKind::BrokenPipe);
+        assert_eq!(err.moved, 0);
+    }
+}
+
+#[test]
+fn a_directory_is_an_input_error() {
+    let dir = File::open(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let err = copy(&dir, File::create("/dev/null").unwrap()).unwrap_err();
+    assert_eq!(err.side, Side::Input);
+    assert_eq!(err.source.kind(), std::io::ErrorKind::IsADirectory);
+}
+
+#[test]
+fn non_blocking_ends_wait_instead_of_failing_or_dropping() {
+    let input = data(3 * 1024 * 1024 + 17);
+    for force in [
+        None,
+        Some(Mechanism::ReadWrite),
+        Some(Mechanism::SplicePipe),
+    ] {
+        let (a, b) = (pipe().unwrap(), pipe().unwrap());
+        for end in [&a.read, &a.write, &b.read, &b.write] {
+            set_nonblocking(end, true).unwrap();
+        }
+        let got = thread::scope(|s| {
+            let (w, r) = (a.write, b.read);
+            let bytes = &input;
+            s.spawn(move || {
+                // A slow producer: the copier finds its input empty often.
+                for chunk in bytes.chunks(100_000) {
+                    let mut rest = chunk;
+                    while !rest.is_empty() {
+                        match rustix::io::write(&w, rest) {
+                            Ok(n) => rest = &rest[n..],
+                            Err(rustix::io::Errno::AGAIN) => thread::yield_now(),
+                            Err(e) => panic!("{e}"),
+                        }
+                    }
+                    thread::sleep(std::time::Duration::from_millis(1));
+                }
+            });
+            let drain = s.spawn(move || {
+                set_nonblocking(&r, false).unwrap();
+                // A slow consumer too: its pipe fills up.
+                thread::sleep(std::time::Duration::from_millis(20));
+                read_to_end(r)
+            });
+            let options = CopyOptions {
+                force,
+                ..CopyOptions::default()
+            };
+            let copied = Copier::new(options).copy(&a.read, &b.write).unwrap();
+            assert_eq!(copied.bytes, input.len() as u64);
+            drop(b.write);
+            drain.join().unwrap()
+        });
+        assert!(got == input, "{force:?}");
+    }
+}
+
+#[test]
+fn a_limit_stops_exactly_there_and_leaves_the_rest() {
+    let input = data(1024 * 1024 + 1);
+    for force in std::iter::once(None).chain(MECHANISMS.map(Some)) {
+        for limit in [0, 1, 4096, 70_000, 1024 * 1024 + 1, 5 * 1024 * 1024] {
+            let mut src = tempfile_with(&input);
+            let mut dst = tempfile::tempfile().unwrap();
+            let options = CopyOptions {
+                force,
+                limit: Some(limit),
+                ..CopyOptions::default()
+            };
+            let copied = Copier::new(options).copy(&src, &dst).unwrap();
+            let n = (limit as usize).min(input.len());
+            assert_eq!(copied.bytes, n as u64, "{force:?} limit {limit}");
+            dst.rewind().unwrap();
+            let mut got = Vec::new();
+            dst.read_to_end(&mut got).unwrap();
+            assert!(got == input[..n], "{force:?} limit {limit}");
+            // The input's position is just past what was copied.
+            assert_eq!(
+                src.stream_position().unwrap(),
+                n as u64,
+                "{force:?} limit {limit}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_copier_reused_for_many_inputs_keeps_them_in_order() {
+    let inputs: Vec<Vec<u8>> = [0, 5, 70_000, 1, 2 * 1024 * 1024, 33_000]
+        .iter()
+        .map(|&n| data(n))
+        .collect();
+    let mut dst = tempfile::tempfile().unwrap();
+    let mut copier = Copier::new(CopyOptions::default());
+    let null = File::create("/dev/null").unwrap();
+    for input in &inputs {
+        copier.copy(tempfile_with(input), &dst).unwrap();
+        // An interleaved copy through the intermediate pipe leaves nothing behind.
+        copier.copy(tempfile_with(input), &null).unwrap();
+    }
+    dst.rewind().unwrap();
+    let mut got = Vec::new();
+    dst.read_to_end(&mut got).unwrap();
+    assert!(got == inputs.concat());
+}
+
+#[test]
+fn a_file_that_grows_while_copied_is_copied_to_its_new_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("growing");
+    let first = data(4 * 1024 * 1024);
+    std::fs::write(&path, &first).unwrap();
+    let src = File::open(&path).unwrap();
+    let p = pipe().unwrap();
+    let more = vec![b'+'; 300_000];
+    let got = thread::scope(|s| {
+        let r = p.read;
+        let (path, more) = (&path, &more);
+        let drain = s.spawn(move || {
+            // The copier cannot be done before this: the pipe holds at
+            // most 1 MiB of the 4.
+            let head = read_exactly(&r, 1);
+            OpenOptions::new()
+                .append(true)
+                .open(path)
+                .unwrap()
+                .write_all(more)
+                .unwrap();
+            [head, read_to_end(r)].concat()
+        });
+        let copied = copy(&src, &p.write).unwrap();
+        assert_eq!(copied.bytes, (first.len() + more.len()) as u64);
+        drop(p.write);
+        drain.join().unwrap()
+    });
+    assert!(got == [first, more].concat());
+}
+
+#[test]
+fn page_references_can_be_refused() {
+    let input = data(1024 * 1024);
+    let p = pipe().unwrap();
+    let options = CopyOptions {
+        page_references: false,
+        ..CopyOptions::default()
+    };
+    let copied = thread::scope(|s| {
+        let r = p.read;
+        let drain = s.spawn(move || read_to_end(r));
+        let copied = Copier::new(options)
+            .copy(tempfile_with(&input), &p.write)
+            .unwrap();
+        drop(p.write);
+        assert!(drain.join().unwrap() == input);
+        copied
+    });
+    assert_eq!(copied.mechanism, Mechanism::ReadWrite);
+}
+
+#[test]
+fn a_sparse_file_over_4_gib_arrives_whole() {
+    // Past 2^32 bytes, with data at the start, across the 4 GiB mark and
+    // at the end, and holes between.
+    let len: u64 = (4 << 30) + 64 * 1024 + 1;
+    let marks = [0u64, (4 << 30) - 3, len - 5000];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sparse");
+    let mut f = File::create(&path).unwrap();
+    f.set_len(len).unwrap();
+    let stamp = data(5000);
+    for &at in &marks {
+        f.seek(SeekFrom::Start(at)).unwrap();
+        f.write_all(&stamp).unwrap();
+    }
+    drop(f);
+    let expected_at = |pos: u64, out: &mut [u8]| {
+        out.fill(0);
+        for &at in &marks {
+            let (lo, hi) = (at.max(pos), (at + 5000).min(pos + out.len() as u64));
+            if lo < hi {
+                out[(lo - pos) as usize..(hi - pos) as usize]
+                    .copy_from_slice(&stamp[(lo - at) as usize..(hi - at) as usize]);
+            }
+        }
+    };
+    let p = pipe().unwrap();
+    let copied = thread::scope(|s| {
+        let r = File::from(p.read);
+        let checker = s.spawn(move || {
+            let mut r = std::io::BufReader::with_capacity(1 << 20, r);
+            let (mut pos, mut got, mut want) = (0u64, vec![0u8; 1 << 20], vec![0u8; 1 << 20]);
+            loop {
+                let n = r.read(&mut got).unwrap();
+                if n == 0 {
+                    return pos;
+                }
+                expected_at(pos, &mut want[..n]);
+                assert!(
+                    got[..n] == want[..n],
+                    "wrong bytes within [{pos}, {})",
+                    pos + n as u64
+                );
+                pos += n as u64;
+            }
+        });
+        let copied = copy(File::open(&path).unwrap(), &p.write).unwrap();
+        drop(p.write);
+        assert_eq!(checker.join().unwrap(), len);
+        copied
+    });
+    assert_eq!((copied.bytes, copied.mechanism), (len, Mechanism::Splice));
+}
