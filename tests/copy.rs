@@ -545,12 +545,18 @@ fn a_copier_reused_for_many_inputs_keeps_them_in_order() {
         .collect();
     let mut dst = tempfile::tempfile().unwrap();
     let mut copier = Copier::new(CopyOptions::default());
+    let progress = copier.progress();
     let null = File::create("/dev/null").unwrap();
     for input in &inputs {
         copier.copy(tempfile_with(input), &dst).unwrap();
         // An interleaved copy through the intermediate pipe leaves nothing behind.
         copier.copy(tempfile_with(input), &null).unwrap();
     }
+    let total: usize = inputs.iter().map(Vec::len).sum();
+    assert_eq!(
+        progress.load(std::sync::atomic::Ordering::Relaxed),
+        2 * total as u64
+    );
     dst.rewind().unwrap();
     let mut got = Vec::new();
     dst.read_to_end(&mut got).unwrap();

@@ -74,7 +74,7 @@ impl Copier {
                 }
                 Ok(0) => return Outcome::Done,
                 Ok(n) => {
-                    *moved += n as u64;
+                    self.count(moved, n);
                     first = false;
                 }
                 Err(err) => match err.kind() {
@@ -165,7 +165,7 @@ impl Copier {
                     }
                     Ok(n) => {
                         self.pending -= n;
-                        *moved += n as u64;
+                        self.count(moved, n);
                         first_out = false;
                     }
                     Err(err) => match err.kind() {

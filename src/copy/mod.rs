@@ -47,6 +47,8 @@ mod rw;
 use std::fmt;
 use std::io;
 use std::os::fd::AsFd;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::buf::{Buffer, BufferOptions};
 use crate::sys::{FdInfo, FdKind, PipePair, fcntl_getpipe_size, fcntl_setpipe_size, fd_info};
@@ -202,6 +204,7 @@ pub struct Copier {
     /// Bytes in the intermediate pipe not yet written out.
     pending: usize,
     buf: Option<Buffer>,
+    progress: Arc<AtomicU64>,
 }
 
 /// How a mechanism's loop ended.
@@ -238,12 +241,27 @@ impl Copier {
             mid: None,
             pending: 0,
             buf: None,
+            progress: Arc::new(AtomicU64::new(0)),
         }
     }
 
     /// The options.
     pub fn options(&self) -> &CopyOptions {
         &self.options
+    }
+
+    /// Bytes written to destinations by this copier so far, over all its
+    /// copies, updated after every system call that moved some: another
+    /// thread can read it to show progress while a copy runs, at the cost
+    /// of one relaxed atomic add per call to the copy.
+    pub fn progress(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.progress)
+    }
+
+    /// Counts `n` more bytes written.
+    fn count(&self, moved: &mut u64, n: usize) {
+        *moved += n as u64;
+        self.progress.fetch_add(n as u64, Ordering::Relaxed);
     }
 
     /// Copies from `src` to `dst`, from their current file positions, until

@@ -3,6 +3,7 @@
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustix::io::Errno;
 
@@ -37,7 +38,8 @@ impl Copier {
                 let n = read(mid.read.as_fd(), &mut buf[..len])
                     .map_err(|e| fail(Side::Input, e, moved))?;
                 self.pending -= n;
-                write_all(dst, &buf[..n], moved).map_err(|e| fail(Side::Output, e, moved))?;
+                write_all(dst, &buf[..n], moved, &self.progress)
+                    .map_err(|e| fail(Side::Output, e, moved))?;
             }
             loop {
                 let want = self.want(*moved, buf.len());
@@ -48,7 +50,8 @@ impl Copier {
                 if n == 0 {
                     return Ok(());
                 }
-                write_all(dst, &buf[..n], moved).map_err(|e| fail(Side::Output, e, moved))?;
+                write_all(dst, &buf[..n], moved, &self.progress)
+                    .map_err(|e| fail(Side::Output, e, moved))?;
             }
         })();
         self.buf = Some(buf);
@@ -68,14 +71,20 @@ pub(super) fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
     }
 }
 
-/// Writes all of `buf`, counting into `moved` as the kernel accepts it,
-/// retried on `EINTR`, waiting with `poll` on `EAGAIN`.
-pub(super) fn write_all(fd: BorrowedFd<'_>, mut buf: &[u8], moved: &mut u64) -> io::Result<()> {
+/// Writes all of `buf`, counting into `moved` and `progress` as the kernel
+/// accepts it, retried on `EINTR`, waiting with `poll` on `EAGAIN`.
+pub(super) fn write_all(
+    fd: BorrowedFd<'_>,
+    mut buf: &[u8],
+    moved: &mut u64,
+    progress: &AtomicU64,
+) -> io::Result<()> {
     while !buf.is_empty() {
         match rustix::io::write(fd, buf) {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
             Ok(n) => {
                 *moved += n as u64;
+                progress.fetch_add(n as u64, Ordering::Relaxed);
                 buf = &buf[n..];
             }
             Err(Errno::INTR) => {}
