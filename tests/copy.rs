@@ -245,10 +245,10 @@ fn the_choice_follows_the_descriptor_kinds() {
     let big = 1024 * 1024 + 1;
     let cases = [
         (Src::File, Dst::File, big, Mechanism::CopyFileRange),
-        (Src::File, Dst::Pipe, big, Mechanism::Splice),
-        (Src::Pipe, Dst::File, big, Mechanism::Splice),
+        (Src::File, Dst::Pipe, big, Mechanism::SplicePipe),
+        (Src::Pipe, Dst::File, big, Mechanism::SplicePipe),
         (Src::Pipe, Dst::Pipe, big, Mechanism::Splice),
-        (Src::Socket, Dst::Pipe, big, Mechanism::Splice),
+        (Src::Socket, Dst::Pipe, big, Mechanism::SplicePipe),
         (Src::File, Dst::Socket, big, Mechanism::SplicePipe),
         (Src::File, Dst::Null, big, Mechanism::SplicePipe),
         (Src::Zero, Dst::File, big, Mechanism::SplicePipe),
@@ -667,5 +667,8 @@ fn a_sparse_file_over_4_gib_arrives_whole() {
         assert_eq!(checker.join().unwrap(), len);
         copied
     });
-    assert_eq!((copied.bytes, copied.mechanism), (len, Mechanism::Splice));
+    assert_eq!(
+        (copied.bytes, copied.mechanism),
+        (len, Mechanism::SplicePipe)
+    );
 }
