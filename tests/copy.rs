@@ -672,3 +672,20 @@ fn a_sparse_file_over_4_gib_arrives_whole() {
         (len, Mechanism::SplicePipe)
     );
 }
+
+#[test]
+fn an_inspector_sees_every_byte_in_order() {
+    use std::sync::{Arc, Mutex};
+    let input = data(300_001);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut copier = Copier::new(CopyOptions::default());
+    let sink = Arc::clone(&seen);
+    copier.set_inspector(Some(Box::new(move |b| {
+        sink.lock().unwrap().extend_from_slice(b)
+    })));
+    let copied = copier
+        .copy(tempfile_with(&input), File::create("/dev/null").unwrap())
+        .unwrap();
+    assert_eq!(copied.mechanism, Mechanism::ReadWrite);
+    assert!(*seen.lock().unwrap() == input);
+}

@@ -206,7 +206,6 @@ pub fn copy(src: impl AsFd, dst: impl AsFd) -> Result<Copied, CopyError> {
 
 /// The copy engine, holding what it reuses from one copy to the next: the
 /// intermediate pipe and the read/write buffer, both made on first need.
-#[derive(Debug)]
 pub struct Copier {
     options: CopyOptions,
     mid: Option<PipePair>,
@@ -214,6 +213,22 @@ pub struct Copier {
     pending: usize,
     buf: Option<Buffer>,
     progress: Arc<AtomicU64>,
+    inspector: Option<Inspector>,
+}
+
+/// A function shown every byte copied, in order, before it is written.
+pub type Inspector = Box<dyn FnMut(&[u8]) + Send>;
+
+impl fmt::Debug for Copier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Copier")
+            .field("options", &self.options)
+            .field("mid", &self.mid)
+            .field("pending", &self.pending)
+            .field("progress", &self.progress)
+            .field("inspector", &self.inspector.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// How a mechanism's loop ended.
@@ -251,6 +266,7 @@ impl Copier {
             pending: 0,
             buf: None,
             progress: Arc::new(AtomicU64::new(0)),
+            inspector: None,
         }
     }
 
@@ -265,6 +281,13 @@ impl Copier {
     /// of one relaxed atomic add per call to the copy.
     pub fn progress(&self) -> Arc<AtomicU64> {
         Arc::clone(&self.progress)
+    }
+
+    /// Shows every byte copied from now on to `inspector` (to count lines,
+    /// say). The bytes then have to come through user memory: every copy
+    /// is made by read/write.
+    pub fn set_inspector(&mut self, inspector: Option<Inspector>) {
+        self.inspector = inspector;
     }
 
     /// Counts `n` more bytes written.
@@ -289,10 +312,12 @@ impl Copier {
         };
         let src_info = fd_info(src).map_err(input)?;
         let dst_info = fd_info(dst).map_err(output)?;
-        let mut mechanism = self
-            .options
-            .force
-            .unwrap_or_else(|| choose(&src_info, &dst_info, &self.options));
+        let mut mechanism = match (&self.inspector, self.options.force) {
+            // Only read/write sees the bytes.
+            (Some(_), _) => Mechanism::ReadWrite,
+            (None, Some(forced)) => forced,
+            (None, None) => choose(&src_info, &dst_info, &self.options),
+        };
         if self.options.grow_pipes {
             for (fd, info) in [(src, &src_info), (dst, &dst_info)] {
                 if info.kind == FdKind::Pipe {

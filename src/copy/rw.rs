@@ -50,6 +50,9 @@ impl Copier {
                 if n == 0 {
                     return Ok(());
                 }
+                if let Some(inspect) = &mut self.inspector {
+                    inspect(&buf[..n]);
+                }
                 write_all(dst, &buf[..n], moved, &self.progress)
                     .map_err(|e| fail(Side::Output, e, moved))?;
             }
