@@ -275,6 +275,11 @@ impl Copier {
         &self.options
     }
 
+    /// The options, to change between copies (a new limit for each, say).
+    pub fn options_mut(&mut self) -> &mut CopyOptions {
+        &mut self.options
+    }
+
     /// Bytes written to destinations by this copier so far, over all its
     /// copies, updated after every system call that moved some: another
     /// thread can read it to show progress while a copy runs, at the cost
