@@ -1,0 +1,1020 @@
+//! GNU cat's output formatting (`-b -E -n -s -T -v`) as a streaming
+//! transformation without I/O, and the quoting of file names in its
+//! messages.
+//!
+//! [`Formatter`] reproduces coreutils 9.1's `cat` byte for byte: its state
+//! (line number, blank-line count, a carriage return waiting for its line
+//! feed) carries across chunks and across files, so feeding it the files
+//! one after another in chunks of any size gives what GNU cat prints for
+//! the same files.
+//!
+//! # References
+//!  - [cat invocation](https://www.gnu.org/software/coreutils/manual/html_node/cat-invocation.html)
+//!  - coreutils `src/cat.c` (`cat`, `next_line_num`) and gnulib
+//!    `lib/quotearg.c` (`quotearg_buffer_restyled`), which this module
+//!    follows.
+
+/// GNU cat's formatting options.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FormatOptions {
+    /// `-n`: number all output lines.
+    pub number: bool,
+    /// `-b`: number nonempty output lines (overrides `-n`).
+    pub number_nonblank: bool,
+    /// `-s`: suppress repeated empty output lines.
+    pub squeeze_blank: bool,
+    /// `-E`: `$` at the end of each line (and `^M$` for CR LF).
+    pub show_ends: bool,
+    /// `-T`: TAB as `^I`.
+    pub show_tabs: bool,
+    /// `-v`: `^` and `M-` notation for bytes other than LF and TAB.
+    pub show_nonprinting: bool,
+}
+
+impl FormatOptions {
+    /// No option changes the bytes: the copy engine may be used.
+    pub fn is_plain(&self) -> bool {
+        *self == FormatOptions::default()
+    }
+}
+
+/// GNU cat's line counter: the number kept as text and incremented in
+/// place, so that printing it is one copy (coreutils' `next_line_num`).
+///
+/// GNU's buffer has 19 bytes: digits right-aligned up to `LAST`, then a
+/// TAB; `print` is where the printed text starts (six columns, or more
+/// for a longer number), `start` the first digit. Past 18 digits GNU puts
+/// a `>` in front and wraps; so does this. The last 16 bytes are kept in
+/// one `u128` (`low`, little-endian) and the first three in `high`: the
+/// common increment then adds to the `u128` and printing shifts it, where
+/// a byte store followed by a wide copy of the same bytes would wait for
+/// the store on every line.
+#[derive(Debug, Clone)]
+struct LineNumber {
+    low: u128,
+    high: [u8; 3],
+    start: usize,
+    print: usize,
+}
+
+impl LineNumber {
+    /// Bytes in GNU's buffer: 18 digits and a TAB.
+    const LEN: usize = 19;
+    /// Index of the last digit.
+    const LAST: usize = Self::LEN - 2;
+    /// Where `low` starts in the buffer.
+    const LOW: usize = Self::LEN - 16;
+    /// The bit of `low` where the last digit starts.
+    const LAST_SHIFT: u32 = 8 * (Self::LAST - Self::LOW) as u32;
+
+    /// The counter at 1: GNU starts at 0 and increments before printing;
+    /// this increments after printing.
+    fn new() -> LineNumber {
+        let mut buf = [b' '; Self::LEN];
+        buf[Self::LAST] = b'1';
+        buf[Self::LAST + 1] = b'\t';
+        let mut number = LineNumber {
+            low: 0,
+            high: [b' '; 3],
+            start: Self::LAST,
+            print: Self::LAST - 5,
+        };
+        number.set_buf(buf);
+        number
+    }
+
+    fn buf(&self) -> [u8; Self::LEN] {
+        let mut buf = [0; Self::LEN];
+        buf[..Self::LOW].copy_from_slice(&self.high);
+        buf[Self::LOW..].copy_from_slice(&self.low.to_le_bytes());
+        buf
+    }
+
+    fn set_buf(&mut self, buf: [u8; Self::LEN]) {
+        let (high, low) = buf.split_at(Self::LOW);
+        self.high.copy_from_slice(high);
+        let mut bytes = [0; 16];
+        bytes.copy_from_slice(low);
+        self.low = u128::from_le_bytes(bytes);
+    }
+
+    #[inline]
+    fn advance(&mut self) {
+        if ((self.low >> Self::LAST_SHIFT) as u8) < b'9' {
+            self.low += 1 << Self::LAST_SHIFT;
+        } else {
+            self.carry();
+        }
+    }
+
+    /// [`LineNumber::advance`] when the last digit is a 9: GNU's
+    /// `next_line_num` on the bytes.
+    fn carry(&mut self) {
+        let mut buf = self.buf();
+        let mut i = Self::LAST;
+        loop {
+            let digit = buf[i];
+            if digit < b'9' {
+                buf[i] = digit + 1;
+                self.set_buf(buf);
+                return;
+            }
+            buf[i] = b'0';
+            if i == self.start {
+                break;
+            }
+            i -= 1;
+        }
+        if self.start > 0 {
+            self.start -= 1;
+            buf[self.start] = b'1';
+        } else {
+            buf[0] = b'>';
+        }
+        self.print = self.print.min(self.start);
+        self.set_buf(buf);
+    }
+
+    /// The text printed for the current number.
+    #[cfg(test)]
+    fn text(&self) -> Vec<u8> {
+        self.buf()[self.print..].to_vec()
+    }
+
+    /// Appends the text printed for the current number.
+    #[inline]
+    fn append_to(&self, out: &mut Vec<u8>) {
+        match self.print.checked_sub(Self::LOW) {
+            Some(skip) => {
+                let text = self.low >> (8 * skip);
+                append_prefix(out, &text.to_le_bytes(), Self::LEN - self.print);
+            }
+            None => out.extend_from_slice(&self.buf()[self.print..]),
+        }
+    }
+}
+
+/// Appends the first `len` bytes of `block`: a copy of fixed size, which
+/// compiles to a few moves where a copy of `len` bytes would call
+/// `memcpy`, and a truncation. Most lines and line numbers are short, and
+/// that call cost more than the rest of the formatting.
+fn append_prefix<const N: usize>(out: &mut Vec<u8>, block: &[u8; N], len: usize) {
+    out.extend_from_slice(block);
+    out.truncate(out.len() - (N - len));
+}
+
+/// Streaming formatter; its state carries across chunks and across files
+/// exactly as GNU cat's does: line numbers continue from file to file, a
+/// last line without newline continues into the next file, and
+/// blank-line squeezing sees across files.
+///
+/// Inside a line, runs of bytes that stay as they are are found eight at
+/// a time ([`Specials`]) and copied at once; the bytes shown in `^` and
+/// `M-` notation come from a table.
+#[derive(Debug, Clone)]
+pub struct Formatter {
+    /// `-n` or `-b`.
+    number: bool,
+    number_nonblank: bool,
+    squeeze_blank: bool,
+    show_ends: bool,
+    /// What ends a line: `$\n` with `-E`, else `\n`, and its length.
+    line_end: [u8; 2],
+    line_end_len: usize,
+    /// The bytes that end a run inside a line.
+    specials: Specials,
+    /// GNU's `newlines`: -1 inside a line, else the number of empty lines
+    /// just ended (at most 2) at the start of a line.
+    newlines: i8,
+    /// A CR ended the last chunk with `-E` (without `-v`): `^M` if a LF
+    /// follows, else the CR itself.
+    pending_cr: bool,
+    line: LineNumber,
+    /// What each byte is shown as: up to four bytes, and how many.
+    notation: [[u8; 4]; 256],
+    notation_len: [u8; 256],
+    /// The bytes shown by the table: specials other than LF and `-E`'s CR.
+    shown: [bool; 256],
+}
+
+/// The bytes that end a run of bytes copied as they are.
+#[derive(Debug, Clone, Copy)]
+struct Specials {
+    /// TAB (`-T`).
+    tab: bool,
+    /// CR, which may be the CR of a CR LF (`-E` without `-v`).
+    cr: bool,
+    /// Control bytes, DEL and bytes with the high bit (`-v`).
+    nonprinting: bool,
+}
+
+impl Specials {
+    fn contains(self, b: u8) -> bool {
+        b == b'\n'
+            || (self.tab && b == b'\t')
+            || (self.cr && b == b'\r')
+            || (self.nonprinting && !(b' '..b'\x7f').contains(&b))
+    }
+}
+
+impl Formatter {
+    /// A formatter at the start of the first line.
+    pub fn new(options: FormatOptions) -> Formatter {
+        let specials = Specials {
+            tab: options.show_tabs,
+            cr: options.show_ends && !options.show_nonprinting,
+            nonprinting: options.show_nonprinting,
+        };
+        let mut notation = [[0; 4]; 256];
+        let mut notation_len = [1; 256];
+        let mut shown = [false; 256];
+        for byte in 0..=255u8 {
+            let i = usize::from(byte);
+            shown[i] = specials.contains(byte) && byte != b'\n' && !(specials.cr && byte == b'\r');
+            let mut text = Vec::with_capacity(4);
+            if shown[i] {
+                put_visible(byte, options.show_tabs, &mut text);
+            } else {
+                text.push(byte);
+            }
+            notation[i][..text.len()].copy_from_slice(&text);
+            notation_len[i] = text.len() as u8;
+        }
+        Formatter {
+            number: options.number || options.number_nonblank,
+            number_nonblank: options.number_nonblank,
+            squeeze_blank: options.squeeze_blank,
+            show_ends: options.show_ends,
+            line_end: if options.show_ends { *b"$\n" } else { *b"\n\n" },
+            line_end_len: if options.show_ends { 2 } else { 1 },
+            specials,
+            newlines: 0,
+            pending_cr: false,
+            line: LineNumber::new(),
+            notation,
+            notation_len,
+            shown,
+        }
+    }
+
+    /// Appends to `out` what GNU cat prints for `input`, given everything
+    /// formatted before.
+    pub fn format(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        let rest = input;
+        if self.pending_cr && !rest.is_empty() {
+            self.pending_cr = false;
+            out.extend_from_slice(if rest[0] == b'\n' { b"^M" } else { b"\r" });
+        }
+        out.reserve(input.len() + input.len() / 2 + 32);
+        // The options decide once which bytes are special; each set gets
+        // its own copy of the loop, without tests of the options inside.
+        let Specials {
+            tab,
+            cr,
+            nonprinting,
+        } = self.specials;
+        match (tab, cr, nonprinting) {
+            (false, false, false) => self.format_lines::<false, false, false>(rest, out),
+            (false, false, true) => self.format_lines::<false, false, true>(rest, out),
+            (false, true, false) => self.format_lines::<false, true, false>(rest, out),
+            (false, true, true) => self.format_lines::<false, true, true>(rest, out),
+            (true, false, false) => self.format_lines::<true, false, false>(rest, out),
+            (true, false, true) => self.format_lines::<true, false, true>(rest, out),
+            (true, true, false) => self.format_lines::<true, true, false>(rest, out),
+            (true, true, true) => self.format_lines::<true, true, true>(rest, out),
+        }
+    }
+
+    /// [`Formatter::format`] for one set of specials.
+    fn format_lines<const TAB: bool, const CR: bool, const NONPRINTING: bool>(
+        &mut self,
+        mut rest: &[u8],
+        out: &mut Vec<u8>,
+    ) {
+        // Neither -E, -T nor -v: the bytes of a line stay as they are.
+        let plain_lines = !(TAB || CR || NONPRINTING || self.show_ends);
+        while let Some(&first) = rest.first() {
+            if self.newlines >= 0 {
+                // At the start of a line.
+                if first == b'\n' {
+                    self.end_line(out);
+                    rest = &rest[1..];
+                    continue;
+                }
+                if self.number {
+                    self.put_number(out);
+                }
+                self.newlines = -1;
+            }
+            if plain_lines {
+                // The rest of the line and its LF, as they are.
+                match find_special::<TAB, CR, NONPRINTING>(rest) {
+                    Some(end) => {
+                        append_run(out, rest, end + 1);
+                        self.newlines = 0;
+                        rest = &rest[end + 1..];
+                    }
+                    None => {
+                        out.extend_from_slice(rest);
+                        rest = &[];
+                    }
+                }
+                continue;
+            }
+            let Some(at) = find_special::<TAB, CR, NONPRINTING>(rest) else {
+                out.extend_from_slice(rest);
+                break;
+            };
+            append_run(out, rest, at);
+            rest = &rest[at..];
+            match rest[0] {
+                b'\n' => {
+                    // The end of a nonempty line: nothing to number or
+                    // squeeze (the long way is `end_line`).
+                    self.newlines = 0;
+                    append_prefix(out, &self.line_end, self.line_end_len);
+                    rest = &rest[1..];
+                }
+                b'\r' if CR => {
+                    // GNU 9.1 shows the CR of a CR LF as ^M with -E.
+                    match rest.get(1) {
+                        Some(b'\n') => out.extend_from_slice(b"^M"),
+                        Some(_) => out.push(b'\r'),
+                        None => self.pending_cr = true,
+                    }
+                    rest = &rest[1..];
+                }
+                _ => {
+                    let mut shown = 0;
+                    for &byte in rest {
+                        let i = usize::from(byte);
+                        if !self.shown[i] {
+                            break;
+                        }
+                        append_prefix(out, &self.notation[i], usize::from(self.notation_len[i]));
+                        shown += 1;
+                    }
+                    rest = &rest[shown..];
+                }
+            }
+        }
+    }
+
+    /// Appends what is still held back: a CR that ended the input. Call
+    /// once, after the last file.
+    pub fn finish(&mut self, out: &mut Vec<u8>) {
+        if self.pending_cr {
+            self.pending_cr = false;
+            out.push(b'\r');
+        }
+    }
+
+    #[inline]
+    fn put_number(&mut self, out: &mut Vec<u8>) {
+        self.line.append_to(out);
+        self.line.advance();
+    }
+
+    /// A LF: numbered if it ends an empty line (`-n`), dropped if it ends
+    /// the second empty line in a row (`-s`).
+    #[inline]
+    fn end_line(&mut self, out: &mut Vec<u8>) {
+        self.newlines += 1;
+        if self.newlines > 0 {
+            if self.newlines >= 2 {
+                self.newlines = 2;
+                if self.squeeze_blank {
+                    return;
+                }
+            }
+            if self.number && !self.number_nonblank {
+                self.put_number(out);
+            }
+        }
+        if self.show_ends {
+            out.push(b'$');
+        }
+        out.push(b'\n');
+    }
+}
+
+/// Appends `rest[..len]`, with one copy of fixed size when it is short.
+#[inline]
+fn append_run(out: &mut Vec<u8>, rest: &[u8], len: usize) {
+    match rest.first_chunk::<16>() {
+        Some(block) if len <= 16 => append_prefix(out, block, len),
+        _ => out.extend_from_slice(&rest[..len]),
+    }
+}
+
+const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+
+/// Marks the zero bytes of `x`: the lowest byte of the result with its
+/// high bit set is the first zero byte of `x` (a borrow only disturbs the
+/// bytes above it; higher marks may be false).
+fn zero_bytes(x: u64) -> u64 {
+    x.wrapping_sub(ONES) & !x & HIGHS
+}
+
+/// The same for the bytes of `x` below `n` (`n` at most 0x80).
+fn bytes_below(x: u64, n: u8) -> u64 {
+    x.wrapping_sub(ONES * u64::from(n)) & !x & HIGHS
+}
+
+/// The index of the first special byte in `bytes` (LF and the
+/// [`Specials`] given as `TAB`, `CR` and `NONPRINTING`), eight bytes at a
+/// time. The lowest mark of each test is exact, so the lowest of all of
+/// them is the first special byte. No branch depends on where in a word it
+/// is.
+#[inline]
+fn find_special<const TAB: bool, const CR: bool, const NONPRINTING: bool>(
+    bytes: &[u8],
+) -> Option<usize> {
+    let specials = Specials {
+        tab: TAB,
+        cr: CR,
+        nonprinting: NONPRINTING,
+    };
+    let repeat = |b: u8| u64::from_le_bytes([b; 8]);
+    let (words, tail) = bytes.as_chunks::<8>();
+    for (i, word) in words.iter().enumerate() {
+        let x = u64::from_le_bytes(*word);
+        let mut marks = zero_bytes(x ^ repeat(b'\n'));
+        if TAB {
+            marks |= zero_bytes(x ^ repeat(b'\t'));
+        }
+        if CR {
+            marks |= zero_bytes(x ^ repeat(b'\r'));
+        }
+        if NONPRINTING {
+            marks |= (x & HIGHS) | bytes_below(x, b' ') | zero_bytes(x ^ repeat(0x7f));
+        }
+        if marks != 0 {
+            return Some(i * 8 + (marks.trailing_zeros() / 8) as usize);
+        }
+    }
+    let offset = words.len() * 8;
+    tail.iter()
+        .position(|&b| specials.contains(b))
+        .map(|i| offset + i)
+}
+
+/// A byte in `-v` notation: TAB as is unless `show_tabs`, control bytes as
+/// `^X`, DEL as `^?`, bytes with the high bit as `M-` and the rest.
+fn put_visible(byte: u8, show_tabs: bool, out: &mut Vec<u8>) {
+    if byte == b'\t' && !show_tabs {
+        out.push(byte);
+        return;
+    }
+    let mut low = byte;
+    if byte >= 0x80 {
+        out.extend_from_slice(b"M-");
+        low = byte - 0x80;
+    }
+    match low {
+        0..=31 => out.extend_from_slice(&[b'^', low + 64]),
+        127 => out.extend_from_slice(b"^?"),
+        _ => out.push(low),
+    }
+}
+
+/// A file name as GNU tools quote it in a diagnostic (gnulib's `quotef`:
+/// the `shell-escape` quoting style, with `:` quoted too): as is when
+/// nothing in it is special to a shell or a message, else in single quotes,
+/// with `$'\n'`-style escapes for unprintable bytes, or in double quotes
+/// when that avoids escaping a single quote.
+///
+/// `multibyte` says whether the locale's character set is UTF-8 (as in
+/// `C.UTF-8`): printable non-ASCII characters then stay as they are. A
+/// character counts as printable unless it is a control character or a
+/// line or paragraph separator (GNU also escapes unassigned code points,
+/// which this does not know).
+pub fn quote_file_name(name: &[u8], multibyte: bool) -> Vec<u8> {
+    if !needs_quotes(name, multibyte) {
+        return name.to_vec();
+    }
+    let quoted = ShellQuoted::new(name, multibyte);
+    if quoted.single_quote && quoted.all_compatible {
+        // Plain text with an apostrophe: "it's" rather than 'it'\''s'.
+        let mut out = Vec::with_capacity(name.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(name);
+        out.push(b'"');
+        return out;
+    }
+    quoted.text
+}
+
+/// Bytes no quoting style treats specially.
+fn is_safe(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || b"%+,-./:]_".contains(&c)
+}
+
+/// One character of a name: its length in bytes and whether it is
+/// printable. Invalid or truncated UTF-8 is one unprintable byte, or (cut
+/// short by the end of the name) all the bytes left.
+fn next_char(rest: &[u8], multibyte: bool) -> (usize, bool) {
+    let c = rest[0];
+    if !multibyte || c.is_ascii() {
+        return (1, (b' '..b'\x7f').contains(&c));
+    }
+    // A character is at most 4 bytes long.
+    let rest = &rest[..rest.len().min(4)];
+    match std::str::from_utf8(rest) {
+        Ok(text) => char_of(text),
+        Err(err) if err.valid_up_to() > 0 => {
+            char_of(std::str::from_utf8(&rest[..err.valid_up_to()]).unwrap_or_default())
+        }
+        Err(err) => match err.error_len() {
+            Some(_) => (1, false),
+            None => (rest.len(), false),
+        },
+    }
+}
+
+fn char_of(text: &str) -> (usize, bool) {
+    match text.chars().next() {
+        // Line and paragraph separators are not printable for glibc either.
+        Some(ch) => (
+            ch.len_utf8(),
+            !ch.is_control() && !matches!(ch, '\u{2028}' | '\u{2029}'),
+        ),
+        None => (1, false),
+    }
+}
+
+/// gnulib's first pass (`shell-escape` with outer quotes elided): whether
+/// anything forces quoting.
+fn needs_quotes(name: &[u8], multibyte: bool) -> bool {
+    if name.is_empty() {
+        return true;
+    }
+    let mut i = 0;
+    while i < name.len() {
+        let c = name[i];
+        let special = match c {
+            b'\x07' | b'\x08' | b'\x0b' | b'\x0c' | b'\n' | b'\r' | b'\t' | b'\\' | b'?' => true,
+            b'{' | b'}' => name.len() == 1,
+            b'#' | b'~' => i == 0,
+            b' ' | b'!' | b'"' | b'$' | b'&' | b'(' | b')' | b'*' | b';' | b'<' | b'=' | b'>'
+            | b'[' | b'^' | b'`' | b'|' | b'\'' | b':' => true,
+            _ if is_safe(c) => false,
+            _ => {
+                let (len, printable) = next_char(&name[i..], multibyte);
+                if !printable {
+                    return true;
+                }
+                i += len;
+                continue;
+            }
+        };
+        if special {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// gnulib's `shell-escape-always` pass: the name in single quotes, with
+/// `'$'\ooo'`-style escapes, and what decides whether double quotes do
+/// better.
+struct ShellQuoted {
+    text: Vec<u8>,
+    /// The name has a `'`.
+    single_quote: bool,
+    /// Every character would read the same in double quotes.
+    all_compatible: bool,
+}
+
+impl ShellQuoted {
+    fn new(name: &[u8], multibyte: bool) -> ShellQuoted {
+        let mut q = ShellQuoted {
+            text: Vec::with_capacity(name.len() + 8),
+            single_quote: false,
+            all_compatible: true,
+        };
+        // Inside a $'...' escape started by an earlier byte.
+        let mut in_escape = false;
+        q.text.push(b'\'');
+        let mut i = 0;
+        while i < name.len() {
+            let c = name[i];
+            let escape = match c {
+                b'\x07' => Some(b'a'),
+                b'\x08' => Some(b'b'),
+                b'\x0c' => Some(b'f'),
+                b'\x0b' => Some(b'v'),
+                b'\n' => Some(b'n'),
+                b'\r' => Some(b'r'),
+                b'\t' => Some(b't'),
+                _ => None,
+            };
+            if let Some(esc) = escape {
+                q.start_escape(&mut in_escape);
+                q.text.push(esc);
+                q.all_compatible = false;
+                i += 1;
+                continue;
+            }
+            let compatible = match c {
+                b'{' | b'}' => name.len() == 1,
+                b'#' | b'~' => i == 0,
+                b' ' => true,
+                b'\'' => {
+                    q.single_quote = true;
+                    q.text.extend_from_slice(b"'\\'");
+                    in_escape = false;
+                    true
+                }
+                _ if is_safe(c) => true,
+                b'!' | b'"' | b'$' | b'&' | b'(' | b')' | b'*' | b';' | b'<' | b'=' | b'>'
+                | b'[' | b'^' | b'`' | b'|' | b'?' | b'\\' => false,
+                _ => {
+                    let (len, printable) = next_char(&name[i..], multibyte);
+                    if printable {
+                        q.end_escape(&mut in_escape);
+                        q.text.extend_from_slice(&name[i..i + len]);
+                    } else {
+                        for &byte in &name[i..i + len] {
+                            q.start_escape(&mut in_escape);
+                            q.text.extend_from_slice(&[
+                                b'0' + (byte >> 6),
+                                b'0' + ((byte >> 3) & 7),
+                                b'0' + (byte & 7),
+                            ]);
+                        }
+                        q.all_compatible = false;
+                    }
+                    q.all_compatible &= printable;
+                    i += len;
+                    continue;
+                }
+            };
+            q.end_escape(&mut in_escape);
+            q.text.push(c);
+            q.all_compatible &= compatible;
+            i += 1;
+        }
+        q.text.push(b'\'');
+        q
+    }
+
+    fn start_escape(&mut self, in_escape: &mut bool) {
+        if !*in_escape {
+            self.text.extend_from_slice(b"'$'");
+            *in_escape = true;
+        }
+        self.text.push(b'\\');
+    }
+
+    fn end_escape(&mut self, in_escape: &mut bool) {
+        if *in_escape {
+            self.text.extend_from_slice(b"''");
+            *in_escape = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(flags: &str) -> FormatOptions {
+        let mut o = FormatOptions::default();
+        for flag in flags.chars() {
+            match flag {
+                'n' => o.number = true,
+                'b' => o.number_nonblank = true,
+                's' => o.squeeze_blank = true,
+                'E' => o.show_ends = true,
+                'T' => o.show_tabs = true,
+                'v' => o.show_nonprinting = true,
+                'A' => {
+                    o.show_nonprinting = true;
+                    o.show_ends = true;
+                    o.show_tabs = true;
+                }
+                _ => panic!("no option {flag}"),
+            }
+        }
+        o
+    }
+
+    /// What cat prints for `chunks`, fed one after another.
+    fn cat(flags: &str, chunks: &[&[u8]]) -> Vec<u8> {
+        let mut f = Formatter::new(options(flags));
+        let mut out = Vec::new();
+        for chunk in chunks {
+            f.format(chunk, &mut out);
+        }
+        f.finish(&mut out);
+        out
+    }
+
+    fn text(bytes: Vec<u8>) -> String {
+        String::from_utf8(bytes).unwrap()
+    }
+
+    #[test]
+    fn plain_means_no_option_changes_bytes() {
+        assert!(FormatOptions::default().is_plain());
+        for flag in ["n", "b", "s", "E", "T", "v"] {
+            assert!(!options(flag).is_plain(), "{flag}");
+        }
+    }
+
+    #[test]
+    fn numbers_every_line_in_six_columns() {
+        assert_eq!(
+            text(cat("n", &[b"a\n\nb"])),
+            "     1\ta\n     2\t\n     3\tb"
+        );
+    }
+
+    #[test]
+    fn number_nonblank_skips_empty_lines_and_overrides_number() {
+        let expected = "     1\ta\n\n     2\tb\n";
+        assert_eq!(text(cat("b", &[b"a\n\nb\n"])), expected);
+        assert_eq!(text(cat("nb", &[b"a\n\nb\n"])), expected);
+    }
+
+    #[test]
+    fn numbers_grow_past_six_digits_as_gnu_does() {
+        let mut n = LineNumber::new();
+        assert_eq!(n.text(), b"     1\t");
+        for _ in 1..999_999 {
+            n.advance();
+        }
+        assert_eq!(n.text(), b"999999\t");
+        n.advance();
+        assert_eq!(n.text(), b"1000000\t");
+        let mut out = b"x".to_vec();
+        n.append_to(&mut out);
+        assert_eq!(out, b"x1000000\t");
+    }
+
+    #[test]
+    fn numbers_past_fifteen_digits_print_in_full() {
+        let mut n = LineNumber::new();
+        let mut buf = n.buf();
+        buf[..=LineNumber::LAST].copy_from_slice(b"   999999999999999");
+        n.set_buf(buf);
+        n.start = 3;
+        n.print = 3;
+        let mut out = Vec::new();
+        n.append_to(&mut out);
+        assert_eq!(out, b"999999999999999\t");
+        n.advance();
+        assert_eq!(n.text(), b"1000000000000000\t");
+        let mut out = Vec::new();
+        n.append_to(&mut out);
+        assert_eq!(out, b"1000000000000000\t");
+    }
+
+    #[test]
+    fn numbers_past_eighteen_digits_wrap_behind_a_marker() {
+        let mut n = LineNumber::new();
+        let mut buf = n.buf();
+        buf[..=LineNumber::LAST].copy_from_slice(&[b'9'; 18]);
+        n.set_buf(buf);
+        n.start = 0;
+        n.print = 0;
+        n.advance();
+        assert_eq!(n.text(), b">00000000000000000\t");
+        n.advance();
+        assert_eq!(n.text(), b">00000000000000001\t");
+    }
+
+    #[test]
+    fn squeezes_runs_of_empty_lines_to_one() {
+        assert_eq!(text(cat("s", &[b"\n\n\na\n\n\n\nb\n\n"])), "\na\n\nb\n\n");
+        assert_eq!(
+            text(cat("sn", &[b"a\n\n\n\nb\n"])),
+            "     1\ta\n     2\t\n     3\tb\n"
+        );
+    }
+
+    #[test]
+    fn shows_ends_and_a_cr_before_lf_as_caret_m() {
+        assert_eq!(
+            text(cat("E", &[b"a\r\nb\rc\n\r\r\n"])),
+            "a^M$\nb\rc$\n\r^M$\n"
+        );
+        assert_eq!(text(cat("E", &[b"a\r"])), "a\r");
+        assert_eq!(text(cat("", &[b"a\r\n"])), "a\r\n");
+    }
+
+    #[test]
+    fn a_cr_at_a_chunk_end_waits_for_the_next_chunk() {
+        assert_eq!(text(cat("E", &[b"a\r", b"\n"])), "a^M$\n");
+        assert_eq!(text(cat("E", &[b"a\r", b"b\n"])), "a\rb$\n");
+        assert_eq!(text(cat("E", &[b"a\r", b"", b"\n"])), "a^M$\n");
+        assert_eq!(text(cat("E", &[b"a\r", b""])), "a\r");
+    }
+
+    #[test]
+    fn shows_tabs() {
+        assert_eq!(text(cat("T", &[b"\ta\tb\t\n"])), "^Ia^Ib^I\n");
+    }
+
+    #[test]
+    fn shows_nonprinting_bytes_in_caret_and_meta_notation() {
+        let all: Vec<u8> = (0..=255u8).filter(|&b| b != b'\n').collect();
+        let out = text(cat("v", &[&all]));
+        let mut expected =
+            String::from("^@^A^B^C^D^E^F^G^H\t^K^L^M^N^O^P^Q^R^S^T^U^V^W^X^Y^Z^[^\\^]^^^_");
+        expected.push_str(" !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+        expected.push_str("[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~^?");
+        for low in 0..128u8 {
+            expected.push_str("M-");
+            match low {
+                0..=31 => {
+                    expected.push('^');
+                    expected.push((low + 64) as char);
+                }
+                127 => expected.push_str("^?"),
+                _ => expected.push(low as char),
+            }
+        }
+        assert_eq!(out, expected);
+        assert!(out.contains("M-^I"));
+        assert_eq!(text(cat("vT", &[b"\t\x89"])), "^IM-^I");
+        assert_eq!(text(cat("A", &[b"a\tb\r\n\xff\n"])), "a^Ib^M$\nM-^?$\n");
+    }
+
+    #[test]
+    fn state_carries_across_files() {
+        // The last line of one file continues into the next, unnumbered;
+        // empty lines at the end of one and the start of the next squeeze.
+        assert_eq!(
+            text(cat("ns", &[b"a", b"b\n\n", b"\n\nc\n"])),
+            "     1\tab\n     2\t\n     3\tc\n"
+        );
+    }
+
+    #[test]
+    fn empty_input_prints_nothing() {
+        assert_eq!(cat("nEsTv", &[b"", b""]), b"");
+    }
+
+    /// Inputs with every tricky feature, for the split tests.
+    const CORPUS: &[&[u8]] = &[
+        b"",
+        b"\n",
+        b"a",
+        b"one\ntwo\n",
+        b"\n\n\nx\n\n\n\ny\n\n",
+        b"no newline at end",
+        b"crlf\r\nline\r\n\r\n\r\rlone\rcr\r",
+        b"\t\ttabs\tand\x00nul\x01\x1f\x7f\x80\x9f\xa0\xfe\xff\n",
+        b"long line with no newline at all, long enough to take the word-at-a-time path",
+        b"\r",
+    ];
+
+    const FLAG_SETS: &[&str] = &[
+        "", "n", "b", "s", "E", "T", "v", "nE", "bs", "ns", "sE", "vT", "A", "nA", "bsA", "ET",
+    ];
+
+    #[test]
+    fn any_split_into_two_chunks_gives_the_same_output_as_one_chunk() {
+        for flags in FLAG_SETS {
+            for input in CORPUS {
+                let whole = cat(flags, &[input]);
+                for cut in 0..=input.len() {
+                    let (a, b) = input.split_at(cut);
+                    assert_eq!(
+                        cat(flags, &[a, b]),
+                        whole,
+                        "flags {flags:?}, input {input:?} cut at {cut}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn byte_by_byte_gives_the_same_output_as_one_chunk() {
+        for flags in FLAG_SETS {
+            let input: Vec<u8> = CORPUS.concat();
+            let bytes: Vec<&[u8]> = input.chunks(1).collect();
+            assert_eq!(cat(flags, &bytes), cat(flags, &[&input]), "{flags:?}");
+        }
+    }
+
+    fn find_newline(bytes: &[u8]) -> Option<usize> {
+        find_special::<false, false, false>(bytes)
+    }
+
+    fn find_special_of(bytes: &[u8], specials: Specials) -> Option<usize> {
+        match (specials.tab, specials.cr, specials.nonprinting) {
+            (false, false, false) => find_special::<false, false, false>(bytes),
+            (false, false, true) => find_special::<false, false, true>(bytes),
+            (false, true, false) => find_special::<false, true, false>(bytes),
+            (false, true, true) => find_special::<false, true, true>(bytes),
+            (true, false, false) => find_special::<true, false, false>(bytes),
+            (true, false, true) => find_special::<true, false, true>(bytes),
+            (true, true, false) => find_special::<true, true, false>(bytes),
+            (true, true, true) => find_special::<true, true, true>(bytes),
+        }
+    }
+
+    #[test]
+    fn finds_newlines_at_every_position() {
+        for len in 0..40 {
+            for at in 0..len {
+                let mut bytes = vec![b'x'; len];
+                bytes[at] = b'\n';
+                assert_eq!(find_newline(&bytes), Some(at), "len {len} at {at}");
+                if at + 1 < len {
+                    bytes[len - 1] = b'\n';
+                    assert_eq!(find_newline(&bytes), Some(at));
+                }
+            }
+            assert_eq!(find_newline(&vec![b'x'; len]), None);
+        }
+        // A byte one above LF must not fool the word test.
+        assert_eq!(find_newline(&[0x0b; 40]), None);
+        assert_eq!(find_newline(&[0x8a; 40]), None);
+    }
+
+    #[test]
+    fn finds_the_first_special_byte_as_a_byte_loop_does() {
+        // Every pair of byte values, at a position inside the first word
+        // and across the boundary of two words, for every set of specials.
+        for bits in 0..8 {
+            let specials = Specials {
+                tab: bits & 1 != 0,
+                cr: bits & 2 != 0,
+                nonprinting: bits & 4 != 0,
+            };
+            for a in 0..=255u8 {
+                for b in 0..=255u8 {
+                    for at in [3, 7] {
+                        let mut bytes = [b'x'; 20];
+                        bytes[at] = a;
+                        bytes[at + 1] = b;
+                        let expected = bytes.iter().position(|&c| specials.contains(c));
+                        assert_eq!(
+                            find_special_of(&bytes, specials),
+                            expected,
+                            "{specials:?} {a:#x} {b:#x} at {at}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn quoted(name: &[u8], multibyte: bool) -> String {
+        String::from_utf8(quote_file_name(name, multibyte)).unwrap()
+    }
+
+    #[test]
+    fn quotes_file_names_as_gnu_does() {
+        // Each pair is what GNU cat 9.1 prints in C.UTF-8.
+        for (name, expected) in [
+            ("plain.txt", "plain.txt"),
+            ("dir/x-1_2,3+4%5", "dir/x-1_2,3+4%5"),
+            ("", "''"),
+            ("a b", "'a b'"),
+            ("a:b", "'a:b'"),
+            ("it's", "\"it's\""),
+            ("a\nb", "'a'$'\\n''b'"),
+            ("a\"b", "'a\"b'"),
+            ("$x", "'$x'"),
+            ("a\\b", "'a\\b'"),
+            ("~x", "'~x'"),
+            ("x~", "x~"),
+            ("#a", "'#a'"),
+            ("a#", "a#"),
+            ("{", "'{'"),
+            ("a{", "a{"),
+            ("]", "]"),
+            ("?", "'?'"),
+            ("@", "@"),
+            ("é", "é"),
+            ("it's $", "'it'\\''s $'"),
+            ("a\n", "'a'$'\\n'"),
+            ("\t\t", "''$'\\t\\t'"),
+        ] {
+            assert_eq!(quoted(name.as_bytes(), true), expected, "{name:?}");
+        }
+    }
+
+    #[test]
+    fn quotes_unprintable_bytes_in_octal() {
+        assert_eq!(quoted(b"\xff", true), "''$'\\377'");
+        assert_eq!(quoted(b"a\xffb", true), "'a'$'\\377''b'");
+        // Not UTF-8 text in the C locale.
+        assert_eq!(quoted("é".as_bytes(), false), "''$'\\303\\251'");
+        // A UTF-8 sequence cut short by the end of the name.
+        assert_eq!(quoted(b"a\xc3", true), "'a'$'\\303'");
+        assert_eq!(quoted(b"a\x01b", true), "'a'$'\\001''b'");
+        assert_eq!(quoted("\u{2028}".as_bytes(), true), "''$'\\342\\200\\250'");
+        assert_eq!(quoted("\u{200b}".as_bytes(), true), "\u{200b}");
+        assert_eq!(quoted(b"it's@", true), "\"it's@\"");
+        assert_eq!(quoted(b"it's{x", true), "'it'\\''s{x'");
+    }
+}
