@@ -1,9 +1,10 @@
 //! The command line, parsed by clap into plain data; the subcommand files
 //! turn it into library configurations.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgAction, Args, Parser, Subcommand};
 use pipespeed::bench::ladder::Rung;
 use pipespeed::units::parse_size;
 
@@ -32,6 +33,11 @@ pub enum Command {
     Write(WriteArgs),
     /// The blog's reader: consume --bytes from stdin and print the rate.
     Read(ReadArgs),
+    /// Concatenate FILEs to standard output, byte for byte as GNU cat does.
+    ///
+    /// The binary is also `pipespeed cat` when it is called by the name
+    /// cat (a symbolic link named cat, for example).
+    Cat(CatArgs),
 }
 
 fn size(text: &str) -> Result<u64, String> {
@@ -177,4 +183,69 @@ pub struct BenchArgs {
     /// Seed of the run order shuffle (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
+}
+
+/// The layout of `pipespeed cat --help`; the usage and the examples are
+/// set at run time, with the name cat was called by.
+const CAT_HELP: &str = "\
+Usage: {usage}
+{about}
+
+With no FILE, or when FILE is -, read standard input.
+
+{options}{after-help}";
+
+/// `pipespeed cat`: GNU cat's command line, parsed as getopt_long does
+/// (options anywhere before `--`, clustered short options, unambiguous
+/// abbreviations of long ones, `-` as a file). No `-h`, no `-V`: GNU cat
+/// has neither.
+#[derive(Debug, Args)]
+#[command(
+    version,
+    disable_help_flag = true,
+    disable_version_flag = true,
+    infer_long_args = true,
+    args_override_self = true,
+    help_template = CAT_HELP
+)]
+pub struct CatArgs {
+    /// equivalent to -vET
+    #[arg(short = 'A', long = "show-all")]
+    pub show_all: bool,
+    /// number nonempty output lines, overrides -n
+    #[arg(short = 'b', long = "number-nonblank")]
+    pub number_nonblank: bool,
+    /// equivalent to -vE
+    #[arg(short = 'e')]
+    pub e: bool,
+    /// display $ at end of each line
+    #[arg(short = 'E', long = "show-ends")]
+    pub show_ends: bool,
+    /// number all output lines
+    #[arg(short = 'n', long = "number")]
+    pub number: bool,
+    /// suppress repeated empty output lines
+    #[arg(short = 's', long = "squeeze-blank")]
+    pub squeeze_blank: bool,
+    /// equivalent to -vT
+    #[arg(short = 't')]
+    pub t: bool,
+    /// display TAB characters as ^I
+    #[arg(short = 'T', long = "show-tabs")]
+    pub show_tabs: bool,
+    /// (ignored: output is never held back)
+    #[arg(short = 'u')]
+    pub u: bool,
+    /// use ^ and M- notation, except for LFD and TAB
+    #[arg(short = 'v', long = "show-nonprinting")]
+    pub show_nonprinting: bool,
+    /// display this help and exit
+    #[arg(long, action = ArgAction::Help)]
+    help: Option<bool>,
+    /// output version information and exit
+    #[arg(long, action = ArgAction::Version)]
+    version: Option<bool>,
+    /// Files to concatenate, - for standard input.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<OsString>,
 }

@@ -2,6 +2,7 @@
 
 mod args;
 mod bench;
+mod cat;
 mod ends;
 
 use std::io;
@@ -20,9 +21,17 @@ const EXIT_USAGE: u8 = 2;
 pub struct UsageError(String);
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // Called `cat` (a symlink), the binary is `pipespeed cat`.
+    let cat = cat::Invocation::detect(&mut argv);
+    let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
-        Err(err) => return clap_error(err),
+        Err(err) => {
+            return match &cat {
+                Some(cat) => cat.clap_error(err, &argv),
+                None => clap_error(err),
+            };
+        }
     };
     let result = match cli.command {
         None => bench::run(BenchArgs {
@@ -34,6 +43,8 @@ fn main() -> ExitCode {
         Some(Command::Bench(args)) => bench::run(args),
         Some(Command::Write(args)) => ends::write(args),
         Some(Command::Read(args)) => ends::read(args),
+        // GNU's messages and statuses, not ours.
+        Some(Command::Cat(args)) => return cat::run(&cat.unwrap_or_default(), args),
     };
     match result {
         Ok(code) => code,

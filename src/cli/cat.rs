@@ -1,0 +1,529 @@
+//! `pipespeed cat`: GNU cat (coreutils 9.1), byte for byte, with the same
+//! messages and exit status, also when the binary is called by the name
+//! `cat`.
+//!
+//! Each file is opened, checked, and either handed to the copy engine (no
+//! option changes the bytes) or read in chunks, run through the library's
+//! [`Formatter`] and written out after each chunk. A read error names the
+//! file and cat goes on; a write error ends it at once, as GNU's does.
+
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::{Args, CommandFactory};
+use pipespeed::cat_format::{FormatOptions, Formatter, quote_file_name};
+use pipespeed::copy::{Copier, CopyOptions, Side};
+use pipespeed::sys::signal::default_sigpipe;
+use pipespeed::sys::{FdInfo, FdKind, fd_info};
+use pipespeed::units::KIB;
+use pipespeed::wait::{Direction, wait_ready};
+use rustix::io::Errno;
+
+use crate::args::{CatArgs, Cli};
+
+/// Bytes read at a time when formatting (GNU cat reads 128 KiB too).
+const CHUNK: usize = 128 * KIB as usize;
+
+/// GNU cat's long options in the order of its getopt table, which is the
+/// order glibc lists the candidates of an ambiguous abbreviation in.
+const LONG_OPTIONS: [&str; 9] = [
+    "number-nonblank",
+    "number",
+    "squeeze-blank",
+    "show-nonprinting",
+    "show-ends",
+    "show-tabs",
+    "show-all",
+    "help",
+    "version",
+];
+
+/// GNU cat's short options.
+const SHORT_OPTIONS: &[u8] = b"benstuvAET";
+
+/// How the binary was asked to be cat: the name its messages start with.
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    /// `pipespeed cat`, or argv\[0\] as given when the binary is called
+    /// `cat` (GNU uses its argv\[0\] so).
+    program: OsString,
+}
+
+impl Default for Invocation {
+    fn default() -> Invocation {
+        Invocation {
+            program: "pipespeed cat".into(),
+        }
+    }
+}
+
+impl Invocation {
+    /// Whether `argv` asks for cat: `pipespeed cat ...`, or any command
+    /// line of a binary whose file name is `cat`, which is rewritten into
+    /// `pipespeed cat ...` so that one parser serves both.
+    ///
+    /// With `POSIXLY_CORRECT` set, options end at the first operand, as
+    /// getopt has them: a `--` is put in front of it.
+    pub fn detect(argv: &mut Vec<OsString>) -> Option<Invocation> {
+        let invocation = match argv.first() {
+            Some(argv0) if Path::new(argv0).file_name() == Some(OsStr::new("cat")) => {
+                let program = argv0.clone();
+                argv[0] = "pipespeed".into();
+                argv.insert(1, "cat".into());
+                Invocation { program }
+            }
+            _ if argv.get(1).is_some_and(|arg| arg == "cat") => Invocation::default(),
+            _ => return None,
+        };
+        if std::env::var_os("POSIXLY_CORRECT").is_some() {
+            let operand = argv[2..].iter().position(|arg| {
+                let arg = arg.as_bytes();
+                arg == b"--" || arg == b"-" || arg.first() != Some(&b'-')
+            });
+            if let Some(i) = operand.filter(|&i| argv[2 + i] != "--") {
+                argv.insert(2 + i, "--".into());
+            }
+        }
+        Some(invocation)
+    }
+
+    /// Help, version, or a usage error in GNU's words (`invalid option --
+    /// 'z'`, ...) and its hint, with status 1.
+    pub fn clap_error(&self, err: clap::Error, argv: &[OsString]) -> ExitCode {
+        use clap::error::ErrorKind;
+        sigpipe_kills();
+        match err.kind() {
+            ErrorKind::DisplayHelp => self.print(help(&self.program).as_bytes()),
+            ErrorKind::DisplayVersion => self.print(version().as_bytes()),
+            _ => {
+                let line = getopt_error(argv.get(2..).unwrap_or_default()).unwrap_or_else(|| {
+                    // Not something getopt would refuse: say what clap says.
+                    let text = err.render().to_string();
+                    let first = text.lines().next().unwrap_or("bad usage");
+                    first.strip_prefix("error: ").unwrap_or(first).into()
+                });
+                self.say(&[&line]);
+                let mut hint = b"Try '".to_vec();
+                hint.extend_from_slice(self.program.as_bytes());
+                hint.extend_from_slice(b" --help' for more information.\n");
+                let _ = io::stderr().write_all(&hint);
+                ExitCode::FAILURE
+            }
+        }
+    }
+
+    /// Writes `text` to stdout; a failure is GNU's write error.
+    fn print(&self, text: &[u8]) -> ExitCode {
+        match write_all(io::stdout().as_fd(), text) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => self.write_error(&err),
+        }
+    }
+
+    /// One message on stderr: the program name, `: `, then `parts`.
+    fn say(&self, parts: &[&[u8]]) {
+        let mut line = self.program.as_bytes().to_vec();
+        line.extend_from_slice(b": ");
+        for part in parts {
+            line.extend_from_slice(part);
+        }
+        line.push(b'\n');
+        // As GNU's error(): a message that cannot be written is lost.
+        let _ = io::stderr().write_all(&line);
+    }
+
+    fn write_error(&self, err: &io::Error) -> ExitCode {
+        self.say(&[b"write error: ", strerror(err).as_bytes()]);
+        ExitCode::FAILURE
+    }
+}
+
+/// GNU cat dies of `SIGPIPE` when its reader goes away, silently; so must
+/// a drop-in. Restoring the default action cannot fail for `SIGPIPE`, and
+/// if it did, a reader going away would be reported as a write error.
+fn sigpipe_kills() {
+    let _ = default_sigpipe();
+}
+
+/// `--help`: the subcommand's help, with the name cat was called by.
+fn help(program: &OsStr) -> String {
+    let name = program.to_string_lossy();
+    let mut cli = Cli::command();
+    cli.build();
+    let cat = cli
+        .find_subcommand("cat")
+        .cloned()
+        .unwrap_or_else(|| CatArgs::augment_args(clap::Command::new("cat")));
+    cat.override_usage(format!("{name} [OPTION]... [FILE]..."))
+        .after_help(format!(
+            "Examples:\n  {name} f - g  Output f's contents, then standard input, then g's contents.\n  \
+             {name}        Copy standard input to standard output.\n"
+        ))
+        .render_help()
+        .to_string()
+}
+
+/// `--version`: which cat this is, in the form of GNU's first line.
+fn version() -> String {
+    format!(
+        "cat (pipespeed) {}\nA drop-in for GNU cat (coreutils 9.1) on the pipespeed copy engine.\n",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// The message glibc's getopt_long prints for the first argument it
+/// refuses, or `None` if it refuses none.
+fn getopt_error(args: &[OsString]) -> Option<Vec<u8>> {
+    let message = |parts: &[&[u8]]| Some(parts.concat());
+    for arg in args {
+        let arg = arg.as_bytes();
+        if arg == b"--" {
+            return None;
+        }
+        if let Some(long) = arg.strip_prefix(b"--") {
+            let (name, value) = match long.iter().position(|&b| b == b'=') {
+                Some(eq) => (&long[..eq], Some(&long[eq + 1..])),
+                None => (long, None),
+            };
+            let exact = LONG_OPTIONS.iter().find(|option| option.as_bytes() == name);
+            let candidates: Vec<&str> = match exact {
+                Some(option) => vec![option],
+                None => LONG_OPTIONS
+                    .iter()
+                    .filter(|option| option.as_bytes().starts_with(name))
+                    .copied()
+                    .collect(),
+            };
+            match candidates[..] {
+                [] => return message(&[b"unrecognized option '", arg, b"'"]),
+                [option] if value.is_some() => {
+                    return message(&[
+                        b"option '--",
+                        option.as_bytes(),
+                        b"' doesn't allow an argument",
+                    ]);
+                }
+                [_] => {}
+                _ => {
+                    let mut line = [b"option '", arg, b"' is ambiguous; possibilities:"].concat();
+                    for option in candidates {
+                        line.extend_from_slice(b" '--");
+                        line.extend_from_slice(option.as_bytes());
+                        line.push(b'\'');
+                    }
+                    return Some(line);
+                }
+            }
+        } else if let [b'-', cluster @ ..] = arg
+            && let Some(&c) = cluster.iter().find(|c| !SHORT_OPTIONS.contains(c))
+        {
+            return message(&[b"invalid option -- '", &[c], b"'"]);
+        }
+    }
+    None
+}
+
+/// The formatting GNU cat's options ask for (`-A` is `-vET`, `-e` is
+/// `-vE`, `-t` is `-vT`; `-u` changes nothing).
+fn format_options(args: &CatArgs) -> FormatOptions {
+    FormatOptions {
+        number: args.number,
+        number_nonblank: args.number_nonblank,
+        squeeze_blank: args.squeeze_blank,
+        show_ends: args.show_ends || args.show_all || args.e,
+        show_tabs: args.show_tabs || args.show_all || args.t,
+        show_nonprinting: args.show_nonprinting || args.show_all || args.e || args.t,
+    }
+}
+
+/// Runs cat: every file in turn to stdout.
+pub fn run(invocation: &Invocation, args: CatArgs) -> ExitCode {
+    sigpipe_kills();
+    let stdout = io::stdout();
+    let out = stdout.as_fd();
+    let out_info = match fd_info(out) {
+        Ok(info) => info,
+        Err(err) => {
+            invocation.say(&[b"standard output: ", strerror(&err).as_bytes()]);
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut engine = Engine::new(format_options(&args));
+    let multibyte = multibyte_locale();
+    let stdin = io::stdin();
+    let dash = [OsString::from("-")];
+    let names = if args.files.is_empty() {
+        &dash[..]
+    } else {
+        &args.files[..]
+    };
+    let mut ok = true;
+    for name in names {
+        let failure = match cat_file(name, stdin.as_fd(), out, &out_info, &mut engine) {
+            Ok(()) => continue,
+            Err(failure) => failure,
+        };
+        let quoted = quote_file_name(name.as_bytes(), multibyte);
+        match failure {
+            Failure::Read(err) => invocation.say(&[&quoted, b": ", strerror(&err).as_bytes()]),
+            Failure::InputIsOutput => invocation.say(&[&quoted, b": input file is output file"]),
+            Failure::Write(err) => return invocation.write_error(&err),
+        }
+        ok = false;
+    }
+    if let Err(err) = engine.finish(out) {
+        return invocation.write_error(&err);
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Why one file was not copied.
+#[derive(Debug)]
+enum Failure {
+    /// Opening, examining or reading the input failed: say so, go on.
+    Read(io::Error),
+    /// The input is the output file, not read to its end: copying it
+    /// would grow it without end.
+    InputIsOutput,
+    /// Writing failed: say so and stop.
+    Write(io::Error),
+}
+
+/// Copies the file `name` (`-`: stdin, from where it stands) to `out`.
+fn cat_file(
+    name: &OsStr,
+    stdin: BorrowedFd<'_>,
+    out: BorrowedFd<'_>,
+    out_info: &FdInfo,
+    engine: &mut Engine,
+) -> Result<(), Failure> {
+    let file;
+    let input = if name == "-" {
+        stdin
+    } else {
+        file = File::open(name).map_err(Failure::Read)?;
+        file.as_fd()
+    };
+    let info = fd_info(input).map_err(Failure::Read)?;
+    if is_output(input, &info, out_info) {
+        return Err(Failure::InputIsOutput);
+    }
+    engine.cat(input, out)
+}
+
+/// GNU 9.1's test: the output is a regular file, the input is that file,
+/// and the input's position is before its end (`lseek`'s -1, where the
+/// input cannot seek, counts as before the end, as in GNU).
+fn is_output(input: BorrowedFd<'_>, info: &FdInfo, out_info: &FdInfo) -> bool {
+    if out_info.kind != FdKind::Regular || !info.same_file(out_info) {
+        return false;
+    }
+    let offset = rustix::fs::seek(input, rustix::fs::SeekFrom::Current(0)).map_or(-1, i128::from);
+    offset < i128::from(info.size)
+}
+
+/// How bytes go from a file to stdout: chosen once, from the options.
+enum Engine {
+    /// No option changes the bytes: the copy engine.
+    Copy(Copier),
+    /// Read a chunk, format it, write it out.
+    Format {
+        formatter: Box<Formatter>,
+        input: Vec<u8>,
+        output: Vec<u8>,
+    },
+}
+
+impl Engine {
+    fn new(options: FormatOptions) -> Engine {
+        if options.is_plain() {
+            Engine::Copy(Copier::new(CopyOptions::default()))
+        } else {
+            Engine::Format {
+                formatter: Box::new(Formatter::new(options)),
+                input: vec![0; CHUNK],
+                output: Vec::with_capacity(2 * CHUNK),
+            }
+        }
+    }
+
+    fn cat(&mut self, src: BorrowedFd<'_>, out: BorrowedFd<'_>) -> Result<(), Failure> {
+        match self {
+            Engine::Copy(copier) => match copier.copy(src, out) {
+                Ok(_) => Ok(()),
+                Err(err) => Err(match err.side {
+                    Side::Input => Failure::Read(err.source),
+                    Side::Output => Failure::Write(err.source),
+                }),
+            },
+            Engine::Format {
+                formatter,
+                input,
+                output,
+            } => loop {
+                let n = read(src, input).map_err(Failure::Read)?;
+                if n == 0 {
+                    return Ok(());
+                }
+                output.clear();
+                formatter.format(&input[..n], output);
+                // Written at once, so that each line shows as it comes.
+                write_all(out, output).map_err(Failure::Write)?;
+            },
+        }
+    }
+
+    /// Writes what the formatter still holds back at the end.
+    fn finish(&mut self, out: BorrowedFd<'_>) -> io::Result<()> {
+        match self {
+            Engine::Copy(_) => Ok(()),
+            Engine::Format {
+                formatter, output, ..
+            } => {
+                output.clear();
+                formatter.finish(output);
+                write_all(out, output)
+            }
+        }
+    }
+}
+
+/// `read(2)`, retried on `EINTR`, waiting with `poll` on `EAGAIN` (a
+/// non-blocking stdin).
+fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match rustix::io::read(fd, &mut *buf) {
+            Ok(n) => return Ok(n),
+            Err(Errno::INTR) => {}
+            Err(Errno::AGAIN) => wait_ready(fd, Direction::In)?,
+            Err(errno) => return Err(errno.into()),
+        }
+    }
+}
+
+/// Writes all of `buf`, retried on `EINTR`, waiting with `poll` on
+/// `EAGAIN` (a non-blocking stdout).
+fn write_all(fd: BorrowedFd<'_>, mut buf: &[u8]) -> io::Result<()> {
+    while !buf.is_empty() {
+        match rustix::io::write(fd, buf) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => buf = &buf[n..],
+            Err(Errno::INTR) => {}
+            Err(Errno::AGAIN) => wait_ready(fd, Direction::Out)?,
+            Err(errno) => return Err(errno.into()),
+        }
+    }
+    Ok(())
+}
+
+/// The system's text for an error, as `strerror` gives it: without the
+/// ` (os error N)` Rust adds.
+fn strerror(err: &io::Error) -> String {
+    let text = err.to_string();
+    match err.raw_os_error() {
+        Some(code) => match text.strip_suffix(&format!(" (os error {code})")) {
+            Some(bare) => bare.to_owned(),
+            None => text,
+        },
+        None => text,
+    }
+}
+
+/// Whether the locale's character set is UTF-8, as setlocale would find
+/// from the environment (which decides how file names are quoted). A
+/// locale named in the environment but not installed counts as UTF-8 here
+/// when its name says so, where glibc would fall back to C.
+fn multibyte_locale() -> bool {
+    ["LC_ALL", "LC_CTYPE", "LANG"]
+        .iter()
+        .find_map(|var| std::env::var_os(var).filter(|value| !value.is_empty()))
+        .is_some_and(|locale| {
+            let locale = locale.to_string_lossy().to_ascii_lowercase();
+            locale.contains("utf-8") || locale.contains("utf8")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn error_for(args: &[&str]) -> Option<String> {
+        let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+        getopt_error(&args).map(|line| String::from_utf8(line).unwrap())
+    }
+
+    #[test]
+    fn the_getopt_table_is_the_parsers_option_set() {
+        let cli = Cli::command();
+        let cat = cli.find_subcommand("cat").unwrap();
+        let mut longs: Vec<&str> = cat.get_arguments().filter_map(|a| a.get_long()).collect();
+        let mut table = LONG_OPTIONS.to_vec();
+        longs.sort_unstable();
+        table.sort_unstable();
+        assert_eq!(longs, table);
+        let mut shorts: Vec<u8> = cat
+            .get_arguments()
+            .filter_map(|a| a.get_short())
+            .map(|c| c as u8)
+            .collect();
+        let mut table = SHORT_OPTIONS.to_vec();
+        shorts.sort_unstable();
+        table.sort_unstable();
+        assert_eq!(shorts, table);
+    }
+
+    #[test]
+    fn getopt_errors_read_as_glibcs() {
+        assert_eq!(error_for(&["-n", "f", "--", "-z"]), None);
+        assert_eq!(error_for(&["-nzq"]).unwrap(), "invalid option -- 'z'");
+        assert_eq!(error_for(&["-n="]).unwrap(), "invalid option -- '='");
+        assert_eq!(
+            error_for(&["--foo=bar"]).unwrap(),
+            "unrecognized option '--foo=bar'"
+        );
+        assert_eq!(
+            error_for(&["--num=3"]).unwrap(),
+            "option '--num=3' is ambiguous; possibilities: '--number-nonblank' '--number'"
+        );
+        assert_eq!(
+            error_for(&["--number-n=1"]).unwrap(),
+            "option '--number-nonblank' doesn't allow an argument"
+        );
+        assert_eq!(error_for(&["--number", "--show-a", "-", "f"]), None);
+        assert!(
+            error_for(&["--="])
+                .unwrap()
+                .ends_with("'--help' '--version'")
+        );
+    }
+
+    #[test]
+    fn strerror_drops_rusts_suffix() {
+        let err = io::Error::from_raw_os_error(2);
+        assert_eq!(strerror(&err), "No such file or directory");
+        let err = io::Error::from(io::ErrorKind::WriteZero);
+        assert_eq!(strerror(&err), err.to_string());
+    }
+
+    #[test]
+    fn options_combine_as_gnus() {
+        let cli = Cli::try_parse_from(["pipespeed", "cat", "-e", "f", "-t", "-bu"]).unwrap();
+        let Some(crate::args::Command::Cat(args)) = cli.command else {
+            panic!("not cat");
+        };
+        let options = format_options(&args);
+        assert!(options.show_ends && options.show_tabs && options.show_nonprinting);
+        assert!(options.number_nonblank && !options.number);
+        assert_eq!(args.files, ["f"]);
+    }
+}
