@@ -169,8 +169,8 @@ fn append_prefix<const N: usize>(out: &mut Vec<u8>, block: &[u8; N], len: usize)
 /// blank-line squeezing sees across files.
 ///
 /// Inside a line, runs of bytes that stay as they are are found eight at
-/// a time ([`Specials`]) and copied at once; the bytes shown in `^` and
-/// `M-` notation come from a table.
+/// a time and copied at once; the bytes shown in `^` and `M-` notation
+/// come from a table.
 #[derive(Debug, Clone)]
 pub struct Formatter {
     /// `-n` or `-b`.
