@@ -20,6 +20,8 @@
 //!   falling back without losing a byte.
 //! - [`cat_format`]: GNU cat's `-b -E -n -s -T -v` as a streaming
 //!   formatter, and GNU's quoting of file names in messages.
+//! - [`meter`]: what a pipe meter shows (pv's display items) and a token
+//!   bucket for rate limits.
 //! - [`wait`]: blocking, polling and busy-looping ends.
 //! - [`verify`]: a checkable byte stream for `--verify`.
 //! - [`bench`](mod@bench): the writer and reader ends, and the ladder that runs them
@@ -37,6 +39,7 @@ pub mod buf;
 pub mod cat_format;
 pub mod copy;
 pub mod double_buffer;
+pub mod meter;
 pub mod report;
 pub mod sys;
 pub mod units;

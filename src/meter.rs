@@ -145,7 +145,8 @@ pub fn render(snap: &Snapshot, items: &Items, width: usize) -> String {
     if items.eta && percent.is_some() {
         match eta_seconds(snap) {
             Some(left) if !snap.done => {
-                let _ = write!(tail, " ETA {}", format_duration(left));
+                // Rounded up, as pv does: 0:00:00 only when done.
+                let _ = write!(tail, " ETA {}", format_duration(left.ceil()));
             }
             // pv blanks the field at the end rather than shrinking the line.
             _ => tail.push_str(&" ".repeat(12)),

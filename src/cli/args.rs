@@ -38,6 +38,9 @@ pub enum Command {
     /// The binary is also `pipespeed cat` when it is called by the name
     /// cat (a symbolic link named cat, for example).
     Cat(CatArgs),
+    /// Copy inputs to stdout showing progress, as pv does, at the speed
+    /// of the pipe.
+    Pv(crate::pv::PvArgs),
 }
 
 fn size(text: &str) -> Result<u64, String> {

@@ -4,6 +4,7 @@ mod args;
 mod bench;
 mod cat;
 mod ends;
+mod pv;
 
 use std::io;
 use std::process::ExitCode;
@@ -43,6 +44,7 @@ fn main() -> ExitCode {
         Some(Command::Bench(args)) => bench::run(args),
         Some(Command::Write(args)) => ends::write(args),
         Some(Command::Read(args)) => ends::read(args),
+        Some(Command::Pv(args)) => pv::run(args),
         // GNU's messages and statuses, not ours.
         Some(Command::Cat(args)) => return cat::run(&cat.unwrap_or_default(), args),
     };

@@ -1,0 +1,344 @@
+//! `pipespeed pv`: a pipe meter on the copy engine. The bytes go by
+//! splice where the kernel allows; a timer thread draws the display from
+//! the engine's byte counter, so the data path never waits for it.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use pipespeed::copy::{Copier, CopyOptions, Mechanism, Side};
+use pipespeed::meter::{Items, Snapshot, TokenBucket, render, render_numeric};
+use pipespeed::sys::{FdKind, fd_info};
+use pipespeed::units::parse_size;
+
+/// pv's exit status bits (pv(1), "EXIT STATUS").
+const EXIT_ACCESS: u8 = 2;
+const EXIT_TRANSFER: u8 = 16;
+
+fn size(text: &str) -> Result<u64, String> {
+    parse_size(text).map_err(|e| e.to_string())
+}
+
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s > 0.0 && s.is_finite() => Ok(s),
+        _ => Err(format!("'{text}' is not a positive number of seconds")),
+    }
+}
+
+/// `pipespeed pv`: pv's options, with pv's letters.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 success; 2 bad usage, or a file could not be opened; \
+    16 a read or write failed (bits combine, as pv's do). A reader that goes away ends pv \
+    quietly with 0."
+)]
+pub struct PvArgs {
+    /// Files to copy to stdout, in order (default and `-`: stdin).
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Show a progress bar (a moving <=> when the size is unknown).
+    #[arg(short = 'p', long)]
+    pub progress: bool,
+    /// Show the elapsed time.
+    #[arg(short = 't', long)]
+    pub timer: bool,
+    /// Show the estimated time left.
+    #[arg(short = 'e', long)]
+    pub eta: bool,
+    /// Show the current rate.
+    #[arg(short = 'r', long)]
+    pub rate: bool,
+    /// Show the average rate.
+    #[arg(short = 'a', long = "average-rate")]
+    pub average_rate: bool,
+    /// Show the count so far.
+    #[arg(short = 'b', long)]
+    pub bytes: bool,
+    /// Numbers for scripts, one line per update: the percentage, or with -b
+    /// the count; with -t the elapsed seconds first.
+    #[arg(short = 'n', long)]
+    pub numeric: bool,
+    /// Show nothing, only copy.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+    /// Show the display even when stderr is not a terminal.
+    #[arg(short = 'f', long)]
+    pub force: bool,
+    /// The expected total (bytes, or lines with -l), for the bar and the
+    /// ETA; default: the sum of the files' sizes. Takes K, M, G.
+    #[arg(short = 's', long, value_name = "SIZE", value_parser = size)]
+    pub size: Option<u64>,
+    /// Stop after the -s size.
+    #[arg(short = 'S', long = "stop-at-size", requires = "size")]
+    pub stop_at_size: bool,
+    /// At most RATE bytes a second. Takes K, M, G.
+    #[arg(short = 'L', long = "rate-limit", value_name = "RATE", value_parser = size)]
+    pub rate_limit: Option<u64>,
+    /// Count lines, not bytes.
+    #[arg(short = 'l', long = "line-mode")]
+    pub line_mode: bool,
+    /// A name in front of the display.
+    #[arg(short = 'N', long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Seconds between updates.
+    #[arg(short = 'i', long, value_name = "SEC", default_value = "1", value_parser = seconds)]
+    pub interval: f64,
+    /// Show nothing until the first byte has gone through.
+    #[arg(short = 'W', long)]
+    pub wait: bool,
+    /// Never splice: read and write.
+    #[arg(short = 'C', long = "no-splice")]
+    pub no_splice: bool,
+    /// Read/write buffer size. Takes K, M, G.
+    #[arg(short = 'B', long = "buffer-size", value_name = "SIZE", value_parser = size)]
+    pub buffer_size: Option<u64>,
+}
+
+/// Whether and how to draw.
+#[derive(Debug, Clone)]
+struct Display {
+    items: Items,
+    numeric: bool,
+    wait: bool,
+    interval: Duration,
+    size: Option<u64>,
+    lines: bool,
+}
+
+pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
+    let stderr = io::stderr();
+    let show = !args.quiet && (args.force || rustix::termios::isatty(stderr.as_fd()));
+    let mut items = Items {
+        progress: args.progress,
+        timer: args.timer,
+        eta: args.eta,
+        rate: args.rate,
+        average_rate: args.average_rate,
+        bytes: args.bytes,
+        name: args.name.clone(),
+    };
+    if items.is_empty() && !args.numeric {
+        items = Items {
+            name: args.name.clone(),
+            ..Items::pv_default()
+        };
+    }
+    let names: Vec<PathBuf> = if args.files.is_empty() {
+        vec!["-".into()]
+    } else {
+        args.files.clone()
+    };
+    let mut status = 0u8;
+    let stdin = io::stdin();
+    // Open everything first, as pv does, to know the total size.
+    let mut inputs: Vec<(PathBuf, Input)> = Vec::new();
+    for name in names {
+        if name.as_os_str() == "-" {
+            inputs.push((name, Input::Stdin));
+            continue;
+        }
+        match File::open(&name) {
+            Ok(file) => inputs.push((name, Input::File(file))),
+            Err(err) => {
+                eprintln!("pipespeed pv: {}: {}", name.display(), strerror(&err));
+                status |= EXIT_ACCESS;
+            }
+        }
+    }
+    let size = args.size.or_else(|| {
+        (!args.line_mode)
+            .then(|| {
+                inputs
+                    .iter()
+                    .filter_map(|(_, input)| fd_info(input.fd(&stdin)).ok())
+                    .filter(|info| info.kind == FdKind::Regular)
+                    .map(|info| info.size)
+                    .sum::<u64>()
+            })
+            .filter(|&total| total > 0)
+    });
+    let display = Display {
+        items,
+        numeric: args.numeric,
+        wait: args.wait,
+        interval: Duration::from_secs_f64(args.interval),
+        size,
+        lines: args.line_mode,
+    };
+
+    let mut copier = Copier::new(CopyOptions {
+        force: args.no_splice.then_some(Mechanism::ReadWrite),
+        buf_size: args
+            .buffer_size
+            .map_or(CopyOptions::default().buf_size, |b| b.max(1) as usize),
+        ..CopyOptions::default()
+    });
+    let count = if args.line_mode {
+        let lines = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&lines);
+        copier.set_inspector(Some(Box::new(move |bytes: &[u8]| {
+            let n = bytes.iter().filter(|&&b| b == b'\n').count();
+            counter.fetch_add(n as u64, Ordering::Relaxed);
+        })));
+        lines
+    } else {
+        copier.progress()
+    };
+    let stop_at = args.stop_at_size.then_some(size).flatten();
+    // The bucket, and when it was last filled: copying time earns tokens
+    // as much as sleeping does.
+    let mut limit = args
+        .rate_limit
+        .map(|rate| (TokenBucket::new(rate), Instant::now()));
+
+    let start = Instant::now();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    std::thread::scope(|scope| {
+        let drawer = show.then(|| {
+            let count = Arc::clone(&count);
+            let display = display.clone();
+            scope.spawn(move || draw(&display, &count, start, &done_rx))
+        });
+        let stdout = io::stdout();
+        let out = stdout.as_fd();
+        'inputs: for (name, input) in &inputs {
+            let fd = input.fd(&stdin);
+            loop {
+                // What may go now: all of it, or what the rate and the
+                // stop size allow.
+                let mut allowed = u64::MAX;
+                if let Some((bucket, last)) = &mut limit {
+                    loop {
+                        let now = Instant::now();
+                        bucket.refill(now - *last);
+                        *last = now;
+                        let got = bucket.take(u64::MAX);
+                        if got > 0 {
+                            allowed = got;
+                            break;
+                        }
+                        std::thread::sleep(bucket.wait());
+                    }
+                }
+                if let Some(stop) = stop_at {
+                    let so_far = count.load(Ordering::Relaxed);
+                    allowed = allowed.min(stop.saturating_sub(so_far));
+                    if allowed == 0 {
+                        break 'inputs;
+                    }
+                }
+                copier.options_mut().limit = (allowed != u64::MAX).then_some(allowed);
+                match copier.copy(fd, out) {
+                    // Short of the limit: this input has ended.
+                    Ok(copied) if copied.bytes < allowed => continue 'inputs,
+                    Ok(_) => {}
+                    Err(err) if err.side == Side::Output => {
+                        if err.source.kind() != io::ErrorKind::BrokenPipe {
+                            eprintln!("pipespeed pv: write failed: {}", strerror(&err.source));
+                            status |= EXIT_TRANSFER;
+                        }
+                        break 'inputs;
+                    }
+                    Err(err) => {
+                        eprintln!(
+                            "pipespeed pv: {}: read failed: {}",
+                            name.display(),
+                            strerror(&err.source)
+                        );
+                        status |= EXIT_TRANSFER;
+                        continue 'inputs;
+                    }
+                }
+            }
+        }
+        drop(done_tx);
+        if let Some(drawer) = drawer {
+            let _ = drawer.join();
+        }
+    });
+    Ok(ExitCode::from(status))
+}
+
+/// An input: a file we opened, or our stdin.
+#[derive(Debug)]
+enum Input {
+    Stdin,
+    File(File),
+}
+
+impl Input {
+    fn fd<'a>(&'a self, stdin: &'a io::Stdin) -> BorrowedFd<'a> {
+        match self {
+            Input::Stdin => stdin.as_fd(),
+            Input::File(file) => file.as_fd(),
+        }
+    }
+}
+
+/// Draws every `interval` until `done` closes, then once more, finished.
+fn draw(display: &Display, count: &AtomicU64, start: Instant, done: &mpsc::Receiver<()>) {
+    let stderr = io::stderr();
+    let width = rustix::termios::tcgetwinsize(stderr.as_fd())
+        .ok()
+        .map(|w| usize::from(w.ws_col))
+        .filter(|&w| w > 0)
+        .unwrap_or(80);
+    let (mut last_count, mut last_time, mut tick) = (0u64, 0.0f64, 0u64);
+    loop {
+        let finished = !matches!(
+            done.recv_timeout(display.interval),
+            Err(mpsc::RecvTimeoutError::Timeout)
+        );
+        let now = start.elapsed().as_secs_f64();
+        let n = count.load(Ordering::Relaxed);
+        let snap = Snapshot {
+            count: n,
+            elapsed: now,
+            rate: if now > last_time {
+                (n - last_count) as f64 / (now - last_time)
+            } else {
+                0.0
+            },
+            size: display.size,
+            lines: display.lines,
+            done: finished,
+            tick,
+        };
+        (last_count, last_time, tick) = (n, now, tick + 1);
+        if display.wait && n == 0 {
+            // -W: nothing until the first byte, and nothing if none came.
+            if finished {
+                return;
+            }
+            continue;
+        }
+        let text = if display.numeric {
+            render_numeric(&snap, &display.items) + "\n"
+        } else if finished {
+            format!("\r{}\n", render(&snap, &display.items, width))
+        } else {
+            format!("\r{}", render(&snap, &display.items, width))
+        };
+        let _ = stderr.lock().write_all(text.as_bytes());
+        if finished {
+            return;
+        }
+    }
+}
+
+/// The system's text for an error, without Rust's "(os error N)".
+fn strerror(err: &io::Error) -> String {
+    let text = err.to_string();
+    match text.find(" (os error ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}

@@ -1,0 +1,330 @@
+//! `pipespeed pv` through the binary: the bytes always arrive whole, and
+//! the display says what pv's says. Behaviour only, never speed.
+
+#![allow(clippy::unwrap_used)]
+
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::{AsFd, OwnedFd};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
+
+const SIZES: [usize; 9] = [
+    0,
+    1,
+    4095,
+    4096,
+    4097,
+    64 * 1024 - 1,
+    64 * 1024,
+    64 * 1024 + 1,
+    1024 * 1024 + 1,
+];
+
+fn data(len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i % 251) as u8 ^ (i >> 12) as u8)
+        .collect()
+}
+
+fn pv(args: &[&str]) -> Command {
+    let mut cmd = Command::new(EXE);
+    cmd.arg("pv").args(args);
+    cmd
+}
+
+/// Runs `pv args` with `input` on a pipe as stdin.
+fn pv_piped(args: &[&str], input: &[u8]) -> Output {
+    let mut child = pv(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    out
+}
+
+fn file_with(bytes: &[u8]) -> tempfile::NamedTempFile {
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    f.write_all(bytes).unwrap();
+    f
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn bytes_out_equal_bytes_in_for_every_option_set_and_input() {
+    let option_sets: [&[&str]; 7] = [
+        &["-q"],
+        &["-f", "-prtb", "-i", "0.05"],
+        &["-n", "-f"],
+        &["-C", "-q"],
+        &["-l", "-f"],
+        &["-B", "4K", "-q"],
+        &["-L", "100M", "-q"],
+    ];
+    for options in option_sets {
+        for len in SIZES {
+            let input = data(len);
+            // From a pipe.
+            let out = pv_piped(options, &input);
+            assert!(out.status.success(), "{options:?} {len}: {}", stderr(&out));
+            assert!(out.stdout == input, "{options:?}, {len} bytes from a pipe");
+            // From a file, and the same file twice with stdin between.
+            let f = file_with(&input);
+            let name = f.path().to_str().unwrap();
+            let args = [options, &[name, "-", name]].concat();
+            let out = pv_piped(&args, b"--stdin--");
+            assert!(out.status.success(), "{options:?} {len}: {}", stderr(&out));
+            let want = [&input[..], b"--stdin--", &input[..]].concat();
+            assert!(out.stdout == want, "{options:?}, {len} bytes from files");
+        }
+    }
+}
+
+#[test]
+fn quiet_shows_nothing_and_stderr_off_a_terminal_shows_nothing_without_f() {
+    for options in [&["-q"][..], &[][..], &["-prtb"][..]] {
+        let out = pv_piped(options, &data(100_000));
+        assert!(out.stderr.is_empty(), "{options:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn numeric_mode_prints_percentages_then_a_final_100() {
+    let input = data(3 * 1024 * 1024);
+    let f = file_with(&input);
+    let out = pv(&[
+        "-n",
+        "-f",
+        "-L",
+        "8M",
+        "-i",
+        "0.1",
+        f.path().to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert!(out.status.success());
+    let numbers: Vec<u64> = stderr(&out).lines().map(|l| l.parse().unwrap()).collect();
+    assert!(numbers.len() >= 3, "{numbers:?}");
+    assert!(numbers.windows(2).all(|w| w[0] <= w[1]), "{numbers:?}");
+    assert_eq!(numbers.last(), Some(&100));
+    assert!(numbers[0] < 100, "{numbers:?}");
+}
+
+#[test]
+fn numeric_mode_with_timer_and_bytes_ends_at_the_total() {
+    let input = data(1024 * 1024 + 1);
+    let out = pv_piped(&["-n", "-f", "-t", "-b"], &input);
+    let last = stderr(&out).lines().last().unwrap().to_string();
+    let (secs, bytes) = last.split_once(' ').unwrap();
+    assert!(secs.parse::<f64>().unwrap() >= 0.0);
+    assert!(
+        secs.contains('.') && secs.split('.').nth(1).unwrap().len() == 4,
+        "{last}"
+    );
+    assert_eq!(bytes.parse::<usize>().unwrap(), input.len());
+}
+
+#[test]
+fn line_mode_counts_lines_exactly() {
+    let mut text = Vec::new();
+    for i in 0..12345 {
+        writeln!(text, "line {i}").unwrap();
+    }
+    text.extend_from_slice(b"no newline at the end");
+    let out = pv_piped(&["-l", "-n", "-b", "-f"], &text);
+    assert!(out.stdout == text);
+    assert_eq!(stderr(&out).lines().last(), Some("12345"));
+}
+
+#[test]
+fn stop_at_size_stops_exactly_there() {
+    let input = data(1024 * 1024 + 1);
+    for stop in ["1", "4097", "65535", "1M"] {
+        for extra in [&[][..], &["-L", "50M"][..], &["-C"][..]] {
+            let args = [&["-q", "-S", "-s", stop][..], extra].concat();
+            let out = pv_piped(&args, &input);
+            let n = pipespeed::units::parse_size(stop).unwrap() as usize;
+            assert!(
+                out.stdout == input[..n],
+                "-S -s {stop} {extra:?}: {} bytes",
+                out.stdout.len()
+            );
+        }
+    }
+    let refused = pv(&["-S"]).output().unwrap();
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "-S needs -s: {}",
+        stderr(&refused)
+    );
+}
+
+#[test]
+fn a_rate_limit_holds_the_rate_down() {
+    let input = data(2 * 1024 * 1024);
+    let t0 = Instant::now();
+    let out = pv_piped(&["-q", "-L", "8M"], &input);
+    let took = t0.elapsed();
+    assert!(out.stdout == input);
+    // One burst (a tenth of a second's worth) may go at once; the rest at
+    // 8 MiB/s takes at least (2 - 0.8) / 8 s.
+    assert!(took >= Duration::from_millis(150), "{took:?}");
+}
+
+#[test]
+fn a_closed_reader_ends_pv_quietly() {
+    let input = data(8 * 1024 * 1024);
+    let f = file_with(&input);
+    let (reader, writer) = rustix::pipe::pipe().unwrap();
+    drop(reader);
+    let out = pv(&["-f", f.path().to_str().unwrap()])
+        .stdout(Stdio::from(writer))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(!err.contains("failed") && !err.contains("error"), "{err}");
+}
+
+#[test]
+fn an_unreadable_file_is_reported_and_the_others_still_copied() {
+    let a = file_with(b"first\n");
+    let b = file_with(b"second\n");
+    let out = pv(&[
+        "-q",
+        a.path().to_str().unwrap(),
+        "/nonexistent/x",
+        b.path().to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(out.stdout, b"first\nsecond\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "pipespeed pv: /nonexistent/x: No such file or directory\n"
+    );
+    let dir = pv(&["-q", "/"]).output().unwrap();
+    assert_eq!(dir.status.code(), Some(16));
+    assert_eq!(
+        stderr(&dir),
+        "pipespeed pv: /: read failed: Is a directory\n"
+    );
+}
+
+#[test]
+fn a_full_output_is_a_write_failure() {
+    let f = file_with(&data(100_000));
+    let out = pv(&["-q", f.path().to_str().unwrap()])
+        .stdout(File::options().write(true).open("/dev/full").unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(16));
+    assert_eq!(
+        stderr(&out),
+        "pipespeed pv: write failed: No space left on device\n"
+    );
+}
+
+#[test]
+fn bad_options_and_sizes_give_one_line_and_status_2() {
+    for args in [
+        &["-s", "12Q"][..],
+        &["-L", "fast"][..],
+        &["-i", "0"][..],
+        &["--bogus"][..],
+    ] {
+        let out = pv(args).stdin(Stdio::null()).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("pipespeed: "), "{err}");
+    }
+}
+
+/// A pty 100 columns wide: (controller, terminal).
+fn pty() -> (OwnedFd, File) {
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+    let controller = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).unwrap();
+    grantpt(&controller).unwrap();
+    unlockpt(&controller).unwrap();
+    let name = ptsname(&controller, Vec::new()).unwrap();
+    let terminal = File::options()
+        .read(true)
+        .write(true)
+        .open(name.to_str().unwrap())
+        .unwrap();
+    let size = rustix::termios::Winsize {
+        ws_row: 24,
+        ws_col: 100,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    rustix::termios::tcsetwinsize(&terminal, size).unwrap();
+    (controller, terminal)
+}
+
+#[test]
+fn on_a_terminal_the_bar_rate_and_eta_are_drawn_to_its_width() {
+    let input = data(3 * 1024 * 1024);
+    let f = file_with(&input);
+    let (controller, terminal) = pty();
+    let mut child = pv(&["-L", "4M", "-i", "0.2", f.path().to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(OwnedFd::from(terminal)))
+        .spawn()
+        .unwrap();
+    let reader = std::thread::spawn(move || {
+        // The terminal hangs up (EIO) once pv, its last user, exits.
+        let mut screen = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = rustix::io::read(controller.as_fd(), &mut buf) {
+            if n == 0 {
+                break;
+            }
+            screen.extend_from_slice(&buf[..n]);
+        }
+        screen
+    });
+    assert!(child.wait().unwrap().success());
+    let screen = String::from_utf8(reader.join().unwrap()).unwrap();
+    // Lines are redrawn with a carriage return; the terminal turns the
+    // last newline into CR LF.
+    let updates: Vec<&str> = screen
+        .split(['\r', '\n'])
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert!(updates.len() >= 3, "{screen:?}");
+    for line in &updates {
+        assert_eq!(line.chars().count(), 100, "{line:?}");
+    }
+    let first = updates[0];
+    assert!(
+        first.contains("0:00:00") && first.contains("iB/s]"),
+        "{first:?}"
+    );
+    assert!(
+        first.contains("=>") && first.contains("% ETA 0:00:0"),
+        "{first:?}"
+    );
+    let last = updates.last().unwrap();
+    assert!(
+        last.contains("3.00MiB") && last.contains("=>] 100%"),
+        "{last:?}"
+    );
+}
