@@ -19,7 +19,7 @@
 //!   kernel accepts (copy_file_range, sendfile, splice, read/write),
 //!   falling back without losing a byte.
 //! - [`cat_format`]: GNU cat's `-b -E -n -s -T -v` as a streaming
-//!   formatter, and GNU's quoting of file names in messages.
+//!   formatter; [`quote`]: GNU's quoting of file names in messages.
 //! - [`meter`]: what a pipe meter shows (pv's display items) and a token
 //!   bucket for rate limits.
 //! - [`wait`]: blocking, polling and busy-looping ends.
@@ -40,6 +40,7 @@ pub mod cat_format;
 pub mod copy;
 pub mod double_buffer;
 pub mod meter;
+pub mod quote;
 pub mod report;
 pub mod sys;
 pub mod units;

@@ -16,8 +16,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory};
-use pipespeed::cat_format::{FormatOptions, Formatter, quote_file_name};
+use pipespeed::cat_format::{FormatOptions, Formatter};
 use pipespeed::copy::{Copier, CopyOptions, Side};
+use pipespeed::quote::quote_file_name;
 use pipespeed::sys::signal::default_sigpipe;
 use pipespeed::sys::{FdInfo, FdKind, fd_info};
 use pipespeed::units::KIB;

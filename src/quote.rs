@@ -1,0 +1,260 @@
+//! File names quoted as GNU tools quote them in messages (gnulib's
+//! `quotef`), so that `pipespeed cat`'s diagnostics match GNU cat's.
+//!
+//! # References
+//!  - gnulib `lib/quotearg.c` (`quotearg_buffer_restyled`), which this
+//!    module follows.
+
+/// A file name as GNU tools quote it in a diagnostic (gnulib's `quotef`:
+/// the `shell-escape` quoting style, with `:` quoted too): as is when
+/// nothing in it is special to a shell or a message, else in single quotes,
+/// with `$'\n'`-style escapes for unprintable bytes, or in double quotes
+/// when that avoids escaping a single quote.
+///
+/// `multibyte` says whether the locale's character set is UTF-8 (as in
+/// `C.UTF-8`): printable non-ASCII characters then stay as they are. A
+/// character counts as printable unless it is a control character or a
+/// line or paragraph separator (GNU also escapes unassigned code points,
+/// which this does not know).
+pub fn quote_file_name(name: &[u8], multibyte: bool) -> Vec<u8> {
+    if !needs_quotes(name, multibyte) {
+        return name.to_vec();
+    }
+    let quoted = ShellQuoted::new(name, multibyte);
+    if quoted.single_quote && quoted.all_compatible {
+        // Plain text with an apostrophe: "it's" rather than 'it'\''s'.
+        let mut out = Vec::with_capacity(name.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(name);
+        out.push(b'"');
+        return out;
+    }
+    quoted.text
+}
+
+/// Bytes no quoting style treats specially.
+fn is_safe(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || b"%+,-./:]_".contains(&c)
+}
+
+/// One character of a name: its length in bytes and whether it is
+/// printable. Invalid or truncated UTF-8 is one unprintable byte, or (cut
+/// short by the end of the name) all the bytes left.
+fn next_char(rest: &[u8], multibyte: bool) -> (usize, bool) {
+    let c = rest[0];
+    if !multibyte || c.is_ascii() {
+        return (1, (b' '..b'\x7f').contains(&c));
+    }
+    // A character is at most 4 bytes long.
+    let rest = &rest[..rest.len().min(4)];
+    match std::str::from_utf8(rest) {
+        Ok(text) => char_of(text),
+        Err(err) if err.valid_up_to() > 0 => {
+            char_of(std::str::from_utf8(&rest[..err.valid_up_to()]).unwrap_or_default())
+        }
+        Err(err) => match err.error_len() {
+            Some(_) => (1, false),
+            None => (rest.len(), false),
+        },
+    }
+}
+
+fn char_of(text: &str) -> (usize, bool) {
+    match text.chars().next() {
+        // Line and paragraph separators are not printable for glibc either.
+        Some(ch) => (
+            ch.len_utf8(),
+            !ch.is_control() && !matches!(ch, '\u{2028}' | '\u{2029}'),
+        ),
+        None => (1, false),
+    }
+}
+
+/// gnulib's first pass (`shell-escape` with outer quotes elided): whether
+/// anything forces quoting.
+fn needs_quotes(name: &[u8], multibyte: bool) -> bool {
+    if name.is_empty() {
+        return true;
+    }
+    let mut i = 0;
+    while i < name.len() {
+        let c = name[i];
+        let special = match c {
+            b'\x07' | b'\x08' | b'\x0b' | b'\x0c' | b'\n' | b'\r' | b'\t' | b'\\' | b'?' => true,
+            b'{' | b'}' => name.len() == 1,
+            b'#' | b'~' => i == 0,
+            b' ' | b'!' | b'"' | b'$' | b'&' | b'(' | b')' | b'*' | b';' | b'<' | b'=' | b'>'
+            | b'[' | b'^' | b'`' | b'|' | b'\'' | b':' => true,
+            _ if is_safe(c) => false,
+            _ => {
+                let (len, printable) = next_char(&name[i..], multibyte);
+                if !printable {
+                    return true;
+                }
+                i += len;
+                continue;
+            }
+        };
+        if special {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// gnulib's `shell-escape-always` pass: the name in single quotes, with
+/// `'$'\ooo'`-style escapes, and what decides whether double quotes do
+/// better.
+struct ShellQuoted {
+    text: Vec<u8>,
+    /// The name has a `'`.
+    single_quote: bool,
+    /// Every character would read the same in double quotes.
+    all_compatible: bool,
+}
+
+impl ShellQuoted {
+    fn new(name: &[u8], multibyte: bool) -> ShellQuoted {
+        let mut q = ShellQuoted {
+            text: Vec::with_capacity(name.len() + 8),
+            single_quote: false,
+            all_compatible: true,
+        };
+        // Inside a $'...' escape started by an earlier byte.
+        let mut in_escape = false;
+        q.text.push(b'\'');
+        let mut i = 0;
+        while i < name.len() {
+            let c = name[i];
+            let escape = match c {
+                b'\x07' => Some(b'a'),
+                b'\x08' => Some(b'b'),
+                b'\x0c' => Some(b'f'),
+                b'\x0b' => Some(b'v'),
+                b'\n' => Some(b'n'),
+                b'\r' => Some(b'r'),
+                b'\t' => Some(b't'),
+                _ => None,
+            };
+            if let Some(esc) = escape {
+                q.start_escape(&mut in_escape);
+                q.text.push(esc);
+                q.all_compatible = false;
+                i += 1;
+                continue;
+            }
+            let compatible = match c {
+                b'{' | b'}' => name.len() == 1,
+                b'#' | b'~' => i == 0,
+                b' ' => true,
+                b'\'' => {
+                    q.single_quote = true;
+                    q.text.extend_from_slice(b"'\\'");
+                    in_escape = false;
+                    true
+                }
+                _ if is_safe(c) => true,
+                b'!' | b'"' | b'$' | b'&' | b'(' | b')' | b'*' | b';' | b'<' | b'=' | b'>'
+                | b'[' | b'^' | b'`' | b'|' | b'?' | b'\\' => false,
+                _ => {
+                    let (len, printable) = next_char(&name[i..], multibyte);
+                    if printable {
+                        q.end_escape(&mut in_escape);
+                        q.text.extend_from_slice(&name[i..i + len]);
+                    } else {
+                        for &byte in &name[i..i + len] {
+                            q.start_escape(&mut in_escape);
+                            q.text.extend_from_slice(&[
+                                b'0' + (byte >> 6),
+                                b'0' + ((byte >> 3) & 7),
+                                b'0' + (byte & 7),
+                            ]);
+                        }
+                        q.all_compatible = false;
+                    }
+                    q.all_compatible &= printable;
+                    i += len;
+                    continue;
+                }
+            };
+            q.end_escape(&mut in_escape);
+            q.text.push(c);
+            q.all_compatible &= compatible;
+            i += 1;
+        }
+        q.text.push(b'\'');
+        q
+    }
+
+    fn start_escape(&mut self, in_escape: &mut bool) {
+        if !*in_escape {
+            self.text.extend_from_slice(b"'$'");
+            *in_escape = true;
+        }
+        self.text.push(b'\\');
+    }
+
+    fn end_escape(&mut self, in_escape: &mut bool) {
+        if *in_escape {
+            self.text.extend_from_slice(b"''");
+            *in_escape = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quoted(name: &[u8], multibyte: bool) -> String {
+        String::from_utf8(quote_file_name(name, multibyte)).unwrap()
+    }
+
+    #[test]
+    fn quotes_file_names_as_gnu_does() {
+        // Each pair is what GNU cat 9.1 prints in C.UTF-8.
+        for (name, expected) in [
+            ("plain.txt", "plain.txt"),
+            ("dir/x-1_2,3+4%5", "dir/x-1_2,3+4%5"),
+            ("", "''"),
+            ("a b", "'a b'"),
+            ("a:b", "'a:b'"),
+            ("it's", "\"it's\""),
+            ("a\nb", "'a'$'\\n''b'"),
+            ("a\"b", "'a\"b'"),
+            ("$x", "'$x'"),
+            ("a\\b", "'a\\b'"),
+            ("~x", "'~x'"),
+            ("x~", "x~"),
+            ("#a", "'#a'"),
+            ("a#", "a#"),
+            ("{", "'{'"),
+            ("a{", "a{"),
+            ("]", "]"),
+            ("?", "'?'"),
+            ("@", "@"),
+            ("é", "é"),
+            ("it's $", "'it'\\''s $'"),
+            ("a\n", "'a'$'\\n'"),
+            ("\t\t", "''$'\\t\\t'"),
+        ] {
+            assert_eq!(quoted(name.as_bytes(), true), expected, "{name:?}");
+        }
+    }
+
+    #[test]
+    fn quotes_unprintable_bytes_in_octal() {
+        assert_eq!(quoted(b"\xff", true), "''$'\\377'");
+        assert_eq!(quoted(b"a\xffb", true), "'a'$'\\377''b'");
+        // Not UTF-8 text in the C locale.
+        assert_eq!(quoted("é".as_bytes(), false), "''$'\\303\\251'");
+        // A UTF-8 sequence cut short by the end of the name.
+        assert_eq!(quoted(b"a\xc3", true), "'a'$'\\303'");
+        assert_eq!(quoted(b"a\x01b", true), "'a'$'\\001''b'");
+        assert_eq!(quoted("\u{2028}".as_bytes(), true), "''$'\\342\\200\\250'");
+        assert_eq!(quoted("\u{200b}".as_bytes(), true), "\u{200b}");
+        assert_eq!(quoted(b"it's@", true), "\"it's@\"");
+        assert_eq!(quoted(b"it's{x", true), "'it'\\''s{x'");
+    }
+}
