@@ -26,6 +26,7 @@ use pipespeed::wait::{Direction, wait_ready};
 use rustix::io::Errno;
 
 use crate::args::{CatArgs, Cli};
+use crate::strerror;
 
 /// Bytes read at a time when formatting (GNU cat reads 128 KiB too).
 const CHUNK: usize = 128 * KIB as usize;
@@ -424,19 +425,6 @@ fn write_all(fd: BorrowedFd<'_>, mut buf: &[u8]) -> io::Result<()> {
         }
     }
     Ok(())
-}
-
-/// The system's text for an error, as `strerror` gives it: without the
-/// ` (os error N)` Rust adds.
-fn strerror(err: &io::Error) -> String {
-    let text = err.to_string();
-    match err.raw_os_error() {
-        Some(code) => match text.strip_suffix(&format!(" (os error {code})")) {
-            Some(bare) => bare.to_owned(),
-            None => text,
-        },
-        None => text,
-    }
 }
 
 /// Whether the locale's character set is UTF-8, as setlocale would find

@@ -18,6 +18,8 @@ use pipespeed::meter::{Items, Snapshot, TokenBucket, render, render_numeric};
 use pipespeed::sys::{FdKind, fd_info};
 use pipespeed::units::parse_size;
 
+use crate::strerror;
+
 /// pv's exit status bits (pv(1), "EXIT STATUS").
 const EXIT_ACCESS: u8 = 2;
 const EXIT_TRANSFER: u8 = 16;
@@ -331,14 +333,5 @@ fn draw(display: &Display, count: &AtomicU64, start: Instant, done: &mpsc::Recei
         if finished {
             return;
         }
-    }
-}
-
-/// The system's text for an error, without Rust's "(os error N)".
-fn strerror(err: &io::Error) -> String {
-    let text = err.to_string();
-    match text.find(" (os error ") {
-        Some(at) => text[..at].to_string(),
-        None => text,
     }
 }

@@ -1,0 +1,109 @@
+"""What the comparison scripts in bench/ share: building the tools and
+the references, the cached data files, and alternating, timed runs."""
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TARGET = os.path.join(ROOT, "target")
+DATA = os.path.join(TARGET, "bench-data")
+
+
+def parse_size(text):
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, shell=True, check=True, **kw)
+
+
+def prepare(args):
+    """Builds pipespeed and the references, makes the data files, warms the
+    page cache; returns the commands and paths."""
+    sh(f"cd {ROOT} && cargo build --release --quiet")
+    peers = os.path.join(TARGET, "peers")
+    sh(f"{ROOT}/../shared/peers/build.sh {peers} >/dev/null")
+    uutils = os.path.join(TARGET, "uutils", "bin", "coreutils")
+    if not os.access(uutils, os.X_OK):
+        print("installing uutils cat 0.12.0 into target/uutils (about a minute)", file=sys.stderr)
+        sh(f"cargo install --quiet coreutils --version 0.12.0 --no-default-features "
+           f"--features cat --root {TARGET}/uutils")
+    os.makedirs(DATA, exist_ok=True)
+    big = os.path.join(DATA, f"zero-{args.size}")
+    if not os.path.exists(big) or os.path.getsize(big) != args.size:
+        # Real blocks, not a sparse file: holes are read differently.
+        sh(f"head -c {args.size} /dev/urandom > {big}.tmp && mv {big}.tmp {big}")
+    text = os.path.join(DATA, f"text-{args.text_size}")
+    if not os.path.exists(text) or os.path.getsize(text) != args.text_size:
+        # Lines of varied length, a few blank and tabbed ones.
+        with open(text + ".tmp", "wb") as f:
+            i, n = 0, 0
+            while n < args.text_size:
+                line = (b"\n" if i % 17 == 0 else
+                        b"line %d\tof some text, %s\n" % (i, b"x" * (i % 61)))
+                f.write(line)
+                n += len(line)
+                i += 1
+            f.truncate(args.text_size)
+        os.rename(text + ".tmp", text)
+    for path in (big, text):
+        sh(f"cat {path} > /dev/null")
+    return {
+        "pipespeed_bin": f"{TARGET}/release/pipespeed",
+        "uutils": f"{uutils} cat",
+        "gnu": "/usr/bin/cat",
+        "pipe_ref": f"{peers}/pipe_ref",
+        "big": big,
+        "text": text,
+    }
+
+
+def gib_s_of_reader(cmd):
+    """Runs a pipeline ending in pipe_ref read; returns its GiB/s."""
+    out = sh(cmd, capture_output=True, text=True, executable="/bin/bash").stdout
+    return float(out.split()[0])
+
+
+def timed_gib_s(cmd, size):
+    t0 = time.perf_counter()
+    sh(cmd, executable="/bin/bash")
+    return size / (time.perf_counter() - t0) / (1 << 30)
+
+
+def max_rss_kib(cmd):
+    """Peak RSS of the first command of `cmd` (run under GNU time)."""
+    out = subprocess.run(f"/usr/bin/time -f %M {cmd}", shell=True, check=True,
+                         capture_output=True, text=True, executable="/bin/bash")
+    return int(out.stderr.strip().splitlines()[-1])
+
+
+def alternate(runs, tools, measure):
+    """Runs measure(tool) for every tool, `runs` times, flipping the order."""
+    samples = {t: [] for t in tools}
+    for i in range(runs):
+        order = tools if i % 2 == 0 else list(reversed(tools))
+        for t in order:
+            samples[t].append(measure(t))
+    return samples
+
+
+
+
+def medians(samples):
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def print_samples(case, samples):
+    for k, v in samples.items():
+        print(f"  {case} {k}: " + " ".join(f"{x:.2f}" for x in v), file=sys.stderr)
+
+
+def header(script, args):
+    print(f"# bench/{script} " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
+    print(f"kernel {os.uname().release}; {os.cpu_count()} CPUs; "
+          f"pipe-max-size {open('/proc/sys/fs/pipe-max-size').read().strip()}; "
+          f"file {args.size >> 20} MiB, text {args.text_size >> 20} MiB, cached; {args.runs} runs each")
