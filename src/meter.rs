@@ -14,6 +14,8 @@ pub struct Items {
     pub timer: bool,
     /// `-e`: estimated time left.
     pub eta: bool,
+    /// `-I`: estimated local time of the end.
+    pub fineta: bool,
     /// `-r`: the current rate.
     pub rate: bool,
     /// `-a`: the average rate since the start.
@@ -39,7 +41,13 @@ impl Items {
 
     /// Whether no item is on (the name alone is not an item).
     pub fn is_empty(&self) -> bool {
-        !(self.progress || self.timer || self.eta || self.rate || self.average_rate || self.bytes)
+        !(self.progress
+            || self.timer
+            || self.eta
+            || self.fineta
+            || self.rate
+            || self.average_rate
+            || self.bytes)
     }
 }
 
@@ -60,6 +68,8 @@ pub struct Snapshot {
     pub done: bool,
     /// Updates shown so far: moves the `<=>` of an unknown size.
     pub tick: u64,
+    /// Local time of day, in seconds since midnight, for `-I`.
+    pub clock: Option<u32>,
 }
 
 impl Snapshot {
@@ -152,6 +162,21 @@ pub fn render(snap: &Snapshot, items: &Items, width: usize) -> String {
             _ => tail.push_str(&" ".repeat(12)),
         }
     }
+    if items.fineta && percent.is_some() {
+        match (eta_seconds(snap), snap.clock) {
+            (Some(left), Some(clock)) if !snap.done => {
+                let at = (u64::from(clock) + left.ceil() as u64) % 86_400;
+                let _ = write!(
+                    tail,
+                    " FIN {:02}:{:02}:{:02}",
+                    at / 3600,
+                    at / 60 % 60,
+                    at % 60
+                );
+            }
+            _ => tail.push_str(&" ".repeat(13)),
+        }
+    }
     let mut line = head;
     if items.progress {
         let room = width.saturating_sub(line.chars().count() + tail.chars().count() + 2);
@@ -160,11 +185,12 @@ pub fn render(snap: &Snapshot, items: &Items, width: usize) -> String {
         line.push(']');
         line.push_str(&tail);
     } else {
-        line.push_str(tail.trim_start());
+        // Items are separated by one space; the first needs none.
+        line.push_str(tail.strip_prefix(' ').unwrap_or(&tail));
     }
     // Trailing blanks stay: they wipe what a longer line left on the
     // terminal, as pv's do.
-    if !items.progress && !items.eta {
+    if !items.progress && !items.eta && !items.fineta {
         line.truncate(line.trim_end().len());
     }
     line
@@ -276,6 +302,7 @@ mod tests {
             lines: false,
             done: false,
             tick: 0,
+            clock: None,
         }
     }
 
@@ -318,6 +345,20 @@ mod tests {
             // The ETA is blanked at the end.
             assert!(line.ends_with("=>] 100%            "), "{line:?}");
         }
+    }
+
+    #[test]
+    fn the_finish_time_is_now_plus_the_eta() {
+        let mut s = snap(100 << 20, 1.0, Some(300 << 20));
+        s.clock = Some(23 * 3600 + 59 * 60 + 59);
+        let items = Items {
+            fineta: true,
+            ..Items::default()
+        };
+        // 2 s left at 23:59:59: the end comes after midnight.
+        assert_eq!(render(&s, &items, 80), "FIN 00:00:01");
+        s.done = true;
+        assert_eq!(render(&s, &items, 80), " ".repeat(12));
     }
 
     #[test]

@@ -328,3 +328,81 @@ fn on_a_terminal_the_bar_rate_and_eta_are_drawn_to_its_width() {
         "{last:?}"
     );
 }
+
+#[test]
+fn the_finish_time_is_shown_with_capital_i() {
+    let out = pv_piped(
+        &["-f", "-I", "-s", "3M", "-L", "8M", "-i", "0.1"],
+        &data(3 * 1024 * 1024),
+    );
+    let err = stderr(&out);
+    let first = err.split('\r').find(|l| !l.is_empty()).unwrap();
+    let fin = first
+        .split("FIN ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{first:?}"));
+    let hms: Vec<u32> = fin.trim().split(':').map(|n| n.parse().unwrap()).collect();
+    assert!(
+        hms.len() == 3 && hms[0] < 24 && hms[1] < 60 && hms[2] < 60,
+        "{first:?}"
+    );
+}
+
+#[test]
+fn watching_another_process_follows_its_position_until_it_closes() {
+    let f = file_with(&data(2 * 1024 * 1024));
+    // A slow reader of the file: pv itself, rate-limited.
+    let mut slow = pv(&["-q", "-L", "4M", f.path().to_str().unwrap()])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = slow.id().to_string();
+    let out = pv(&["-d", &pid, "-n", "-f", "-i", "0.1"]).output().unwrap();
+    assert!(slow.wait().unwrap().success());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let numbers: Vec<u64> = stderr(&out).lines().map(|l| l.parse().unwrap()).collect();
+    assert!(numbers.len() >= 2, "{numbers:?}");
+    assert!(numbers.windows(2).all(|w| w[0] <= w[1]), "{numbers:?}");
+    assert!(numbers.iter().any(|&n| n > 0 && n < 100), "{numbers:?}");
+    let missing = pv(&["-d", "999999999:3"]).output().unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(stderr(&missing).contains("cannot watch descriptor 3 of process 999999999"));
+}
+
+#[test]
+fn several_meters_with_c_keep_their_own_lines() {
+    let f = file_with(&data(2 * 1024 * 1024));
+    let (controller, terminal) = pty();
+    let script = format!(
+        "{EXE} pv -c -f -L 8M -i 0.1 -N one {} | {EXE} pv -c -f -i 0.1 -N two > /dev/null",
+        f.path().display()
+    );
+    let mut child = Command::new("sh")
+        .args(["-c", &script])
+        .stderr(Stdio::from(OwnedFd::from(terminal)))
+        .spawn()
+        .unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut screen = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = rustix::io::read(controller.as_fd(), &mut buf) {
+            if n == 0 {
+                break;
+            }
+            screen.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8(screen).unwrap()
+    });
+    assert!(child.wait().unwrap().success());
+    let screen = reader.join().unwrap();
+    // The second meter draws a line down and comes back up.
+    assert!(screen.contains("\x1b[1A"), "{screen:?}");
+    assert!(
+        screen.contains("one: ") && screen.contains("two: "),
+        "{screen:?}"
+    );
+    // Every drawing of "two" is on the row below the first.
+    for part in screen.split("      two: ").skip(1) {
+        assert!(part.contains("\x1b[1A"), "{part:?}");
+    }
+}

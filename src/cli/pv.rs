@@ -15,10 +15,16 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use pipespeed::copy::{Copier, CopyOptions, Mechanism, Side};
 use pipespeed::meter::{Items, Snapshot, TokenBucket, render, render_numeric};
+use pipespeed::sys::clock::local_seconds_of_day;
 use pipespeed::sys::{FdKind, fd_info};
 use pipespeed::units::parse_size;
 
-use crate::strerror;
+use crate::{UsageError, strerror};
+
+mod cursor;
+mod watch;
+
+use cursor::Cursor;
 
 /// pv's exit status bits (pv(1), "EXIT STATUS").
 const EXIT_ACCESS: u8 = 2;
@@ -55,6 +61,9 @@ pub struct PvArgs {
     /// Show the estimated time left.
     #[arg(short = 'e', long)]
     pub eta: bool,
+    /// Show the estimated local time of the end.
+    #[arg(short = 'I', long)]
+    pub fineta: bool,
     /// Show the current rate.
     #[arg(short = 'r', long)]
     pub rate: bool,
@@ -102,11 +111,29 @@ pub struct PvArgs {
     /// Read/write buffer size. Takes K, M, G.
     #[arg(short = 'B', long = "buffer-size", value_name = "SIZE", value_parser = size)]
     pub buffer_size: Option<u64>,
+    /// Several meters in one pipeline: each keeps its own line (cursor
+    /// positioning, for a terminal).
+    #[arg(short = 'c', long)]
+    pub cursor: bool,
+    /// Copy nothing: watch how far process PID has read file descriptor FD
+    /// (every regular file it has open, without FD), from /proc.
+    #[arg(short = 'd', long = "watchfd", value_name = "PID[:FD]", value_parser = watch_target, conflicts_with_all = ["files", "rate_limit", "stop_at_size", "line_mode"])]
+    pub watchfd: Option<(u32, Option<u32>)>,
+}
+
+fn watch_target(text: &str) -> Result<(u32, Option<u32>), String> {
+    let bad = || format!("'{text}' is not PID or PID:FD");
+    let (pid, fd) = match text.split_once(':') {
+        Some((pid, fd)) => (pid, Some(fd.parse().map_err(|_| bad())?)),
+        None => (text, None),
+    };
+    Ok((pid.parse().map_err(|_| bad())?, fd))
 }
 
 /// Whether and how to draw.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Display {
+    cursor: Option<Cursor>,
     items: Items,
     numeric: bool,
     wait: bool,
@@ -122,6 +149,7 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
         progress: args.progress,
         timer: args.timer,
         eta: args.eta,
+        fineta: args.fineta,
         rate: args.rate,
         average_rate: args.average_rate,
         bytes: args.bytes,
@@ -132,6 +160,23 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
             name: args.name.clone(),
             ..Items::pv_default()
         };
+    }
+    if args.stop_at_size && args.line_mode {
+        return Err(UsageError("-S counts bytes; it does not go with -l".into()).into());
+    }
+    // Without the shared row counter each meter still shows, on one line.
+    let cursor = (show && args.cursor)
+        .then(Cursor::join)
+        .transpose()
+        .unwrap_or_default();
+    if let Some((pid, fd)) = args.watchfd {
+        return watch::run(
+            pid,
+            fd,
+            &items,
+            args.numeric,
+            Duration::from_secs_f64(args.interval),
+        );
     }
     let names: Vec<PathBuf> = if args.files.is_empty() {
         vec!["-".into()]
@@ -168,6 +213,7 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
             .filter(|&total| total > 0)
     });
     let display = Display {
+        cursor,
         items,
         numeric: args.numeric,
         wait: args.wait,
@@ -206,8 +252,8 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
     std::thread::scope(|scope| {
         let drawer = show.then(|| {
             let count = Arc::clone(&count);
-            let display = display.clone();
-            scope.spawn(move || draw(&display, &count, start, &done_rx))
+            let display = &display;
+            scope.spawn(move || draw(display, &count, start, &done_rx))
         });
         let stdout = io::stdout();
         let out = stdout.as_fd();
@@ -288,11 +334,7 @@ impl Input {
 /// Draws every `interval` until `done` closes, then once more, finished.
 fn draw(display: &Display, count: &AtomicU64, start: Instant, done: &mpsc::Receiver<()>) {
     let stderr = io::stderr();
-    let width = rustix::termios::tcgetwinsize(stderr.as_fd())
-        .ok()
-        .map(|w| usize::from(w.ws_col))
-        .filter(|&w| w > 0)
-        .unwrap_or(80);
+    let width = terminal_width();
     let (mut last_count, mut last_time, mut tick) = (0u64, 0.0f64, 0u64);
     loop {
         let finished = !matches!(
@@ -313,6 +355,7 @@ fn draw(display: &Display, count: &AtomicU64, start: Instant, done: &mpsc::Recei
             lines: display.lines,
             done: finished,
             tick,
+            clock: local_seconds_of_day(),
         };
         (last_count, last_time, tick) = (n, now, tick + 1);
         if display.wait && n == 0 {
@@ -324,14 +367,26 @@ fn draw(display: &Display, count: &AtomicU64, start: Instant, done: &mpsc::Recei
         }
         let text = if display.numeric {
             render_numeric(&snap, &display.items) + "\n"
-        } else if finished {
-            format!("\r{}\n", render(&snap, &display.items, width))
         } else {
-            format!("\r{}", render(&snap, &display.items, width))
+            let line = render(&snap, &display.items, width);
+            match &display.cursor {
+                Some(cursor) => cursor.place(&line),
+                None if finished => format!("\r{line}\n"),
+                None => format!("\r{line}"),
+            }
         };
         let _ = stderr.lock().write_all(text.as_bytes());
         if finished {
             return;
         }
     }
+}
+
+/// The width of the terminal on stderr, or 80 when it is not one.
+fn terminal_width() -> usize {
+    rustix::termios::tcgetwinsize(io::stderr().as_fd())
+        .ok()
+        .map(|w| usize::from(w.ws_col))
+        .filter(|&w| w > 0)
+        .unwrap_or(80)
 }

@@ -3,6 +3,7 @@
 //! Every wrapper takes `impl AsFd`, returns `io::Result`, and turns the
 //! kernel's terse refusals into errors that name the limit involved.
 
+pub mod clock;
 pub mod cpu;
 pub mod facts;
 pub mod file;

@@ -1,0 +1,106 @@
+//! `-c`: several meters of one pipeline on a terminal, each on its own
+//! line.
+//!
+//! The meters of a pipeline share its process group. Each takes the next
+//! row from a counter in a small file named after the group, under
+//! `flock`, and draws on that row relative to where the cursor was when
+//! the pipeline started: `row` newlines down (scrolling the screen if the
+//! row is below its bottom, which keeps the rows lined up), the line, and
+//! back up. The cursor is thus always left on the first row. The last
+//! meter to finish moves it below all the rows and removes the file.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, Write};
+use std::path::PathBuf;
+
+use rustix::fs::{FlockOperation, flock};
+
+/// This meter's row, and the file that hands rows out.
+#[derive(Debug)]
+pub struct Cursor {
+    row: usize,
+    path: PathBuf,
+}
+
+/// The shared counter: meters active, and rows handed out.
+fn update(path: &PathBuf, change: impl FnOnce(&mut (usize, usize))) -> io::Result<(usize, usize)> {
+    let mut file: File = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)?;
+    flock(&file, FlockOperation::LockExclusive)?;
+    let mut text = String::new();
+    file.read_to_string(&mut text)?;
+    let mut numbers = text
+        .split_whitespace()
+        .map(|n| n.parse::<usize>().unwrap_or(0));
+    let mut state = (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0));
+    change(&mut state);
+    file.rewind()?;
+    file.set_len(0)?;
+    write!(file, "{} {}", state.0, state.1)?;
+    // Unlocked when `file` closes.
+    Ok(state)
+}
+
+impl Cursor {
+    /// Takes the next row of this process group's meters.
+    pub fn join() -> io::Result<Cursor> {
+        let group = rustix::process::getpgrp().as_raw_nonzero();
+        let user = rustix::process::getuid().as_raw();
+        let path = std::env::temp_dir().join(format!("pipespeed-pv-{user}-{group}"));
+        let (_, rows) = update(&path, |(active, rows)| {
+            if *active == 0 {
+                *rows = 0; // a file left by a meter that was killed
+            }
+            *active += 1;
+            *rows += 1;
+        })?;
+        Ok(Cursor {
+            row: rows - 1,
+            path,
+        })
+    }
+
+    /// What to write to draw `line` on this meter's row.
+    pub fn place(&self, line: &str) -> String {
+        match self.row {
+            0 => format!("\r{line}"),
+            row => format!("{}\r{line}\x1b[{row}A", "\n".repeat(row)),
+        }
+    }
+}
+
+impl Drop for Cursor {
+    fn drop(&mut self) {
+        let Ok((active, rows)) = update(&self.path, |(active, _)| *active -= 1) else {
+            return;
+        };
+        if active == 0 {
+            let _ = std::fs::remove_file(&self.path);
+            // Below the last row, for whatever the terminal shows next.
+            let _ = io::stderr().write_all("\n".repeat(rows).as_bytes());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_handed_out_in_turn_and_drawn_below_the_first() {
+        let a = Cursor::join().unwrap();
+        let b = Cursor::join().unwrap();
+        assert_eq!((a.row, b.row), (0, 1));
+        assert_eq!(a.place("x"), "\rx");
+        assert_eq!(b.place("y"), "\n\ry\x1b[1A");
+        let path = a.path.clone();
+        drop(b);
+        assert!(path.exists());
+        drop(a);
+        assert!(!path.exists(), "the last meter removes the counter");
+    }
+}
