@@ -112,3 +112,37 @@ pub fn is_retryable(err: &io::Error) -> bool {
 pub fn wait_ready(fd: impl AsFd, direction: Direction) -> io::Result<()> {
     Wait::Poll.before_call(fd, direction)
 }
+
+/// `read(2)`, retried on `EINTR`, waiting with `poll` on `EAGAIN` (a
+/// descriptor that is non-blocking though its reader wants to wait).
+pub fn read(fd: impl AsFd, buf: &mut [u8]) -> io::Result<usize> {
+    let fd = fd.as_fd();
+    loop {
+        match rustix::io::read(fd, &mut *buf) {
+            Ok(n) => return Ok(n),
+            Err(rustix::io::Errno::INTR) => {}
+            Err(rustix::io::Errno::AGAIN) => wait_ready(fd, Direction::In)?,
+            Err(errno) => return Err(errno.into()),
+        }
+    }
+}
+
+/// Writes all of `buf`, retried on `EINTR`, waiting with `poll` on
+/// `EAGAIN`, and tells `written` how many bytes each call got through (to
+/// count progress as it happens).
+pub fn write_all(fd: impl AsFd, mut buf: &[u8], mut written: impl FnMut(usize)) -> io::Result<()> {
+    let fd = fd.as_fd();
+    while !buf.is_empty() {
+        match rustix::io::write(fd, buf) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                written(n);
+                buf = &buf[n..];
+            }
+            Err(rustix::io::Errno::INTR) => {}
+            Err(rustix::io::Errno::AGAIN) => wait_ready(fd, Direction::Out)?,
+            Err(errno) => return Err(errno.into()),
+        }
+    }
+    Ok(())
+}

@@ -10,6 +10,8 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::thread;
 
+mod common;
+use common::pty;
 use pipespeed::copy::{Copied, Copier, CopyOptions, Mechanism, Side, copy};
 use pipespeed::sys::{pipe, set_nonblocking};
 
@@ -73,25 +75,6 @@ fn tempfile_with(bytes: &[u8]) -> File {
     f.write_all(bytes).unwrap();
     f.rewind().unwrap();
     f
-}
-
-/// A pty pair, the terminal side in raw mode (no newline translation,
-/// no line editing): (controller, terminal).
-fn pty() -> (OwnedFd, File) {
-    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
-    let controller = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).unwrap();
-    grantpt(&controller).unwrap();
-    unlockpt(&controller).unwrap();
-    let name = ptsname(&controller, Vec::new()).unwrap();
-    let terminal = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(name.to_str().unwrap())
-        .unwrap();
-    let mut t = rustix::termios::tcgetattr(&terminal).unwrap();
-    t.make_raw();
-    rustix::termios::tcsetattr(&terminal, rustix::termios::OptionalActions::Now, &t).unwrap();
-    (controller, terminal)
 }
 
 fn read_exactly(fd: impl AsFd, len: usize) -> Vec<u8> {

@@ -5,9 +5,12 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+mod common;
+use common::{pty, read_until_hangup};
 
 const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
 
@@ -257,28 +260,6 @@ fn bad_options_and_sizes_give_one_line_and_status_2() {
     }
 }
 
-/// A pty 100 columns wide: (controller, terminal).
-fn pty() -> (OwnedFd, File) {
-    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
-    let controller = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).unwrap();
-    grantpt(&controller).unwrap();
-    unlockpt(&controller).unwrap();
-    let name = ptsname(&controller, Vec::new()).unwrap();
-    let terminal = File::options()
-        .read(true)
-        .write(true)
-        .open(name.to_str().unwrap())
-        .unwrap();
-    let size = rustix::termios::Winsize {
-        ws_row: 24,
-        ws_col: 100,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    rustix::termios::tcsetwinsize(&terminal, size).unwrap();
-    (controller, terminal)
-}
-
 #[test]
 fn on_a_terminal_the_bar_rate_and_eta_are_drawn_to_its_width() {
     let input = data(3 * 1024 * 1024);
@@ -289,18 +270,7 @@ fn on_a_terminal_the_bar_rate_and_eta_are_drawn_to_its_width() {
         .stderr(Stdio::from(OwnedFd::from(terminal)))
         .spawn()
         .unwrap();
-    let reader = std::thread::spawn(move || {
-        // The terminal hangs up (EIO) once pv, its last user, exits.
-        let mut screen = Vec::new();
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = rustix::io::read(controller.as_fd(), &mut buf) {
-            if n == 0 {
-                break;
-            }
-            screen.extend_from_slice(&buf[..n]);
-        }
-        screen
-    });
+    let reader = std::thread::spawn(move || read_until_hangup(controller));
     assert!(child.wait().unwrap().success());
     let screen = String::from_utf8(reader.join().unwrap()).unwrap();
     // Lines are redrawn with a carriage return; the terminal turns the
@@ -357,6 +327,21 @@ fn watching_another_process_follows_its_position_until_it_closes() {
         .spawn()
         .unwrap();
     let pid = slow.id().to_string();
+    // Watch only once it has the file open.
+    let opened = || {
+        std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+            fds.filter_map(Result::ok)
+                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|p| p == f.path()))
+        })
+    };
+    let t0 = Instant::now();
+    while !opened() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "pv never opened its file"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let out = pv(&["-d", &pid, "-n", "-f", "-i", "0.1"]).output().unwrap();
     assert!(slow.wait().unwrap().success());
     assert!(out.status.success(), "{}", stderr(&out));
@@ -382,27 +367,23 @@ fn several_meters_with_c_keep_their_own_lines() {
         .stderr(Stdio::from(OwnedFd::from(terminal)))
         .spawn()
         .unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut screen = Vec::new();
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = rustix::io::read(controller.as_fd(), &mut buf) {
-            if n == 0 {
-                break;
-            }
-            screen.extend_from_slice(&buf[..n]);
-        }
-        String::from_utf8(screen).unwrap()
-    });
+    let reader =
+        std::thread::spawn(move || String::from_utf8(read_until_hangup(controller)).unwrap());
     assert!(child.wait().unwrap().success());
     let screen = reader.join().unwrap();
-    // The second meter draws a line down and comes back up.
-    assert!(screen.contains("\x1b[1A"), "{screen:?}");
-    assert!(
-        screen.contains("one: ") && screen.contains("two: "),
-        "{screen:?}"
-    );
-    // Every drawing of "two" is on the row below the first.
-    for part in screen.split("      two: ").skip(1) {
-        assert!(part.contains("\x1b[1A"), "{part:?}");
-    }
+    // One meter has the first row and draws in place; the other draws a
+    // line down and comes back up, every time. Which is which depends on
+    // which started first.
+    let moves = |name: &str| -> Vec<bool> {
+        screen
+            .split('\r')
+            .filter(|draw| draw.contains(name))
+            .map(|draw| draw.contains("\x1b[1A"))
+            .collect()
+    };
+    let (one, two) = (moves("one: "), moves("two: "));
+    assert!(!one.is_empty() && !two.is_empty(), "{screen:?}");
+    assert!(one.iter().all(|&m| m == one[0]), "{screen:?}");
+    assert!(two.iter().all(|&m| m == two[0]), "{screen:?}");
+    assert_ne!(one[0], two[0], "{screen:?}");
 }

@@ -22,8 +22,7 @@ use pipespeed::quote::quote_file_name;
 use pipespeed::sys::signal::default_sigpipe;
 use pipespeed::sys::{FdInfo, FdKind, fd_info};
 use pipespeed::units::KIB;
-use pipespeed::wait::{Direction, wait_ready};
-use rustix::io::Errno;
+use pipespeed::wait::{read, write_all};
 
 use crate::args::{CatArgs, Cli};
 use crate::strerror;
@@ -121,7 +120,7 @@ impl Invocation {
 
     /// Writes `text` to stdout; a failure is GNU's write error.
     fn print(&self, text: &[u8]) -> ExitCode {
-        match write_all(io::stdout().as_fd(), text) {
+        match write_all(io::stdout().as_fd(), text, |_| {}) {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) => self.write_error(&err),
         }
@@ -379,7 +378,7 @@ impl Engine {
                 output.clear();
                 formatter.format(&input[..n], output);
                 // Written at once, so that each line shows as it comes.
-                write_all(out, output).map_err(Failure::Write)?;
+                write_all(out, output, |_| {}).map_err(Failure::Write)?;
             },
         }
     }
@@ -393,38 +392,10 @@ impl Engine {
             } => {
                 output.clear();
                 formatter.finish(output);
-                write_all(out, output)
+                write_all(out, output, |_| {})
             }
         }
     }
-}
-
-/// `read(2)`, retried on `EINTR`, waiting with `poll` on `EAGAIN` (a
-/// non-blocking stdin).
-fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
-    loop {
-        match rustix::io::read(fd, &mut *buf) {
-            Ok(n) => return Ok(n),
-            Err(Errno::INTR) => {}
-            Err(Errno::AGAIN) => wait_ready(fd, Direction::In)?,
-            Err(errno) => return Err(errno.into()),
-        }
-    }
-}
-
-/// Writes all of `buf`, retried on `EINTR`, waiting with `poll` on
-/// `EAGAIN` (a non-blocking stdout).
-fn write_all(fd: BorrowedFd<'_>, mut buf: &[u8]) -> io::Result<()> {
-    while !buf.is_empty() {
-        match rustix::io::write(fd, buf) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => buf = &buf[n..],
-            Err(Errno::INTR) => {}
-            Err(Errno::AGAIN) => wait_ready(fd, Direction::Out)?,
-            Err(errno) => return Err(errno.into()),
-        }
-    }
-    Ok(())
 }
 
 /// Whether the locale's character set is UTF-8, as setlocale would find

@@ -77,25 +77,22 @@ impl Copier {
                     self.count(moved, n);
                     first = false;
                 }
-                Err(err) => match err.kind() {
-                    io::ErrorKind::Interrupted => {}
+                Err(err) => {
                     // Either end may be the one not ready: wait for both.
-                    io::ErrorKind::WouldBlock => {
-                        if let Err(err) = wait_ready(dst, Direction::Out)
+                    let ready = || {
+                        wait_ready(dst, Direction::Out)
                             .and_then(|()| wait_ready(src, Direction::In))
-                        {
-                            return Outcome::Broke(err);
-                        }
+                    };
+                    if let Some(end) = after_error(err, first, ready) {
+                        return end;
                     }
-                    _ if first && is_refusal(&err) => return Outcome::Refused(err),
-                    _ => return Outcome::Broke(err),
-                },
+                }
             }
         }
     }
 
-    /// Splices `src` into the intermediate pipe and from there to `dst`,
-    /// for two descriptors neither of which is a pipe. What is in the
+    /// Splices `src` into the intermediate pipe and from there to `dst`
+    /// (see the module documentation for why). What is in the
     /// intermediate pipe when this returns is counted in `self.pending`
     /// and written out by the fallback.
     pub(super) fn splice_pipe(
@@ -134,18 +131,15 @@ impl Copier {
                         self.pending = n;
                         first_in = false;
                     }
-                    Err(err) => match err.kind() {
-                        io::ErrorKind::Interrupted => {}
-                        // The intermediate pipe is empty: the input is not
-                        // ready.
-                        io::ErrorKind::WouldBlock => {
-                            if let Err(err) = wait_ready(src, Direction::In) {
-                                return Outcome::Broke(err);
-                            }
+                    // The intermediate pipe is empty: only the input can
+                    // be not ready.
+                    Err(err) => {
+                        if let Some(end) =
+                            after_error(err, first_in, || wait_ready(src, Direction::In))
+                        {
+                            return end;
                         }
-                        _ if first_in && is_refusal(&err) => return Outcome::Refused(err),
-                        _ => return Outcome::Broke(err),
-                    },
+                    }
                 }
             }
             while self.pending > 0 {
@@ -168,18 +162,32 @@ impl Copier {
                         self.count(moved, n);
                         first_out = false;
                     }
-                    Err(err) => match err.kind() {
-                        io::ErrorKind::Interrupted => {}
-                        io::ErrorKind::WouldBlock => {
-                            if let Err(err) = wait_ready(dst, Direction::Out) {
-                                return Outcome::Broke(err);
-                            }
+                    Err(err) => {
+                        if let Some(end) =
+                            after_error(err, first_out, || wait_ready(dst, Direction::Out))
+                        {
+                            return end;
                         }
-                        _ if first_out && is_refusal(&err) => return Outcome::Refused(err),
-                        _ => return Outcome::Broke(err),
-                    },
+                    }
                 }
             }
         }
+    }
+}
+
+/// What a failed call means: `None` to call again (it was interrupted, or
+/// `ready` has waited until the descriptor that was not ready is), else
+/// how the mechanism ends: refused if this was its first call and the
+/// error says "not for these descriptors", broken otherwise.
+fn after_error(
+    err: io::Error,
+    first: bool,
+    ready: impl FnOnce() -> io::Result<()>,
+) -> Option<Outcome> {
+    match err.kind() {
+        io::ErrorKind::Interrupted => None,
+        io::ErrorKind::WouldBlock => ready().err().map(Outcome::Broke),
+        _ if first && is_refusal(&err) => Some(Outcome::Refused(err)),
+        _ => Some(Outcome::Broke(err)),
     }
 }

@@ -17,7 +17,7 @@
 //! file's pages, so the process reading that pipe waits; through a private
 //! pipe, the slow half runs without blocking anyone, and the second half
 //! only moves page references between two pipes. On the project's VM a
-//! 4 GiB cached file went into a pipe about 1.8x faster that way
+//! 4 GiB cached file went into a pipe 1.4-1.8x faster that way
 //! (docs/cat.md has the measurement); a pipe written to a file gains the
 //! same way.
 //!

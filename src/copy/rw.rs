@@ -1,14 +1,11 @@
 //! read/write: the reference path that works for every pair of
 //! descriptors, and where every faster mechanism falls back to.
 
-use std::io;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rustix::io::Errno;
-
 use super::{Copier, CopyError, Side};
-use crate::wait::{Direction, wait_ready};
+use crate::wait::{read, write_all};
 
 impl Copier {
     /// Copies by read/write until the input ends or the limit is reached,
@@ -35,10 +32,10 @@ impl Copier {
             while self.pending > 0 {
                 let mid = self.mid.as_ref().expect("bytes are pending in it");
                 let len = self.pending.min(buf.len());
-                let n = read(mid.read.as_fd(), &mut buf[..len])
-                    .map_err(|e| fail(Side::Input, e, moved))?;
+                let n =
+                    read(&mid.read, &mut buf[..len]).map_err(|e| fail(Side::Input, e, moved))?;
                 self.pending -= n;
-                write_all(dst, &buf[..n], moved, &self.progress)
+                write_all(dst, &buf[..n], |n| count(moved, &self.progress, n))
                     .map_err(|e| fail(Side::Output, e, moved))?;
             }
             loop {
@@ -53,7 +50,7 @@ impl Copier {
                 if let Some(inspect) = &mut self.inspector {
                     inspect(&buf[..n]);
                 }
-                write_all(dst, &buf[..n], moved, &self.progress)
+                write_all(dst, &buf[..n], |n| count(moved, &self.progress, n))
                     .map_err(|e| fail(Side::Output, e, moved))?;
             }
         })();
@@ -62,38 +59,9 @@ impl Copier {
     }
 }
 
-/// `read(2)`, retried on `EINTR`, waiting with `poll` on `EAGAIN`.
-pub(super) fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
-    loop {
-        match rustix::io::read(fd, &mut *buf) {
-            Ok(n) => return Ok(n),
-            Err(Errno::INTR) => {}
-            Err(Errno::AGAIN) => wait_ready(fd, Direction::In)?,
-            Err(errno) => return Err(errno.into()),
-        }
-    }
-}
-
-/// Writes all of `buf`, counting into `moved` and `progress` as the kernel
-/// accepts it, retried on `EINTR`, waiting with `poll` on `EAGAIN`.
-pub(super) fn write_all(
-    fd: BorrowedFd<'_>,
-    mut buf: &[u8],
-    moved: &mut u64,
-    progress: &AtomicU64,
-) -> io::Result<()> {
-    while !buf.is_empty() {
-        match rustix::io::write(fd, buf) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => {
-                *moved += n as u64;
-                progress.fetch_add(n as u64, Ordering::Relaxed);
-                buf = &buf[n..];
-            }
-            Err(Errno::INTR) => {}
-            Err(Errno::AGAIN) => wait_ready(fd, Direction::Out)?,
-            Err(errno) => return Err(errno.into()),
-        }
-    }
-    Ok(())
+/// Counts `n` more bytes written into the copy's total and the copier's
+/// progress.
+fn count(moved: &mut u64, progress: &AtomicU64, n: usize) {
+    *moved += n as u64;
+    progress.fetch_add(n as u64, Ordering::Relaxed);
 }

@@ -1,0 +1,47 @@
+//! What several test files need: a pseudo-terminal.
+
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::fs::File;
+use std::os::fd::{AsFd, OwnedFd};
+
+/// A pty pair, (controller, terminal): the terminal in raw mode (no line
+/// editing, no newline translation) and 100 columns wide.
+pub fn pty() -> (OwnedFd, File) {
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+    use rustix::termios::{OptionalActions, Winsize, tcgetattr, tcsetattr, tcsetwinsize};
+    let controller = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).unwrap();
+    grantpt(&controller).unwrap();
+    unlockpt(&controller).unwrap();
+    let name = ptsname(&controller, Vec::new()).unwrap();
+    let terminal = File::options()
+        .read(true)
+        .write(true)
+        .open(name.to_str().unwrap())
+        .unwrap();
+    let mut t = tcgetattr(&terminal).unwrap();
+    t.make_raw();
+    tcsetattr(&terminal, OptionalActions::Now, &t).unwrap();
+    let size = Winsize {
+        ws_row: 24,
+        ws_col: 100,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    tcsetwinsize(&terminal, size).unwrap();
+    (controller, terminal)
+}
+
+/// Everything written to the terminal, read from the controller until
+/// the terminal hangs up (EIO) when its last user closes it.
+pub fn read_until_hangup(controller: impl AsFd) -> Vec<u8> {
+    let mut screen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = rustix::io::read(controller.as_fd(), &mut buf) {
+        if n == 0 {
+            break;
+        }
+        screen.extend_from_slice(&buf[..n]);
+    }
+    screen
+}
