@@ -245,6 +245,23 @@ pub fn render_numeric(snap: &Snapshot, items: &Items) -> String {
     fields.join(" ")
 }
 
+/// The number of `\n` bytes in `bytes`, for line mode.
+///
+/// Counted in runs of 255 bytes into a `u8`, which the compiler turns into
+/// wide vector compares; `filter(..).count()` is not vectorized and made
+/// line counting, not the copy, the bottleneck of `pv -l`.
+pub fn count_lines(bytes: &[u8]) -> u64 {
+    bytes
+        .chunks(255)
+        .map(|run| {
+            let n = run
+                .iter()
+                .fold(0u8, |n, &b| n.wrapping_add(u8::from(b == b'\n')));
+            u64::from(n)
+        })
+        .sum()
+}
+
 /// A token bucket: at most `rate` bytes a second, with bursts capped at a
 /// tenth of a second's worth, so a stalled reader cannot save up a flood.
 #[derive(Debug, Clone, PartialEq)]
@@ -373,6 +390,18 @@ mod tests {
         let b = render(&s, &items, 20);
         assert_eq!(a, "[<=>               ]");
         assert_eq!(b, "[   <=>            ]");
+    }
+
+    #[test]
+    fn lines_are_counted_across_runs_of_every_length() {
+        for len in [0, 1, 254, 255, 256, 511, 10_000] {
+            let all = vec![b'\n'; len];
+            assert_eq!(count_lines(&all), len as u64);
+            let some: Vec<u8> = (0..len)
+                .map(|i| if i % 7 == 0 { b'\n' } else { b'x' })
+                .collect();
+            assert_eq!(count_lines(&some), len.div_ceil(7) as u64);
+        }
     }
 
     #[test]

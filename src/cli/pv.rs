@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use pipespeed::copy::{Copier, CopyOptions, Mechanism, Side};
-use pipespeed::meter::{Items, Snapshot, TokenBucket, render, render_numeric};
+use pipespeed::meter::{Items, Snapshot, TokenBucket, count_lines, render, render_numeric};
 use pipespeed::sys::clock::local_seconds_of_day;
 use pipespeed::sys::{FdKind, fd_info};
 use pipespeed::units::parse_size;
@@ -233,8 +233,7 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
         let lines = Arc::new(AtomicU64::new(0));
         let counter = Arc::clone(&lines);
         copier.set_inspector(Some(Box::new(move |bytes: &[u8]| {
-            let n = bytes.iter().filter(|&&b| b == b'\n').count();
-            counter.fetch_add(n as u64, Ordering::Relaxed);
+            counter.fetch_add(count_lines(bytes), Ordering::Relaxed);
         })));
         lines
     } else {
