@@ -22,7 +22,7 @@
 //! sleeps, the reader empties it, the reader sleeps. With one piece more
 //! than the pipe holds, the writer always has a piece waiting when room
 //! appears, and the two ends overlap. On the project's VM `vmsplice ->
-//! splice` ran 1.2x to 1.7x faster with `malloc`ed halves than with
+//! splice` ran about 1.2x faster with `malloc`ed halves than with
 //! page-aligned ones (`bench/buf-offset.sh`; docs/ladder.md has the
 //! figures).
 //!

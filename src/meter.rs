@@ -165,7 +165,7 @@ pub fn render(snap: &Snapshot, items: &Items, width: usize) -> String {
     if items.fineta && percent.is_some() {
         match (eta_seconds(snap), snap.clock) {
             (Some(left), Some(clock)) if !snap.done => {
-                let at = (u64::from(clock) + left.ceil() as u64) % 86_400;
+                let at = (f64::from(clock) + left.ceil()).rem_euclid(86_400.0) as u64;
                 let _ = write!(
                     tail,
                     " FIN {:02}:{:02}:{:02}",

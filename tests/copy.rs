@@ -9,6 +9,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::thread;
+use std::time::Duration;
 
 mod common;
 use common::pty;
@@ -160,7 +161,9 @@ fn run(src: Src, dst: Dst, len: usize, force: Option<Mechanism>) -> (Vec<u8>, Ve
                 )
             }
         };
-        let copied = Copier::new(options).copy(&input, &output).unwrap();
+        let copied = Copier::new(options)
+            .copy(&input, &output)
+            .unwrap_or_else(|e| panic!("{src:?} -> {dst:?}, {len} bytes, forced {force:?}: {e:?}"));
         drop(feeding.map(|f| f.join().unwrap()));
         let got = match (dst, drain) {
             (Dst::File, _) => {
@@ -552,7 +555,8 @@ fn a_copier_reused_for_many_inputs_keeps_them_in_order() {
 fn a_file_that_grows_while_copied_is_copied_to_its_new_end() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("growing");
-    let first = data(4 * 1024 * 1024);
+    // Four times what the intermediate and the destination pipe can hold.
+    let first = data(4 * pipespeed::sys::pipe_max_size().unwrap().max(1 << 20));
     std::fs::write(&path, &first).unwrap();
     let src = File::open(&path).unwrap();
     let p = pipe().unwrap();
@@ -561,8 +565,8 @@ fn a_file_that_grows_while_copied_is_copied_to_its_new_end() {
         let r = p.read;
         let (path, more) = (&path, &more);
         let drain = s.spawn(move || {
-            // The copier cannot be done before this: the pipe holds at
-            // most 1 MiB of the 4.
+            // The copier cannot be done before this: the pipes hold half
+            // of the file at most.
             let head = read_exactly(&r, 1);
             OpenOptions::new()
                 .append(true)
@@ -673,4 +677,35 @@ fn an_inspector_sees_every_byte_in_order() {
         .unwrap();
     assert_eq!(copied.mechanism, Mechanism::ReadWrite);
     assert!(*seen.lock().unwrap() == input);
+}
+
+#[test]
+fn a_connection_reset_midway_is_an_input_error_not_an_end() {
+    use std::net::{TcpListener, TcpStream};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (mut server, _) = listener.accept().unwrap();
+    let p = pipe().unwrap();
+    let err = thread::scope(|s| {
+        let r = p.read;
+        s.spawn(move || {
+            server.write_all(&data(100_000)).unwrap();
+            // Once the copy has passed some bytes on, reset the connection:
+            // a zero linger time makes close send RST.
+            let head = read_exactly(&r, 1000);
+            assert_eq!(head, data(1000));
+            rustix::net::sockopt::set_socket_linger(&server, Some(Duration::ZERO)).unwrap();
+            drop(server);
+            read_to_end(r)
+        });
+        let err = copy(&client, &p.write).unwrap_err();
+        drop(p.write);
+        err
+    });
+    assert_eq!(err.side, Side::Input, "{err}");
+    assert_eq!(
+        err.source.kind(),
+        std::io::ErrorKind::ConnectionReset,
+        "{err}"
+    );
 }

@@ -265,7 +265,7 @@ fn on_a_terminal_the_bar_rate_and_eta_are_drawn_to_its_width() {
     let input = data(3 * 1024 * 1024);
     let f = file_with(&input);
     let (controller, terminal) = pty();
-    let mut child = pv(&["-L", "4M", "-i", "0.2", f.path().to_str().unwrap()])
+    let mut child = pv(&["-L", "2M", "-i", "0.2", f.path().to_str().unwrap()])
         .stdout(Stdio::null())
         .stderr(Stdio::from(OwnedFd::from(terminal)))
         .spawn()
@@ -322,7 +322,7 @@ fn the_finish_time_is_shown_with_capital_i() {
 fn watching_another_process_follows_its_position_until_it_closes() {
     let f = file_with(&data(2 * 1024 * 1024));
     // A slow reader of the file: pv itself, rate-limited.
-    let mut slow = pv(&["-q", "-L", "4M", f.path().to_str().unwrap()])
+    let mut slow = pv(&["-q", "-L", "1M", f.path().to_str().unwrap()])
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
@@ -350,7 +350,7 @@ fn watching_another_process_follows_its_position_until_it_closes() {
     assert!(numbers.windows(2).all(|w| w[0] <= w[1]), "{numbers:?}");
     assert!(numbers.iter().any(|&n| n > 0 && n < 100), "{numbers:?}");
     let missing = pv(&["-d", "999999999:3"]).output().unwrap();
-    assert_eq!(missing.status.code(), Some(1));
+    assert_eq!(missing.status.code(), Some(2));
     assert!(stderr(&missing).contains("cannot watch descriptor 3 of process 999999999"));
 }
 
@@ -386,4 +386,46 @@ fn several_meters_with_c_keep_their_own_lines() {
     assert!(one.iter().all(|&m| m == one[0]), "{screen:?}");
     assert!(two.iter().all(|&m| m == two[0]), "{screen:?}");
     assert_ne!(one[0], two[0], "{screen:?}");
+}
+
+#[test]
+fn an_input_that_is_the_output_is_refused_with_status_4() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    std::fs::write(&path, b"grows forever if copied onto itself\n").unwrap();
+    let out = pv(&["-q", path.to_str().unwrap()])
+        .stdout(File::options().append(true).open(&path).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "pipespeed pv: {}: input file is output file\n",
+            path.display()
+        )
+    );
+    assert_eq!(std::fs::read(&path).unwrap().len(), 36);
+}
+
+#[test]
+fn with_capital_w_nothing_shows_before_the_first_byte() {
+    // A producer that waits before sending anything.
+    let mut producer = Command::new("sh")
+        .args(["-c", "sleep 0.5; printf hello"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = pv(&["-f", "-W", "-n", "-b", "-i", "0.1"])
+        .stdin(producer.stdout.take().unwrap())
+        .output()
+        .unwrap();
+    producer.wait().unwrap();
+    assert_eq!(out.stdout, b"hello");
+    // Without -W, the first updates would say 0.
+    let lines: Vec<&str> = std::str::from_utf8(&out.stderr).unwrap().lines().collect();
+    assert!(
+        !lines.is_empty() && lines.iter().all(|l| *l == "5"),
+        "{lines:?}"
+    );
 }

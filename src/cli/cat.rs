@@ -17,10 +17,10 @@ use std::process::ExitCode;
 
 use clap::{Args, CommandFactory};
 use pipespeed::cat_format::{FormatOptions, Formatter};
-use pipespeed::copy::{Copier, CopyOptions, Side};
+use pipespeed::copy::{Copier, CopyOptions, Side, input_is_output};
 use pipespeed::quote::quote_file_name;
 use pipespeed::sys::signal::default_sigpipe;
-use pipespeed::sys::{FdInfo, FdKind, fd_info};
+use pipespeed::sys::{FdInfo, fd_info};
 use pipespeed::units::KIB;
 use pipespeed::wait::{read, write_all};
 
@@ -315,21 +315,10 @@ fn cat_file(
         file.as_fd()
     };
     let info = fd_info(input).map_err(Failure::Read)?;
-    if is_output(input, &info, out_info) {
+    if input_is_output(input, &info, out_info) {
         return Err(Failure::InputIsOutput);
     }
     engine.cat(input, out)
-}
-
-/// GNU 9.1's test: the output is a regular file, the input is that file,
-/// and the input's position is before its end (`lseek`'s -1, where the
-/// input cannot seek, counts as before the end, as in GNU).
-fn is_output(input: BorrowedFd<'_>, info: &FdInfo, out_info: &FdInfo) -> bool {
-    if out_info.kind != FdKind::Regular || !info.same_file(out_info) {
-        return false;
-    }
-    let offset = rustix::fs::seek(input, rustix::fs::SeekFrom::Current(0)).map_or(-1, i128::from);
-    offset < i128::from(info.size)
 }
 
 /// How bytes go from a file to stdout: chosen once, from the options.

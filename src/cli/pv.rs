@@ -4,7 +4,7 @@
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -13,11 +13,13 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use pipespeed::copy::{Copier, CopyOptions, Mechanism, Side};
+use pipespeed::copy::{Copier, CopyOptions, Mechanism, Side, input_is_output};
 use pipespeed::meter::{Items, Snapshot, TokenBucket, count_lines, render, render_numeric};
 use pipespeed::sys::clock::local_seconds_of_day;
 use pipespeed::sys::{FdKind, fd_info};
 use pipespeed::units::parse_size;
+use rustix::event::{PollFd, PollFlags, poll};
+use rustix::time::Timespec;
 
 use crate::{UsageError, strerror};
 
@@ -28,24 +30,26 @@ use cursor::Cursor;
 
 /// pv's exit status bits (pv(1), "EXIT STATUS").
 const EXIT_ACCESS: u8 = 2;
+const EXIT_SAME: u8 = 4;
 const EXIT_TRANSFER: u8 = 16;
 
 fn size(text: &str) -> Result<u64, String> {
     parse_size(text).map_err(|e| e.to_string())
 }
 
-fn seconds(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(s) if s > 0.0 && s.is_finite() => Ok(s),
-        _ => Err(format!("'{text}' is not a positive number of seconds")),
-    }
+fn seconds(text: &str) -> Result<Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|s| *s > 0.0)
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .ok_or_else(|| format!("'{text}' is not a positive number of seconds"))
 }
 
 /// `pipespeed pv`: pv's options, with pv's letters.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit status: 0 success; 2 bad usage, or a file could not be opened; \
-    16 a read or write failed (bits combine, as pv's do). A reader that goes away ends pv \
+    after_help = "Exit status: 0 success; 2 bad usage, or a file (or -d's process) could not \
+    be opened; 4 an input was the output; 16 a read or write failed (bits combine, as pv's do). A reader that goes away ends pv \
     quietly with 0."
 )]
 pub struct PvArgs {
@@ -101,7 +105,7 @@ pub struct PvArgs {
     pub name: Option<String>,
     /// Seconds between updates.
     #[arg(short = 'i', long, value_name = "SEC", default_value = "1", value_parser = seconds)]
-    pub interval: f64,
+    pub interval: Duration,
     /// Show nothing until the first byte has gone through.
     #[arg(short = 'W', long)]
     pub wait: bool,
@@ -164,20 +168,21 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
     if args.stop_at_size && args.line_mode {
         return Err(UsageError("-S counts bytes; it does not go with -l".into()).into());
     }
+    if let Some((pid, fd)) = args.watchfd {
+        let view = show.then_some((&items, args.numeric));
+        return Ok(match watch::run(pid, fd, view, args.interval) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => {
+                eprintln!("pipespeed pv: {err:#}");
+                ExitCode::from(EXIT_ACCESS)
+            }
+        });
+    }
     // Without the shared row counter each meter still shows, on one line.
     let cursor = (show && args.cursor)
         .then(Cursor::join)
         .transpose()
         .unwrap_or_default();
-    if let Some((pid, fd)) = args.watchfd {
-        return watch::run(
-            pid,
-            fd,
-            &items,
-            args.numeric,
-            Duration::from_secs_f64(args.interval),
-        );
-    }
     let names: Vec<PathBuf> = if args.files.is_empty() {
         vec!["-".into()]
     } else {
@@ -185,39 +190,29 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
     };
     let mut status = 0u8;
     let stdin = io::stdin();
-    // Open everything first, as pv does, to know the total size.
-    let mut inputs: Vec<(PathBuf, Input)> = Vec::new();
-    for name in names {
-        if name.as_os_str() == "-" {
-            inputs.push((name, Input::Stdin));
-            continue;
-        }
-        match File::open(&name) {
-            Ok(file) => inputs.push((name, Input::File(file))),
-            Err(err) => {
-                eprintln!("pipespeed pv: {}: {}", name.display(), strerror(&err));
-                status |= EXIT_ACCESS;
-            }
-        }
-    }
+    let stdout = io::stdout();
+    let out_info = fd_info(stdout.as_fd())?;
+    // The total from the names (files are opened one at a time, later).
     let size = args.size.or_else(|| {
-        (!args.line_mode)
-            .then(|| {
-                inputs
-                    .iter()
-                    .filter_map(|(_, input)| fd_info(input.fd(&stdin)).ok())
-                    .filter(|info| info.kind == FdKind::Regular)
-                    .map(|info| info.size)
-                    .sum::<u64>()
-            })
-            .filter(|&total| total > 0)
+        let regular_size = |name: &PathBuf| match name.as_os_str() == "-" {
+            true => fd_info(stdin.as_fd())
+                .ok()
+                .filter(|info| info.kind == FdKind::Regular)
+                .map(|info| info.size),
+            false => std::fs::metadata(name)
+                .ok()
+                .filter(|m| m.is_file())
+                .map(|m| m.len()),
+        };
+        let total: u64 = names.iter().filter_map(regular_size).sum();
+        (!args.line_mode && total > 0).then_some(total)
     });
     let display = Display {
         cursor,
         items,
         numeric: args.numeric,
         wait: args.wait,
-        interval: Duration::from_secs_f64(args.interval),
+        interval: args.interval,
         size,
         lines: args.line_mode,
     };
@@ -254,10 +249,32 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
             let display = &display;
             scope.spawn(move || draw(display, &count, start, &done_rx))
         });
-        let stdout = io::stdout();
         let out = stdout.as_fd();
-        'inputs: for (name, input) in &inputs {
-            let fd = input.fd(&stdin);
+        'inputs: for name in &names {
+            let file;
+            let fd = if name.as_os_str() == "-" {
+                stdin.as_fd()
+            } else {
+                match File::open(name) {
+                    Ok(opened) => {
+                        file = opened;
+                        file.as_fd()
+                    }
+                    Err(err) => {
+                        eprintln!("pipespeed pv: {}: {}", name.display(), strerror(&err));
+                        status |= EXIT_ACCESS;
+                        continue;
+                    }
+                }
+            };
+            if fd_info(fd).is_ok_and(|info| input_is_output(fd, &info, &out_info)) {
+                eprintln!(
+                    "pipespeed pv: {}: input file is output file",
+                    name.display()
+                );
+                status |= EXIT_SAME;
+                continue;
+            }
             loop {
                 // What may go now: all of it, or what the rate and the
                 // stop size allow.
@@ -314,25 +331,8 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(status))
 }
 
-/// An input: a file we opened, or our stdin.
-#[derive(Debug)]
-enum Input {
-    Stdin,
-    File(File),
-}
-
-impl Input {
-    fn fd<'a>(&'a self, stdin: &'a io::Stdin) -> BorrowedFd<'a> {
-        match self {
-            Input::Stdin => stdin.as_fd(),
-            Input::File(file) => file.as_fd(),
-        }
-    }
-}
-
 /// Draws every `interval` until `done` closes, then once more, finished.
 fn draw(display: &Display, count: &AtomicU64, start: Instant, done: &mpsc::Receiver<()>) {
-    let stderr = io::stderr();
     let width = terminal_width();
     let (mut last_count, mut last_time, mut tick) = (0u64, 0.0f64, 0u64);
     loop {
@@ -345,11 +345,7 @@ fn draw(display: &Display, count: &AtomicU64, start: Instant, done: &mpsc::Recei
         let snap = Snapshot {
             count: n,
             elapsed: now,
-            rate: if now > last_time {
-                (n - last_count) as f64 / (now - last_time)
-            } else {
-                0.0
-            },
+            rate: rate(n - last_count, now - last_time),
             size: display.size,
             lines: display.lines,
             done: finished,
@@ -374,10 +370,42 @@ fn draw(display: &Display, count: &AtomicU64, start: Instant, done: &mpsc::Recei
                 None => format!("\r{line}"),
             }
         };
-        let _ = stderr.lock().write_all(text.as_bytes());
+        // The last frame may wait a little for room; the others are
+        // dropped rather than wait (the next one replaces them).
+        let patience = if finished {
+            Duration::from_secs(1)
+        } else {
+            Duration::ZERO
+        };
+        show(&text, patience);
         if finished {
             return;
         }
+    }
+}
+
+/// Writes `text` to stderr if stderr can take it within `patience`: a
+/// reader of stderr that stops reading must not stall the display thread
+/// (holding stderr's lock, which the copying thread needs for its
+/// messages).
+fn show(text: &str, patience: Duration) {
+    let stderr = io::stderr();
+    let timeout = Timespec {
+        tv_sec: patience.as_secs() as i64,
+        tv_nsec: i64::from(patience.subsec_nanos()),
+    };
+    let mut fds = [PollFd::new(&stderr, PollFlags::OUT)];
+    if matches!(poll(&mut fds, Some(&timeout)), Ok(n) if n > 0) {
+        let _ = stderr.lock().write_all(text.as_bytes());
+    }
+}
+
+/// Per second, `count` over `seconds` (0 over no time).
+fn rate(count: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        count as f64 / seconds
+    } else {
+        0.0
     }
 }
 

@@ -4,7 +4,7 @@
 use std::io;
 use std::os::fd::BorrowedFd;
 
-use super::{Copier, Outcome, is_refusal};
+use super::{Copier, Outcome, Side, is_refusal, side_of};
 use crate::sys::{PipePair, SpliceFlags, copy_file_range, sendfile, splice};
 use crate::wait::{Direction, wait_ready};
 
@@ -83,7 +83,7 @@ impl Copier {
                         wait_ready(dst, Direction::Out)
                             .and_then(|()| wait_ready(src, Direction::In))
                     };
-                    if let Some(end) = after_error(err, first, ready) {
+                    if let Some(end) = after_error(err, first, None, ready) {
                         return end;
                     }
                 }
@@ -134,9 +134,9 @@ impl Copier {
                     // The intermediate pipe is empty: only the input can
                     // be not ready.
                     Err(err) => {
-                        if let Some(end) =
-                            after_error(err, first_in, || wait_ready(src, Direction::In))
-                        {
+                        if let Some(end) = after_error(err, first_in, Some(Side::Input), || {
+                            wait_ready(src, Direction::In)
+                        }) {
                             return end;
                         }
                     }
@@ -152,10 +152,13 @@ impl Copier {
                     SpliceFlags::empty(),
                 ) {
                     Ok(0) => {
-                        return Outcome::Broke(io::Error::new(
-                            io::ErrorKind::WriteZero,
-                            "splice moved nothing out of a non-empty pipe",
-                        ));
+                        return Outcome::Broke(
+                            io::Error::new(
+                                io::ErrorKind::WriteZero,
+                                "splice moved nothing out of a non-empty pipe",
+                            ),
+                            Some(Side::Output),
+                        );
                     }
                     Ok(n) => {
                         self.pending -= n;
@@ -163,9 +166,9 @@ impl Copier {
                         first_out = false;
                     }
                     Err(err) => {
-                        if let Some(end) =
-                            after_error(err, first_out, || wait_ready(dst, Direction::Out))
-                        {
+                        if let Some(end) = after_error(err, first_out, Some(Side::Output), || {
+                            wait_ready(dst, Direction::Out)
+                        }) {
                             return end;
                         }
                     }
@@ -178,16 +181,22 @@ impl Copier {
 /// What a failed call means: `None` to call again (it was interrupted, or
 /// `ready` has waited until the descriptor that was not ready is), else
 /// how the mechanism ends: refused if this was its first call and the
-/// error says "not for these descriptors", broken otherwise.
+/// error says "not for these descriptors", broken otherwise, charged to
+/// `side` when the call touches only one of the two (else to the side the
+/// error's kind names, if it names one).
 fn after_error(
     err: io::Error,
     first: bool,
+    side: Option<Side>,
     ready: impl FnOnce() -> io::Result<()>,
 ) -> Option<Outcome> {
     match err.kind() {
         io::ErrorKind::Interrupted => None,
-        io::ErrorKind::WouldBlock => ready().err().map(Outcome::Broke),
+        io::ErrorKind::WouldBlock => ready().err().map(|e| Outcome::Broke(e, None)),
         _ if first && is_refusal(&err) => Some(Outcome::Refused(err)),
-        _ => Some(Outcome::Broke(err)),
+        _ => {
+            let side = side.or_else(|| side_of(&err));
+            Some(Outcome::Broke(err, side))
+        }
     }
 }

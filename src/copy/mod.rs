@@ -18,8 +18,7 @@
 //! pipe, the slow half runs without blocking anyone, and the second half
 //! only moves page references between two pipes. On the project's VM a
 //! 4 GiB cached file went into a pipe 1.4-1.8x faster that way
-//! (docs/cat.md has the measurement); a pipe written to a file gains the
-//! same way.
+//! (docs/cat.md has the measurement).
 //!
 //! Pipes at either end, and the intermediate pipe, are enlarged to
 //! `/proc/sys/fs/pipe-max-size`: most of splice's speed comes from moving
@@ -30,12 +29,20 @@
 //! A mechanism the kernel refuses on its first call (`EINVAL`, `ENOSYS`,
 //! `EXDEV`, `EOPNOTSUPP`, `EBADF` as on an `O_APPEND` target, `EPERM`, or a
 //! 0 from `copy_file_range` before any byte moved) is dropped silently for
-//! the next one. Any other error of a kernel-side mechanism, at any time,
-//! also hands over to read/write, which continues from exactly where the
-//! faster mechanism stopped (the file positions were advanced by what it
-//! moved, and whatever sits in the intermediate pipe is written first):
-//! read/write then meets the same error and can say whether the input or
-//! the output caused it ([`CopyError`]). `EPIPE` ends the copy at once.
+//! the next one. A later error ends the copy with a [`CopyError`] saying
+//! whether the input or the output failed:
+//!
+//! - an error of the output (a splice out of the intermediate pipe, or an
+//!   error only an output gives: `EPIPE`, `ENOSPC`, `EDQUOT`, `EFBIG`,
+//!   `EROFS`) ends it at once;
+//! - any other hands over to read/write, which continues from exactly where
+//!   the faster mechanism stopped (the file positions were advanced by what
+//!   it moved, and whatever sits in the intermediate pipe is written
+//!   first). If read/write meets the error again, it knows the side; if it
+//!   finds the input at its end at once, the first error is reported,
+//!   against the input (a reset connection reads as an end afterwards); if
+//!   it goes on reading, the error passed and the copy completes.
+//!
 //! `EINTR` is always retried; `EAGAIN` on a non-blocking descriptor waits
 //! with `poll`, so nothing spins and nothing is dropped.
 //!
@@ -199,6 +206,19 @@ pub fn choose(src: &FdInfo, dst: &FdInfo, options: &CopyOptions) -> Mechanism {
     }
 }
 
+/// Whether copying `input` to `output` would read what it writes: GNU
+/// cat's test (coreutils 9.1), which pv makes too. The output is a regular
+/// file, the input is that same file, and the input's position is before
+/// its end (a position `lseek` cannot tell counts as before the end, as in
+/// GNU). Copying would then grow the file until the disk is full.
+pub fn input_is_output(input: impl AsFd, info: &FdInfo, output: &FdInfo) -> bool {
+    if output.kind != FdKind::Regular || !info.same_file(output) {
+        return false;
+    }
+    let offset = rustix::fs::seek(input, rustix::fs::SeekFrom::Current(0)).map_or(-1, i128::from);
+    offset < i128::from(info.size)
+}
+
 /// Copies with the default options: see [`Copier`].
 pub fn copy(src: impl AsFd, dst: impl AsFd) -> Result<Copied, CopyError> {
     Copier::new(CopyOptions::default()).copy(src, dst)
@@ -214,6 +234,8 @@ pub struct Copier {
     buf: Option<Buffer>,
     progress: Arc<AtomicU64>,
     inspector: Option<Inspector>,
+    /// `/proc/sys/fs/pipe-max-size`, once read (0: unknown).
+    pipe_max_size: Option<usize>,
 }
 
 /// A function shown every byte copied, in order, before it is written.
@@ -237,8 +259,34 @@ enum Outcome {
     Done,
     /// The kernel refused the mechanism on its first call.
     Refused(io::Error),
-    /// Any other error, after `moved` bytes moved by this mechanism.
-    Broke(io::Error),
+    /// Any other error, from the side given when the call says which.
+    Broke(io::Error, Option<Side>),
+}
+
+/// The side an error of a call that both reads and writes must come from,
+/// when its kind says so (no space, the reader gone, ...).
+fn side_of(err: &io::Error) -> Option<Side> {
+    use rustix::io::Errno;
+    let output = [
+        Errno::PIPE,
+        Errno::NOSPC,
+        Errno::DQUOT,
+        Errno::FBIG,
+        Errno::ROFS,
+    ];
+    output
+        .iter()
+        .any(|e| err.raw_os_error() == Some(e.raw_os_error()))
+        .then_some(Side::Output)
+}
+
+/// A second `io::Error` equal to `err` for the record (`io::Error` is not
+/// `Clone`).
+fn same_error(err: &io::Error) -> io::Error {
+    match err.raw_os_error() {
+        Some(code) => io::Error::from_raw_os_error(code),
+        None => io::Error::new(err.kind(), err.to_string()),
+    }
 }
 
 /// The errors that mean "this mechanism does not work for these two
@@ -267,6 +315,7 @@ impl Copier {
             buf: None,
             progress: Arc::new(AtomicU64::new(0)),
             inspector: None,
+            pipe_max_size: None,
         }
     }
 
@@ -275,7 +324,10 @@ impl Copier {
         &self.options
     }
 
-    /// The options, to change between copies (a new limit for each, say).
+    /// The options, to change between copies: a new limit or forced
+    /// mechanism applies to the next copy; a new buffer size or
+    /// `grow_pipes` only to a buffer or pipe made after the change (the
+    /// ones made already are kept).
     pub fn options_mut(&mut self) -> &mut CopyOptions {
         &mut self.options
     }
@@ -293,12 +345,6 @@ impl Copier {
     /// is made by read/write.
     pub fn set_inspector(&mut self, inspector: Option<Inspector>) {
         self.inspector = inspector;
-    }
-
-    /// Counts `n` more bytes written.
-    fn count(&self, moved: &mut u64, n: usize) {
-        *moved += n as u64;
-        self.progress.fetch_add(n as u64, Ordering::Relaxed);
     }
 
     /// Copies from `src` to `dst`, from their current file positions, until
@@ -326,19 +372,35 @@ impl Copier {
         if self.options.grow_pipes {
             for (fd, info) in [(src, &src_info), (dst, &dst_info)] {
                 if info.kind == FdKind::Pipe {
-                    grow_pipe(fd);
+                    self.grow_pipe(fd);
                 }
             }
         }
         let mut moved = 0u64;
         let mut fallbacks = Vec::new();
+        // An error of a faster mechanism that read/write took over from,
+        // with the side it is charged to if read/write then finds the
+        // input at its end: a reset connection, say, reads as an end.
+        let mut suspect: Option<(Side, io::Error)> = None;
         loop {
             let before = moved;
             let outcome = match mechanism {
                 Mechanism::ReadWrite => {
-                    if let Err(err) = self.read_write(src, dst, &mut moved) {
-                        self.discard_pending();
-                        return Err(err);
+                    let read = match self.read_write(src, dst, &mut moved) {
+                        Ok(read) => read,
+                        Err(err) => {
+                            self.discard_pending();
+                            return Err(err);
+                        }
+                    };
+                    if let Some((side, source)) = suspect.take()
+                        && read == 0
+                    {
+                        return Err(CopyError {
+                            side,
+                            moved,
+                            source,
+                        });
                     }
                     Outcome::Done
                 }
@@ -355,7 +417,8 @@ impl Copier {
                         fallbacks,
                     });
                 }
-                Outcome::Broke(err) if err.kind() == io::ErrorKind::BrokenPipe => {
+                // The output will not get better by writing differently.
+                Outcome::Broke(err, Some(Side::Output)) => {
                     self.discard_pending();
                     return Err(CopyError {
                         side: Side::Output,
@@ -363,7 +426,17 @@ impl Copier {
                         source: err,
                     });
                 }
-                Outcome::Refused(err) | Outcome::Broke(err) => err,
+                // A refusal after some progress (splice into a terminal
+                // does that) only means read/write goes on; any other
+                // error is held against the input if read/write then
+                // finds nothing more to read.
+                Outcome::Broke(err, side) => {
+                    if !is_refusal(&err) {
+                        suspect = Some((side.unwrap_or(Side::Input), same_error(&err)));
+                    }
+                    err
+                }
+                Outcome::Refused(err) => err,
             };
             let next = match (mechanism, cause.raw_os_error()) {
                 (Mechanism::CopyFileRange, Some(code))
@@ -385,7 +458,11 @@ impl Copier {
     /// Bytes still to copy under the limit, at most `chunk`.
     fn want(&self, moved: u64, chunk: usize) -> usize {
         match self.options.limit {
-            Some(limit) => (limit - moved - self.pending as u64).min(chunk as u64) as usize,
+            // `moved + pending` never passes the limit: every call asks
+            // for at most what this leaves.
+            Some(limit) => limit
+                .saturating_sub(moved + self.pending as u64)
+                .min(chunk as u64) as usize,
             None => chunk,
         }
     }
@@ -398,7 +475,7 @@ impl Copier {
         }
         let pair = crate::sys::pipe()?;
         if self.options.grow_pipes {
-            grow_pipe(pair.write.as_fd());
+            self.grow_pipe(pair.write.as_fd());
         }
         Ok(pair)
     }
@@ -412,29 +489,42 @@ impl Copier {
         }
     }
 
-    /// The read/write buffer, made on first use.
-    fn buf(&mut self) -> io::Result<&mut Buffer> {
-        if self.buf.is_none() {
-            self.buf = Some(Buffer::new(
+    /// The read/write buffer, taken out of `self` (made on first use); the
+    /// caller puts it back.
+    fn take_buf(&mut self) -> io::Result<Buffer> {
+        match self.buf.take() {
+            Some(buf) => Ok(buf),
+            None => Buffer::new(
                 self.options.buf_size.max(1),
                 BufferOptions {
                     dont_touch: true,
                     ..Default::default()
                 },
-            )?);
+            ),
         }
-        Ok(self.buf.as_mut().expect("made above"))
+    }
+
+    /// Enlarges the pipe behind `fd` to `/proc/sys/fs/pipe-max-size` (read
+    /// once per copier) unless it is that large already. A refusal (the
+    /// user's pipe budget is spent) only costs speed, so it is ignored.
+    fn grow_pipe(&mut self, fd: std::os::fd::BorrowedFd<'_>) {
+        let max = *self
+            .pipe_max_size
+            .get_or_insert_with(|| crate::sys::pipe_max_size().unwrap_or(0));
+        if max > 0 && fcntl_getpipe_size(fd).is_ok_and(|size| size < max) {
+            let _ = fcntl_setpipe_size(fd, max);
+        }
+    }
+
+    /// Counts `n` more bytes written.
+    fn count(&self, moved: &mut u64, n: usize) {
+        count(moved, &self.progress, n);
     }
 }
 
-/// Enlarges the pipe behind `fd` to `/proc/sys/fs/pipe-max-size` unless it
-/// is that large already. A refusal (the user's pipe budget is spent) only
-/// costs speed, so it is ignored.
-fn grow_pipe(fd: std::os::fd::BorrowedFd<'_>) {
-    let Ok(max) = crate::sys::pipe_max_size() else {
-        return;
-    };
-    if fcntl_getpipe_size(fd).is_ok_and(|size| size < max) {
-        let _ = fcntl_setpipe_size(fd, max);
-    }
+/// Counts `n` more bytes written into a copy's total and a copier's
+/// progress.
+fn count(moved: &mut u64, progress: &AtomicU64, n: usize) {
+    *moved += n as u64;
+    progress.fetch_add(n as u64, Ordering::Relaxed);
 }

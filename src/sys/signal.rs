@@ -14,8 +14,8 @@ use std::io;
 /// # References
 ///  - [signal(7)](https://man7.org/linux/man-pages/man7/signal.7.html)
 pub fn default_sigpipe() -> io::Result<()> {
-    // SAFETY: installing SIG_DFL runs no code of ours in signal context,
-    // and no other thread relies on SIGPIPE being ignored.
+    // SAFETY: `signal` takes no pointers, and SIG_DFL installs no handler
+    // of ours, so no code of ours ever runs in signal context.
     let previous = unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     if previous == libc::SIG_ERR {
         return Err(io::Error::last_os_error());

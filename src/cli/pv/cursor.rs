@@ -11,7 +11,8 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
-use std::path::PathBuf;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
 
 use rustix::fs::{FlockOperation, flock};
 
@@ -22,14 +23,26 @@ pub struct Cursor {
     path: PathBuf,
 }
 
-/// The shared counter: meters active, and rows handed out.
-fn update(path: &PathBuf, change: impl FnOnce(&mut (usize, usize))) -> io::Result<(usize, usize)> {
+/// The shared counter: meters active, and rows handed out. `change`
+/// updates it under the lock; when no meter is left active, the file is
+/// removed before the lock goes, so a meter joining meanwhile starts a new
+/// one.
+fn update(path: &Path, change: impl FnOnce(&mut (usize, usize))) -> io::Result<(usize, usize)> {
+    // Never through a link someone else planted, and only our own file.
     let mut file: File = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(path)?;
+    if file.metadata()?.uid() != rustix::process::getuid().as_raw() {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{} belongs to another user", path.display()),
+        ));
+    }
     flock(&file, FlockOperation::LockExclusive)?;
     let mut text = String::new();
     file.read_to_string(&mut text)?;
@@ -38,9 +51,13 @@ fn update(path: &PathBuf, change: impl FnOnce(&mut (usize, usize))) -> io::Resul
         .map(|n| n.parse::<usize>().unwrap_or(0));
     let mut state = (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0));
     change(&mut state);
-    file.rewind()?;
-    file.set_len(0)?;
-    write!(file, "{} {}", state.0, state.1)?;
+    if state.0 == 0 {
+        std::fs::remove_file(path)?;
+    } else {
+        file.rewind()?;
+        file.set_len(0)?;
+        write!(file, "{} {}", state.0, state.1)?;
+    }
     // Unlocked when `file` closes.
     Ok(state)
 }
@@ -50,7 +67,12 @@ impl Cursor {
     pub fn join() -> io::Result<Cursor> {
         let group = rustix::process::getpgrp().as_raw_nonzero();
         let user = rustix::process::getuid().as_raw();
-        let path = std::env::temp_dir().join(format!("pipespeed-pv-{user}-{group}"));
+        // The user's own runtime directory where there is one.
+        let dir = std::env::var_os("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|dir| dir.is_dir())
+            .unwrap_or_else(std::env::temp_dir);
+        let path = dir.join(format!("pipespeed-pv-{user}-{group}"));
         let (_, rows) = update(&path, |(active, rows)| {
             if *active == 0 {
                 *rows = 0; // a file left by a meter that was killed
@@ -75,11 +97,11 @@ impl Cursor {
 
 impl Drop for Cursor {
     fn drop(&mut self) {
-        let Ok((active, rows)) = update(&self.path, |(active, _)| *active -= 1) else {
+        let leave = |(active, _): &mut (usize, usize)| *active = active.saturating_sub(1);
+        let Ok((active, rows)) = update(&self.path, leave) else {
             return;
         };
         if active == 0 {
-            let _ = std::fs::remove_file(&self.path);
             // Below the last row, for whatever the terminal shows next.
             let _ = io::stderr().write_all("\n".repeat(rows).as_bytes());
         }

@@ -4,14 +4,13 @@
 //! is closed.
 
 use std::fs;
-use std::io::{self, Write};
-use std::process::ExitCode;
+use std::io;
 use std::time::{Duration, Instant};
 
 use pipespeed::meter::{Items, Snapshot, render, render_numeric};
 use pipespeed::sys::clock::local_seconds_of_day;
 
-use super::terminal_width;
+use super::{rate, show, terminal_width};
 
 /// One watched descriptor.
 #[derive(Debug)]
@@ -66,14 +65,14 @@ fn targets(pid: u32, fd: Option<u32>) -> anyhow::Result<Vec<Watched>> {
     Ok(watched)
 }
 
-/// Draws every `interval` until every watched descriptor is closed.
+/// Every `interval`, draws `view` (the items, and whether numeric) of the
+/// watched descriptors, or nothing without one, until all are closed.
 pub fn run(
     pid: u32,
     fd: Option<u32>,
-    items: &Items,
-    numeric: bool,
+    view: Option<(&Items, bool)>,
     interval: Duration,
-) -> anyhow::Result<ExitCode> {
+) -> anyhow::Result<()> {
     let mut watched = targets(pid, fd)?;
     let start = Instant::now();
     let width = terminal_width();
@@ -83,6 +82,7 @@ pub fn run(
         std::thread::sleep(interval);
         let now = start.elapsed().as_secs_f64();
         let mut text = String::new();
+        let numeric = view.is_some_and(|(_, numeric)| numeric);
         if tick > 0 && several && !numeric {
             // Back to the first line of the previous drawing.
             text.push_str(&format!("\x1b[{}A", watched.len() - 1));
@@ -96,7 +96,7 @@ pub fn run(
             let snap = Snapshot {
                 count: pos,
                 elapsed: now,
-                rate: pos.saturating_sub(w.last.0) as f64 / (now - w.last.1).max(1e-9),
+                rate: rate(pos.saturating_sub(w.last.0), now - w.last.1),
                 size: w.size,
                 lines: false,
                 done: at.is_none(),
@@ -104,6 +104,9 @@ pub fn run(
                 clock: local_seconds_of_day(),
             };
             w.last = (pos, now);
+            let Some((items, numeric)) = view else {
+                continue;
+            };
             let mut items = items.clone();
             if several {
                 items.name = Some(format!("{}:{}", w.fd, w.name));
@@ -119,12 +122,17 @@ pub fn run(
                 }
             }
         }
-        if !open && !numeric {
+        if !open && view.is_some() && !numeric {
             text.push('\n');
         }
-        let _ = io::stderr().lock().write_all(text.as_bytes());
+        let patience = if open {
+            Duration::ZERO
+        } else {
+            Duration::from_secs(1)
+        };
+        show(&text, patience);
         if !open {
-            return Ok(ExitCode::SUCCESS);
+            return Ok(());
         }
         tick += 1;
     }
