@@ -154,8 +154,7 @@ impl LineNumber {
 
 /// Appends the first `len` bytes of `block`: a copy of fixed size, which
 /// compiles to a few moves where a copy of `len` bytes would call
-/// `memcpy`, and a truncation. Most lines and line numbers are short, and
-/// that call cost more than the rest of the formatting.
+/// `memcpy`, and a truncation: most lines and line numbers are short.
 fn append_prefix<const N: usize>(out: &mut Vec<u8>, block: &[u8; N], len: usize) {
     out.extend_from_slice(block);
     out.truncate(out.len() - (N - len));
