@@ -3,6 +3,7 @@
 
 pub mod hist;
 pub mod ladder;
+pub mod latency;
 pub mod process;
 pub mod reader;
 pub mod stats;

@@ -41,6 +41,8 @@ pub enum Command {
     /// Copy inputs to stdout showing progress, as pv does, at the speed
     /// of the pipe.
     Pv(crate::pv::PvArgs),
+    /// Ping-pong round-trip latency over two pipes, with percentiles.
+    Latency(crate::latency::LatencyArgs),
 }
 
 fn size(text: &str) -> Result<u64, String> {
