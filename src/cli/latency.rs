@@ -30,9 +30,8 @@ const PONGER_EXIT_TIMEOUT: Duration = Duration::from_secs(10);
 /// `pipespeed latency`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Times are ROUND TRIPS (there and back); one way is about half. \
-                        Same as perf bench sched pipe (-T for threads) and lmbench lat_pipe, \
-                        with percentiles."
+    after_help = "Times are ROUND TRIPS (there and back); one way is about half. What perf bench \
+                  sched pipe (-T for threads) and lmbench lat_pipe measure, with percentiles."
 )]
 pub struct LatencyArgs {
     /// Message sizes, comma-separated, one row each. Take K and M (1,64,4K,64K).
