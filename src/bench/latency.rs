@@ -257,7 +257,8 @@ pub fn ping(to: impl AsFd, from: impl AsFd, config: &PingConfig) -> io::Result<L
     let mut msg = vec![0u8; size];
     let mut reply = vec![0u8; size];
     let mut trip = 0u64;
-    let mut round_trip = |trip: u64| -> io::Result<Duration> {
+    // Returns when the round trip started and ended: two clock reads each.
+    let mut round_trip = |trip: u64| -> io::Result<(Instant, Instant)> {
         pattern.stamp(&mut msg, trip);
         let start = Instant::now();
         write_message(to, &msg, wait, "pinger")?;
@@ -266,9 +267,9 @@ pub fn ping(to: impl AsFd, from: impl AsFd, config: &PingConfig) -> io::Result<L
                 "pinger: the ponger closed its end of the pipe instead of replying",
             ));
         }
-        let took = start.elapsed();
+        let end = Instant::now();
         pattern.check(&reply, trip, "pinger")?;
-        Ok(took)
+        Ok((start, end))
     };
     let warmup_start = Instant::now();
     while !config.warmup.is_over(trip, warmup_start.elapsed()) {
@@ -277,22 +278,21 @@ pub fn ping(to: impl AsFd, from: impl AsFd, config: &PingConfig) -> io::Result<L
     }
     let warmup_round_trips = trip;
     let mut histogram = new_histogram();
-    let start = Instant::now();
-    let mut end = start;
+    let begin = Instant::now();
+    let (mut first_start, mut end) = (None, begin);
     while !config
         .measure
-        .is_over(trip - warmup_round_trips, end - start)
+        .is_over(trip - warmup_round_trips, end - begin)
     {
-        let took = round_trip(trip)?;
-        end = Instant::now();
-        record(
-            &mut histogram,
-            u64::try_from(took.as_nanos()).unwrap_or(u64::MAX),
-        );
+        let (start, stop) = round_trip(trip)?;
+        first_start.get_or_insert(start);
+        end = stop;
+        let ns = (stop - start).as_nanos();
+        record(&mut histogram, u64::try_from(ns).unwrap_or(u64::MAX));
         trip += 1;
     }
     let round_trips = trip - warmup_round_trips;
-    let seconds = (end - start).as_secs_f64();
+    let seconds = (end - first_start.unwrap_or(end)).as_secs_f64();
     Ok(LatencyRun {
         round_trips,
         seconds,
