@@ -1,6 +1,7 @@
 //! The measurements: the two ends of the blog's pipe, and the ladder that
 //! runs them.
 
+pub mod contend;
 pub mod hist;
 pub mod ladder;
 pub mod latency;

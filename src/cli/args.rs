@@ -41,6 +41,8 @@ pub enum Command {
     /// Copy inputs to stdout showing progress, as pv does, at the speed
     /// of the pipe.
     Pv(crate::pv::PvArgs),
+    /// N writers and M readers on one pipe, as the kernel's pipe_bench.
+    Contend(crate::contend::ContendArgs),
     /// Ping-pong round-trip latency over two pipes, with percentiles.
     Latency(crate::latency::LatencyArgs),
 }

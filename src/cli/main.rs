@@ -3,6 +3,7 @@
 mod args;
 mod bench;
 mod cat;
+mod contend;
 mod ends;
 mod latency;
 mod pv;
@@ -46,6 +47,7 @@ fn main() -> ExitCode {
         Some(Command::Write(args)) => ends::write(args),
         Some(Command::Read(args)) => ends::read(args),
         Some(Command::Pv(args)) => pv::run(args),
+        Some(Command::Contend(args)) => contend::run(args),
         Some(Command::Latency(args)) => latency::run(args),
         // GNU's messages and statuses, not ours.
         Some(Command::Cat(args)) => return cat::run(&cat.unwrap_or_default(), args),

@@ -8,6 +8,7 @@ pub mod cpu;
 pub mod facts;
 pub mod file;
 pub mod pipe;
+pub mod process;
 pub mod signal;
 pub mod splice;
 

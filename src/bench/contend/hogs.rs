@@ -1,0 +1,311 @@
+//! `--memory-pressure`: worker processes that keep mapping, writing and
+//! unmapping a share of RAM, as `stress-ng --vm 4 --vm-bytes 80%` does
+//! (its default, without `--vm-keep`), so the page allocator and reclaim
+//! stay busy while the pipe is measured.
+
+use std::io::{self, Read};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::path::Path;
+use std::process::{ChildStdout, Stdio};
+use std::time::{Duration, Instant};
+
+use rustix::event::{PollFd, PollFlags, poll};
+use serde::{Deserialize, Serialize};
+
+use crate::buf::{Buffer, BufferOptions};
+use crate::units::{GIB, Size};
+
+use super::group::{Group, interrupted_error};
+use super::pressure::{Evidence, Sample, mem_available};
+use super::procs::{WorkerSpec, worker_command};
+
+/// Hogs started by default (stress-ng `--vm 4`).
+pub const DEFAULT_WORKERS: usize = 4;
+/// Share of `MemAvailable` asked for by default, in percent (stress-ng
+/// `--vm-bytes 80%`).
+pub const DEFAULT_SHARE_PERCENT: f64 = 80.0;
+/// The hogs never take more than this share of `MemAvailable`...
+pub const MAX_SHARE_OF_AVAILABLE: f64 = 0.8;
+/// ...and always leave this much of it, so the machine stays usable.
+pub const KEEP_AVAILABLE: u64 = GIB;
+/// How long the hogs may take to fill their memory once.
+pub const READY_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How much pressure to make.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PressureConfig {
+    /// Hog processes.
+    pub workers: usize,
+    /// Their total size, in percent of `MemAvailable` (before the cap).
+    pub share_percent: f64,
+}
+
+/// The memory the hogs take, worked out from `MemAvailable`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plan {
+    /// `MemAvailable` before the hogs, in bytes.
+    pub mem_available: u64,
+    /// The share asked for, in bytes.
+    pub requested: u64,
+    /// What all hogs take together, after the cap.
+    pub total: u64,
+    /// What each takes (whole pages).
+    pub per_worker: u64,
+    /// Whether the cap cut the share.
+    pub capped: bool,
+}
+
+/// Splits `share_percent` of `mem_available` over `workers`, capped at
+/// [`MAX_SHARE_OF_AVAILABLE`] of it and leaving [`KEEP_AVAILABLE`].
+pub fn plan(mem_available: u64, share_percent: f64, workers: usize) -> io::Result<Plan> {
+    let requested = (mem_available as f64 * share_percent / 100.0) as u64;
+    let cap = ((mem_available as f64 * MAX_SHARE_OF_AVAILABLE) as u64)
+        .min(mem_available.saturating_sub(KEEP_AVAILABLE));
+    let total = requested.min(cap);
+    let page = 4096;
+    let per_worker = total / workers.max(1) as u64 / page * page;
+    if per_worker == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::OutOfMemory,
+            format!(
+                "no memory to spare for pressure: MemAvailable is {:.2} GiB, and the hogs must \
+                 leave {} and take at most {:.0}% of it",
+                mem_available as f64 / GIB as f64,
+                Size(KEEP_AVAILABLE),
+                MAX_SHARE_OF_AVAILABLE * 100.0
+            ),
+        ));
+    }
+    Ok(Plan {
+        mem_available,
+        requested,
+        total: per_worker * workers as u64,
+        per_worker,
+        capped: requested > cap,
+    })
+}
+
+/// What the hogs did, and what the kernel says it felt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PressureReport {
+    /// Hog processes.
+    pub workers: usize,
+    /// Share of `MemAvailable` asked for, in percent.
+    pub share_percent: f64,
+    /// `MemAvailable` before the hogs started, in bytes.
+    pub mem_available_bytes: u64,
+    /// The share asked for, in bytes.
+    pub bytes_requested: u64,
+    /// What the hogs took together, in bytes.
+    pub bytes_total: u64,
+    /// What each hog maps and writes per cycle, in bytes.
+    pub bytes_per_worker: u64,
+    /// Whether the cap (80% of `MemAvailable`, leaving 1 GiB) cut the
+    /// share.
+    pub capped: bool,
+    /// What a hog does.
+    pub method: String,
+    /// Seconds until every hog had written its memory once.
+    pub ready_s: f64,
+    /// Seconds the evidence covers: from the hogs being ready to the end
+    /// of the last run.
+    pub seconds: f64,
+    /// Hogs still alive at the end (fewer than `workers`: the OOM killer
+    /// or a failure ended some).
+    pub hogs_running_at_end: usize,
+    /// The kernel's accounts over `seconds`.
+    #[serde(flatten)]
+    pub evidence: Evidence,
+}
+
+/// The running hogs; dropping them kills and reaps them.
+pub struct Hogs {
+    group: Group,
+    config: PressureConfig,
+    plan: Plan,
+    ready_s: f64,
+    ready_at: Instant,
+    before: Sample,
+}
+
+impl Hogs {
+    /// Starts the hogs (`exe` is the pipespeed binary) and waits until
+    /// each has written its share once.
+    pub fn start(config: &PressureConfig, exe: &Path) -> io::Result<Hogs> {
+        let available = mem_available().ok_or_else(|| {
+            io::Error::other("cannot read MemAvailable from /proc/meminfo to size the hogs")
+        })?;
+        let plan = plan(available, config.share_percent, config.workers)?;
+        let started = Instant::now();
+        let mut group = Group::new();
+        let mut outs = Vec::new();
+        for i in 0..config.workers {
+            let spec = WorkerSpec::MemoryHog {
+                bytes: plan.per_worker,
+                parent: std::process::id(),
+            };
+            let mut cmd = worker_command(exe, &spec)?;
+            cmd.stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let index = group.spawn(&mut cmd, format!("memory hog {i}"))?;
+            let out = group.child(index).stdout.take();
+            outs.push((
+                index,
+                out.ok_or_else(|| io::Error::other("hog without stdout"))?,
+            ));
+        }
+        wait_ready(&mut group, outs)?;
+        Ok(Hogs {
+            group,
+            config: *config,
+            plan,
+            ready_s: started.elapsed().as_secs_f64(),
+            ready_at: Instant::now(),
+            before: Sample::read(),
+        })
+    }
+
+    /// Bytes the hogs hold together.
+    pub fn bytes_total(&self) -> u64 {
+        self.plan.total
+    }
+
+    /// Seconds until every hog had written its memory once.
+    pub fn ready_s(&self) -> f64 {
+        self.ready_s
+    }
+
+    /// Reads the evidence, then kills and reaps the hogs.
+    pub fn finish(mut self) -> PressureReport {
+        let after = Sample::read();
+        let seconds = self.ready_at.elapsed().as_secs_f64();
+        let running = self.group.running();
+        self.group.kill_all();
+        PressureReport {
+            workers: self.config.workers,
+            share_percent: self.config.share_percent,
+            mem_available_bytes: self.plan.mem_available,
+            bytes_requested: self.plan.requested,
+            bytes_total: self.plan.total,
+            bytes_per_worker: self.plan.per_worker,
+            capped: self.plan.capped,
+            method: "map anonymous memory, write every byte, unmap, repeat (stress-ng --vm \
+                     without --vm-keep)"
+                .to_string(),
+            ready_s: self.ready_s,
+            seconds,
+            hogs_running_at_end: running,
+            evidence: Evidence::between(self.before, after),
+        }
+    }
+}
+
+/// Waits for one byte from each hog: it has written all its memory once.
+fn wait_ready(group: &mut Group, mut outs: Vec<(usize, ChildStdout)>) -> io::Result<()> {
+    let deadline = Instant::now() + READY_TIMEOUT;
+    let tick = rustix::time::Timespec {
+        tv_sec: 0,
+        tv_nsec: 100_000_000,
+    };
+    while !outs.is_empty() {
+        if let Some(err) = interrupted_error() {
+            return Err(err);
+        }
+        if Instant::now() > deadline {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "{} memory hogs had not written their memory after {} s",
+                    outs.len(),
+                    READY_TIMEOUT.as_secs()
+                ),
+            ));
+        }
+        let mut fds: Vec<PollFd<'_>> = outs
+            .iter()
+            .map(|(_, out)| PollFd::new(out, PollFlags::IN))
+            .collect();
+        match poll(&mut fds, Some(&tick)) {
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(e) => {
+                return Err(io::Error::new(
+                    io::Error::from(e).kind(),
+                    format!("poll: {e}"),
+                ));
+            }
+        }
+        let ready: Vec<bool> = fds.iter().map(|f| !f.revents().is_empty()).collect();
+        drop(fds);
+        let mut still = Vec::new();
+        for ((index, mut out), ready) in outs.into_iter().zip(ready) {
+            if !ready {
+                still.push((index, out));
+                continue;
+            }
+            let mut byte = [0u8; 1];
+            match out.read(&mut byte) {
+                Ok(1) => {}
+                Ok(_) | Err(_) => return Err(group.failure(index, "filling its memory")),
+            }
+        }
+        outs = still;
+    }
+    Ok(())
+}
+
+/// The hog itself (a worker process): maps `bytes`, writes every byte,
+/// unmaps, again and again until killed. Writes one byte to `ready` after
+/// the first round.
+pub fn hog(bytes: u64, ready: BorrowedFd<'_>) -> io::Result<()> {
+    let len = usize::try_from(bytes)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "hog size too large"))?;
+    let mut pattern = 0u8;
+    let mut told = false;
+    loop {
+        let options = BufferOptions {
+            dont_touch: true,
+            ..BufferOptions::default()
+        };
+        let mut buf = Buffer::new(len, options).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("memory hog: cannot map {}: {e}", Size(bytes)),
+            )
+        })?;
+        pattern = pattern.wrapping_add(1);
+        buf.fill(pattern);
+        std::hint::black_box(&mut buf);
+        drop(buf);
+        if !told {
+            rustix::io::write(ready.as_fd(), b"r")?;
+            told = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_share_is_split_and_capped() {
+        let p = plan(24 * GIB, 80.0, 4).unwrap();
+        assert_eq!(p.total, p.per_worker * 4);
+        assert!(!p.capped);
+        assert!(p.total <= 24 * GIB * 8 / 10);
+        let p = plan(4 * GIB, 100.0, 4).unwrap();
+        assert!(p.capped);
+        assert!(p.total <= 3 * GIB);
+        let p = plan(2 * GIB, 80.0, 4).unwrap();
+        assert!(p.capped, "must leave 1 GiB of 2");
+        assert!(p.total <= GIB);
+        assert_eq!(p.per_worker % 4096, 0);
+    }
+
+    #[test]
+    fn no_memory_to_spare_is_an_error_naming_it() {
+        let err = plan(GIB / 2, 80.0, 4).unwrap_err();
+        assert!(err.to_string().contains("MemAvailable"), "{err}");
+    }
+}

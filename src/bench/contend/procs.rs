@@ -1,0 +1,246 @@
+//! `--processes`: every writer and reader a process of its own (the
+//! pipespeed binary again, as a hidden worker), and the memory hogs.
+//!
+//! A worker's pipe end is one of its standard streams and its other
+//! standard stream is a Unix socket to the parent, its *control*:
+//! - a writer writes messages to stdout; its control is stdin;
+//! - a reader reads messages from stdin; its control is stdout;
+//! - a memory hog writes one byte to stdout once its memory is written.
+//!
+//! On the control, the worker says `ready` once its buffer is mapped, the
+//! parent answers `go STOP_NS` (when writers stop, in `CLOCK_MONOTONIC`
+//! nanoseconds, the same clock in every process) once all are ready, and
+//! the worker ends with its report as one JSON line. Readers stop at end
+//! of file, when the last writer has exited.
+
+use std::io::{self, BufRead, BufReader, Write};
+use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde::{Deserialize, Serialize};
+
+use crate::sys::process::die_with_parent;
+use crate::sys::{PipePair, fcntl_setpipe_size, pipe};
+
+use super::ends::{EndSetup, ReaderEnd, WriterEnd, now_ns, prepare, read_messages, write_messages};
+use super::group::Group;
+use super::{Cell, RawRun, RunSetup};
+
+/// The arguments that make the pipespeed binary a worker; the
+/// [`WorkerSpec`] follows as JSON.
+pub const WORKER_ARGS: [&str; 2] = ["contend", "--worker"];
+
+/// What a worker process is, as the JSON argument after [`WORKER_ARGS`].
+/// `parent` is the PID of the process that started it: the worker dies
+/// with it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "kebab-case")]
+pub enum WorkerSpec {
+    /// A writer: messages to stdout until the parent's stop time.
+    Writer {
+        /// Writer number (the id in its messages).
+        index: usize,
+        /// Message size and the rest.
+        setup: EndSetup,
+        /// The parent's PID.
+        parent: u32,
+    },
+    /// A reader: messages from stdin until end of file.
+    Reader {
+        /// Reader number.
+        index: usize,
+        /// Message size and the rest.
+        setup: EndSetup,
+        /// The parent's PID.
+        parent: u32,
+    },
+    /// A memory hog of `bytes`.
+    MemoryHog {
+        /// Bytes mapped and written per round.
+        bytes: u64,
+        /// The parent's PID.
+        parent: u32,
+    },
+}
+
+/// `EXE contend --worker SPEC`.
+pub fn worker_command(exe: &Path, spec: &WorkerSpec) -> io::Result<Command> {
+    let mut cmd = Command::new(exe);
+    cmd.args(WORKER_ARGS).arg(serde_json::to_string(spec)?);
+    Ok(cmd)
+}
+
+/// Runs as the worker `spec` says (the JSON after [`WORKER_ARGS`]), with
+/// the process's standard input and output.
+pub fn serve_worker(spec: &str, stdin: BorrowedFd<'_>, stdout: BorrowedFd<'_>) -> io::Result<()> {
+    let spec: WorkerSpec = serde_json::from_str(spec).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("not a worker description: {e}"),
+        )
+    })?;
+    let control = |fd: BorrowedFd<'_>| fd.try_clone_to_owned().map(UnixStream::from);
+    match spec {
+        WorkerSpec::Writer {
+            index,
+            setup,
+            parent,
+        } => {
+            die_with_parent(parent)?;
+            serve_end(control(stdin)?, stdout, Some(index), 0, &setup)
+        }
+        WorkerSpec::Reader {
+            index,
+            setup,
+            parent,
+        } => {
+            die_with_parent(parent)?;
+            serve_end(control(stdout)?, stdin, None, index, &setup)
+        }
+        WorkerSpec::MemoryHog { bytes, parent } => {
+            die_with_parent(parent)?;
+            super::hogs::hog(bytes, stdout)
+        }
+    }
+}
+
+fn serve_end(
+    control: UnixStream,
+    data: BorrowedFd<'_>,
+    writer: Option<usize>,
+    reader: usize,
+    setup: &EndSetup,
+) -> io::Result<()> {
+    let prepared = prepare(setup, writer.is_some())?;
+    (&control).write_all(b"ready\n")?;
+    let mut line = String::new();
+    BufReader::new(&control).read_line(&mut line)?;
+    let stop_ns = line
+        .strip_prefix("go ")
+        .and_then(|t| t.trim().parse::<u64>().ok())
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("expected 'go STOP_NS' from the parent, got {line:?}"),
+            )
+        })?;
+    let mut report = match writer {
+        Some(index) => serde_json::to_vec(&write_messages(data, index, setup, prepared, stop_ns)?)?,
+        None => serde_json::to_vec(&read_messages(data, reader, setup, prepared)?)?,
+    };
+    report.push(b'\n');
+    (&control).write_all(&report)
+}
+
+struct Worker {
+    index: usize,
+    control: BufReader<UnixStream>,
+    label: String,
+}
+
+impl Worker {
+    fn line(&mut self, group: &mut Group, doing: &str) -> io::Result<String> {
+        let mut line = String::new();
+        match self.control.read_line(&mut line) {
+            Ok(n) if n > 0 && line.ends_with('\n') => Ok(line),
+            _ => Err(group.failure(self.index, doing)),
+        }
+    }
+}
+
+/// One run of `cell` with every end a process.
+pub(super) fn run(cell: Cell, setup: &RunSetup) -> io::Result<RawRun> {
+    let PipePair { read, write } = pipe()?;
+    fcntl_setpipe_size(&write, setup.pipe_size)?;
+    let mut group = Group::new();
+    let mut workers = Vec::new();
+    let parent = std::process::id();
+    for i in 0..cell.readers + cell.writers {
+        let is_writer = i >= cell.readers;
+        let (ours, theirs) = UnixStream::pair()?;
+        let theirs = Stdio::from(OwnedFd::from(theirs));
+        let (spec, label, stdin, stdout) = if is_writer {
+            let index = i - cell.readers;
+            let end = setup.end(cell, true);
+            let spec = WorkerSpec::Writer {
+                index,
+                setup: end,
+                parent,
+            };
+            (
+                spec,
+                format!("writer {index}"),
+                theirs,
+                Stdio::from(write.try_clone()?),
+            )
+        } else {
+            let end = setup.end(cell, false);
+            let spec = WorkerSpec::Reader {
+                index: i,
+                setup: end,
+                parent,
+            };
+            (
+                spec,
+                format!("reader {i}"),
+                Stdio::from(read.try_clone()?),
+                theirs,
+            )
+        };
+        let mut cmd = worker_command(&setup.exe, &spec)?;
+        cmd.stdin(stdin).stdout(stdout).stderr(Stdio::piped());
+        let index = group.spawn(&mut cmd, label.clone())?;
+        workers.push(Worker {
+            index,
+            control: BufReader::new(ours),
+            label,
+        });
+    }
+    // Only the workers hold the pipe now: readers see end of file when the
+    // last writer exits, writers see EPIPE if every reader is gone.
+    drop((read, write));
+    for w in &mut workers {
+        let line = w.line(&mut group, "starting")?;
+        if line != "ready\n" {
+            return Err(io::Error::other(format!(
+                "{} said {line:?}, not ready",
+                w.label
+            )));
+        }
+    }
+    let go = format!("go {}\n", now_ns() + setup.duration_ns);
+    for w in &mut workers {
+        if w.control.get_ref().write_all(go.as_bytes()).is_err() {
+            return Err(group.failure(w.index, "starting"));
+        }
+    }
+    // Writers first: readers only finish once every writer has exited.
+    let (readers, writers) = workers.split_at_mut(cell.readers);
+    let mut raw = RawRun::default();
+    for w in writers {
+        let line = w.line(&mut group, "writing")?;
+        raw.writers.push(parse::<WriterEnd>(&line, &w.label)?);
+    }
+    for w in readers {
+        let line = w.line(&mut group, "reading")?;
+        raw.readers.push(parse::<ReaderEnd>(&line, &w.label)?);
+    }
+    for w in &workers {
+        let status = group.wait(w.index)?;
+        if !status.success() {
+            return Err(group.failure(w.index, "ending"));
+        }
+    }
+    Ok(raw)
+}
+
+fn parse<T: serde::de::DeserializeOwned>(line: &str, label: &str) -> io::Result<T> {
+    serde_json::from_str(line).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("unreadable report from {label}: {e}"),
+        )
+    })
+}

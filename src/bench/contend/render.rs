@@ -1,0 +1,412 @@
+//! The result as people and spreadsheets read it: a table, and CSV with
+//! one row per run per cell. Pure functions of a [`ContendResult`],
+//! tested on fixed data.
+
+use std::fmt::Write as _;
+
+use crate::bench::hist::LatencyNs;
+use crate::bench::ladder::Placement;
+use crate::units::{GIB, Size};
+
+use super::hogs::PressureReport;
+use super::verdict::VerifyReport;
+use super::{ContendResult, PIPE_BUF, Row};
+
+/// A latency for a table: ns, us, ms or s with three digits or so.
+fn ns(v: f64) -> String {
+    match v {
+        v if v < 1e3 => format!("{v:.0}ns"),
+        v if v < 1e6 => format!("{:.1}us", v / 1e3),
+        v if v < 1e9 => format!("{:.2}ms", v / 1e6),
+        v => format!("{:.2}s", v / 1e9),
+    }
+}
+
+fn latency_cells(l: &LatencyNs) -> String {
+    [
+        l.mean,
+        l.p50 as f64,
+        l.p99 as f64,
+        l.p999 as f64,
+        l.max as f64,
+    ]
+    .iter()
+    .map(|&v| format!("{:>8}", ns(v)))
+    .collect::<Vec<_>>()
+    .join(" ")
+}
+
+fn placement(p: &Placement) -> String {
+    match p {
+        Placement::Pinned {
+            writer_cpu,
+            reader_cpu,
+        } => format!("writers pinned to CPU {writer_cpu}, readers to CPU {reader_cpu}"),
+        Placement::Unpinned => "unpinned".to_string(),
+    }
+}
+
+/// The table: a header stating mode, message and pipe size, placement and
+/// memory pressure; a row per cell; a verify line per cell.
+pub fn text(r: &ContendResult) -> String {
+    let mut out = String::new();
+    let atomicity = if r.atomic {
+        format!("<= PIPE_BUF {PIPE_BUF}: writes are atomic")
+    } else {
+        format!("> PIPE_BUF {PIPE_BUF}: writes of several writers may interleave")
+    };
+    let pipe = if r.pipe_size_clamped {
+        format!(
+            "pipe {} (default {} cut to pipe-max-size)",
+            Size(r.pipe_size as u64),
+            Size(r.pipe_size_requested as u64)
+        )
+    } else {
+        format!(
+            "pipe {} (asked {})",
+            Size(r.pipe_size as u64),
+            Size(r.pipe_size_requested as u64)
+        )
+    };
+    let _ = writeln!(
+        out,
+        "contend: {}, {} messages ({atomicity}), {pipe}, {}",
+        r.mode,
+        Size(r.msg_size as u64),
+        placement(&r.placement)
+    );
+    let _ = writeln!(
+        out,
+        "{} s per run, {} run(s) per cell; rates over the measured time (first write to last)",
+        r.duration_s, r.runs_per_cell
+    );
+    if let Some(p) = &r.memory_pressure {
+        let _ = writeln!(out, "{}", pressure_line(p));
+    }
+    let labels = ["mean", "p50", "p99", "p99.9", "max"]
+        .map(|l| format!("{l:>8}"))
+        .join(" ");
+    let _ = writeln!(
+        out,
+        "\n{:37} | {:<44} | read latency (per read call)",
+        "", "write latency (per message)"
+    );
+    let _ = writeln!(
+        out,
+        "{:>3} {:>3} {:>11} {:>9} {:>7} | {labels} | {labels}",
+        "W", "R", "writes/s", "MiB/s", "spread"
+    );
+    for row in &r.rows {
+        let spread = if row.runs.len() > 1 && row.writes_per_s > 0.0 {
+            format!(
+                "{:.1}%",
+                (row.writes_per_s_max - row.writes_per_s_min) / row.writes_per_s * 100.0
+            )
+        } else {
+            "-".to_string()
+        };
+        let _ = writeln!(
+            out,
+            "{:>3} {:>3} {:>11.0} {:>9.1} {:>7} | {} | {}",
+            row.writers,
+            row.readers,
+            row.writes_per_s,
+            row.mib_per_s,
+            spread,
+            latency_cells(&row.write_latency_ns),
+            latency_cells(&row.read_latency_ns),
+        );
+    }
+    for row in &r.rows {
+        if let Some(v) = &row.verify {
+            let _ = writeln!(out, "{}", verify_line(row, v));
+        }
+    }
+    out
+}
+
+fn pressure_line(p: &PressureReport) -> String {
+    let gib = |b: u64| format!("{:.2} GiB", b as f64 / GIB as f64);
+    let mut line = format!(
+        "memory pressure: {} hogs x {} ({}% of MemAvailable {}{}), {} still running at the end; ",
+        p.workers,
+        gib(p.bytes_per_worker),
+        p.share_percent,
+        gib(p.mem_available_bytes),
+        if p.capped { ", capped" } else { "" },
+        p.hogs_running_at_end
+    );
+    let e = &p.evidence;
+    line += if e.happened {
+        "pressure seen: "
+    } else {
+        "NO pressure seen: "
+    };
+    let mut facts = Vec::new();
+    if let Some(us) = e.psi_some_stall_us {
+        facts.push(format!(
+            "PSI some stall {:.3} s, full {:.3} s",
+            us as f64 / 1e6,
+            e.psi_full_stall_us.unwrap_or(0) as f64 / 1e6
+        ));
+    }
+    if let Some(c) = &e.reclaim {
+        facts.push(format!(
+            "pgscan {}, pgsteal {}, allocstall {}, pswpout {}, oom_kill {}",
+            c.pgscan, c.pgsteal, c.allocstall, c.pswpout, c.oom_kill
+        ));
+    }
+    if facts.is_empty() {
+        facts.push("no PSI and no /proc/vmstat to tell".to_string());
+    }
+    line + &facts.join("; ")
+}
+
+fn verify_line(row: &Row, v: &VerifyReport) -> String {
+    let cell = format!("verify {}x{}", row.writers, row.readers);
+    if !v.ok {
+        let mut why = format!(
+            "{cell}: FAILED: {} of {} messages received exactly once; {} lost, {} duplicated, {} \
+             unexpected, {} corrupt cells, {} stray bytes, {} reordered",
+            v.messages_received,
+            v.messages_sent,
+            v.lost,
+            v.duplicated,
+            v.unexpected,
+            v.bad_cells,
+            v.stray_bytes,
+            v.reordered
+        );
+        if v.atomic {
+            let _ = write!(
+                why,
+                ", {} torn (messages <= PIPE_BUF must arrive whole)",
+                v.torn()
+            );
+        }
+        if v.interleavings > 0 && (v.atomic || row.writers == 1) {
+            let _ = write!(why, ", {} interleavings (impossible here)", v.interleavings);
+        }
+        return why;
+    }
+    let mut line = format!(
+        "{cell}: ok, {} messages, each received exactly once",
+        v.messages_sent
+    );
+    if v.atomic {
+        line += ", none torn";
+    } else if row.writers > 1 {
+        let _ = write!(
+            line,
+            "; messages larger than PIPE_BUF may interleave: {} interleavings seen, not corruption",
+            v.interleavings
+        );
+        if row.readers > 1 {
+            line += " (with several readers, a lower bound)";
+        }
+    }
+    if !v.atomic && v.split_messages > 0 {
+        let _ = write!(line, "; {} arrived in more than one read", v.split_messages);
+    }
+    line
+}
+
+/// One CSV row per run per cell.
+pub fn csv(r: &ContendResult) -> String {
+    let lat = ["mean", "p50", "p90", "p99", "p999", "max"];
+    let mut out = String::from(
+        "writers,readers,run,mode,msg_size,pipe_size,seconds,messages,bytes,writes_per_s,mib_per_s,",
+    );
+    for side in ["write", "read"] {
+        for l in lat {
+            let _ = write!(out, "{side}_{l}_ns,");
+        }
+    }
+    out += "read_calls,verify_ok\n";
+    let values = |l: &LatencyNs| {
+        format!(
+            "{:.1},{},{},{},{},{}",
+            l.mean, l.p50, l.p90, l.p99, l.p999, l.max
+        )
+    };
+    for row in &r.rows {
+        for (i, run) in row.runs.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{},{},{:.6},{},{},{:.1},{:.3},{},{},{},{}",
+                row.writers,
+                row.readers,
+                i + 1,
+                r.mode,
+                r.msg_size,
+                r.pipe_size,
+                run.seconds,
+                run.messages,
+                run.bytes,
+                run.writes_per_s,
+                run.mib_per_s,
+                values(&run.write_latency_ns),
+                values(&run.read_latency_ns),
+                run.read_calls,
+                run.verify.map(|v| v.ok.to_string()).unwrap_or_default()
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::bench::contend::{Mode, RunResult};
+    use crate::sys::{SystemFacts, ThpMode};
+
+    fn lat(base: u64) -> LatencyNs {
+        LatencyNs {
+            mean: base as f64 * 1.2,
+            p50: base,
+            p90: base * 2,
+            p99: base * 3,
+            p999: base * 4,
+            max: base * 50,
+        }
+    }
+
+    fn fixture(verify: Option<VerifyReport>) -> ContendResult {
+        let run = |w: f64| RunResult {
+            seconds: 3.0,
+            messages: (w * 3.0) as u64,
+            bytes: (w * 3.0) as u64 * 65536,
+            writes_per_s: w,
+            mib_per_s: w / 16.0,
+            write_latency_ns: lat(40_000),
+            read_latency_ns: lat(900),
+            read_calls: 10,
+            bytes_read: 1,
+            verify,
+        };
+        let row = Row {
+            writers: 2,
+            readers: 5,
+            writes_per_s: 20_000.0,
+            writes_per_s_min: 19_000.0,
+            writes_per_s_max: 21_000.0,
+            mib_per_s: 1250.0,
+            seconds: 3.0,
+            write_latency_ns: lat(40_000),
+            read_latency_ns: lat(900),
+            runs: vec![run(19_000.0), run(20_000.0), run(21_000.0)],
+            verify,
+        };
+        ContendResult {
+            schema: "pipespeed.contend/1".into(),
+            pipespeed_version: "0.1.0".into(),
+            system: SystemFacts {
+                kernel: "6.18.0".into(),
+                kernel_version: "#1".into(),
+                arch: "x86_64".into(),
+                cpu_model: "Test".into(),
+                cpus_online: 2,
+                cpus_allowed: vec![0, 1],
+                thp: ThpMode::Madvise,
+                pipe_max_size_bytes: 1 << 20,
+                page_size_bytes: 4096,
+            },
+            mode: Mode::Threads,
+            placement: Placement::Unpinned,
+            pipe_size: 1 << 20,
+            pipe_size_requested: 1 << 20,
+            pipe_size_clamped: false,
+            msg_size: 65536,
+            atomic: false,
+            duration_s: 3.0,
+            runs_per_cell: 3,
+            memory_pressure: None,
+            rows: vec![row],
+        }
+    }
+
+    #[test]
+    fn latencies_read_in_sensible_units() {
+        assert_eq!(ns(850.0), "850ns");
+        assert_eq!(ns(40_000.0), "40.0us");
+        assert_eq!(ns(2_500_000.0), "2.50ms");
+        assert_eq!(ns(3e9), "3.00s");
+    }
+
+    #[test]
+    fn the_table_states_mode_pipe_placement_and_each_row() {
+        let t = text(&fixture(None));
+        let lines: Vec<_> = t.lines().collect();
+        assert_eq!(
+            lines[0],
+            "contend: threads, 64KiB messages (> PIPE_BUF 4096: writes of several writers may \
+             interleave), pipe 1MiB (asked 1MiB), unpinned"
+        );
+        assert!(lines[3].contains("write latency (per message)"), "{t}");
+        assert!(lines[4].contains("writes/s"), "{t}");
+        let row = lines[5];
+        assert!(
+            row.starts_with("  2   5       20000    1250.0   10.0% |"),
+            "{row}"
+        );
+        assert!(
+            row.contains("48.0us   40.0us  120.0us  160.0us   2.00ms |"),
+            "{row}"
+        );
+        assert_eq!(lines.len(), 6, "{t}");
+        // Labels sit over their values.
+        let end_of = |line: &str, what: &str| line.find(what).map(|i| i + what.len());
+        assert_eq!(end_of(lines[4], "p99.9"), end_of(row, "160.0us"), "{t}");
+    }
+
+    #[test]
+    fn verify_lines_call_interleaving_by_its_name() {
+        let ok = VerifyReport {
+            ok: true,
+            messages_sent: 60_000,
+            messages_received: 60_000,
+            interleavings: 12,
+            split_messages: 30,
+            ..VerifyReport::default()
+        };
+        let t = text(&fixture(Some(ok)));
+        assert!(
+            t.contains(
+                "verify 2x5: ok, 60000 messages, each received exactly once; messages \
+                            larger than PIPE_BUF may interleave: 12 interleavings seen, not \
+                            corruption (with several readers, a lower bound); 30 arrived in \
+                            more than one read"
+            ),
+            "{t}"
+        );
+        let bad = VerifyReport {
+            ok: false,
+            lost: 2,
+            messages_received: 59_998,
+            ..ok
+        };
+        let t = text(&fixture(Some(bad)));
+        assert!(
+            t.contains("verify 2x5: FAILED: 59998 of 60000 messages received exactly once; 2 lost"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn csv_has_one_row_per_run_and_a_constant_width() {
+        let c = csv(&fixture(None));
+        let lines: Vec<_> = c.lines().collect();
+        assert_eq!(lines.len(), 4);
+        let width = lines[0].split(',').count();
+        assert!(lines.iter().all(|l| l.split(',').count() == width), "{c}");
+        assert!(
+            lines[1].starts_with("2,5,1,threads,65536,1048576,3.000000,57000,"),
+            "{}",
+            lines[1]
+        );
+        assert!(lines[1].ends_with(",10,"), "{}", lines[1]);
+    }
+}

@@ -1,0 +1,269 @@
+//! `pipespeed contend`: N writers and M readers on one pipe, as the
+//! kernel's pipe_bench runs them; parse, call the library, render.
+
+use std::io::{self, Write};
+use std::os::fd::AsFd;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, anyhow};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use pipespeed::bench::contend::hogs::{DEFAULT_SHARE_PERCENT, DEFAULT_WORKERS, PressureConfig};
+use pipespeed::bench::contend::render::{csv, text};
+use pipespeed::bench::contend::{
+    Cell, ContendConfig, Event, MAX_ENDS, Mode, procs, resolve_pipe_size, run_contend,
+};
+use pipespeed::bench::ladder::Placement;
+use pipespeed::sys::SystemFacts;
+use pipespeed::sys::process::{catch_interrupts, interrupted};
+use pipespeed::units::{GIB, MIB, Size, parse_size};
+
+use crate::UsageError;
+
+/// The largest message: every end maps one.
+const MAX_MESSAGE: u64 = 256 * MIB;
+
+/// `pipespeed contend`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Rates are over the measured time (first write started to last write \
+                        returned). Write latency: per message, partial writes included. Read \
+                        latency: per read(2) that returned data, waiting included. See \
+                        docs/contend.md."
+)]
+pub struct ContendArgs {
+    /// Writers on the pipe.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = ends)]
+    pub writers: usize,
+    /// Readers on the pipe.
+    #[arg(long, value_name = "M", default_value_t = 1, value_parser = ends)]
+    pub readers: usize,
+    /// Bytes per message. Takes K and M.
+    #[arg(long = "msg-size", value_name = "SIZE", default_value = "64K", value_parser = msg_size)]
+    pub msg_size: usize,
+    /// Pipe size to ask for [default: 1M, cut to /proc/sys/fs/pipe-max-size].
+    #[arg(long = "pipe-size", value_name = "SIZE", value_parser = pipe_size)]
+    pub pipe_size: Option<usize>,
+    /// Seconds the writers write, per run.
+    #[arg(long, value_name = "SECS", default_value = "3", value_parser = seconds)]
+    pub duration: f64,
+    /// One process per writer and reader, instead of threads.
+    #[arg(long)]
+    pub processes: bool,
+    /// pipe_bench's grid: writers 1,2,5 x readers 1,5,10, a row each.
+    #[arg(long, conflicts_with_all = ["writers", "readers"])]
+    pub sweep: bool,
+    /// Runs per cell; rows show the median and the spread.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub runs: u64,
+    /// Writers on CPU W, readers on CPU R [default: unpinned, as pipe_bench].
+    #[arg(long, value_delimiter = ',', value_name = "W,R", num_args = 1)]
+    pub cpus: Vec<usize>,
+    /// Check that no message is lost, duplicated or torn (slower: this
+    /// measures correctness, not speed).
+    #[arg(long)]
+    pub verify: bool,
+    /// Run memory hogs for the whole measurement, as stress-ng --vm 4
+    /// --vm-bytes 80% does.
+    #[arg(long = "memory-pressure")]
+    pub memory_pressure: bool,
+    /// Memory hog processes [default: 4].
+    #[arg(long = "pressure-workers", value_name = "N", value_parser = hogs)]
+    pub pressure_workers: Option<usize>,
+    /// What the hogs take together, in percent of MemAvailable (never more
+    /// than 80% of it, and leaving 1 GiB) [default: 80].
+    #[arg(long = "pressure-share", value_name = "PERCENT", value_parser = percent)]
+    pub pressure_share: Option<f64>,
+    /// Write the result as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write one CSV row per run per cell to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Internal: run as a worker process of contend.
+    #[arg(long, hide = true, value_name = "SPEC")]
+    pub worker: Option<String>,
+}
+
+fn ends(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if (1..=MAX_ENDS).contains(&n) => Ok(n),
+        _ => Err(format!("'{text}' is not a count from 1 to {MAX_ENDS}")),
+    }
+}
+
+fn hogs(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if (1..=64).contains(&n) => Ok(n),
+        _ => Err(format!("'{text}' is not a count from 1 to 64")),
+    }
+}
+
+fn msg_size(text: &str) -> Result<usize, String> {
+    match parse_size(text).map_err(|e| e.to_string())? {
+        n @ 1..=MAX_MESSAGE => Ok(n as usize),
+        _ => Err(format!(
+            "the message size must be 1 byte to {}",
+            Size(MAX_MESSAGE)
+        )),
+    }
+}
+
+fn pipe_size(text: &str) -> Result<usize, String> {
+    let n = parse_size(text).map_err(|e| e.to_string())?;
+    usize::try_from(n).map_err(|_| format!("size '{text}' is too large"))
+}
+
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.strip_suffix('s').unwrap_or(text).parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(s),
+        _ => Err(format!(
+            "'{text}' is not a duration (give seconds above 0, e.g. 3 or 0.5)"
+        )),
+    }
+}
+
+fn percent(text: &str) -> Result<f64, String> {
+    match text.strip_suffix('%').unwrap_or(text).parse::<f64>() {
+        Ok(p) if p.is_finite() && p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!(
+            "'{text}' is not a share (give a percentage above 0, up to 100)"
+        )),
+    }
+}
+
+/// Checks what clap cannot and builds the library's configuration.
+fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConfig> {
+    let usage = |text: String| anyhow::Error::from(UsageError(text));
+    if args.verify && !args.msg_size.is_multiple_of(16) {
+        return Err(usage(format!(
+            "--verify needs a --msg-size that is a multiple of 16 bytes (got {})",
+            args.msg_size
+        )));
+    }
+    if !args.memory_pressure
+        && let Some(flag) = [
+            (args.pressure_workers.is_some(), "--pressure-workers"),
+            (args.pressure_share.is_some(), "--pressure-share"),
+        ]
+        .into_iter()
+        .find_map(|(given, flag)| given.then_some(flag))
+    {
+        return Err(usage(format!("{flag} only applies with --memory-pressure")));
+    }
+    let placement = match args.cpus[..] {
+        [] => Placement::Unpinned,
+        [writer_cpu, reader_cpu] => {
+            for cpu in [writer_cpu, reader_cpu] {
+                if !facts.cpus_allowed.contains(&cpu) {
+                    return Err(usage(format!(
+                        "--cpus: CPU {cpu} is not one this process may use ({:?})",
+                        facts.cpus_allowed
+                    )));
+                }
+            }
+            Placement::Pinned {
+                writer_cpu,
+                reader_cpu,
+            }
+        }
+        _ => {
+            return Err(usage(
+                "--cpus takes two CPUs: the writers' and the readers', e.g. --cpus 0,1".into(),
+            ));
+        }
+    };
+    let pipe_size =
+        resolve_pipe_size(args.pipe_size).map_err(|e| usage(format!("--pipe-size: {e}")))?;
+    Ok(ContendConfig {
+        cells: if args.sweep {
+            Cell::sweep()
+        } else {
+            vec![Cell {
+                writers: args.writers,
+                readers: args.readers,
+            }]
+        },
+        msg_size: args.msg_size,
+        pipe_size,
+        duration: Duration::from_secs_f64(args.duration),
+        runs: args.runs as usize,
+        mode: if args.processes {
+            Mode::Processes
+        } else {
+            Mode::Threads
+        },
+        placement,
+        verify: args.verify,
+        pressure: args.memory_pressure.then_some(PressureConfig {
+            workers: args.pressure_workers.unwrap_or(DEFAULT_WORKERS),
+            share_percent: args.pressure_share.unwrap_or(DEFAULT_SHARE_PERCENT),
+        }),
+        exe: std::env::current_exe()
+            .context("cannot find the pipespeed binary to start workers and hogs")?,
+    })
+}
+
+pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
+    if let Some(spec) = &args.worker {
+        procs::serve_worker(spec, io::stdin().as_fd(), io::stdout().as_fd())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let facts = SystemFacts::collect();
+    let config = config(&args, &facts)?;
+    catch_interrupts()?;
+    let bar = ProgressBar::new((config.runs * config.cells.len()) as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed}] {bar:30} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    if config.pressure.is_some() {
+        bar.set_message("memory hogs are writing their memory");
+    }
+    let outcome = run_contend(&config, facts, &mut |event| match event {
+        Event::PressureReady { bytes, seconds } => bar.set_message(format!(
+            "memory hogs hold {:.1} GiB (ready in {seconds:.1} s)",
+            bytes as f64 / GIB as f64
+        )),
+        Event::Measured { cell, result, .. } => {
+            bar.inc(1);
+            bar.set_message(format!(
+                "{}x{}: {:.0} writes/s",
+                cell.writers, cell.readers, result.writes_per_s
+            ));
+        }
+    });
+    bar.finish_and_clear();
+    let result = match outcome {
+        Err(err) if err.kind() == io::ErrorKind::Interrupted => {
+            eprintln!("pipespeed: contend: {err}; every worker and memory hog was stopped");
+            let signal = interrupted().unwrap_or(libc::SIGINT);
+            return Ok(ExitCode::from((128 + signal) as u8));
+        }
+        other => other.context("contend")?,
+    };
+    if let Some(path) = &args.json {
+        let mut json = serde_json::to_string_pretty(&result)?;
+        json.push('\n');
+        std::fs::write(path, json).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(path) = &args.csv {
+        std::fs::write(path, csv(&result))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    io::stdout().write_all(text(&result).as_bytes())?;
+    let failed = result
+        .rows
+        .iter()
+        .filter(|r| r.verify.is_some_and(|v| !v.ok))
+        .count();
+    if failed > 0 {
+        return Err(anyhow!(
+            "contend --verify: {failed} of {} cells failed the check (see above)",
+            result.rows.len()
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,234 @@
+//! Child processes that must not outlive us: the parent-death signal,
+//! killing a process group, and SIGINT/SIGTERM turned into a flag plus
+//! the killing of registered process groups.
+//!
+//! `pipespeed contend` starts memory hogs and worker processes. They are
+//! stopped three ways, so that none survives the command:
+//! - normally, by the guard that started them (kill, then wait);
+//! - on SIGINT or SIGTERM, by [`catch_interrupts`]'s handler, which kills
+//!   every group registered with [`kill_on_interrupt`] at once and sets
+//!   the flag [`interrupted`] that the runner polls to unwind (and so
+//!   reach the guards);
+//! - if we die without unwinding (SIGKILL), by the kernel: each child
+//!   calls [`die_with_parent`] first thing.
+#![allow(unsafe_code)]
+
+use std::io;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use rustix::process::{Pid, Signal};
+
+/// The signal that interrupted us (0: none yet).
+static SIGNALLED: AtomicI32 = AtomicI32::new(0);
+
+/// How many process groups can be registered at once.
+const GROUP_SLOTS: usize = 8;
+
+/// Process groups the interrupt handler kills (0: free slot).
+static GROUPS: [AtomicI32; GROUP_SLOTS] = [const { AtomicI32::new(0) }; GROUP_SLOTS];
+
+/// `prctl(PR_SET_PDEATHSIG, SIGKILL)`, then a check that `parent` is
+/// still our parent: the calling process is killed when the thread that
+/// started it exits, and fails here if that already happened.
+///
+/// The signal is tied to the parent *thread*: start such children from a
+/// thread that lives as long as they should.
+///
+/// # References
+///  - [prctl(2)](https://man7.org/linux/man-pages/man2/prctl.2.html) (`PR_SET_PDEATHSIG`)
+#[doc(alias = "prctl")]
+#[doc(alias = "PR_SET_PDEATHSIG")]
+pub fn die_with_parent(parent: u32) -> io::Result<()> {
+    rustix::process::set_parent_process_death_signal(Some(Signal::KILL)).map_err(|e| {
+        io::Error::new(
+            io::Error::from(e).kind(),
+            format!("cannot ask to die with the parent (prctl PR_SET_PDEATHSIG): {e}"),
+        )
+    })?;
+    // The parent may have died between our fork and the prctl: we would
+    // then be orphaned already, and the signal would never come.
+    let now = rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get() as u32);
+    if now != parent {
+        return Err(io::Error::new(
+            io::ErrorKind::NotConnected,
+            format!("parent process {parent} is gone (parent is now {now})"),
+        ));
+    }
+    Ok(())
+}
+
+/// `kill(-pgid, SIGKILL)`: kills every process of the group `pgid`. A
+/// group that no longer exists is not an error.
+///
+/// Only call this while at least one member of the group is known not to
+/// be reaped: a group ID is free for reuse once all its members are.
+///
+/// # References
+///  - [kill(2)](https://man7.org/linux/man-pages/man2/kill.2.html)
+#[doc(alias = "kill")]
+pub fn kill_group(pgid: u32) -> io::Result<()> {
+    let pid = group_pid(pgid)?;
+    match rustix::process::kill_process_group(pid, Signal::KILL) {
+        Ok(()) | Err(rustix::io::Errno::SRCH) => Ok(()),
+        Err(e) => Err(io::Error::new(
+            io::Error::from(e).kind(),
+            format!("cannot kill process group {pgid}: {e}"),
+        )),
+    }
+}
+
+/// A process group ID we may signal: never 0 (our own group) or 1
+/// (`kill(-1)` means every process we may signal).
+fn group_pid(pgid: u32) -> io::Result<Pid> {
+    i32::try_from(pgid)
+        .ok()
+        .filter(|&raw| raw > 1)
+        .and_then(Pid::from_raw)
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{pgid} is not a process group to kill"),
+            )
+        })
+}
+
+/// Catches SIGINT and SIGTERM for the rest of the process's life: the
+/// first one sets [`interrupted`] and kills the registered groups; a
+/// second one kills them again and exits at once with status 128 + the
+/// signal number (so a stuck clean-up can still be interrupted).
+///
+/// The handler is installed without `SA_RESTART`: a blocking call in the
+/// thread that takes the signal returns `EINTR`, so loops that check
+/// [`interrupted`] after `EINTR` notice at once.
+///
+/// # References
+///  - [sigaction(2)](https://man7.org/linux/man-pages/man2/sigaction.2.html)
+///  - [signal-safety(7)](https://man7.org/linux/man-pages/man7/signal-safety.7.html)
+#[doc(alias = "sigaction")]
+pub fn catch_interrupts() -> io::Result<()> {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: `sigaction` is plain data; all-zero is a valid value
+        // (no flags, an empty mask on Linux).
+        let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
+        action.sa_sigaction = on_interrupt as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        // SAFETY: the pointer is to our own, valid mask.
+        unsafe { libc::sigemptyset(&mut action.sa_mask) };
+        // SAFETY: the handler only does async-signal-safe things (atomic
+        // loads and stores, kill(2), _exit(2)), and `action` is valid for
+        // the call.
+        let rc = unsafe { libc::sigaction(signal, &action, std::ptr::null_mut()) };
+        if rc != 0 {
+            let err = io::Error::last_os_error();
+            return Err(io::Error::new(
+                err.kind(),
+                format!("cannot catch signal {signal} (sigaction): {err}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+extern "C" fn on_interrupt(signal: libc::c_int) {
+    let first = SIGNALLED
+        .compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok();
+    for slot in &GROUPS {
+        let pgid = slot.load(Ordering::SeqCst);
+        if pgid > 1
+            && let Some(pid) = Pid::from_raw(pgid)
+        {
+            // rustix makes the system call directly: async-signal-safe.
+            let _ = rustix::process::kill_process_group(pid, Signal::KILL);
+        }
+    }
+    if !first {
+        // SAFETY: _exit is async-signal-safe and ends the process without
+        // running any of our code.
+        unsafe { libc::_exit(128 + signal) };
+    }
+}
+
+/// The signal number of the SIGINT or SIGTERM caught by
+/// [`catch_interrupts`], if one came.
+pub fn interrupted() -> Option<i32> {
+    match SIGNALLED.load(Ordering::Relaxed) {
+        0 => None,
+        signal => Some(signal),
+    }
+}
+
+/// The name of a signal [`interrupted`] returns.
+pub fn signal_name(signal: i32) -> String {
+    match signal {
+        libc::SIGINT => "SIGINT".to_string(),
+        libc::SIGTERM => "SIGTERM".to_string(),
+        other => format!("signal {other}"),
+    }
+}
+
+/// A process group registered with [`kill_on_interrupt`]; dropping it
+/// takes the group off the list.
+#[derive(Debug)]
+#[must_use = "the group is unregistered when this is dropped"]
+pub struct KillOnInterrupt {
+    slot: usize,
+}
+
+/// Has the interrupt handler kill the process group `pgid` too. Drop the
+/// returned value before the group's last member is reaped, so a reused
+/// group ID is never killed.
+pub fn kill_on_interrupt(pgid: u32) -> io::Result<KillOnInterrupt> {
+    let raw = group_pid(pgid)?.as_raw_nonzero().get();
+    for (slot, group) in GROUPS.iter().enumerate() {
+        if group
+            .compare_exchange(0, raw, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            return Ok(KillOnInterrupt { slot });
+        }
+    }
+    Err(io::Error::other(format!(
+        "cannot register process group {pgid}: {GROUP_SLOTS} groups are registered already"
+    )))
+}
+
+impl Drop for KillOnInterrupt {
+    fn drop(&mut self) {
+        GROUPS[self.slot].store(0, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_zero_and_one_are_never_killed() {
+        assert!(kill_group(0).is_err());
+        assert!(kill_group(1).is_err());
+        assert!(kill_on_interrupt(1).is_err());
+    }
+
+    #[test]
+    fn a_missing_group_is_not_an_error() {
+        // Group IDs near the top of the PID range are practically unused.
+        assert!(kill_group(4_194_000).is_ok());
+    }
+
+    #[test]
+    fn registration_takes_and_frees_a_slot() {
+        let taken = kill_on_interrupt(4_194_001).unwrap();
+        assert!(GROUPS.iter().any(|g| g.load(Ordering::SeqCst) == 4_194_001));
+        drop(taken);
+        assert!(!GROUPS.iter().any(|g| g.load(Ordering::SeqCst) == 4_194_001));
+    }
+
+    #[test]
+    fn dying_with_a_parent_that_is_not_ours_fails() {
+        let err = die_with_parent(u32::MAX).unwrap_err();
+        // Take back the death signal the call set on the test process.
+        rustix::process::set_parent_process_death_signal(None).unwrap();
+        assert!(err.to_string().contains("is gone"), "{err}");
+        assert_eq!(signal_name(libc::SIGINT), "SIGINT");
+    }
+}

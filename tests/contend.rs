@@ -1,0 +1,490 @@
+//! `pipespeed contend` through the binary, in runs of a fraction of a
+//! second: behaviour (every message checked, the JSON's shape, no worker
+//! or memory hog left behind, one-line errors), never speed.
+
+#![allow(clippy::unwrap_used)]
+
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
+
+fn contend(args: &[&str]) -> Command {
+    let mut cmd = Command::new(EXE);
+    cmd.arg("contend").args(args);
+    cmd
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Runs `contend ARGS --json FILE`; fails the test unless it succeeds.
+fn run_json(args: &[&str]) -> (Value, Output) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.json");
+    let out = contend(args).arg("--json").arg(&path).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}\n{}",
+        text(&out.stderr),
+        text(&out.stdout)
+    );
+    let json = std::fs::read_to_string(&path).unwrap();
+    (serde_json::from_str(&json).unwrap(), out)
+}
+
+fn verify_of(doc: &Value) -> &Value {
+    let v = &doc["rows"][0]["verify"];
+    assert!(v.is_object(), "no verify report in {doc}");
+    v
+}
+
+#[test]
+fn every_message_arrives_once_at_atomic_and_interleaving_sizes_in_threads_and_processes() {
+    for mode in [None, Some("--processes")] {
+        for size in ["1K", "64K"] {
+            let mut args = vec!["--writers", "2", "--readers", "2", "--msg-size", size];
+            args.extend(["--duration", "0.2", "--verify"]);
+            args.extend(mode);
+            let (doc, out) = run_json(&args);
+            let v = verify_of(&doc);
+            assert_eq!(v["ok"], true, "{args:?}: {v}");
+            assert!(v["messages_sent"].as_u64().unwrap() > 0, "{v}");
+            assert_eq!(v["messages_received"], v["messages_sent"], "{v}");
+            for field in ["lost", "duplicated", "unexpected", "bad_cells", "reordered"] {
+                assert_eq!(v[field], 0, "{args:?}: {field} in {v}");
+            }
+            let atomic = size == "1K";
+            assert_eq!(doc["atomic"], atomic);
+            if atomic {
+                assert_eq!(v["interleavings"], 0, "{v}");
+                assert_eq!(v["split_messages"], 0, "torn: {v}");
+            }
+            let stdout = text(&out.stdout);
+            assert!(stdout.contains("verify 2x2: ok"), "{stdout}");
+            if !atomic {
+                assert!(
+                    stdout.contains("messages larger than PIPE_BUF may interleave"),
+                    "{stdout}"
+                );
+            }
+            let mode_name = if mode.is_some() {
+                "processes"
+            } else {
+                "threads"
+            };
+            assert_eq!(doc["mode"], mode_name);
+        }
+    }
+}
+
+#[test]
+fn one_writer_never_interleaves_and_many_may_without_failing() {
+    // A small pipe makes large writes block half-way, where they could
+    // interleave.
+    let (doc, _) = run_json(&[
+        "--writers",
+        "1",
+        "--readers",
+        "3",
+        "--pipe-size",
+        "16K",
+        "--duration",
+        "0.2",
+        "--verify",
+    ]);
+    let v = verify_of(&doc);
+    assert_eq!(
+        (v["ok"].clone(), v["interleavings"].clone()),
+        (Value::from(true), 0.into()),
+        "{v}"
+    );
+    let (doc, _) = run_json(&[
+        "--writers",
+        "5",
+        "--readers",
+        "1",
+        "--pipe-size",
+        "16K",
+        "--duration",
+        "0.2",
+        "--verify",
+    ]);
+    assert_eq!(verify_of(&doc)["ok"], true, "{doc}");
+}
+
+fn assert_latency(l: &Value) {
+    let field = |k: &str| {
+        l[k].as_f64()
+            .unwrap_or_else(|| panic!("{k} missing in {l}"))
+    };
+    let ordered = ["p50", "p90", "p99", "p999", "max"].map(field);
+    assert!(ordered.windows(2).all(|w| w[0] <= w[1]), "not ordered: {l}");
+    assert!(ordered[0] > 0.0, "{l}");
+    assert!(field("mean") <= field("max"), "{l}");
+    for k in ["p50", "p90", "p99", "p999", "max"] {
+        assert!(l[k].is_u64(), "{k} is not an integer: {l}");
+    }
+}
+
+#[test]
+fn the_json_has_every_documented_field_with_its_type() {
+    let (doc, _) = run_json(&["--writers", "2", "--duration", "0.1", "--runs", "2"]);
+    assert_eq!(doc["schema"], "pipespeed.contend/1");
+    assert!(doc["pipespeed_version"].is_string());
+    assert!(doc["system"]["kernel"].is_string() && doc["system"]["cpus_allowed"].is_array());
+    assert_eq!(doc["mode"], "threads");
+    assert_eq!(doc["placement"]["kind"], "unpinned");
+    for k in [
+        "pipe_size",
+        "pipe_size_requested",
+        "msg_size",
+        "runs_per_cell",
+    ] {
+        assert!(doc[k].is_u64(), "{k}: {doc}");
+    }
+    assert_eq!(doc["msg_size"], 65536);
+    assert_eq!(doc["pipe_size_requested"], 1 << 20);
+    assert!(doc["pipe_size_clamped"].is_boolean() && doc["atomic"].is_boolean());
+    assert_eq!(doc["duration_s"], 0.1);
+    assert!(doc["memory_pressure"].is_null());
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1);
+    let row = &rows[0];
+    assert_eq!(
+        (row["writers"].as_u64(), row["readers"].as_u64()),
+        (Some(2), Some(1))
+    );
+    for k in [
+        "writes_per_s",
+        "writes_per_s_min",
+        "writes_per_s_max",
+        "mib_per_s",
+        "seconds",
+    ] {
+        assert!(row[k].as_f64().unwrap() > 0.0, "{k}: {row}");
+    }
+    assert!(row["writes_per_s_min"].as_f64() <= row["writes_per_s_max"].as_f64());
+    assert!(row["verify"].is_null());
+    assert_latency(&row["write_latency_ns"]);
+    assert_latency(&row["read_latency_ns"]);
+    let runs = row["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for run in runs {
+        assert_eq!(run["bytes"], run["bytes_read"], "{run}");
+        assert_eq!(
+            run["bytes"].as_u64().unwrap(),
+            run["messages"].as_u64().unwrap() * 65536
+        );
+        assert!(run["read_calls"].as_u64().unwrap() > 0);
+        assert!(run["seconds"].as_f64().unwrap() > 0.0);
+        assert_latency(&run["write_latency_ns"]);
+    }
+}
+
+#[test]
+fn the_sweep_runs_pipe_bench_s_grid_and_the_csv_has_a_row_per_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("out.csv");
+    let csv_arg = csv.to_str().unwrap();
+    let (doc, out) = run_json(&[
+        "--sweep",
+        "--duration",
+        "0.05",
+        "--msg-size",
+        "4K",
+        "--csv",
+        csv_arg,
+    ]);
+    let cells: Vec<_> = doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["writers"].as_u64().unwrap(),
+                r["readers"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            (1, 1),
+            (1, 5),
+            (1, 10),
+            (2, 1),
+            (2, 5),
+            (2, 10),
+            (5, 1),
+            (5, 5),
+            (5, 10)
+        ]
+    );
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<_> = csv.lines().collect();
+    assert_eq!(lines.len(), 10, "{csv}");
+    assert!(lines[0].starts_with("writers,readers,run,mode,"), "{csv}");
+    assert!(lines[9].starts_with("5,10,1,threads,4096,"), "{csv}");
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("writes are atomic"), "{stdout}");
+}
+
+#[test]
+fn the_table_states_mode_pipe_size_and_placement() {
+    let cpu = pipespeed::sys::available_cpus().unwrap()[0].to_string();
+    let cpus = format!("{cpu},{cpu}");
+    let out = contend(&[
+        "--duration",
+        "0.05",
+        "--pipe-size",
+        "64K",
+        "--cpus",
+        &cpus,
+        "--processes",
+    ])
+    .output()
+    .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        stdout.starts_with("contend: processes, 64KiB messages"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("pipe 64KiB (asked 64KiB)"), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "writers pinned to CPU {cpu}, readers to CPU {cpu}"
+        )),
+        "{stdout}"
+    );
+    let out = contend(&["--duration", "0.05"]).output().unwrap();
+    assert!(text(&out.stdout).contains("unpinned"));
+}
+
+/// The PIDs of live worker processes (writers, readers, memory hogs) that
+/// process `parent` started, found by their command line.
+fn workers_of(parent: u32) -> Vec<(u32, String)> {
+    let marker = format!("\"parent\":{parent}");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        // A zombie has an empty command line: it is dead, only unreaped.
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = cmdline.split(|&b| b == 0).map(text).collect();
+        if args.iter().any(|a| a == "--worker") && args.iter().any(|a| a.contains(&marker)) {
+            let role = if args.iter().any(|a| a.contains("memory-hog")) {
+                "hog"
+            } else {
+                "end"
+            };
+            found.push((pid, role.to_string()));
+        }
+    }
+    found
+}
+
+fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < timeout, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn wait_with_timeout(child: &mut Child, timeout: Duration) -> ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            panic!("contend did not end within {timeout:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+const TINY_PRESSURE: [&str; 5] = [
+    "--memory-pressure",
+    "--pressure-share",
+    "0.2",
+    "--pressure-workers",
+    "2",
+];
+
+#[test]
+fn memory_pressure_is_reported_and_no_hog_outlives_the_command() {
+    let mut args = vec!["--duration", "0.2"];
+    args.extend(TINY_PRESSURE);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.json");
+    let child = contend(&args)
+        .arg("--json")
+        .arg(&path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(workers_of(pid), [], "hogs left behind");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let p = &doc["memory_pressure"];
+    assert_eq!(p["workers"], 2, "{p}");
+    assert_eq!(p["hogs_running_at_end"], 2, "{p}");
+    assert!(p["bytes_total"].as_u64().unwrap() > 0, "{p}");
+    assert!(p["bytes_per_worker"].as_u64().unwrap() * 2 == p["bytes_total"].as_u64().unwrap());
+    assert!(
+        p["happened"].is_boolean() && p["capped"].is_boolean(),
+        "{p}"
+    );
+    assert!(p["reclaim"]["pgscan"].is_u64(), "{p}");
+    assert!(
+        text(&out.stdout).contains("memory pressure: 2 hogs"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn an_interrupt_mid_run_stops_every_worker_and_hog() {
+    for (mode, signal, status) in [
+        (None, rustix::process::Signal::INT, 130),
+        (Some("--processes"), rustix::process::Signal::INT, 130),
+        (Some("--processes"), rustix::process::Signal::TERM, 143),
+    ] {
+        let mut args = vec!["--duration", "60", "--writers", "2", "--readers", "2"];
+        args.extend(TINY_PRESSURE);
+        args.extend(mode);
+        let mut child = contend(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let wanted = if mode.is_some() { 6 } else { 2 };
+        wait_until("the hogs and workers", Duration::from_secs(30), || {
+            workers_of(pid).len() >= wanted
+        });
+        let target = rustix::process::Pid::from_raw(pid as i32).unwrap();
+        rustix::process::kill_process(target, signal).unwrap();
+        let got = wait_with_timeout(&mut child, Duration::from_secs(20));
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert_eq!(got.code(), Some(status), "{mode:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with("pipespeed: contend: interrupted by SIG"),
+            "{stderr}"
+        );
+        assert_eq!(
+            workers_of(pid),
+            [],
+            "{mode:?}: left behind after {signal:?}"
+        );
+    }
+}
+
+#[test]
+fn killing_the_command_outright_takes_its_hogs_with_it() {
+    let mut args = vec!["--duration", "60", "--processes"];
+    args.extend(TINY_PRESSURE);
+    let mut child = contend(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    wait_until("the hogs and workers", Duration::from_secs(30), || {
+        workers_of(pid).len() >= 4
+    });
+    child.kill().unwrap(); // SIGKILL: no handler, no unwinding.
+    child.wait().unwrap();
+    wait_until("the parent-death signal", Duration::from_secs(10), || {
+        workers_of(pid).is_empty()
+    });
+}
+
+/// Asserts a one-line error, with the given status, mentioning `needle`.
+fn assert_one_line_error(args: &[&str], code: i32, needle: &str) {
+    let out = contend(args).output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: not one line: {err:?}");
+    assert!(err.starts_with("pipespeed: "), "{err}");
+    assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
+    assert!(out.stdout.is_empty(), "{args:?}");
+}
+
+#[test]
+fn bad_options_are_one_line_errors_with_status_2() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--writers", "0"], "--writers"),
+        (&["--readers", "many"], "--readers"),
+        (&["--writers", "5000"], "from 1 to 4096"),
+        (&["--msg-size", "12Q"], "suffix"),
+        (&["--msg-size", "0"], "message size"),
+        (&["--msg-size", "1G"], "message size"),
+        (&["--duration", "0"], "duration"),
+        (&["--duration", "soon"], "duration"),
+        (&["--runs", "0"], "--runs"),
+        (&["--verify", "--msg-size", "100"], "multiple of 16"),
+        (&["--sweep", "--writers", "2"], "cannot be used"),
+        (&["--pressure-share", "5"], "--memory-pressure"),
+        (&["--memory-pressure", "--pressure-share", "0"], "share"),
+        (&["--memory-pressure", "--pressure-share", "150%"], "share"),
+        (
+            &["--memory-pressure", "--pressure-workers", "0"],
+            "--pressure-workers",
+        ),
+        (&["--cpus", "0"], "two CPUs"),
+        (&["--cpus", "0,4000"], "CPU 4000"),
+        (&["--bogus"], "--bogus"),
+    ];
+    for (args, needle) in cases {
+        assert_one_line_error(args, 2, needle);
+    }
+}
+
+#[test]
+fn a_pipe_size_beyond_the_limit_is_refused_naming_it() {
+    let max: usize = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let size = (max * 4).to_string();
+    let out = contend(&["--pipe-size", &size, "--duration", "0.05"])
+        .output()
+        .unwrap();
+    if out.status.success() {
+        // CAP_SYS_RESOURCE goes beyond the limit.
+        return;
+    }
+    assert_one_line_error(
+        &["--pipe-size", &size, "--duration", "0.05"],
+        2,
+        "pipe-max-size",
+    );
+}
+
+#[test]
+fn a_bad_worker_description_is_an_error_not_a_panic() {
+    let out = contend(&["--worker", "{not json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("not a worker description"),
+        "{}",
+        text(&out.stderr)
+    );
+}
