@@ -349,6 +349,9 @@ fn memory_pressure_is_reported_and_no_hog_outlives_the_command() {
         "{p}"
     );
     assert!(p["reclaim"]["pgscan"].is_u64(), "{p}");
+    assert!(p["hog_cpu_s"].as_f64().unwrap() >= 0.0, "{p}");
+    assert!(p["ready_s"].as_f64().unwrap() > 0.0, "{p}");
+    assert!(p["while_filling"]["happened"].is_boolean(), "{p}");
     assert!(
         text(&out.stdout).contains("memory pressure: 2 hogs"),
         "{}",

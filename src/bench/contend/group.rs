@@ -98,6 +98,15 @@ impl Group {
         Ok(status)
     }
 
+    /// The PIDs of the children not yet reaped.
+    pub fn pids(&self) -> Vec<u32> {
+        self.members
+            .iter()
+            .filter(|m| m.status.is_none())
+            .map(|m| m.child.id())
+            .collect()
+    }
+
     /// How many children are still running. Nothing is reaped:
     /// `waitid(WNOWAIT)` only looks.
     pub fn running(&self) -> usize {

@@ -16,7 +16,7 @@ use crate::buf::{Buffer, BufferOptions};
 use crate::units::{GIB, Size};
 
 use super::group::{Group, interrupted_error};
-use super::pressure::{Evidence, Sample, mem_available};
+use super::pressure::{Evidence, Sample, mem_available, process_cpu_ticks};
 use super::procs::{WorkerSpec, worker_command};
 
 /// Hogs started by default (stress-ng `--vm 4`).
@@ -113,9 +113,15 @@ pub struct PressureReport {
     /// Hogs still alive at the end (fewer than `workers`: the OOM killer
     /// or a failure ended some).
     pub hogs_running_at_end: usize,
+    /// CPU seconds (user + system) the hogs used during `seconds`: on a
+    /// small machine they compete for CPU as well as for memory.
+    pub hog_cpu_s: f64,
     /// The kernel's accounts over `seconds`.
     #[serde(flatten)]
     pub evidence: Evidence,
+    /// The kernel's accounts while the hogs wrote their memory the first
+    /// time (the `ready_s` before the measurement).
+    pub while_filling: Evidence,
 }
 
 /// The running hogs; dropping them kills and reaps them.
@@ -125,7 +131,14 @@ pub struct Hogs {
     plan: Plan,
     ready_s: f64,
     ready_at: Instant,
+    at_start: Sample,
     before: Sample,
+    cpu_ticks_before: u64,
+}
+
+/// CPU ticks all of `pids` have used so far.
+fn cpu_ticks(pids: &[u32]) -> u64 {
+    pids.iter().filter_map(|&p| process_cpu_ticks(p)).sum()
 }
 
 impl Hogs {
@@ -136,6 +149,7 @@ impl Hogs {
             io::Error::other("cannot read MemAvailable from /proc/meminfo to size the hogs")
         })?;
         let plan = plan(available, config.share_percent, config.workers)?;
+        let at_start = Sample::read();
         let started = Instant::now();
         let mut group = Group::new();
         let mut outs = Vec::new();
@@ -157,11 +171,13 @@ impl Hogs {
         }
         wait_ready(&mut group, outs)?;
         Ok(Hogs {
+            cpu_ticks_before: cpu_ticks(&group.pids()),
             group,
             config: *config,
             plan,
             ready_s: started.elapsed().as_secs_f64(),
             ready_at: Instant::now(),
+            at_start,
             before: Sample::read(),
         })
     }
@@ -180,6 +196,7 @@ impl Hogs {
     pub fn finish(mut self) -> PressureReport {
         let after = Sample::read();
         let seconds = self.ready_at.elapsed().as_secs_f64();
+        let ticks = cpu_ticks(&self.group.pids()).saturating_sub(self.cpu_ticks_before);
         let running = self.group.running();
         self.group.kill_all();
         PressureReport {
@@ -196,7 +213,9 @@ impl Hogs {
             ready_s: self.ready_s,
             seconds,
             hogs_running_at_end: running,
+            hog_cpu_s: ticks as f64 / rustix::param::clock_ticks_per_second() as f64,
             evidence: Evidence::between(self.before, after),
+            while_filling: Evidence::between(self.at_start, self.before),
         }
     }
 }

@@ -9,6 +9,7 @@ use crate::bench::ladder::Placement;
 use crate::units::{GIB, Size};
 
 use super::hogs::PressureReport;
+use super::pressure::Evidence;
 use super::verdict::VerifyReport;
 use super::{ContendResult, PIPE_BUF, Row};
 
@@ -81,7 +82,7 @@ pub fn text(r: &ContendResult) -> String {
         r.duration_s, r.runs_per_cell
     );
     if let Some(p) = &r.memory_pressure {
-        let _ = writeln!(out, "{}", pressure_line(p));
+        out += &pressure_lines(p);
     }
     let labels = ["mean", "p50", "p99", "p99.9", "max"]
         .map(|l| format!("{l:>8}"))
@@ -125,23 +126,33 @@ pub fn text(r: &ContendResult) -> String {
     out
 }
 
-fn pressure_line(p: &PressureReport) -> String {
+/// Three lines: the hogs, what the kernel saw during the runs, and while
+/// the hogs first wrote their memory.
+fn pressure_lines(p: &PressureReport) -> String {
     let gib = |b: u64| format!("{:.2} GiB", b as f64 / GIB as f64);
-    let mut line = format!(
-        "memory pressure: {} hogs x {} ({}% of MemAvailable {}{}), {} still running at the end; ",
+    let cpus = if p.seconds > 0.0 {
+        p.hog_cpu_s / p.seconds
+    } else {
+        0.0
+    };
+    format!(
+        "memory pressure: {} hogs x {} ({}% of MemAvailable {}{}), ready after {:.1} s, {} \
+         running at the end, busy on {cpus:.2} CPUs during the runs\n  during the runs ({:.1} \
+         s): {}\n  while filling: {}\n",
         p.workers,
         gib(p.bytes_per_worker),
         p.share_percent,
         gib(p.mem_available_bytes),
         if p.capped { ", capped" } else { "" },
-        p.hogs_running_at_end
-    );
-    let e = &p.evidence;
-    line += if e.happened {
-        "pressure seen: "
-    } else {
-        "NO pressure seen: "
-    };
+        p.ready_s,
+        p.hogs_running_at_end,
+        p.seconds,
+        evidence(&p.evidence),
+        evidence(&p.while_filling),
+    )
+}
+
+fn evidence(e: &Evidence) -> String {
     let mut facts = Vec::new();
     if let Some(us) = e.psi_some_stall_us {
         facts.push(format!(
@@ -159,7 +170,12 @@ fn pressure_line(p: &PressureReport) -> String {
     if facts.is_empty() {
         facts.push("no PSI and no /proc/vmstat to tell".to_string());
     }
-    line + &facts.join("; ")
+    let verdict = if e.happened {
+        "pressure seen"
+    } else {
+        "NO pressure seen"
+    };
+    format!("{verdict}: {}", facts.join("; "))
 }
 
 fn verify_line(row: &Row, v: &VerifyReport) -> String {
@@ -408,5 +424,53 @@ mod tests {
             lines[1]
         );
         assert!(lines[1].ends_with(",10,"), "{}", lines[1]);
+    }
+
+    #[test]
+    fn the_pressure_lines_say_whether_the_kernel_felt_it() {
+        let seen = Evidence {
+            psi_some_stall_us: Some(1_500_000),
+            psi_full_stall_us: Some(250_000),
+            psi_some_avg10_end: Some(3.0),
+            reclaim: Some(crate::bench::contend::pressure::Reclaim {
+                pgscan: 900,
+                ..Default::default()
+            }),
+            happened: true,
+        };
+        let report = PressureReport {
+            workers: 4,
+            share_percent: 80.0,
+            mem_available_bytes: 20 * GIB,
+            bytes_requested: 16 * GIB,
+            bytes_total: 16 * GIB,
+            bytes_per_worker: 4 * GIB,
+            capped: false,
+            method: "map, write, unmap".into(),
+            ready_s: 12.5,
+            seconds: 10.0,
+            hogs_running_at_end: 4,
+            hog_cpu_s: 15.0,
+            evidence: Evidence::default(),
+            while_filling: seen,
+        };
+        let mut r = fixture(None);
+        r.memory_pressure = Some(report);
+        let t = text(&r);
+        let lines: Vec<_> = t.lines().collect();
+        assert_eq!(
+            lines[2],
+            "memory pressure: 4 hogs x 4.00 GiB (80% of MemAvailable 20.00 GiB), ready after 12.5 \
+             s, 4 running at the end, busy on 1.50 CPUs during the runs"
+        );
+        assert_eq!(
+            lines[3],
+            "  during the runs (10.0 s): NO pressure seen: no PSI and no /proc/vmstat to tell"
+        );
+        assert_eq!(
+            lines[4],
+            "  while filling: pressure seen: PSI some stall 1.500 s, full 0.250 s; pgscan 900, \
+             pgsteal 0, allocstall 0, pswpout 0, oom_kill 0"
+        );
     }
 }
