@@ -25,7 +25,9 @@
 //! - [`wait`]: blocking, polling and busy-looping ends.
 //! - [`verify`]: a checkable byte stream for `--verify`.
 //! - [`bench`](mod@bench): the writer and reader ends, and the ladder that runs them
-//!   as separate processes.
+//!   as separate processes; round-trip [latency](bench::latency) and many
+//!   writers and readers on one pipe ([contend](bench::contend)), with
+//!   percentiles from HDR histograms ([hist](bench::hist)).
 //! - [`report`]: the ladder as a table, JSON or CSV.
 //! - [`units`]: `256K`-style sizes.
 //!
