@@ -322,8 +322,12 @@ fn the_finish_time_is_shown_with_capital_i() {
 fn watching_another_process_follows_its_position_until_it_closes() {
     let f = file_with(&data(2 * 1024 * 1024));
     // A slow reader of the file: pv itself, rate-limited.
+    // Its only regular file is its input: stdin, stdout and stderr are
+    // not files (under CI, the test's own stderr may be one).
     let mut slow = pv(&["-q", "-L", "1M", f.path().to_str().unwrap()])
+        .stdin(Stdio::null())
         .stdout(Stdio::null())
+        .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let pid = slow.id().to_string();
