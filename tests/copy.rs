@@ -12,21 +12,9 @@ use std::thread;
 use std::time::Duration;
 
 mod common;
-use common::pty;
+use common::{SIZES, pty};
 use pipespeed::copy::{Copied, Copier, CopyOptions, Mechanism, Side, copy};
 use pipespeed::sys::{pipe, set_nonblocking};
-
-const SIZES: [usize; 9] = [
-    0,
-    1,
-    4095,
-    4096,
-    4097,
-    64 * 1024 - 1,
-    64 * 1024,
-    64 * 1024 + 1,
-    1024 * 1024 + 1,
-];
 
 const MECHANISMS: [Mechanism; 5] = [
     Mechanism::CopyFileRange,

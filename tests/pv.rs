@@ -10,21 +10,9 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{pty, read_until_hangup};
+use common::{SIZES, pty, read_until_hangup};
 
 const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
-
-const SIZES: [usize; 9] = [
-    0,
-    1,
-    4095,
-    4096,
-    4097,
-    64 * 1024 - 1,
-    64 * 1024,
-    64 * 1024 + 1,
-    1024 * 1024 + 1,
-];
 
 fn data(len: usize) -> Vec<u8> {
     (0..len)

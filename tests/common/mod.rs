@@ -1,9 +1,24 @@
-//! What several test files need: a pseudo-terminal.
+//! What several test files need: the boundary sizes and a
+//! pseudo-terminal.
 
 #![allow(dead_code, clippy::unwrap_used)]
 
 use std::fs::File;
 use std::os::fd::{AsFd, OwnedFd};
+
+/// The sizes at which copies go wrong if they do: empty, one byte, around
+/// a page, around the default pipe size, and past the largest pipe.
+pub const SIZES: [usize; 9] = [
+    0,
+    1,
+    4095,
+    4096,
+    4097,
+    64 * 1024 - 1,
+    64 * 1024,
+    64 * 1024 + 1,
+    1024 * 1024 + 1,
+];
 
 /// A pty pair, (controller, terminal): the terminal in raw mode (no line
 /// editing, no newline translation) and 100 columns wide.

@@ -264,18 +264,18 @@ impl Tally {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    const MSG: usize = 64;
+    pub(in crate::bench::contend) const MSG: usize = 64;
 
-    fn msg(writer: u16, seq: u64) -> Vec<u8> {
+    pub(in crate::bench::contend) fn msg(writer: u16, seq: u64) -> Vec<u8> {
         let mut m = vec![0; MSG];
         fill_message(&mut m, writer, seq);
         m
     }
 
-    fn tally(reads: &[Vec<u8>], writers: usize) -> TallyReport {
+    pub(in crate::bench::contend) fn tally(reads: &[Vec<u8>], writers: usize) -> TallyReport {
         let mut t = Tally::new(writers, MSG, false);
         for r in reads {
             t.feed(r);

@@ -186,24 +186,8 @@ fn coverage(parts: &[Piece], cells: u32) -> Coverage {
 
 #[cfg(test)]
 mod tests {
-    use super::super::frame::{Tally, fill_message};
+    use super::super::frame::tests::{MSG, msg, tally};
     use super::*;
-
-    const MSG: usize = 64;
-
-    fn msg(writer: u16, seq: u64) -> Vec<u8> {
-        let mut m = vec![0; MSG];
-        fill_message(&mut m, writer, seq);
-        m
-    }
-
-    fn tally(reads: &[Vec<u8>], writers: usize) -> TallyReport {
-        let mut t = Tally::new(writers, MSG, false);
-        for r in reads {
-            t.feed(r);
-        }
-        t.finish()
-    }
 
     #[test]
     fn whole_messages_from_one_reader_pass() {
