@@ -194,15 +194,19 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
     let out_info = fd_info(stdout.as_fd())?;
     // The total from the names (files are opened one at a time, later).
     let size = args.size.or_else(|| {
-        let regular_size = |name: &PathBuf| match name.as_os_str() == "-" {
-            true => fd_info(stdin.as_fd())
-                .ok()
-                .filter(|info| info.kind == FdKind::Regular)
-                .map(|info| info.size),
-            false => std::fs::metadata(name)
-                .ok()
-                .filter(|m| m.is_file())
-                .map(|m| m.len()),
+        // By name, not by opening: opening a FIFO would wait for a writer.
+        let regular_size = |name: &PathBuf| {
+            if name.as_os_str() == "-" {
+                fd_info(stdin.as_fd())
+                    .ok()
+                    .filter(|info| info.kind == FdKind::Regular)
+                    .map(|info| info.size)
+            } else {
+                std::fs::metadata(name)
+                    .ok()
+                    .filter(|m| m.is_file())
+                    .map(|m| m.len())
+            }
         };
         let total: u64 = names.iter().filter_map(regular_size).sum();
         (!args.line_mode && total > 0).then_some(total)
