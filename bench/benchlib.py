@@ -57,6 +57,7 @@ def prepare(args):
         "uutils": f"{uutils} cat",
         "gnu": "/usr/bin/cat",
         "pipe_ref": f"{peers}/pipe_ref",
+        "splice_cat_ref": f"{peers}/splice_cat_ref",
         "big": big,
         "text": text,
     }

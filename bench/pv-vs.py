@@ -6,6 +6,8 @@ Usage: bench/pv-vs.py [--runs N] [--size SIZE] [--limit-seconds S]
 Cases (the targets of the pv issue), source `uutils cat F` (F cached),
 reader `pipe_ref read --splice`:
   quiet          src | X -q | reader          target >= 5x pv, >= 0.9x uutils cat as X
+  bare splice    src | splice_cat_ref /dev/stdin 1M | reader: the bare
+                 syscall loop on the shell's 64 KiB pipes, for what bounds pv
   display on     src | X -f -prtb 2>FILE | reader   target within 10% of -q
   rate limit     X -q -L 100M G > /dev/null, G sized for S seconds   target within 5% of 100 MiB/s
 """
@@ -41,6 +43,7 @@ def main():
         "pipespeed pv -q": f"{ps} pv -q",
         "pv -q": "pv -q",
         "uutils cat": t["uutils"],
+        "splice_cat_ref /dev/stdin 1M": f"{t['splice_cat_ref']} /dev/stdin {1 << 20}",
         "pipespeed pv -f -prtb 2>FILE": f"{ps} pv -f -prtb 2>{err}",
     }
     s = alternate(args.runs, list(middles),
@@ -48,6 +51,9 @@ def main():
     print_samples("middle", s)
     m = medians(s)
     ours = m["pipespeed pv -q"]
+    # The machine drifts between rounds; the ratio within each round
+    # (both pipelines run back to back) shows how far that moves the target.
+    per_round = sorted(a / b for a, b in zip(s["pipespeed pv -q"], s["pv -q"]))
     for k in middles:
         rows.append(f"| `uutils cat F \\| {k} \\| reader` | {m[k]:.2f} GiB/s | {ours / m[k]:.2f} |")
 
@@ -70,6 +76,9 @@ def main():
     print("|---|---:|---:|")
     for k, v in m2.items():
         print(f"| {k} | {v:.1f} | {(v / 100 - 1) * 100:+.1f}% |")
+    print()
+    print("pipespeed pv -q / pv -q within each round: "
+          + " ".join(f"{r:.1f}" for r in per_round))
     print()
     print(f"targets: -q >= 5x pv: {ours / m['pv -q']:.1f}x; >= 0.9x uutils cat: "
           f"{ours / m['uutils cat']:.2f}x; display on within 10% of -q: "

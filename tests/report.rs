@@ -22,6 +22,8 @@ fn rung(name: Rung, runs: &[f64], median: Option<f64>, speedup: Option<f64>) -> 
         min_gib_s: runs.iter().copied().reduce(f64::min),
         max_gib_s: runs.iter().copied().reduce(f64::max),
         speedup_vs_write_read: speedup,
+        cost: None,
+        profile: None,
     }
 }
 

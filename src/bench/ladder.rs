@@ -11,6 +11,7 @@ use crate::sys::SystemFacts;
 use crate::units::MIB;
 use crate::wait::Wait;
 
+use super::profile::{Cost, Profile};
 use super::reader::{ReadMethod, ReaderConfig};
 use super::stats::{Shuffler, median, min_max};
 use super::writer::{WriteMethod, WriterConfig};
@@ -358,6 +359,12 @@ pub struct RungResult {
     pub max_gib_s: Option<f64>,
     /// Median over the `write-read` median.
     pub speedup_vs_write_read: Option<f64>,
+    /// What the measured runs cost, per GiB (`None`: not measured).
+    #[serde(default)]
+    pub cost: Option<Cost>,
+    /// Where the time went, with `bench --profile`.
+    #[serde(default)]
+    pub profile: Option<Profile>,
 }
 
 /// The whole ladder's results: what `--json` writes.
@@ -531,6 +538,8 @@ pub fn run_ladder(
             min_gib_s: None,
             max_gib_s: None,
             speedup_vs_write_read: None,
+            cost: None,
+            profile: None,
         };
         let job = match job {
             Ok(job) => {

@@ -6,6 +6,7 @@ pub mod hist;
 pub mod ladder;
 pub mod latency;
 pub mod process;
+pub mod profile;
 pub mod reader;
 pub mod stats;
 pub mod writer;
