@@ -8,5 +8,6 @@ pub mod latency;
 pub mod process;
 pub mod profile;
 pub mod reader;
+pub mod scan;
 pub mod stats;
 pub mod writer;
