@@ -1,7 +1,10 @@
-//! Writing ladder results out: one small module per format.
+//! Writing results out: one small module per format, and the charts
+//! ([`svg`]) and the self-contained report ([`html`]).
 
 mod csv;
+pub mod html;
 mod json;
+pub mod svg;
 mod text;
 
 use std::io;

@@ -4,7 +4,8 @@ use std::fmt::Write;
 use std::io;
 
 use super::Exporter;
-use crate::bench::ladder::{LadderResult, Status};
+use crate::bench::ladder::{LadderResult, Rung, RungResult, Status};
+use crate::bench::profile::{Profile, ProfileStatus};
 use crate::units::Size;
 
 /// An aligned table: rung, what it changes, copies, median, min, max and
@@ -19,6 +20,39 @@ pub struct Text {
 fn rate(v: Option<f64>) -> String {
     v.map(|v| format!("{v:.2}"))
         .unwrap_or_else(|| "-".to_string())
+}
+
+/// What the `copies` column means, under the table.
+pub(super) const COPIES_NOTE: &str = "copies: bytes the CPU copies per byte piped. Rungs with 0 move page references, not bytes:\n\
+     their GiB/s is not memory bandwidth and may exceed memcpy.";
+
+/// A rung's five descriptive cells: rung, what it changes, copies, buffer
+/// and pipe.
+pub(super) fn cells(r: &RungResult) -> [String; 5] {
+    [
+        r.name.to_string(),
+        r.changes.clone(),
+        r.copies.to_string(),
+        Size(r.buf_size as u64).to_string(),
+        r.pipe_size
+            .map_or_else(|| "default".into(), |p| Size(p as u64).to_string()),
+    ]
+}
+
+/// A rung's figures as the table prints them (median, min, max GiB/s and
+/// the speed-up over `write-read`), or the note saying why there are none.
+pub(super) fn figures(r: &RungResult) -> Result<[String; 4], String> {
+    match (r.status, &r.reason) {
+        (Status::Unavailable, Some(reason)) => Err(format!("unavailable: {reason}")),
+        (Status::Failed, Some(reason)) => Err(format!("failed: {reason}")),
+        _ => Ok([
+            rate(r.median_gib_s),
+            rate(r.min_gib_s),
+            rate(r.max_gib_s),
+            r.speedup_vs_write_read
+                .map_or_else(|| "-".into(), |x| format!("{x:.1}x")),
+        ]),
+    }
 }
 
 /// Five left-aligned cells, then four right-aligned numbers or a note
@@ -57,28 +91,7 @@ impl Exporter for Text {
         let rows: Vec<Row> = result
             .rungs
             .iter()
-            .map(|r| {
-                let cells = [
-                    r.name.to_string(),
-                    r.changes.clone(),
-                    r.copies.to_string(),
-                    Size(r.buf_size as u64).to_string(),
-                    r.pipe_size
-                        .map_or_else(|| "default".into(), |p| Size(p as u64).to_string()),
-                ];
-                let tail = match (r.status, &r.reason) {
-                    (Status::Unavailable, Some(reason)) => Err(format!("unavailable: {reason}")),
-                    (Status::Failed, Some(reason)) => Err(format!("failed: {reason}")),
-                    _ => Ok([
-                        rate(r.median_gib_s),
-                        rate(r.min_gib_s),
-                        rate(r.max_gib_s),
-                        r.speedup_vs_write_read
-                            .map_or_else(|| "-".into(), |x| format!("{x:.1}x")),
-                    ]),
-                };
-                (cells, tail)
-            })
+            .map(|r| (cells(r), figures(r)))
             .collect();
         let mut widths: Vec<usize> = header
             .iter()
@@ -114,16 +127,113 @@ impl Exporter for Text {
             line(cells, tail.as_ref().map(|n| &n[..]).map_err(|s| s.as_str()));
         }
         let _ = writeln!(out);
-        let _ = writeln!(
-            out,
-            "copies: bytes the CPU copies per byte piped. Rungs with 0 move page references, not bytes:\n\
-             their GiB/s is not memory bandwidth and may exceed memcpy."
-        );
+        let _ = writeln!(out, "{COPIES_NOTE}");
+        cost_table(result, &mut out);
+        profiles(result, &mut out);
         if self.explain {
             for r in &result.rungs {
                 let _ = writeln!(out, "\n{}: {}", r.name, r.name.explanation());
             }
         }
         Ok(out.into_bytes())
+    }
+}
+
+/// A count per GiB: whole numbers, or one decimal below 10.
+fn count(v: f64) -> String {
+    if v < 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// CPU seconds, context switches and page faults per GiB, one row per
+/// rung with a cost (every measured rung), under the main table.
+fn cost_table(result: &LadderResult, out: &mut String) {
+    let rows: Vec<_> = result
+        .rungs
+        .iter()
+        .filter_map(|r| r.cost.map(|c| (r.name, c)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let width = rows
+        .iter()
+        .map(|(name, _)| name.name().len())
+        .max()
+        .unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "\ncost per GiB piped (getrusage of the writer and reader processes, start-up included,\n\
+         over the measured runs; memcpy: its one thread):"
+    );
+    let _ = writeln!(
+        out,
+        "{:<width$}  {:>10}  {:>10}  {:>12}  {:>11}",
+        "rung", "user CPU s", "sys CPU s", "ctx switches", "page faults"
+    );
+    for (name, c) in rows {
+        let _ = writeln!(
+            out,
+            "{:<width$}  {:>10.3}  {:>10.3}  {:>12}  {:>11}",
+            name.name(),
+            c.user_s_per_gib,
+            c.system_s_per_gib,
+            count(c.context_switches_per_gib),
+            count(c.page_faults_per_gib)
+        );
+    }
+}
+
+/// Each profiled rung's top symbols, as `perf report` prints them; one
+/// line when no rung could be profiled, for the same reason.
+fn profiles(result: &LadderResult, out: &mut String) {
+    let profiled: Vec<(Rung, &Profile)> = result
+        .rungs
+        .iter()
+        .filter_map(|r| r.profile.as_ref().map(|p| (r.name, p)))
+        .collect();
+    let Some((_, first)) = profiled.first() else {
+        return;
+    };
+    if profiled
+        .iter()
+        .all(|(_, p)| p.status == ProfileStatus::Unavailable && p.reason == first.reason)
+    {
+        let why = first.reason.as_deref().unwrap_or("no reason given");
+        let _ = writeln!(out, "\nno profiles: {why}");
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nwhere the time goes: perf record -e cpu-clock -g of each end, self time per symbol\n\
+         as a share of both ends' samples ([k] kernel, [.] user space):"
+    );
+    for (name, p) in profiled {
+        let why = p.reason.as_deref().unwrap_or("no reason given");
+        match p.status {
+            ProfileStatus::Recorded => {
+                let _ = writeln!(out, "\n{name} ({} samples):", p.samples);
+                let width = p.symbols.iter().map(|s| s.comm.len()).max().unwrap_or(0);
+                for s in &p.symbols {
+                    let _ = writeln!(
+                        out,
+                        "  {:>6.2}%  {:<width$}  [{}] {}",
+                        s.percent,
+                        s.comm,
+                        if s.kernel { 'k' } else { '.' },
+                        s.symbol
+                    );
+                }
+            }
+            ProfileStatus::Unavailable => {
+                let _ = writeln!(out, "\n{name}: no profile: {why}");
+            }
+            ProfileStatus::Failed => {
+                let _ = writeln!(out, "\n{name}: profile failed: {why}");
+            }
+        }
     }
 }

@@ -1,0 +1,269 @@
+//! The ladder as one self-contained HTML page: the machine, the
+//! placement, the table, the chart, a paragraph per rung and, with
+//! `bench --profile`, where the time went.
+//!
+//! Self-contained means no fetch of any kind: the CSS is inline, the
+//! chart is inline SVG, there is no script, image, font or link. The page
+//! says so to the browser too: its Content-Security-Policy is
+//! `default-src 'none'`, so anything that tried to load would be refused
+//! (and logged), not fetched.
+
+use std::fmt::Write as _;
+use std::io;
+
+use super::Exporter;
+use super::svg::ladder_svg;
+use super::text::{COPIES_NOTE, cells, figures};
+use crate::bench::ladder::{LadderResult, RungResult};
+use crate::bench::profile::{Cost, Profile, ProfileStatus};
+use crate::units::Size;
+
+/// The page, as [`html_report`] writes it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Html;
+
+impl Exporter for Html {
+    fn export(&self, result: &LadderResult) -> io::Result<Vec<u8>> {
+        html_report(result).map(String::into_bytes)
+    }
+}
+
+/// Inline style: readable on screen and in print, numbers right-aligned.
+const STYLE: &str = "\
+body{font-family:system-ui,sans-serif;max-width:62rem;margin:2rem auto;padding:0 1rem;\
+color:#222;line-height:1.45}\
+h1{font-size:1.6rem}h2{margin-top:2rem;border-bottom:1px solid #ccc}\
+table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}\
+th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}\
+th{background:#f2f2f2}td.num{text-align:right;font-variant-numeric:tabular-nums}\
+td.note{color:#666}dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem}\
+dt{font-weight:600}dd{margin:0}figure{margin:1rem 0}\
+figure svg{max-width:100%;height:auto}figcaption,p.small{color:#555;font-size:.9rem}\
+code{font-size:.9em}";
+
+/// `text` with `&`, `<`, `>`, `"` and `'` escaped, for text and attributes.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The whole page for `result`: one HTML5 document that needs nothing
+/// else (see the module's documentation). Fails only if the chart cannot
+/// be drawn.
+pub fn html_report(result: &LadderResult) -> io::Result<String> {
+    let svg = ladder_svg(result)?;
+    let s = &result.system;
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" \
+         content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>pipespeed {}: Linux pipes on {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
+         <h1>How fast are Linux pipes on this machine?</h1>\n",
+        escape(&result.pipespeed_version),
+        escape(&s.cpu_model)
+    );
+    let facts = [
+        (
+            "Kernel",
+            format!("Linux {} {} ({})", s.kernel, s.kernel_version, s.arch),
+        ),
+        ("CPU", s.cpu_model.clone()),
+        (
+            "CPUs",
+            format!(
+                "{} online, this process may use {:?}",
+                s.cpus_online, s.cpus_allowed
+            ),
+        ),
+        ("Transparent huge pages", s.thp.to_string()),
+        (
+            "pipe-max-size",
+            Size(s.pipe_max_size_bytes as u64).to_string(),
+        ),
+        ("Page size", Size(s.page_size_bytes as u64).to_string()),
+        ("pipespeed", result.pipespeed_version.clone()),
+    ];
+    out += "<h2 id=\"system\">The machine</h2>\n<dl>\n";
+    for (term, value) in facts {
+        let _ = writeln!(out, "<dt>{term}</dt><dd>{}</dd>", escape(&value));
+    }
+    out += "</dl>\n";
+    let _ = writeln!(
+        out,
+        "<h2 id=\"placement\">Placement and runs</h2>\n<p>{}; {} measured runs per rung after a \
+         warm-up, in shuffled order (seed {}){}.</p>",
+        escape(&result.placement.to_string()),
+        result.runs,
+        result.seed,
+        if result.verify {
+            "; every byte verified"
+        } else {
+            ""
+        }
+    );
+    out += "<h2 id=\"results\">Results</h2>\n";
+    table(&mut out, &result.rungs);
+    let _ = writeln!(
+        out,
+        "<p class=\"small\">{}</p>",
+        escape(&COPIES_NOTE.replace('\n', " "))
+    );
+    let _ = writeln!(
+        out,
+        "<h2 id=\"chart\">Chart</h2>\n<figure>\n{svg}<figcaption>Median GiB/s per rung; the \
+         whisker runs from the slowest run to the fastest; the dashed line is memcpy's median, \
+         the limit of the rungs that copy.</figcaption>\n</figure>"
+    );
+    out += "<h2 id=\"rungs\">What each rung changes, and why it is faster</h2>\n";
+    for r in &result.rungs {
+        let _ = writeln!(
+            out,
+            "<h3 id=\"rung-{name}\">{name}</h3>\n<p class=\"rung\"><strong>{}.</strong> {}</p>",
+            escape(r.name.changes()),
+            escape(r.name.explanation()),
+            name = escape(r.name.name()),
+        );
+    }
+    if result.rungs.iter().any(|r| r.profile.is_some()) {
+        out += "<h2 id=\"profile\">Where the time goes</h2>\n";
+        for r in &result.rungs {
+            if let Some(p) = &r.profile {
+                profile(&mut out, r, p);
+            }
+        }
+    }
+    out += "</body>\n</html>\n";
+    Ok(out)
+}
+
+/// The table: text.rs's columns, then the cost per GiB when measured.
+fn table(out: &mut String, rungs: &[RungResult]) {
+    let with_cost = rungs.iter().any(|r| r.cost.is_some());
+    let mut header = vec![
+        "rung",
+        "what it changes",
+        "copies",
+        "buffer",
+        "pipe",
+        "median GiB/s",
+        "min",
+        "max",
+        "vs write-read",
+    ];
+    if with_cost {
+        header.extend(["user s/GiB", "system s/GiB", "switches/GiB", "faults/GiB"]);
+    }
+    *out += "<table id=\"ladder\">\n<thead><tr>";
+    for h in &header {
+        let _ = write!(out, "<th>{}</th>", escape(h));
+    }
+    *out += "</tr></thead>\n<tbody>\n";
+    for r in rungs {
+        *out += "<tr>";
+        for cell in cells(r) {
+            let _ = write!(out, "<td>{}</td>", escape(&cell));
+        }
+        match figures(r) {
+            Ok(numbers) => {
+                for n in numbers {
+                    let _ = write!(out, "<td class=\"num\">{}</td>", escape(&n));
+                }
+                if with_cost {
+                    cost_cells(out, r.cost.as_ref());
+                }
+            }
+            Err(note) => {
+                let span = header.len() - 5;
+                let _ = write!(
+                    out,
+                    "<td class=\"note\" colspan=\"{span}\">{}</td>",
+                    escape(&note)
+                );
+            }
+        }
+        *out += "</tr>\n";
+    }
+    *out += "</tbody>\n</table>\n";
+}
+
+fn cost_cells(out: &mut String, cost: Option<&Cost>) {
+    let numbers = match cost {
+        Some(c) => [
+            format!("{:.3}", c.user_s_per_gib),
+            format!("{:.3}", c.system_s_per_gib),
+            format!("{:.0}", c.context_switches_per_gib),
+            format!("{:.0}", c.page_faults_per_gib),
+        ],
+        None => ["-", "-", "-", "-"].map(String::from),
+    };
+    for n in numbers {
+        let _ = write!(out, "<td class=\"num\">{n}</td>");
+    }
+}
+
+/// One rung's profile: its top symbols, or why there are none.
+fn profile(out: &mut String, r: &RungResult, p: &Profile) {
+    let name = escape(r.name.name());
+    let _ = writeln!(out, "<h3 id=\"profile-{name}\">{name}</h3>");
+    let status = match p.status {
+        ProfileStatus::Recorded => None,
+        ProfileStatus::Unavailable => Some("unavailable"),
+        ProfileStatus::Failed => Some("failed"),
+    };
+    if let Some(status) = status {
+        let why = p.reason.as_deref().unwrap_or("no reason given");
+        let _ = writeln!(out, "<p>No profile: {status}: {}.</p>", escape(why));
+        return;
+    }
+    let command = match &p.command {
+        Some(c) => format!(", from <code>{}</code>", escape(c)),
+        None => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "<p>{} cpu-clock samples{command}; each symbol's share is its own time, not its \
+         callees'.</p>",
+        p.samples
+    );
+    if p.symbols.is_empty() {
+        *out += "<p>No symbol was sampled.</p>\n";
+        return;
+    }
+    *out += "<table class=\"profile\">\n<thead><tr><th>share</th><th>symbol</th><th>where</th>\
+             <th>process</th></tr></thead>\n<tbody>\n";
+    for sym in &p.symbols {
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"num\">{:.1}%</td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+            sym.percent,
+            escape(&sym.symbol),
+            if sym.kernel { "kernel" } else { "user" },
+            escape(&sym.comm)
+        );
+    }
+    *out += "</tbody>\n</table>\n";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn escape_covers_text_and_attributes() {
+        assert_eq!(escape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&#39;");
+        assert_eq!(escape("plain ×"), "plain ×");
+    }
+}

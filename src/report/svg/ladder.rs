@@ -1,0 +1,57 @@
+//! The ladder: a bar per rung, its median with a whisker from the slowest
+//! run to the fastest, its speed-up over `write-read`, and `memcpy`'s
+//! median as a dashed line, the limit of the rungs that copy.
+
+use std::io;
+
+use super::bars::{Bar, Bars, draw};
+use super::{LIMIT, clip};
+use crate::bench::ladder::{LadderResult, Rung, RungResult};
+use crate::report::text::figures;
+
+/// The ladder as an SVG document, 900 pixels wide and 80 + 40 per rung
+/// high. A rung without runs is an empty row saying why.
+pub fn ladder_svg(result: &LadderResult) -> io::Result<String> {
+    let memcpy = result
+        .rungs
+        .iter()
+        .find(|r| r.name == Rung::Memcpy)
+        .and_then(|r| r.median_gib_s);
+    let s = &result.system;
+    draw(&Bars {
+        chart: "ladder",
+        title: clip(
+            &format!(
+                "pipespeed {}: {} ({} CPUs), Linux {}",
+                result.pipespeed_version, s.cpu_model, s.cpus_online, s.kernel
+            ),
+            90,
+        ),
+        x_desc: "GiB/s: median of runs; whisker from the slowest run to the fastest",
+        rows: result.rungs.iter().map(row).collect(),
+        limit: memcpy.map(|m| (m, format!("memcpy {m:.2} GiB/s: the limit of copying"))),
+        ticks: |v| format!("{v:.0}"),
+    })
+}
+
+fn row(r: &RungResult) -> Bar {
+    // Why the rung has no figures, as the table says it.
+    let trouble = figures(r).err();
+    let label = r.name.to_string();
+    let Some(median) = r.median_gib_s else {
+        return Bar::empty(label, clip(&trouble.unwrap_or("no runs".into()), 75));
+    };
+    let mut bar = Bar::measured(label, median, r.min_gib_s, r.max_gib_s);
+    let mut note = format!("{median:.2} GiB/s");
+    if let Some(x) = r.speedup_vs_write_read {
+        note += &format!(", {x:.1}× write-read");
+    }
+    if r.name == Rung::Memcpy {
+        bar.fill = LIMIT;
+    }
+    if let Some(trouble) = trouble {
+        note += &format!(" ({trouble})");
+    }
+    bar.note = clip(&note, 60);
+    bar
+}

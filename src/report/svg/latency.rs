@@ -1,0 +1,108 @@
+//! Round-trip latency: for each message size, a line through its
+//! percentiles, on a log scale.
+
+use std::io;
+use std::iter::once;
+
+use plotters::prelude::*;
+
+use super::{FONT, WIDTH, bounds, drawing, series};
+use crate::bench::hist::LatencyNs;
+use crate::bench::latency::LatencyResult;
+use crate::units::Size;
+
+/// The chart's height, in pixels.
+const HEIGHT: u32 = 480;
+
+/// The percentiles along the x axis, in order.
+pub const PERCENTILES: [&str; 5] = ["p50", "p90", "p99", "p99.9", "max"];
+
+fn values(l: &LatencyNs) -> [u64; 5] {
+    [l.p50, l.p90, l.p99, l.p999, l.max]
+}
+
+/// `latency`'s result as an SVG document, 900 x 480 pixels: a line per
+/// message size through its round-trip percentiles ([`PERCENTILES`]), in
+/// microseconds on a log scale, with a legend of the sizes.
+pub fn latency_svg(result: &LatencyResult) -> io::Result<String> {
+    let fail = drawing("latency");
+    // In microseconds; an empty histogram's 0 shows as 1 ns.
+    let us = |ns: u64| ns.max(1) as f64 / 1e3;
+    let all = result.rows.iter().flat_map(|r| values(&r.rtt_ns)).map(us);
+    let (lo, hi) = bounds(all).unwrap_or((1.0, 10.0));
+    let (lo, hi) = (lo / 2.0, hi * 2.0);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| fail(&e))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!(
+                    "pipespeed latency: round trips, {}",
+                    result.config.placement
+                ),
+                (FONT, 17),
+            )
+            .margin(10)
+            .margin_right(25)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d(-0.5..4.5, (lo..hi).log_scale())
+            .map_err(|e| fail(&e))?;
+        chart
+            .configure_mesh()
+            .x_labels(PERCENTILES.len())
+            .x_label_formatter(&|v: &f64| {
+                let i = v.round();
+                match PERCENTILES.get(i as usize) {
+                    Some(name) if (v - i).abs() < 1e-6 && i >= 0.0 => name.to_string(),
+                    _ => String::new(),
+                }
+            })
+            .y_label_formatter(&|v: &f64| match *v {
+                v if v >= 10.0 => format!("{v:.0}"),
+                v if v >= 1.0 => format!("{v:.1}"),
+                v => format!("{v:.2}"),
+            })
+            .x_desc("percentile of the round trips (median over runs)")
+            .y_desc("round trip, µs (log scale)")
+            .label_style((FONT, 13))
+            .draw()
+            .map_err(|e| fail(&e))?;
+        for (i, row) in result.rows.iter().enumerate() {
+            let colour = series(i);
+            let points: Vec<(f64, f64)> = values(&row.rtt_ns)
+                .into_iter()
+                .enumerate()
+                .map(|(x, ns)| (x as f64, us(ns)))
+                .collect();
+            chart
+                .draw_series(once(PathElement::new(
+                    points.clone(),
+                    colour.stroke_width(2),
+                )))
+                .map_err(|e| fail(&e))?
+                .label(format!("{} messages", Size(row.size as u64)))
+                .legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 20, y)], colour.stroke_width(2))
+                });
+            chart
+                .draw_series(
+                    points
+                        .into_iter()
+                        .map(|p| Circle::new(p, 4, colour.filled())),
+                )
+                .map_err(|e| fail(&e))?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((FONT, 13))
+            .draw()
+            .map_err(|e| fail(&e))?;
+        root.present().map_err(|e| fail(&e))?;
+    }
+    Ok(svg)
+}

@@ -1,0 +1,134 @@
+//! A scan: the ladder run once per value of a parameter (`buf-size`,
+//! `pipe-size`), each rung's median GiB/s against the value on a log2
+//! axis.
+
+use std::io;
+use std::iter::once;
+
+use plotters::prelude::*;
+
+use super::{FONT, WIDTH, bounds, drawing, series};
+use crate::bench::ladder::{LadderResult, Rung};
+use crate::units::Size;
+
+/// The chart's height, in pixels.
+const HEIGHT: u32 = 480;
+
+/// A piece of line: (log2 of the value, median GiB/s) points, by value.
+type Segment = Vec<(f64, f64)>;
+
+/// Each rung's line, in pieces: a value where the rung has no median
+/// breaks its line.
+fn lines(points: &[(u64, LadderResult)]) -> Vec<(Rung, Vec<Segment>)> {
+    let mut sorted: Vec<&(u64, LadderResult)> = points.iter().collect();
+    sorted.sort_by_key(|p| p.0);
+    let mut rungs: Vec<Rung> = Vec::new();
+    for r in sorted.iter().flat_map(|p| &p.1.rungs) {
+        if !rungs.contains(&r.name) {
+            rungs.push(r.name);
+        }
+    }
+    rungs
+        .into_iter()
+        .map(|rung| {
+            let mut segments: Vec<Segment> = vec![Vec::new()];
+            for (value, result) in &sorted {
+                let median = result
+                    .rungs
+                    .iter()
+                    .find(|r| r.name == rung)
+                    .and_then(|r| r.median_gib_s);
+                match (median, segments.last_mut()) {
+                    (Some(m), Some(segment)) => segment.push(((*value as f64).log2(), m)),
+                    (None, Some(segment)) if !segment.is_empty() => segments.push(Vec::new()),
+                    _ => {}
+                }
+            }
+            segments.retain(|s| !s.is_empty());
+            (rung, segments)
+        })
+        .collect()
+}
+
+/// A scan as an SVG document, 900 x 480 pixels: for each rung, its median
+/// GiB/s at each value of `param` (bytes, on a log2 axis), as a line with
+/// a dot per value, and a legend of the rungs. Fails on no points or a
+/// value of 0.
+pub fn scan_svg(param: &str, points: &[(u64, LadderResult)]) -> io::Result<String> {
+    let fail = drawing("scan");
+    if points.is_empty() || points.iter().any(|p| p.0 == 0) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("cannot chart a scan of {param}: it needs values above 0, and has none"),
+        ));
+    }
+    let lines = lines(points);
+    let xs = points.iter().map(|p| (p.0 as f64).log2());
+    let (x_lo, x_hi) = bounds(xs).unwrap_or((0.0, 1.0));
+    let (x_lo, x_hi) = (x_lo.floor() - 0.5, x_hi.ceil() + 0.5);
+    let ys = lines.iter().flat_map(|l| l.1.iter().flatten().map(|p| p.1));
+    let y_hi = bounds(ys).map_or(1.0, |b| b.1 * 1.15).max(0.1);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| fail(&e))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!("pipespeed bench --scan {param}: median GiB/s per rung"),
+                (FONT, 17),
+            )
+            .margin(10)
+            .margin_right(25)
+            .x_label_area_size(45)
+            .y_label_area_size(60)
+            .build_cartesian_2d(x_lo..x_hi, 0.0..y_hi)
+            .map_err(|e| fail(&e))?;
+        let x_desc = format!("{param} (log2 scale)");
+        chart
+            .configure_mesh()
+            .light_line_style(TRANSPARENT)
+            .x_labels((x_hi - x_lo) as usize + 1)
+            // Ticks fall on whole powers of two; others stay blank.
+            .x_label_formatter(&|v: &f64| match v.round() {
+                k if (v - k).abs() < 1e-6 && (0.0..64.0).contains(&k) => {
+                    Size(1u64 << k as u32).to_string()
+                }
+                _ => String::new(),
+            })
+            .x_desc(x_desc)
+            .y_desc("GiB/s (median of runs)")
+            .label_style((FONT, 13))
+            .draw()
+            .map_err(|e| fail(&e))?;
+        for (rung, segments) in &lines {
+            let index = Rung::ALL.iter().position(|r| r == rung).unwrap_or(0);
+            let colour = series(index);
+            for (i, segment) in segments.iter().enumerate() {
+                let drawn = chart
+                    .draw_series(once(PathElement::new(
+                        segment.clone(),
+                        colour.stroke_width(2),
+                    )))
+                    .map_err(|e| fail(&e))?;
+                if i == 0 {
+                    drawn.label(rung.name()).legend(move |(x, y)| {
+                        PathElement::new([(x, y), (x + 20, y)], colour.stroke_width(2))
+                    });
+                }
+                chart
+                    .draw_series(segment.iter().map(|&p| Circle::new(p, 4, colour.filled())))
+                    .map_err(|e| fail(&e))?;
+            }
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((FONT, 13))
+            .draw()
+            .map_err(|e| fail(&e))?;
+        root.present().map_err(|e| fail(&e))?;
+    }
+    Ok(svg)
+}

@@ -1,0 +1,255 @@
+//! The SVG charts, on fixed results: they parse as XML, hold what they
+//! claim (a bar per measured rung, whiskers, the memcpy mark, the series
+//! and labels), and match the committed snapshots in tests/snapshots/
+//! (`PIPESPEED_UPDATE_SNAPSHOTS=1 cargo test --test charts` rewrites them).
+
+#![allow(clippy::unwrap_used)]
+
+mod fixtures;
+
+use std::path::Path;
+
+use pipespeed::bench::ladder::{Rung, Status};
+use pipespeed::report::svg::{
+    BAR_FILL, LIMIT_FILL, LIMIT_STROKE, WHISKER_STROKE, contend_svg, ladder_svg, latency_svg,
+    scan_svg,
+};
+use roxmltree::{Document, Node};
+
+fn parse(svg: &str) -> Document<'_> {
+    let doc = Document::parse(svg).unwrap_or_else(|e| panic!("not XML: {e}\n{svg}"));
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    doc
+}
+
+/// The elements `tag` whose `attr` is `value`.
+fn with<'a>(doc: &'a Document<'a>, tag: &str, attr: &str, value: &str) -> Vec<Node<'a, 'a>> {
+    doc.descendants()
+        .filter(|n| n.has_tag_name(tag) && n.attribute(attr) == Some(value))
+        .collect()
+}
+
+/// Every `<text>`'s content, trimmed, unescaped.
+fn texts(doc: &Document<'_>) -> Vec<String> {
+    doc.descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .map(|n| n.text().unwrap_or("").trim().to_string())
+        .collect()
+}
+
+fn has_text(doc: &Document<'_>, wanted: &str) -> bool {
+    texts(doc).iter().any(|t| t.contains(wanted))
+}
+
+fn size(doc: &Document<'_>) -> (u32, u32) {
+    let root = doc.root_element();
+    let px = |a| root.attribute(a).unwrap().parse().unwrap();
+    (px("width"), px("height"))
+}
+
+fn width(rect: &Node<'_, '_>) -> f64 {
+    rect.attribute("width").unwrap().parse().unwrap()
+}
+
+/// Compares `svg` with tests/snapshots/`name`, or writes it there when
+/// `PIPESPEED_UPDATE_SNAPSHOTS=1`.
+fn snapshot(name: &str, svg: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(name);
+    if std::env::var_os("PIPESPEED_UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, svg).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run PIPESPEED_UPDATE_SNAPSHOTS=1 cargo test --test charts",
+            path.display()
+        )
+    });
+    assert!(
+        svg == expected,
+        "{name} differs from {}; if the change is wanted, rerun with \
+         PIPESPEED_UPDATE_SNAPSHOTS=1 and review the diff",
+        path.display()
+    );
+}
+
+#[test]
+fn ladder_has_one_bar_per_measured_rung_and_the_memcpy_bar_apart() {
+    let result = fixtures::ladder();
+    let svg = ladder_svg(&result).unwrap();
+    let doc = parse(&svg);
+    assert_eq!(size(&doc), (900, 80 + 40 * 7));
+    let measured = result
+        .rungs
+        .iter()
+        .filter(|r| r.median_gib_s.is_some())
+        .count();
+    assert_eq!(measured, 6);
+    assert_eq!(with(&doc, "rect", "fill", BAR_FILL).len(), measured - 1);
+    assert_eq!(with(&doc, "rect", "fill", LIMIT_FILL).len(), 1);
+    for rung in &result.rungs {
+        assert!(
+            texts(&doc).contains(&rung.name.to_string()),
+            "{} has no label",
+            rung.name
+        );
+    }
+}
+
+#[test]
+fn ladder_bars_are_as_long_as_their_medians() {
+    let result = fixtures::ladder();
+    let svg = ladder_svg(&result).unwrap();
+    let doc = parse(&svg);
+    let bars = with(&doc, "rect", "fill", BAR_FILL);
+    // In order: write-read, vmsplice-read, vmsplice-splice, busy, tuned.
+    let medians: Vec<f64> = result
+        .rungs
+        .iter()
+        .filter(|r| r.name != Rung::Memcpy)
+        .filter_map(|r| r.median_gib_s)
+        .collect();
+    // The longest bar as the scale: rounding to pixels matters least.
+    let per_gib = width(&bars[4]) / medians[4];
+    for (bar, median) in bars.iter().zip(&medians) {
+        let want = median * per_gib;
+        assert!(
+            (width(bar) - want).abs() <= 2.0,
+            "a {median} GiB/s bar is {} px wide, expected {want:.0}",
+            width(bar)
+        );
+    }
+}
+
+#[test]
+fn ladder_marks_whiskers_speedups_and_the_memcpy_limit() {
+    let svg = ladder_svg(&fixtures::ladder()).unwrap();
+    let doc = parse(&svg);
+    // A line and two caps per measured rung.
+    assert_eq!(
+        with(&doc, "polyline", "stroke", WHISKER_STROKE).len(),
+        6 * 3
+    );
+    assert!(!with(&doc, "polyline", "stroke", LIMIT_STROKE).is_empty());
+    assert!(has_text(&doc, "memcpy 9.80 GiB/s: the limit of copying"));
+    assert!(has_text(&doc, "62.00 GiB/s, 20.7× write-read"));
+    assert!(has_text(&doc, "3.00 GiB/s, 1.0× write-read"));
+    // memcpy is a limit, not a speed-up.
+    assert!(has_text(&doc, "9.80 GiB/s"));
+    assert!(
+        !texts(&doc)
+            .iter()
+            .any(|t| t.starts_with("9.80") && t.contains('×'))
+    );
+    // The unavailable rung: an empty row saying why, its markup escaped.
+    assert!(has_text(
+        &doc,
+        "unavailable: transparent huge pages are <never> & off here"
+    ));
+}
+
+#[test]
+fn ladder_without_memcpy_or_runs_still_draws() {
+    let mut result = fixtures::ladder();
+    result.rungs.retain(|r| r.name != Rung::Memcpy);
+    let svg = ladder_svg(&result).unwrap();
+    let doc = parse(&svg);
+    assert!(with(&doc, "polyline", "stroke", LIMIT_STROKE).is_empty());
+    assert_eq!(with(&doc, "rect", "fill", BAR_FILL).len(), 5);
+    for r in &mut result.rungs {
+        (r.median_gib_s, r.min_gib_s, r.max_gib_s) = (None, None, None);
+        r.status = Status::Failed;
+        r.reason = Some("no sample".into());
+    }
+    let svg = ladder_svg(&result).unwrap();
+    let doc = parse(&svg);
+    assert!(with(&doc, "rect", "fill", BAR_FILL).is_empty());
+    assert_eq!(
+        texts(&doc)
+            .iter()
+            .filter(|t| *t == "failed: no sample")
+            .count(),
+        6
+    );
+}
+
+#[test]
+fn latency_has_a_line_per_size_through_its_percentiles() {
+    let result = fixtures::latency();
+    let svg = latency_svg(&result).unwrap();
+    let doc = parse(&svg);
+    assert_eq!(size(&doc), (900, 480));
+    for legend in ["1B messages", "4KiB messages", "64KiB messages"] {
+        assert!(has_text(&doc, legend), "no legend {legend}");
+    }
+    for label in ["p50", "p90", "p99", "p99.9", "max"] {
+        assert!(
+            texts(&doc).contains(&label.to_string()),
+            "no axis label {label}"
+        );
+    }
+    let dots = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("circle"))
+        .count();
+    assert_eq!(dots, 3 * 5);
+    assert!(has_text(&doc, "round trip, µs (log scale)"));
+}
+
+#[test]
+fn contend_has_one_bar_per_cell() {
+    let result = fixtures::contend();
+    let svg = contend_svg(&result).unwrap();
+    let doc = parse(&svg);
+    assert_eq!(size(&doc), (900, 80 + 40 * 9));
+    assert_eq!(with(&doc, "rect", "fill", BAR_FILL).len(), 9);
+    assert_eq!(
+        with(&doc, "polyline", "stroke", WHISKER_STROKE).len(),
+        9 * 3
+    );
+    assert!(has_text(&doc, "1 writer, 1 reader"));
+    assert!(has_text(&doc, "5 writers, 10 readers"));
+    assert!(has_text(&doc, "40.0k writes/s, 2500.0 MiB/s"));
+}
+
+#[test]
+fn scan_has_a_line_per_rung_with_data_on_a_log2_axis() {
+    let svg = scan_svg("buf-size", &fixtures::scan()).unwrap();
+    let doc = parse(&svg);
+    assert_eq!(size(&doc), (900, 480));
+    for rung in Rung::ALL {
+        let legend = texts(&doc).contains(&rung.name().to_string());
+        assert_eq!(legend, rung != Rung::VmspliceSpliceHuge, "{rung}");
+    }
+    for tick in ["64KiB", "256KiB", "1MiB"] {
+        assert!(texts(&doc).contains(&tick.to_string()), "no tick {tick}");
+    }
+    // Six rungs at three values, less busy's failure at 256 KiB.
+    let dots = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("circle"))
+        .count();
+    assert_eq!(dots, 6 * 3 - 1);
+    assert!(has_text(&doc, "buf-size (log2 scale)"));
+}
+
+#[test]
+fn scan_refuses_nothing_to_chart() {
+    let err = scan_svg("pipe-size", &[]).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("pipe-size"), "{err}");
+}
+
+#[test]
+fn charts_match_their_snapshots() {
+    snapshot("ladder.svg", &ladder_svg(&fixtures::ladder()).unwrap());
+    snapshot("latency.svg", &latency_svg(&fixtures::latency()).unwrap());
+    snapshot("contend.svg", &contend_svg(&fixtures::contend()).unwrap());
+    snapshot(
+        "scan.svg",
+        &scan_svg("buf-size", &fixtures::scan()).unwrap(),
+    );
+}
