@@ -10,9 +10,10 @@ mod fixtures;
 use std::path::Path;
 
 use pipespeed::bench::ladder::{Rung, Status};
+use pipespeed::bench::scan::{ScanParam, ScanPoint, ScanResult};
 use pipespeed::report::svg::{
     BAR_FILL, LIMIT_FILL, LIMIT_STROKE, WHISKER_STROKE, contend_svg, ladder_svg, latency_svg,
-    scan_svg,
+    scan_result_svg, scan_svg,
 };
 use roxmltree::{Document, Node};
 
@@ -234,6 +235,19 @@ fn scan_has_a_line_per_rung_with_data_on_a_log2_axis() {
         .count();
     assert_eq!(dots, 6 * 3 - 1);
     assert!(has_text(&doc, "buf-size (log2 scale)"));
+}
+
+#[test]
+fn a_scan_result_names_the_rungs_it_does_not_vary() {
+    let points = fixtures::scan()
+        .into_iter()
+        .map(|(value, result)| ScanPoint { value, result })
+        .collect();
+    let scan = ScanResult::new(fixtures::system(), ScanParam::BufSize, points);
+    let svg = scan_result_svg(&scan).unwrap();
+    let doc = parse(&svg);
+    assert!(texts(&doc).contains(&"tuned (does not depend on buf-size)".to_string()));
+    assert!(texts(&doc).contains(&"write-read".to_string()));
 }
 
 #[test]

@@ -1,12 +1,13 @@
 //! The ladder as one self-contained HTML page: the machine, the
-//! placement, the table, the chart, a paragraph per rung and, with
+//! placement, the chart, the table, a paragraph per rung and, with
 //! `bench --profile`, where the time went.
 //!
 //! Self-contained means no fetch of any kind: the CSS is inline, the
 //! chart is inline SVG, there is no script, image, font or link. The page
 //! says so to the browser too: its Content-Security-Policy is
 //! `default-src 'none'`, so anything that tried to load would be refused
-//! (and logged), not fetched.
+//! (and logged), not fetched. Void elements are closed (`<meta .../>`), so
+//! the page is well-formed XML as well as HTML5, and checkable as such.
 
 use std::fmt::Write as _;
 use std::io;
@@ -30,12 +31,12 @@ impl Exporter for Html {
 
 /// Inline style: readable on screen and in print, numbers right-aligned.
 const STYLE: &str = "\
-body{font-family:system-ui,sans-serif;max-width:62rem;margin:2rem auto;padding:0 1rem;\
+body{font-family:system-ui,sans-serif;max-width:75rem;margin:2rem auto;padding:0 1rem;\
 color:#222;line-height:1.45}\
 h1{font-size:1.6rem}h2{margin-top:2rem;border-bottom:1px solid #ccc}\
 table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}\
 th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}\
-th{background:#f2f2f2}td.num{text-align:right;font-variant-numeric:tabular-nums}\
+th{background:#f2f2f2}td:first-child{white-space:nowrap}td:nth-child(2){min-width:12rem}td.num{text-align:right;font-variant-numeric:tabular-nums}\
 td.note{color:#666}dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem}\
 dt{font-weight:600}dd{margin:0}figure{margin:1rem 0}\
 figure svg{max-width:100%;height:auto}figcaption,p.small{color:#555;font-size:.9rem}\
@@ -66,10 +67,10 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
     let mut out = String::new();
     let _ = write!(
         out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n\
          <meta http-equiv=\"Content-Security-Policy\" \
-         content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         content=\"default-src 'none'; style-src 'unsafe-inline'\"/>\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n\
          <title>pipespeed {}: Linux pipes on {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
          <h1>How fast are Linux pipes on this machine?</h1>\n",
         escape(&result.pipespeed_version),
@@ -114,18 +115,18 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
             ""
         }
     );
+    let _ = writeln!(
+        out,
+        "<h2 id=\"chart\">Chart</h2>\n<figure>\n{svg}<figcaption>Median GiB/s per rung; the \
+         whisker runs from the slowest run to the fastest; the dashed line is memcpy's median, \
+         the limit of the rungs that copy.</figcaption>\n</figure>"
+    );
     out += "<h2 id=\"results\">Results</h2>\n";
     table(&mut out, &result.rungs);
     let _ = writeln!(
         out,
         "<p class=\"small\">{}</p>",
         escape(&COPIES_NOTE.replace('\n', " "))
-    );
-    let _ = writeln!(
-        out,
-        "<h2 id=\"chart\">Chart</h2>\n<figure>\n{svg}<figcaption>Median GiB/s per rung; the \
-         whisker runs from the slowest run to the fastest; the dashed line is memcpy's median, \
-         the limit of the rungs that copy.</figcaption>\n</figure>"
     );
     out += "<h2 id=\"rungs\">What each rung changes, and why it is faster</h2>\n";
     for r in &result.rungs {

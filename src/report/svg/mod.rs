@@ -24,7 +24,7 @@ use plotters::style::RGBColor;
 pub use self::contend::contend_svg;
 pub use self::ladder::ladder_svg;
 pub use self::latency::latency_svg;
-pub use self::scan::scan_svg;
+pub use self::scan::{scan_result_svg, scan_svg};
 
 /// The fill of a measured bar, as the SVG writes it.
 pub const BAR_FILL: &str = "#4C72B0";

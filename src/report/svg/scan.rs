@@ -9,6 +9,7 @@ use plotters::prelude::*;
 
 use super::{FONT, WIDTH, bounds, drawing, series};
 use crate::bench::ladder::{LadderResult, Rung};
+use crate::bench::scan::ScanResult;
 use crate::units::Size;
 
 /// The chart's height, in pixels.
@@ -19,8 +20,8 @@ type Segment = Vec<(f64, f64)>;
 
 /// Each rung's line, in pieces: a value where the rung has no median
 /// breaks its line.
-fn lines(points: &[(u64, LadderResult)]) -> Vec<(Rung, Vec<Segment>)> {
-    let mut sorted: Vec<&(u64, LadderResult)> = points.iter().collect();
+fn lines(points: &[(u64, &LadderResult)]) -> Vec<(Rung, Vec<Segment>)> {
+    let mut sorted = points.to_vec();
     sorted.sort_by_key(|p| p.0);
     let mut rungs: Vec<Rung> = Vec::new();
     for r in sorted.iter().flat_map(|p| &p.1.rungs) {
@@ -55,6 +56,27 @@ fn lines(points: &[(u64, LadderResult)]) -> Vec<(Rung, Vec<Segment>)> {
 /// a dot per value, and a legend of the rungs. Fails on no points or a
 /// value of 0.
 pub fn scan_svg(param: &str, points: &[(u64, LadderResult)]) -> io::Result<String> {
+    let points: Vec<(u64, &LadderResult)> = points.iter().map(|(v, r)| (*v, r)).collect();
+    draw(param, &points, |rung| rung.name().to_string())
+}
+
+/// [`scan_svg`] of a [`ScanResult`]; a rung the setting does not affect
+/// says so in the legend.
+pub fn scan_result_svg(scan: &ScanResult) -> io::Result<String> {
+    let points: Vec<(u64, &LadderResult)> =
+        scan.points.iter().map(|p| (p.value, &p.result)).collect();
+    let param = scan.param;
+    draw(param.name(), &points, |rung| match param.affects(rung) {
+        true => rung.name().to_string(),
+        false => format!("{rung} (does not depend on {param})"),
+    })
+}
+
+fn draw(
+    param: &str,
+    points: &[(u64, &LadderResult)],
+    legend: impl Fn(Rung) -> String,
+) -> io::Result<String> {
     let fail = drawing("scan");
     if points.is_empty() || points.iter().any(|p| p.0 == 0) {
         return Err(io::Error::new(
@@ -111,7 +133,7 @@ pub fn scan_svg(param: &str, points: &[(u64, LadderResult)]) -> io::Result<Strin
                     )))
                     .map_err(|e| fail(&e))?;
                 if i == 0 {
-                    drawn.label(rung.name()).legend(move |(x, y)| {
+                    drawn.label(legend(*rung)).legend(move |(x, y)| {
                         PathElement::new([(x, y), (x + 20, y)], colour.stroke_width(2))
                     });
                 }

@@ -1,0 +1,292 @@
+//! The HTML report, on fixed results: self-contained, escaped, with every
+//! section; and, where Chromium is installed, rendered by it headless with
+//! no console message and a screenshot that shows the chart.
+
+#![allow(clippy::unwrap_used)]
+
+mod fixtures;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pipespeed::report::html::{Html, html_report};
+use pipespeed::report::{Exporter, svg::BAR_FILL};
+
+/// The only URL the page may hold: the SVG namespace, a name, not a fetch.
+const SVG_NAMESPACE: &str = "xmlns=\"http://www.w3.org/2000/svg\"";
+
+fn report() -> String {
+    html_report(&fixtures::ladder()).unwrap()
+}
+
+#[test]
+fn the_page_fetches_nothing() {
+    for html in [report(), html_report(&fixtures::ladder_profiled()).unwrap()] {
+        assert_eq!(html.matches(SVG_NAMESPACE).count(), 1);
+        let rest = html.replace(SVG_NAMESPACE, "").to_lowercase();
+        for needle in [
+            "http:", "https:", "//", "src=", "href=", "@import", "url(", "<script", "<link",
+            "<img", "<iframe", "<object", "<embed", "<image", "<use",
+        ] {
+            assert!(!rest.contains(needle), "the page holds {needle:?}");
+        }
+        assert!(html.contains(
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
+             style-src 'unsafe-inline'\"/>"
+        ));
+    }
+}
+
+#[test]
+fn the_page_is_well_formed() {
+    for html in [report(), html_report(&fixtures::ladder_profiled()).unwrap()] {
+        let doc = roxmltree::Document::parse_with_options(
+            &html,
+            roxmltree::ParsingOptions {
+                allow_dtd: true,
+                ..Default::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("not well-formed: {e}"));
+        assert_eq!(doc.root_element().tag_name().name(), "html");
+    }
+    assert_eq!(
+        Html.export(&fixtures::ladder()).unwrap(),
+        report().into_bytes()
+    );
+}
+
+#[test]
+fn text_from_results_is_escaped() {
+    let html = report();
+    assert!(html.contains("unavailable: transparent huge pages are &lt;never&gt; &amp; off here"));
+    assert!(!html.contains("<never>"));
+    let html = html_report(&fixtures::ladder_profiled()).unwrap();
+    assert!(html.contains("__alloc_pages&lt;sub&gt;"));
+    assert!(!html.contains("<sub>"));
+    assert!(html.contains("perf_event_paranoid is 3 &lt;not root&gt;"));
+}
+
+#[test]
+fn the_page_has_facts_table_chart_and_a_paragraph_per_rung() {
+    let result = fixtures::ladder();
+    let html = report();
+    for fact in [
+        "Linux 6.18.0 #1 SMP (x86_64)",
+        "Test CPU @ 3.0GHz",
+        "2 online, this process may use [0, 1]",
+        "<dd>madvise</dd>",
+        "<dd>1MiB</dd>",
+        "<dd>0.1.0</dd>",
+        "writer on CPU 0, reader on CPU 1; 3 measured runs per rung",
+        "(seed 7)",
+    ] {
+        assert!(html.contains(fact), "no {fact:?}");
+    }
+    let table = &html[html.find("<table id=\"ladder\">").unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert_eq!(table.matches("<tr>").count(), 1 + result.rungs.len());
+    assert!(table.contains(
+        "<td>tuned</td><td>largest pipe, buffer of two pipe-sized halves</td><td>0</td>\
+         <td>256KiB</td><td>128KiB</td><td class=\"num\">62.00</td><td class=\"num\">60.00</td>\
+         <td class=\"num\">65.00</td><td class=\"num\">20.7x</td>"
+    ));
+    assert!(!table.contains("s/GiB"), "no cost was measured");
+    assert_eq!(html.matches("<svg").count(), 1);
+    assert_eq!(html.matches(&format!("fill=\"{BAR_FILL}\"")).count(), 5);
+    assert_eq!(
+        html.matches("<p class=\"rung\">").count(),
+        result.rungs.len()
+    );
+    for r in &result.rungs {
+        let paragraph = pipespeed::report::html::escape(r.name.explanation());
+        assert!(html.contains(&paragraph), "no paragraph for {}", r.name);
+    }
+    assert!(!html.contains("id=\"profile\""));
+}
+
+#[test]
+fn cost_and_profile_appear_when_measured() {
+    let html = html_report(&fixtures::ladder_profiled()).unwrap();
+    assert!(html.contains("<th>user s/GiB</th><th>system s/GiB</th>"));
+    // write-read: cost of rung 1 in the fixture.
+    assert!(html.contains(
+        "<td class=\"num\">0.010</td><td class=\"num\">0.100</td><td class=\"num\">750</td>\
+         <td class=\"num\">12</td>"
+    ));
+    let profile = &html[html.find("id=\"profile\"").unwrap()..];
+    assert!(profile.contains("<h3 id=\"profile-write-read\">write-read</h3>"));
+    assert!(profile.contains("12345 cpu-clock samples, from <code>perf record"));
+    assert!(profile.contains(
+        "<tr><td class=\"num\">31.5%</td><td><code>copy_page_from_iter</code></td>\
+         <td>kernel</td><td>pipespeed</td></tr>"
+    ));
+    assert!(profile.contains("<h3 id=\"profile-vmsplice-splice\">vmsplice-splice</h3>"));
+    assert!(profile.contains("No profile: unavailable: perf_event_paranoid is 3"));
+}
+
+#[test]
+fn the_page_matches_its_snapshot() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/report.html");
+    let html = html_report(&fixtures::ladder_profiled()).unwrap();
+    if std::env::var_os("PIPESPEED_UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
+        std::fs::write(&path, &html).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run PIPESPEED_UPDATE_SNAPSHOTS=1 cargo test --test html",
+            path.display()
+        )
+    });
+    assert!(
+        html == expected,
+        "the report differs from {}; if the change is wanted, rerun with \
+         PIPESPEED_UPDATE_SNAPSHOTS=1 and review the diff",
+        path.display()
+    );
+}
+
+/// Chromium on PATH, under either of Debian's and Ubuntu's names.
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|dir| ["chromium", "chromium-browser"].map(|name| dir.join(name)))
+        .find(|candidate| candidate.is_file())
+}
+
+/// What Chromium made of a page: its screenshot and the console messages
+/// it logged (`--enable-logging=stderr` prints each as a `:CONSOLE` line,
+/// whatever its level; CSP refusals are among them).
+struct Rendered {
+    png: PathBuf,
+    console: Vec<String>,
+}
+
+/// Renders `html` headless at 1200x1600, in a profile of its own under
+/// `dir`, killed if it takes over 15 s.
+fn render(chromium: &Path, dir: &Path, name: &str, html: &str) -> Rendered {
+    let page = dir.join(format!("{name}.html"));
+    let png = dir.join(format!("{name}.png"));
+    let log = dir.join(format!("{name}.log"));
+    std::fs::write(&page, html).unwrap();
+    let mut child = Command::new(chromium)
+        .arg("--headless")
+        .arg("--no-sandbox")
+        .arg("--disable-gpu")
+        .arg("--no-first-run")
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.join(format!("{name}-profile")).display()
+        ))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg("--window-size=1200,1600")
+        .arg("--enable-logging=stderr")
+        .arg("--v=0")
+        .arg(format!("file://{}", page.display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium took over 15 s to render {name}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(status.success(), "chromium failed ({status}):\n{log}");
+    let console = log
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(String::from)
+        .collect();
+    Rendered { png, console }
+}
+
+/// The screenshot's size, its number of distinct colours, and how many of
+/// its pixels have the bars' colour.
+fn inspect(png: &Path) -> (u32, u32, usize, usize) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(File::open(png).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.color_type.samples();
+    assert!(
+        channels >= 3,
+        "not an RGB screenshot: {:?}",
+        info.color_type
+    );
+    let bar = [0x4C, 0x72, 0xB0];
+    let mut colours = std::collections::HashSet::new();
+    let mut bar_pixels = 0;
+    for px in buf[..info.buffer_size()].chunks(channels) {
+        colours.insert([px[0], px[1], px[2]]);
+        if px[..3] == bar {
+            bar_pixels += 1;
+        }
+    }
+    (info.width, info.height, colours.len(), bar_pixels)
+}
+
+#[test]
+fn chromium_renders_the_page_without_console_messages() {
+    let Some(chromium) = chromium() else {
+        assert!(
+            std::env::var_os("PIPESPEED_REQUIRE_CHROMIUM").is_none_or(|v| v != "1"),
+            "chromium not found on PATH, and PIPESPEED_REQUIRE_CHROMIUM=1 requires the browser \
+             check (apt-get install chromium)"
+        );
+        eprintln!("chromium not found; skipped the browser check");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let html = html_report(&fixtures::ladder_profiled()).unwrap();
+    let page = render(&chromium, dir.path(), "report", &html);
+    assert!(
+        page.console.is_empty(),
+        "the page logged to the console:\n{}",
+        page.console.join("\n")
+    );
+    let bytes = std::fs::metadata(&page.png).unwrap().len();
+    assert!(
+        bytes > 20_000,
+        "a {bytes}-byte screenshot is too small for the page"
+    );
+    let (width, height, colours, bar_pixels) = inspect(&page.png);
+    assert_eq!((width, height), (1200, 1600));
+    assert!(
+        colours > 50,
+        "the screenshot has {colours} colours: a blank page?"
+    );
+    // Five bars of about 20 by 150 pixels or more: the inline SVG was drawn.
+    assert!(
+        bar_pixels > 5_000,
+        "only {bar_pixels} pixels of bar colour: no chart?"
+    );
+
+    // The check can fail: the same page with an image from elsewhere is
+    // refused by its policy, and the refusal is caught.
+    let leaky = html.replace(
+        "</body>",
+        "<img src=\"https://example.invalid/x.png\"/></body>",
+    );
+    let refused = render(&chromium, dir.path(), "leaky", &leaky);
+    assert!(
+        refused
+            .console
+            .iter()
+            .any(|l| l.contains("example.invalid") && l.contains("Content Security Policy")),
+        "a refused fetch was not seen on the console: {:?}",
+        refused.console
+    );
+}
