@@ -267,3 +267,88 @@ fn charts_match_their_snapshots() {
         &scan_svg("buf-size", &fixtures::scan()).unwrap(),
     );
 }
+
+const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
+
+fn pipespeed(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(EXE).args(args).output().unwrap()
+}
+
+#[test]
+fn latency_and_contend_write_their_charts() {
+    let dir = tempfile::tempdir().unwrap();
+    let lat = dir.path().join("lat.svg");
+    let out = pipespeed(&[
+        "latency",
+        "--threads",
+        "--sizes",
+        "1,4K",
+        "--round-trips",
+        "50",
+        "--warmup",
+        "0",
+        "--runs",
+        "1",
+        "--svg",
+        lat.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let svg = std::fs::read_to_string(&lat).unwrap();
+    let doc = parse(&svg);
+    assert!(has_text(&doc, "1B messages") && has_text(&doc, "4KiB messages"));
+    assert_eq!(
+        doc.descendants()
+            .filter(|n| n.has_tag_name("circle"))
+            .count(),
+        2 * 5
+    );
+
+    let cells = dir.path().join("contend.svg");
+    let out = pipespeed(&[
+        "contend",
+        "--duration",
+        "0.05",
+        "--svg",
+        cells.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let svg = std::fs::read_to_string(&cells).unwrap();
+    let doc = parse(&svg);
+    assert_eq!(with(&doc, "rect", "fill", BAR_FILL).len(), 1);
+    assert!(has_text(&doc, "1 writer, 1 reader"));
+}
+
+#[test]
+fn an_unwritable_chart_is_a_one_line_error() {
+    let path = "/nonexistent-pipespeed-dir/chart.svg";
+    for args in [
+        &[
+            "latency",
+            "--threads",
+            "--round-trips",
+            "10",
+            "--warmup",
+            "0",
+            "--runs",
+            "1",
+        ][..],
+        &["contend", "--duration", "0.02"][..],
+    ] {
+        let out = pipespeed(&[args, &["--svg", path]].concat());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!("pipespeed: cannot write {path}: No such file")),
+            "{err}"
+        );
+    }
+}

@@ -16,6 +16,7 @@ use pipespeed::bench::contend::{
     Cell, ContendConfig, Event, MAX_ENDS, Mode, procs, resolve_pipe_size, run_contend,
 };
 use pipespeed::bench::ladder::Placement;
+use pipespeed::report::svg::contend_svg;
 use pipespeed::sys::SystemFacts;
 use pipespeed::sys::process::{catch_interrupts, interrupted};
 use pipespeed::units::{GIB, MIB, Size, parse_size};
@@ -82,6 +83,9 @@ pub struct ContendArgs {
     /// Write one CSV row per run per cell to FILE.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Write a chart of writes/s per cell to FILE (SVG).
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
     /// Internal: run as a worker process of contend.
     #[arg(long, hide = true, value_name = "SPEC")]
     pub worker: Option<String>,
@@ -251,6 +255,10 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(path) = &args.csv {
         std::fs::write(path, csv(&result))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(path) = &args.svg {
+        std::fs::write(path, contend_svg(&result)?)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     io::stdout().write_all(text(&result).as_bytes())?;

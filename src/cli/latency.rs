@@ -14,6 +14,7 @@ use pipespeed::bench::latency::{
     Exchange, LatencyConfig, LatencyRun, Mode, PingConfig, Placement, Runner, Span, ThreadRunner,
     pin, ping, pong, run_latency,
 };
+use pipespeed::report::svg::latency_svg;
 use pipespeed::sys::{FdKind, SystemFacts, fd_info, pin_to_cpu, pipe};
 use pipespeed::units::{MIB, Size, parse_size};
 use pipespeed::wait::Wait;
@@ -85,6 +86,9 @@ pub struct LatencyArgs {
     /// Write one CSV row per run and size to FILE.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Write a chart of the percentiles per size to FILE (SVG).
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
     /// Internal: be the ponger, between stdin and stdout.
     #[arg(long, hide = true)]
     pub pong: bool,
@@ -274,6 +278,10 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(path) = &args.csv {
         std::fs::write(path, csv(&result))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(path) = &args.svg {
+        std::fs::write(path, latency_svg(&result)?)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     io::stdout().write_all(text(&result).as_bytes())?;
