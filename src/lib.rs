@@ -29,6 +29,8 @@
 //!   writers and readers on one pipe ([contend](bench::contend)), with
 //!   percentiles from HDR histograms ([hist](bench::hist)).
 //! - [`report`]: the ladder as a table, JSON or CSV.
+//! - [`compare`]: two results of one command side by side, with a
+//!   bootstrap interval of each ratio and a verdict, as benchstat does.
 //! - [`units`]: `256K`-style sizes.
 //!
 //! Library code never prints; errors are [`std::io::Error`]s whose
@@ -39,6 +41,7 @@
 pub mod bench;
 pub mod buf;
 pub mod cat_format;
+pub mod compare;
 pub mod copy;
 pub mod double_buffer;
 pub mod meter;

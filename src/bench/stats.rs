@@ -47,6 +47,15 @@ impl Shuffler {
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
+    /// A number in `0..n` (0 when `n` is 0), for drawing an index, as a
+    /// bootstrap resample does. The modulo bias is below `n / 2^64`.
+    pub fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            return 0;
+        }
+        (self.next() % n as u64) as usize
+    }
+
     /// Fisher-Yates shuffle of `items`.
     pub fn shuffle<T>(&mut self, items: &mut [T]) {
         for i in (1..items.len()).rev() {
@@ -83,5 +92,17 @@ mod tests {
         let mut sorted = a.clone();
         sorted.sort();
         assert_eq!(sorted, (0..50).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn below_stays_in_range_reaches_every_value_and_repeats_under_a_seed() {
+        let mut rng = Shuffler::new(7);
+        let draws: Vec<usize> = (0..1000).map(|_| rng.below(5)).collect();
+        assert!(draws.iter().all(|&i| i < 5));
+        assert!((0..5).all(|i| draws.contains(&i)));
+        let mut again = Shuffler::new(7);
+        assert!(draws.iter().all(|&i| again.below(5) == i));
+        assert_eq!(rng.below(1), 0);
+        assert_eq!(rng.below(0), 0);
     }
 }

@@ -45,6 +45,9 @@ pub enum Command {
     Contend(crate::contend::ContendArgs),
     /// Ping-pong round-trip latency over two pipes, with percentiles.
     Latency(crate::latency::LatencyArgs),
+    /// Compare two --json results of one command: medians, ratio, a
+    /// bootstrap interval of it and a verdict per row, as benchstat.
+    Compare(crate::compare::CompareArgs),
 }
 
 fn size(text: &str) -> Result<u64, String> {

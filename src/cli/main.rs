@@ -3,6 +3,7 @@
 mod args;
 mod bench;
 mod cat;
+mod compare;
 mod contend;
 mod ends;
 mod latency;
@@ -49,6 +50,7 @@ fn main() -> ExitCode {
         Some(Command::Pv(args)) => pv::run(args),
         Some(Command::Contend(args)) => contend::run(args),
         Some(Command::Latency(args)) => latency::run(args),
+        Some(Command::Compare(args)) => compare::run(args),
         // GNU's messages and statuses, not ours.
         Some(Command::Cat(args)) => return cat::run(&cat.unwrap_or_default(), args),
     };

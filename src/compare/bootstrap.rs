@@ -1,0 +1,209 @@
+//! The statistics of `compare`: the ratio of two medians, a bootstrap
+//! percentile interval of it, and the verdict the interval gives.
+//!
+//! Each side's runs are resampled with replacement, independently; the
+//! ratio of the resamples' medians (new over base) is computed many
+//! times, and the interval is the central `confidence` share of those
+//! ratios (Efron and Tibshirani, *An Introduction to the Bootstrap*,
+//! ch. 13: the percentile interval). With a handful of runs the resamples
+//! can only take a few values, so the interval is wide and honest about
+//! it: five runs a side cannot show a 1% change.
+
+use crate::bench::stats::Shuffler;
+
+/// How the interval is drawn.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bootstrap {
+    /// Resamples drawn (each: one resample of each side).
+    pub resamples: usize,
+    /// The share of resampled ratios inside the interval, in (0, 1).
+    pub confidence: f64,
+    /// Seed of the resampling: the same seed gives the same interval.
+    pub seed: u64,
+}
+
+/// The default seed, so that two runs of `compare` print the same thing.
+pub const DEFAULT_SEED: u64 = 1;
+
+impl Default for Bootstrap {
+    /// 10000 resamples, 95%, [`DEFAULT_SEED`].
+    fn default() -> Bootstrap {
+        Bootstrap {
+            resamples: 10_000,
+            confidence: 0.95,
+            seed: DEFAULT_SEED,
+        }
+    }
+}
+
+/// An interval of the new/base ratio.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Interval {
+    /// Lower end.
+    pub low: f64,
+    /// Upper end.
+    pub high: f64,
+}
+
+/// Which way the new runs moved, in the ratio's terms, before the
+/// metric's direction says whether that is faster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shift {
+    /// The whole interval is above 1: new is larger.
+    Up,
+    /// The whole interval is below 1: new is smaller.
+    Down,
+    /// The interval contains 1: no significant change.
+    None,
+}
+
+impl Interval {
+    /// Where the interval lies relative to 1.
+    pub fn shift(self) -> Shift {
+        if self.low > 1.0 {
+            Shift::Up
+        } else if self.high < 1.0 {
+            Shift::Down
+        } else {
+            Shift::None
+        }
+    }
+}
+
+/// The fewest runs a side needs for an interval: one run resamples to
+/// itself and says nothing about spread.
+pub const MIN_RUNS: usize = 2;
+
+/// The bootstrap percentile interval of `median(new) / median(base)`,
+/// or `None` when a side has fewer than [`MIN_RUNS`] runs. The values
+/// must be finite and positive (the caller checks), so that every
+/// resampled ratio is finite.
+pub fn ratio_interval(base: &[f64], new: &[f64], how: &Bootstrap) -> Option<Interval> {
+    if base.len() < MIN_RUNS || new.len() < MIN_RUNS {
+        return None;
+    }
+    let mut rng = Shuffler::new(how.seed);
+    let (mut b, mut n) = (vec![0.0; base.len()], vec![0.0; new.len()]);
+    let mut ratios: Vec<f64> = (0..how.resamples.max(1))
+        .map(|_| {
+            let mb = resampled_median(base, &mut b, &mut rng);
+            let mn = resampled_median(new, &mut n, &mut rng);
+            mn / mb
+        })
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let tail = (1.0 - how.confidence.clamp(0.0, 1.0)) / 2.0;
+    Some(Interval {
+        low: quantile(&ratios, tail),
+        high: quantile(&ratios, 1.0 - tail),
+    })
+}
+
+/// The median of a resample of `values` drawn into `scratch` (its length).
+fn resampled_median(values: &[f64], scratch: &mut [f64], rng: &mut Shuffler) -> f64 {
+    for slot in scratch.iter_mut() {
+        *slot = values[rng.below(values.len())];
+    }
+    scratch.sort_by(f64::total_cmp);
+    let mid = scratch.len() / 2;
+    if scratch.len().is_multiple_of(2) {
+        (scratch[mid - 1] + scratch[mid]) / 2.0
+    } else {
+        scratch[mid]
+    }
+}
+
+/// The `q` quantile of `sorted` (not empty), interpolating linearly
+/// between neighbours (Hyndman and Fan's type 7, R's default).
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: [f64; 7] = [10.0, 10.4, 9.7, 10.1, 9.9, 10.3, 9.8];
+
+    #[test]
+    fn a_doubling_gives_an_interval_above_one() {
+        let new: Vec<f64> = BASE.iter().map(|v| v * 2.0).collect();
+        let i = ratio_interval(&BASE, &new, &Bootstrap::default()).unwrap();
+        assert!(i.low > 1.0 && i.low <= 2.0 && i.high >= 2.0, "{i:?}");
+        assert_eq!(i.shift(), Shift::Up);
+        let halved: Vec<f64> = BASE.iter().map(|v| v / 2.0).collect();
+        let i = ratio_interval(&BASE, &halved, &Bootstrap::default()).unwrap();
+        assert_eq!(i.shift(), Shift::Down);
+    }
+
+    #[test]
+    fn identical_constant_samples_give_exactly_one() {
+        let runs = [3.0; 5];
+        let i = ratio_interval(&runs, &runs, &Bootstrap::default()).unwrap();
+        assert_eq!(
+            i,
+            Interval {
+                low: 1.0,
+                high: 1.0
+            }
+        );
+        assert_eq!(i.shift(), Shift::None);
+    }
+
+    #[test]
+    fn the_same_runs_in_another_order_contain_one() {
+        let mut new = BASE;
+        new.reverse();
+        let i = ratio_interval(&BASE, &new, &Bootstrap::default()).unwrap();
+        assert!(i.low < 1.0 && i.high > 1.0, "{i:?}");
+        assert_eq!(i.shift(), Shift::None);
+    }
+
+    #[test]
+    fn a_seed_repeats_and_another_seed_differs() {
+        // Forty distinct runs a side: resampled medians take many values,
+        // so two seeds are all but sure to give two intervals.
+        let base: Vec<f64> = (0..40)
+            .map(|i| 10.0 + f64::from(i * 7 % 40) / 100.0)
+            .collect();
+        let new: Vec<f64> = (0..40)
+            .map(|i| 10.1 + f64::from(i * 11 % 40) / 90.0)
+            .collect();
+        let how = Bootstrap::default();
+        let a = ratio_interval(&base, &new, &how).unwrap();
+        assert_eq!(ratio_interval(&base, &new, &how), Some(a));
+        let other = Bootstrap { seed: 99, ..how };
+        assert_ne!(ratio_interval(&base, &new, &other), Some(a));
+    }
+
+    #[test]
+    fn a_wider_confidence_gives_a_wider_interval() {
+        let new = [10.5, 9.6, 10.9, 10.2, 9.9];
+        let narrow = Bootstrap {
+            confidence: 0.5,
+            ..Bootstrap::default()
+        };
+        let n = ratio_interval(&BASE, &new, &narrow).unwrap();
+        let w = ratio_interval(&BASE, &new, &Bootstrap::default()).unwrap();
+        assert!(w.low <= n.low && w.high >= n.high, "{w:?} vs {n:?}");
+    }
+
+    #[test]
+    fn fewer_than_two_runs_give_no_interval() {
+        let how = Bootstrap::default();
+        assert_eq!(ratio_interval(&[1.0], &BASE, &how), None);
+        assert_eq!(ratio_interval(&BASE, &[], &how), None);
+    }
+
+    #[test]
+    fn quantiles_interpolate_between_neighbours() {
+        let sorted = [1.0, 2.0, 3.0, 4.0, 5.0];
+        assert_eq!(quantile(&sorted, 0.0), 1.0);
+        assert_eq!(quantile(&sorted, 0.5), 3.0);
+        assert_eq!(quantile(&sorted, 1.0), 5.0);
+        assert_eq!(quantile(&sorted, 0.125), 1.5);
+        assert_eq!(quantile(&[7.0], 0.025), 7.0);
+    }
+}

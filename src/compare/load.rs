@@ -1,0 +1,326 @@
+//! Reading two result files and deciding whether they can be compared:
+//! the `schema` field (`pipespeed.NAME/VERSION`) names the command that
+//! wrote the file and the version of its format.
+
+use std::fmt;
+use std::io;
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::bench::{contend, ladder, latency};
+
+/// Which command wrote a result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `pipespeed bench --json`.
+    Bench,
+    /// `pipespeed latency --json`.
+    Latency,
+    /// `pipespeed contend --json`.
+    Contend,
+}
+
+impl Kind {
+    /// Every kind `compare` reads.
+    pub const ALL: [Kind; 3] = [Kind::Bench, Kind::Latency, Kind::Contend];
+
+    /// The command's name, as in the schema.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Bench => "bench",
+            Kind::Latency => "latency",
+            Kind::Contend => "contend",
+        }
+    }
+
+    /// The schema this build reads for the kind.
+    pub fn schema(self) -> &'static str {
+        match self {
+            Kind::Bench => ladder::SCHEMA,
+            Kind::Latency => latency::SCHEMA,
+            Kind::Contend => contend::SCHEMA,
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A result file, parsed with the type of the command that wrote it
+/// (boxed: the three differ much in size).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Document {
+    /// A ladder.
+    Bench(Box<ladder::LadderResult>),
+    /// Round-trip latencies.
+    Latency(Box<latency::LatencyResult>),
+    /// Writers and readers on one pipe.
+    Contend(Box<contend::ContendResult>),
+}
+
+impl Document {
+    /// Which command wrote it.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Document::Bench(_) => Kind::Bench,
+            Document::Latency(_) => Kind::Latency,
+            Document::Contend(_) => Kind::Contend,
+        }
+    }
+}
+
+/// Why two files cannot be compared. Every message names the file.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CompareError {
+    /// The file could not be read.
+    #[error("cannot read {file}: {cause}")]
+    Read {
+        /// The file, as named.
+        file: String,
+        /// The system's reason.
+        cause: String,
+    },
+    /// The file is not JSON.
+    #[error("{file} is not JSON: {cause}")]
+    NotJson {
+        /// The file, as named.
+        file: String,
+        /// Where and why parsing stopped.
+        cause: String,
+    },
+    /// JSON, but not something a pipespeed command wrote.
+    #[error("{file} is not a pipespeed result: {why}")]
+    NotResult {
+        /// The file, as named.
+        file: String,
+        /// What is missing.
+        why: String,
+    },
+    /// Written by two different commands.
+    #[error("{base} is a {base_kind} result, {new} a {new_kind} result: cannot compare")]
+    Kinds {
+        /// The base file.
+        base: String,
+        /// Its command.
+        base_kind: String,
+        /// The new file.
+        new: String,
+        /// Its command.
+        new_kind: String,
+    },
+    /// The same command, two versions of its format.
+    #[error(
+        "{base} is in format {base_schema}, {new} in {new_schema}: cannot compare two versions \
+         of the format"
+    )]
+    Versions {
+        /// The base file.
+        base: String,
+        /// Its schema.
+        base_schema: String,
+        /// The new file.
+        new: String,
+        /// Its schema.
+        new_schema: String,
+    },
+    /// A format this build does not read.
+    #[error("{file} is in format {schema}, which this pipespeed cannot read ({known})")]
+    Unknown {
+        /// The file, as named.
+        file: String,
+        /// Its schema.
+        schema: String,
+        /// The schemas this build reads.
+        known: String,
+    },
+    /// The right schema, but fields missing or of the wrong type.
+    #[error("{file} is not a valid {schema} result: {cause}")]
+    Invalid {
+        /// The file, as named.
+        file: String,
+        /// Its schema.
+        schema: String,
+        /// What serde found wrong.
+        cause: String,
+    },
+}
+
+/// A `schema` value split into its name and version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Schema {
+    text: String,
+    name: String,
+    version: String,
+}
+
+/// Reads and parses `base` and `new`, refusing files of different kinds
+/// or format versions; `base_name` and `new_name` are how messages name
+/// them.
+pub fn load_pair(
+    (base, base_name): (&Path, &str),
+    (new, new_name): (&Path, &str),
+) -> Result<(Document, Document), CompareError> {
+    let base_json = read_json(base, base_name)?;
+    let new_json = read_json(new, new_name)?;
+    let base_schema = schema(&base_json, base_name)?;
+    let new_schema = schema(&new_json, new_name)?;
+    if base_schema.name != new_schema.name {
+        return Err(CompareError::Kinds {
+            base: base_name.into(),
+            base_kind: base_schema.name,
+            new: new_name.into(),
+            new_kind: new_schema.name,
+        });
+    }
+    if base_schema.version != new_schema.version {
+        return Err(CompareError::Versions {
+            base: base_name.into(),
+            base_schema: base_schema.text,
+            new: new_name.into(),
+            new_schema: new_schema.text,
+        });
+    }
+    Ok((
+        document(base_json, &base_schema, base_name)?,
+        document(new_json, &new_schema, new_name)?,
+    ))
+}
+
+fn read_json(path: &Path, name: &str) -> Result<Value, CompareError> {
+    let text = std::fs::read(path).map_err(|e| CompareError::Read {
+        file: name.into(),
+        cause: strerror(&e),
+    })?;
+    serde_json::from_slice(&text).map_err(|e| CompareError::NotJson {
+        file: name.into(),
+        cause: e.to_string(),
+    })
+}
+
+/// The system's text for an error, without the ` (os error N)` Rust adds.
+fn strerror(err: &io::Error) -> String {
+    let text = err.to_string();
+    match err.raw_os_error() {
+        Some(code) => text
+            .strip_suffix(&format!(" (os error {code})"))
+            .map_or(text.clone(), str::to_owned),
+        None => text,
+    }
+}
+
+fn schema(json: &Value, file: &str) -> Result<Schema, CompareError> {
+    let not_result = |why: &str| CompareError::NotResult {
+        file: file.into(),
+        why: why.into(),
+    };
+    let text = json
+        .get("schema")
+        .ok_or_else(|| not_result("no \"schema\" field"))?
+        .as_str()
+        .ok_or_else(|| not_result("its \"schema\" is not a string"))?;
+    let rest = text.strip_prefix("pipespeed.").ok_or_else(|| {
+        not_result(&format!(
+            "its schema {text:?} does not start with \"pipespeed.\""
+        ))
+    })?;
+    let (name, version) = rest
+        .split_once('/')
+        .filter(|(n, v)| !n.is_empty() && !v.is_empty())
+        .ok_or_else(|| not_result(&format!("its schema {text:?} is not NAME/VERSION")))?;
+    Ok(Schema {
+        text: text.into(),
+        name: name.into(),
+        version: version.into(),
+    })
+}
+
+fn document(json: Value, schema: &Schema, file: &str) -> Result<Document, CompareError> {
+    let kind = Kind::from_name(&schema.name).filter(|k| k.schema() == schema.text);
+    let Some(kind) = kind else {
+        let known: Vec<&str> = Kind::ALL.iter().map(|k| k.schema()).collect();
+        return Err(CompareError::Unknown {
+            file: file.into(),
+            schema: schema.text.clone(),
+            known: format!("it reads {}", known.join(", ")),
+        });
+    };
+    fn parse<T: DeserializeOwned>(
+        json: Value,
+        schema: &Schema,
+        file: &str,
+    ) -> Result<T, CompareError> {
+        serde_json::from_value(json).map_err(|e| CompareError::Invalid {
+            file: file.into(),
+            schema: schema.text.clone(),
+            cause: e.to_string(),
+        })
+    }
+    Ok(match kind {
+        Kind::Bench => Document::Bench(parse(json, schema, file)?),
+        Kind::Latency => Document::Latency(parse(json, schema, file)?),
+        Kind::Contend => Document::Contend(parse(json, schema, file)?),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema_of(text: &str) -> Result<Schema, CompareError> {
+        schema(&serde_json::json!({ "schema": text }), "f.json")
+    }
+
+    #[test]
+    fn a_schema_is_pipespeed_name_and_version() {
+        let s = schema_of("pipespeed.bench/1").unwrap();
+        assert_eq!((s.name.as_str(), s.version.as_str()), ("bench", "1"));
+        for bad in [
+            "bench/1",
+            "pipespeed.bench",
+            "pipespeed./1",
+            "pipespeed.bench/",
+        ] {
+            let err = schema_of(bad).unwrap_err().to_string();
+            assert!(
+                err.starts_with("f.json is not a pipespeed result: "),
+                "{err}"
+            );
+        }
+        let err = schema(&serde_json::json!([1, 2]), "f.json").unwrap_err();
+        assert!(err.to_string().contains("no \"schema\" field"), "{err}");
+        let err = schema(&serde_json::json!({"schema": 1}), "f.json").unwrap_err();
+        assert!(err.to_string().contains("not a string"), "{err}");
+    }
+
+    #[test]
+    fn an_unknown_format_names_the_ones_read() {
+        let s = schema_of("pipespeed.bench/2").unwrap();
+        let err = document(serde_json::json!({}), &s, "f.json").unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("pipespeed.bench/2"), "{text}");
+        assert!(text.contains("pipespeed.latency/1"), "{text}");
+    }
+
+    #[test]
+    fn a_known_format_with_missing_fields_is_invalid() {
+        let s = schema_of("pipespeed.latency/1").unwrap();
+        let err = document(serde_json::json!({"schema": s.text}), &s, "f.json").unwrap_err();
+        assert!(matches!(err, CompareError::Invalid { .. }), "{err}");
+        assert!(err.to_string().contains("missing field"), "{err}");
+    }
+
+    #[test]
+    fn strerror_drops_the_os_error_number() {
+        let err = io::Error::from_raw_os_error(2);
+        assert_eq!(strerror(&err), "No such file or directory");
+    }
+}

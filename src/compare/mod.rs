@@ -1,0 +1,305 @@
+//! `pipespeed compare BASE NEW`: two results of the same command, row by
+//! row, as benchstat compares Go benchmarks: both medians, their ratio, a
+//! bootstrap interval of the ratio and a verdict.
+//!
+//! - [`load`]: reading the files and refusing pairs that cannot be
+//!   compared (two commands, two format versions).
+//! - [`extract`](mod@extract): the rows and metrics of each kind of result.
+//! - [`bootstrap`]: the interval and what it says.
+//! - [`render`]: the table and its Markdown form.
+//!
+//! Library code: nothing here prints. Differences between the machines
+//! and the settings come back as [`Comparison::warnings`].
+
+pub mod bootstrap;
+pub mod extract;
+pub mod load;
+pub mod render;
+
+use std::path::Path;
+
+use crate::bench::stats::median;
+use bootstrap::{Bootstrap, Interval, Shift, ratio_interval};
+use extract::{Better, Extract, Metric, Runs, extract};
+pub use load::{CompareError, Document, Kind, load_pair};
+
+/// Which of the two files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// The first, the reference.
+    Base,
+    /// The second, the one judged.
+    New,
+}
+
+/// What the interval says about one metric of one row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The whole interval is on the better side of 1.
+    Faster,
+    /// The whole interval is on the worse side of 1.
+    Slower,
+    /// The interval contains 1 (benchstat's `~`).
+    NoChange,
+    /// Fewer than two runs on a side: no interval (`?`).
+    TooFewRuns,
+}
+
+/// A metric of a row measured in both files.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Change {
+    /// Median of the base runs.
+    pub base_median: f64,
+    /// Median of the new runs.
+    pub new_median: f64,
+    /// Runs in base.
+    pub base_runs: usize,
+    /// Runs in new.
+    pub new_runs: usize,
+    /// `new_median / base_median`.
+    pub ratio: f64,
+    /// The bootstrap interval of the ratio (`None`: too few runs).
+    pub interval: Option<Interval>,
+    /// What the interval says.
+    pub verdict: Verdict,
+}
+
+/// One row of one metric's table.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Measured in both: compared.
+    Compared(Change),
+    /// The row is in one file only.
+    OnlyIn(Side),
+    /// In both files, but at least one has no runs; the reasons, per side
+    /// that has none.
+    NoRuns {
+        /// Why base has none.
+        base: Option<String>,
+        /// Why new has none.
+        new: Option<String>,
+    },
+    /// Runs whose values cannot make a ratio (zero, negative, not a
+    /// number), and which side has them.
+    BadValues(Side),
+}
+
+/// A row's outcome in one metric's table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    /// The rung, the message size or the cell.
+    pub row: String,
+    /// What was found.
+    pub outcome: Outcome,
+}
+
+/// One metric, every row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// The metric.
+    pub metric: Metric,
+    /// Base's rows in order, then the rows only new has.
+    pub lines: Vec<Line>,
+}
+
+/// A fact or a setting as it is in each file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pair {
+    /// Its name (a JSON field name for the machine's facts).
+    pub name: String,
+    /// In base.
+    pub base: String,
+    /// In new.
+    pub new: String,
+}
+
+/// The whole comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// Which command wrote both files.
+    pub kind: Kind,
+    /// How base is named.
+    pub base: String,
+    /// How new is named.
+    pub new: String,
+    /// How the intervals were drawn.
+    pub bootstrap: Bootstrap,
+    /// One table per metric of the kind.
+    pub tables: Vec<Table>,
+    /// The machines' facts, side by side.
+    pub facts: Vec<Pair>,
+    /// The settings that differ.
+    pub settings: Vec<Pair>,
+    /// Things to say about one file alone (`file: note`).
+    pub notes: Vec<String>,
+}
+
+impl Comparison {
+    /// One line per difference between the machines or the settings, and
+    /// per note, for stderr.
+    pub fn warnings(&self) -> Vec<String> {
+        let differ = |p: &Pair, what: &str| {
+            format!(
+                "{what} {} differs: {} in {}, {} in {}",
+                p.name, p.base, self.base, p.new, self.new
+            )
+        };
+        let facts = self.facts.iter().filter(|p| p.base != p.new);
+        facts
+            .map(|p| differ(p, "system fact"))
+            .chain(self.settings.iter().map(|p| differ(p, "setting")))
+            .chain(self.notes.iter().cloned())
+            .collect()
+    }
+}
+
+/// Reads and compares two result files; `base.1` and `new.1` are how
+/// they are named in messages and output.
+pub fn compare_files(
+    base: (&Path, &str),
+    new: (&Path, &str),
+    how: &Bootstrap,
+) -> Result<Comparison, CompareError> {
+    let (b, n) = load_pair(base, new)?;
+    compare(&b, base.1, &n, new.1, how)
+}
+
+/// Compares two parsed results, refusing two different kinds.
+pub fn compare(
+    base: &Document,
+    base_name: &str,
+    new: &Document,
+    new_name: &str,
+    how: &Bootstrap,
+) -> Result<Comparison, CompareError> {
+    let kind = base.kind();
+    if new.kind() != kind {
+        return Err(CompareError::Kinds {
+            base: base_name.into(),
+            base_kind: kind.name().into(),
+            new: new_name.into(),
+            new_kind: new.kind().name().into(),
+        });
+    }
+    let (b, n) = (extract(base), extract(new));
+    let tables = kind
+        .metrics()
+        .iter()
+        .enumerate()
+        .map(|(i, &metric)| Table {
+            metric,
+            lines: lines(&b, &n, i, metric, how),
+        })
+        .collect();
+    let notes = (b.notes.iter().map(|note| format!("{base_name}: {note}")))
+        .chain(n.notes.iter().map(|note| format!("{new_name}: {note}")))
+        .collect();
+    Ok(Comparison {
+        kind,
+        base: base_name.into(),
+        new: new_name.into(),
+        bootstrap: *how,
+        tables,
+        facts: pairs(&b.facts, &n.facts),
+        settings: pairs(&b.settings, &n.settings)
+            .into_iter()
+            .filter(|p| p.base != p.new)
+            .collect(),
+        notes,
+    })
+}
+
+/// The names in both lists, with both values, in base's order.
+fn pairs(base: &[(String, String)], new: &[(String, String)]) -> Vec<Pair> {
+    base.iter()
+        .filter_map(|(name, b)| {
+            let (_, n) = new.iter().find(|(k, _)| k == name)?;
+            Some(Pair {
+                name: name.clone(),
+                base: b.clone(),
+                new: n.clone(),
+            })
+        })
+        .collect()
+}
+
+/// Metric `i`'s lines: base's rows, then the rows only in new.
+fn lines(b: &Extract, n: &Extract, i: usize, metric: Metric, how: &Bootstrap) -> Vec<Line> {
+    let find = |rows: &[extract::Row], name: &str| rows.iter().position(|r| r.name == name);
+    let mut out: Vec<Line> = b
+        .rows
+        .iter()
+        .map(|row| Line {
+            row: row.name.clone(),
+            outcome: match find(&n.rows, &row.name) {
+                Some(j) => outcome(&row.runs, &n.rows[j].runs, i, metric, how),
+                None => Outcome::OnlyIn(Side::Base),
+            },
+        })
+        .collect();
+    out.extend(
+        n.rows
+            .iter()
+            .filter(|row| find(&b.rows, &row.name).is_none())
+            .map(|row| Line {
+                row: row.name.clone(),
+                outcome: Outcome::OnlyIn(Side::New),
+            }),
+    );
+    out
+}
+
+fn outcome(base: &Runs, new: &Runs, i: usize, metric: Metric, how: &Bootstrap) -> Outcome {
+    let (b, n) = match (values(base, i), values(new, i)) {
+        (Ok(b), Ok(n)) => (b, n),
+        (b, n) => {
+            return Outcome::NoRuns {
+                base: b.err(),
+                new: n.err(),
+            };
+        }
+    };
+    let usable = |v: &[f64]| v.iter().all(|x| x.is_finite() && *x > 0.0);
+    if !usable(b) {
+        return Outcome::BadValues(Side::Base);
+    }
+    if !usable(n) {
+        return Outcome::BadValues(Side::New);
+    }
+    let (Some(base_median), Some(new_median)) = (median(b), median(n)) else {
+        return Outcome::NoRuns {
+            base: None,
+            new: None,
+        };
+    };
+    let interval = ratio_interval(b, n, how);
+    let verdict = match (interval.map(Interval::shift), metric.better) {
+        (None, _) => Verdict::TooFewRuns,
+        (Some(Shift::None), _) => Verdict::NoChange,
+        (Some(Shift::Up), Better::Higher) | (Some(Shift::Down), Better::Lower) => Verdict::Faster,
+        (Some(Shift::Up), Better::Lower) | (Some(Shift::Down), Better::Higher) => Verdict::Slower,
+    };
+    Outcome::Compared(Change {
+        base_median,
+        new_median,
+        base_runs: b.len(),
+        new_runs: n.len(),
+        ratio: new_median / base_median,
+        interval,
+        verdict,
+    })
+}
+
+/// Metric `i`'s values, or why there are none.
+fn values(runs: &Runs, i: usize) -> Result<&[f64], String> {
+    match runs {
+        Runs::Measured(per_metric) => match per_metric.get(i) {
+            Some(v) if !v.is_empty() => Ok(v),
+            _ => Err("no runs".into()),
+        },
+        Runs::None(why) => Err(why.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

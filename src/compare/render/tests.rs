@@ -1,0 +1,126 @@
+use super::*;
+use crate::bench::ladder::{Rung, Status};
+use crate::compare::bootstrap::Bootstrap;
+use crate::compare::tests::{RUNS, bench, latency, rung, scaled};
+use crate::compare::{Document, compare};
+
+/// Every kind of line: no change, faster, no runs in either file, one
+/// run, only in new; a kernel that differs, a buffer size that differs.
+fn fixture() -> Comparison {
+    let mut huge = rung(Rung::VmspliceSpliceHuge, &[]);
+    huge.status = Status::Unavailable;
+    huge.reason = Some("no huge | pages".into());
+    let base = bench(vec![
+        rung(Rung::WriteRead, &RUNS),
+        rung(Rung::VmspliceRead, &scaled(2.0)),
+        huge.clone(),
+        rung(Rung::Tuned, &[30.0]),
+    ]);
+    let mut tuned = rung(Rung::Tuned, &[31.0, 29.0]);
+    tuned.buf_size = 2 << 20;
+    let Document::Bench(mut new) = bench(vec![
+        rung(Rung::WriteRead, &[9.9, 10.1, 10.0, 10.3, 9.8]),
+        rung(Rung::VmspliceRead, &scaled(4.0)),
+        huge,
+        tuned,
+        rung(Rung::Memcpy, &RUNS),
+    ]) else {
+        unreachable!()
+    };
+    new.system.kernel = "6.6.0".into();
+    let new = Document::Bench(new);
+    compare(&base, "old.json", &new, "new.json", &Bootstrap::default()).unwrap()
+}
+
+#[test]
+fn text_snapshot() {
+    let expected = "\
+pipespeed compare: old.json (base) vs new.json (new), pipespeed.bench/1
+medians of the runs; ratio = new/base, with its 95% interval from 10000 bootstrap resamples (seed 1)
+
+GiB/s (higher is better)
+rung                   base    new  runs    delta  ratio  95% CI          verdict
+write-read            10.00  10.00   5/5    +0.0%  1.000  [0.970, 1.031]  ~
+vmsplice-read         20.00  40.00   5/5  +100.0%  2.000  [1.941, 2.061]  faster
+vmsplice-splice-huge  no runs in either file (unavailable: no huge | pages)
+tuned                 30.00  30.00   1/2    +0.0%  1.000  -               ?
+memcpy                only in new.json
+
+faster, slower: the whole 95% interval of the ratio lies on one side of 1.
+~: no significant change: the interval contains 1.
+?: fewer than 2 runs on a side, so no interval. runs: base/new.
+system: pipespeed_version 0.1.0; kernel 6.1.0 -> 6.6.0; arch x86_64;
+  cpu_model Test CPU; cpus_online 2; cpus_allowed 0,1; thp madvise;
+  pipe_max_size_bytes 1048576; page_size_bytes 4096;
+  placement writer on CPU 0, reader on CPU 1
+settings that differ: buf_size of tuned 256KiB -> 2MiB
+";
+    assert_eq!(text(&fixture()), expected);
+}
+
+#[test]
+fn markdown_snapshot() {
+    let expected = "\
+`pipespeed compare old.json new.json` (pipespeed.bench/1): medians of the runs; ratio = new/base, with its 95% interval from 10000 bootstrap resamples (seed 1)
+
+**GiB/s (higher is better)**
+
+| rung                 |  base |   new | runs |   delta | ratio | 95% CI         | verdict |
+| :------------------- | ----: | ----: | ---: | ------: | ----: | :------------- | :------ |
+| write-read           | 10.00 | 10.00 |  5/5 |   +0.0% | 1.000 | [0.970, 1.031] | ~       |
+| vmsplice-read        | 20.00 | 40.00 |  5/5 | +100.0% | 2.000 | [1.941, 2.061] | faster  |
+| vmsplice-splice-huge |       |       |      |         |       |                | no runs in either file (unavailable: no huge \\| pages) |
+| tuned                | 30.00 | 30.00 |  1/2 |   +0.0% | 1.000 | -              | ?       |
+| memcpy               |       |       |      |         |       |                | only in new.json |
+
+faster, slower: the whole 95% interval of the ratio lies on one side of 1. ~: no significant change: the interval contains 1. ?: fewer than 2 runs on a side, so no interval. runs: base/new.
+
+System: pipespeed_version 0.1.0; kernel 6.1.0 -> 6.6.0; arch x86_64; cpu_model Test CPU; cpus_online 2; cpus_allowed 0,1; thp madvise; pipe_max_size_bytes 1048576; page_size_bytes 4096; placement writer on CPU 0, reader on CPU 1
+
+Settings that differ: buf_size of tuned 256KiB -> 2MiB
+";
+    assert_eq!(markdown(&fixture()), expected);
+}
+
+#[test]
+fn latencies_say_lower_is_faster_and_read_in_time_units() {
+    let slow: &[(u64, u64, f64)] = &[(5000, 9000, 2e5), (5100, 9100, 1.9e5)];
+    let fast: &[(u64, u64, f64)] = &[(2500, 4500, 4e5), (2550, 4550, 3.8e5)];
+    let c = compare(
+        &latency(&[(64, slow)]),
+        "a",
+        &latency(&[(64, fast)]),
+        "b",
+        &Bootstrap::default(),
+    )
+    .unwrap();
+    let out = text(&c);
+    assert!(
+        out.contains("round trip p50 (lower is better: a lower new is faster)\nsize  "),
+        "{out}"
+    );
+    assert!(
+        out.contains("64B   5.05 us  2.52 us   2/2  -50.0%  0.500"),
+        "{out}"
+    );
+    assert!(out.contains("round trips/s (higher is better)"), "{out}");
+    assert_eq!(out.matches("faster\n").count(), 3, "{out}");
+}
+
+#[test]
+fn values_keep_three_or_four_digits() {
+    assert_eq!(value(Unit::GibPerS, 12.345), "12.35");
+    assert_eq!(value(Unit::Nanoseconds, 850.0), "850 ns");
+    assert_eq!(value(Unit::Nanoseconds, 11_727.0), "11.73 us");
+    assert_eq!(value(Unit::Nanoseconds, 2.5e6), "2.50 ms");
+    assert_eq!(value(Unit::PerSecond, 81_318.0), "81.3k");
+    assert_eq!(value(Unit::PerSecond, 1.25e6), "1.25M");
+    assert_eq!(percent(0.95), "95%");
+    assert_eq!(percent(0.999), "99.9%");
+}
+
+#[test]
+fn long_lines_wrap_at_item_boundaries() {
+    assert_eq!(wrap("a 1; b 2; c 3", 8, "  "), "a 1;\n  b 2;\n  c 3\n");
+    assert_eq!(wrap("a 1; b 2", 80, "  "), "a 1; b 2\n");
+}

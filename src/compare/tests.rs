@@ -1,0 +1,313 @@
+//! Comparisons of results built from the real types, and the builders
+//! the renderers' tests share.
+
+use super::*;
+use crate::bench::contend::{self, ContendResult, RunResult};
+use crate::bench::hist::LatencyNs;
+use crate::bench::ladder::{self, LadderResult, Placement, Rung, RungResult, Status};
+use crate::bench::latency::{self, LatencyConfig, LatencyResult, LatencyRow, LatencyRun, Span};
+use crate::sys::{SystemFacts, ThpMode};
+use crate::wait::Wait;
+
+pub(super) fn facts() -> SystemFacts {
+    SystemFacts {
+        kernel: "6.1.0".into(),
+        kernel_version: "#1".into(),
+        arch: "x86_64".into(),
+        cpu_model: "Test CPU".into(),
+        cpus_online: 2,
+        cpus_allowed: vec![0, 1],
+        thp: ThpMode::Madvise,
+        pipe_max_size_bytes: 1 << 20,
+        page_size_bytes: 4096,
+    }
+}
+
+pub(super) fn rung(name: Rung, runs: &[f64]) -> RungResult {
+    RungResult {
+        name,
+        changes: name.changes().into(),
+        copies: name.copies(),
+        status: Status::Ok,
+        reason: None,
+        buf_size: 256 * 1024,
+        pipe_size: None,
+        bytes_per_run: 1 << 30,
+        warmup_gib_s: None,
+        runs_gib_s: runs.to_vec(),
+        median_gib_s: crate::bench::stats::median(runs),
+        min_gib_s: None,
+        max_gib_s: None,
+        speedup_vs_write_read: None,
+        cost: None,
+        profile: None,
+    }
+}
+
+pub(super) fn bench(rungs: Vec<RungResult>) -> Document {
+    Document::Bench(Box::new(LadderResult {
+        schema: ladder::SCHEMA.into(),
+        pipespeed_version: "0.1.0".into(),
+        system: facts(),
+        placement: Placement::Pinned {
+            writer_cpu: 0,
+            reader_cpu: 1,
+        },
+        runs: 5,
+        verify: false,
+        seed: 1,
+        rungs,
+    }))
+}
+
+/// Per run of a latency row: (p50 ns, p99 ns, round trips/s).
+pub(super) type RttRuns<'a> = &'a [(u64, u64, f64)];
+/// Per run of a contend cell: (writes/s, p99 write latency ns).
+pub(super) type WriteRuns<'a> = &'a [(f64, u64)];
+
+/// A latency result: per message size, its runs.
+pub(super) fn latency(rows: &[(usize, RttRuns)]) -> Document {
+    let run = |&(p50, p99, rate): &(u64, u64, f64)| LatencyRun {
+        round_trips: 1000,
+        seconds: 1000.0 / rate,
+        round_trips_per_s: rate,
+        rtt_ns: LatencyNs {
+            p50,
+            p99,
+            ..LatencyNs::default()
+        },
+        warmup_round_trips: 10,
+    };
+    Document::Latency(Box::new(LatencyResult {
+        schema: latency::SCHEMA.into(),
+        pipespeed_version: "0.1.0".into(),
+        system: facts(),
+        config: LatencyConfig {
+            sizes: rows.iter().map(|r| r.0).collect(),
+            runs: 3,
+            warmup: Span::RoundTrips(10),
+            measure: Span::RoundTrips(1000),
+            wait: Wait::Block,
+            verify: false,
+            mode: latency::Mode::Processes,
+            placement: latency::Placement::Unpinned,
+        },
+        rows: (rows.iter())
+            .map(|(size, runs)| LatencyRow::summarize(*size, runs.iter().map(run).collect()))
+            .collect(),
+    }))
+}
+
+/// A contend result: per cell (writers, readers), its runs.
+pub(super) fn contend(msg_size: usize, cells: &[((usize, usize), WriteRuns)]) -> Document {
+    let run = |&(w, p99): &(f64, u64)| RunResult {
+        seconds: 1.0,
+        messages: w as u64,
+        bytes: w as u64 * msg_size as u64,
+        writes_per_s: w,
+        mib_per_s: w * msg_size as f64 / (1 << 20) as f64,
+        write_latency_ns: LatencyNs {
+            p99,
+            ..LatencyNs::default()
+        },
+        read_latency_ns: LatencyNs::default(),
+        read_calls: 1,
+        bytes_read: w as u64 * msg_size as u64,
+        verify: None,
+    };
+    let row = |&((writers, readers), runs): &((usize, usize), WriteRuns)| contend::Row {
+        writers,
+        readers,
+        writes_per_s: 0.0,
+        writes_per_s_min: 0.0,
+        writes_per_s_max: 0.0,
+        mib_per_s: 0.0,
+        seconds: 1.0,
+        write_latency_ns: LatencyNs::default(),
+        read_latency_ns: LatencyNs::default(),
+        runs: runs.iter().map(run).collect(),
+        verify: None,
+    };
+    Document::Contend(Box::new(ContendResult {
+        schema: contend::SCHEMA.into(),
+        pipespeed_version: "0.1.0".into(),
+        system: facts(),
+        mode: contend::Mode::Threads,
+        placement: Placement::Unpinned,
+        pipe_size: 1 << 20,
+        pipe_size_requested: 1 << 20,
+        pipe_size_clamped: false,
+        msg_size,
+        atomic: msg_size <= contend::PIPE_BUF,
+        duration_s: 1.0,
+        runs_per_cell: 3,
+        memory_pressure: None,
+        rows: cells.iter().map(row).collect(),
+    }))
+}
+
+pub(super) const RUNS: [f64; 5] = [10.0, 10.3, 9.8, 10.1, 9.9];
+
+pub(super) fn scaled(by: f64) -> Vec<f64> {
+    RUNS.iter().map(|v| v * by).collect()
+}
+
+fn run(base: &Document, new: &Document) -> Comparison {
+    compare(base, "a.json", new, "b.json", &Bootstrap::default()).unwrap()
+}
+
+fn change(c: &Comparison, table: usize, row: &str) -> Change {
+    let line = c.tables[table].lines.iter().find(|l| l.row == row).unwrap();
+    match &line.outcome {
+        Outcome::Compared(change) => *change,
+        other => panic!("{row}: {other:?}"),
+    }
+}
+
+#[test]
+fn a_doubled_rate_is_faster_and_the_same_runs_are_no_change() {
+    let base = bench(vec![rung(Rung::WriteRead, &RUNS), rung(Rung::Tuned, &RUNS)]);
+    let new = bench(vec![
+        rung(Rung::WriteRead, &scaled(2.0)),
+        rung(Rung::Tuned, &[9.9, 10.1, 10.0, 10.3, 9.8]),
+    ]);
+    let c = run(&base, &new);
+    let doubled = change(&c, 0, "write-read");
+    assert_eq!(doubled.verdict, Verdict::Faster);
+    assert_eq!(doubled.ratio, 2.0);
+    assert!(doubled.interval.unwrap().low > 1.0);
+    assert_eq!(change(&c, 0, "tuned").verdict, Verdict::NoChange);
+    assert_eq!(change(&c, 0, "tuned").ratio, 1.0);
+    assert!(c.warnings().is_empty(), "{:?}", c.warnings());
+}
+
+#[test]
+fn lower_latency_is_faster_and_fewer_writes_slower() {
+    let fast: &[(u64, u64, f64)] = &[(5000, 9000, 2e5), (5100, 9100, 1.9e5), (4900, 8900, 2.1e5)];
+    let slow: &[(u64, u64, f64)] = &[
+        (10000, 18000, 1e5),
+        (10200, 18200, 0.95e5),
+        (9800, 17800, 1.05e5),
+    ];
+    let c = run(&latency(&[(1, slow)]), &latency(&[(1, fast)]));
+    assert_eq!(c.tables.len(), 3);
+    for table in 0..3 {
+        assert_eq!(change(&c, table, "1B").verdict, Verdict::Faster, "{table}");
+    }
+    assert_eq!(change(&c, 0, "1B").ratio, 0.5);
+    let many: &[(f64, u64)] = &[(1e6, 4000), (1.1e6, 4100), (0.9e6, 3900)];
+    let few: &[(f64, u64)] = &[(5e5, 8000), (5.5e5, 8200), (4.5e5, 7800)];
+    let c = run(
+        &contend(64, &[((1, 1), many)]),
+        &contend(64, &[((1, 1), few)]),
+    );
+    assert_eq!(change(&c, 0, "1x1").verdict, Verdict::Slower);
+    assert_eq!(change(&c, 1, "1x1").verdict, Verdict::Slower);
+}
+
+#[test]
+fn rows_in_one_file_and_rows_without_runs_are_listed_not_dropped() {
+    let mut huge = rung(Rung::VmspliceSpliceHuge, &[]);
+    huge.status = Status::Unavailable;
+    huge.reason = Some("no huge pages".into());
+    let base = bench(vec![
+        rung(Rung::WriteRead, &RUNS),
+        huge.clone(),
+        rung(Rung::Tuned, &RUNS),
+    ]);
+    let new = bench(vec![
+        rung(Rung::Memcpy, &RUNS),
+        rung(Rung::WriteRead, &RUNS),
+        huge,
+    ]);
+    let c = run(&base, &new);
+    let outcomes: Vec<(&str, &Outcome)> = (c.tables[0].lines.iter())
+        .map(|l| (l.row.as_str(), &l.outcome))
+        .collect();
+    let why = Some("unavailable: no huge pages".to_string());
+    assert_eq!(outcomes.len(), 4);
+    assert!(matches!(outcomes[0], ("write-read", Outcome::Compared(_))));
+    assert_eq!(
+        outcomes[1],
+        (
+            "vmsplice-splice-huge",
+            &Outcome::NoRuns {
+                base: why.clone(),
+                new: why
+            }
+        )
+    );
+    assert_eq!(outcomes[2], ("tuned", &Outcome::OnlyIn(Side::Base)));
+    assert_eq!(outcomes[3], ("memcpy", &Outcome::OnlyIn(Side::New)));
+}
+
+#[test]
+fn one_run_gives_no_interval_and_zero_cannot_make_a_ratio() {
+    let base = bench(vec![
+        rung(Rung::WriteRead, &[10.0]),
+        rung(Rung::Tuned, &RUNS),
+    ]);
+    let new = bench(vec![
+        rung(Rung::WriteRead, &RUNS),
+        rung(Rung::Tuned, &[0.0, 1.0]),
+    ]);
+    let c = run(&base, &new);
+    let one = change(&c, 0, "write-read");
+    assert_eq!((one.verdict, one.interval), (Verdict::TooFewRuns, None));
+    assert_eq!(c.tables[0].lines[1].outcome, Outcome::BadValues(Side::New));
+}
+
+#[test]
+fn differing_facts_settings_and_failed_rungs_are_warned_about() {
+    let base = bench(vec![rung(Rung::WriteRead, &RUNS)]);
+    let mut failed = rung(Rung::WriteRead, &RUNS[..2]);
+    failed.status = Status::Failed;
+    failed.reason = Some("writer died".into());
+    failed.buf_size = 64 * 1024;
+    let Document::Bench(mut new) = bench(vec![failed]) else {
+        unreachable!()
+    };
+    new.system.kernel = "6.6.0".into();
+    new.placement = Placement::Unpinned;
+    let c = run(&base, &Document::Bench(new));
+    let warnings = c.warnings();
+    assert_eq!(
+        warnings,
+        [
+            "system fact kernel differs: 6.1.0 in a.json, 6.6.0 in b.json",
+            "system fact placement differs: writer on CPU 0, reader on CPU 1 in a.json, \
+             unpinned in b.json",
+            "setting buf_size of write-read differs: 256KiB in a.json, 64KiB in b.json",
+            "b.json: rung write-read failed after 2 runs (writer died); those runs are compared",
+        ]
+    );
+}
+
+#[test]
+fn contend_settings_that_differ_are_named() {
+    let runs: &[(f64, u64)] = &[(1e6, 4000), (1.1e6, 4100)];
+    let c = run(
+        &contend(64, &[((1, 1), runs)]),
+        &contend(4096, &[((1, 1), runs)]),
+    );
+    assert_eq!(
+        c.warnings(),
+        ["setting msg_size differs: 64B in a.json, 4KiB in b.json"]
+    );
+}
+
+#[test]
+fn two_kinds_are_refused() {
+    let err = compare(
+        &bench(vec![]),
+        "a.json",
+        &latency(&[]),
+        "b.json",
+        &Bootstrap::default(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "a.json is a bench result, b.json a latency result: cannot compare"
+    );
+}

@@ -1,0 +1,414 @@
+//! `pipespeed compare` through the binary and the library, on synthetic
+//! results built from the real types (and on the committed synthetic
+//! fixtures the documentation shows): verdicts, refusals, warnings.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use pipespeed::bench::ladder::{LadderResult, Placement, Rung, RungResult, SCHEMA, Status};
+use pipespeed::bench::stats::{Shuffler, median};
+use pipespeed::compare::bootstrap::Bootstrap;
+use pipespeed::compare::{Outcome, Verdict, compare_files};
+use pipespeed::sys::{SystemFacts, ThpMode};
+use serde_json::Value;
+
+const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/compare");
+
+fn pipespeed(args: &[&str]) -> Output {
+    Command::new(EXE)
+        .args(args)
+        .output()
+        .expect("run pipespeed")
+}
+
+fn compare(base: &Path, new: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["compare", base.to_str().unwrap(), new.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    pipespeed(&args)
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Asserts a one-line error, with the given status, mentioning each needle.
+fn assert_one_line_error(out: &Output, code: i32, needles: &[&str]) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(code), "stderr: {err}");
+    assert_eq!(err.lines().count(), 1, "not one line: {err:?}");
+    assert!(err.starts_with("pipespeed: "), "{err}");
+    for needle in needles {
+        assert!(err.contains(needle), "{err:?} lacks {needle:?}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(out.stdout.is_empty(), "{}", stdout(out));
+}
+
+/// `n` draws spread uniformly over `mean` +- 3%, from `seed`.
+fn draws(seed: u64, mean: f64, n: usize) -> Vec<f64> {
+    let mut rng = Shuffler::new(seed);
+    let unit = |rng: &mut Shuffler| (rng.below(2001) as f64 - 1000.0) / 1000.0;
+    (0..n)
+        .map(|_| mean * (1.0 + 0.03 * unit(&mut rng)))
+        .collect()
+}
+
+fn rung(name: Rung, runs: Vec<f64>) -> RungResult {
+    RungResult {
+        name,
+        changes: name.changes().into(),
+        copies: name.copies(),
+        status: Status::Ok,
+        reason: None,
+        buf_size: 256 * 1024,
+        pipe_size: None,
+        bytes_per_run: 1 << 30,
+        warmup_gib_s: None,
+        median_gib_s: median(&runs),
+        min_gib_s: runs.iter().copied().reduce(f64::min),
+        max_gib_s: runs.iter().copied().reduce(f64::max),
+        runs_gib_s: runs,
+        speedup_vs_write_read: None,
+        cost: None,
+        profile: None,
+    }
+}
+
+fn ladder(rungs: Vec<RungResult>) -> LadderResult {
+    LadderResult {
+        schema: SCHEMA.into(),
+        pipespeed_version: "0.1.0".into(),
+        system: SystemFacts {
+            kernel: "6.1.0".into(),
+            kernel_version: "#1".into(),
+            arch: "x86_64".into(),
+            cpu_model: "Test CPU".into(),
+            cpus_online: 2,
+            cpus_allowed: vec![0, 1],
+            thp: ThpMode::Madvise,
+            pipe_max_size_bytes: 1 << 20,
+            page_size_bytes: 4096,
+        },
+        placement: Placement::Pinned {
+            writer_cpu: 0,
+            reader_cpu: 1,
+        },
+        runs: 7,
+        verify: false,
+        seed: 1,
+        rungs,
+    }
+}
+
+fn write(dir: &Path, name: &str, doc: &impl serde::Serialize) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_vec_pretty(doc).unwrap()).unwrap();
+    path
+}
+
+/// The line of `row` in the first table of the text output.
+fn row<'a>(text: &'a str, row: &str) -> &'a str {
+    let prefix = format!("{row} ");
+    text.lines().find(|l| l.starts_with(&prefix)).unwrap()
+}
+
+/// The interval's ends printed on a line: `[low, high]`.
+fn interval(line: &str) -> (f64, f64) {
+    let inside = line.split('[').nth(1).unwrap().split(']').next().unwrap();
+    let (low, high) = inside.split_once(", ").unwrap();
+    (low.parse().unwrap(), high.parse().unwrap())
+}
+
+#[test]
+fn a_known_doubling_says_faster_with_an_interval_excluding_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write(
+        dir.path(),
+        "base.json",
+        &ladder(vec![rung(Rung::VmspliceSplice, draws(1, 20.0, 7))]),
+    );
+    let new = write(
+        dir.path(),
+        "new.json",
+        &ladder(vec![rung(Rung::VmspliceSplice, draws(2, 40.0, 7))]),
+    );
+    let out = compare(&base, &new, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+    let text = stdout(&out);
+    let line = row(&text, "vmsplice-splice");
+    assert!(line.ends_with(" faster"), "{line}");
+    let (low, high) = interval(line);
+    assert!(low > 1.0 && low < 2.0 && high > 2.0, "{line}");
+    // The library says the same.
+    let c = compare_files((&base, "b"), (&new, "n"), &Bootstrap::default()).unwrap();
+    let Outcome::Compared(change) = &c.tables[0].lines[0].outcome else {
+        panic!("{c:?}")
+    };
+    assert_eq!(change.verdict, Verdict::Faster);
+    assert!(change.interval.unwrap().low > 1.0);
+}
+
+#[test]
+fn two_draws_of_one_distribution_say_no_significant_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let side = |seed: u64| {
+        ladder(vec![
+            rung(Rung::WriteRead, draws(seed, 3.0, 7)),
+            rung(Rung::VmspliceSplice, draws(seed + 10, 20.0, 7)),
+            rung(Rung::Tuned, draws(seed + 20, 30.0, 7)),
+        ])
+    };
+    let base = write(dir.path(), "base.json", &side(1));
+    let new = write(dir.path(), "new.json", &side(2));
+    let text = stdout(&compare(&base, &new, &[]));
+    for name in ["write-read", "vmsplice-splice", "tuned"] {
+        let line = row(&text, name);
+        assert!(line.ends_with(" ~"), "{line}");
+        let (low, high) = interval(line);
+        assert!(low <= 1.0 && high >= 1.0, "{line}");
+    }
+    assert!(text.contains("~: no significant change"), "{text}");
+}
+
+#[test]
+fn the_same_seed_prints_the_same_intervals() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write(
+        dir.path(),
+        "base.json",
+        &ladder(vec![rung(Rung::Tuned, draws(5, 30.0, 40))]),
+    );
+    let new = write(
+        dir.path(),
+        "new.json",
+        &ladder(vec![rung(Rung::Tuned, draws(6, 30.0, 40))]),
+    );
+    let first = stdout(&compare(&base, &new, &[]));
+    assert_eq!(stdout(&compare(&base, &new, &[])), first);
+    let seeded = stdout(&compare(&base, &new, &["--seed", "7"]));
+    assert!(seeded.contains("(seed 7)"), "{seeded}");
+    assert_ne!(
+        interval(row(&seeded, "tuned")),
+        interval(row(&first, "tuned"))
+    );
+}
+
+#[test]
+fn one_run_a_side_gives_no_interval_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write(
+        dir.path(),
+        "base.json",
+        &ladder(vec![rung(Rung::Tuned, vec![30.0])]),
+    );
+    let new = write(
+        dir.path(),
+        "new.json",
+        &ladder(vec![rung(Rung::Tuned, vec![60.0])]),
+    );
+    let text = stdout(&compare(&base, &new, &[]));
+    let line = row(&text, "tuned");
+    assert!(line.contains("1/1") && line.contains("+100.0%"), "{line}");
+    let last: Vec<&str> = line.split_whitespace().rev().take(2).collect();
+    assert_eq!(last, ["?", "-"], "{line}");
+    assert!(text.contains("?: fewer than 2 runs on a side"), "{text}");
+}
+
+#[test]
+fn differing_machines_are_warned_about_and_still_compared() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write(
+        dir.path(),
+        "base.json",
+        &ladder(vec![rung(Rung::Tuned, draws(1, 30.0, 5))]),
+    );
+    let mut other = ladder(vec![rung(Rung::Tuned, draws(2, 30.0, 5))]);
+    other.system.kernel = "6.6.0".into();
+    other.system.cpu_model = "Other CPU".into();
+    other.placement = Placement::Unpinned;
+    let new = write(dir.path(), "new.json", &other);
+    let out = compare(&base, &new, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    let b = base.display();
+    let n = new.display();
+    assert_eq!(
+        err,
+        format!(
+            "pipespeed: warning: system fact kernel differs: 6.1.0 in {b}, 6.6.0 in {n}\n\
+             pipespeed: warning: system fact cpu_model differs: Test CPU in {b}, Other CPU in {n}\n\
+             pipespeed: warning: system fact placement differs: writer on CPU 0, reader on CPU 1 \
+             in {b}, unpinned in {n}\n"
+        )
+    );
+    assert!(row(&stdout(&out), "tuned").ends_with('~'));
+}
+
+#[test]
+fn files_of_two_kinds_are_refused_naming_both() {
+    let base = Path::new(FIXTURES).join("bench-base.json");
+    let new = Path::new(FIXTURES).join("latency-new.json");
+    let out = compare(&base, &new, &[]);
+    let expected = format!(
+        "{} is a bench result, {} a latency result: cannot compare",
+        base.display(),
+        new.display()
+    );
+    assert_one_line_error(&out, 1, &[&expected]);
+}
+
+#[test]
+fn two_versions_of_a_format_are_refused_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = Path::new(FIXTURES).join("bench-base.json");
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(&base).unwrap()).unwrap();
+    doc["schema"] = "pipespeed.bench/2".into();
+    let new = write(dir.path(), "v2.json", &doc);
+    let out = compare(&base, &new, &[]);
+    assert_one_line_error(
+        &out,
+        1,
+        &["pipespeed.bench/1", "pipespeed.bench/2", "v2.json"],
+    );
+    // Both in a version this build does not read: refused, naming it.
+    let out = compare(&new, &new, &[]);
+    assert_one_line_error(&out, 1, &["v2.json", "pipespeed.bench/2", "cannot read"]);
+}
+
+#[test]
+fn unreadable_and_foreign_files_are_one_line_errors_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = Path::new(FIXTURES).join("bench-base.json");
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "not json\n").unwrap();
+    let other = write(dir.path(), "other.json", &serde_json::json!({"name": "x"}));
+    let foreign = write(
+        dir.path(),
+        "foreign.json",
+        &serde_json::json!({"schema": "hyperfine/1"}),
+    );
+    let broken = write(
+        dir.path(),
+        "broken.json",
+        &serde_json::json!({"schema": SCHEMA, "rungs": 3}),
+    );
+    let missing = dir.path().join("missing.json");
+    let cases: [(&Path, &[&str]); 6] = [
+        (
+            &missing,
+            &["cannot read", "missing.json", "No such file or directory"],
+        ),
+        (dir.path(), &["cannot read", "Is a directory"]),
+        (&text, &["notes.txt is not JSON"]),
+        (
+            &other,
+            &[
+                "other.json is not a pipespeed result",
+                "no \"schema\" field",
+            ],
+        ),
+        (
+            &foreign,
+            &["foreign.json is not a pipespeed result", "hyperfine/1"],
+        ),
+        (
+            &broken,
+            &["broken.json is not a valid pipespeed.bench/1 result"],
+        ),
+    ];
+    for (bad, needles) in cases {
+        assert_one_line_error(&compare(&good, bad, &[]), 1, needles);
+        assert_one_line_error(&compare(bad, &good, &[]), 1, needles);
+    }
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    let good = Path::new(FIXTURES).join("bench-base.json");
+    let good = good.to_str().unwrap();
+    for args in [
+        &["compare", good][..],
+        &["compare", good, good, "--confidence", "1.5"],
+        &["compare", good, good, "--confidence", "95"],
+        &["compare", good, good, "--resamples", "0"],
+        &["compare", good, good, "--seed", "x"],
+    ] {
+        let out = pipespeed(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out).lines().count(),
+            1,
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn markdown_is_a_table_per_metric_with_a_line_of_facts() {
+    let base = Path::new(FIXTURES).join("latency-base.json");
+    let new = Path::new(FIXTURES).join("latency-new.json");
+    let out = compare(&base, &new, &["--markdown"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let md = stdout(&out);
+    assert_eq!(
+        md.lines().filter(|l| l.starts_with("| size ")).count(),
+        3,
+        "{md}"
+    );
+    assert_eq!(
+        md.lines().filter(|l| l.starts_with("| :--")).count(),
+        3,
+        "{md}"
+    );
+    assert!(
+        md.contains("**round trip p99 (lower is better: a lower new is faster)**"),
+        "{md}"
+    );
+    let facts: Vec<&str> = md.lines().filter(|l| l.starts_with("System: ")).collect();
+    assert_eq!(facts.len(), 1, "{md}");
+    assert!(facts[0].contains("kernel 6.1.0-synthetic;"), "{md}");
+    for line in md.lines().filter(|l| l.starts_with("| 1B ")) {
+        assert!(line.ends_with("| faster  |"), "{line}");
+    }
+    for line in md.lines().filter(|l| l.starts_with("| 64KiB ")) {
+        assert!(line.ends_with("| ~       |"), "{line}");
+    }
+}
+
+/// docs/compare.md shows the output of these commands on the committed
+/// synthetic fixtures: it must be what the binary prints.
+#[test]
+fn the_documented_example_is_what_the_command_prints() {
+    let docs =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/compare.md")).unwrap();
+    let root = env!("CARGO_MANIFEST_DIR");
+    for (kind, extra) in [("bench", &[][..]), ("latency", &["--markdown"][..])] {
+        let mut args = vec![
+            "compare".to_string(),
+            format!("tests/fixtures/compare/{kind}-base.json"),
+            format!("tests/fixtures/compare/{kind}-new.json"),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let out = Command::new(EXE)
+            .args(&args)
+            .current_dir(root)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let printed = stdout(&out);
+        assert!(
+            docs.contains(&printed),
+            "docs/compare.md lacks the output of `pipespeed {}`:\n{printed}",
+            args.join(" ")
+        );
+    }
+}
