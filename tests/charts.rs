@@ -7,8 +7,6 @@
 
 mod fixtures;
 
-use std::path::Path;
-
 use pipespeed::bench::ladder::{Rung, Status};
 use pipespeed::bench::scan::{ScanParam, ScanPoint, ScanResult};
 use pipespeed::report::svg::{
@@ -50,31 +48,6 @@ fn size(doc: &Document<'_>) -> (u32, u32) {
 
 fn width(rect: &Node<'_, '_>) -> f64 {
     rect.attribute("width").unwrap().parse().unwrap()
-}
-
-/// Compares `svg` with tests/snapshots/`name`, or writes it there when
-/// `PIPESPEED_UPDATE_SNAPSHOTS=1`.
-fn snapshot(name: &str, svg: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/snapshots")
-        .join(name);
-    if std::env::var_os("PIPESPEED_UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, svg).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}; run PIPESPEED_UPDATE_SNAPSHOTS=1 cargo test --test charts",
-            path.display()
-        )
-    });
-    assert!(
-        svg == expected,
-        "{name} differs from {}; if the change is wanted, rerun with \
-         PIPESPEED_UPDATE_SNAPSHOTS=1 and review the diff",
-        path.display()
-    );
 }
 
 #[test]
@@ -259,6 +232,7 @@ fn scan_refuses_nothing_to_chart() {
 
 #[test]
 fn charts_match_their_snapshots() {
+    use fixtures::snapshot;
     snapshot("ladder.svg", &ladder_svg(&fixtures::ladder()).unwrap());
     snapshot("latency.svg", &latency_svg(&fixtures::latency()).unwrap());
     snapshot("contend.svg", &contend_svg(&fixtures::contend()).unwrap());

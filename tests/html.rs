@@ -129,24 +129,8 @@ fn cost_and_profile_appear_when_measured() {
 
 #[test]
 fn the_page_matches_its_snapshot() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/report.html");
     let html = html_report(&fixtures::ladder_profiled()).unwrap();
-    if std::env::var_os("PIPESPEED_UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
-        std::fs::write(&path, &html).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}; run PIPESPEED_UPDATE_SNAPSHOTS=1 cargo test --test html",
-            path.display()
-        )
-    });
-    assert!(
-        html == expected,
-        "the report differs from {}; if the change is wanted, rerun with \
-         PIPESPEED_UPDATE_SNAPSHOTS=1 and review the diff",
-        path.display()
-    );
+    fixtures::snapshot("report.html", &html);
 }
 
 /// Chromium on PATH, under either of Debian's and Ubuntu's names.

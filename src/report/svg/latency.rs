@@ -2,10 +2,10 @@
 //! percentiles, on a log scale.
 
 use std::io;
-use std::iter::once;
 
 use plotters::prelude::*;
 
+use super::lines::{dotted_line, legend};
 use super::{FONT, WIDTH, bounds, drawing, series};
 use crate::bench::hist::LatencyNs;
 use crate::bench::latency::LatencyResult;
@@ -15,14 +15,14 @@ use crate::units::Size;
 const HEIGHT: u32 = 480;
 
 /// The percentiles along the x axis, in order.
-pub const PERCENTILES: [&str; 5] = ["p50", "p90", "p99", "p99.9", "max"];
+const PERCENTILES: [&str; 5] = ["p50", "p90", "p99", "p99.9", "max"];
 
 fn values(l: &LatencyNs) -> [u64; 5] {
     [l.p50, l.p90, l.p99, l.p999, l.max]
 }
 
 /// `latency`'s result as an SVG document, 900 x 480 pixels: a line per
-/// message size through its round-trip percentiles ([`PERCENTILES`]), in
+/// message size through its round-trip p50, p90, p99, p99.9 and max, in
 /// microseconds on a log scale, with a legend of the sizes.
 pub fn latency_svg(result: &LatencyResult) -> io::Result<String> {
     let fail = drawing("latency");
@@ -70,38 +70,15 @@ pub fn latency_svg(result: &LatencyResult) -> io::Result<String> {
             .draw()
             .map_err(|e| fail(&e))?;
         for (i, row) in result.rows.iter().enumerate() {
-            let colour = series(i);
             let points: Vec<(f64, f64)> = values(&row.rtt_ns)
                 .into_iter()
                 .enumerate()
                 .map(|(x, ns)| (x as f64, us(ns)))
                 .collect();
-            chart
-                .draw_series(once(PathElement::new(
-                    points.clone(),
-                    colour.stroke_width(2),
-                )))
-                .map_err(|e| fail(&e))?
-                .label(format!("{} messages", Size(row.size as u64)))
-                .legend(move |(x, y)| {
-                    PathElement::new([(x, y), (x + 20, y)], colour.stroke_width(2))
-                });
-            chart
-                .draw_series(
-                    points
-                        .into_iter()
-                        .map(|p| Circle::new(p, 4, colour.filled())),
-                )
-                .map_err(|e| fail(&e))?;
+            let label = format!("{} messages", Size(row.size as u64));
+            dotted_line(&mut chart, "latency", &points, series(i), Some(label))?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FONT, 13))
-            .draw()
-            .map_err(|e| fail(&e))?;
+        legend(&mut chart, "latency")?;
         root.present().map_err(|e| fail(&e))?;
     }
     Ok(svg)

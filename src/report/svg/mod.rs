@@ -14,6 +14,7 @@ mod bars;
 mod contend;
 mod ladder;
 mod latency;
+mod lines;
 mod scan;
 
 use std::fmt::Display;

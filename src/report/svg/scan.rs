@@ -3,10 +3,10 @@
 //! axis.
 
 use std::io;
-use std::iter::once;
 
 use plotters::prelude::*;
 
+use super::lines::{dotted_line, legend as key};
 use super::{FONT, WIDTH, bounds, drawing, series};
 use crate::bench::ladder::{LadderResult, Rung};
 use crate::bench::scan::ScanResult;
@@ -124,32 +124,13 @@ fn draw(
             .map_err(|e| fail(&e))?;
         for (rung, segments) in &lines {
             let index = Rung::ALL.iter().position(|r| r == rung).unwrap_or(0);
-            let colour = series(index);
             for (i, segment) in segments.iter().enumerate() {
-                let drawn = chart
-                    .draw_series(once(PathElement::new(
-                        segment.clone(),
-                        colour.stroke_width(2),
-                    )))
-                    .map_err(|e| fail(&e))?;
-                if i == 0 {
-                    drawn.label(legend(*rung)).legend(move |(x, y)| {
-                        PathElement::new([(x, y), (x + 20, y)], colour.stroke_width(2))
-                    });
-                }
-                chart
-                    .draw_series(segment.iter().map(|&p| Circle::new(p, 4, colour.filled())))
-                    .map_err(|e| fail(&e))?;
+                // One legend entry per rung, however broken its line.
+                let label = (i == 0).then(|| legend(*rung));
+                dotted_line(&mut chart, "scan", segment, series(index), label)?;
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FONT, 13))
-            .draw()
-            .map_err(|e| fail(&e))?;
+        key(&mut chart, "scan")?;
         root.present().map_err(|e| fail(&e))?;
     }
     Ok(svg)
