@@ -70,9 +70,9 @@ impl FromStr for Scan {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Scan, String> {
-        let (name, list) = text.split_once('=').ok_or_else(|| {
-            format!("'{text}' is not SETTING=VALUES (e.g. buf-size=64K,256K,1M)")
-        })?;
+        let (name, list) = text
+            .split_once('=')
+            .ok_or_else(|| format!("'{text}' is not SETTING=VALUES (e.g. buf-size=64K,256K,1M)"))?;
         let param = match name {
             "buf-size" => ScanParam::BufSize,
             "pipe-size" => ScanParam::PipeSize,
@@ -171,7 +171,11 @@ impl ScanResult {
     /// (median GiB/s), the best value of each rung marked with `*`.
     pub fn table(&self) -> String {
         let mut out = String::new();
-        let heads: Vec<String> = self.points.iter().map(|p| Size(p.value).to_string()).collect();
+        let heads: Vec<String> = self
+            .points
+            .iter()
+            .map(|p| Size(p.value).to_string())
+            .collect();
         let name_width = self
             .rungs()
             .iter()
@@ -180,7 +184,11 @@ impl ScanResult {
             .max()
             .unwrap_or(4);
         let cell = heads.iter().map(String::len).max().unwrap_or(0).max(8) + 1;
-        let _ = writeln!(out, "median GiB/s by {}; * the best of each rung", self.param);
+        let _ = writeln!(
+            out,
+            "median GiB/s by {}; * the best of each rung",
+            self.param
+        );
         let _ = write!(out, "{:name_width$}", "rung");
         for h in &heads {
             let _ = write!(out, "  {h:>cell$}");
@@ -214,10 +222,14 @@ mod tests {
 
     #[test]
     fn parses_a_setting_and_its_sizes() {
-        let scan: Scan = "buf-size=64K,256K,1M".parse().unwrap_or_else(|e| panic!("{e}"));
+        let scan: Scan = "buf-size=64K,256K,1M"
+            .parse()
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(scan.param, ScanParam::BufSize);
         assert_eq!(scan.values, vec![64 << 10, 256 << 10, 1 << 20]);
-        let scan: Scan = "pipe-size=4096,65536".parse().unwrap_or_else(|e| panic!("{e}"));
+        let scan: Scan = "pipe-size=4096,65536"
+            .parse()
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(scan.param, ScanParam::PipeSize);
     }
 
