@@ -39,6 +39,7 @@ fn config(rungs: &[Rung], facts: &SystemFacts) -> LadderConfig {
         verify: false,
         seed: 7,
         target_seconds: 0.5,
+        profile: false,
     }
 }
 
@@ -77,6 +78,7 @@ impl Executor for Mock {
             bytes: 1 << 30,
             seconds: 1.0 / rate,
             gib_s: rate,
+            usage: None,
         })
     }
 }

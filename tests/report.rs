@@ -90,10 +90,11 @@ fn csv_has_one_row_per_run() {
     let csv = String::from_utf8(Csv.export(&fixture()).unwrap()).unwrap();
     assert_eq!(
         csv,
-        "rung,status,run,gib_s,bytes_per_run,buf_size,pipe_size,copies\n\
-         write-read,ok,1,1.0000,1073741824,262144,,2\n\
-         write-read,ok,2,2.0000,1073741824,262144,,2\n\
-         vmsplice-splice-huge,unavailable,,,1073741824,262144,,0\n"
+        "rung,status,run,gib_s,bytes_per_run,buf_size,pipe_size,copies,\
+         user_s_per_gib,system_s_per_gib,context_switches_per_gib,page_faults_per_gib\n\
+         write-read,ok,1,1.0000,1073741824,262144,,2,,,,\n\
+         write-read,ok,2,2.0000,1073741824,262144,,2,,,,\n\
+         vmsplice-splice-huge,unavailable,,,1073741824,262144,,0,,,,\n"
     );
 }
 

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::buf::{BufferOptions, MALLOC_OFFSET};
 use crate::double_buffer::Layout;
-use crate::sys::SystemFacts;
+use crate::sys::{ResourceUsage, SystemFacts};
 use crate::units::MIB;
 use crate::wait::Wait;
 
@@ -233,6 +233,9 @@ pub struct LadderConfig {
     pub seed: u64,
     /// Wanted duration of one run when `bytes` is `None`.
     pub target_seconds: f64,
+    /// After the measured runs, run each measured rung once more (with
+    /// the bytes of one measured run) for [`Executor::profile`].
+    pub profile: bool,
 }
 
 /// Bytes of the warm-up run, which also measures the rate used to size
@@ -279,6 +282,14 @@ impl Job {
         }
     }
 
+    /// The bytes the job moves: the reader's, or the copy's.
+    pub fn bytes(&self) -> u64 {
+        match self {
+            Job::Pipe { reader, .. } => reader.bytes,
+            Job::Memcpy { bytes, .. } => *bytes,
+        }
+    }
+
     fn with_bytes(&self, bytes: u64) -> Job {
         let mut job = self.clone();
         match &mut job {
@@ -298,6 +309,9 @@ pub struct Sample {
     pub seconds: f64,
     /// The rate.
     pub gib_s: f64,
+    /// What the run used (both ends' processes, or the memcpy thread);
+    /// `None`: not measured.
+    pub usage: Option<ResourceUsage>,
 }
 
 /// Why a run produced no sample.
@@ -314,6 +328,14 @@ pub enum RunError {
 pub trait Executor {
     /// Makes one measurement.
     fn run(&mut self, job: &Job) -> Result<Sample, RunError>;
+
+    /// Runs `job` once more, not measured, to see where its time goes.
+    /// Problems are in the returned profile, never an error: the ladder
+    /// goes on.
+    fn profile(&mut self, job: &Job) -> Profile {
+        let _ = job;
+        Profile::unavailable("this executor does not profile")
+    }
 }
 
 /// What happened to a rung.
@@ -398,6 +420,8 @@ pub enum Event<'a> {
     Skipped(Rung, &'a str),
     /// A warm-up finished.
     WarmedUp(Rung, f64),
+    /// A measured rung is about to be profiled.
+    Profiling(Rung),
     /// A measured run finished (`index` of `total`).
     Measured {
         /// The rung.
@@ -582,11 +606,17 @@ pub fn run_ladder(
         .collect();
     Shuffler::new(config.seed).shuffle(&mut order);
     let total = order.len();
+    let mut usage: Vec<Option<(ResourceUsage, u64)>> = vec![None; jobs.len()];
     for (index, i) in order.into_iter().enumerate() {
         let Some(job) = &jobs[i] else { continue };
         match executor.run(job) {
             Ok(sample) => {
                 results[i].runs_gib_s.push(sample.gib_s);
+                if let Some(used) = sample.usage {
+                    let (sum, bytes) = usage[i].get_or_insert_default();
+                    *sum = *sum + used;
+                    *bytes += job.bytes();
+                }
                 progress(Event::Measured {
                     rung: results[i].name,
                     index: index + 1,
@@ -605,7 +635,17 @@ pub fn run_ladder(
         }
     }
 
-    for r in &mut results {
+    if config.profile {
+        for (r, job) in results.iter_mut().zip(&jobs) {
+            if let Some(job) = job {
+                progress(Event::Profiling(r.name));
+                r.profile = Some(executor.profile(job));
+            }
+        }
+    }
+
+    for (r, used) in results.iter_mut().zip(usage) {
+        r.cost = used.and_then(|(sum, bytes)| Cost::per_gib(&sum, bytes));
         r.median_gib_s = median(&r.runs_gib_s);
         if let Some((lo, hi)) = min_max(&r.runs_gib_s) {
             r.min_gib_s = Some(lo);

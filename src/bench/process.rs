@@ -1,17 +1,21 @@
 //! The real [`Executor`]: the writer and the reader as separate processes,
-//! `pipespeed write | pipespeed read`, as in the blog.
+//! `pipespeed write | pipespeed read`, as in the blog; and the same run
+//! with each end under `perf record` for `bench --profile`.
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::buf::{Buffer, BufferOptions};
-use crate::sys::pin_to_cpu;
+use crate::sys::{UsageOf, getrusage, pin_to_cpu};
 use crate::units::gib_per_s;
 use crate::wait::Wait;
 
 use super::ladder::{Executor, Job, Placement, RunError, Sample};
+use super::profile::perf::{Perf, PerfAccess, Scratch, command_line, first_useful_line};
+use super::profile::report::top_symbols;
+use super::profile::{Profile, ProfileStatus, TOP_SYMBOLS};
 use super::reader::{ReadMethod, ReadReport, ReaderConfig};
 use super::writer::{WriteMethod, WriterConfig};
 
@@ -19,12 +23,34 @@ use super::writer::{WriteMethod, WriterConfig};
 /// was asked (huge pages not granted, vmsplice refused).
 pub const EXIT_UNSUPPORTED: i32 = 3;
 
+/// Why the memcpy rung has no profile.
+pub const MEMCPY_NOT_PROFILED: &str =
+    "memcpy runs in a thread of pipespeed bench, not as a command perf could start";
+
+/// The process names of the ends in a profile run (see [`name_link`]).
+pub const PROFILE_NAMES: [&str; 2] = ["ps-writer", "ps-reader"];
+
 /// Runs pipe jobs as `EXE write ... | EXE read ... --json`, where `EXE` is
 /// the `pipespeed` binary, and memcpy jobs in a pinned thread.
+///
+/// Each run's [`Sample::usage`] is what the two processes used over their
+/// whole lives (start-up included): getrusage(2) `RUSAGE_CHILDREN` after
+/// both are waited for, less before they started. A memcpy run's is its
+/// thread's (`RUSAGE_THREAD`).
 #[derive(Debug, Clone)]
 pub struct ProcessExecutor {
     /// The `pipespeed` binary.
     pub exe: PathBuf,
+    /// perf for [`Executor::profile`], or why there is none; `None`: look
+    /// for it on `PATH` at the first profile.
+    pub perf: Option<Result<Perf, String>>,
+}
+
+impl ProcessExecutor {
+    /// Runs the ends of `exe`; perf is looked for when first needed.
+    pub fn new(exe: PathBuf) -> ProcessExecutor {
+        ProcessExecutor { exe, perf: None }
+    }
 }
 
 impl Executor for ProcessExecutor {
@@ -42,6 +68,44 @@ impl Executor for ProcessExecutor {
             } => memcpy(*buf_size, *bytes, *cpu),
         }
     }
+
+    /// Runs a pipe job once more with each end under its own
+    /// `perf record -e cpu-clock -g -o DIR/END.data -- DIR/ps-END ...`,
+    /// then reads both recordings with `perf report` and keeps the top
+    /// [`TOP_SYMBOLS`] (process, symbol) pairs of the two together.
+    ///
+    /// One perf per end (rather than one over a shell running both) keeps
+    /// each end's own standard streams and exit status, so the run is
+    /// checked as a measured run is; the ends are started through links
+    /// named `ps-writer` and `ps-reader` so the report names them.
+    fn profile(&mut self, job: &Job) -> Profile {
+        let perf = self
+            .perf
+            .get_or_insert_with(|| Perf::locate(None, &PerfAccess::of_this_process()));
+        let perf = match perf {
+            Ok(perf) => perf.clone(),
+            Err(why) => return Profile::unavailable(why.clone()),
+        };
+        match job {
+            Job::Pipe {
+                writer,
+                reader,
+                placement,
+            } => self.profile_pipe(&perf, writer, reader, *placement),
+            Job::Memcpy { .. } => Profile::unavailable(MEMCPY_NOT_PROFILED),
+        }
+    }
+}
+
+/// The CPUs of the writer and of the reader.
+fn cpus(placement: Placement) -> (Option<usize>, Option<usize>) {
+    match placement {
+        Placement::Pinned {
+            writer_cpu,
+            reader_cpu,
+        } => (Some(writer_cpu), Some(reader_cpu)),
+        Placement::Unpinned => (None, None),
+    }
 }
 
 impl ProcessExecutor {
@@ -51,79 +115,163 @@ impl ProcessExecutor {
         r: &ReaderConfig,
         placement: Placement,
     ) -> Result<Sample, RunError> {
-        let (writer_cpu, reader_cpu) = match placement {
-            Placement::Pinned {
-                writer_cpu,
-                reader_cpu,
-            } => (Some(writer_cpu), Some(reader_cpu)),
-            Placement::Unpinned => (None, None),
-        };
-        let spawn_failed = |what: &str, e: std::io::Error| {
-            RunError::Failed(format!("cannot start {} {what}: {e}", self.exe.display()))
-        };
-        let mut writer = Command::new(&self.exe)
-            .arg("write")
-            .args(writer_args(w, writer_cpu))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| spawn_failed("write", e))?;
-        let Some(pipe) = writer.stdout.take() else {
-            return Err(RunError::Failed("writer has no stdout pipe".to_string()));
-        };
-        let reader = Command::new(&self.exe)
+        let (writer_cpu, reader_cpu) = cpus(placement);
+        let mut writer = Command::new(&self.exe);
+        writer.arg("write").args(writer_args(w, writer_cpu));
+        let mut reader = Command::new(&self.exe);
+        reader
             .arg("read")
             .args(reader_args(r, reader_cpu))
-            .arg("--json")
-            .stdin(Stdio::from(pipe))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn();
-        let reader = match reader {
-            Ok(reader) => reader,
-            Err(e) => {
-                let _ = writer.kill();
-                let _ = writer.wait();
-                return Err(spawn_failed("read", e));
-            }
+            .arg("--json");
+        let before = getrusage(UsageOf::Children).ok();
+        let report = pipe(writer, reader)?;
+        let usage = match (before, getrusage(UsageOf::Children)) {
+            (Some(before), Ok(after)) => Some(after.since(&before)),
+            _ => None,
         };
-        let out = reader
-            .wait_with_output()
-            .map_err(|e| RunError::Failed(format!("reader: {e}")))?;
-        let (writer_status, writer_err) = finish(writer);
-        let reader_err = String::from_utf8_lossy(&out.stderr).trim().to_string();
-        if writer_status == Some(EXIT_UNSUPPORTED) {
-            return Err(RunError::Unavailable(strip_prefix(&writer_err)));
-        }
-        if out.status.code() == Some(EXIT_UNSUPPORTED) {
-            return Err(RunError::Unavailable(strip_prefix(&reader_err)));
-        }
-        if !out.status.success() {
-            return Err(RunError::Failed(format!(
-                "reader: {}",
-                strip_prefix(&reader_err)
-            )));
-        }
-        let report: ReadReport = serde_json::from_slice(&out.stdout)
-            .map_err(|e| RunError::Failed(format!("unreadable reader report: {e}")))?;
-        if report.eof {
-            let why = if writer_err.is_empty() {
-                "no message".to_string()
-            } else {
-                strip_prefix(&writer_err)
-            };
-            return Err(RunError::Failed(format!(
-                "writer stopped after {} bytes: {why}",
-                report.bytes
-            )));
-        }
         Ok(Sample {
             bytes: report.timed_bytes,
             seconds: report.seconds,
             gib_s: report.gib_s,
+            usage,
         })
     }
+
+    fn profile_pipe(
+        &self,
+        perf: &Perf,
+        w: &WriterConfig,
+        r: &ReaderConfig,
+        placement: Placement,
+    ) -> Profile {
+        let scratch = match Scratch::new() {
+            Ok(scratch) => scratch,
+            Err(e) => {
+                return Profile::failed(
+                    format!("cannot make a directory for perf's data: {e}"),
+                    None,
+                );
+            }
+        };
+        let dir = scratch.path();
+        let data = [dir.join("writer.data"), dir.join("reader.data")];
+        let (writer_cpu, reader_cpu) = cpus(placement);
+        let mut writer = perf.record(&data[0], &name_link(&self.exe, dir, PROFILE_NAMES[0]));
+        writer.arg("write").args(writer_args(w, writer_cpu));
+        let mut reader = perf.record(&data[1], &name_link(&self.exe, dir, PROFILE_NAMES[1]));
+        reader
+            .arg("read")
+            .args(reader_args(r, reader_cpu))
+            .arg("--json");
+        let command = format!("{} | {}", command_line(&writer), command_line(&reader));
+        if let Err(RunError::Unavailable(why) | RunError::Failed(why)) = pipe(writer, reader) {
+            return Profile::failed(why, Some(command));
+        }
+        let mut reports = Vec::new();
+        for file in &data {
+            match perf.report(file) {
+                Ok(lines) => reports.push(lines),
+                Err(why) => return Profile::failed(why, Some(command)),
+            }
+        }
+        let (samples, symbols) = top_symbols(&reports, TOP_SYMBOLS);
+        if samples == 0 {
+            return Profile::failed(
+                "perf recorded no samples: the run was too short",
+                Some(command),
+            );
+        }
+        Profile {
+            status: ProfileStatus::Recorded,
+            reason: None,
+            command: Some(command),
+            samples,
+            symbols,
+        }
+    }
+}
+
+/// `DIR/NAME`, a symbolic link to `exe`. The kernel names a process after
+/// the file it executes, so an end started through the link is called
+/// NAME in perf's reports; `exe` itself if the link cannot be made.
+///
+/// # References
+///  - [proc_pid_comm(5)](https://man7.org/linux/man-pages/man5/proc_pid_comm.5.html)
+pub fn name_link(exe: &Path, dir: &Path, name: &str) -> PathBuf {
+    let link = dir.join(name);
+    match std::os::unix::fs::symlink(exe, &link) {
+        Ok(()) => link,
+        Err(_) => exe.to_path_buf(),
+    }
+}
+
+/// Runs `writer | reader`, the reader printing its report as JSON, and
+/// checks the run: an end that exits with [`EXIT_UNSUPPORTED`] makes the
+/// run unavailable; a reader that fails, or that saw its input end early,
+/// makes it failed.
+fn pipe(mut writer: Command, mut reader: Command) -> Result<ReadReport, RunError> {
+    let spawn_failed = |command: &Command, e: std::io::Error| {
+        RunError::Failed(format!(
+            "cannot start {}: {e}",
+            command.get_program().to_string_lossy()
+        ))
+    };
+    let mut writer_child = writer
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| spawn_failed(&writer, e))?;
+    let Some(stdout) = writer_child.stdout.take() else {
+        return Err(RunError::Failed("writer has no stdout pipe".to_string()));
+    };
+    let reader_child = reader
+        .stdin(Stdio::from(stdout))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let reader_child = match reader_child {
+        Ok(child) => child,
+        Err(e) => {
+            let _ = writer_child.kill();
+            let _ = writer_child.wait();
+            return Err(spawn_failed(&reader, e));
+        }
+    };
+    // The reader's command holds our copy of the pipe's read end: closed
+    // now, the writer sees EPIPE once the reader is done.
+    drop(reader);
+    let out = reader_child
+        .wait_with_output()
+        .map_err(|e| RunError::Failed(format!("reader: {e}")))?;
+    let (writer_status, writer_err) = finish(writer_child);
+    let reader_err = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    if writer_status == Some(EXIT_UNSUPPORTED) {
+        return Err(RunError::Unavailable(message(&writer_err)));
+    }
+    if out.status.code() == Some(EXIT_UNSUPPORTED) {
+        return Err(RunError::Unavailable(message(&reader_err)));
+    }
+    if !out.status.success() {
+        return Err(RunError::Failed(format!(
+            "reader: {}",
+            message(&reader_err)
+        )));
+    }
+    let report: ReadReport = serde_json::from_slice(&out.stdout)
+        .map_err(|e| RunError::Failed(format!("unreadable reader report: {e}")))?;
+    if report.eof {
+        let why = if writer_err.is_empty() {
+            "no message".to_string()
+        } else {
+            message(&writer_err)
+        };
+        return Err(RunError::Failed(format!(
+            "writer stopped after {} bytes: {why}",
+            report.bytes
+        )));
+    }
+    Ok(report)
 }
 
 /// Waits for a writer whose reader is done: it should see EPIPE and exit at
@@ -147,9 +295,17 @@ fn finish(mut writer: Child) -> (Option<i32>, String) {
     (status, err.trim().to_string())
 }
 
-fn strip_prefix(msg: &str) -> String {
-    let line = msg.lines().last().unwrap_or("");
-    line.strip_prefix("pipespeed: ").unwrap_or(line).to_string()
+/// What an end said: its last `pipespeed: ` line, without the prefix;
+/// else (perf, a panic) the first line that says something.
+fn message(stderr: &str) -> String {
+    match stderr
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("pipespeed: "))
+    {
+        Some(line) => line.to_string(),
+        None => first_useful_line(stderr),
+    }
 }
 
 fn wait_args(wait: Wait, args: &mut Vec<String>) {
@@ -236,10 +392,12 @@ pub fn reader_args(r: &ReaderConfig, cpu: Option<usize>) -> Vec<String> {
 }
 
 /// Copies a `buf_size` buffer into another until `bytes` are copied, in a
-/// thread pinned to `cpu`, and times it.
+/// thread pinned to `cpu`, and times it. The usage is the thread's, from
+/// its start (buffers mapped and touched) to the end of the copying.
 pub fn memcpy(buf_size: usize, bytes: u64, cpu: Option<usize>) -> Result<Sample, RunError> {
     std::thread::scope(|s| {
         s.spawn(|| {
+            let before = getrusage(UsageOf::Thread).ok();
             if let Some(cpu) = cpu {
                 pin_to_cpu(cpu).map_err(|e| RunError::Failed(e.to_string()))?;
             }
@@ -256,10 +414,15 @@ pub fn memcpy(buf_size: usize, bytes: u64, cpu: Option<usize>) -> Result<Sample,
             }
             let seconds = start.elapsed().as_secs_f64();
             let copied = rounds * buf_size as u64;
+            let usage = match (before, getrusage(UsageOf::Thread)) {
+                (Some(before), Ok(after)) => Some(after.since(&before)),
+                _ => None,
+            };
             Ok(Sample {
                 bytes: copied,
                 seconds,
                 gib_s: gib_per_s(copied, seconds),
+                usage,
             })
         })
         .join()

@@ -1,8 +1,25 @@
 //! What a rung costs the machine, and where its time goes: resource usage
 //! per GiB from getrusage(2), and the top symbols of a `perf record`
 //! profile (`bench --profile`).
+//!
+//! - [`Cost`]: the writer's and reader's CPU time, context switches and
+//!   page faults per GiB piped ([`Cost::per_gib`]).
+//! - [`perf`]: the real perf tool: finding it, checking that it may see
+//!   the kernel ([`perf::PerfAccess`]), the `perf record` and
+//!   `perf report` command lines.
+//! - [`report`]: reading `perf report --stdio` text, and the top symbols
+//!   of several reports together ([`report::top_symbols`]).
+
+pub mod perf;
+pub mod report;
 
 use serde::{Deserialize, Serialize};
+
+use crate::sys::ResourceUsage;
+use crate::units::GIB;
+
+/// Symbols a profile keeps by default.
+pub const TOP_SYMBOLS: usize = 8;
 
 /// What the writer and reader of a rung's measured runs used, summed over
 /// both processes and all measured runs, per GiB piped.
@@ -16,6 +33,22 @@ pub struct Cost {
     pub context_switches_per_gib: f64,
     /// Minor and major page faults per GiB.
     pub page_faults_per_gib: f64,
+}
+
+impl Cost {
+    /// `usage` spread over `bytes` piped; `None` for 0 bytes.
+    pub fn per_gib(usage: &ResourceUsage, bytes: u64) -> Option<Cost> {
+        if bytes == 0 {
+            return None;
+        }
+        let gib = bytes as f64 / GIB as f64;
+        Some(Cost {
+            user_s_per_gib: usage.user.as_secs_f64() / gib,
+            system_s_per_gib: usage.system.as_secs_f64() / gib,
+            context_switches_per_gib: usage.context_switches() as f64 / gib,
+            page_faults_per_gib: usage.page_faults() as f64 / gib,
+        })
+    }
 }
 
 /// One rung's profile, or why there is none.
@@ -32,6 +65,31 @@ pub struct Profile {
     pub samples: u64,
     /// The symbols with the largest shares, largest first.
     pub symbols: Vec<SymbolShare>,
+}
+
+impl Profile {
+    /// No profile: perf is missing, not permitted, or cannot start the
+    /// rung.
+    pub fn unavailable(reason: impl Into<String>) -> Profile {
+        Profile {
+            status: ProfileStatus::Unavailable,
+            reason: Some(reason.into()),
+            command: None,
+            samples: 0,
+            symbols: Vec::new(),
+        }
+    }
+
+    /// No profile: perf (or the run under it) failed with `reason`.
+    pub fn failed(reason: impl Into<String>, command: Option<String>) -> Profile {
+        Profile {
+            status: ProfileStatus::Failed,
+            reason: Some(reason.into()),
+            command,
+            samples: 0,
+            symbols: Vec::new(),
+        }
+    }
 }
 
 /// Whether a profile was recorded.
@@ -55,6 +113,37 @@ pub struct SymbolShare {
     pub percent: f64,
     /// Whether it is a kernel symbol (`[k]` in perf report).
     pub kernel: bool,
-    /// The process that ran it (`comm`: `pipespeed`).
+    /// The process that ran it, as perf names it (`comm`): `ps-writer`
+    /// or `ps-reader` for the ends of a `bench --profile` run.
     pub comm: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn cost_is_usage_per_gib() {
+        let usage = ResourceUsage {
+            user: Duration::from_millis(500),
+            system: Duration::from_secs(3),
+            minor_faults: 1000,
+            major_faults: 24,
+            voluntary_switches: 4000,
+            involuntary_switches: 96,
+        };
+        let cost = Cost::per_gib(&usage, 2 * GIB).unwrap();
+        assert_eq!(
+            cost,
+            Cost {
+                user_s_per_gib: 0.25,
+                system_s_per_gib: 1.5,
+                context_switches_per_gib: 2048.0,
+                page_faults_per_gib: 512.0,
+            }
+        );
+        assert_eq!(Cost::per_gib(&usage, 0), None);
+    }
 }

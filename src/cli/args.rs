@@ -193,6 +193,11 @@ pub struct BenchArgs {
     /// Seed of the run order shuffle (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Run each rung once more under `perf record -e cpu-clock -g` and
+    /// print its top symbols (needs perf, and root or
+    /// perf_event_paranoid <= 1).
+    #[arg(long)]
+    pub profile: bool,
 }
 
 /// The layout of `pipespeed cat --help`; the usage and the examples are

@@ -40,11 +40,17 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         verify: args.verify,
         seed: args.seed.unwrap_or_else(clock_seed),
         target_seconds: args.run_seconds,
+        profile: args.profile,
     };
     let exe = std::env::current_exe()
         .context("cannot find the pipespeed binary to run writer and reader")?;
-    let mut executor = ProcessExecutor { exe };
-    let bar = ProgressBar::new((config.rungs.len() * (config.runs + 1)) as u64);
+    let mut executor = ProcessExecutor::new(exe);
+    let profiles = if config.profile {
+        config.rungs.len()
+    } else {
+        0
+    };
+    let bar = ProgressBar::new((config.rungs.len() * (config.runs + 1) + profiles) as u64);
     bar.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed}] {bar:30} {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
@@ -61,6 +67,10 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         Event::Measured { rung, gib_s, .. } => {
             bar.inc(1);
             bar.set_message(format!("{rung} {gib_s:.2} GiB/s"));
+        }
+        Event::Profiling(rung) => {
+            bar.inc(1);
+            bar.set_message(format!("{rung} under perf record"));
         }
     });
     bar.finish_and_clear();

@@ -9,6 +9,7 @@ pub mod facts;
 pub mod file;
 pub mod pipe;
 pub mod process;
+pub mod rusage;
 pub mod signal;
 pub mod splice;
 
@@ -18,4 +19,5 @@ pub use file::{FdInfo, FdKind, copy_file_range, fd_info, sendfile};
 pub use pipe::{
     PipePair, fcntl_getpipe_size, fcntl_setpipe_size, pipe, pipe_max_size, set_nonblocking,
 };
+pub use rusage::{ResourceUsage, UsageOf, getrusage};
 pub use splice::{SpliceFlags, ensure_write_end, splice, tee, vmsplice};
