@@ -27,8 +27,12 @@
 //! - [`bench`](mod@bench): the writer and reader ends, and the ladder that runs them
 //!   as separate processes; round-trip [latency](bench::latency) and many
 //!   writers and readers on one pipe ([contend](bench::contend)), with
-//!   percentiles from HDR histograms ([hist](bench::hist)).
-//! - [`report`]: the ladder as a table, JSON or CSV.
+//!   percentiles from HDR histograms ([hist](bench::hist)); a
+//!   [scan](bench::scan) of one setting; per-rung [cost and
+//!   profile](bench::profile).
+//! - [`report`]: the ladder as a table, JSON or CSV; SVG charts of every
+//!   result ([svg](report::svg)) and a self-contained HTML page
+//!   ([html](report::html)).
 //! - [`compare`]: two results of one command side by side, with a
 //!   bootstrap interval of each ratio and a verdict, as benchstat does.
 //! - [`units`]: `256K`-style sizes.

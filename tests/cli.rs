@@ -400,3 +400,101 @@ fn bench_writes_json_and_csv_with_the_documented_fields() {
     assert_eq!(csv.lines().count(), 5, "{csv}");
     assert!(stdout(&out).contains("unpinned"));
 }
+
+#[test]
+fn bench_draws_its_chart_and_writes_a_self_contained_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let (svg, html) = (dir.path().join("ladder.svg"), dir.path().join("r.html"));
+    let (_, value) = bench_json(&[
+        "--rungs",
+        "write-read,vmsplice-read",
+        "--svg",
+        svg.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert_eq!(value["rungs"].as_array().unwrap().len(), 2);
+    let svg = std::fs::read_to_string(svg).unwrap();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    assert!(svg.contains("vmsplice-read"), "{svg}");
+    let html = std::fs::read_to_string(html).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+    assert!(html.contains("<svg") && html.contains("vmsplice-read"));
+}
+
+#[test]
+fn a_scan_runs_the_ladder_per_value_and_charts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let [json, csv, svg] = ["scan.json", "scan.csv", "scan.svg"].map(|f| dir.path().join(f));
+    let out = pipespeed(&[
+        "bench",
+        "--scan",
+        "buf-size=16K,64K",
+        "--rungs",
+        "write-read,vmsplice-read",
+        "--runs",
+        "2",
+        "--bytes",
+        "1M",
+        "--json",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let value: serde_json::Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+    assert_eq!(value["schema"], "pipespeed.scan/1");
+    assert_eq!(value["param"], "buf-size");
+    let points = value["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    for (point, size) in points.iter().zip([16 << 10, 64 << 10]) {
+        assert_eq!(point["value"], size);
+        for rung in point["result"]["rungs"].as_array().unwrap() {
+            assert_eq!(rung["buf_size"], size, "{rung}");
+            assert_eq!(rung["runs_gib_s"].as_array().unwrap().len(), 2, "{rung}");
+        }
+    }
+    // One header, then two runs of two rungs at each of two values.
+    let csv = std::fs::read_to_string(csv).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 2 * 2 * 2, "{csv}");
+    assert_eq!(csv.lines().filter(|l| l.starts_with("rung,")).count(), 1);
+    roxmltree::Document::parse(&std::fs::read_to_string(svg).unwrap()).unwrap();
+    let text = stdout(&out);
+    assert!(text.contains("median GiB/s by buf-size"), "{text}");
+    assert!(text.contains("16KiB") && text.contains("64KiB"), "{text}");
+}
+
+#[test]
+fn a_scan_refuses_rungs_and_values_it_cannot_measure() {
+    let run = |args: &[&str]| pipespeed(&[&["bench"], args].concat()).output().unwrap();
+    let out = run(&["--scan", "pipe-size=64K,128K", "--rungs", "vmsplice-read"]);
+    assert_one_line_error(&out, 2, "vmsplice-read does not depend on pipe-size");
+    let out = run(&["--scan", "buf-size=4K,64K", "--rungs", "write-read"]);
+    assert_one_line_error(&out, 2, "at least 8K");
+    let out = run(&["--scan", "runs=1,2"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cannot scan 'runs'"), "{}", stderr(&out));
+}
+
+#[test]
+fn an_unwritable_chart_is_a_one_line_error() {
+    let out = pipespeed(&[
+        "bench",
+        "--rungs",
+        "write-read",
+        "--runs",
+        "1",
+        "--bytes",
+        "1M",
+        "--svg",
+        "/nonexistent-dir/ladder.svg",
+    ])
+    .output()
+    .unwrap();
+    assert_one_line_error(&out, 1, "cannot write /nonexistent-dir/ladder.svg");
+}

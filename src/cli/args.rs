@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser, Subcommand};
 use pipespeed::bench::ladder::Rung;
+use pipespeed::bench::scan::Scan;
 use pipespeed::units::parse_size;
 
 /// How fast are Linux pipes on this machine? The fast-pipes ladder,
@@ -198,6 +199,18 @@ pub struct BenchArgs {
     /// perf_event_paranoid <= 1).
     #[arg(long)]
     pub profile: bool,
+    /// Write the chart (SVG) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// Write a self-contained HTML report (facts, chart, table, why each
+    /// rung is faster, profiles) to FILE.
+    #[arg(long, value_name = "FILE", conflicts_with = "scan")]
+    pub html: Option<PathBuf>,
+    /// Run the ladder once per value of a setting and chart GiB/s against
+    /// it: buf-size=64K,256K,1M or pipe-size=64K,256K,1M. Rungs default to
+    /// those the setting changes.
+    #[arg(long, value_name = "SETTING=VALUES")]
+    pub scan: Option<Scan>,
 }
 
 /// The layout of `pipespeed cat --help`; the usage and the examples are

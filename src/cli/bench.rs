@@ -1,15 +1,20 @@
 //! `pipespeed bench` (and `pipespeed` alone): the ladder.
 
 use std::io::{self, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use pipespeed::bench::ladder::{Event, LadderConfig, Placement, Rung, run_ladder};
+use pipespeed::bench::ladder::{Event, LadderConfig, LadderResult, Placement, Rung, run_ladder};
 use pipespeed::bench::process::ProcessExecutor;
+use pipespeed::bench::scan::{ScanParam, ScanPoint, ScanResult};
+use pipespeed::report::html::html_report;
+use pipespeed::report::svg::{ladder_svg, scan_result_svg};
 use pipespeed::report::{Csv, Exporter, Json, Text};
 use pipespeed::sys::SystemFacts;
+use pipespeed::units::Size;
 
 use crate::UsageError;
 use crate::args::BenchArgs;
@@ -17,21 +22,12 @@ use crate::args::BenchArgs;
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
     let placement = placement(&args, &facts)?;
-    if args.buf_size < 2 * 4096 {
-        return Err(UsageError(
-            "--buf-size must be at least 8K: vmsplice needs two halves of whole pages".into(),
-        )
-        .into());
-    }
+    check_buf_size(args.buf_size)?;
     if !args.run_seconds.is_finite() || args.run_seconds <= 0.0 {
         return Err(UsageError("--run-seconds must be more than 0".into()).into());
     }
     let config = LadderConfig {
-        rungs: if args.rungs.is_empty() {
-            Rung::ALL.to_vec()
-        } else {
-            args.rungs.clone()
-        },
+        rungs: rungs(&args)?,
         runs: args.runs as usize,
         bytes: args.bytes,
         buf_size: args.buf_size,
@@ -45,17 +41,118 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe()
         .context("cannot find the pipespeed binary to run writer and reader")?;
     let mut executor = ProcessExecutor::new(exe);
+    let Some(scan) = &args.scan else {
+        let bar = progress_bar(&config, 1);
+        let result = measure(&config, &facts, &mut executor, &bar);
+        bar.finish_and_clear();
+        write_file(&args.json, || Json.export(&result))?;
+        write_file(&args.csv, || Csv.export(&result))?;
+        write_file(&args.svg, || ladder_svg(&result).map(String::into_bytes))?;
+        write_file(&args.html, || html_report(&result).map(String::into_bytes))?;
+        io::stdout().write_all(
+            &Text {
+                explain: args.explain,
+            }
+            .export(&result)?,
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    for &value in &scan.values {
+        if scan.param == ScanParam::BufSize {
+            check_buf_size(value as usize)?;
+        }
+    }
+    let bar = progress_bar(&config, scan.values.len());
+    let mut points = Vec::with_capacity(scan.values.len());
+    for &value in &scan.values {
+        let config = scan.param.apply(&config, value);
+        let result = measure(&config, &facts, &mut executor, &bar);
+        points.push(ScanPoint { value, result });
+    }
+    bar.finish_and_clear();
+    let result = ScanResult::new(facts, scan.param, points);
+    write_file(&args.json, || {
+        let mut out = serde_json::to_vec_pretty(&result).map_err(io::Error::other)?;
+        out.push(b'\n');
+        Ok(out)
+    })?;
+    write_file(&args.csv, || scan_csv(&result))?;
+    write_file(&args.svg, || {
+        scan_result_svg(&result).map(String::into_bytes)
+    })?;
+    let text = Text {
+        explain: args.explain,
+    };
+    for point in &result.points {
+        println!("== {} {}", result.param, Size(point.value));
+        io::stdout().write_all(&text.export(&point.result)?)?;
+        println!();
+    }
+    print!("{}", result.table());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The rungs to run: those asked for, or all; with `--scan`, those the
+/// setting changes, and asking for another is a usage error.
+fn rungs(args: &BenchArgs) -> anyhow::Result<Vec<Rung>> {
+    let Some(scan) = &args.scan else {
+        return Ok(if args.rungs.is_empty() {
+            Rung::ALL.to_vec()
+        } else {
+            args.rungs.clone()
+        });
+    };
+    if let Some(rung) = args.rungs.iter().find(|r| !scan.param.affects(**r)) {
+        return Err(UsageError(format!(
+            "--scan {}: {rung} does not depend on {} (write-read takes --pipe-size, the \
+             vmsplice rungs use half the buffer, tuned sizes both from pipe-max-size)",
+            scan.param, scan.param
+        ))
+        .into());
+    }
+    Ok(if args.rungs.is_empty() {
+        Rung::ALL
+            .into_iter()
+            .filter(|r| scan.param.affects(*r))
+            .collect()
+    } else {
+        args.rungs.clone()
+    })
+}
+
+fn check_buf_size(buf_size: usize) -> anyhow::Result<()> {
+    if buf_size < 2 * 4096 {
+        return Err(UsageError(
+            "--buf-size must be at least 8K: vmsplice needs two halves of whole pages".into(),
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// A bar over `ladders` runs of the ladder `config` asks for.
+fn progress_bar(config: &LadderConfig, ladders: usize) -> ProgressBar {
     let profiles = if config.profile {
         config.rungs.len()
     } else {
         0
     };
-    let bar = ProgressBar::new((config.rungs.len() * (config.runs + 1) + profiles) as u64);
+    let per_ladder = config.rungs.len() * (config.runs + 1) + profiles;
+    let bar = ProgressBar::new((per_ladder * ladders) as u64);
     bar.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed}] {bar:30} {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let result = run_ladder(&config, &facts, &mut executor, &mut |event| match event {
+    bar
+}
+
+fn measure(
+    config: &LadderConfig,
+    facts: &SystemFacts,
+    executor: &mut ProcessExecutor,
+    bar: &ProgressBar,
+) -> LadderResult {
+    run_ladder(config, facts, executor, &mut |event| match event {
         Event::WarmedUp(rung, gib_s) => {
             bar.inc(1);
             bar.set_message(format!("{rung} warm-up {gib_s:.2} GiB/s"));
@@ -72,23 +169,37 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             bar.inc(1);
             bar.set_message(format!("{rung} under perf record"));
         }
-    });
-    bar.finish_and_clear();
-    if let Some(path) = &args.json {
-        std::fs::write(path, Json.export(&result)?)
+    })
+}
+
+/// Writes `render()` to `path`, when there is one.
+fn write_file(
+    path: &Option<PathBuf>,
+    render: impl FnOnce() -> io::Result<Vec<u8>>,
+) -> anyhow::Result<()> {
+    if let Some(path) = path {
+        std::fs::write(path, render()?)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    if let Some(path) = &args.csv {
-        std::fs::write(path, Csv.export(&result)?)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+/// Every point's CSV rows under one header (the rows carry `buf_size`
+/// and `pipe_size`, so the value scanned is in each).
+fn scan_csv(result: &ScanResult) -> io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    for (i, point) in result.points.iter().enumerate() {
+        let csv = Csv.export(&point.result)?;
+        let skip = if i == 0 {
+            0
+        } else {
+            csv.iter()
+                .position(|&b| b == b'\n')
+                .map_or(csv.len(), |n| n + 1)
+        };
+        out.extend_from_slice(&csv[skip..]);
     }
-    io::stdout().write_all(
-        &Text {
-            explain: args.explain,
-        }
-        .export(&result)?,
-    )?;
-    Ok(ExitCode::SUCCESS)
+    Ok(out)
 }
 
 fn placement(args: &BenchArgs, facts: &SystemFacts) -> anyhow::Result<Placement> {
