@@ -15,7 +15,7 @@ use std::io;
 use super::Exporter;
 use super::svg::ladder_svg;
 use super::text::{COPIES_NOTE, cells, figures};
-use crate::bench::ladder::{LadderResult, RungResult};
+use crate::bench::ladder::{LadderResult, Rung, RungResult};
 use crate::bench::profile::{Cost, Profile, ProfileStatus};
 use crate::units::Size;
 
@@ -34,7 +34,8 @@ const STYLE: &str = "\
 body{font-family:system-ui,sans-serif;max-width:75rem;margin:2rem auto;padding:0 1rem;\
 color:#222;line-height:1.45}\
 h1{font-size:1.6rem}h2{margin-top:2rem;border-bottom:1px solid #ccc}\
-table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}\
+table{border-collapse:collapse;margin:1rem 0;font-size:.85rem}\
+#ladder{display:block;overflow-x:auto}\
 th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}\
 th{background:#f2f2f2}td:first-child{white-space:nowrap}td:nth-child(2){min-width:12rem}td.num{text-align:right;font-variant-numeric:tabular-nums}\
 td.note{color:#666}dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem}\
@@ -115,11 +116,19 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
             ""
         }
     );
+    let has_memcpy = result
+        .rungs
+        .iter()
+        .any(|r| r.name == Rung::Memcpy && r.median_gib_s.is_some());
     let _ = writeln!(
         out,
         "<h2 id=\"chart\">Chart</h2>\n<figure>\n{svg}<figcaption>Median GiB/s per rung; the \
-         whisker runs from the slowest run to the fastest; the dashed line is memcpy's median, \
-         the limit of the rungs that copy.</figcaption>\n</figure>"
+         whisker runs from the slowest run to the fastest{}.</figcaption>\n</figure>",
+        if has_memcpy {
+            "; the dashed line is memcpy's median, the limit of the rungs that copy"
+        } else {
+            ""
+        }
     );
     out += "<h2 id=\"results\">Results</h2>\n";
     table(&mut out, &result.rungs);
