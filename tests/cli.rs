@@ -478,7 +478,11 @@ fn a_scan_refuses_rungs_and_values_it_cannot_measure() {
     assert_one_line_error(&out, 2, "at least 8K");
     let out = run(&["--scan", "runs=1,2"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("cannot scan 'runs'"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot scan 'runs'"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use pipespeed::bench::ladder::{LadderResult, Placement, Rung, RungResult, SCHEMA, Status};
-use pipespeed::bench::stats::{Shuffler, median};
+use pipespeed::bench::ladder::{LadderResult, Placement, Rung, RungResult, SCHEMA};
+use pipespeed::bench::stats::Shuffler;
 use pipespeed::compare::bootstrap::Bootstrap;
 use pipespeed::compare::{Outcome, Verdict, compare_files};
 use pipespeed::sys::{SystemFacts, ThpMode};
@@ -61,24 +61,11 @@ fn draws(seed: u64, mean: f64, n: usize) -> Vec<f64> {
 }
 
 fn rung(name: Rung, runs: Vec<f64>) -> RungResult {
-    RungResult {
-        name,
-        changes: name.changes().into(),
-        copies: name.copies(),
-        status: Status::Ok,
-        reason: None,
-        buf_size: 256 * 1024,
-        pipe_size: None,
-        bytes_per_run: 1 << 30,
-        warmup_gib_s: None,
-        median_gib_s: median(&runs),
-        min_gib_s: runs.iter().copied().reduce(f64::min),
-        max_gib_s: runs.iter().copied().reduce(f64::max),
-        runs_gib_s: runs,
-        speedup_vs_write_read: None,
-        cost: None,
-        profile: None,
-    }
+    let mut r = RungResult::new(name, 256 * 1024, None);
+    r.bytes_per_run = 1 << 30;
+    r.runs_gib_s = runs;
+    r.summarize();
+    r
 }
 
 fn ladder(rungs: Vec<RungResult>) -> LadderResult {

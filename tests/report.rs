@@ -7,24 +7,14 @@ use pipespeed::report::{Csv, Exporter, Json, Text};
 use pipespeed::sys::{SystemFacts, ThpMode};
 
 fn rung(name: Rung, runs: &[f64], median: Option<f64>, speedup: Option<f64>) -> RungResult {
-    RungResult {
-        name,
-        changes: name.changes().into(),
-        copies: name.copies(),
-        status: Status::Ok,
-        reason: None,
-        buf_size: 256 * 1024,
-        pipe_size: None,
-        bytes_per_run: 1 << 30,
-        warmup_gib_s: Some(1.0),
-        runs_gib_s: runs.to_vec(),
-        median_gib_s: median,
-        min_gib_s: runs.iter().copied().reduce(f64::min),
-        max_gib_s: runs.iter().copied().reduce(f64::max),
-        speedup_vs_write_read: speedup,
-        cost: None,
-        profile: None,
-    }
+    let mut r = RungResult::new(name, 256 * 1024, None);
+    r.bytes_per_run = 1 << 30;
+    r.warmup_gib_s = Some(1.0);
+    r.runs_gib_s = runs.to_vec();
+    r.summarize();
+    r.median_gib_s = median;
+    r.speedup_vs_write_read = speedup;
+    r
 }
 
 fn fixture() -> LadderResult {

@@ -389,6 +389,38 @@ pub struct RungResult {
     pub profile: Option<Profile>,
 }
 
+impl RungResult {
+    /// `rung` before its first run: `ok`, no runs and no figures yet.
+    pub fn new(rung: Rung, buf_size: usize, pipe_size: Option<usize>) -> RungResult {
+        RungResult {
+            name: rung,
+            changes: rung.changes().to_string(),
+            copies: rung.copies(),
+            status: Status::Ok,
+            reason: None,
+            buf_size,
+            pipe_size,
+            bytes_per_run: 0,
+            warmup_gib_s: None,
+            runs_gib_s: Vec::new(),
+            median_gib_s: None,
+            min_gib_s: None,
+            max_gib_s: None,
+            speedup_vs_write_read: None,
+            cost: None,
+            profile: None,
+        }
+    }
+
+    /// Sets the median, the slowest and the fastest from `runs_gib_s`.
+    pub fn summarize(&mut self) {
+        self.median_gib_s = median(&self.runs_gib_s);
+        let (lo, hi) = min_max(&self.runs_gib_s).unzip();
+        self.min_gib_s = lo;
+        self.max_gib_s = hi;
+    }
+}
+
 /// The whole ladder's results: what `--json` writes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LadderResult {
@@ -547,24 +579,7 @@ pub fn run_ladder(
             Ok(job) => job.sizes(),
             Err(_) => (config.buf_size, None),
         };
-        let mut result = RungResult {
-            name: rung,
-            changes: rung.changes().to_string(),
-            copies: rung.copies(),
-            status: Status::Ok,
-            reason: None,
-            buf_size,
-            pipe_size,
-            bytes_per_run: 0,
-            warmup_gib_s: None,
-            runs_gib_s: Vec::new(),
-            median_gib_s: None,
-            min_gib_s: None,
-            max_gib_s: None,
-            speedup_vs_write_read: None,
-            cost: None,
-            profile: None,
-        };
+        let mut result = RungResult::new(rung, buf_size, pipe_size);
         let job = match job {
             Ok(job) => {
                 let warmup = job.with_bytes(config.bytes.unwrap_or(WARMUP_BYTES).min(WARMUP_BYTES));
@@ -646,11 +661,7 @@ pub fn run_ladder(
 
     for (r, used) in results.iter_mut().zip(usage) {
         r.cost = used.and_then(|(sum, bytes)| Cost::per_gib(&sum, bytes));
-        r.median_gib_s = median(&r.runs_gib_s);
-        if let Some((lo, hi)) = min_max(&r.runs_gib_s) {
-            r.min_gib_s = Some(lo);
-            r.max_gib_s = Some(hi);
-        }
+        r.summarize();
     }
     let baseline = results
         .iter()

@@ -24,24 +24,11 @@ pub(super) fn facts() -> SystemFacts {
 }
 
 pub(super) fn rung(name: Rung, runs: &[f64]) -> RungResult {
-    RungResult {
-        name,
-        changes: name.changes().into(),
-        copies: name.copies(),
-        status: Status::Ok,
-        reason: None,
-        buf_size: 256 * 1024,
-        pipe_size: None,
-        bytes_per_run: 1 << 30,
-        warmup_gib_s: None,
-        runs_gib_s: runs.to_vec(),
-        median_gib_s: crate::bench::stats::median(runs),
-        min_gib_s: None,
-        max_gib_s: None,
-        speedup_vs_write_read: None,
-        cost: None,
-        profile: None,
-    }
+    let mut r = RungResult::new(name, 256 * 1024, None);
+    r.bytes_per_run = 1 << 30;
+    r.runs_gib_s = runs.to_vec();
+    r.summarize();
+    r
 }
 
 pub(super) fn bench(rungs: Vec<RungResult>) -> Document {
