@@ -382,11 +382,10 @@ fn bench_profile_shows_symbols_or_says_why() {
         }
         "unavailable" => {
             let reason = profile["reason"].as_str().unwrap();
-            let access = PerfAccess::of_this_process();
-            let expected = match access.check() {
-                Err(why) => why,
-                Ok(()) => NOT_INSTALLED.to_string(),
-            };
+            // The same search the bench made: perf first, then access.
+            let expected = Perf::locate(None, &PerfAccess::of_this_process())
+                .err()
+                .unwrap();
             assert_eq!(reason, expected);
             assert!(stdout.contains(&format!("no profiles: {reason}")));
         }

@@ -70,7 +70,7 @@ impl Executor for ProcessExecutor {
     }
 
     /// Runs a pipe job once more with each end under its own
-    /// `perf record -e cpu-clock -g -o DIR/END.data -- DIR/ps-END ...`,
+    /// `perf record -e cpu-clock -g -N -o DIR/END.data -- DIR/ps-END ...`,
     /// then reads both recordings with `perf report` and keeps the top
     /// [`TOP_SYMBOLS`] (process, symbol) pairs of the two together.
     ///
@@ -223,6 +223,7 @@ fn pipe(mut writer: Command, mut reader: Command) -> Result<ReadReport, RunError
         .spawn()
         .map_err(|e| spawn_failed(&writer, e))?;
     let Some(stdout) = writer_child.stdout.take() else {
+        finish(writer_child);
         return Err(RunError::Failed("writer has no stdout pipe".to_string()));
     };
     let reader_child = reader
@@ -241,10 +242,9 @@ fn pipe(mut writer: Command, mut reader: Command) -> Result<ReadReport, RunError
     // The reader's command holds our copy of the pipe's read end: closed
     // now, the writer sees EPIPE once the reader is done.
     drop(reader);
-    let out = reader_child
-        .wait_with_output()
-        .map_err(|e| RunError::Failed(format!("reader: {e}")))?;
+    let out = reader_child.wait_with_output();
     let (writer_status, writer_err) = finish(writer_child);
+    let out = out.map_err(|e| RunError::Failed(format!("reader: {e}")))?;
     let reader_err = String::from_utf8_lossy(&out.stderr).trim().to_string();
     if writer_status == Some(EXIT_UNSUPPORTED) {
         return Err(RunError::Unavailable(message(&writer_err)));
@@ -275,9 +275,10 @@ fn pipe(mut writer: Command, mut reader: Command) -> Result<ReadReport, RunError
 }
 
 /// Waits for a writer whose reader is done: it should see EPIPE and exit at
-/// once; one that does not within 10 s is killed.
+/// once (under perf, once perf has written its data); one that does not
+/// within 30 s is killed.
 fn finish(mut writer: Child) -> (Option<i32>, String) {
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(30);
     let status = loop {
         match writer.try_wait() {
             Ok(Some(status)) => break status.code(),

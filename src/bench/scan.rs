@@ -86,6 +86,9 @@ impl FromStr for Scan {
             .split(',')
             .map(|v| {
                 let n = parse_size(v).map_err(|e| e.to_string())?;
+                if n == 0 {
+                    return Err(format!("{name}: '{v}' is not a size to measure (0 bytes)"));
+                }
                 usize::try_from(n)
                     .map(|_| n)
                     .map_err(|_| format!("size '{v}' is too large"))
@@ -240,6 +243,7 @@ mod tests {
         assert!(err("runs=1,2").contains("cannot scan 'runs'"));
         assert!(err("buf-size=64K").contains("at least two values"));
         assert!(err("buf-size=64K,lots").contains("lots"));
+        assert!(err("pipe-size=0,64K").contains("0 bytes"));
     }
 
     #[test]

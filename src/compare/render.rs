@@ -84,7 +84,7 @@ pub fn markdown(c: &Comparison) -> String {
                 Cells::Full(cols) => cols.map(|col| escape(&col)),
                 Cells::Span(name, text) => {
                     let mut cols: [String; 8] = Default::default();
-                    (cols[0], cols[7]) = (name, escape(&text));
+                    (cols[0], cols[7]) = (escape(&name), escape(&text));
                     cols
                 }
             };

@@ -43,7 +43,9 @@ dt{font-weight:600}dd{margin:0}figure{margin:1rem 0}\
 figure svg{max-width:100%;height:auto}figcaption,p.small{color:#555;font-size:.9rem}\
 code{font-size:.9em}";
 
-/// `text` with `&`, `<`, `>`, `"` and `'` escaped, for text and attributes.
+/// `text` with `&`, `<`, `>`, `"` and `'` escaped, for text and attributes;
+/// control characters XML does not allow (an end's stderr may hold
+/// terminal escapes) become U+FFFD.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -53,7 +55,7 @@ pub fn escape(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            c => out.push(c),
+            c => out.push(super::xml_char(c)),
         }
     }
     out

@@ -15,6 +15,16 @@ pub use self::csv::Csv;
 pub use self::json::Json;
 pub use self::text::Text;
 
+/// `c`, or U+FFFD where `c` is a control character XML does not allow
+/// (a terminal escape in an end's stderr, say), for the SVG and HTML.
+fn xml_char(c: char) -> char {
+    match c {
+        '\t' | '\n' | '\r' => c,
+        c if c.is_control() => char::REPLACEMENT_CHARACTER,
+        c => c,
+    }
+}
+
 /// A format ladder results can be written in.
 pub trait Exporter {
     /// The whole document for `result`.

@@ -24,8 +24,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use super::report::{ReportLine, parse_report};
 
 /// What `perf record` samples: the `cpu-clock` software event (a VM
-/// has no hardware counters), with call chains (`-g`) as the blog did.
-pub const RECORD_ARGS: [&str; 4] = ["-e", "cpu-clock", "-g", "-o"];
+/// has no hardware counters), with call chains (`-g`) as the blog did;
+/// `-N`: no copy of the binaries into the user's `~/.debug` cache.
+pub const RECORD_ARGS: [&str; 5] = ["-e", "cpu-clock", "-g", "-N", "-o"];
 
 /// How `perf report` is asked for the symbols: self time only
 /// (`--no-children`), sample counts (`-n`), one line per process and
@@ -129,7 +130,7 @@ impl Perf {
         Ok(Perf { program })
     }
 
-    /// `perf record -e cpu-clock -g -o DATA -- PROGRAM`; the caller adds
+    /// `perf record -e cpu-clock -g -N -o DATA -- PROGRAM`; the caller adds
     /// PROGRAM's arguments.
     pub fn record(&self, data: &Path, program: &Path) -> Command {
         let mut command = Command::new(&self.program);
@@ -333,7 +334,7 @@ mod tests {
         command.arg("write");
         assert_eq!(
             command_line(&command),
-            "/usr/bin/perf record -e cpu-clock -g -o /tmp/w.data -- /tmp/ps-writer write"
+            "/usr/bin/perf record -e cpu-clock -g -N -o /tmp/w.data -- /tmp/ps-writer write"
         );
     }
 

@@ -83,11 +83,13 @@ fn drawing(chart: &str) -> impl Fn(&dyn Display) -> io::Error + '_ {
     move |e| io::Error::other(format!("cannot draw the {chart} chart: {e}"))
 }
 
-/// `text` cut to `max` characters, with an ellipsis if cut.
+/// `text` cut to `max` characters, with an ellipsis if cut, and with
+/// control characters replaced (see `xml_char`).
 fn clip(text: &str, max: usize) -> String {
+    let text: String = text.chars().map(super::xml_char).collect();
     match text.char_indices().nth(max) {
         Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_string(),
+        None => text,
     }
 }
 
