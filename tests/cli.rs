@@ -486,7 +486,9 @@ fn a_scan_refuses_rungs_and_values_it_cannot_measure() {
 }
 
 #[test]
-fn an_unwritable_chart_is_a_one_line_error() {
+fn an_unwritable_chart_is_a_one_line_error_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("ladder.json");
     let out = pipespeed(&[
         "bench",
         "--rungs",
@@ -495,10 +497,14 @@ fn an_unwritable_chart_is_a_one_line_error() {
         "1",
         "--bytes",
         "1M",
+        "--json",
+        json.to_str().unwrap(),
         "--svg",
         "/nonexistent-dir/ladder.svg",
     ])
     .output()
     .unwrap();
     assert_one_line_error(&out, 1, "cannot write /nonexistent-dir/ladder.svg");
+    // Found before the measuring: the JSON file is opened, and empty.
+    assert_eq!(std::fs::read(json).unwrap(), b"");
 }

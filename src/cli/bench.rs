@@ -38,6 +38,13 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         target_seconds: args.run_seconds,
         profile: args.profile,
     };
+    // A path that cannot be written is found now, not after the measuring.
+    for path in [&args.json, &args.csv, &args.svg, &args.html]
+        .into_iter()
+        .flatten()
+    {
+        std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
+    }
     let exe = std::env::current_exe()
         .context("cannot find the pipespeed binary to run writer and reader")?;
     let mut executor = ProcessExecutor::new(exe);
@@ -83,12 +90,14 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let text = Text {
         explain: args.explain,
     };
+    let mut out = Vec::new();
     for point in &result.points {
-        println!("== {} {}", result.param, Size(point.value));
-        io::stdout().write_all(&text.export(&point.result)?)?;
-        println!();
+        writeln!(out, "== {} {}", result.param, Size(point.value))?;
+        out.extend(text.export(&point.result)?);
+        writeln!(out)?;
     }
-    print!("{}", result.table());
+    out.extend(result.table().into_bytes());
+    io::stdout().write_all(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 
