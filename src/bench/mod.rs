@@ -8,6 +8,7 @@ pub mod latency;
 pub mod process;
 pub mod profile;
 pub mod reader;
+pub mod rung;
 pub mod scan;
 pub mod stats;
 pub mod writer;
