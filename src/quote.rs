@@ -1,9 +1,23 @@
 //! File names quoted as GNU tools quote them in messages (gnulib's
-//! `quotef`), so that `pipespeed cat`'s diagnostics match GNU cat's.
+//! `quotef`), so that `pipespeed cat`'s diagnostics match GNU cat's, and
+//! errors worded as `strerror` words them.
 //!
 //! # References
 //!  - gnulib `lib/quotearg.c` (`quotearg_buffer_restyled`), which this
 //!    module follows.
+
+/// The system's text for an error, as `strerror` gives it: without the
+/// ` (os error N)` Rust adds.
+pub fn strerror(err: &std::io::Error) -> String {
+    let text = err.to_string();
+    match err.raw_os_error() {
+        Some(code) => match text.strip_suffix(&format!(" (os error {code})")) {
+            Some(bare) => bare.to_owned(),
+            None => text,
+        },
+        None => text,
+    }
+}
 
 /// A file name as GNU tools quote it in a diagnostic (gnulib's `quotef`:
 /// the `shell-escape` quoting style, with `:` quoted too): as is when

@@ -105,15 +105,4 @@ fn report(err: &anyhow::Error) -> ExitCode {
     ExitCode::FAILURE
 }
 
-/// The system's text for an error, as `strerror` gives it: without the
-/// ` (os error N)` Rust adds.
-pub fn strerror(err: &io::Error) -> String {
-    let text = err.to_string();
-    match err.raw_os_error() {
-        Some(code) => match text.strip_suffix(&format!(" (os error {code})")) {
-            Some(bare) => bare.to_owned(),
-            None => text,
-        },
-        None => text,
-    }
-}
+pub use pipespeed::quote::strerror;

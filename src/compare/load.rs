@@ -3,13 +3,13 @@
 //! wrote the file and the version of its format.
 
 use std::fmt;
-use std::io;
 use std::path::Path;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::bench::{contend, ladder, latency};
+use crate::quote::strerror;
 
 /// Which command wrote a result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -206,17 +206,6 @@ fn read_json(path: &Path, name: &str) -> Result<Value, CompareError> {
     })
 }
 
-/// The system's text for an error, without the ` (os error N)` Rust adds.
-fn strerror(err: &io::Error) -> String {
-    let text = err.to_string();
-    match err.raw_os_error() {
-        Some(code) => text
-            .strip_suffix(&format!(" (os error {code})"))
-            .map_or(text.clone(), str::to_owned),
-        None => text,
-    }
-}
-
 fn schema(json: &Value, file: &str) -> Result<Schema, CompareError> {
     let not_result = |why: &str| CompareError::NotResult {
         file: file.into(),
@@ -320,7 +309,7 @@ mod tests {
 
     #[test]
     fn strerror_drops_the_os_error_number() {
-        let err = io::Error::from_raw_os_error(2);
+        let err = std::io::Error::from_raw_os_error(2);
         assert_eq!(strerror(&err), "No such file or directory");
     }
 }
