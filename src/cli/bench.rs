@@ -38,13 +38,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         target_seconds: args.run_seconds,
         profile: args.profile,
     };
-    // A path that cannot be written is found now, not after the measuring.
-    for path in [&args.json, &args.csv, &args.svg, &args.html]
-        .into_iter()
-        .flatten()
-    {
-        std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
-    }
+    crate::open_outputs([&args.json, &args.csv, &args.svg, &args.html])?;
     let exe = std::env::current_exe()
         .context("cannot find the pipespeed binary to run writer and reader")?;
     let mut executor = ProcessExecutor::new(exe);

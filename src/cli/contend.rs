@@ -217,6 +217,7 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
     }
     let facts = SystemFacts::collect();
     let config = config(&args, &facts)?;
+    crate::open_outputs([&args.json, &args.csv, &args.svg])?;
     catch_interrupts()?;
     let bar = ProgressBar::new((config.runs * config.cells.len()) as u64);
     bar.set_style(

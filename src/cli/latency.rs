@@ -248,6 +248,7 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     }
     let facts = SystemFacts::collect();
     let config = config(&args, &facts.cpus_allowed)?;
+    crate::open_outputs([&args.json, &args.csv, &args.svg])?;
     let mut runner: Box<dyn Runner> = match config.mode {
         Mode::Threads => Box::new(ThreadRunner),
         Mode::Processes => Box::new(ProcessRunner {

@@ -106,3 +106,15 @@ fn report(err: &anyhow::Error) -> ExitCode {
 }
 
 pub use pipespeed::quote::strerror;
+
+/// Opens (creates, empties) every output file asked for, so that a path
+/// that cannot be written is an error before the measuring, not after.
+pub fn open_outputs<'a>(
+    paths: impl IntoIterator<Item = &'a Option<std::path::PathBuf>>,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    for path in paths.into_iter().flatten() {
+        std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
