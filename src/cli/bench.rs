@@ -1,7 +1,6 @@
 //! `pipespeed bench` (and `pipespeed` alone): the ladder.
 
 use std::io::{self, Write};
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -12,12 +11,12 @@ use pipespeed::bench::process::ProcessExecutor;
 use pipespeed::bench::scan::{ScanParam, ScanPoint, ScanResult};
 use pipespeed::report::html::html_report;
 use pipespeed::report::svg::{ladder_svg, scan_result_svg};
-use pipespeed::report::{Csv, Exporter, Json, Text};
+use pipespeed::report::{Csv, Exporter, Json, Text, json_document};
 use pipespeed::sys::SystemFacts;
 use pipespeed::units::Size;
 
-use crate::UsageError;
 use crate::args::BenchArgs;
+use crate::{UsageError, write_file};
 
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
@@ -72,11 +71,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     }
     bar.finish_and_clear();
     let result = ScanResult::new(facts, scan.param, points);
-    write_file(&args.json, || {
-        let mut out = serde_json::to_vec_pretty(&result).map_err(io::Error::other)?;
-        out.push(b'\n');
-        Ok(out)
-    })?;
+    write_file(&args.json, || json_document(&result))?;
     write_file(&args.csv, || scan_csv(&result))?;
     write_file(&args.svg, || {
         scan_result_svg(&result).map(String::into_bytes)
@@ -173,18 +168,6 @@ fn measure(
             bar.set_message(format!("{rung} under perf record"));
         }
     })
-}
-
-/// Writes `render()` to `path`, when there is one.
-fn write_file(
-    path: &Option<PathBuf>,
-    render: impl FnOnce() -> io::Result<Vec<u8>>,
-) -> anyhow::Result<()> {
-    if let Some(path) = path {
-        std::fs::write(path, render()?)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    Ok(())
 }
 
 /// Every point's CSV rows under one header (the rows carry `buf_size`

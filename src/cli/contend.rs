@@ -16,12 +16,13 @@ use pipespeed::bench::contend::{
     Cell, ContendConfig, Event, MAX_ENDS, Mode, procs, resolve_pipe_size, run_contend,
 };
 use pipespeed::bench::ladder::Placement;
+use pipespeed::report::json_document;
 use pipespeed::report::svg::contend_svg;
 use pipespeed::sys::SystemFacts;
 use pipespeed::sys::process::{catch_interrupts, interrupted};
 use pipespeed::units::{GIB, MIB, Size, parse_size};
 
-use crate::UsageError;
+use crate::{UsageError, write_file};
 
 /// The largest message: every end maps one.
 const MAX_MESSAGE: u64 = 256 * MIB;
@@ -249,19 +250,9 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
         }
         other => other.context("contend")?,
     };
-    if let Some(path) = &args.json {
-        let mut json = serde_json::to_string_pretty(&result)?;
-        json.push('\n');
-        std::fs::write(path, json).with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    if let Some(path) = &args.csv {
-        std::fs::write(path, csv(&result))
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    if let Some(path) = &args.svg {
-        std::fs::write(path, contend_svg(&result)?)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
+    write_file(&args.json, || json_document(&result))?;
+    write_file(&args.csv, || Ok(csv(&result).into_bytes()))?;
+    write_file(&args.svg, || contend_svg(&result).map(String::into_bytes))?;
     io::stdout().write_all(text(&result).as_bytes())?;
     let failed = result
         .rows

@@ -14,12 +14,13 @@ use pipespeed::bench::latency::{
     Exchange, LatencyConfig, LatencyRun, Mode, PingConfig, Placement, Runner, Span, ThreadRunner,
     pin, ping, pong, run_latency,
 };
+use pipespeed::report::json_document;
 use pipespeed::report::svg::latency_svg;
 use pipespeed::sys::{FdKind, SystemFacts, fd_info, pin_to_cpu, pipe};
 use pipespeed::units::{MIB, Size, parse_size};
 use pipespeed::wait::Wait;
 
-use crate::UsageError;
+use crate::{UsageError, write_file};
 
 mod render;
 
@@ -272,19 +273,9 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     // A message, not an io::Error: a broken pipe here is a failure, not a
     // reader going away.
     let result = result.map_err(|e| anyhow!("{e}"))?;
-    if let Some(path) = &args.json {
-        let mut text = serde_json::to_vec_pretty(&result)?;
-        text.push(b'\n');
-        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    if let Some(path) = &args.csv {
-        std::fs::write(path, csv(&result))
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    if let Some(path) = &args.svg {
-        std::fs::write(path, latency_svg(&result)?)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
+    write_file(&args.json, || json_document(&result))?;
+    write_file(&args.csv, || Ok(csv(&result).into_bytes()))?;
+    write_file(&args.svg, || latency_svg(&result).map(String::into_bytes))?;
     io::stdout().write_all(text(&result).as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -107,6 +107,19 @@ fn report(err: &anyhow::Error) -> ExitCode {
 
 pub use pipespeed::quote::strerror;
 
+/// Writes `render()` to `path`, when there is one.
+pub fn write_file(
+    path: &Option<std::path::PathBuf>,
+    render: impl FnOnce() -> io::Result<Vec<u8>>,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    if let Some(path) = path {
+        std::fs::write(path, render()?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
 /// Opens (creates, empties) every output file asked for, so that a path
 /// that cannot be written is an error before the measuring, not after.
 pub fn open_outputs<'a>(

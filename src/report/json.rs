@@ -11,8 +11,14 @@ pub struct Json;
 
 impl Exporter for Json {
     fn export(&self, result: &LadderResult) -> io::Result<Vec<u8>> {
-        let mut out = serde_json::to_vec_pretty(result).map_err(io::Error::other)?;
-        out.push(b'\n');
-        Ok(out)
+        document(result)
     }
+}
+
+/// Any result (ladder, scan, latency, contend) as the pretty-printed
+/// document `--json` writes, ending in a newline.
+pub fn document(result: &impl serde::Serialize) -> io::Result<Vec<u8>> {
+    let mut out = serde_json::to_vec_pretty(result).map_err(io::Error::other)?;
+    out.push(b'\n');
+    Ok(out)
 }

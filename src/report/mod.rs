@@ -12,7 +12,7 @@ use std::io;
 use crate::bench::ladder::LadderResult;
 
 pub use self::csv::Csv;
-pub use self::json::Json;
+pub use self::json::{Json, document as json_document};
 pub use self::text::Text;
 
 /// `c`, or U+FFFD where `c` is a control character XML does not allow
