@@ -3,11 +3,16 @@
 /// The median of `values` (the mean of the two middle ones for an even
 /// count), or `None` when empty. NaNs sort last.
 pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
+    median_of_sorted(&sorted)
+}
+
+/// The median of `sorted`, already in order (`None` if empty).
+pub fn median_of_sorted(sorted: &[f64]) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
     let mid = sorted.len() / 2;
     Some(if sorted.len().is_multiple_of(2) {
         (sorted[mid - 1] + sorted[mid]) / 2.0

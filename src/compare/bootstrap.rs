@@ -9,7 +9,7 @@
 //! can only take a few values, so the interval is wide and honest about
 //! it: five runs a side cannot show a 1% change.
 
-use crate::bench::stats::Shuffler;
+use crate::bench::stats::{Shuffler, median_of_sorted};
 
 /// How the interval is drawn.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -105,12 +105,7 @@ fn resampled_median(values: &[f64], scratch: &mut [f64], rng: &mut Shuffler) -> 
         *slot = values[rng.below(values.len())];
     }
     scratch.sort_by(f64::total_cmp);
-    let mid = scratch.len() / 2;
-    if scratch.len().is_multiple_of(2) {
-        (scratch[mid - 1] + scratch[mid]) / 2.0
-    } else {
-        scratch[mid]
-    }
+    median_of_sorted(scratch).unwrap_or(f64::NAN)
 }
 
 /// The `q` quantile of `sorted` (not empty), interpolating linearly
