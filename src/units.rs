@@ -87,6 +87,17 @@ impl fmt::Display for Size {
     }
 }
 
+/// A duration in nanoseconds in the unit that keeps it readable:
+/// `812 ns`, `23.46 us`, `2.50 ms`, `3.00 s`.
+pub fn readable_ns(ns: f64) -> String {
+    match ns {
+        n if n < 1e3 => format!("{n:.0} ns"),
+        n if n < 1e6 => format!("{:.2} us", n / 1e3),
+        n if n < 1e9 => format!("{:.2} ms", n / 1e6),
+        n => format!("{:.2} s", n / 1e9),
+    }
+}
+
 /// Bytes per second expressed in GiB/s.
 pub fn gib_per_s(bytes: u64, seconds: f64) -> f64 {
     if seconds <= 0.0 {

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use super::bootstrap::Interval;
 use super::extract::{Better, Unit};
 use super::{Comparison, Line, Outcome, Side, Table, Verdict};
+use crate::units::readable_ns;
 
 /// The columns of a compared row, after the row's name.
 const HEADINGS: [&str; 7] = ["base", "new", "runs", "delta", "ratio", "CI", "verdict"];
@@ -225,12 +226,7 @@ pub fn verdict(v: Verdict) -> &'static str {
 pub fn value(unit: Unit, v: f64) -> String {
     match unit {
         Unit::GibPerS => format!("{v:.2}"),
-        Unit::Nanoseconds => match v {
-            v if v < 1e3 => format!("{v:.0} ns"),
-            v if v < 1e6 => format!("{:.2} us", v / 1e3),
-            v if v < 1e9 => format!("{:.2} ms", v / 1e6),
-            v => format!("{:.2} s", v / 1e9),
-        },
+        Unit::Nanoseconds => readable_ns(v),
         Unit::PerSecond => match v {
             v if v < 1e3 => format!("{v:.1}"),
             v if v < 1e6 => format!("{:.1}k", v / 1e3),

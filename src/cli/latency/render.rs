@@ -7,15 +7,7 @@ use pipespeed::bench::latency::{LatencyResult, Span};
 use super::name;
 use pipespeed::units::Size;
 
-/// A duration in ns, in the unit that keeps it readable.
-pub fn ns(ns: f64) -> String {
-    match ns {
-        n if n < 1e3 => format!("{n:.0} ns"),
-        n if n < 1e6 => format!("{:.2} us", n / 1e3),
-        n if n < 1e9 => format!("{:.2} ms", n / 1e6),
-        n => format!("{:.2} s", n / 1e9),
-    }
-}
+pub use pipespeed::units::readable_ns as ns;
 
 fn span(s: Span) -> String {
     match s {
