@@ -15,8 +15,9 @@ use pipespeed::report::{Csv, Exporter, Json, Text, json_document};
 use pipespeed::sys::SystemFacts;
 use pipespeed::units::Size;
 
+use crate::UsageError;
 use crate::args::BenchArgs;
-use crate::{UsageError, write_file};
+use crate::output::write_file;
 
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
@@ -37,7 +38,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         target_seconds: args.run_seconds,
         profile: args.profile,
     };
-    crate::open_outputs([&args.json, &args.csv, &args.svg, &args.html])?;
+    crate::output::check_outputs([&args.json, &args.csv, &args.svg, &args.html])?;
     let exe = std::env::current_exe()
         .context("cannot find the pipespeed binary to run writer and reader")?;
     let mut executor = ProcessExecutor::new(exe);
@@ -49,7 +50,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         write_file(&args.csv, || Csv.export(&result))?;
         write_file(&args.svg, || ladder_svg(&result).map(String::into_bytes))?;
         write_file(&args.html, || html_report(&result).map(String::into_bytes))?;
-        io::stdout().write_all(
+        crate::output::print(
             &Text {
                 explain: args.explain,
             }
@@ -86,7 +87,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         writeln!(out)?;
     }
     out.extend(result.table().into_bytes());
-    io::stdout().write_all(&out)?;
+    crate::output::print(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -19,7 +19,8 @@ use clap::{Args, CommandFactory};
 use pipespeed::cat_format::{FormatOptions, Formatter};
 use pipespeed::copy::{Copier, CopyOptions, Side, input_is_output};
 use pipespeed::quote::quote_file_name;
-use pipespeed::sys::signal::default_sigpipe;
+use pipespeed::sys::inherited::{self, Stdio};
+use pipespeed::sys::signal::inherited_sigpipe;
 use pipespeed::sys::{FdInfo, fd_info};
 use pipespeed::units::KIB;
 use pipespeed::wait::{read, write_all};
@@ -145,10 +146,12 @@ impl Invocation {
 }
 
 /// GNU cat dies of `SIGPIPE` when its reader goes away, silently; so must
-/// a drop-in. Restoring the default action cannot fail for `SIGPIPE`, and
-/// if it did, a reader going away would be reported as a write error.
+/// a drop-in, unless its parent ignored `SIGPIPE`: then the reader going
+/// away is a write error ("write error: Broken pipe", status 1), as in
+/// GNU. Restoring the default action cannot fail for `SIGPIPE`, and if it
+/// did, a reader going away would be reported as a write error.
 fn sigpipe_kills() {
-    let _ = default_sigpipe();
+    let _ = inherited_sigpipe();
 }
 
 /// `--help`: the subcommand's help, with the name cat was called by.
@@ -247,7 +250,8 @@ pub fn run(invocation: &Invocation, args: CatArgs) -> ExitCode {
     sigpipe_kills();
     let stdout = io::stdout();
     let out = stdout.as_fd();
-    let out_info = match fd_info(out) {
+    // GNU examines stdout first: closed, it is an error before any input.
+    let out_info = match closed_error(Stdio::Stdout).map_or_else(|| fd_info(out), Err) {
         Ok(info) => info,
         Err(err) => {
             invocation.say(&[b"standard output: ", strerror(&err).as_bytes()]);
@@ -264,7 +268,9 @@ pub fn run(invocation: &Invocation, args: CatArgs) -> ExitCode {
         &args.files[..]
     };
     let mut ok = true;
+    let mut read_stdin = false;
     for name in names {
+        read_stdin |= name == "-";
         let failure = match cat_file(name, stdin.as_fd(), out, &out_info, &mut engine) {
             Ok(()) => continue,
             Err(failure) => failure,
@@ -280,11 +286,22 @@ pub fn run(invocation: &Invocation, args: CatArgs) -> ExitCode {
     if let Err(err) = engine.finish(out) {
         return invocation.write_error(&err);
     }
+    // GNU closes a stdin it read from, and reports a failure to.
+    if let Some(err) = closed_error(Stdio::Stdin).filter(|_| read_stdin) {
+        invocation.say(&[b"closing standard input: ", strerror(&err).as_bytes()]);
+        ok = false;
+    }
     if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     }
+}
+
+/// `EBADF` if `fd` was closed when we started (see
+/// [`pipespeed::sys::inherited`]).
+fn closed_error(fd: Stdio) -> Option<io::Error> {
+    inherited::closed_at_start(fd).then(|| io::Error::from_raw_os_error(libc::EBADF))
 }
 
 /// Why one file was not copied.

@@ -2,7 +2,6 @@
 //! with a bootstrap interval of each ratio; parse, call the library,
 //! print.
 
-use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -71,7 +70,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     } else {
         render::text(&comparison)
     };
-    io::stdout().write_all(out.as_bytes())?;
+    crate::output::print(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 

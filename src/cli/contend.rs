@@ -1,7 +1,7 @@
 //! `pipespeed contend`: N writers and M readers on one pipe, as the
 //! kernel's pipe_bench runs them; parse, call the library, render.
 
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,7 +22,8 @@ use pipespeed::sys::SystemFacts;
 use pipespeed::sys::process::{catch_interrupts, interrupted};
 use pipespeed::units::{GIB, MIB, Size, parse_size};
 
-use crate::{UsageError, write_file};
+use crate::UsageError;
+use crate::output::write_file;
 
 /// The largest message: every end maps one.
 const MAX_MESSAGE: u64 = 256 * MIB;
@@ -218,7 +219,7 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
     }
     let facts = SystemFacts::collect();
     let config = config(&args, &facts)?;
-    crate::open_outputs([&args.json, &args.csv, &args.svg])?;
+    crate::output::check_outputs([&args.json, &args.csv, &args.svg])?;
     catch_interrupts()?;
     let bar = ProgressBar::new((config.runs * config.cells.len()) as u64);
     bar.set_style(
@@ -253,7 +254,7 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
     write_file(&args.json, || json_document(&result))?;
     write_file(&args.csv, || Ok(csv(&result).into_bytes()))?;
     write_file(&args.svg, || contend_svg(&result).map(String::into_bytes))?;
-    io::stdout().write_all(text(&result).as_bytes())?;
+    crate::output::print(text(&result).as_bytes())?;
     let failed = result
         .rows
         .iter()

@@ -1,6 +1,6 @@
 //! `pipespeed write` and `pipespeed read`: the blog's two programs.
 
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::AsFd;
 use std::process::ExitCode;
 
@@ -136,7 +136,7 @@ pub fn read(args: ReadArgs) -> anyhow::Result<ExitCode> {
             Size(report.bytes)
         )
     };
-    writeln!(io::stdout(), "{line}")?;
+    crate::output::print(format!("{line}\n").as_bytes())?;
     if let Some(mismatch) = &report.mismatch {
         anyhow::bail!("verify failed: {mismatch}");
     }

@@ -1,7 +1,7 @@
 //! `pipespeed latency`: ping-pong round trips over two pipes, as threads or
 //! as processes (the ponger is this binary run as `latency --pong`).
 
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitCode, Stdio};
@@ -20,7 +20,8 @@ use pipespeed::sys::{FdKind, SystemFacts, fd_info, pin_to_cpu, pipe};
 use pipespeed::units::{MIB, Size, parse_size};
 use pipespeed::wait::Wait;
 
-use crate::{UsageError, write_file};
+use crate::UsageError;
+use crate::output::write_file;
 
 mod render;
 
@@ -249,7 +250,7 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     }
     let facts = SystemFacts::collect();
     let config = config(&args, &facts.cpus_allowed)?;
-    crate::open_outputs([&args.json, &args.csv, &args.svg])?;
+    crate::output::check_outputs([&args.json, &args.csv, &args.svg])?;
     let mut runner: Box<dyn Runner> = match config.mode {
         Mode::Threads => Box::new(ThreadRunner),
         Mode::Processes => Box::new(ProcessRunner {
@@ -276,7 +277,7 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     write_file(&args.json, || json_document(&result))?;
     write_file(&args.csv, || Ok(csv(&result).into_bytes()))?;
     write_file(&args.svg, || latency_svg(&result).map(String::into_bytes))?;
-    io::stdout().write_all(text(&result).as_bytes())?;
+    crate::output::print(text(&result).as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 

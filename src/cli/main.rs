@@ -7,12 +7,14 @@ mod compare;
 mod contend;
 mod ends;
 mod latency;
+mod output;
 mod pv;
 
 use std::io;
 use std::process::ExitCode;
 
 use clap::Parser;
+use pipespeed::sys::inherited::{self, Stdio};
 
 use args::{BenchArgs, Cli, Command};
 
@@ -24,7 +26,26 @@ const EXIT_USAGE: u8 = 2;
 #[error("{0}")]
 pub struct UsageError(String);
 
+// What the parent left closed or ignored, read before the Rust runtime
+// reopens closed descriptors on /dev/null and ignores SIGPIPE: the C
+// library runs `.init_array` first (see `pipespeed::sys::inherited`).
+#[used]
+#[allow(unsafe_code)]
+// SAFETY: `record` takes no arguments and is safe to run before `main`: it
+// makes only fcntl and sigaction calls and stores one atomic byte.
+#[unsafe(link_section = ".init_array")]
+static RECORD_INHERITED: extern "C" fn() = inherited::record;
+
 fn main() -> ExitCode {
+    // A descriptor closed at start stays unusable: reads and writes on it
+    // fail with EBADF instead of going to /dev/null.
+    if let Err(err) = inherited::keep_closed() {
+        eprintln!(
+            "pipespeed: cannot keep a closed standard descriptor closed: {}",
+            strerror(&err)
+        );
+        return ExitCode::FAILURE;
+    }
     let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // Called `cat` (a symlink), the binary is `pipespeed cat`.
     let cat = cat::Invocation::detect(&mut argv);
@@ -37,6 +58,9 @@ fn main() -> ExitCode {
             };
         }
     };
+    if let Some(code) = closed_stdio(&cli.command) {
+        return code;
+    }
     let result = match cli.command {
         None => bench::run(BenchArgs {
             runs: 5,
@@ -58,6 +82,26 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => report(&err),
     }
+}
+
+/// The error status when a command needs a standard descriptor that was
+/// closed when we started: `pipespeed write >&-` would otherwise write its
+/// stream into nothing and exit 0. cat and pv check for themselves, in
+/// their own words.
+fn closed_stdio(command: &Option<Command>) -> Option<ExitCode> {
+    let needs = |fd| match command {
+        Some(Command::Cat(_) | Command::Pv(_)) => false,
+        Some(Command::Read(_)) => matches!(fd, Stdio::Stdin | Stdio::Stdout),
+        // Every other command writes its result to stdout.
+        _ => fd == Stdio::Stdout,
+    };
+    let fd = inherited::closed().find(|&fd| needs(fd))?;
+    eprintln!(
+        "pipespeed: {}: {}",
+        fd.name(),
+        strerror(&io::Error::from_raw_os_error(libc::EBADF))
+    );
+    Some(ExitCode::FAILURE)
 }
 
 /// Help and version go to stdout with status 0; everything else is one
@@ -94,8 +138,13 @@ fn report(err: &anyhow::Error) -> ExitCode {
         .chain()
         .find_map(|e| e.downcast_ref::<io::Error>())
         .map(io::Error::kind);
-    if io_kind == Some(io::ErrorKind::BrokenPipe) {
-        // Our reader went away: end quietly, as GNU tools do.
+    let stdout_broken = err
+        .chain()
+        .find_map(|e| e.downcast_ref::<output::StdoutError>())
+        .is_some_and(|e| e.0.kind() == io::ErrorKind::BrokenPipe);
+    if stdout_broken {
+        // Our reader went away: end quietly, as GNU tools do. A broken
+        // pipe anywhere else (a child's pipe) is an error like any other.
         return ExitCode::SUCCESS;
     }
     eprintln!("pipespeed: {err:#}");
@@ -106,28 +155,3 @@ fn report(err: &anyhow::Error) -> ExitCode {
 }
 
 pub use pipespeed::quote::strerror;
-
-/// Writes `render()` to `path`, when there is one.
-pub fn write_file(
-    path: &Option<std::path::PathBuf>,
-    render: impl FnOnce() -> io::Result<Vec<u8>>,
-) -> anyhow::Result<()> {
-    use anyhow::Context;
-    if let Some(path) = path {
-        std::fs::write(path, render()?)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    Ok(())
-}
-
-/// Opens (creates, empties) every output file asked for, so that a path
-/// that cannot be written is an error before the measuring, not after.
-pub fn open_outputs<'a>(
-    paths: impl IntoIterator<Item = &'a Option<std::path::PathBuf>>,
-) -> anyhow::Result<()> {
-    use anyhow::Context;
-    for path in paths.into_iter().flatten() {
-        std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    Ok(())
-}

@@ -7,6 +7,7 @@ pub mod clock;
 pub mod cpu;
 pub mod facts;
 pub mod file;
+pub mod inherited;
 pub mod pipe;
 pub mod process;
 pub mod rusage;

@@ -22,3 +22,18 @@ pub fn default_sigpipe() -> io::Result<()> {
     }
     Ok(())
 }
+
+/// Gives `SIGPIPE` back the action the parent left it with, which the Rust
+/// runtime replaced by "ignore" before `main`: the default (terminate),
+/// unless the parent ignored it ([`inherited::sigpipe_ignored_at_start`],
+/// as systemd's `IgnoreSIGPIPE=` and `trap '' PIPE` do). Then it stays
+/// ignored, and a reader going away is an `EPIPE` to report as a write
+/// error, as GNU cat and pv do.
+///
+/// [`inherited::sigpipe_ignored_at_start`]: super::inherited::sigpipe_ignored_at_start
+pub fn inherited_sigpipe() -> io::Result<()> {
+    if super::inherited::sigpipe_ignored_at_start() {
+        return Ok(());
+    }
+    default_sigpipe()
+}
