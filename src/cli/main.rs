@@ -155,3 +155,26 @@ fn report(err: &anyhow::Error) -> ExitCode {
 }
 
 pub use pipespeed::quote::strerror;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn broken_pipe() -> io::Error {
+        io::Error::from_raw_os_error(libc::EPIPE)
+    }
+
+    #[test]
+    fn only_a_broken_standard_output_ends_quietly() {
+        let stdout =
+            anyhow::Error::new(output::StdoutError(broken_pipe())).context("print the table");
+        assert_eq!(report(&stdout), ExitCode::SUCCESS);
+        // A reader process of ours that died: a failure, said.
+        let child = anyhow::Error::new(broken_pipe()).context("contend: a writer's pipe");
+        assert_eq!(report(&child), ExitCode::FAILURE);
+        let other = anyhow::Error::new(output::StdoutError(io::Error::from_raw_os_error(
+            libc::ENOSPC,
+        )));
+        assert_eq!(report(&other), ExitCode::FAILURE);
+    }
+}

@@ -1,0 +1,166 @@
+//! What the parent hands down: standard descriptors it closed and a
+//! `SIGPIPE` it ignored are seen as such, and treated as GNU cat treats
+//! them, though the Rust runtime reopens closed descriptors on /dev/null
+//! and ignores `SIGPIPE` before `main`.
+//!
+//! The shell does the closing (`>&-`) and the ignoring (`trap '' PIPE`,
+//! which `exec` keeps), as a user's shell or systemd would.
+
+#![allow(clippy::unwrap_used)]
+
+use std::process::{Command, Output};
+
+const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
+
+/// Runs `script` under `sh -c`, with `$P` the binary and the current
+/// directory `dir`.
+fn sh(dir: &std::path::Path, script: &str) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .env("P", EXE)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A directory holding `f` (a short text) and `big` (more than a pipe
+/// holds, so a reader that goes away is noticed).
+fn files() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f"), "hi\n").unwrap();
+    std::fs::write(dir.path().join("big"), vec![b'x'; 4 << 20]).unwrap();
+    dir
+}
+
+/// Whether `cat` is GNU's, to compare with.
+fn gnu_cat() -> bool {
+    let gnu = Command::new("cat")
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).contains("GNU coreutils"));
+    if !gnu {
+        eprintln!("skipped: the comparison with GNU cat needs GNU cat, and none is installed");
+    }
+    gnu
+}
+
+/// `pipespeed cat` and GNU cat given the same descriptors by the shell:
+/// `(stdout, stderr, status)` with GNU's program name replaced by ours.
+fn cat_cases() -> [(&'static str, &'static str, &'static str, i32); 5] {
+    [
+        // (redirection and operands, stdout, stderr, status)
+        ("f >&-", "", "standard output: Bad file descriptor\n", 1),
+        (
+            "- f <&-",
+            "hi\n",
+            "-: Bad file descriptor\nP: closing standard input: Bad file descriptor\n",
+            1,
+        ),
+        (
+            "<&-",
+            "",
+            "-: Bad file descriptor\nP: closing standard input: Bad file descriptor\n",
+            1,
+        ),
+        ("f <&-", "hi\n", "", 0),
+        ("f 2>&-", "hi\n", "", 0),
+    ]
+}
+
+#[test]
+fn closed_standard_descriptors_are_reported_as_gnu_cat_reports_them() {
+    let dir = files();
+    for (args, stdout, stderr_text, status) in cat_cases() {
+        let out = sh(dir.path(), &format!("\"$P\" cat {args}"));
+        let expected = stderr_text
+            .lines()
+            .map(|line| match line.strip_prefix("P: ") {
+                Some(rest) => format!("pipespeed cat: {rest}\n"),
+                None => format!("pipespeed cat: {line}\n"),
+            })
+            .collect::<String>();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), stdout, "cat {args}");
+        assert_eq!(stderr(&out), expected, "cat {args}");
+        assert_eq!(out.status.code(), Some(status), "cat {args}");
+        if gnu_cat() {
+            let gnu = sh(dir.path(), &format!("cat {args}"));
+            assert_eq!(gnu.stdout, out.stdout, "GNU cat {args}");
+            assert_eq!(
+                stderr(&gnu).replace("cat: ", "pipespeed cat: "),
+                expected,
+                "GNU cat {args}"
+            );
+            assert_eq!(gnu.status.code(), Some(status), "GNU cat {args}");
+        }
+    }
+}
+
+#[test]
+fn a_standard_output_on_dev_null_is_not_taken_for_a_closed_one() {
+    let dir = files();
+    let out = sh(
+        dir.path(),
+        "\"$P\" cat f >/dev/null && \"$P\" write --bytes 1M >/dev/null",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn a_command_whose_standard_output_is_closed_fails_before_doing_anything() {
+    let dir = files();
+    for (script, name) in [
+        ("\"$P\" write --bytes 1M >&-", "standard output"),
+        (
+            "\"$P\" write --bytes 1K | \"$P\" read --bytes 1K >&-",
+            "standard output",
+        ),
+        ("\"$P\" read --bytes 1K <&-", "standard input"),
+        (
+            "\"$P\" compare nosuch.json nosuch.json >&-",
+            "standard output",
+        ),
+    ] {
+        let out = sh(dir.path(), script);
+        assert_eq!(out.status.code(), Some(1), "{script}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            format!("pipespeed: {name}: Bad file descriptor\n"),
+            "{script}"
+        );
+    }
+}
+
+#[test]
+fn an_ignored_sigpipe_stays_ignored_and_a_gone_reader_is_a_write_error() {
+    let dir = files();
+    for options in ["", "-n"] {
+        // cat's status is printed by the group it runs in.
+        let script = format!(
+            "trap '' PIPE; {{ \"$P\" cat {options} big; echo \"cat=$?\" >&2; }} | head -c1 >/dev/null"
+        );
+        let cat = sh(dir.path(), &script);
+        assert_eq!(
+            stderr(&cat),
+            "pipespeed cat: write error: Broken pipe\ncat=1\n",
+            "cat {options}"
+        );
+    }
+    // Not ignored: death by SIGPIPE, quietly (status 141 in the shell).
+    let cat = sh(
+        dir.path(),
+        "{ \"$P\" cat big; echo \"cat=$?\" >&2; } | head -c1 >/dev/null",
+    );
+    assert_eq!(stderr(&cat), "cat=141\n");
+    if gnu_cat() {
+        let gnu = sh(
+            dir.path(),
+            "trap '' PIPE; { cat big; echo \"cat=$?\" >&2; } | head -c1 >/dev/null",
+        );
+        assert_eq!(stderr(&gnu), "cat: write error: Broken pipe\ncat=1\n");
+    }
+}
