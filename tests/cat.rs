@@ -923,3 +923,44 @@ fn file_names_in_messages_are_quoted_as_gnu_quotes_them() {
         .fails()
         .stderr_is("pipespeed cat: 'x'$'\\377': No such file or directory\n");
 }
+
+// ---------------------------------------------------------------------------
+// Page references.
+
+/// cat's output pipe, filled by `pipespeed cat f` with `env`, read only
+/// after cat has exited and `f` has been overwritten in place.
+fn read_after_overwrite(env: &[(&str, &str)]) -> (Vec<u8>, Vec<u8>) {
+    let dir = Dir::new();
+    // Above the size cat copies by read/write, within one pipe's 64 KiB.
+    let old = vec![b'o'; 48 * 1024];
+    let f = dir.write("f", &old);
+    let (mut reader, writer) = io::pipe().unwrap();
+    let mut run = pipespeed_cat().args([&f]);
+    for (key, value) in env {
+        run = run.env(key, value);
+    }
+    run.stdout_to(File::from(std::os::fd::OwnedFd::from(writer)))
+        .succeeds();
+    // In place: the same page-cache pages, not a new file.
+    let mut file = fs::OpenOptions::new().write(true).open(&f).unwrap();
+    file.write_all(&vec![b'n'; old.len()]).unwrap();
+    drop(file);
+    let mut got = Vec::new();
+    reader.read_to_end(&mut got).unwrap();
+    (old, got)
+}
+
+#[test]
+fn pipespeed_no_splice_gives_the_reader_the_bytes_of_when_cat_ran() {
+    for value in ["1", "yes"] {
+        let (old, got) = read_after_overwrite(&[("PIPESPEED_NO_SPLICE", value)]);
+        assert!(
+            got == old,
+            "PIPESPEED_NO_SPLICE={value}: the reader saw later bytes"
+        );
+    }
+    // Spliced, the reader may see either (6.18 shows it the new bytes),
+    // but never a mixture of lengths.
+    let (old, got) = read_after_overwrite(&[("PIPESPEED_NO_SPLICE", "0")]);
+    assert_eq!(got.len(), old.len());
+}

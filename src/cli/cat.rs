@@ -166,7 +166,7 @@ fn help(program: &OsStr) -> String {
     cat.override_usage(format!("{name} [OPTION]... [FILE]..."))
         .after_help(format!(
             "Examples:\n  {name} f - g  Output f's contents, then standard input, then g's contents.\n  \
-             {name}        Copy standard input to standard output.\n"
+             {name}        Copy standard input to standard output.\n\n{PAGE_REFERENCES}"
         ))
         .render_help()
         .to_string()
@@ -353,7 +353,10 @@ enum Engine {
 impl Engine {
     fn new(options: FormatOptions) -> Engine {
         if options.is_plain() {
-            Engine::Copy(Copier::new(CopyOptions::default()))
+            Engine::Copy(Copier::new(CopyOptions {
+                page_references: !no_splice(),
+                ..CopyOptions::default()
+            }))
         } else {
             Engine::Format {
                 formatter: Box::new(Formatter::new(options)),
@@ -403,6 +406,29 @@ impl Engine {
         }
     }
 }
+
+/// The variable that asks cat to copy files rather than pass their pages
+/// (see [`PAGE_REFERENCES`]): an environment variable, because every name
+/// of a new option would change which abbreviations of GNU's long options
+/// are ambiguous.
+const NO_SPLICE: &str = "PIPESPEED_NO_SPLICE";
+
+/// Whether [`NO_SPLICE`] is set to anything but empty or `0`.
+fn no_splice() -> bool {
+    std::env::var_os(NO_SPLICE).is_some_and(|value| !value.is_empty() && value != "0")
+}
+
+/// What `--help` says of page references; docs/cat.md has the details.
+const PAGE_REFERENCES: &str = "\
+Files larger than 32 KiB go into pipes and sockets by splice(2): the reader
+gets references to the file's page-cache pages, not copies, so a file
+overwritten in place after cat has finished but before the reader has read
+it shows the reader the new bytes. Set PIPESPEED_NO_SPLICE=1 to copy them
+instead (by read/write, as GNU cat 9.1 does).
+
+Exit status: 0 if every file was copied, 1 otherwise (a file that cannot be
+read, a write error, a closed standard input or output).
+";
 
 /// Whether the locale's character set is UTF-8, as setlocale would find
 /// from the environment (which decides how file names are quoted). A
