@@ -164,3 +164,18 @@ fn an_ignored_sigpipe_stays_ignored_and_a_gone_reader_is_a_write_error() {
         assert_eq!(stderr(&gnu), "cat: write error: Broken pipe\ncat=1\n");
     }
 }
+
+#[test]
+fn an_ignored_sigterm_stays_ignored_by_contend() {
+    let dir = files();
+    // `trap '' TERM` is kept by exec: contend starts with SIGTERM ignored,
+    // as under nohup-like supervisors; the signal must change nothing.
+    let out = sh(
+        dir.path(),
+        "trap '' TERM INT; \"$P\" contend --duration 1 --json r.json & pid=$!; \
+         sleep 0.5; kill -TERM $pid; kill -INT $pid; wait $pid; echo \"status=$?\" >&2",
+    );
+    let err = stderr(&out);
+    assert!(err.ends_with("status=0\n"), "{err}");
+    assert!(dir.path().join("r.json").exists(), "{err}");
+}

@@ -97,6 +97,11 @@ fn group_pid(pgid: u32) -> io::Result<Pid> {
 /// second one kills them again and exits at once with status 128 + the
 /// signal number (so a stuck clean-up can still be interrupted).
 ///
+/// A signal the parent left ignored stays ignored, as in every
+/// well-behaved Unix tool: a shell ignores SIGINT for a command started
+/// with `&` in a script, `nohup` and supervisors ignore others, and the
+/// command must not become interruptible behind their back.
+///
 /// The handler is installed without `SA_RESTART`: a blocking call in the
 /// thread that takes the signal returns `EINTR`, so loops that check
 /// [`interrupted`] after `EINTR` notice at once.
@@ -109,6 +114,13 @@ pub fn catch_interrupts() -> io::Result<()> {
     for signal in [libc::SIGINT, libc::SIGTERM] {
         // SAFETY: `sigaction` is plain data; all-zero is a valid value
         // (no flags, an empty mask on Linux).
+        let mut current: libc::sigaction = unsafe { std::mem::zeroed() };
+        // SAFETY: a null new action only queries; `current` is valid.
+        let rc = unsafe { libc::sigaction(signal, std::ptr::null(), &mut current) };
+        if rc == 0 && current.sa_sigaction == libc::SIG_IGN {
+            continue;
+        }
+        // SAFETY: as above.
         let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
         action.sa_sigaction = on_interrupt as extern "C" fn(libc::c_int) as libc::sighandler_t;
         // SAFETY: the pointer is to our own, valid mask.
