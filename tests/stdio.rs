@@ -124,6 +124,8 @@ fn a_command_whose_standard_output_is_closed_fails_before_doing_anything() {
             "\"$P\" compare nosuch.json nosuch.json >&-",
             "standard output",
         ),
+        ("\"$P\" --help >&-", "standard output"),
+        ("\"$P\" latency --help >&-", "standard output"),
     ] {
         let out = sh(dir.path(), script);
         assert_eq!(out.status.code(), Some(1), "{script}: {}", stderr(&out));

@@ -112,8 +112,13 @@ fn clap_error(err: clap::Error) -> ExitCode {
         ErrorKind::DisplayHelp
         | ErrorKind::DisplayVersion
         | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let _ = err.print();
-            ExitCode::SUCCESS
+            match output::print(err.render().to_string().as_bytes()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(err) => {
+                    eprintln!("pipespeed: {err}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         _ => {
             let text = err.render().to_string();
