@@ -697,3 +697,154 @@ fn a_connection_reset_midway_is_an_input_error_not_an_end() {
         "{err}"
     );
 }
+
+/// A pipe of exactly 64 KiB (the default size, set in case the user's
+/// pipe budget made it smaller) and a thread draining it; the closure
+/// gets the write end and returns the pipe's size after its copy.
+fn into_a_64k_pipe(copy_into: impl FnOnce(&OwnedFd)) -> usize {
+    let p = pipe().unwrap();
+    pipespeed::sys::fcntl_setpipe_size(&p.write, 64 * 1024).unwrap();
+    thread::scope(|s| {
+        let r = p.read;
+        let drain = s.spawn(move || read_to_end(r));
+        copy_into(&p.write);
+        let size = pipespeed::sys::fcntl_getpipe_size(&p.write).unwrap();
+        drop(p.write);
+        drain.join().unwrap();
+        size
+    })
+}
+
+/// Whether this process may enlarge a pipe to `size` now: not when the
+/// user's pipe budget is spent (then the growth tests say so and check
+/// only that nothing grew past what the data needs).
+fn growth_allowed(size: usize) -> bool {
+    let p = pipe().unwrap();
+    let allowed = pipespeed::sys::fcntl_setpipe_size(&p.write, size).is_ok();
+    if !allowed {
+        eprintln!("cannot enlarge a pipe to {size} bytes here: growth not checked");
+    }
+    allowed
+}
+
+#[test]
+fn a_file_that_fits_in_the_pipe_leaves_it_as_it_is() {
+    let big = data(2 * 1024 * 1024);
+    // (bytes in the file, position read from, limit)
+    let cases = [
+        (1000, 0, None),
+        (32 * 1024 + 1, 0, None),
+        (64 * 1024 - 1, 0, None),
+        (64 * 1024, 0, None),
+        // What is left from the position, and under the limit, counts.
+        (2 * 1024 * 1024, 2 * 1024 * 1024 - 1000, None),
+        (2 * 1024 * 1024, 2 * 1024 * 1024 - 64 * 1024, None),
+        (2 * 1024 * 1024, 0, Some(1000)),
+        (2 * 1024 * 1024, 0, Some(64 * 1024)),
+    ];
+    for (len, from, limit) in cases {
+        for force in [
+            None,
+            Some(Mechanism::SplicePipe),
+            Some(Mechanism::ReadWrite),
+        ] {
+            let mut src = tempfile_with(&big[..len]);
+            src.seek(SeekFrom::Start(from as u64)).unwrap();
+            let options = CopyOptions {
+                force,
+                limit,
+                ..CopyOptions::default()
+            };
+            let size = into_a_64k_pipe(|dst| {
+                Copier::new(options).copy(&src, dst).unwrap();
+            });
+            assert_eq!(
+                size,
+                64 * 1024,
+                "{len} bytes from {from}, limit {limit:?}, {force:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_larger_file_grows_the_pipe_only_as_far_as_it_needs() {
+    let max = pipespeed::sys::pipe_max_size().unwrap();
+    if !growth_allowed(max) {
+        return;
+    }
+    let big = data(2 * max + 1);
+    let cases = [
+        (64 * 1024 + 1, 128 * 1024),
+        (200_000, 256 * 1024),
+        (max + 1, max),
+        (2 * max + 1, max),
+    ];
+    for (len, expected) in cases {
+        for force in [None, Some(Mechanism::ReadWrite)] {
+            let options = CopyOptions {
+                force,
+                ..CopyOptions::default()
+            };
+            let src = tempfile_with(&big[..len]);
+            let size = into_a_64k_pipe(|dst| {
+                Copier::new(options).copy(&src, dst).unwrap();
+            });
+            assert_eq!(size, expected.min(max), "{len} bytes, {force:?}");
+        }
+    }
+    // Without grow_pipes, nothing grows.
+    let options = CopyOptions {
+        grow_pipes: false,
+        ..CopyOptions::default()
+    };
+    let src = tempfile_with(&big);
+    let size = into_a_64k_pipe(|dst| {
+        Copier::new(options).copy(&src, dst).unwrap();
+    });
+    assert_eq!(size, 64 * 1024);
+}
+
+#[test]
+fn a_source_of_unknown_length_grows_the_pipes_only_once_it_has_shown_large() {
+    let max = pipespeed::sys::pipe_max_size().unwrap();
+    let allowed = growth_allowed(max);
+    for len in [1000, 64 * 1024 - 1, 64 * 1024 + 1, 300_000] {
+        let input = data(len);
+        let q = pipe().unwrap();
+        pipespeed::sys::fcntl_setpipe_size(&q.write, 64 * 1024).unwrap();
+        let (src_size, dst_size) = thread::scope(|s| {
+            let w = q.write;
+            let bytes = &input;
+            s.spawn(move || File::from(w).write_all(bytes).unwrap());
+            let mut src_size = 0;
+            let dst_size = into_a_64k_pipe(|dst| {
+                let copied = copy(&q.read, dst).unwrap();
+                assert_eq!(copied.bytes, len as u64);
+                src_size = pipespeed::sys::fcntl_getpipe_size(&q.read).unwrap();
+            });
+            (src_size, dst_size)
+        });
+        // Less than a default pipe's worth says nothing yet; more does.
+        let expected = match len {
+            ..65536 => 64 * 1024,
+            _ if allowed => max,
+            _ => 64 * 1024,
+        };
+        assert_eq!((src_size, dst_size), (expected, expected), "{len} bytes");
+    }
+    // /dev/zero through the intermediate pipe, under a limit.
+    let zero = File::open("/dev/zero").unwrap();
+    for (limit, expected) in [(60_000, 64 * 1024), (64 * 1024 + 100_000, 128 * 1024)] {
+        let options = CopyOptions {
+            limit: Some(limit),
+            ..CopyOptions::default()
+        };
+        let size = into_a_64k_pipe(|dst| {
+            let copied = Copier::new(options).copy(&zero, dst).unwrap();
+            assert_eq!(copied.bytes, limit);
+        });
+        let expected = if allowed { expected } else { 64 * 1024 };
+        assert_eq!(size, expected, "/dev/zero, limit {limit}");
+    }
+}

@@ -101,6 +101,10 @@ impl Copier {
         dst: BorrowedFd<'_>,
         moved: &mut u64,
     ) -> Outcome {
+        // No intermediate pipe (a pipe of the user's budget) for nothing.
+        if self.pending == 0 && self.want(*moved, CHUNK) == 0 {
+            return Outcome::Done;
+        }
         // Taken out of `self` for the loop, so `self` can still count.
         let mid = match self.take_mid() {
             Ok(pair) => pair,

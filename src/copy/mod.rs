@@ -10,7 +10,7 @@
 //! | regular file -> regular file | [`Mechanism::CopyFileRange`] (keeps reflinks and server-side copy), then [`Mechanism::Sendfile`] on `EXDEV` |
 //! | pipe -> pipe | [`Mechanism::Splice`] |
 //! | any other pair of files, pipes, sockets and devices | [`Mechanism::SplicePipe`]: splice through an intermediate pipe, made once and reused |
-//! | a terminal at either end, a regular file of 32 KiB or less, or one whose size says 0 (procfs) | [`Mechanism::ReadWrite`] |
+//! | a terminal at either end, a regular file with 32 KiB or less left from its position, or one whose size says 0 (procfs) | [`Mechanism::ReadWrite`] |
 //!
 //! A file goes to a pipe through the intermediate pipe, not straight, for
 //! speed: splice holds the destination pipe's lock while it reads the
@@ -20,9 +20,29 @@
 //! 4 GiB cached file went into a pipe 1.4-1.8x faster that way
 //! (docs/cat.md has the measurement).
 //!
-//! Pipes at either end, and the intermediate pipe, are enlarged to
-//! `/proc/sys/fs/pipe-max-size`: most of splice's speed comes from moving
-//! many pages per call.
+//! # Pipe sizes
+//!
+//! Most of splice's speed comes from moving many pages per call, so pipes
+//! at either end, and the intermediate pipe, are enlarged - but only as
+//! far as the data needs, because every pipe page counts against the
+//! user's budget (`/proc/sys/fs/pipe-user-pages-soft`, 16384 pages on most
+//! systems): past it, every new pipe of that user gets 8 KiB and
+//! `F_SETPIPE_SZ` fails, for every program of the user. At 1 MiB a pipe,
+//! 32 copies would spend the budget, even of small files (docs/cat.md has
+//! the measurement). So:
+//!
+//! - a regular file (with a size) grows the pipes at once to the
+//!   power-of-two page count that holds what remains of it from its
+//!   position, under [`CopyOptions::limit`], at most
+//!   `/proc/sys/fs/pipe-max-size`; a file that fits in the pipe leaves it
+//!   as it is;
+//! - any other source (pipe, socket, device, procfs file) grows nothing
+//!   until [`SHOWN_LARGE`] bytes have moved; the copy then pauses once,
+//!   enlarges the pipes to `pipe-max-size` (or to what the limit leaves)
+//!   and goes on with the same mechanism.
+//!
+//! A refusal to enlarge only costs speed and is ignored. Pipes are never
+//! shrunk.
 //!
 //! # Falling back
 //!
@@ -58,7 +78,10 @@
 //! files then go to pipes and sockets by read/write.
 
 mod kernel;
+mod pipes;
 mod rw;
+
+pub use pipes::SHOWN_LARGE;
 
 use std::fmt;
 use std::io;
@@ -67,8 +90,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::buf::{Buffer, BufferOptions};
-use crate::sys::{FdInfo, FdKind, PipePair, fcntl_getpipe_size, fcntl_setpipe_size, fd_info};
+use crate::sys::{FdInfo, FdKind, PipePair, fd_info};
 use crate::units::KIB;
+use pipes::bytes_ahead;
 
 /// Regular files up to this size are copied by read/write, as GNU cat does:
 /// setting up a faster mechanism costs more than it saves.
@@ -111,8 +135,9 @@ pub struct CopyOptions {
     /// Start with this mechanism instead of choosing (for tests and
     /// benchmarks); a refusal still falls back.
     pub force: Option<Mechanism>,
-    /// Enlarge pipes at either end, and the intermediate pipe, to
-    /// `/proc/sys/fs/pipe-max-size` (never shrinks a pipe).
+    /// Enlarge pipes at either end, and the intermediate pipe, as far as
+    /// the data needs, up to `/proc/sys/fs/pipe-max-size` (see the module
+    /// documentation; never shrinks a pipe).
     pub grow_pipes: bool,
     /// Allow splicing a file into a pipe or socket, which passes page
     /// references (see the module documentation).
@@ -236,6 +261,13 @@ pub struct Copier {
     inspector: Option<Inspector>,
     /// `/proc/sys/fs/pipe-max-size`, once read (0: unknown).
     pipe_max_size: Option<usize>,
+    /// How many bytes this copy's pipes should hold (0: leave them as
+    /// made): an intermediate pipe made during the copy is enlarged to it.
+    pipe_goal: u64,
+    /// Where this copy pauses to enlarge its pipes, counted in bytes
+    /// written: [`SHOWN_LARGE`] for a source of unknown length, until it
+    /// gets there.
+    pause_at: Option<u64>,
 }
 
 /// A function shown every byte copied, in order, before it is written.
@@ -316,6 +348,8 @@ impl Copier {
             progress: Arc::new(AtomicU64::new(0)),
             inspector: None,
             pipe_max_size: None,
+            pipe_goal: 0,
+            pause_at: None,
         }
     }
 
@@ -324,10 +358,10 @@ impl Copier {
         &self.options
     }
 
-    /// The options, to change between copies: a new limit or forced
-    /// mechanism applies to the next copy; a new buffer size or
-    /// `grow_pipes` only to a buffer or pipe made after the change (the
-    /// ones made already are kept).
+    /// The options, to change between copies: a new limit, forced
+    /// mechanism or `grow_pipes` applies to the next copy; a new buffer
+    /// size only to a buffer made after the change (the one made already
+    /// is kept).
     pub fn options_mut(&mut self) -> &mut CopyOptions {
         &mut self.options
     }
@@ -363,19 +397,22 @@ impl Copier {
         };
         let src_info = fd_info(src).map_err(input)?;
         let dst_info = fd_info(dst).map_err(output)?;
+        let ahead = bytes_ahead(src, &src_info);
         let mut mechanism = match (&self.inspector, self.options.force) {
             // Only read/write sees the bytes.
             (Some(_), _) => Mechanism::ReadWrite,
             (None, Some(forced)) => forced,
-            (None, None) => choose(&src_info, &dst_info, &self.options),
-        };
-        if self.options.grow_pipes {
-            for (fd, info) in [(src, &src_info), (dst, &dst_info)] {
-                if info.kind == FdKind::Pipe {
-                    self.grow_pipe(fd);
-                }
+            // A file read from near its end is as small as what is left.
+            (None, None) => {
+                let left = FdInfo {
+                    size: ahead.unwrap_or(src_info.size),
+                    ..src_info
+                };
+                choose(&left, &dst_info, &self.options)
             }
-        }
+        };
+        let ends = [(src, src_info.kind), (dst, dst_info.kind)];
+        self.size_pipes_at_start(ends, ahead);
         let mut moved = 0u64;
         let mut fallbacks = Vec::new();
         // An error of a faster mechanism that read/write took over from,
@@ -410,6 +447,9 @@ impl Copier {
                 Mechanism::SplicePipe => self.splice_pipe(src, dst, &mut moved),
             };
             let cause = match outcome {
+                // The input has shown it is large: the pipes are enlarged,
+                // and the same mechanism goes on.
+                Outcome::Done if self.size_pipes_at_pause(ends, moved) => continue,
                 Outcome::Done => {
                     return Ok(Copied {
                         bytes: moved,
@@ -455,29 +495,21 @@ impl Copier {
         }
     }
 
-    /// Bytes still to copy under the limit, at most `chunk`.
+    /// Bytes still to copy under the limit (or before the pause to enlarge
+    /// the pipes), at most `chunk`.
     fn want(&self, moved: u64, chunk: usize) -> usize {
-        match self.options.limit {
-            // `moved + pending` never passes the limit: every call asks
+        let stop = match (self.options.limit, self.pause_at) {
+            (Some(limit), Some(pause)) => Some(limit.min(pause)),
+            (limit, pause) => limit.or(pause),
+        };
+        match stop {
+            // `moved + pending` never passes the stop: every call asks
             // for at most what this leaves.
-            Some(limit) => limit
+            Some(stop) => stop
                 .saturating_sub(moved + self.pending as u64)
                 .min(chunk as u64) as usize,
             None => chunk,
         }
-    }
-
-    /// The intermediate pipe, taken out of `self` (made and enlarged on
-    /// first use); the caller puts it back.
-    fn take_mid(&mut self) -> io::Result<PipePair> {
-        if let Some(pair) = self.mid.take() {
-            return Ok(pair);
-        }
-        let pair = crate::sys::pipe()?;
-        if self.options.grow_pipes {
-            self.grow_pipe(pair.write.as_fd());
-        }
-        Ok(pair)
     }
 
     /// Forgets bytes left in the intermediate pipe by a copy that failed,
@@ -501,18 +533,6 @@ impl Copier {
                     ..Default::default()
                 },
             ),
-        }
-    }
-
-    /// Enlarges the pipe behind `fd` to `/proc/sys/fs/pipe-max-size` (read
-    /// once per copier) unless it is that large already. A refusal (the
-    /// user's pipe budget is spent) only costs speed, so it is ignored.
-    fn grow_pipe(&mut self, fd: std::os::fd::BorrowedFd<'_>) {
-        let max = *self
-            .pipe_max_size
-            .get_or_insert_with(|| crate::sys::pipe_max_size().unwrap_or(0));
-        if max > 0 && fcntl_getpipe_size(fd).is_ok_and(|size| size < max) {
-            let _ = fcntl_setpipe_size(fd, max);
         }
     }
 

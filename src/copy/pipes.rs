@@ -1,0 +1,195 @@
+//! How far a copy enlarges its pipes (the module documentation of
+//! [`crate::copy`] gives the rules): the one place that decides.
+
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
+
+use super::Copier;
+use crate::sys::{FdInfo, FdKind, PipePair, fcntl_getpipe_size, fcntl_setpipe_size};
+use crate::units::KIB;
+
+/// How many bytes a source of unknown length must deliver before the copy
+/// enlarges its pipes: a default pipe's worth (16 pages), so that a short
+/// input never costs the user more than pipes of the default size.
+pub const SHOWN_LARGE: u64 = 64 * KIB;
+
+/// A copy's two ends, with what they are.
+pub(super) type Ends<'a> = [(BorrowedFd<'a>, FdKind); 2];
+
+impl Copier {
+    /// Sizes the pipes as a copy starts, from `ahead`, the bytes a regular
+    /// file has left ([`bytes_ahead`]): enlarged at once to hold them, or,
+    /// for a source of unknown length, not yet (the copy pauses after
+    /// [`SHOWN_LARGE`] bytes).
+    pub(super) fn size_pipes_at_start(&mut self, ends: Ends<'_>, ahead: Option<u64>) {
+        self.pipe_goal = 0;
+        self.pause_at = None;
+        if !self.options.grow_pipes {
+            return;
+        }
+        let limit = self.options.limit.unwrap_or(u64::MAX);
+        match ahead {
+            Some(bytes) => self.fit_pipes(ends, bytes.min(limit)),
+            None if limit > SHOWN_LARGE => self.pause_at = Some(SHOWN_LARGE),
+            None => {}
+        }
+    }
+
+    /// Whether the copy stopped where it was to pause (`moved` bytes
+    /// written), in which case the pipes are now enlarged to hold what the
+    /// limit leaves (all they may, without one) and the copy goes on.
+    /// Nothing waits in the intermediate pipe then: a mechanism is done
+    /// only once it is empty.
+    pub(super) fn size_pipes_at_pause(&mut self, ends: Ends<'_>, moved: u64) -> bool {
+        if self.pause_at != Some(moved) {
+            return false;
+        }
+        self.pause_at = None;
+        let limit = self.options.limit.unwrap_or(u64::MAX);
+        self.fit_pipes(ends, limit - moved);
+        true
+    }
+
+    /// Enlarges the pipes among `ends`, and the intermediate pipe (made
+    /// already or later in this copy), to hold `bytes`.
+    fn fit_pipes(&mut self, ends: Ends<'_>, bytes: u64) {
+        let max = self.pipe_max_size();
+        self.pipe_goal = bytes;
+        for (fd, kind) in ends {
+            if kind == FdKind::Pipe {
+                grow_pipe(fd, bytes, max);
+            }
+        }
+        if let Some(mid) = &self.mid {
+            grow_pipe(mid.write.as_fd(), bytes, max);
+        }
+    }
+
+    /// The intermediate pipe, taken out of `self` (made on first use, and
+    /// then enlarged as far as this copy's pipes are); the caller puts it
+    /// back.
+    pub(super) fn take_mid(&mut self) -> io::Result<PipePair> {
+        if let Some(pair) = self.mid.take() {
+            return Ok(pair);
+        }
+        let pair = crate::sys::pipe()?;
+        let max = self.pipe_max_size();
+        grow_pipe(pair.write.as_fd(), self.pipe_goal, max);
+        Ok(pair)
+    }
+
+    /// `/proc/sys/fs/pipe-max-size`, read once per copier (0: unknown).
+    fn pipe_max_size(&mut self) -> usize {
+        *self
+            .pipe_max_size
+            .get_or_insert_with(|| crate::sys::pipe_max_size().unwrap_or(0))
+    }
+}
+
+/// What is left to read of a regular file from its position: `None` for
+/// anything else, and for files whose size says 0 (procfs), whose length
+/// is known only once read.
+pub(super) fn bytes_ahead(fd: BorrowedFd<'_>, info: &FdInfo) -> Option<u64> {
+    if info.kind != FdKind::Regular || info.size == 0 {
+        return None;
+    }
+    let offset = rustix::fs::seek(fd, rustix::fs::SeekFrom::Current(0)).unwrap_or(0);
+    Some(info.size.saturating_sub(offset))
+}
+
+/// Enlarges the pipe behind `fd` to hold `bytes`, at most `max` (nothing
+/// when `max` is 0, unknown); the kernel rounds the size up to a
+/// power-of-two number of pages. A pipe that holds that much already is
+/// left alone, and a refusal (the user's pipe budget is spent) only costs
+/// speed, so it is ignored.
+fn grow_pipe(fd: BorrowedFd<'_>, bytes: u64, max: usize) {
+    let size = bytes.min(max as u64) as usize;
+    if size > 0 && fcntl_getpipe_size(fd).is_ok_and(|now| now < size) {
+        let _ = fcntl_setpipe_size(fd, size);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs::File;
+    use std::io::{Seek, Write};
+
+    use super::*;
+    use crate::copy::{CopyOptions, Mechanism};
+
+    fn file_of(len: usize) -> File {
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(&vec![b'x'; len]).unwrap();
+        f.rewind().unwrap();
+        f
+    }
+
+    /// A pipe that has delivered `len` bytes and ended.
+    fn pipe_of(len: usize) -> File {
+        let p = crate::sys::pipe().unwrap();
+        let bytes = vec![b'y'; len];
+        let w = p.write;
+        std::thread::spawn(move || File::from(w).write_all(&bytes).unwrap());
+        File::from(p.read)
+    }
+
+    /// The intermediate pipe's size after copying `src` to /dev/null.
+    fn mid_size_after(src: File, options: CopyOptions) -> Option<usize> {
+        let mut copier = Copier::new(options);
+        let null = File::create("/dev/null").unwrap();
+        copier.copy(&src, &null).unwrap();
+        copier
+            .mid
+            .as_ref()
+            .map(|mid| fcntl_getpipe_size(&mid.read).unwrap())
+    }
+
+    fn may_grow_to(size: usize) -> bool {
+        let p = crate::sys::pipe().unwrap();
+        let allowed = fcntl_setpipe_size(&p.write, size).is_ok();
+        if !allowed {
+            eprintln!("cannot enlarge a pipe to {size} bytes here: growth not checked");
+        }
+        allowed
+    }
+
+    #[test]
+    fn the_intermediate_pipe_holds_what_the_data_needs() {
+        let max = crate::sys::pipe_max_size().unwrap();
+        let default = CopyOptions::default();
+        // Small data leaves it as made: 64 KiB, less when the user's
+        // budget is spent.
+        let small = [
+            mid_size_after(file_of(40_000), default),
+            mid_size_after(pipe_of(60_000), default),
+        ];
+        for size in small {
+            assert!(size.is_some_and(|s| s <= 64 * 1024), "{size:?}");
+        }
+        let no_growth = CopyOptions {
+            grow_pipes: false,
+            ..default
+        };
+        let size = mid_size_after(file_of(3 << 20), no_growth);
+        assert!(size.is_some_and(|s| s <= 64 * 1024), "{size:?}");
+        if may_grow_to(max) {
+            assert_eq!(mid_size_after(file_of(200_000), default), Some(256 * 1024));
+            assert_eq!(mid_size_after(file_of(3 << 20), default), Some(max));
+            assert_eq!(mid_size_after(pipe_of(300_000), default), Some(max));
+        }
+    }
+
+    #[test]
+    fn no_intermediate_pipe_is_made_for_nothing() {
+        let options = CopyOptions {
+            force: Some(Mechanism::SplicePipe),
+            limit: Some(0),
+            ..CopyOptions::default()
+        };
+        assert_eq!(mid_size_after(file_of(100_000), options), None);
+        // Nor for a file read from its end.
+        let mut at_end = file_of(100_000);
+        at_end.seek(std::io::SeekFrom::End(0)).unwrap();
+        assert_eq!(mid_size_after(at_end, CopyOptions::default()), None);
+    }
+}
