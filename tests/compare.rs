@@ -399,3 +399,52 @@ fn the_documented_example_is_what_the_command_prints() {
         );
     }
 }
+
+#[test]
+fn an_endless_or_huge_input_is_refused_with_its_bound() {
+    let good = Path::new(FIXTURES).join("bench-base.json");
+    let zero = Path::new("/dev/zero");
+    let start = std::time::Instant::now();
+    let out = compare(&good, zero, &[]);
+    assert_one_line_error(&out, 1, &["/dev/zero", "larger than 16 MiB"]);
+    // Refused after reading the bound, not after filling memory: a
+    // generous limit, only to tell the two apart.
+    assert!(start.elapsed() < std::time::Duration::from_secs(60));
+}
+
+#[test]
+fn more_runs_per_row_than_the_bound_are_refused_naming_the_row() {
+    use pipespeed::compare::MAX_RUNS;
+    let dir = tempfile::tempdir().unwrap();
+    let base = write(
+        dir.path(),
+        "base.json",
+        &ladder(vec![rung(Rung::WriteRead, draws(1, 2.0, 7))]),
+    );
+    let huge = write(
+        dir.path(),
+        "huge.json",
+        &ladder(vec![rung(Rung::WriteRead, draws(2, 2.0, MAX_RUNS + 1))]),
+    );
+    let start = std::time::Instant::now();
+    let out = compare(&base, &huge, &[]);
+    assert_one_line_error(
+        &out,
+        1,
+        &[
+            "huge.json",
+            "write-read",
+            &format!("{} runs", MAX_RUNS + 1),
+            &MAX_RUNS.to_string(),
+        ],
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(60));
+    // At the bound, compared.
+    let most = write(
+        dir.path(),
+        "most.json",
+        &ladder(vec![rung(Rung::WriteRead, draws(3, 2.0, MAX_RUNS))]),
+    );
+    let out = compare(&base, &most, &["--resamples", "100"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}

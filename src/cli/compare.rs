@@ -18,7 +18,8 @@ use pipespeed::compare::{compare_files, render};
                   a verdict: faster, slower, ~ (no significant change: the interval contains 1) \
                   or ? (fewer than 2 runs on a side). Differences between the machines or the \
                   settings are warned about on stderr.\n\nExit status: 0 compared (whatever the \
-                  verdicts), 1 a file unreadable, invalid or not comparable, 2 bad usage."
+                  verdicts), 1 a file unreadable, invalid, larger than 16 MiB, with a row of more \
+                  than 1000 runs, or not comparable, 2 bad usage."
 )]
 pub struct CompareArgs {
     /// The reference result (a --json file of bench, latency or contend).

@@ -9,7 +9,7 @@
 //! can only take a few values, so the interval is wide and honest about
 //! it: five runs a side cannot show a 1% change.
 
-use crate::bench::stats::{Shuffler, median_of_sorted};
+use crate::bench::stats::Shuffler;
 
 /// How the interval is drawn.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -99,13 +99,32 @@ pub fn ratio_interval(base: &[f64], new: &[f64], how: &Bootstrap) -> Option<Inte
     })
 }
 
-/// The median of a resample of `values` drawn into `scratch` (its length).
+/// The median of a resample of `values` drawn into `scratch` (its length),
+/// found by selection rather than a sort: linear in the runs, not n log n,
+/// and the same value [`median_of_sorted`] gives.
+///
+/// [`median_of_sorted`]: crate::bench::stats::median_of_sorted
 fn resampled_median(values: &[f64], scratch: &mut [f64], rng: &mut Shuffler) -> f64 {
     for slot in scratch.iter_mut() {
         *slot = values[rng.below(values.len())];
     }
-    scratch.sort_by(f64::total_cmp);
-    median_of_sorted(scratch).unwrap_or(f64::NAN)
+    median_by_selection(scratch)
+}
+
+/// The median of `values` (reordered), as `median_of_sorted` of them
+/// sorted would give it; NaN when empty.
+fn median_by_selection(values: &mut [f64]) -> f64 {
+    let n = values.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    let (below, &mut mid, _) = values.select_nth_unstable_by(n / 2, f64::total_cmp);
+    if n % 2 == 1 {
+        return mid;
+    }
+    // The other middle value is the largest of the lower half.
+    let lower = below.iter().copied().max_by(f64::total_cmp).unwrap_or(mid);
+    (lower + mid) / 2.0
 }
 
 /// The `q` quantile of `sorted` (not empty), interpolating linearly
@@ -119,6 +138,7 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::stats::median_of_sorted;
 
     const BASE: [f64; 7] = [10.0, 10.4, 9.7, 10.1, 9.9, 10.3, 9.8];
 
@@ -190,6 +210,23 @@ mod tests {
         let how = Bootstrap::default();
         assert_eq!(ratio_interval(&[1.0], &BASE, &how), None);
         assert_eq!(ratio_interval(&BASE, &[], &how), None);
+    }
+
+    #[test]
+    fn selection_gives_the_median_a_sort_gives() {
+        let mut rng = Shuffler::new(7);
+        for n in [1, 2, 3, 4, 5, 10, 11, 100, 101] {
+            let values: Vec<f64> = (0..n).map(|_| rng.below(50) as f64).collect();
+            let mut sorted = values.clone();
+            sorted.sort_by(f64::total_cmp);
+            let mut scratch = values.clone();
+            assert_eq!(
+                median_by_selection(&mut scratch),
+                median_of_sorted(&sorted).unwrap(),
+                "{values:?}"
+            );
+        }
+        assert!(median_by_selection(&mut []).is_nan());
     }
 
     #[test]

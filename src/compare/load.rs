@@ -89,6 +89,31 @@ pub enum CompareError {
         /// The system's reason.
         cause: String,
     },
+    /// The file is larger than any result: read no further.
+    #[error("{file} is larger than {limit}: not a pipespeed result")]
+    TooLarge {
+        /// The file, as named.
+        file: String,
+        /// The bound, in words (`16 MiB`).
+        limit: String,
+    },
+    /// A row has more runs than the bootstrap takes in reasonable time.
+    #[error(
+        "{file}: row {row} has {runs} runs; compare takes at most {max} runs per row (the \
+         bootstrap resamples every run {resamples} times)"
+    )]
+    TooManyRuns {
+        /// The file, as named.
+        file: String,
+        /// The row.
+        row: String,
+        /// Its runs.
+        runs: usize,
+        /// The bound.
+        max: usize,
+        /// Resamples per interval.
+        resamples: usize,
+    },
     /// The file is not JSON.
     #[error("{file} is not JSON: {cause}")]
     NotJson {
@@ -195,15 +220,50 @@ pub fn load_pair(
     ))
 }
 
+/// The most bytes a result file may have. Results are small: a ladder of
+/// 7 rungs with `--runs 1000` is about 1 MiB of JSON, a contend sweep with
+/// `--runs 100` less; 16 MiB leaves room for far more while keeping the
+/// parsed document (several times the text) well within memory. Without a
+/// bound, `compare /dev/zero x.json` read until memory ran out.
+pub const MAX_INPUT: u64 = 16 << 20;
+
 fn read_json(path: &Path, name: &str) -> Result<Value, CompareError> {
-    let text = std::fs::read(path).map_err(|e| CompareError::Read {
-        file: name.into(),
-        cause: strerror(&e),
+    let text = read_bounded(path, MAX_INPUT).map_err(|e| match e {
+        Bounded::Io(e) => CompareError::Read {
+            file: name.into(),
+            cause: strerror(&e),
+        },
+        Bounded::TooLarge => CompareError::TooLarge {
+            file: name.into(),
+            limit: format!("{} MiB", MAX_INPUT >> 20),
+        },
     })?;
     serde_json::from_slice(&text).map_err(|e| CompareError::NotJson {
         file: name.into(),
         cause: e.to_string(),
     })
+}
+
+/// Why [`read_bounded`] gave nothing.
+#[derive(Debug)]
+enum Bounded {
+    Io(std::io::Error),
+    TooLarge,
+}
+
+/// The whole of `path` if it has at most `limit` bytes: reads at most
+/// one byte more, so an endless file (`/dev/zero`, a FIFO) ends it too.
+fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, Bounded> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(Bounded::Io)?;
+    let mut text = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut text)
+        .map_err(Bounded::Io)?;
+    if text.len() as u64 > limit {
+        return Err(Bounded::TooLarge);
+    }
+    Ok(text)
 }
 
 fn schema(json: &Value, file: &str) -> Result<Schema, CompareError> {

@@ -182,6 +182,8 @@ pub fn compare(
         });
     }
     let (b, n) = (extract(base), extract(new));
+    too_many_runs(&b, base_name, how)?;
+    too_many_runs(&n, new_name, how)?;
     let tables = kind
         .metrics()
         .iter()
@@ -207,6 +209,34 @@ pub fn compare(
             .collect(),
         notes,
     })
+}
+
+/// The most runs a row may have. The bootstrap resamples every run of a
+/// row once per resample (10000 by default), so its time grows with the
+/// runs: a file of 2 million runs took 99 s before this bound. Real
+/// results have a few to a few hundred runs; two ladders of 4 measured
+/// rungs with 1000 runs each are compared in 1.95 s (`bench/compare-runs.py`,
+/// docs/compare.md).
+pub const MAX_RUNS: usize = 1_000;
+
+/// Refuses a result with a row of more than [`MAX_RUNS`] runs.
+fn too_many_runs(extract: &Extract, file: &str, how: &Bootstrap) -> Result<(), CompareError> {
+    for row in &extract.rows {
+        let Runs::Measured(per_metric) = &row.runs else {
+            continue;
+        };
+        let runs = per_metric.iter().map(Vec::len).max().unwrap_or(0);
+        if runs > MAX_RUNS {
+            return Err(CompareError::TooManyRuns {
+                file: file.into(),
+                row: row.name.clone(),
+                runs,
+                max: MAX_RUNS,
+                resamples: how.resamples,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The names in both lists, with both values, in base's order.
