@@ -1,5 +1,6 @@
 """What the comparison scripts in bench/ share: building the tools and
 the references, the cached data files, and alternating, timed runs."""
+import argparse
 import os
 import shlex
 import statistics
@@ -15,6 +16,18 @@ DATA = os.path.join(TARGET, "bench-data")
 def parse_size(text):
     units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
     return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
+
+
+def data_args(doc):
+    """The options of the scripts that read the cached data files: --runs,
+    --size (the big file) and --text-size, sizes parsed."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--size", default="4G")
+    p.add_argument("--text-size", default="512M")
+    args = p.parse_args()
+    args.size, args.text_size = parse_size(args.size), parse_size(args.text_size)
+    return args
 
 
 def sh(cmd, **kw):

@@ -8,18 +8,12 @@ Usage: bench/cat-no-splice.py [--runs N] [--size SIZE]
   pipespeed cat, GNU cat. Runs alternate, flipping the order every run;
   medians. Data and references as bench/cat-vs.py prepares them.
 """
-import argparse
 
-from benchlib import alternate, gib_s_of_reader, header, medians, parse_size, prepare, print_samples
+from benchlib import alternate, data_args, gib_s_of_reader, header, medians, prepare, print_samples
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--size", default="4G")
-    p.add_argument("--text-size", default="512M")
-    args = p.parse_args()
-    args.size, args.text_size = parse_size(args.size), parse_size(args.text_size)
+    args = data_args(__doc__)
     t = prepare(args)
     tools = {
         "splice": t["pipespeed_bin"] + " cat",

@@ -16,21 +16,15 @@ once before measuring, so that every run reads from the page cache.
 uutils cat 0.12.0 is installed into target/uutils with cargo if missing;
 the C references are built from ../shared/peers.
 """
-import argparse
 import os
 import subprocess
 import sys
 
-from benchlib import (DATA, alternate, gib_s_of_reader, header, max_rss_kib, medians,
-                      parse_size, prepare, print_samples, timed_gib_s)
+from benchlib import (DATA, alternate, data_args, gib_s_of_reader, header, max_rss_kib, medians,
+                      prepare, print_samples, timed_gib_s)
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--size", default="4G")
-    p.add_argument("--text-size", default="512M")
-    args = p.parse_args()
-    args.size, args.text_size = parse_size(args.size), parse_size(args.text_size)
+    args = data_args(__doc__)
     t = prepare(args)
     t["pipespeed"] = t["pipespeed_bin"] + " cat"
     reader = f"{t['pipe_ref']} read --splice --bytes {args.size}"
