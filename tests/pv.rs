@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 mod common;
 use common::{SIZES, pty, read_until_hangup};
 
+#[path = "pv/stdio.rs"]
+mod stdio;
+
 const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
 
 fn data(len: usize) -> Vec<u8> {

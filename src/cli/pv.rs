@@ -16,6 +16,7 @@ use clap::Args;
 use pipespeed::copy::{Copier, CopyOptions, Mechanism, Side, input_is_output};
 use pipespeed::meter::{Items, Snapshot, TokenBucket, count_lines, render, render_numeric};
 use pipespeed::sys::clock::local_seconds_of_day;
+use pipespeed::sys::inherited::{self, Stdio};
 use pipespeed::sys::{FdKind, fd_info};
 use pipespeed::units::parse_size;
 use rustix::event::{PollFd, PollFlags, poll};
@@ -256,7 +257,12 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
         let out = stdout.as_fd();
         'inputs: for name in &names {
             let file;
-            let fd = if name.as_os_str() == "-" {
+            let is_stdin = name.as_os_str() == "-";
+            let fd = if is_stdin {
+                if let Some(refused) = closed_stdin() {
+                    status |= refused;
+                    continue;
+                }
                 stdin.as_fd()
             } else {
                 match File::open(name) {
@@ -271,6 +277,10 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
                     }
                 }
             };
+            if let Some(refused) = closed_stdout(name, is_stdin) {
+                status |= refused;
+                continue;
+            }
             if fd_info(fd).is_ok_and(|info| input_is_output(fd, &info, &out_info)) {
                 eprintln!(
                     "pipespeed pv: {}: input file is output file",
@@ -333,6 +343,47 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
         }
     });
     Ok(ExitCode::from(status))
+}
+
+/// The message and status bit for reading a standard input that was
+/// closed when pv started, as pv 1.6 words them, or `None` if it was open.
+/// Without the check the read fails on the placeholder descriptor with a
+/// transfer error (16), where pv says it cannot stat the input (2).
+fn closed_stdin() -> Option<u8> {
+    inherited::closed_at_start(Stdio::Stdin).then(|| {
+        eprintln!("pipespeed pv: failed to stat file: -: {}", ebadf());
+        EXIT_ACCESS
+    })
+}
+
+/// The message and status bit for copying input `name` to a standard
+/// output that was closed when pv started, or `None` if it was open.
+///
+/// pv 1.6 checks the output against each input: for standard input it
+/// cannot stat the output (status 2); a named file it opens lands on the
+/// free descriptor 1 and is refused as "input file is output file"
+/// (status 4). The statuses are pv's; the message for a file says what is
+/// really wrong. Nothing is copied either way: the bytes would be lost.
+fn closed_stdout(name: &std::path::Path, is_stdin: bool) -> Option<u8> {
+    if !inherited::closed_at_start(Stdio::Stdout) {
+        return None;
+    }
+    Some(if is_stdin {
+        eprintln!("pipespeed pv: failed to stat output file: {}", ebadf());
+        EXIT_ACCESS
+    } else {
+        eprintln!(
+            "pipespeed pv: {}: cannot copy to standard output: {}",
+            name.display(),
+            ebadf()
+        );
+        EXIT_SAME
+    })
+}
+
+/// "Bad file descriptor": what a closed descriptor gives.
+fn ebadf() -> String {
+    strerror(&io::Error::from_raw_os_error(libc::EBADF))
 }
 
 /// Draws every `interval` until `done` closes, then once more, finished.
