@@ -147,6 +147,10 @@ struct Display {
     lines: bool,
 }
 
+/// `SIGPIPE` stays ignored (as the runtime set it), whatever the parent
+/// left: pv 1.6 catches it itself, so a reader going away ends pv quietly
+/// with 0 whether the parent ignored it or not (tests/pv/stdio.rs). cat
+/// restores the inherited disposition instead, because GNU cat dies of it.
 pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
     let stderr = io::stderr();
     let show = !args.quiet && (args.force || rustix::termios::isatty(stderr.as_fd()));

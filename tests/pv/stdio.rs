@@ -137,3 +137,40 @@ fn closed_standard_descriptors_are_refused_with_pvs_statuses() {
         }
     }
 }
+
+/// pv 1.6 catches `SIGPIPE` itself: a reader going away ends it quietly
+/// with status 0, whether the parent ignored `SIGPIPE` or not, where GNU
+/// cat dies of it (141) or reports a write error. pipespeed pv keeps the
+/// runtime's "ignore" for the same result; restoring the inherited
+/// disposition, as cat does, would make it die of the signal.
+#[test]
+fn a_reader_that_goes_away_ends_pv_with_0_and_no_message_sigpipe_ignored_or_not() {
+    let dir = files();
+    let compare = pv_installed();
+    for trap in ["trap '' PIPE; ", ""] {
+        for options in ["-q", "-q -C", "-f -i 0.05"] {
+            let mut programs = vec!["\"$P\" pv"];
+            if compare {
+                programs.push("pv");
+            }
+            for program in programs {
+                // pv's status is printed by the group it runs in; its
+                // stderr goes to a file.
+                let script = format!(
+                    "{trap}{{ timeout 20 {program} {options} /dev/zero 2>err; echo \"pv=$?\" >&2; }} \
+                     | head -c1 >/dev/null"
+                );
+                let out = sh(dir.path(), &script);
+                let what = format!("{script}: {}", stderr(&out));
+                assert_eq!(stderr(&out), "pv=0\n", "{what}");
+                let said = std::fs::read_to_string(dir.path().join("err")).unwrap();
+                // -f's last display line, and nothing more.
+                assert!(said.lines().count() <= 1, "{what}: {said}");
+                assert!(
+                    !said.contains("pipe") && !said.contains("failed"),
+                    "{what}: {said}"
+                );
+            }
+        }
+    }
+}
