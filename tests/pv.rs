@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 mod common;
 use common::{SIZES, pty, read_until_hangup};
 
+#[path = "pv/messages.rs"]
+mod messages;
 #[path = "pv/stdio.rs"]
 mod stdio;
 

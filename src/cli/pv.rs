@@ -13,8 +13,11 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use pipespeed::buf::{Buffer, BufferOptions};
 use pipespeed::copy::{Copier, CopyOptions, Mechanism, Side, input_is_output};
-use pipespeed::meter::{Items, Snapshot, TokenBucket, count_lines, render, render_numeric};
+use pipespeed::meter::{
+    Items, Snapshot, TokenBucket, count_lines, format_count, render, render_numeric,
+};
 use pipespeed::sys::clock::local_seconds_of_day;
 use pipespeed::sys::inherited::{self, Stdio};
 use pipespeed::sys::{FdKind, fd_info};
@@ -33,6 +36,7 @@ use cursor::Cursor;
 const EXIT_ACCESS: u8 = 2;
 const EXIT_SAME: u8 = 4;
 const EXIT_TRANSFER: u8 = 16;
+const EXIT_MEMORY: u8 = 64;
 
 fn size(text: &str) -> Result<u64, String> {
     parse_size(text).map_err(|e| e.to_string())
@@ -50,8 +54,9 @@ fn seconds(text: &str) -> Result<Duration, String> {
 #[derive(Debug, Args)]
 #[command(
     after_help = "Exit status: 0 success; 2 bad usage, or a file (or -d's process) could not \
-    be opened; 4 an input was the output; 16 a read or write failed (bits combine, as pv's do). A reader that goes away ends pv \
-    quietly with 0."
+    be opened, or -d's descriptor is not a regular file or block device; 4 an input was the \
+    output, or standard output is closed; 16 a read or write failed; 64 the -B buffer could not \
+    be allocated (bits combine, as pv's do). A reader that goes away ends pv quietly with 0."
 )]
 pub struct PvArgs {
     /// Files to copy to stdout, in order (default and `-`: stdin).
@@ -89,11 +94,11 @@ pub struct PvArgs {
     #[arg(short = 'f', long)]
     pub force: bool,
     /// The expected total (bytes, or lines with -l), for the bar and the
-    /// ETA; default: the sum of the files' sizes. Takes K, M, G.
+    /// ETA; default (and 0): the sum of the files' sizes. Takes K, M, G.
     #[arg(short = 's', long, value_name = "SIZE", value_parser = size)]
     pub size: Option<u64>,
-    /// Stop after the -s size.
-    #[arg(short = 'S', long = "stop-at-size", requires = "size")]
+    /// Stop after the -s size (-s 0: copy everything, as pv).
+    #[arg(short = 'S', long = "stop-at-size")]
     pub stop_at_size: bool,
     /// At most RATE bytes a second. Takes K, M, G.
     #[arg(short = 'L', long = "rate-limit", value_name = "RATE", value_parser = size)]
@@ -170,6 +175,13 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
             ..Items::pv_default()
         };
     }
+    // Checked here, not by clap: its message for a missing -s runs over
+    // several lines.
+    if args.stop_at_size && args.size.is_none() {
+        return Err(
+            UsageError("-S (--stop-at-size) needs -s SIZE, the size to stop at".into()).into(),
+        );
+    }
     if args.stop_at_size && args.line_mode {
         return Err(UsageError("-S counts bytes; it does not go with -l".into()).into());
     }
@@ -197,8 +209,10 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
     let stdin = io::stdin();
     let stdout = io::stdout();
     let out_info = fd_info(stdout.as_fd())?;
+    // pv reads -s 0 as no size given.
+    let given_size = args.size.filter(|&s| s > 0);
     // The total from the names (files are opened one at a time, later).
-    let size = args.size.or_else(|| {
+    let size = given_size.or_else(|| {
         // By name, not by opening: opening a FIFO would wait for a writer.
         let regular_size = |name: &PathBuf| {
             if name.as_os_str() == "-" {
@@ -226,11 +240,23 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
         lines: args.line_mode,
     };
 
+    let buf_size = match args.buffer_size {
+        Some(bytes) => match allocate(bytes) {
+            Ok(size) => size,
+            Err(err) => {
+                eprintln!(
+                    "pipespeed pv: buffer allocation failed: -B {}: {}",
+                    format_count(bytes as f64, false).trim_start(),
+                    strerror(&err)
+                );
+                return Ok(ExitCode::from(EXIT_MEMORY));
+            }
+        },
+        None => CopyOptions::default().buf_size,
+    };
     let mut copier = Copier::new(CopyOptions {
         force: args.no_splice.then_some(Mechanism::ReadWrite),
-        buf_size: args
-            .buffer_size
-            .map_or(CopyOptions::default().buf_size, |b| b.max(1) as usize),
+        buf_size,
         ..CopyOptions::default()
     });
     let count = if args.line_mode {
@@ -243,7 +269,9 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
     } else {
         copier.progress()
     };
-    let stop_at = args.stop_at_size.then_some(size).flatten();
+    // Only a size given stops: one computed from the files would cut a
+    // file that grows while it is copied.
+    let stop_at = given_size.filter(|_| args.stop_at_size);
     // The bucket, and when it was last filled: copying time earns tokens
     // as much as sleeping does.
     let mut limit = args
@@ -347,6 +375,21 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
         }
     });
     Ok(ExitCode::from(status))
+}
+
+/// A read/write buffer of `bytes` (at least 1) can be had: tried now, so
+/// that a size the system cannot give is refused before anything is
+/// copied (pv: "buffer allocation failed", status 64), not met as a
+/// failure in the middle of a copy, or not at all when every input goes
+/// by splice. The copier makes its own buffer on first use.
+fn allocate(bytes: u64) -> io::Result<usize> {
+    let size =
+        usize::try_from(bytes.max(1)).map_err(|_| io::Error::from_raw_os_error(libc::ENOMEM))?;
+    let options = BufferOptions {
+        dont_touch: true,
+        ..BufferOptions::default()
+    };
+    Buffer::new(size, options).map(|_| size)
 }
 
 /// The message and status bit for reading a standard input that was
