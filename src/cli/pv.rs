@@ -3,7 +3,7 @@
 //! the engine's byte counter, so the data path never waits for it.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,22 +15,19 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use pipespeed::buf::{Buffer, BufferOptions};
 use pipespeed::copy::{Copier, CopyOptions, Mechanism, Side, input_is_output};
-use pipespeed::meter::{
-    Items, Snapshot, TokenBucket, count_lines, format_count, render, render_numeric,
-};
-use pipespeed::sys::clock::local_seconds_of_day;
+use pipespeed::meter::{Items, TokenBucket, count_lines, format_count};
 use pipespeed::sys::inherited::{self, Stdio};
 use pipespeed::sys::{FdKind, fd_info};
 use pipespeed::units::parse_size;
-use rustix::event::{PollFd, PollFlags, poll};
-use rustix::time::Timespec;
 
 use crate::{UsageError, strerror};
 
 mod cursor;
+mod draw;
 mod watch;
 
 use cursor::Cursor;
+use draw::{draw, rate, show, terminal_width};
 
 /// pv's exit status bits (pv(1), "EXIT STATUS").
 const EXIT_ACCESS: u8 = 2;
@@ -208,7 +205,8 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
     let mut status = 0u8;
     let stdin = io::stdin();
     let stdout = io::stdout();
-    let out_info = fd_info(stdout.as_fd())?;
+    let out_info = fd_info(stdout.as_fd())
+        .map_err(|err| anyhow::anyhow!("standard output: {}", strerror(&err)))?;
     // pv reads -s 0 as no size given.
     let given_size = args.size.filter(|&s| s > 0);
     // The total from the names (files are opened one at a time, later).
@@ -431,91 +429,4 @@ fn closed_stdout(name: &std::path::Path, is_stdin: bool) -> Option<u8> {
 /// "Bad file descriptor": what a closed descriptor gives.
 fn ebadf() -> String {
     strerror(&io::Error::from_raw_os_error(libc::EBADF))
-}
-
-/// Draws every `interval` until `done` closes, then once more, finished.
-fn draw(display: &Display, count: &AtomicU64, start: Instant, done: &mpsc::Receiver<()>) {
-    let width = terminal_width();
-    let (mut last_count, mut last_time, mut tick) = (0u64, 0.0f64, 0u64);
-    loop {
-        let finished = !matches!(
-            done.recv_timeout(display.interval),
-            Err(mpsc::RecvTimeoutError::Timeout)
-        );
-        let now = start.elapsed().as_secs_f64();
-        let n = count.load(Ordering::Relaxed);
-        let snap = Snapshot {
-            count: n,
-            elapsed: now,
-            rate: rate(n - last_count, now - last_time),
-            size: display.size,
-            lines: display.lines,
-            done: finished,
-            tick,
-            clock: local_seconds_of_day(),
-        };
-        (last_count, last_time, tick) = (n, now, tick + 1);
-        if display.wait && n == 0 {
-            // -W: nothing until the first byte, and nothing if none came.
-            if finished {
-                return;
-            }
-            continue;
-        }
-        let text = if display.numeric {
-            render_numeric(&snap, &display.items) + "\n"
-        } else {
-            let line = render(&snap, &display.items, width);
-            match &display.cursor {
-                Some(cursor) => cursor.place(&line),
-                None if finished => format!("\r{line}\n"),
-                None => format!("\r{line}"),
-            }
-        };
-        // The last frame may wait a little for room; the others are
-        // dropped rather than wait (the next one replaces them).
-        let patience = if finished {
-            Duration::from_secs(1)
-        } else {
-            Duration::ZERO
-        };
-        show(&text, patience);
-        if finished {
-            return;
-        }
-    }
-}
-
-/// Writes `text` to stderr if stderr can take it within `patience`: a
-/// reader of stderr that stops reading must not stall the display thread
-/// (holding stderr's lock, which the copying thread needs for its
-/// messages).
-fn show(text: &str, patience: Duration) {
-    let stderr = io::stderr();
-    let timeout = Timespec {
-        tv_sec: patience.as_secs() as i64,
-        tv_nsec: i64::from(patience.subsec_nanos()),
-    };
-    let mut fds = [PollFd::new(&stderr, PollFlags::OUT)];
-    if matches!(poll(&mut fds, Some(&timeout)), Ok(n) if n > 0) {
-        let _ = stderr.lock().write_all(text.as_bytes());
-    }
-}
-
-/// Per second, `count` over `seconds` (0 over no time).
-fn rate(count: u64, seconds: f64) -> f64 {
-    if seconds > 0.0 {
-        count as f64 / seconds
-    } else {
-        0.0
-    }
-}
-
-/// The width of the terminal on stderr, or 80 when it is not one.
-fn terminal_width() -> usize {
-    rustix::termios::tcgetwinsize(io::stderr().as_fd())
-        .ok()
-        .map(|w| usize::from(w.ws_col))
-        .filter(|&w| w > 0)
-        .unwrap_or(80)
 }
