@@ -14,6 +14,8 @@ use common::{SIZES, pty, read_until_hangup};
 
 #[path = "pv/messages.rs"]
 mod messages;
+#[path = "pv/splice.rs"]
+mod splice;
 #[path = "pv/stdio.rs"]
 mod stdio;
 

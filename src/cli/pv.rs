@@ -112,7 +112,12 @@ pub struct PvArgs {
     /// Show nothing until the first byte has gone through.
     #[arg(short = 'W', long)]
     pub wait: bool,
-    /// Never splice: read and write.
+    /// Never splice(2): copy every byte by read/write, at a cost in speed.
+    ///
+    /// Spliced, a file reaches the reader as references to its page-cache
+    /// pages, not copies: a file overwritten in place after pv has finished
+    /// but before the reader has read shows the reader the new bytes (pv
+    /// 1.6 splices too). With -C the reader gets the bytes of when pv ran.
     #[arg(short = 'C', long = "no-splice")]
     pub no_splice: bool,
     /// Read/write buffer size. Takes K, M, G.
@@ -253,7 +258,9 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
         None => CopyOptions::default().buf_size,
     };
     let mut copier = Copier::new(CopyOptions {
+        // Every input by read/write, pipes too: pv's -C never splices.
         force: args.no_splice.then_some(Mechanism::ReadWrite),
+        page_references: !args.no_splice,
         buf_size,
         ..CopyOptions::default()
     });
