@@ -12,6 +12,13 @@ use std::time::{Duration, Instant};
 mod common;
 use common::{SIZES, pty, read_until_hangup};
 
+#[path = "pv/messages.rs"]
+mod messages;
+#[path = "pv/splice.rs"]
+mod splice;
+#[path = "pv/stdio.rs"]
+mod stdio;
+
 const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
 
 fn data(len: usize) -> Vec<u8> {

@@ -3,7 +3,7 @@
 //! the engine's byte counter, so the data path never waits for it.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,25 +13,27 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use pipespeed::buf::{Buffer, BufferOptions};
 use pipespeed::copy::{Copier, CopyOptions, Mechanism, Side, input_is_output};
-use pipespeed::meter::{Items, Snapshot, TokenBucket, count_lines, render, render_numeric};
-use pipespeed::sys::clock::local_seconds_of_day;
+use pipespeed::meter::{Items, TokenBucket, count_lines, format_count};
+use pipespeed::sys::inherited::{self, Stdio};
 use pipespeed::sys::{FdKind, fd_info};
 use pipespeed::units::parse_size;
-use rustix::event::{PollFd, PollFlags, poll};
-use rustix::time::Timespec;
 
 use crate::{UsageError, strerror};
 
 mod cursor;
+mod draw;
 mod watch;
 
 use cursor::Cursor;
+use draw::{draw, rate, show, terminal_width};
 
 /// pv's exit status bits (pv(1), "EXIT STATUS").
 const EXIT_ACCESS: u8 = 2;
 const EXIT_SAME: u8 = 4;
 const EXIT_TRANSFER: u8 = 16;
+const EXIT_MEMORY: u8 = 64;
 
 fn size(text: &str) -> Result<u64, String> {
     parse_size(text).map_err(|e| e.to_string())
@@ -49,8 +51,9 @@ fn seconds(text: &str) -> Result<Duration, String> {
 #[derive(Debug, Args)]
 #[command(
     after_help = "Exit status: 0 success; 2 bad usage, or a file (or -d's process) could not \
-    be opened; 4 an input was the output; 16 a read or write failed (bits combine, as pv's do). A reader that goes away ends pv \
-    quietly with 0."
+    be opened, or -d's descriptor is not a regular file or block device; 4 an input was the \
+    output, or standard output is closed; 16 a read or write failed; 64 the -B buffer could not \
+    be allocated (bits combine, as pv's do). A reader that goes away ends pv quietly with 0."
 )]
 pub struct PvArgs {
     /// Files to copy to stdout, in order (default and `-`: stdin).
@@ -88,11 +91,11 @@ pub struct PvArgs {
     #[arg(short = 'f', long)]
     pub force: bool,
     /// The expected total (bytes, or lines with -l), for the bar and the
-    /// ETA; default: the sum of the files' sizes. Takes K, M, G.
+    /// ETA; default (and 0): the sum of the files' sizes. Takes K, M, G.
     #[arg(short = 's', long, value_name = "SIZE", value_parser = size)]
     pub size: Option<u64>,
-    /// Stop after the -s size.
-    #[arg(short = 'S', long = "stop-at-size", requires = "size")]
+    /// Stop after the -s size (-s 0: copy everything, as pv).
+    #[arg(short = 'S', long = "stop-at-size")]
     pub stop_at_size: bool,
     /// At most RATE bytes a second. Takes K, M, G.
     #[arg(short = 'L', long = "rate-limit", value_name = "RATE", value_parser = size)]
@@ -109,7 +112,12 @@ pub struct PvArgs {
     /// Show nothing until the first byte has gone through.
     #[arg(short = 'W', long)]
     pub wait: bool,
-    /// Never splice: read and write.
+    /// Never splice(2): copy every byte by read/write, at a cost in speed.
+    ///
+    /// Spliced, a file reaches the reader as references to its page-cache
+    /// pages, not copies: a file overwritten in place after pv has finished
+    /// but before the reader has read shows the reader the new bytes (pv
+    /// 1.6 splices too). With -C the reader gets the bytes of when pv ran.
     #[arg(short = 'C', long = "no-splice")]
     pub no_splice: bool,
     /// Read/write buffer size. Takes K, M, G.
@@ -146,6 +154,10 @@ struct Display {
     lines: bool,
 }
 
+/// `SIGPIPE` stays ignored (as the runtime set it), whatever the parent
+/// left: pv 1.6 catches it itself, so a reader going away ends pv quietly
+/// with 0 whether the parent ignored it or not (tests/pv/stdio.rs). cat
+/// restores the inherited disposition instead, because GNU cat dies of it.
 pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
     let stderr = io::stderr();
     let show = !args.quiet && (args.force || rustix::termios::isatty(stderr.as_fd()));
@@ -164,6 +176,13 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
             name: args.name.clone(),
             ..Items::pv_default()
         };
+    }
+    // Checked here, not by clap: its message for a missing -s runs over
+    // several lines.
+    if args.stop_at_size && args.size.is_none() {
+        return Err(
+            UsageError("-S (--stop-at-size) needs -s SIZE, the size to stop at".into()).into(),
+        );
     }
     if args.stop_at_size && args.line_mode {
         return Err(UsageError("-S counts bytes; it does not go with -l".into()).into());
@@ -191,9 +210,12 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
     let mut status = 0u8;
     let stdin = io::stdin();
     let stdout = io::stdout();
-    let out_info = fd_info(stdout.as_fd())?;
+    let out_info = fd_info(stdout.as_fd())
+        .map_err(|err| anyhow::anyhow!("standard output: {}", strerror(&err)))?;
+    // pv reads -s 0 as no size given.
+    let given_size = args.size.filter(|&s| s > 0);
     // The total from the names (files are opened one at a time, later).
-    let size = args.size.or_else(|| {
+    let size = given_size.or_else(|| {
         // By name, not by opening: opening a FIFO would wait for a writer.
         let regular_size = |name: &PathBuf| {
             if name.as_os_str() == "-" {
@@ -221,11 +243,25 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
         lines: args.line_mode,
     };
 
+    let buf_size = match args.buffer_size {
+        Some(bytes) => match allocate(bytes) {
+            Ok(size) => size,
+            Err(err) => {
+                eprintln!(
+                    "pipespeed pv: buffer allocation failed: -B {}: {}",
+                    format_count(bytes as f64, false).trim_start(),
+                    strerror(&err)
+                );
+                return Ok(ExitCode::from(EXIT_MEMORY));
+            }
+        },
+        None => CopyOptions::default().buf_size,
+    };
     let mut copier = Copier::new(CopyOptions {
+        // Every input by read/write, pipes too: pv's -C never splices.
         force: args.no_splice.then_some(Mechanism::ReadWrite),
-        buf_size: args
-            .buffer_size
-            .map_or(CopyOptions::default().buf_size, |b| b.max(1) as usize),
+        page_references: !args.no_splice,
+        buf_size,
         ..CopyOptions::default()
     });
     let count = if args.line_mode {
@@ -238,7 +274,9 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
     } else {
         copier.progress()
     };
-    let stop_at = args.stop_at_size.then_some(size).flatten();
+    // Only a size given stops: one computed from the files would cut a
+    // file that grows while it is copied.
+    let stop_at = given_size.filter(|_| args.stop_at_size);
     // The bucket, and when it was last filled: copying time earns tokens
     // as much as sleeping does.
     let mut limit = args
@@ -256,7 +294,12 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
         let out = stdout.as_fd();
         'inputs: for name in &names {
             let file;
-            let fd = if name.as_os_str() == "-" {
+            let is_stdin = name.as_os_str() == "-";
+            let fd = if is_stdin {
+                if let Some(refused) = closed_stdin() {
+                    status |= refused;
+                    continue;
+                }
                 stdin.as_fd()
             } else {
                 match File::open(name) {
@@ -271,6 +314,10 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
                     }
                 }
             };
+            if let Some(refused) = closed_stdout(name, is_stdin) {
+                status |= refused;
+                continue;
+            }
             if fd_info(fd).is_ok_and(|info| input_is_output(fd, &info, &out_info)) {
                 eprintln!(
                     "pipespeed pv: {}: input file is output file",
@@ -335,89 +382,58 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(status))
 }
 
-/// Draws every `interval` until `done` closes, then once more, finished.
-fn draw(display: &Display, count: &AtomicU64, start: Instant, done: &mpsc::Receiver<()>) {
-    let width = terminal_width();
-    let (mut last_count, mut last_time, mut tick) = (0u64, 0.0f64, 0u64);
-    loop {
-        let finished = !matches!(
-            done.recv_timeout(display.interval),
-            Err(mpsc::RecvTimeoutError::Timeout)
-        );
-        let now = start.elapsed().as_secs_f64();
-        let n = count.load(Ordering::Relaxed);
-        let snap = Snapshot {
-            count: n,
-            elapsed: now,
-            rate: rate(n - last_count, now - last_time),
-            size: display.size,
-            lines: display.lines,
-            done: finished,
-            tick,
-            clock: local_seconds_of_day(),
-        };
-        (last_count, last_time, tick) = (n, now, tick + 1);
-        if display.wait && n == 0 {
-            // -W: nothing until the first byte, and nothing if none came.
-            if finished {
-                return;
-            }
-            continue;
-        }
-        let text = if display.numeric {
-            render_numeric(&snap, &display.items) + "\n"
-        } else {
-            let line = render(&snap, &display.items, width);
-            match &display.cursor {
-                Some(cursor) => cursor.place(&line),
-                None if finished => format!("\r{line}\n"),
-                None => format!("\r{line}"),
-            }
-        };
-        // The last frame may wait a little for room; the others are
-        // dropped rather than wait (the next one replaces them).
-        let patience = if finished {
-            Duration::from_secs(1)
-        } else {
-            Duration::ZERO
-        };
-        show(&text, patience);
-        if finished {
-            return;
-        }
-    }
-}
-
-/// Writes `text` to stderr if stderr can take it within `patience`: a
-/// reader of stderr that stops reading must not stall the display thread
-/// (holding stderr's lock, which the copying thread needs for its
-/// messages).
-fn show(text: &str, patience: Duration) {
-    let stderr = io::stderr();
-    let timeout = Timespec {
-        tv_sec: patience.as_secs() as i64,
-        tv_nsec: i64::from(patience.subsec_nanos()),
+/// A read/write buffer of `bytes` (at least 1) can be had: tried now, so
+/// that a size the system cannot give is refused before anything is
+/// copied (pv: "buffer allocation failed", status 64), not met as a
+/// failure in the middle of a copy, or not at all when every input goes
+/// by splice. The copier makes its own buffer on first use.
+fn allocate(bytes: u64) -> io::Result<usize> {
+    let size =
+        usize::try_from(bytes.max(1)).map_err(|_| io::Error::from_raw_os_error(libc::ENOMEM))?;
+    let options = BufferOptions {
+        dont_touch: true,
+        ..BufferOptions::default()
     };
-    let mut fds = [PollFd::new(&stderr, PollFlags::OUT)];
-    if matches!(poll(&mut fds, Some(&timeout)), Ok(n) if n > 0) {
-        let _ = stderr.lock().write_all(text.as_bytes());
-    }
+    Buffer::new(size, options).map(|_| size)
 }
 
-/// Per second, `count` over `seconds` (0 over no time).
-fn rate(count: u64, seconds: f64) -> f64 {
-    if seconds > 0.0 {
-        count as f64 / seconds
+/// The message and status bit for reading a standard input that was
+/// closed when pv started, as pv 1.6 words them, or `None` if it was open.
+/// Without the check the read fails on the placeholder descriptor with a
+/// transfer error (16), where pv says it cannot stat the input (2).
+fn closed_stdin() -> Option<u8> {
+    inherited::closed_at_start(Stdio::Stdin).then(|| {
+        eprintln!("pipespeed pv: failed to stat file: -: {}", ebadf());
+        EXIT_ACCESS
+    })
+}
+
+/// The message and status bit for copying input `name` to a standard
+/// output that was closed when pv started, or `None` if it was open.
+///
+/// pv 1.6 checks the output against each input: for standard input it
+/// cannot stat the output (status 2); a named file it opens lands on the
+/// free descriptor 1 and is refused as "input file is output file"
+/// (status 4). The statuses are pv's; the message for a file says what is
+/// really wrong. Nothing is copied either way: the bytes would be lost.
+fn closed_stdout(name: &std::path::Path, is_stdin: bool) -> Option<u8> {
+    if !inherited::closed_at_start(Stdio::Stdout) {
+        return None;
+    }
+    Some(if is_stdin {
+        eprintln!("pipespeed pv: failed to stat output file: {}", ebadf());
+        EXIT_ACCESS
     } else {
-        0.0
-    }
+        eprintln!(
+            "pipespeed pv: {}: cannot copy to standard output: {}",
+            name.display(),
+            ebadf()
+        );
+        EXIT_SAME
+    })
 }
 
-/// The width of the terminal on stderr, or 80 when it is not one.
-fn terminal_width() -> usize {
-    rustix::termios::tcgetwinsize(io::stderr().as_fd())
-        .ok()
-        .map(|w| usize::from(w.ws_col))
-        .filter(|&w| w > 0)
-        .unwrap_or(80)
+/// "Bad file descriptor": what a closed descriptor gives.
+fn ebadf() -> String {
+    strerror(&io::Error::from_raw_os_error(libc::EBADF))
 }

@@ -1,22 +1,27 @@
 //! `-d PID[:FD]`: copy nothing, show how far another process has got
 //! through its files, from `/proc/PID/fdinfo/FD` (`pos:`) and the size of
 //! the file behind `/proc/PID/fd/FD`. Ends when every watched descriptor
-//! is closed.
+//! is closed. As pv, only regular files and block devices can be watched:
+//! a pipe, socket or character device has no position to follow.
 
-use std::fs;
-use std::io;
+use std::fs::{self, File};
+use std::io::{self, Seek, SeekFrom};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::time::{Duration, Instant};
 
 use pipespeed::meter::{Items, Snapshot, render, render_numeric};
 use pipespeed::sys::clock::local_seconds_of_day;
 
-use super::{rate, show, terminal_width};
+use super::{rate, show, strerror, terminal_width};
 
 /// One watched descriptor.
 #[derive(Debug)]
 struct Watched {
     fd: u32,
     name: String,
+    /// The file's device and inode: a descriptor closed and reused for
+    /// another file counts as closed.
+    id: (u64, u64),
     size: Option<u64>,
     /// The position and time of the last update.
     last: (u64, f64),
@@ -31,13 +36,48 @@ fn position(pid: u32, fd: u32) -> Option<u64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
-fn watch(pid: u32, fd: u32) -> io::Result<Watched> {
+/// Why a descriptor cannot be watched.
+enum Refused {
+    /// It cannot be looked at (no such process or descriptor, no right).
+    Unreadable(io::Error),
+    /// It is not a regular file or block device: the name it links to.
+    NotAFile(String),
+}
+
+/// The device and inode of the file behind `fd` of `pid`.
+fn file_id(pid: u32, fd: u32) -> Option<(u64, u64)> {
+    let meta = fs::metadata(format!("/proc/{pid}/fd/{fd}")).ok()?;
+    Some((meta.dev(), meta.ino()))
+}
+
+fn watch(pid: u32, fd: u32) -> Result<Watched, Refused> {
     let link = format!("/proc/{pid}/fd/{fd}");
-    let meta = fs::metadata(&link)?;
+    let meta = fs::metadata(&link).map_err(|err| {
+        // /proc/PID/fd/FD is missing for a missing process too: say which.
+        let gone = !fs::exists(format!("/proc/{pid}")).unwrap_or(true);
+        Refused::Unreadable(if gone {
+            io::Error::from_raw_os_error(libc::ESRCH)
+        } else {
+            err
+        })
+    })?;
+    let name =
+        fs::read_link(&link).map_or_else(|_| format!("fd {fd}"), |p| p.display().to_string());
+    let size = if meta.is_file() {
+        Some(meta.len())
+    } else if meta.file_type().is_block_device() {
+        // A block device's size is where its end is.
+        File::open(&link)
+            .and_then(|mut f| f.seek(SeekFrom::End(0)))
+            .ok()
+    } else {
+        return Err(Refused::NotAFile(name));
+    };
     Ok(Watched {
         fd,
-        name: fs::read_link(&link).map_or_else(|_| format!("fd {fd}"), |p| p.display().to_string()),
-        size: meta.is_file().then_some(meta.len()),
+        name,
+        id: (meta.dev(), meta.ino()),
+        size,
         last: (position(pid, fd).unwrap_or(0), 0.0),
     })
 }
@@ -45,22 +85,35 @@ fn watch(pid: u32, fd: u32) -> io::Result<Watched> {
 /// The descriptors to watch: `fd`, or every regular file `pid` has open.
 fn targets(pid: u32, fd: Option<u32>) -> anyhow::Result<Vec<Watched>> {
     if let Some(fd) = fd {
-        let watched = watch(pid, fd)
-            .map_err(|e| anyhow::anyhow!("cannot watch descriptor {fd} of process {pid}: {e}"))?;
-        return Ok(vec![watched]);
+        return match watch(pid, fd) {
+            Ok(watched) => Ok(vec![watched]),
+            Err(Refused::Unreadable(err)) => anyhow::bail!(
+                "cannot watch descriptor {fd} of process {pid}: {}",
+                strerror(&err)
+            ),
+            Err(Refused::NotAFile(name)) => anyhow::bail!(
+                "cannot watch descriptor {fd} of process {pid} ({name}): not a regular file or block device"
+            ),
+        };
     }
     let mut fds: Vec<u32> = fs::read_dir(format!("/proc/{pid}/fd"))
-        .map_err(|e| anyhow::anyhow!("cannot watch process {pid}: {e}"))?
+        .map_err(|err| {
+            let err = if fs::exists(format!("/proc/{pid}")).unwrap_or(true) {
+                err
+            } else {
+                io::Error::from_raw_os_error(libc::ESRCH)
+            };
+            anyhow::anyhow!("cannot watch process {pid}: {}", strerror(&err))
+        })?
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
         .collect();
     fds.sort_unstable();
     let watched: Vec<Watched> = fds
         .into_iter()
         .filter_map(|fd| watch(pid, fd).ok())
-        .filter(|w| w.size.is_some())
         .collect();
     if watched.is_empty() {
-        anyhow::bail!("process {pid} has no regular file open to watch");
+        anyhow::bail!("process {pid} has no regular file or block device open to watch");
     }
     Ok(watched)
 }
@@ -90,7 +143,9 @@ pub fn run(
         let mut open = false;
         let count = watched.len();
         for (i, w) in watched.iter_mut().enumerate() {
-            let at = position(pid, w.fd);
+            // Closed, or closed and reused for another file: the last
+            // position seen stands.
+            let at = position(pid, w.fd).filter(|_| file_id(pid, w.fd) == Some(w.id));
             open |= at.is_some();
             let pos = at.unwrap_or(w.last.0);
             let snap = Snapshot {

@@ -1,0 +1,163 @@
+//! What pipespeed pv says when it cannot do what it was asked: one line
+//! naming the thing and the cause, pv's status, no "(os error N)".
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::stdio::{pv_installed, sh};
+use super::{file_with, pv, stderr};
+
+/// A directory holding `f`, 100000 bytes.
+fn files() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f"), vec![b'x'; 100_000]).unwrap();
+    dir
+}
+
+#[test]
+fn capital_s_without_a_size_is_one_complete_line() {
+    let out = pv(&["-S", "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "pipespeed: -S (--stop-at-size) needs -s SIZE, the size to stop at\n"
+    );
+}
+
+/// 200 TiB is more than a process can map (47-bit address spaces), with
+/// any overcommit setting.
+#[test]
+fn a_buffer_the_system_cannot_give_is_refused_before_copying() {
+    let dir = files();
+    let compare = pv_installed();
+    for input in ["f", "<f"] {
+        let out = sh(dir.path(), &format!("\"$P\" pv -q -B 200T {input}"));
+        assert_eq!(out.status.code(), Some(64), "{input}: {}", stderr(&out));
+        assert!(
+            out.stdout.is_empty(),
+            "{input}: {} bytes copied",
+            out.stdout.len()
+        );
+        assert_eq!(
+            stderr(&out),
+            "pipespeed pv: buffer allocation failed: -B 200TiB: Cannot allocate memory\n"
+        );
+        if compare {
+            let theirs = sh(dir.path(), &format!("timeout 20 pv -q -B 200T {input}"));
+            assert_eq!(theirs.status.code(), Some(64), "pv {input}");
+            assert!(theirs.stdout.is_empty(), "pv {input}");
+        }
+    }
+}
+
+#[test]
+fn size_0_is_no_size_and_capital_s_then_copies_everything() {
+    let dir = files();
+    let compare = pv_installed();
+    for input in ["f", "<f", "- <f"] {
+        let script = format!("\"$P\" pv -q -s 0 -S {input}");
+        let out = sh(dir.path(), &script);
+        assert_eq!(out.status.code(), Some(0), "{script}: {}", stderr(&out));
+        assert_eq!(out.stdout.len(), 100_000, "{script}");
+        if compare {
+            let theirs = sh(dir.path(), &format!("timeout 20 pv -q -s 0 -S {input}"));
+            assert_eq!(theirs.stdout.len(), 100_000, "pv {input}");
+        }
+    }
+}
+
+/// A process holding a pipe on 0 and /dev/null on 1 for a while.
+fn holder() -> Child {
+    Command::new("sleep")
+        .arg("20")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn watching_a_pipe_or_a_device_is_refused_as_pv_refuses_it() {
+    let mut held = holder();
+    let pid = held.id();
+    let compare = pv_installed();
+    for (fd, name) in [(0, "pipe:["), (1, "/dev/null")] {
+        let target = format!("{pid}:{fd}");
+        let out = pv(&["-d", &target, "-f"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{target}: {err}");
+        let want = format!("pipespeed pv: cannot watch descriptor {fd} of process {pid} ({name}");
+        assert!(err.starts_with(&want), "{err}");
+        assert!(
+            err.ends_with("): not a regular file or block device\n"),
+            "{err}"
+        );
+        if compare {
+            let theirs = Command::new("timeout")
+                .args(["20", "pv", "-d", &target])
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            assert_eq!(theirs.status.code(), Some(2), "pv -d {target}");
+            assert!(
+                stderr(&theirs).contains("not a regular file"),
+                "pv -d {target}"
+            );
+        }
+    }
+    held.kill().unwrap();
+    held.wait().unwrap();
+    let gone = pv(&["-d", "999999999:3"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(gone.status.code(), Some(2));
+    assert_eq!(
+        stderr(&gone),
+        "pipespeed pv: cannot watch descriptor 3 of process 999999999: No such process\n"
+    );
+}
+
+/// The watched descriptor closed and opened again on another file: the
+/// watch ends at the last position in the first file, not at the new
+/// file's.
+#[test]
+fn a_watched_descriptor_reused_for_another_file_ends_the_watch() {
+    let first = file_with(b"line one\nmore\n");
+    let second = file_with(b"other\n");
+    // `read` takes a line from fd 3 a byte at a time, leaving fd 3 at 9.
+    let script = "exec 3<\"$1\"; read -r l <&3; sleep 1; exec 3<\"$2\"; sleep 1";
+    let mut shell = Command::new("sh")
+        .args(["-c", script, "sh"])
+        .arg(first.path())
+        .arg(second.path())
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = shell.id();
+    let fd3 = format!("/proc/{pid}/fd/3");
+    let t0 = Instant::now();
+    while std::fs::read_link(&fd3).ok().as_deref() != Some(first.path()) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "sh never opened its file"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let target = format!("{pid}:3");
+    let out = pv(&["-d", &target, "-n", "-b", "-f", "-i", "0.1"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    shell.wait().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let numbers: Vec<u64> = stderr(&out).lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(numbers.last(), Some(&9), "{numbers:?}");
+    assert!(numbers.windows(2).all(|w| w[0] <= w[1]), "{numbers:?}");
+}
