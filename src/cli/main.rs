@@ -121,15 +121,41 @@ fn clap_error(err: clap::Error) -> ExitCode {
             }
         }
         _ => {
-            let text = err.render().to_string();
-            let first = text.lines().next().unwrap_or("bad usage");
-            eprintln!(
-                "pipespeed: {}",
-                first.strip_prefix("error: ").unwrap_or(first)
-            );
+            eprintln!("pipespeed: {}", first_paragraph(&err.render().to_string()));
             ExitCode::from(EXIT_USAGE)
         }
     }
+}
+
+/// clap's message on one line: its first paragraph, whose first line
+/// may end in a colon and continue with indented lines (the required
+/// arguments missing, say), without the `error: ` in front.
+fn first_paragraph(text: &str) -> String {
+    let mut line = String::new();
+    for part in text.lines().take_while(|l| !l.trim().is_empty()) {
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(part.trim());
+    }
+    match line.strip_prefix("error: ") {
+        Some(rest) => rest.to_owned(),
+        None if line.is_empty() => "bad usage".to_owned(),
+        None => line,
+    }
+}
+
+/// The error and its causes, `: ` between them, as anyhow's `{:#}` has
+/// them, but with the system's words for an `io::Error` (no "(os error
+/// N)").
+fn message(err: &anyhow::Error) -> String {
+    err.chain()
+        .map(|e| match e.downcast_ref::<io::Error>() {
+            Some(io) => strerror(io),
+            None => e.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(": ")
 }
 
 /// One line naming what failed and why; the status says what kind of
@@ -152,7 +178,7 @@ fn report(err: &anyhow::Error) -> ExitCode {
         // pipe anywhere else (a child's pipe) is an error like any other.
         return ExitCode::SUCCESS;
     }
-    eprintln!("pipespeed: {err:#}");
+    eprintln!("pipespeed: {}", message(err));
     if io_kind == Some(io::ErrorKind::Unsupported) {
         return ExitCode::from(pipespeed::bench::process::EXIT_UNSUPPORTED as u8);
     }
@@ -167,6 +193,21 @@ mod tests {
 
     fn broken_pipe() -> io::Error {
         io::Error::from_raw_os_error(libc::EPIPE)
+    }
+
+    #[test]
+    fn messages_have_the_systems_words_and_one_line() {
+        let err = anyhow::Error::new(io::Error::from_raw_os_error(libc::EMFILE)).context("read");
+        assert_eq!(message(&err), "read: Too many open files");
+        let clap = "error: the following required arguments were not provided:\n  --vmsplice\n\nUsage: x\n";
+        assert_eq!(
+            first_paragraph(clap),
+            "the following required arguments were not provided: --vmsplice"
+        );
+        assert_eq!(
+            first_paragraph("error: unexpected argument '-q' found\n\nUsage"),
+            "unexpected argument '-q' found"
+        );
     }
 
     #[test]
