@@ -509,3 +509,44 @@ fn an_unwritable_chart_is_a_one_line_error_before_measuring() {
     assert!(!json.exists());
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+/// `bench` with `args` and a JSON file: its status, stderr and the JSON.
+fn bench_status(args: &[&str]) -> (Output, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let mut cmd = pipespeed(&["bench", "--runs", "1", "--bytes", "1M"]);
+    cmd.args(args).arg("--json").arg(&json);
+    let out = cmd.output().unwrap();
+    let value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    (out, value)
+}
+
+#[test]
+fn a_failed_rung_makes_bench_fail_after_its_table_and_files() {
+    let (out, json) = bench_status(&["--rungs", "write-read", "--buf-size", "1T"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stdout(&out).contains("failed"), "{}", stdout(&out));
+    assert_eq!(json["rungs"][0]["status"], "failed");
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("pipespeed: 1 of 1 rungs failed: write-read"),
+        "{err}"
+    );
+    assert!(!err.contains("os error"), "{err}");
+}
+
+#[test]
+fn rungs_asked_for_that_this_machine_cannot_run_exit_3() {
+    // Busy looping on one CPU is refused before it starts.
+    let (out, json) = bench_status(&["--rungs", "vmsplice-splice-huge-busy", "--cpus", "0,0"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(json["rungs"][0]["status"], "unavailable");
+    // Beside a measured rung, an unavailable one is only said.
+    let (out, _) = bench_status(&[
+        "--rungs",
+        "write-read,vmsplice-splice-huge-busy",
+        "--cpus",
+        "0,0",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}

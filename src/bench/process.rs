@@ -212,8 +212,9 @@ pub fn name_link(exe: &Path, dir: &Path, name: &str) -> PathBuf {
 fn pipe(mut writer: Command, mut reader: Command) -> Result<ReadReport, RunError> {
     let spawn_failed = |command: &Command, e: std::io::Error| {
         RunError::Failed(format!(
-            "cannot start {}: {e}",
-            command.get_program().to_string_lossy()
+            "cannot start {}: {}",
+            command.get_program().to_string_lossy(),
+            crate::quote::strerror(&e)
         ))
     };
     let mut writer_child = writer

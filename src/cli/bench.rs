@@ -6,8 +6,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use pipespeed::bench::ladder::{Event, LadderConfig, LadderResult, Placement, Rung, run_ladder};
-use pipespeed::bench::process::ProcessExecutor;
+use pipespeed::bench::ladder::{
+    Event, LadderConfig, LadderResult, Placement, Rung, Status, run_ladder,
+};
+use pipespeed::bench::process::{EXIT_UNSUPPORTED, ProcessExecutor};
 use pipespeed::bench::scan::{ScanParam, ScanPoint, ScanResult};
 use pipespeed::report::html::html_report;
 use pipespeed::report::svg::{ladder_svg, scan_result_svg};
@@ -56,7 +58,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             }
             .export(&result)?,
         )?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(exit_status(&[&result], !args.rungs.is_empty()));
     };
     for &value in &scan.values {
         if scan.param == ScanParam::BufSize {
@@ -88,7 +90,35 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     }
     out.extend(result.table().into_bytes());
     crate::output::print(&out)?;
-    Ok(ExitCode::SUCCESS)
+    let ladders: Vec<&LadderResult> = result.points.iter().map(|p| &p.result).collect();
+    Ok(exit_status(&ladders, !args.rungs.is_empty()))
+}
+
+/// The status of a finished run, after its table and files: 1 if a rung
+/// failed (said on stderr too: a table scrolled past must not pass for a
+/// success), 3 if rungs were named with `--rungs` and none of them could
+/// run on this machine, else 0. Rungs of the default ladder that this
+/// machine cannot run (busy looping on one CPU, THP off) are only said in
+/// the table: the rest is the answer asked for.
+fn exit_status(ladders: &[&LadderResult], named: bool) -> ExitCode {
+    let rungs = || ladders.iter().flat_map(|l| &l.rungs);
+    let failed: Vec<String> = rungs()
+        .filter(|r| r.status == Status::Failed)
+        .map(|r| r.name.to_string())
+        .collect();
+    if !failed.is_empty() {
+        eprintln!(
+            "pipespeed: {} of {} rungs failed: {} (the table says why)",
+            failed.len(),
+            rungs().count(),
+            failed.join(", ")
+        );
+        return ExitCode::FAILURE;
+    }
+    if named && rungs().all(|r| r.status == Status::Unavailable) {
+        return ExitCode::from(EXIT_UNSUPPORTED as u8);
+    }
+    ExitCode::SUCCESS
 }
 
 /// The rungs to run: those asked for, or all; with `--scan`, those the
