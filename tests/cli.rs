@@ -550,3 +550,41 @@ fn rungs_asked_for_that_this_machine_cannot_run_exit_3() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+#[test]
+fn meaningless_measurements_are_refused_with_the_range() {
+    for args in [
+        &["bench", "--bytes", "0"][..],
+        &["bench", "--run-seconds", "1e30"],
+        &["bench", "--run-seconds", "NaN"],
+        &["latency", "--duration", "1e30"],
+        &["latency", "--duration=-1"],
+        &["latency", "--warmup", "1e30s"],
+        &["contend", "--duration", "1e-9"],
+        &["contend", "--duration", "inf"],
+        &["read", "--bytes", "0"],
+    ] {
+        let out = pipespeed(args).stdin(Stdio::null()).output().unwrap();
+        let value = args[args.len() - 1].trim_start_matches("--duration=");
+        assert_one_line_error(&out, 2, value);
+        let err = stderr(&out);
+        assert!(
+            !args[1].starts_with("--duration") && args[1] != "--run-seconds"
+                || err.contains("from 0.01 to 86400"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_reader_fed_less_than_asked_fails_and_says_how_much_came() {
+    let (reader, writer) = pipeline(&["--bytes", "1000"], &["--bytes", "10M"]);
+    assert!(writer.status.success(), "{}", stderr(&writer));
+    assert_eq!(reader.status.code(), Some(1), "{}", stderr(&reader));
+    assert_eq!(
+        stderr(&reader),
+        "pipespeed: read: input ended after 1000 bytes, before the 10MiB asked for\n"
+    );
+    let (reader, _) = pipeline(&["--bytes", "1M"], &["--bytes", "1M"]);
+    assert!(reader.status.success(), "{}", stderr(&reader));
+}

@@ -253,14 +253,17 @@ fn pipe(mut writer: Command, mut reader: Command) -> Result<ReadReport, RunError
     if out.status.code() == Some(EXIT_UNSUPPORTED) {
         return Err(RunError::Unavailable(message(&reader_err)));
     }
-    if !out.status.success() {
+    // A reader whose input ended early prints its report and exits 1:
+    // the writer's words say why.
+    let report = serde_json::from_slice::<ReadReport>(&out.stdout);
+    let ended_early = report.as_ref().is_ok_and(|r| r.eof);
+    if !out.status.success() && !ended_early {
         return Err(RunError::Failed(format!(
             "reader: {}",
             message(&reader_err)
         )));
     }
-    let report: ReadReport = serde_json::from_slice(&out.stdout)
-        .map_err(|e| RunError::Failed(format!("unreadable reader report: {e}")))?;
+    let report = report.map_err(|e| RunError::Failed(format!("unreadable reader report: {e}")))?;
     if report.eof {
         let why = if writer_err.is_empty() {
             "no message".to_string()

@@ -55,6 +55,31 @@ fn size(text: &str) -> Result<u64, String> {
     parse_size(text).map_err(|e| e.to_string())
 }
 
+/// The shortest and longest durations any option takes, in seconds: below
+/// 10 ms a run measures its own start-up (a contend run of 1 ns printed
+/// zeros), above a day it is a mistake (`1e30` ran forever).
+pub const SECONDS_RANGE: (f64, f64) = (0.01, 86_400.0);
+
+/// A duration in seconds (`2`, `0.5`, `0.5s`) within [`SECONDS_RANGE`]:
+/// the one rule of every command's seconds.
+pub fn seconds(text: &str) -> Result<f64, String> {
+    let (min, max) = SECONDS_RANGE;
+    match text.strip_suffix('s').unwrap_or(text).parse::<f64>() {
+        Ok(s) if (min..=max).contains(&s) => Ok(s),
+        _ => Err(format!(
+            "'{text}' is not a duration: give seconds from {min} to {max}, e.g. 2 or 0.5"
+        )),
+    }
+}
+
+/// A size of at least one byte: what a measurement must move.
+fn positive_size(text: &str) -> Result<u64, String> {
+    match size(text)? {
+        0 => Err(format!("'{text}': a measurement needs at least 1 byte")),
+        n => Ok(n),
+    }
+}
+
 fn usize_size(text: &str) -> Result<usize, String> {
     let n = size(text)?;
     usize::try_from(n).map_err(|_| format!("size '{text}' is too large"))
@@ -134,8 +159,9 @@ pub struct ReadArgs {
     /// splice(2) to /dev/null instead of read(2).
     #[arg(long, aliases = ["read_with_splice", "read-with-splice"])]
     pub splice: bool,
-    /// Bytes to consume.
-    #[arg(long, aliases = ["bytes_to_pipe", "bytes-to-pipe"], value_name = "SIZE", default_value = "10G", value_parser = size)]
+    /// Bytes to consume (at least 1); fewer before the input ends is an
+    /// error (status 1).
+    #[arg(long, aliases = ["bytes_to_pipe", "bytes-to-pipe"], value_name = "SIZE", default_value = "10G", value_parser = positive_size)]
     pub bytes: u64,
     /// Print one CSV line: gib_s,bytes,buf_size,pipe_size,busy_loop,poll,
     /// huge_page,check_huge_page,read_with_splice,gift,lock_memory,dont_touch_pages,seconds
@@ -156,10 +182,10 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
     pub runs: u64,
     /// Bytes per run (default: about --run-seconds worth, from the warm-up).
-    #[arg(long, value_name = "SIZE", value_parser = size)]
+    #[arg(long, value_name = "SIZE", value_parser = positive_size)]
     pub bytes: Option<u64>,
-    /// Wanted seconds per run when --bytes is not given.
-    #[arg(long, value_name = "SECS", default_value_t = 0.4)]
+    /// Wanted seconds per run when --bytes is not given [range: 0.01-86400].
+    #[arg(long, value_name = "SECS", default_value_t = 0.4, value_parser = seconds)]
     pub run_seconds: f64,
     /// Buffer size of every rung but tuned.
     #[arg(long = "buf-size", alias = "buf_size", value_name = "SIZE", default_value = "256K", value_parser = usize_size)]

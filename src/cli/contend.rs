@@ -23,6 +23,7 @@ use pipespeed::sys::process::{catch_interrupts, interrupted};
 use pipespeed::units::{GIB, MIB, Size, parse_size};
 
 use crate::UsageError;
+use crate::args::seconds;
 use crate::output::write_file;
 
 /// The largest message: every end maps one.
@@ -49,7 +50,7 @@ pub struct ContendArgs {
     /// Pipe size to ask for [default: 1M, cut to /proc/sys/fs/pipe-max-size].
     #[arg(long = "pipe-size", value_name = "SIZE", value_parser = pipe_size)]
     pub pipe_size: Option<usize>,
-    /// Seconds the writers write, per run.
+    /// Seconds the writers write, per run [range: 0.01-86400].
     #[arg(long, value_name = "SECS", default_value = "3", value_parser = seconds)]
     pub duration: f64,
     /// One process per writer and reader, instead of threads.
@@ -120,15 +121,6 @@ fn msg_size(text: &str) -> Result<usize, String> {
 fn pipe_size(text: &str) -> Result<usize, String> {
     let n = parse_size(text).map_err(|e| e.to_string())?;
     usize::try_from(n).map_err(|_| format!("size '{text}' is too large"))
-}
-
-fn seconds(text: &str) -> Result<f64, String> {
-    match text.strip_suffix('s').unwrap_or(text).parse::<f64>() {
-        Ok(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(s),
-        _ => Err(format!(
-            "'{text}' is not a duration (give seconds above 0, e.g. 3 or 0.5)"
-        )),
-    }
 }
 
 fn percent(text: &str) -> Result<f64, String> {

@@ -140,11 +140,14 @@ pub fn read(args: ReadArgs) -> anyhow::Result<ExitCode> {
     if let Some(mismatch) = &report.mismatch {
         anyhow::bail!("verify failed: {mismatch}");
     }
-    if report.eof && !args.json {
+    if report.eof {
+        // The measurement asked for did not happen: say so, fail.
         eprintln!(
-            "pipespeed read: input ended after {} bytes, before the {} asked for",
-            report.bytes, args.bytes
+            "pipespeed: read: input ended after {} bytes, before the {} asked for",
+            report.bytes,
+            Size(args.bytes)
         );
+        return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -21,6 +21,7 @@ use pipespeed::units::{MIB, Size, parse_size};
 use pipespeed::wait::Wait;
 
 use crate::UsageError;
+use crate::args::seconds;
 use crate::output::write_file;
 
 mod render;
@@ -46,7 +47,7 @@ pub struct LatencyArgs {
     /// Round trips per run (instead of --duration).
     #[arg(long = "round-trips", value_name = "N", conflicts_with = "duration", value_parser = clap::value_parser!(u64).range(1..))]
     pub round_trips: Option<u64>,
-    /// Seconds per run [default: 1].
+    /// Seconds per run [default: 1] [range: 0.01-86400].
     #[arg(long, value_name = "SECS", value_parser = seconds)]
     pub duration: Option<f64>,
     /// Before each run, N round trips or, with an s suffix, seconds (0.2s),
@@ -147,20 +148,11 @@ fn message_size(text: &str) -> Result<usize, String> {
     }
 }
 
-fn seconds(text: &str) -> Result<f64, String> {
-    match text.strip_suffix('s').unwrap_or(text).parse::<f64>() {
-        Ok(s) if s.is_finite() && s > 0.0 => Ok(s),
-        _ => Err(format!(
-            "'{text}' is not a duration (give seconds above 0, e.g. 2 or 0.5)"
-        )),
-    }
-}
-
 fn warmup(text: &str) -> Result<Span, String> {
     let bad = || format!("'{text}' is not a warm-up (give round trips, 1000, or seconds, 0.2s)");
     match text.strip_suffix('s') {
         Some(secs) => match secs.parse::<f64>() {
-            Ok(s) if s.is_finite() && s >= 0.0 => Ok(Span::Seconds(s)),
+            Ok(s) if (0.0..=crate::args::SECONDS_RANGE.1).contains(&s) => Ok(Span::Seconds(s)),
             _ => Err(bad()),
         },
         None => text.parse().map(Span::RoundTrips).map_err(|_| bad()),
