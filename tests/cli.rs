@@ -588,3 +588,25 @@ fn a_reader_fed_less_than_asked_fails_and_says_how_much_came() {
     let (reader, _) = pipeline(&["--bytes", "1M"], &["--bytes", "1M"]);
     assert!(reader.status.success(), "{}", stderr(&reader));
 }
+
+#[test]
+fn cpus_and_pipe_sizes_are_checked_by_one_rule_in_every_command() {
+    for command in ["bench", "latency", "contend"] {
+        let out = pipespeed(&[command, "--cpus", "0,4096"]).output().unwrap();
+        assert_one_line_error(
+            &out,
+            2,
+            "--cpus: CPU 4096 is not one this process may use (allowed: ",
+        );
+        let out = pipespeed(&[command, "--cpus", "0"]).output().unwrap();
+        assert_one_line_error(&out, 2, "--cpus takes two CPUs, the ");
+    }
+    for args in [
+        &["bench", "--pipe-size", "0"][..],
+        &["contend", "--pipe-size", "0"],
+        &["read", "--pipe-size", "0"],
+    ] {
+        let out = pipespeed(args).stdin(Stdio::null()).output().unwrap();
+        assert_one_line_error(&out, 2, "a pipe holds at least one page");
+    }
+}

@@ -72,6 +72,41 @@ pub fn seconds(text: &str) -> Result<f64, String> {
     }
 }
 
+/// `--cpus A,B` checked against the CPUs this process may use: the one
+/// rule and wording of every command; `ends` names the two sides (`the
+/// writer's and the reader's`).
+pub fn cpu_pair(
+    cpus: &[usize],
+    allowed: &[usize],
+    ends: &str,
+) -> Result<(usize, usize), crate::UsageError> {
+    let [a, b] = cpus[..] else {
+        return Err(crate::UsageError(format!(
+            "--cpus takes two CPUs, {ends} (e.g. --cpus 0,1)"
+        )));
+    };
+    match [a, b].into_iter().find(|c| !allowed.contains(c)) {
+        Some(cpu) => {
+            let list: Vec<String> = allowed.iter().map(usize::to_string).collect();
+            Err(crate::UsageError(format!(
+                "--cpus: CPU {cpu} is not one this process may use (allowed: {})",
+                list.join(",")
+            )))
+        }
+        None => Ok((a, b)),
+    }
+}
+
+/// A pipe size: at least one byte (the kernel rounds it up to a page).
+pub fn pipe_size(text: &str) -> Result<usize, String> {
+    match usize_size(text)? {
+        0 => Err(format!(
+            "'{text}': a pipe holds at least one page: give 4K or more"
+        )),
+        n => Ok(n),
+    }
+}
+
 /// A size of at least one byte: what a measurement must move.
 fn positive_size(text: &str) -> Result<u64, String> {
     match size(text)? {
@@ -92,7 +127,7 @@ pub struct EndArgs {
     #[arg(long = "buf-size", visible_alias = "buf", alias = "buf_size", value_name = "SIZE", default_value = "256K", value_parser = usize_size)]
     pub buf_size: usize,
     /// Pipe size to set with F_SETPIPE_SZ (vmsplice: always half the buffer).
-    #[arg(long = "pipe-size", alias = "pipe_size", value_name = "SIZE", value_parser = usize_size)]
+    #[arg(long = "pipe-size", alias = "pipe_size", value_name = "SIZE", value_parser = pipe_size)]
     pub pipe_size: Option<usize>,
     /// Start the buffer BYTES past a page boundary. Default: 16 for the
     /// writer (where malloc puts it, as in the blog), 0 with --huge-page or
@@ -191,7 +226,7 @@ pub struct BenchArgs {
     #[arg(long = "buf-size", alias = "buf_size", value_name = "SIZE", default_value = "256K", value_parser = usize_size)]
     pub buf_size: usize,
     /// Pipe size of write-read (the vmsplice rungs use half the buffer).
-    #[arg(long = "pipe-size", alias = "pipe_size", value_name = "SIZE", value_parser = usize_size)]
+    #[arg(long = "pipe-size", alias = "pipe_size", value_name = "SIZE", value_parser = pipe_size)]
     pub pipe_size: Option<usize>,
     /// Writer and reader CPUs (default: the first two allowed CPUs).
     #[arg(

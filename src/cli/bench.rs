@@ -18,7 +18,7 @@ use pipespeed::sys::SystemFacts;
 use pipespeed::units::Size;
 
 use crate::UsageError;
-use crate::args::BenchArgs;
+use crate::args::{BenchArgs, cpu_pair};
 use crate::output::write_file;
 
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
@@ -220,28 +220,18 @@ fn placement(args: &BenchArgs, facts: &SystemFacts) -> anyhow::Result<Placement>
     if args.no_pin {
         return Ok(Placement::Unpinned);
     }
-    match args.cpus[..] {
-        [] => Ok(Placement::default_for(facts)),
-        [writer_cpu, reader_cpu] => {
-            for cpu in [writer_cpu, reader_cpu] {
-                if !facts.cpus_allowed.contains(&cpu) {
-                    return Err(UsageError(format!(
-                        "--cpus: CPU {cpu} is not one this process may use ({:?})",
-                        facts.cpus_allowed
-                    ))
-                    .into());
-                }
-            }
-            Ok(Placement::Pinned {
-                writer_cpu,
-                reader_cpu,
-            })
-        }
-        _ => Err(UsageError(
-            "--cpus takes two CPUs: the writer's and the reader's, e.g. --cpus 0,1".into(),
-        )
-        .into()),
+    if args.cpus.is_empty() {
+        return Ok(Placement::default_for(facts));
     }
+    let (writer_cpu, reader_cpu) = cpu_pair(
+        &args.cpus,
+        &facts.cpus_allowed,
+        "the writer's and the reader's",
+    )?;
+    Ok(Placement::Pinned {
+        writer_cpu,
+        reader_cpu,
+    })
 }
 
 fn clock_seed() -> u64 {

@@ -48,7 +48,7 @@ pub struct ContendArgs {
     #[arg(long = "msg-size", value_name = "SIZE", default_value = "64K", value_parser = msg_size)]
     pub msg_size: usize,
     /// Pipe size to ask for [default: 1M, cut to /proc/sys/fs/pipe-max-size].
-    #[arg(long = "pipe-size", value_name = "SIZE", value_parser = pipe_size)]
+    #[arg(long = "pipe-size", value_name = "SIZE", value_parser = crate::args::pipe_size)]
     pub pipe_size: Option<usize>,
     /// Seconds the writers write, per run [range: 0.01-86400].
     #[arg(long, value_name = "SECS", default_value = "3", value_parser = seconds)]
@@ -118,11 +118,6 @@ fn msg_size(text: &str) -> Result<usize, String> {
     }
 }
 
-fn pipe_size(text: &str) -> Result<usize, String> {
-    let n = parse_size(text).map_err(|e| e.to_string())?;
-    usize::try_from(n).map_err(|_| format!("size '{text}' is too large"))
-}
-
 fn percent(text: &str) -> Result<f64, String> {
     match text.strip_suffix('%').unwrap_or(text).parse::<f64>() {
         Ok(p) if p.is_finite() && p > 0.0 && p <= 100.0 => Ok(p),
@@ -151,26 +146,17 @@ fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConf
     {
         return Err(usage(format!("{flag} only applies with --memory-pressure")));
     }
-    let placement = match args.cpus[..] {
-        [] => Placement::Unpinned,
-        [writer_cpu, reader_cpu] => {
-            for cpu in [writer_cpu, reader_cpu] {
-                if !facts.cpus_allowed.contains(&cpu) {
-                    return Err(usage(format!(
-                        "--cpus: CPU {cpu} is not one this process may use ({:?})",
-                        facts.cpus_allowed
-                    )));
-                }
-            }
-            Placement::Pinned {
-                writer_cpu,
-                reader_cpu,
-            }
-        }
-        _ => {
-            return Err(usage(
-                "--cpus takes two CPUs: the writers' and the readers', e.g. --cpus 0,1".into(),
-            ));
+    let placement = if args.cpus.is_empty() {
+        Placement::Unpinned
+    } else {
+        let (writer_cpu, reader_cpu) = crate::args::cpu_pair(
+            &args.cpus,
+            &facts.cpus_allowed,
+            "the writers' and the readers'",
+        )?;
+        Placement::Pinned {
+            writer_cpu,
+            reader_cpu,
         }
     };
     let pipe_size =

@@ -169,21 +169,11 @@ fn placement(
         pinger_cpu,
         ponger_cpu,
     };
-    let list = || {
-        let cpus: Vec<String> = allowed.iter().map(|c| c.to_string()).collect();
-        cpus.join(",")
-    };
+    if !cpus.is_empty() {
+        let (a, b) = crate::args::cpu_pair(cpus, allowed, "the pinger's and the ponger's")?;
+        return Ok(pinned(a, b));
+    }
     match (cpus, choice, allowed) {
-        ([a, b], _, _) => match [a, b].into_iter().find(|c| !allowed.contains(c)) {
-            Some(cpu) => Err(UsageError(format!(
-                "--cpus: CPU {cpu} is not one this process may use (allowed: {})",
-                list()
-            ))),
-            None => Ok(pinned(*a, *b)),
-        },
-        ([_, ..], _, _) => Err(UsageError(
-            "--cpus takes two CPUs, the pinger's and the ponger's (e.g. --cpus 0,1)".into(),
-        )),
         (_, _, []) => Err(UsageError("this process may run on no CPU at all".into())),
         (_, Some(PlacementArg::Unpinned), _) => Ok(Placement::Unpinned),
         (_, Some(PlacementArg::SameCpu), [a, ..]) | (_, None, [a]) => Ok(pinned(*a, *a)),
