@@ -384,7 +384,12 @@ pub fn run_contend(
             let in_cell = |e: io::Error| {
                 io::Error::new(
                     e.kind(),
-                    format!("{} writers x {} readers: {e}", cell.writers, cell.readers),
+                    format!(
+                        "{} writers x {} readers: {}",
+                        cell.writers,
+                        cell.readers,
+                        crate::quote::strerror(&e)
+                    ),
                 )
             };
             let result =

@@ -216,7 +216,15 @@ fn read_message(fd: BorrowedFd<'_>, buf: &mut [u8], wait: Wait, who: &str) -> io
             Ok(n) => got += n,
             // Busy: spin; poll and block: a signal, or a spurious wake-up.
             Err(Errno::AGAIN | Errno::INTR) => {}
-            Err(e) => return Err(io::Error::new(e.kind(), format!("{who}: cannot read: {e}"))),
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{who}: cannot read: {}",
+                        crate::quote::strerror(&io::Error::from(e))
+                    ),
+                ));
+            }
         }
     }
     Ok(true)
@@ -237,7 +245,10 @@ fn write_message(fd: BorrowedFd<'_>, mut buf: &[u8], wait: Wait, who: &str) -> i
             Err(e) => {
                 return Err(io::Error::new(
                     e.kind(),
-                    format!("{who}: cannot write: {e}"),
+                    format!(
+                        "{who}: cannot write: {}",
+                        crate::quote::strerror(&io::Error::from(e))
+                    ),
                 ));
             }
         }
@@ -371,7 +382,9 @@ impl Runner for ThreadRunner {
 /// Pins the calling thread to `cpu`, if any, saying who failed.
 pub fn pin(cpu: Option<usize>, who: &str) -> io::Result<()> {
     match cpu {
-        Some(cpu) => pin_to_cpu(cpu).map_err(|e| io::Error::new(e.kind(), format!("{who}: {e}"))),
+        Some(cpu) => pin_to_cpu(cpu).map_err(|e| {
+            io::Error::new(e.kind(), format!("{who}: {}", crate::quote::strerror(&e)))
+        }),
         None => Ok(()),
     }
 }
@@ -489,7 +502,11 @@ pub fn run_latency(
             let run = runner.run(&ping, config.placement).map_err(|e| {
                 io::Error::new(
                     e.kind(),
-                    format!("{size}-byte messages, run {}: {e}", i + 1),
+                    format!(
+                        "{size}-byte messages, run {}: {}",
+                        i + 1,
+                        crate::quote::strerror(&e)
+                    ),
                 )
             })?;
             on_run(size, &run);

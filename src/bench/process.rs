@@ -148,7 +148,10 @@ impl ProcessExecutor {
             Ok(scratch) => scratch,
             Err(e) => {
                 return Profile::failed(
-                    format!("cannot make a directory for perf's data: {e}"),
+                    format!(
+                        "cannot make a directory for perf's data: {}",
+                        crate::quote::strerror(&e)
+                    ),
                     None,
                 );
             }
@@ -245,7 +248,8 @@ fn pipe(mut writer: Command, mut reader: Command) -> Result<ReadReport, RunError
     drop(reader);
     let out = reader_child.wait_with_output();
     let (writer_status, writer_err) = finish(writer_child);
-    let out = out.map_err(|e| RunError::Failed(format!("reader: {e}")))?;
+    let out =
+        out.map_err(|e| RunError::Failed(format!("reader: {}", crate::quote::strerror(&e))))?;
     let reader_err = String::from_utf8_lossy(&out.stderr).trim().to_string();
     if writer_status == Some(EXIT_UNSUPPORTED) {
         return Err(RunError::Unavailable(message(&writer_err)));
@@ -406,8 +410,12 @@ pub fn memcpy(buf_size: usize, bytes: u64, cpu: Option<usize>) -> Result<Sample,
             if let Some(cpu) = cpu {
                 pin_to_cpu(cpu).map_err(|e| RunError::Failed(e.to_string()))?;
             }
-            let failed =
-                |e: std::io::Error| RunError::Failed(format!("cannot map memcpy buffers: {e}"));
+            let failed = |e: std::io::Error| {
+                RunError::Failed(format!(
+                    "cannot map memcpy buffers: {}",
+                    crate::quote::strerror(&e)
+                ))
+            };
             let src = Buffer::new(buf_size, BufferOptions::default()).map_err(failed)?;
             let mut dst = Buffer::new(buf_size, BufferOptions::default()).map_err(failed)?;
             dst.copy_from_slice(&src);

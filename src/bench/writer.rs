@@ -184,7 +184,10 @@ fn vmsplice_refusal(err: io::Error) -> io::Error {
         {
             io::Error::new(
                 io::ErrorKind::Unsupported,
-                format!("vmsplice refused by the kernel: {err}"),
+                format!(
+                    "vmsplice refused by the kernel: {}",
+                    crate::quote::strerror(&err)
+                ),
             )
         }
         _ => err,

@@ -88,7 +88,11 @@ pub fn prepare(setup: &EndSetup, writer: bool) -> io::Result<Prepared> {
     let buf = Buffer::new(setup.msg_size, options).map_err(|e| {
         io::Error::new(
             e.kind(),
-            format!("cannot map a {}-byte message buffer: {e}", setup.msg_size),
+            format!(
+                "cannot map a {}-byte message buffer: {}",
+                setup.msg_size,
+                crate::quote::strerror(&e)
+            ),
         )
     })?;
     Ok(Prepared { buf })
@@ -167,7 +171,10 @@ pub fn read_messages(
         let n = crate::wait::read(input, &mut buf[..want]).map_err(|e| {
             io::Error::new(
                 e.kind(),
-                format!("reader {index}: read from the pipe failed: {e}"),
+                format!(
+                    "reader {index}: read from the pipe failed: {}",
+                    crate::quote::strerror(&e)
+                ),
             )
         })?;
         if n == 0 {

@@ -47,9 +47,12 @@ impl Group {
     /// index.
     pub fn spawn(&mut self, cmd: &mut Command, label: String) -> io::Result<usize> {
         cmd.process_group(self.pgid.map_or(0, |p| p as i32));
-        let child = cmd
-            .spawn()
-            .map_err(|e| io::Error::new(e.kind(), format!("cannot start {label}: {e}")))?;
+        let child = cmd.spawn().map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot start {label}: {}", crate::quote::strerror(&e)),
+            )
+        })?;
         let pid = child.id();
         self.members.push(Member {
             child,
@@ -90,10 +93,16 @@ impl Group {
         }
         self.before_reaping_one();
         let m = &mut self.members[index];
-        let status = m
-            .child
-            .wait()
-            .map_err(|e| io::Error::new(e.kind(), format!("cannot wait for {}: {e}", m.label)))?;
+        let status = m.child.wait().map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot wait for {}: {}",
+                    m.label,
+                    crate::quote::strerror(&e)
+                ),
+            )
+        })?;
         m.status = Some(status);
         Ok(status)
     }

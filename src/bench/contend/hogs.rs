@@ -250,7 +250,7 @@ fn wait_ready(group: &mut Group, mut outs: Vec<(usize, ChildStdout)>) -> io::Res
             Err(e) => {
                 return Err(io::Error::new(
                     io::Error::from(e).kind(),
-                    format!("poll: {e}"),
+                    format!("poll: {}", crate::quote::strerror(&io::Error::from(e))),
                 ));
             }
         }

@@ -130,7 +130,7 @@ pub(super) fn run(cell: Cell, setup: &RunSetup) -> io::Result<RawRun> {
         if let Some(e) = failed {
             return Err(io::Error::new(
                 e.kind(),
-                format!("cannot start a thread: {e}"),
+                format!("cannot start a thread: {}", crate::quote::strerror(&e)),
             ));
         }
         Ok(RawRun {
