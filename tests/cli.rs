@@ -510,14 +510,17 @@ fn an_unwritable_chart_is_a_one_line_error_before_measuring() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
-/// `bench` with `args` and a JSON file: its status, stderr and the JSON.
+/// `bench` with `args` and a JSON file: its status, stderr and the JSON
+/// (null when none was written).
 fn bench_status(args: &[&str]) -> (Output, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let mut cmd = pipespeed(&["bench", "--runs", "1", "--bytes", "1M"]);
     cmd.args(args).arg("--json").arg(&json);
     let out = cmd.output().unwrap();
-    let value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let value = std::fs::read(&json).map_or(serde_json::Value::Null, |text| {
+        serde_json::from_slice(&text).unwrap()
+    });
     (out, value)
 }
 
@@ -526,13 +529,27 @@ fn a_failed_rung_makes_bench_fail_after_its_table_and_files() {
     let (out, json) = bench_status(&["--rungs", "write-read", "--buf-size", "1T"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stdout(&out).contains("failed"), "{}", stdout(&out));
-    assert_eq!(json["rungs"][0]["status"], "failed");
+    // Nothing measured: no result file to replace an older one.
+    assert_eq!(json, serde_json::Value::Null);
     let err = stderr(&out);
+    assert!(err.contains("pipespeed: nothing was measured: "), "{err}");
     assert!(
-        err.starts_with("pipespeed: 1 of 1 rungs failed: write-read"),
+        err.contains("pipespeed: 1 of 1 rungs failed: write-read"),
         "{err}"
     );
     assert!(!err.contains("os error"), "{err}");
+    // Beside a measured rung (tuned sizes its own buffer), the failure is
+    // in the file too.
+    let (out, json) = bench_status(&["--rungs", "write-read,tuned", "--buf-size", "1T"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("1 of 2 rungs failed: write-read"));
+    let statuses: Vec<&str> = json["rungs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert!(statuses.contains(&"failed"), "{json}");
 }
 
 #[test]
@@ -540,15 +557,16 @@ fn rungs_asked_for_that_this_machine_cannot_run_exit_3() {
     // Busy looping on one CPU is refused before it starts.
     let (out, json) = bench_status(&["--rungs", "vmsplice-splice-huge-busy", "--cpus", "0,0"]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert_eq!(json["rungs"][0]["status"], "unavailable");
+    assert_eq!(json, serde_json::Value::Null);
     // Beside a measured rung, an unavailable one is only said.
-    let (out, _) = bench_status(&[
+    let (out, json) = bench_status(&[
         "--rungs",
         "write-read,vmsplice-splice-huge-busy",
         "--cpus",
         "0,0",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json["rungs"][1]["status"], "unavailable", "{json}");
 }
 
 #[test]

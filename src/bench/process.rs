@@ -213,6 +213,8 @@ pub fn name_link(exe: &Path, dir: &Path, name: &str) -> PathBuf {
 /// run unavailable; a reader that fails, or that saw its input end early,
 /// makes it failed.
 fn pipe(mut writer: Command, mut reader: Command) -> Result<ReadReport, RunError> {
+    crate::sys::process::child_dies_with_us(&mut writer);
+    crate::sys::process::child_dies_with_us(&mut reader);
     let spawn_failed = |command: &Command, e: std::io::Error| {
         RunError::Failed(format!(
             "cannot start {}: {}",

@@ -45,10 +45,14 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         let bar = progress_bar(&config, 1);
         let result = measure(&config, &facts, &mut executor, &bar);
         bar.finish_and_clear();
-        write_file(&args.json, || Json.export(&result))?;
-        write_file(&args.csv, || Csv.export(&result))?;
-        write_file(&args.svg, || ladder_svg(&result).map(String::into_bytes))?;
-        write_file(&args.html, || html_report(&result).map(String::into_bytes))?;
+        if measured_nothing(&[&result]) {
+            say_nothing_written(&args);
+        } else {
+            write_file(&args.json, || Json.export(&result))?;
+            write_file(&args.csv, || Csv.export(&result))?;
+            write_file(&args.svg, || ladder_svg(&result).map(String::into_bytes))?;
+            write_file(&args.html, || html_report(&result).map(String::into_bytes))?;
+        }
         crate::output::print(
             &Text {
                 explain: args.explain,
@@ -71,11 +75,16 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     }
     bar.finish_and_clear();
     let result = ScanResult::new(facts, scan.param, points);
-    write_file(&args.json, || json_document(&result))?;
-    write_file(&args.csv, || scan_csv(&result))?;
-    write_file(&args.svg, || {
-        scan_result_svg(&result).map(String::into_bytes)
-    })?;
+    let ladders: Vec<&LadderResult> = result.points.iter().map(|p| &p.result).collect();
+    if measured_nothing(&ladders) {
+        say_nothing_written(&args);
+    } else {
+        write_file(&args.json, || json_document(&result))?;
+        write_file(&args.csv, || scan_csv(&result))?;
+        write_file(&args.svg, || {
+            scan_result_svg(&result).map(String::into_bytes)
+        })?;
+    }
     let text = Text {
         explain: args.explain,
     };
@@ -87,8 +96,31 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     }
     out.extend(result.table().into_bytes());
     crate::output::print(&out)?;
-    let ladders: Vec<&LadderResult> = result.points.iter().map(|p| &p.result).collect();
     Ok(exit_status(&ladders, !args.rungs.is_empty()))
+}
+
+/// Whether no rung of any ladder measured a single run: then no result
+/// file is written, and an older one stays (a night's failed run must not
+/// replace the last good result with a table of failures).
+fn measured_nothing(ladders: &[&LadderResult]) -> bool {
+    ladders
+        .iter()
+        .flat_map(|l| &l.rungs)
+        .all(|r| r.runs_gib_s.is_empty())
+}
+
+fn say_nothing_written(args: &BenchArgs) {
+    let paths: Vec<String> = [&args.json, &args.csv, &args.svg, &args.html]
+        .into_iter()
+        .flatten()
+        .map(|p| p.display().to_string())
+        .collect();
+    if !paths.is_empty() {
+        eprintln!(
+            "pipespeed: nothing was measured: {} not written",
+            paths.join(", ")
+        );
+    }
 }
 
 /// The status of a finished run, after its table and files: 1 if a rung

@@ -302,6 +302,7 @@ impl Runner for ProcessRunner {
         let mut cmd = Command::new(&self.exe);
         let (size, wait) = (ex.size.to_string(), name(ex.wait));
         cmd.args(["latency", "--pong", "--sizes", &size, "--wait", &wait]);
+        pipespeed::sys::process::child_dies_with_us(&mut cmd);
         if ex.verify {
             cmd.arg("--verify");
         }

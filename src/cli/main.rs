@@ -58,6 +58,9 @@ fn main() -> ExitCode {
             };
         }
     };
+    // Started by a run of ours (an end of bench, latency's ponger): end
+    // with it, even if it is killed.
+    pipespeed::sys::process::die_with_parent_if_asked();
     if let Some(code) = closed_stdio(&cli.command) {
         return code;
     }

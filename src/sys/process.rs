@@ -57,6 +57,28 @@ pub fn die_with_parent(parent: u32) -> io::Result<()> {
     Ok(())
 }
 
+/// The environment variable through which a measuring run asks the
+/// processes it starts (bench's writer and reader, latency's ponger) to
+/// die with it: its process ID. See [`die_with_parent_if_asked`].
+pub const PARENT_ENV: &str = "PIPESPEED_PARENT";
+
+/// Marks `cmd` as a child that must not outlive this process: it will
+/// call [`die_with_parent_if_asked`] first thing.
+pub fn child_dies_with_us(cmd: &mut std::process::Command) {
+    cmd.env(PARENT_ENV, std::process::id().to_string());
+}
+
+/// In a process started by [`child_dies_with_us`]: [`die_with_parent`],
+/// so that a run killed by SIGTERM leaves no end behind. Does nothing
+/// without the variable; a parent that is not ours any more (a run under
+/// `perf record`, whose child we are) only leaves the death signal tied
+/// to the parent we have.
+pub fn die_with_parent_if_asked() {
+    if let Some(parent) = std::env::var(PARENT_ENV).ok().and_then(|p| p.parse().ok()) {
+        let _ = die_with_parent(parent);
+    }
+}
+
 /// `kill(-pgid, SIGKILL)`: kills every process of the group `pgid`. A
 /// group that no longer exists is not an error.
 ///
