@@ -158,3 +158,63 @@ fn a_run_out_of_file_descriptors_leaves_the_older_results_as_they_were() {
         assert_untouched(dir.path(), &format!("{args:?} under ulimit -n 5"));
     }
 }
+
+/// The children of `pid` whose command line contains `needle`.
+fn children_with(pid: u32, needle: &str) -> Vec<i32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let (Ok(stat), Ok(cmdline)) = (
+            std::fs::read_to_string(entry.path().join("stat")),
+            std::fs::read(entry.path().join("cmdline")),
+        ) else {
+            continue;
+        };
+        let Some(after) = stat.rsplit_once(") ").map(|(_, rest)| rest) else {
+            continue;
+        };
+        let ppid = after.split_whitespace().nth(1);
+        if ppid == Some(pid.to_string().as_str())
+            && String::from_utf8_lossy(&cmdline).contains(needle)
+        {
+            found.push(stat.split(' ').next().unwrap().parse().unwrap());
+        }
+    }
+    found
+}
+
+#[test]
+fn readers_that_die_make_contend_fail_with_a_message_not_end_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(EXE)
+        .args([
+            "contend",
+            "--processes",
+            "--readers",
+            "2",
+            "--duration",
+            "5",
+        ])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut readers = Vec::new();
+    while readers.len() < 2 && Instant::now() < deadline {
+        sleep(Duration::from_millis(100));
+        readers = children_with(child.id(), "\"role\":\"reader\"");
+    }
+    assert_eq!(readers.len(), 2, "the readers never started");
+    sleep(Duration::from_millis(300));
+    for reader in readers {
+        let _ = kill_process(Pid::from_raw(reader).unwrap(), Signal::KILL);
+    }
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    // The writers' broken pipe is not our stdout's: a failure, said.
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.starts_with("pipespeed: "), "{err}");
+}
