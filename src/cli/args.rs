@@ -168,6 +168,9 @@ pub struct EndArgs {
 
 /// `pipespeed write`.
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 the bytes asked for were sent, or the reader went away; 1 an error (a closed stdout included); 2 bad usage; 3 not possible on this machine (huge pages not granted, vmsplice refused)."
+)]
 pub struct WriteArgs {
     #[command(flatten)]
     pub end: EndArgs,
@@ -188,6 +191,9 @@ pub struct WriteArgs {
 
 /// `pipespeed read`.
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 the bytes asked for arrived; 1 an error, or the input ended before --bytes; 2 bad usage; 3 not possible on this machine (huge pages not granted)."
+)]
 pub struct ReadArgs {
     #[command(flatten)]
     pub end: EndArgs,
@@ -209,6 +215,9 @@ pub struct ReadArgs {
 
 /// `pipespeed bench`.
 #[derive(Debug, Args, Default)]
+#[command(
+    after_help = "Exit status: 0 every rung measured, or unable to run on this machine (said in the table); 1 a rung failed (no result file is written when nothing was measured); 2 bad usage or a value outside its range; 3 every rung named with --rungs is unavailable here."
+)]
 pub struct BenchArgs {
     /// Rungs to run, comma-separated (default: all).
     #[arg(long, value_delimiter = ',', value_name = "RUNGS")]

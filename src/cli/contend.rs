@@ -35,7 +35,10 @@ const MAX_MESSAGE: u64 = 256 * MIB;
     after_help = "Rates are over the measured time (first write started to last write \
                         returned). Write latency: per message, partial writes included. Read \
                         latency: per read(2) that returned data, waiting included. See \
-                        docs/contend.md."
+                        docs/contend.md.\n\nExit status: 0 measured, 1 an error (a worker \
+                        died, with --verify a lost, duplicated or torn message), 2 bad usage or \
+                        a value outside its range, 130/143 stopped by SIGINT/SIGTERM (helpers \
+                        reaped first)."
 )]
 pub struct ContendArgs {
     /// Writers on the pipe.
