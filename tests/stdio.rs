@@ -10,19 +10,8 @@
 
 use std::process::{Command, Output};
 
-const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
-
-/// Runs `script` under `sh -c`, with `$P` the binary and the current
-/// directory `dir`.
-fn sh(dir: &std::path::Path, script: &str) -> Output {
-    Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .env("P", EXE)
-        .current_dir(dir)
-        .output()
-        .unwrap()
-}
+mod common;
+use common::sh;
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()

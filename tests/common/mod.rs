@@ -5,6 +5,7 @@
 
 use std::fs::File;
 use std::os::fd::{AsFd, OwnedFd};
+use std::process::{Command, Output};
 
 /// The sizes at which copies go wrong if they do: empty, one byte, around
 /// a page, around the default pipe size, and past the largest pipe.
@@ -59,4 +60,17 @@ pub fn read_until_hangup(controller: impl AsFd) -> Vec<u8> {
         screen.extend_from_slice(&buf[..n]);
     }
     screen
+}
+
+/// Runs `script` under `sh -c` in `dir`, with `$P` the pipespeed binary:
+/// the shell closes descriptors (`>&-`) and ignores signals (`trap ''
+/// PIPE`) as a user's shell would, and `exec` keeps both.
+pub fn sh(dir: &std::path::Path, script: &str) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .env("P", env!("CARGO_BIN_EXE_pipespeed"))
+        .current_dir(dir)
+        .output()
+        .unwrap()
 }

@@ -2,21 +2,10 @@
 //! treated as pv treats them. The shell does the closing (`>&-`) and the
 //! ignoring (`trap '' PIPE`), as a user's shell would.
 
-use std::process::{Command, Output};
+use std::process::Command;
 
-use super::{EXE, stderr};
-
-/// Runs `script` under `sh -c` in `dir`, with `$P` the binary and stdin
-/// on /dev/null unless the script redirects it.
-pub fn sh(dir: &std::path::Path, script: &str) -> Output {
-    Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .env("P", EXE)
-        .current_dir(dir)
-        .output()
-        .unwrap()
-}
+use super::stderr;
+pub use crate::common::sh;
 
 /// Whether pv (Debian's 1.6 or later) is installed, to compare with; says
 /// why not on stderr.
