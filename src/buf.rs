@@ -16,7 +16,7 @@ use crate::units::MIB;
 pub const HUGE_PAGE_SIZE: usize = 2 * MIB as usize;
 
 /// How to obtain a [`Buffer`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BufferOptions {
     /// Align to 2 MiB and ask for transparent huge pages with
     /// `madvise(MADV_HUGEPAGE)`. Whether the kernel really gave them is

@@ -47,7 +47,7 @@ use crate::units::Size;
 use crate::wait::{Direction, Wait, is_retryable, wait_ready};
 
 /// How the two halves are laid out in memory.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Layout {
     /// Two separate mappings (the default).
     #[default]

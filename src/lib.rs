@@ -45,6 +45,7 @@
 pub mod bench;
 pub mod buf;
 pub mod cat_format;
+pub mod child;
 pub mod compare;
 pub mod copy;
 pub mod double_buffer;

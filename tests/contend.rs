@@ -279,7 +279,7 @@ fn workers_of(parent: u32) -> Vec<(u32, String)> {
             continue;
         };
         let args: Vec<String> = cmdline.split(|&b| b == 0).map(text).collect();
-        if args.iter().any(|a| a == "--worker") && args.iter().any(|a| a.contains(&marker)) {
+        if args.iter().any(|a| a == "worker") && args.iter().any(|a| a.contains(&marker)) {
             let role = if args.iter().any(|a| a.contains("memory-hog")) {
                 "hog"
             } else {
@@ -483,8 +483,11 @@ fn a_pipe_size_beyond_the_limit_is_refused_naming_it() {
 
 #[test]
 fn a_bad_worker_description_is_an_error_not_a_panic() {
-    let out = contend(&["--worker", "{not json"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    let out = Command::new(EXE)
+        .args(["worker", "{not json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out.stderr).contains("not a worker description"),
         "{}",

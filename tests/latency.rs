@@ -291,8 +291,27 @@ fn bad_options_are_one_line_errors_with_status_2() {
 
 #[test]
 fn the_ponger_needs_pipes() {
-    let out = latency(&["--pong"]);
-    assert_usage_error(&out, "must be a pipe");
+    use pipespeed::bench::latency::Exchange;
+    use pipespeed::bench::worker::{Role, Worker};
+    let exchange = Exchange {
+        size: 1,
+        wait: Wait::Block,
+        verify: false,
+    };
+    let ponger = Worker {
+        role: Role::Ponger { exchange },
+        cpu: None,
+        parent: None,
+    };
+    let out = Command::new(EXE)
+        .args(ponger.args())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("the ponger's stdin must be a pipe"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
 }
 
 #[test]

@@ -204,7 +204,7 @@ fn readers_that_die_make_contend_fail_with_a_message_not_end_quietly() {
     let mut readers = Vec::new();
     while readers.len() < 2 && Instant::now() < deadline {
         sleep(Duration::from_millis(100));
-        readers = children_with(child.id(), "\"role\":\"reader\"");
+        readers = children_with(child.id(), "\"role\":\"contend-reader\"");
     }
     assert_eq!(readers.len(), 2, "the readers never started");
     sleep(Duration::from_millis(300));

@@ -18,7 +18,6 @@
 
 pub mod ends;
 pub mod frame;
-mod group;
 pub mod hogs;
 pub mod pressure;
 pub mod procs;
@@ -39,11 +38,15 @@ use crate::units::MIB;
 use super::hist::{LatencyNs, new_histogram};
 use super::ladder::Placement;
 use super::stats::{median, min_max};
-use ends::{EndSetup, ReaderEnd, WriterEnd};
+use crate::child::interrupted_error;
+use ends::{ReaderEnd, WriterEnd};
 use frame::CELL;
-use group::interrupted_error;
 use hogs::{Hogs, PressureConfig, PressureReport};
 use verdict::VerifyReport;
+
+pub use ends::EndSetup;
+pub use hogs::hog;
+pub use procs::{serve_reader, serve_writer};
 
 /// The `schema` of the JSON document.
 pub const SCHEMA: &str = "pipespeed.contend/1";

@@ -16,11 +16,16 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
+use std::path::PathBuf;
+use std::process::Stdio;
+
 use rustix::io::Errno;
 use serde::{Deserialize, Serialize};
 
 use super::hist::{LatencyNs, new_histogram, record};
 use super::stats::{median, min_max};
+use super::worker::{Role, Worker};
+use crate::child::{Group, last_message};
 use crate::sys::{SystemFacts, pin_to_cpu, pipe};
 use crate::wait::{Direction, Wait};
 
@@ -96,7 +101,7 @@ impl Span {
 }
 
 /// What both sides agree on: the message and how to wait for the pipe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Exchange {
     /// Bytes per message (at least 1).
     pub size: usize,
@@ -376,6 +381,64 @@ impl Runner for ThreadRunner {
             }
             Ok(run)
         })
+    }
+}
+
+/// Pinger in a thread of this process, ponger in a child process: this
+/// binary (`exe`) run as a [`Role::Ponger`] worker, its stdin and stdout
+/// the two pipes.
+#[derive(Debug, Clone)]
+pub struct ProcessRunner {
+    /// The pipespeed binary.
+    pub exe: PathBuf,
+}
+
+/// How long a ponger may take to exit once the pinger is done.
+const PONGER_EXIT_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl Runner for ProcessRunner {
+    fn run(&mut self, config: &PingConfig, placement: Placement) -> io::Result<LatencyRun> {
+        let (a_to_b, b_to_a) = (pipe()?, pipe()?);
+        let (pinger_cpu, ponger_cpu) = placement.cpus();
+        let ponger = Worker::new(
+            Role::Ponger {
+                exchange: config.exchange,
+            },
+            ponger_cpu,
+        );
+        let mut cmd = ponger.command(&self.exe);
+        // Our pipes are close-on-exec; dup2 onto stdin and stdout clears
+        // that, so the child holds exactly its two ends.
+        cmd.stdin(Stdio::from(a_to_b.read))
+            .stdout(Stdio::from(b_to_a.write))
+            .stderr(Stdio::piped());
+        let mut group = Group::new();
+        let child = group.spawn(&mut cmd, "the ponger".into())?;
+        // Close our copies of the child's ends, so that each side sees the
+        // other one go.
+        drop(cmd);
+        let pinged = std::thread::scope(|s| {
+            s.spawn(move || {
+                pin(pinger_cpu, "pinger")?;
+                ping(a_to_b.write, b_to_a.read, config)
+            })
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the pinger thread panicked")))
+        });
+        // It exits on end of file; the ponger's error is the cause when
+        // both failed.
+        let ended = group.finish(child, PONGER_EXIT_TIMEOUT);
+        match (ended.killed, ended.success(), last_message(&ended.stderr)) {
+            (true, _, _) => Err(io::Error::other(
+                "the ponger did not exit after the pinger finished; killed",
+            )),
+            (false, true, _) => pinged,
+            (false, false, "") => Err(io::Error::other(match ended.status {
+                Some(status) => format!("the ponger failed ({status})"),
+                None => "cannot wait for the ponger".to_string(),
+            })),
+            (false, false, why) => Err(io::Error::other(why.to_string())),
+        }
     }
 }
 

@@ -11,4 +11,5 @@ pub mod reader;
 pub mod rung;
 pub mod scan;
 pub mod stats;
+pub mod worker;
 pub mod writer;

@@ -2,22 +2,22 @@
 //! `pipespeed write | pipespeed read`, as in the blog; and the same run
 //! with each end under `perf record` for `bench --profile`.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::buf::{Buffer, BufferOptions};
+use crate::child::{Group, said};
 use crate::sys::{UsageOf, getrusage, pin_to_cpu};
 use crate::units::gib_per_s;
-use crate::wait::Wait;
 
 use super::ladder::{Executor, Job, Placement, RunError, Sample};
 use super::profile::perf::{Perf, PerfAccess, Scratch, command_line, first_useful_line};
 use super::profile::report::top_symbols;
 use super::profile::{Profile, ProfileStatus, TOP_SYMBOLS};
-use super::reader::{ReadMethod, ReadReport, ReaderConfig};
-use super::writer::{WriteMethod, WriterConfig};
+use super::reader::{ReadReport, ReaderConfig};
+use super::worker::{Role, Worker};
+use super::writer::WriterConfig;
 
 /// Exit status of `pipespeed write`/`read` when the machine cannot do what
 /// was asked (huge pages not granted, vmsplice refused).
@@ -97,15 +97,21 @@ impl Executor for ProcessExecutor {
     }
 }
 
-/// The CPUs of the writer and of the reader.
-fn cpus(placement: Placement) -> (Option<usize>, Option<usize>) {
-    match placement {
+/// The writer and the reader of a pipe job, as worker processes.
+fn ends(w: &WriterConfig, r: &ReaderConfig, placement: Placement) -> (Worker, Worker) {
+    let (writer_cpu, reader_cpu) = match placement {
         Placement::Pinned {
             writer_cpu,
             reader_cpu,
         } => (Some(writer_cpu), Some(reader_cpu)),
         Placement::Unpinned => (None, None),
-    }
+    };
+    let writer = Role::Writer { config: w.clone() };
+    let reader = Role::Reader { config: r.clone() };
+    (
+        Worker::new(writer, writer_cpu),
+        Worker::new(reader, reader_cpu),
+    )
 }
 
 impl ProcessExecutor {
@@ -115,14 +121,9 @@ impl ProcessExecutor {
         r: &ReaderConfig,
         placement: Placement,
     ) -> Result<Sample, RunError> {
-        let (writer_cpu, reader_cpu) = cpus(placement);
-        let mut writer = Command::new(&self.exe);
-        writer.arg("write").args(writer_args(w, writer_cpu));
-        let mut reader = Command::new(&self.exe);
-        reader
-            .arg("read")
-            .args(reader_args(r, reader_cpu))
-            .arg("--json");
+        let (writer, reader) = ends(w, r, placement);
+        let writer = writer.command(&self.exe);
+        let reader = reader.command(&self.exe);
         let before = getrusage(UsageOf::Children).ok();
         let report = pipe(writer, reader)?;
         let usage = match (before, getrusage(UsageOf::Children)) {
@@ -158,14 +159,13 @@ impl ProcessExecutor {
         };
         let dir = scratch.path();
         let data = [dir.join("writer.data"), dir.join("reader.data")];
-        let (writer_cpu, reader_cpu) = cpus(placement);
+        let (mut writer_end, mut reader_end) = ends(w, r, placement);
+        // perf record is their parent: they die with it, and it with us.
+        (writer_end.parent, reader_end.parent) = (None, None);
         let mut writer = perf.record(&data[0], &name_link(&self.exe, dir, PROFILE_NAMES[0]));
-        writer.arg("write").args(writer_args(w, writer_cpu));
+        writer.args(writer_end.args());
         let mut reader = perf.record(&data[1], &name_link(&self.exe, dir, PROFILE_NAMES[1]));
-        reader
-            .arg("read")
-            .args(reader_args(r, reader_cpu))
-            .arg("--json");
+        reader.args(reader_end.args());
         let command = format!("{} | {}", command_line(&writer), command_line(&reader));
         if let Err(RunError::Unavailable(why) | RunError::Failed(why)) = pipe(writer, reader) {
             return Profile::failed(why, Some(command));
@@ -213,57 +213,43 @@ pub fn name_link(exe: &Path, dir: &Path, name: &str) -> PathBuf {
 /// run unavailable; a reader that fails, or that saw its input end early,
 /// makes it failed.
 fn pipe(mut writer: Command, mut reader: Command) -> Result<ReadReport, RunError> {
-    crate::sys::process::child_dies_with_us(&mut writer);
-    crate::sys::process::child_dies_with_us(&mut reader);
-    let spawn_failed = |command: &Command, e: std::io::Error| {
-        RunError::Failed(format!(
-            "cannot start {}: {}",
-            command.get_program().to_string_lossy(),
-            crate::quote::strerror(&e)
-        ))
-    };
-    let mut writer_child = writer
+    let failed = |e: std::io::Error| RunError::Failed(crate::quote::strerror(&e));
+    let mut group = Group::new();
+    writer
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| spawn_failed(&writer, e))?;
-    let Some(stdout) = writer_child.stdout.take() else {
-        finish(writer_child);
+        .stderr(Stdio::piped());
+    let w = group
+        .spawn(&mut writer, "the writer".into())
+        .map_err(failed)?;
+    let Some(stdout) = group.child(w).stdout.take() else {
         return Err(RunError::Failed("writer has no stdout pipe".to_string()));
     };
-    let reader_child = reader
+    reader
         .stdin(Stdio::from(stdout))
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
-    let reader_child = match reader_child {
-        Ok(child) => child,
-        Err(e) => {
-            let _ = writer_child.kill();
-            let _ = writer_child.wait();
-            return Err(spawn_failed(&reader, e));
-        }
-    };
+        .stderr(Stdio::piped());
+    let r = group
+        .spawn(&mut reader, "the reader".into())
+        .map_err(failed)?;
     // The reader's command holds our copy of the pipe's read end: closed
     // now, the writer sees EPIPE once the reader is done.
     drop(reader);
-    let out = reader_child.wait_with_output();
-    let (writer_status, writer_err) = finish(writer_child);
+    let out = group.output(r);
+    let writer = group.finish(w, WRITER_EXIT_TIMEOUT);
     let out =
         out.map_err(|e| RunError::Failed(format!("reader: {}", crate::quote::strerror(&e))))?;
     let reader_err = String::from_utf8_lossy(&out.stderr).trim().to_string();
-    if writer_status == Some(EXIT_UNSUPPORTED) {
-        return Err(RunError::Unavailable(message(&writer_err)));
+    if writer.code() == Some(EXIT_UNSUPPORTED) {
+        return Err(RunError::Unavailable(message(&writer.stderr)));
     }
     if out.status.code() == Some(EXIT_UNSUPPORTED) {
         return Err(RunError::Unavailable(message(&reader_err)));
     }
-    // A reader whose input ended early prints its report and exits 1:
-    // the writer's words say why.
+    // A reader whose input ended early prints its report: the writer's
+    // words say why.
     let report = serde_json::from_slice::<ReadReport>(&out.stdout);
-    let ended_early = report.as_ref().is_ok_and(|r| r.eof);
-    if !out.status.success() && !ended_early {
+    if !out.status.success() {
         return Err(RunError::Failed(format!(
             "reader: {}",
             message(&reader_err)
@@ -271,10 +257,10 @@ fn pipe(mut writer: Command, mut reader: Command) -> Result<ReadReport, RunError
     }
     let report = report.map_err(|e| RunError::Failed(format!("unreadable reader report: {e}")))?;
     if report.eof {
-        let why = if writer_err.is_empty() {
+        let why = if writer.stderr.is_empty() {
             "no message".to_string()
         } else {
-            message(&writer_err)
+            message(&writer.stderr)
         };
         return Err(RunError::Failed(format!(
             "writer stopped after {} bytes: {why}",
@@ -284,122 +270,17 @@ fn pipe(mut writer: Command, mut reader: Command) -> Result<ReadReport, RunError
     Ok(report)
 }
 
-/// Waits for a writer whose reader is done: it should see EPIPE and exit at
-/// once (under perf, once perf has written its data); one that does not
-/// within 30 s is killed.
-fn finish(mut writer: Child) -> (Option<i32>, String) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        match writer.try_wait() {
-            Ok(Some(status)) => break status.code(),
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
-            _ => {
-                let _ = writer.kill();
-                break writer.wait().ok().and_then(|s| s.code());
-            }
-        }
-    };
-    let mut err = String::new();
-    if let Some(mut stderr) = writer.stderr.take() {
-        let _ = stderr.read_to_string(&mut err);
-    }
-    (status, err.trim().to_string())
-}
+/// How long a writer whose reader is done may take to exit: it should see
+/// EPIPE at once (under perf, once perf has written its data).
+const WRITER_EXIT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What an end said: its last `pipespeed: ` line, without the prefix;
 /// else (perf, a panic) the first line that says something.
 fn message(stderr: &str) -> String {
-    match stderr
-        .lines()
-        .rev()
-        .find_map(|l| l.trim().strip_prefix("pipespeed: "))
-    {
+    match said(stderr) {
         Some(line) => line.to_string(),
         None => first_useful_line(stderr),
     }
-}
-
-fn wait_args(wait: Wait, args: &mut Vec<String>) {
-    match wait {
-        Wait::Block => {}
-        Wait::Poll => args.push("--poll".into()),
-        Wait::Busy => args.push("--busy-loop".into()),
-        Wait::BusyPoll => args.extend(["--busy-loop".into(), "--poll".into()]),
-    }
-}
-
-fn buffer_args(b: BufferOptions, check: bool, args: &mut Vec<String>) {
-    args.extend(["--buf-offset".into(), b.offset.to_string()]);
-    for (on, flag) in [
-        (b.huge_pages, "--huge-page"),
-        (check, "--check-huge-page"),
-        (b.lock, "--lock-memory"),
-        (b.dont_touch, "--dont-touch-pages"),
-    ] {
-        if on {
-            args.push(flag.into());
-        }
-    }
-}
-
-/// The `pipespeed write` arguments for `w`.
-pub fn writer_args(w: &WriterConfig, cpu: Option<usize>) -> Vec<String> {
-    let mut args = vec!["--buf-size".to_string(), w.buf_size.to_string()];
-    if let Some(size) = w.pipe_size {
-        args.extend(["--pipe-size".into(), size.to_string()]);
-    }
-    if w.method == WriteMethod::Vmsplice {
-        args.push("--vmsplice".into());
-    }
-    buffer_args(w.buffer, w.check_huge_pages, &mut args);
-    wait_args(w.wait, &mut args);
-    if w.gift {
-        args.push("--gift".into());
-    }
-    if w.layout == crate::double_buffer::Layout::Contiguous {
-        args.push("--same-buffer".into());
-    }
-    if let Some(size) = w.unsafe_early_reuse {
-        args.extend(["--unsafe-early-reuse".into(), size.to_string()]);
-    }
-    if w.verify {
-        args.push("--verify".into());
-    }
-    if let Some(bytes) = w.bytes {
-        args.extend(["--bytes".into(), bytes.to_string()]);
-    }
-    if let Some(cpu) = cpu {
-        args.extend(["--cpu".into(), cpu.to_string()]);
-    }
-    args
-}
-
-/// The `pipespeed read` arguments for `r`.
-pub fn reader_args(r: &ReaderConfig, cpu: Option<usize>) -> Vec<String> {
-    let mut args = vec![
-        "--buf-size".to_string(),
-        r.buf_size.to_string(),
-        "--bytes".into(),
-        r.bytes.to_string(),
-    ];
-    if let Some(size) = r.pipe_size {
-        args.extend(["--pipe-size".into(), size.to_string()]);
-    }
-    if r.method == ReadMethod::Splice {
-        args.push("--splice".into());
-    }
-    buffer_args(r.buffer, r.check_huge_pages, &mut args);
-    wait_args(r.wait, &mut args);
-    if r.gift {
-        args.push("--gift".into());
-    }
-    if r.verify {
-        args.push("--verify".into());
-    }
-    if let Some(cpu) = cpu {
-        args.extend(["--cpu".into(), cpu.to_string()]);
-    }
-    args
 }
 
 /// Copies a `buf_size` buffer into another until `bytes` are copied, in a

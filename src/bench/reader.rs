@@ -29,7 +29,7 @@ pub enum ReadMethod {
 }
 
 /// Everything the reader can be told.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReaderConfig {
     /// How bytes leave the pipe.
     pub method: ReadMethod,

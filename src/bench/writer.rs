@@ -25,7 +25,7 @@ pub enum WriteMethod {
 }
 
 /// Everything the writer can be told.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WriterConfig {
     /// How bytes go into the pipe.
     pub method: WriteMethod,

@@ -49,6 +49,17 @@ pub enum Command {
     /// Compare two --json results of one command: medians, ratio, a
     /// bootstrap interval of it and a verdict per row, as benchstat.
     Compare(crate::compare::CompareArgs),
+    /// Internal: a child process of a measurement (see
+    /// `pipespeed::bench::worker`).
+    #[command(hide = true)]
+    Worker(WorkerArgs),
+}
+
+/// `pipespeed worker SPEC`.
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// What to be: one `pipespeed::bench::worker::Worker` as JSON.
+    pub spec: String,
 }
 
 fn size(text: &str) -> Result<u64, String> {

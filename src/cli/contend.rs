@@ -2,7 +2,6 @@
 //! kernel's pipe_bench runs them; parse, call the library, render.
 
 use std::io;
-use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -13,7 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use pipespeed::bench::contend::hogs::{DEFAULT_SHARE_PERCENT, DEFAULT_WORKERS, PressureConfig};
 use pipespeed::bench::contend::render::{csv, text};
 use pipespeed::bench::contend::{
-    Cell, ContendConfig, Event, MAX_ENDS, Mode, procs, resolve_pipe_size, run_contend,
+    Cell, ContendConfig, Event, MAX_ENDS, Mode, resolve_pipe_size, run_contend,
 };
 use pipespeed::bench::ladder::Placement;
 use pipespeed::report::json_document;
@@ -92,9 +91,6 @@ pub struct ContendArgs {
     /// Write a chart of writes/s per cell to FILE (SVG).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
-    /// Internal: run as a worker process of contend.
-    #[arg(long, hide = true, value_name = "SPEC")]
-    pub worker: Option<String>,
 }
 
 fn ends(text: &str) -> Result<usize, String> {
@@ -194,10 +190,6 @@ fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConf
 }
 
 pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
-    if let Some(spec) = &args.worker {
-        procs::serve_worker(spec, io::stdin().as_fd(), io::stdout().as_fd())?;
-        return Ok(ExitCode::SUCCESS);
-    }
     let facts = SystemFacts::collect();
     let config = config(&args, &facts)?;
     crate::output::check_outputs([&args.json, &args.csv, &args.svg])?;

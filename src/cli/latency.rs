@@ -1,22 +1,18 @@
 //! `pipespeed latency`: ping-pong round trips over two pipes, as threads or
-//! as processes (the ponger is this binary run as `latency --pong`).
+//! as processes (the ponger is this binary run as a hidden worker).
 
-use std::io::{self, Read};
-use std::os::fd::AsFd;
 use std::path::PathBuf;
-use std::process::{Child, Command, ExitCode, Stdio};
-use std::time::{Duration, Instant};
+use std::process::ExitCode;
 
 use anyhow::{Context, anyhow};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use pipespeed::bench::latency::{
-    Exchange, LatencyConfig, LatencyRun, Mode, PingConfig, Placement, Runner, Span, ThreadRunner,
-    pin, ping, pong, run_latency,
+    LatencyConfig, Mode, Placement, ProcessRunner, Runner, Span, ThreadRunner, run_latency,
 };
 use pipespeed::report::json_document;
 use pipespeed::report::svg::latency_svg;
-use pipespeed::sys::{FdKind, SystemFacts, fd_info, pin_to_cpu, pipe};
+use pipespeed::sys::SystemFacts;
 use pipespeed::units::{MIB, Size, parse_size};
 use pipespeed::wait::Wait;
 
@@ -30,9 +26,6 @@ use render::{csv, ns, text};
 
 /// The largest message: both sides hold two buffers of it.
 const MAX_MESSAGE: u64 = 64 * MIB;
-
-/// How long a ponger may take to exit once the pinger is done.
-const PONGER_EXIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// `pipespeed latency`.
 #[derive(Debug, Args)]
@@ -94,12 +87,6 @@ pub struct LatencyArgs {
     /// Write a chart of the percentiles per size to FILE (SVG).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
-    /// Internal: be the ponger, between stdin and stdout.
-    #[arg(long, hide = true)]
-    pub pong: bool,
-    /// Internal: the ponger's CPU.
-    #[arg(long = "pong-cpu", hide = true, requires = "pong")]
-    pub pong_cpu: Option<usize>,
 }
 
 /// `--wait`.
@@ -229,9 +216,6 @@ fn config(args: &LatencyArgs, allowed: &[usize]) -> Result<LatencyConfig, UsageE
 }
 
 pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
-    if args.pong {
-        return be_the_ponger(&args);
-    }
     let facts = SystemFacts::collect();
     let config = config(&args, &facts.cpus_allowed)?;
     crate::output::check_outputs([&args.json, &args.csv, &args.svg])?;
@@ -263,109 +247,4 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     write_file(&args.svg, || latency_svg(&result).map(String::into_bytes))?;
     crate::output::print(text(&result).as_bytes())?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The ponger side of `--processes`: stdin and stdout are the pipes.
-fn be_the_ponger(args: &LatencyArgs) -> anyhow::Result<ExitCode> {
-    let (stdin, stdout) = (io::stdin(), io::stdout());
-    for (name, fd) in [("stdin", stdin.as_fd()), ("stdout", stdout.as_fd())] {
-        if fd_info(fd).map(|i| i.kind).ok() != Some(FdKind::Pipe) {
-            return Err(UsageError(format!(
-                "--pong is pipespeed's own ponger: its {name} must be a pipe"
-            ))
-            .into());
-        }
-    }
-    let [size] = args.sizes[..] else {
-        return Err(UsageError("--pong takes one size".into()).into());
-    };
-    if let Some(cpu) = args.pong_cpu {
-        pin_to_cpu(cpu).map_err(|e| anyhow!("ponger: {e}"))?;
-    }
-    let exchange = Exchange {
-        size,
-        wait: args.wait.wait(),
-        verify: args.verify,
-    };
-    pong(stdin.as_fd(), stdout.as_fd(), &exchange).map_err(|e| anyhow!("{e}"))?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Pinger in a thread of this process, ponger in a child process.
-struct ProcessRunner {
-    exe: PathBuf,
-}
-
-impl Runner for ProcessRunner {
-    fn run(&mut self, config: &PingConfig, placement: Placement) -> io::Result<LatencyRun> {
-        let (a_to_b, b_to_a) = (pipe()?, pipe()?);
-        let (pinger_cpu, ponger_cpu) = placement.cpus();
-        let ex = config.exchange;
-        let mut cmd = Command::new(&self.exe);
-        let (size, wait) = (ex.size.to_string(), name(ex.wait));
-        cmd.args(["latency", "--pong", "--sizes", &size, "--wait", &wait]);
-        pipespeed::sys::process::child_dies_with_us(&mut cmd);
-        if ex.verify {
-            cmd.arg("--verify");
-        }
-        if let Some(cpu) = ponger_cpu {
-            cmd.args(["--pong-cpu", &cpu.to_string()]);
-        }
-        // Our pipes are close-on-exec; dup2 onto stdin and stdout clears
-        // that, so the child holds exactly its two ends.
-        cmd.stdin(Stdio::from(a_to_b.read))
-            .stdout(Stdio::from(b_to_a.write))
-            .stderr(Stdio::piped());
-        let child = cmd.spawn().map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("cannot start the ponger {}: {e}", self.exe.display()),
-            )
-        })?;
-        // Close our copies of the child's ends, so that each side sees the
-        // other one go.
-        drop(cmd);
-        let pinged = std::thread::scope(|s| {
-            s.spawn(move || {
-                pin(pinger_cpu, "pinger")?;
-                ping(a_to_b.write, b_to_a.read, config)
-            })
-            .join()
-            .unwrap_or_else(|_| Err(io::Error::other("the pinger thread panicked")))
-        });
-        match finish(child) {
-            // The ponger's error is the cause when both failed.
-            Err(ponger) => Err(io::Error::other(ponger)),
-            Ok(()) => pinged,
-        }
-    }
-}
-
-/// Waits for a ponger whose pinger is done (it exits on end of file), and
-/// says why it failed if it did.
-fn finish(mut child: Child) -> Result<(), String> {
-    let deadline = Instant::now() + PONGER_EXIT_TIMEOUT;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err("the ponger did not exit after the pinger finished; killed".into());
-            }
-            Err(e) => return Err(format!("cannot wait for the ponger: {e}")),
-        }
-    };
-    let mut err = String::new();
-    if let Some(mut stderr) = child.stderr.take() {
-        let _ = stderr.read_to_string(&mut err);
-    }
-    let line = err.lines().last().unwrap_or("").trim();
-    let line = line.strip_prefix("pipespeed: ").unwrap_or(line);
-    match (status.success(), line) {
-        (true, _) => Ok(()),
-        (false, "") => Err(format!("the ponger failed ({status})")),
-        (false, why) => Err(why.to_string()),
-    }
 }

@@ -58,9 +58,6 @@ fn main() -> ExitCode {
             };
         }
     };
-    // Started by a run of ours (an end of bench, latency's ponger): end
-    // with it, even if it is killed.
-    pipespeed::sys::process::die_with_parent_if_asked();
     if let Some(code) = closed_stdio(&cli.command) {
         return code;
     }
@@ -78,6 +75,7 @@ fn main() -> ExitCode {
         Some(Command::Contend(args)) => contend::run(args),
         Some(Command::Latency(args)) => latency::run(args),
         Some(Command::Compare(args)) => compare::run(args),
+        Some(Command::Worker(args)) => worker(&args.spec),
         // GNU's messages and statuses, not ours.
         Some(Command::Cat(args)) => return cat::run(&cat.unwrap_or_default(), args),
     };
@@ -85,6 +83,15 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => report(&err),
     }
+}
+
+/// `pipespeed worker SPEC`: a child process of one of our measurements.
+fn worker(spec: &str) -> anyhow::Result<ExitCode> {
+    use std::os::fd::AsFd;
+    let worker =
+        pipespeed::bench::worker::Worker::from_json(spec).map_err(|e| UsageError(e.to_string()))?;
+    worker.serve(io::stdin().as_fd(), io::stdout().as_fd())?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The error status when a command needs a standard descriptor that was

@@ -27,9 +27,11 @@ const GROUP_SLOTS: usize = 8;
 /// Process groups the interrupt handler kills (0: free slot).
 static GROUPS: [AtomicI32; GROUP_SLOTS] = [const { AtomicI32::new(0) }; GROUP_SLOTS];
 
-/// `prctl(PR_SET_PDEATHSIG, SIGKILL)`, then a check that `parent` is
-/// still our parent: the calling process is killed when the thread that
-/// started it exits, and fails here if that already happened.
+/// `prctl(PR_SET_PDEATHSIG, SIGKILL)`, then, given a `parent`, a check
+/// that it is still our parent: the calling process is killed when the
+/// thread that started it exits, and fails here if that already happened.
+/// Without one (a worker under `perf record`, whose child it is), the
+/// signal is tied to whatever process started us.
 ///
 /// The signal is tied to the parent *thread*: start such children from a
 /// thread that lives as long as they should.
@@ -38,15 +40,16 @@ static GROUPS: [AtomicI32; GROUP_SLOTS] = [const { AtomicI32::new(0) }; GROUP_SL
 ///  - [prctl(2)](https://man7.org/linux/man-pages/man2/prctl.2.html) (`PR_SET_PDEATHSIG`)
 #[doc(alias = "prctl")]
 #[doc(alias = "PR_SET_PDEATHSIG")]
-pub fn die_with_parent(parent: u32) -> io::Result<()> {
+pub fn die_with_parent(parent: Option<u32>) -> io::Result<()> {
     rustix::process::set_parent_process_death_signal(Some(Signal::KILL)).map_err(|e| {
         io::Error::new(
             io::Error::from(e).kind(),
             format!("cannot ask to die with the parent (prctl PR_SET_PDEATHSIG): {e}"),
         )
     })?;
-    // The parent may have died between our fork and the prctl: we would
-    // then be orphaned already, and the signal would never come.
+    let Some(parent) = parent else {
+        return Ok(());
+    };
     let now = rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get() as u32);
     if now != parent {
         return Err(io::Error::new(
@@ -55,28 +58,6 @@ pub fn die_with_parent(parent: u32) -> io::Result<()> {
         ));
     }
     Ok(())
-}
-
-/// The environment variable through which a measuring run asks the
-/// processes it starts (bench's writer and reader, latency's ponger) to
-/// die with it: its process ID. See [`die_with_parent_if_asked`].
-pub const PARENT_ENV: &str = "PIPESPEED_PARENT";
-
-/// Marks `cmd` as a child that must not outlive this process: it will
-/// call [`die_with_parent_if_asked`] first thing.
-pub fn child_dies_with_us(cmd: &mut std::process::Command) {
-    cmd.env(PARENT_ENV, std::process::id().to_string());
-}
-
-/// In a process started by [`child_dies_with_us`]: [`die_with_parent`],
-/// so that a run killed by SIGTERM leaves no end behind. Does nothing
-/// without the variable; a parent that is not ours any more (a run under
-/// `perf record`, whose child we are) only leaves the death signal tied
-/// to the parent we have.
-pub fn die_with_parent_if_asked() {
-    if let Some(parent) = std::env::var(PARENT_ENV).ok().and_then(|p| p.parse().ok()) {
-        let _ = die_with_parent(parent);
-    }
 }
 
 /// `kill(-pgid, SIGKILL)`: kills every process of the group `pgid`. A
@@ -259,7 +240,7 @@ mod tests {
 
     #[test]
     fn dying_with_a_parent_that_is_not_ours_fails() {
-        let err = die_with_parent(u32::MAX).unwrap_err();
+        let err = die_with_parent(Some(u32::MAX)).unwrap_err();
         // Take back the death signal the call set on the test process.
         rustix::process::set_parent_process_death_signal(None).unwrap();
         assert!(err.to_string().contains("is gone"), "{err}");

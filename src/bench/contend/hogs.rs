@@ -15,9 +15,9 @@ use serde::{Deserialize, Serialize};
 use crate::buf::{Buffer, BufferOptions};
 use crate::units::{GIB, Size};
 
-use super::group::{Group, interrupted_error};
 use super::pressure::{Evidence, Sample, mem_available, process_cpu_ticks};
-use super::procs::{WorkerSpec, worker_command};
+use crate::bench::worker::{Role, Worker};
+use crate::child::{Group, interrupted_error};
 
 /// Hogs started by default (stress-ng `--vm 4`).
 pub const DEFAULT_WORKERS: usize = 4;
@@ -154,11 +154,10 @@ impl Hogs {
         let mut group = Group::new();
         let mut outs = Vec::new();
         for i in 0..config.workers {
-            let spec = WorkerSpec::MemoryHog {
+            let hog = Role::MemoryHog {
                 bytes: plan.per_worker,
-                parent: std::process::id(),
             };
-            let mut cmd = worker_command(exe, &spec)?;
+            let mut cmd = Worker::new(hog, None).command(exe);
             cmd.stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());

@@ -16,94 +16,39 @@
 use std::io::{self, BufRead, BufReader, Write};
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::os::unix::net::UnixStream;
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
-use serde::{Deserialize, Serialize};
-
-use crate::sys::process::die_with_parent;
+use crate::bench::worker::{Role, Worker};
+use crate::child::Group;
 use crate::sys::{PipePair, fcntl_setpipe_size, pipe};
 
 use super::ends::{EndSetup, ReaderEnd, WriterEnd, now_ns, prepare, read_messages, write_messages};
-use super::group::Group;
 use super::{Cell, RawRun, RunSetup};
 
-/// The arguments that make the pipespeed binary a worker; the
-/// [`WorkerSpec`] follows as JSON.
-pub const WORKER_ARGS: [&str; 2] = ["contend", "--worker"];
-
-/// What a worker process is, as the JSON argument after [`WORKER_ARGS`].
-/// `parent` is the PID of the process that started it: the worker dies
-/// with it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "role", rename_all = "kebab-case")]
-pub enum WorkerSpec {
-    /// A writer: messages to stdout until the parent's stop time.
-    Writer {
-        /// Writer number (the id in its messages).
-        index: usize,
-        /// Message size and the rest.
-        setup: EndSetup,
-        /// The parent's PID.
-        parent: u32,
-    },
-    /// A reader: messages from stdin until end of file.
-    Reader {
-        /// Reader number.
-        index: usize,
-        /// Message size and the rest.
-        setup: EndSetup,
-        /// The parent's PID.
-        parent: u32,
-    },
-    /// A memory hog of `bytes`.
-    MemoryHog {
-        /// Bytes mapped and written per round.
-        bytes: u64,
-        /// The parent's PID.
-        parent: u32,
-    },
+/// A contend writer worker: `control` is its stdin, a Unix socket to
+/// the parent; it writes messages into `data`, its stdout.
+pub fn serve_writer(
+    control: BorrowedFd<'_>,
+    data: BorrowedFd<'_>,
+    index: usize,
+    setup: &EndSetup,
+) -> io::Result<()> {
+    serve_end(stream(control)?, data, Some(index), 0, setup)
 }
 
-/// `EXE contend --worker SPEC`.
-pub fn worker_command(exe: &Path, spec: &WorkerSpec) -> io::Result<Command> {
-    let mut cmd = Command::new(exe);
-    cmd.args(WORKER_ARGS).arg(serde_json::to_string(spec)?);
-    Ok(cmd)
+/// A contend reader worker: `control` is its stdout, a Unix socket to
+/// the parent; it reads messages from `data`, its stdin.
+pub fn serve_reader(
+    control: BorrowedFd<'_>,
+    data: BorrowedFd<'_>,
+    index: usize,
+    setup: &EndSetup,
+) -> io::Result<()> {
+    serve_end(stream(control)?, data, None, index, setup)
 }
 
-/// Runs as the worker `spec` says (the JSON after [`WORKER_ARGS`]), with
-/// the process's standard input and output.
-pub fn serve_worker(spec: &str, stdin: BorrowedFd<'_>, stdout: BorrowedFd<'_>) -> io::Result<()> {
-    let spec: WorkerSpec = serde_json::from_str(spec).map_err(|e| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("not a worker description: {e}"),
-        )
-    })?;
-    let control = |fd: BorrowedFd<'_>| fd.try_clone_to_owned().map(UnixStream::from);
-    match spec {
-        WorkerSpec::Writer {
-            index,
-            setup,
-            parent,
-        } => {
-            die_with_parent(parent)?;
-            serve_end(control(stdin)?, stdout, Some(index), 0, &setup)
-        }
-        WorkerSpec::Reader {
-            index,
-            setup,
-            parent,
-        } => {
-            die_with_parent(parent)?;
-            serve_end(control(stdout)?, stdin, None, index, &setup)
-        }
-        WorkerSpec::MemoryHog { bytes, parent } => {
-            die_with_parent(parent)?;
-            super::hogs::hog(bytes, stdout)
-        }
-    }
+fn stream(fd: BorrowedFd<'_>) -> io::Result<UnixStream> {
+    fd.try_clone_to_owned().map(UnixStream::from)
 }
 
 fn serve_end(
@@ -134,13 +79,13 @@ fn serve_end(
     (&control).write_all(&report)
 }
 
-struct Worker {
+struct Running {
     index: usize,
     control: BufReader<UnixStream>,
     label: String,
 }
 
-impl Worker {
+impl Running {
     fn line(&mut self, group: &mut Group, doing: &str) -> io::Result<String> {
         let mut line = String::new();
         match self.control.read_line(&mut line) {
@@ -156,7 +101,6 @@ pub(super) fn run(cell: Cell, setup: &RunSetup) -> io::Result<RawRun> {
     fcntl_setpipe_size(&write, setup.pipe_size)?;
     let mut group = Group::new();
     let mut workers = Vec::new();
-    let parent = std::process::id();
     for i in 0..cell.readers + cell.writers {
         let is_writer = i >= cell.readers;
         let (ours, theirs) = UnixStream::pair()?;
@@ -164,11 +108,7 @@ pub(super) fn run(cell: Cell, setup: &RunSetup) -> io::Result<RawRun> {
         let (spec, label, stdin, stdout) = if is_writer {
             let index = i - cell.readers;
             let end = setup.end(cell, true);
-            let spec = WorkerSpec::Writer {
-                index,
-                setup: end,
-                parent,
-            };
+            let spec = Role::ContendWriter { index, setup: end };
             (
                 spec,
                 format!("writer {index}"),
@@ -177,10 +117,9 @@ pub(super) fn run(cell: Cell, setup: &RunSetup) -> io::Result<RawRun> {
             )
         } else {
             let end = setup.end(cell, false);
-            let spec = WorkerSpec::Reader {
+            let spec = Role::ContendReader {
                 index: i,
                 setup: end,
-                parent,
             };
             (
                 spec,
@@ -189,10 +128,10 @@ pub(super) fn run(cell: Cell, setup: &RunSetup) -> io::Result<RawRun> {
                 theirs,
             )
         };
-        let mut cmd = worker_command(&setup.exe, &spec)?;
+        let mut cmd = Worker::new(spec, None).command(&setup.exe);
         cmd.stdin(stdin).stdout(stdout).stderr(Stdio::piped());
         let index = group.spawn(&mut cmd, label.clone())?;
-        workers.push(Worker {
+        workers.push(Running {
             index,
             control: BufReader::new(ours),
             label,

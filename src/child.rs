@@ -1,10 +1,17 @@
-//! Child processes in a process group of their own, killed and reaped
-//! when the group is dropped: on success, on error and, through the
+//! The child processes of a measurement, one way for every measurement:
+//! started in a process group of their own, finished within a deadline,
+//! heard through their last message, and killed with their group when
+//! the [`Group`] is dropped: on success, on error and, through the
 //! interrupt handler, on SIGINT or SIGTERM.
+//!
+//! What the children are (the ends of a ladder rung, latency's ponger,
+//! contend's workers and memory hogs) is [`crate::bench::worker`]'s
+//! business; this module only runs processes.
 
 use std::io::{self, Read};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, ExitStatus};
+use std::process::{Child, Command, ExitStatus, Output};
+use std::time::{Duration, Instant};
 
 use crate::sys::process::{
     KillOnInterrupt, interrupted, kill_group, kill_on_interrupt, signal_name,
@@ -17,10 +24,56 @@ struct Member {
 }
 
 /// Children sharing one process group (the first child's PID).
+#[derive(Default)]
 pub struct Group {
     members: Vec<Member>,
     pgid: Option<u32>,
     registration: Option<KillOnInterrupt>,
+}
+
+/// How a child that had nothing left to do ended.
+#[derive(Debug)]
+pub struct Ended {
+    /// Its exit status (`None`: it could not be waited for).
+    pub status: Option<ExitStatus>,
+    /// Whether it outlived the deadline and was killed.
+    pub killed: bool,
+    /// Everything it wrote on stderr, trimmed.
+    pub stderr: String,
+}
+
+impl Ended {
+    /// Its exit code, if it exited.
+    pub fn code(&self) -> Option<i32> {
+        self.status.and_then(|s| s.code())
+    }
+
+    /// Whether it exited with status 0.
+    pub fn success(&self) -> bool {
+        !self.killed && self.status.is_some_and(|s| s.success())
+    }
+}
+
+/// A child's own words for why it failed: its last line that starts
+/// with `pipespeed: `, without the prefix.
+pub fn said(stderr: &str) -> Option<&str> {
+    stderr
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("pipespeed: "))
+}
+
+/// What a child said last: [`said`], else its last line that is not
+/// blank (a panic, a message of another program), else nothing.
+pub fn last_message(stderr: &str) -> &str {
+    said(stderr).unwrap_or_else(|| {
+        stderr
+            .lines()
+            .rev()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("")
+    })
 }
 
 /// The error a run returns when SIGINT or SIGTERM stopped it.
@@ -36,11 +89,7 @@ pub fn interrupted_error() -> Option<io::Error> {
 impl Group {
     /// An empty group.
     pub fn new() -> Group {
-        Group {
-            members: Vec::new(),
-            pgid: None,
-            registration: None,
-        }
+        Group::default()
     }
 
     /// Starts `cmd` in the group; `label` names it in errors. Returns its
@@ -143,17 +192,72 @@ impl Group {
         }
         let status = self.wait(index);
         let label = &self.members[index].label;
-        let line = text
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("");
-        let why = match (line.strip_prefix("pipespeed: ").unwrap_or(line), status) {
+        let why = match (last_message(&text), status) {
             ("", Ok(status)) => format!("it ended ({status}) without a word"),
             ("", Err(e)) => e.to_string(),
             (said, _) => said.to_string(),
         };
         io::Error::other(format!("{label} failed while {doing}: {why}"))
+    }
+
+    /// Waits for the child at `index`, which has nothing left to do, to
+    /// exit: killed if it has not within `within`. Reads its stderr.
+    pub fn finish(&mut self, index: usize, within: Duration) -> Ended {
+        let deadline = Instant::now() + within;
+        let mut killed = false;
+        let status = loop {
+            match self.members[index].child.try_wait() {
+                Ok(Some(_)) => break self.wait(index).ok(),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                _ => {
+                    killed = true;
+                    let _ = self.members[index].child.kill();
+                    break self.wait(index).ok();
+                }
+            }
+        };
+        let mut stderr = String::new();
+        if let Some(mut err) = self.members[index].child.stderr.take() {
+            let _ = err.read_to_string(&mut stderr);
+        }
+        Ended {
+            status,
+            killed,
+            stderr: stderr.trim().to_string(),
+        }
+    }
+
+    /// Reads the stdout and stderr of the child at `index` to their ends,
+    /// both at once, and waits for it, as [`Child::wait_with_output`]
+    /// does.
+    pub fn output(&mut self, index: usize) -> io::Result<Output> {
+        let child = &mut self.members[index].child;
+        let (out, err) = (child.stdout.take(), child.stderr.take());
+        let read_all = |pipe: Option<&mut dyn Read>| {
+            let mut bytes = Vec::new();
+            if let Some(pipe) = pipe {
+                pipe.read_to_end(&mut bytes)?;
+            }
+            io::Result::Ok(bytes)
+        };
+        let (stdout, stderr) = std::thread::scope(|s| {
+            let mut err = err;
+            let stderr = s.spawn(move || read_all(err.as_mut().map(|e| e as &mut dyn Read)));
+            let mut out = out;
+            let stdout = read_all(out.as_mut().map(|o| o as &mut dyn Read));
+            let stderr = stderr
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("stderr reader panicked")));
+            (stdout, stderr)
+        });
+        let status = self.wait(index)?;
+        Ok(Output {
+            status,
+            stdout: stdout?,
+            stderr: stderr?,
+        })
     }
 
     /// Kills every child still running and reaps them all.
