@@ -5,9 +5,9 @@
 
 use std::collections::HashMap;
 
+use pipespeed::bench::harness::{Event, Runner};
 use pipespeed::bench::ladder::{
-    Event, Executor, Job, LadderConfig, Placement, RunError, Rung, Sample, Status, job_for,
-    run_ladder,
+    Job, LadderConfig, Placement, RunError, Rung, Sample, Status, job_for, run_ladder,
 };
 use pipespeed::bench::reader::ReadMethod;
 use pipespeed::bench::writer::WriteMethod;
@@ -66,7 +66,7 @@ impl Mock {
     }
 }
 
-impl Executor for Mock {
+impl Runner<Job> for Mock {
     fn run(&mut self, job: &Job) -> Result<Sample, RunError> {
         self.jobs.push(job.clone());
         let queue = self
@@ -170,8 +170,8 @@ fn a_rung_the_machine_cannot_do_is_reported_and_the_others_run() {
         &f,
         &mut mock,
         &mut |e| {
-            if let Event::Skipped(rung, why) = e {
-                skipped.push((rung, why.to_string()));
+            if let Event::Skipped { row, reason } = e {
+                skipped.push((row.parse::<Rung>().unwrap(), reason.to_string()));
             }
         },
     );

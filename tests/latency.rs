@@ -8,9 +8,8 @@
 
 use std::process::{Command, Output};
 
-use pipespeed::bench::latency::{
-    Exchange, PingConfig, Placement, Runner, Span, ThreadRunner, ping,
-};
+use pipespeed::bench::harness::{Runner, Threads};
+use pipespeed::bench::latency::{Exchange, PingConfig, PingJob, Placement, Span, ping};
 use pipespeed::sys::{available_cpus, pin_to_cpu, pipe};
 use pipespeed::wait::Wait;
 use serde_json::Value;
@@ -326,7 +325,11 @@ fn the_library_ping_pong_survives_messages_larger_than_the_pipe() {
             warmup: Span::RoundTrips(3),
             measure: Span::RoundTrips(30),
         };
-        let run = ThreadRunner.run(&config, Placement::Unpinned).unwrap();
+        let job = PingJob {
+            ping: config,
+            placement: Placement::Unpinned,
+        };
+        let run = Threads.run(&job).unwrap();
         assert_eq!((run.round_trips, run.warmup_round_trips), (30, 3));
         assert!(run.rtt_ns.p50 <= run.rtt_ns.max);
     }

@@ -9,10 +9,11 @@
 use std::process::{Command, Output};
 use std::time::Duration;
 
+use pipespeed::bench::harness::Runner;
 use pipespeed::bench::ladder::{
-    Executor, Job, LadderConfig, Placement, RunError, Rung, Sample, Status, run_ladder,
+    Job, LadderConfig, MEMCPY_NOT_PROFILED, Placement, ProcessExecutor, RunError, Rung, Sample,
+    Status, run_ladder,
 };
-use pipespeed::bench::process::{MEMCPY_NOT_PROFILED, ProcessExecutor};
 use pipespeed::bench::profile::perf::{NOT_INSTALLED, Perf, PerfAccess};
 use pipespeed::bench::profile::report::{parse_report, top_symbols};
 use pipespeed::bench::profile::{Cost, Profile, ProfileStatus, SymbolShare, TOP_SYMBOLS};
@@ -136,7 +137,7 @@ struct Mock {
     profiled: Vec<(usize, Job)>,
 }
 
-impl Executor for Mock {
+impl Runner<Job> for Mock {
     fn run(&mut self, job: &Job) -> Result<Sample, RunError> {
         self.runs += 1;
         let times = if job.bytes() == GIB / 2 { 1 } else { 10 };
@@ -207,7 +208,7 @@ fn each_measured_rung_is_profiled_once_after_all_measured_runs() {
         result.rungs[0].profile.as_ref().unwrap().status,
         ProfileStatus::Recorded
     );
-    assert_eq!(events.last().unwrap(), "Profiling(WriteRead)");
+    assert_eq!(events.last().unwrap(), "Profiling { row: \"write-read\" }");
     assert_eq!(result.rungs[0].runs_gib_s.len(), 2, "not a measured run");
 }
 

@@ -2,13 +2,12 @@
 //! runs them.
 
 pub mod contend;
+pub mod harness;
 pub mod hist;
 pub mod ladder;
 pub mod latency;
-pub mod process;
 pub mod profile;
 pub mod reader;
-pub mod rung;
 pub mod scan;
 pub mod stats;
 pub mod worker;

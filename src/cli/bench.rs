@@ -5,11 +5,11 @@ use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use pipespeed::bench::ladder::{
-    Event, LadderConfig, LadderResult, Placement, Rung, Status, run_ladder,
+    EXIT_UNSUPPORTED, LadderConfig, LadderResult, Placement, ProcessExecutor, Rung, Status,
+    run_ladder,
 };
-use pipespeed::bench::process::{EXIT_UNSUPPORTED, ProcessExecutor};
 use pipespeed::bench::scan::{ScanParam, ScanPoint, ScanResult};
 use pipespeed::report::html::html_report;
 use pipespeed::report::svg::{ladder_svg, scan_result_svg};
@@ -20,6 +20,7 @@ use pipespeed::units::Size;
 use crate::UsageError;
 use crate::args::{BenchArgs, cpu_pair};
 use crate::output::write_file;
+use crate::progress;
 
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
@@ -42,7 +43,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         .context("cannot find the pipespeed binary to run writer and reader")?;
     let mut executor = ProcessExecutor::new(exe);
     let Some(scan) = &args.scan else {
-        let bar = progress_bar(&config, 1);
+        let bar = progress::bar(config.steps());
         let result = measure(&config, &facts, &mut executor, &bar);
         bar.finish_and_clear();
         if measured_nothing(&[&result]) {
@@ -66,7 +67,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             check_buf_size(value as usize)?;
         }
     }
-    let bar = progress_bar(&config, scan.values.len());
+    let bar = progress::bar(config.steps() * scan.values.len());
     let mut points = Vec::with_capacity(scan.values.len());
     for &value in &scan.values {
         let config = scan.param.apply(&config, value);
@@ -188,45 +189,14 @@ fn check_buf_size(buf_size: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A bar over `ladders` runs of the ladder `config` asks for.
-fn progress_bar(config: &LadderConfig, ladders: usize) -> ProgressBar {
-    let profiles = if config.profile {
-        config.rungs.len()
-    } else {
-        0
-    };
-    let per_ladder = config.rungs.len() * (config.runs + 1) + profiles;
-    let bar = ProgressBar::new((per_ladder * ladders) as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed}] {bar:30} {pos}/{len} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    bar
-}
-
 fn measure(
     config: &LadderConfig,
     facts: &SystemFacts,
     executor: &mut ProcessExecutor,
     bar: &ProgressBar,
 ) -> LadderResult {
-    run_ladder(config, facts, executor, &mut |event| match event {
-        Event::WarmedUp(rung, gib_s) => {
-            bar.inc(1);
-            bar.set_message(format!("{rung} warm-up {gib_s:.2} GiB/s"));
-        }
-        Event::Skipped(rung, why) => {
-            bar.inc(1);
-            bar.set_message(format!("{rung}: {why}"));
-        }
-        Event::Measured { rung, gib_s, .. } => {
-            bar.inc(1);
-            bar.set_message(format!("{rung} {gib_s:.2} GiB/s"));
-        }
-        Event::Profiling(rung) => {
-            bar.inc(1);
-            bar.set_message(format!("{rung} under perf record"));
-        }
+    run_ladder(config, facts, executor, &mut |event| {
+        progress::show(bar, event)
     })
 }
 

@@ -8,22 +8,22 @@ use std::time::Duration;
 
 use anyhow::{Context, anyhow};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use pipespeed::bench::contend::hogs::{DEFAULT_SHARE_PERCENT, DEFAULT_WORKERS, PressureConfig};
 use pipespeed::bench::contend::render::{csv, text};
 use pipespeed::bench::contend::{
-    Cell, ContendConfig, Event, MAX_ENDS, Mode, resolve_pipe_size, run_contend,
+    Cell, ContendConfig, MAX_ENDS, Mode, resolve_pipe_size, run_contend,
 };
 use pipespeed::bench::ladder::Placement;
 use pipespeed::report::json_document;
 use pipespeed::report::svg::contend_svg;
 use pipespeed::sys::SystemFacts;
 use pipespeed::sys::process::{catch_interrupts, interrupted};
-use pipespeed::units::{GIB, MIB, Size, parse_size};
+use pipespeed::units::{MIB, Size, parse_size};
 
 use crate::UsageError;
 use crate::args::seconds;
 use crate::output::write_file;
+use crate::progress;
 
 /// The largest message: every end maps one.
 const MAX_MESSAGE: u64 = 256 * MIB;
@@ -194,27 +194,11 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
     let config = config(&args, &facts)?;
     crate::output::check_outputs([&args.json, &args.csv, &args.svg])?;
     catch_interrupts()?;
-    let bar = ProgressBar::new((config.runs * config.cells.len()) as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed}] {bar:30} {pos}/{len} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
+    let bar = progress::bar(config.runs * config.cells.len());
     if config.pressure.is_some() {
         bar.set_message("memory hogs are writing their memory");
     }
-    let outcome = run_contend(&config, facts, &mut |event| match event {
-        Event::PressureReady { bytes, seconds } => bar.set_message(format!(
-            "memory hogs hold {:.1} GiB (ready in {seconds:.1} s)",
-            bytes as f64 / GIB as f64
-        )),
-        Event::Measured { cell, result, .. } => {
-            bar.inc(1);
-            bar.set_message(format!(
-                "{}x{}: {:.0} writes/s",
-                cell.writers, cell.readers, result.writes_per_s
-            ));
-        }
-    });
+    let outcome = run_contend(&config, facts, &mut |event| progress::show(&bar, event));
     bar.finish_and_clear();
     let result = match outcome {
         Err(err) if err.kind() == io::ErrorKind::Interrupted => {

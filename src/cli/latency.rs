@@ -6,23 +6,21 @@ use std::process::ExitCode;
 
 use anyhow::{Context, anyhow};
 use clap::{Args, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
-use pipespeed::bench::latency::{
-    LatencyConfig, Mode, Placement, ProcessRunner, Runner, Span, ThreadRunner, run_latency,
-};
+use pipespeed::bench::latency::{LatencyConfig, Mode, Placement, Span, run_latency};
 use pipespeed::report::json_document;
 use pipespeed::report::svg::latency_svg;
 use pipespeed::sys::SystemFacts;
-use pipespeed::units::{MIB, Size, parse_size};
+use pipespeed::units::{MIB, parse_size};
 use pipespeed::wait::Wait;
 
 use crate::UsageError;
 use crate::args::seconds;
 use crate::output::write_file;
+use crate::progress;
 
 mod render;
 
-use render::{csv, ns, text};
+use render::{csv, text};
 
 /// The largest message: both sides hold two buffers of it.
 const MAX_MESSAGE: u64 = 64 * MIB;
@@ -219,24 +217,11 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
     let config = config(&args, &facts.cpus_allowed)?;
     crate::output::check_outputs([&args.json, &args.csv, &args.svg])?;
-    let mut runner: Box<dyn Runner> = match config.mode {
-        Mode::Threads => Box::new(ThreadRunner),
-        Mode::Processes => Box::new(ProcessRunner {
-            exe: std::env::current_exe().context("cannot find the pipespeed binary")?,
-        }),
-    };
-    let bar = ProgressBar::new((config.sizes.len() * config.runs) as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed}] {bar:30} {pos}/{len} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    let result = run_latency(&config, facts, runner.as_mut(), &mut |size, run| {
-        bar.inc(1);
-        bar.set_message(format!(
-            "{}: p50 {}",
-            Size(size as u64),
-            ns(run.rtt_ns.p50 as f64)
-        ));
+    let exe = std::env::current_exe().context("cannot find the pipespeed binary")?;
+    let mut runner = config.mode.runner(exe);
+    let bar = progress::bar(config.sizes.len() * config.runs);
+    let result = run_latency(&config, facts, runner.as_mut(), &mut |event| {
+        progress::show(&bar, event)
     });
     bar.finish_and_clear();
     // A message, not an io::Error: a broken pipe here is a failure, not a

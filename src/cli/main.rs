@@ -8,6 +8,7 @@ mod contend;
 mod ends;
 mod latency;
 mod output;
+mod progress;
 mod pv;
 
 use std::io;
@@ -190,7 +191,7 @@ fn report(err: &anyhow::Error) -> ExitCode {
     }
     eprintln!("pipespeed: {}", message(err));
     if io_kind == Some(io::ErrorKind::Unsupported) {
-        return ExitCode::from(pipespeed::bench::process::EXIT_UNSUPPORTED as u8);
+        return ExitCode::from(pipespeed::bench::ladder::EXIT_UNSUPPORTED as u8);
     }
     ExitCode::FAILURE
 }

@@ -16,6 +16,7 @@
 use std::io::{self, BufRead, BufReader, Write};
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::os::unix::net::UnixStream;
+use std::path::Path;
 use std::process::Stdio;
 
 use crate::bench::worker::{Role, Worker};
@@ -96,7 +97,7 @@ impl Running {
 }
 
 /// One run of `cell` with every end a process.
-pub(super) fn run(cell: Cell, setup: &RunSetup) -> io::Result<RawRun> {
+pub(super) fn run(cell: Cell, setup: &RunSetup, exe: &Path) -> io::Result<RawRun> {
     let PipePair { read, write } = pipe()?;
     fcntl_setpipe_size(&write, setup.pipe_size)?;
     let mut group = Group::new();
@@ -128,7 +129,7 @@ pub(super) fn run(cell: Cell, setup: &RunSetup) -> io::Result<RawRun> {
                 theirs,
             )
         };
-        let mut cmd = Worker::new(spec, None).command(&setup.exe);
+        let mut cmd = Worker::new(spec, None).command(exe);
         cmd.stdin(stdin).stdout(stdout).stderr(Stdio::piped());
         let index = group.spawn(&mut cmd, label.clone())?;
         workers.push(Running {

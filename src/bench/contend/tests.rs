@@ -1,10 +1,14 @@
 //! The runner's pure parts on fixed data, and short live runs that check
 //! behaviour (never speed).
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::*;
-use crate::bench::hist::record;
+use crate::bench::hist::{LatencyNs, new_histogram, record};
+use crate::bench::ladder::Placement;
+use crate::sys::SystemFacts;
+use ends::{ReaderEnd, WriterEnd};
 
 fn writer(messages: u64, first: u64, last: u64, ns: &[u64]) -> WriterEnd {
     let mut latency = new_histogram();

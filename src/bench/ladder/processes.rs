@@ -1,4 +1,4 @@
-//! The real [`Executor`]: the writer and the reader as separate processes,
+//! The ladder's real [`Runner`]: the writer and the reader as separate processes,
 //! `pipespeed write | pipespeed read`, as in the blog; and the same run
 //! with each end under `perf record` for `bench --profile`.
 
@@ -11,13 +11,15 @@ use crate::child::{Group, said};
 use crate::sys::{UsageOf, getrusage, pin_to_cpu};
 use crate::units::gib_per_s;
 
-use super::ladder::{Executor, Job, Placement, RunError, Sample};
-use super::profile::perf::{Perf, PerfAccess, Scratch, command_line, first_useful_line};
-use super::profile::report::top_symbols;
-use super::profile::{Profile, ProfileStatus, TOP_SYMBOLS};
-use super::reader::{ReadReport, ReaderConfig};
-use super::worker::{Role, Worker};
-use super::writer::WriterConfig;
+use super::super::harness::Runner;
+use super::super::profile::perf::{Perf, PerfAccess, Scratch, command_line, first_useful_line};
+use super::super::profile::report::top_symbols;
+use super::super::profile::{Profile, ProfileStatus, TOP_SYMBOLS};
+use super::super::reader::{ReadReport, ReaderConfig};
+use super::super::worker::{Role, Worker};
+use super::super::writer::WriterConfig;
+use super::job::{Job, Placement};
+use super::run::{RunError, Sample};
 
 /// Exit status of `pipespeed write`/`read` when the machine cannot do what
 /// was asked (huge pages not granted, vmsplice refused).
@@ -41,7 +43,7 @@ pub const PROFILE_NAMES: [&str; 2] = ["ps-writer", "ps-reader"];
 pub struct ProcessExecutor {
     /// The `pipespeed` binary.
     pub exe: PathBuf,
-    /// perf for [`Executor::profile`], or why there is none; `None`: look
+    /// perf for [`Runner::profile`], or why there is none; `None`: look
     /// for it on `PATH` at the first profile.
     pub perf: Option<Result<Perf, String>>,
 }
@@ -53,7 +55,7 @@ impl ProcessExecutor {
     }
 }
 
-impl Executor for ProcessExecutor {
+impl Runner<Job> for ProcessExecutor {
     fn run(&mut self, job: &Job) -> Result<Sample, RunError> {
         match job {
             Job::Pipe {

@@ -1,0 +1,190 @@
+//! What a contend measurement is asked to do, and the job of one run of
+//! one cell.
+
+use std::io;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::super::harness;
+pub use super::super::harness::Mode;
+use super::super::ladder::Placement;
+use super::ends::EndSetup;
+use super::frame::CELL;
+use super::hogs::PressureConfig;
+use super::run::RawRun;
+use crate::sys::{fcntl_setpipe_size, pipe, pipe_max_size};
+use crate::units::MIB;
+
+/// Writes of up to this many bytes are atomic on a pipe (pipe(7)).
+pub const PIPE_BUF: usize = 4096;
+/// The pipe size asked for when none is given.
+pub const DEFAULT_PIPE_SIZE: usize = MIB as usize;
+/// The most writers (or readers) in one cell: writer ids are 16 bits.
+pub const MAX_ENDS: usize = 4096;
+/// pipe_bench's default grid: writers...
+pub const SWEEP_WRITERS: [usize; 3] = [1, 2, 5];
+/// ...times readers.
+pub const SWEEP_READERS: [usize; 3] = [1, 5, 10];
+
+/// One configuration of the grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cell {
+    /// Writers.
+    pub writers: usize,
+    /// Readers.
+    pub readers: usize,
+}
+
+impl Cell {
+    /// pipe_bench's grid, writers-major: 1x1, 1x5, 1x10, 2x1, ...
+    pub fn sweep() -> Vec<Cell> {
+        SWEEP_WRITERS
+            .iter()
+            .flat_map(|&writers| {
+                SWEEP_READERS
+                    .iter()
+                    .map(move |&readers| Cell { writers, readers })
+            })
+            .collect()
+    }
+}
+
+/// The pipe size asked for and the one the kernel granted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PipeSize {
+    /// Bytes asked for.
+    pub requested: usize,
+    /// Bytes granted (rounded up to a power-of-two number of pages).
+    pub granted: usize,
+    /// Whether the default was cut to `/proc/sys/fs/pipe-max-size`.
+    pub clamped: bool,
+}
+
+/// Asks a scratch pipe for `requested` bytes (or the default, 1 MiB, cut
+/// to `/proc/sys/fs/pipe-max-size` if that is smaller) to learn what the
+/// runs will get. A size given explicitly is never cut: its refusal is
+/// the error, naming the limit.
+pub fn resolve_pipe_size(requested: Option<usize>) -> io::Result<PipeSize> {
+    let scratch = pipe()?;
+    if let Some(size) = requested {
+        let granted = fcntl_setpipe_size(&scratch.write, size)?;
+        return Ok(PipeSize {
+            requested: size,
+            granted,
+            clamped: false,
+        });
+    }
+    match fcntl_setpipe_size(&scratch.write, DEFAULT_PIPE_SIZE) {
+        Ok(granted) => Ok(PipeSize {
+            requested: DEFAULT_PIPE_SIZE,
+            granted,
+            clamped: false,
+        }),
+        Err(err) => match pipe_max_size() {
+            Ok(max) if max < DEFAULT_PIPE_SIZE => Ok(PipeSize {
+                requested: DEFAULT_PIPE_SIZE,
+                granted: fcntl_setpipe_size(&scratch.write, max)?,
+                clamped: true,
+            }),
+            _ => Err(err),
+        },
+    }
+}
+
+/// Everything a contend run can be told.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContendConfig {
+    /// The cells to measure, in order.
+    pub cells: Vec<Cell>,
+    /// Bytes per message.
+    pub msg_size: usize,
+    /// The pipe size (see [`resolve_pipe_size`]).
+    pub pipe_size: PipeSize,
+    /// How long writers write, per run.
+    pub duration: Duration,
+    /// Runs per cell (the grid is run this many times over, so drift
+    /// spreads over all cells).
+    pub runs: usize,
+    /// Threads or processes.
+    pub mode: Mode,
+    /// Writers on one CPU and readers on another, or unpinned.
+    pub placement: Placement,
+    /// Send self-describing messages and check them all.
+    pub verify: bool,
+    /// Memory hogs to run for the whole measurement.
+    pub pressure: Option<PressureConfig>,
+    /// The pipespeed binary (started for processes and memory hogs).
+    pub exe: PathBuf,
+}
+
+impl ContendConfig {
+    /// Checks what the library relies on; the errors name the value.
+    pub fn validate(&self) -> io::Result<()> {
+        let bad = |what: String| Err(io::Error::new(io::ErrorKind::InvalidInput, what));
+        if self.cells.is_empty() {
+            return bad("no writers x readers cell to run".into());
+        }
+        for c in &self.cells {
+            if !(1..=MAX_ENDS).contains(&c.writers) || !(1..=MAX_ENDS).contains(&c.readers) {
+                return bad(format!(
+                    "{} writers x {} readers: each must be 1 to {MAX_ENDS}",
+                    c.writers, c.readers
+                ));
+            }
+        }
+        if self.msg_size == 0 || (self.verify && !self.msg_size.is_multiple_of(CELL)) {
+            return bad(format!(
+                "message size {} must be more than 0, and a multiple of {CELL} with verify",
+                self.msg_size
+            ));
+        }
+        if self.runs == 0 || self.duration.is_zero() {
+            return bad("runs and duration must be more than 0".into());
+        }
+        Ok(())
+    }
+}
+
+/// What the ends of one run need to know.
+#[derive(Debug, Clone)]
+pub struct RunSetup {
+    pub(super) pipe_size: usize,
+    pub(super) msg_size: usize,
+    pub(super) duration_ns: u64,
+    pub(super) verify: bool,
+    pub(super) placement: Placement,
+}
+
+impl RunSetup {
+    pub(super) fn end(&self, cell: Cell, writer: bool) -> EndSetup {
+        EndSetup {
+            msg_size: self.msg_size,
+            writers: cell.writers,
+            readers: cell.readers,
+            verify: self.verify,
+            cpu: match self.placement {
+                Placement::Pinned {
+                    writer_cpu,
+                    reader_cpu,
+                } => Some(if writer { writer_cpu } else { reader_cpu }),
+                Placement::Unpinned => None,
+            },
+        }
+    }
+}
+
+/// One run of one cell: the job a runner does.
+#[derive(Debug, Clone)]
+pub struct CellJob {
+    /// Writers and readers.
+    pub cell: Cell,
+    /// What the ends need to know.
+    pub setup: RunSetup,
+}
+
+impl harness::Job for CellJob {
+    type Output = RawRun;
+    type Error = io::Error;
+}

@@ -1,0 +1,51 @@
+//! `contend`: N writers and M readers on one pipe, as the kernel's
+//! `tools/testing/selftests/pipe/pipe_bench` runs them: fixed-size
+//! messages, writes per second, and the latency of every write and read,
+//! optionally under memory pressure.
+//!
+//! What is measured, per run of one cell (writers x readers):
+//! - *writes/s* and *MiB/s*: messages (bytes) written, divided by the
+//!   measured time from the start of the first write to the return of
+//!   the last one (of any writer), not by the nominal duration;
+//! - *write latency*: per message, from the first `write(2)` to the
+//!   return of the one that put its last byte in (partial writes
+//!   continue until the whole message is in);
+//! - *read latency*: per `read(2)` call that returned data, blocking
+//!   included: readers ask for the rest of the current message each time.
+//!
+//! Writers stop at the end of the duration; readers then drain the pipe
+//! to end of file, so every byte written is read.
+
+//!
+//! - [`job`]: what a measurement is asked to do, and one run's [`CellJob`];
+//! - [`run`]: [`run_contend`], and the runners that make the ends threads
+//!   ([`threads`]) or worker processes ([`procs`]);
+//! - [`ends`]: one writer's and one reader's loop; [`frame`] and
+//!   [`verdict`]: `--verify`;
+//! - [`hogs`] and [`pressure`]: `--memory-pressure` and its evidence;
+//! - [`result`]: [`ContendResult`], what `contend --json` writes.
+
+pub mod ends;
+pub mod frame;
+pub mod hogs;
+pub mod job;
+pub mod pressure;
+pub mod procs;
+pub mod render;
+pub mod result;
+pub mod run;
+mod threads;
+pub mod verdict;
+
+pub use ends::EndSetup;
+pub use hogs::hog;
+pub use job::{
+    Cell, CellJob, ContendConfig, DEFAULT_PIPE_SIZE, MAX_ENDS, Mode, PIPE_BUF, PipeSize, RunSetup,
+    SWEEP_READERS, SWEEP_WRITERS, resolve_pipe_size,
+};
+pub use procs::{serve_reader, serve_writer};
+pub use result::{ContendResult, Row, RunResult, SCHEMA};
+pub use run::{RawRun, run_contend, summarise_row, summarise_run};
+
+#[cfg(test)]
+mod tests;

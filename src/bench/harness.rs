@@ -1,0 +1,164 @@
+//! What every measurement shares: a [`Job`] is one run's work, a
+//! [`Runner`] makes it (in threads of this process, in worker processes,
+//! or a mock in tests), progress goes out as one [`Event`] type, and
+//! every result document starts with one [`Header`].
+//!
+//! A measurement (`bench/<kind>/`) is a `job` module (its configuration
+//! and the job of one run), a `run` module (the loop over runs and the
+//! runners) and a `result` module (what it writes); `docs/architecture.md`
+//! has the checklist for adding one.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::profile::Profile;
+use crate::sys::SystemFacts;
+
+/// Whether the two sides (or all the ends) of a measurement are threads
+/// of this process or processes of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Threads of one process.
+    Threads,
+    /// A process each (the pipespeed binary as a hidden
+    /// [worker](super::worker)).
+    Processes,
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mode::Threads => "threads",
+            Mode::Processes => "processes",
+        })
+    }
+}
+
+/// One run's work in one kind of measurement.
+pub trait Job {
+    /// What a run gives.
+    type Output;
+    /// Why a run gave nothing.
+    type Error;
+}
+
+/// Makes runs of jobs of type `J`.
+pub trait Runner<J: Job> {
+    /// Makes one run of `job`.
+    fn run(&mut self, job: &J) -> Result<J::Output, J::Error>;
+
+    /// Runs `job` once more, not measured, to see where its time goes.
+    /// Problems are in the returned profile, never an error: the
+    /// measurement goes on.
+    fn profile(&mut self, job: &J) -> Profile {
+        let _ = job;
+        Profile::unavailable("this runner does not profile")
+    }
+}
+
+/// Runs jobs in threads of this process.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Threads;
+
+/// Runs jobs in child processes: `exe`, the pipespeed binary, as hidden
+/// [workers](super::worker).
+#[derive(Debug, Clone)]
+pub struct Processes {
+    /// The pipespeed binary.
+    pub exe: PathBuf,
+}
+
+impl Mode {
+    /// The runner of this mode for jobs of type `J`; `exe` is the
+    /// pipespeed binary the processes run.
+    pub fn runner<J: Job>(self, exe: PathBuf) -> Box<dyn Runner<J>>
+    where
+        Threads: Runner<J>,
+        Processes: Runner<J>,
+    {
+        match self {
+            Mode::Threads => Box::new(Threads),
+            Mode::Processes => Box::new(Processes { exe }),
+        }
+    }
+}
+
+/// A figure measured by one run, for a progress display.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Figure {
+    /// Throughput (the ladder).
+    GibPerS(f64),
+    /// The median round trip, in nanoseconds (latency).
+    RoundTripNs(f64),
+    /// Writes per second (contend).
+    WritesPerS(f64),
+}
+
+/// Progress reported while a measurement runs. `row` names the row of
+/// the result the event is about: a rung, a message size, a cell.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event<'a> {
+    /// Contend's memory hogs have written their memory once.
+    PressureReady {
+        /// Bytes the hogs hold together.
+        bytes: u64,
+        /// Seconds it took.
+        seconds: f64,
+    },
+    /// A row is skipped, or stopped by a failed run.
+    Skipped {
+        /// The row.
+        row: &'a str,
+        /// Why.
+        reason: &'a str,
+    },
+    /// A warm-up run finished.
+    WarmedUp {
+        /// The row.
+        row: &'a str,
+        /// What it measured.
+        figure: Figure,
+    },
+    /// A row is about to be profiled.
+    Profiling {
+        /// The row.
+        row: &'a str,
+    },
+    /// A measured run finished.
+    Measured {
+        /// The row.
+        row: &'a str,
+        /// Runs done so far, over all rows.
+        index: usize,
+        /// Runs to do, over all rows.
+        total: usize,
+        /// What it measured.
+        figure: Figure,
+    },
+}
+
+/// What every result document starts with: its format, the pipespeed
+/// that wrote it and the machine it measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    /// The format of the document: `pipespeed.KIND/VERSION`.
+    pub schema: String,
+    /// The pipespeed version that measured it.
+    pub pipespeed_version: String,
+    /// The machine.
+    pub system: SystemFacts,
+}
+
+impl Header {
+    /// The header of a `schema` document measured now on `system`.
+    pub fn new(schema: &str, system: SystemFacts) -> Header {
+        Header {
+            schema: schema.to_string(),
+            pipespeed_version: env!("CARGO_PKG_VERSION").to_string(),
+            system,
+        }
+    }
+}

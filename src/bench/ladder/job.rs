@@ -1,0 +1,267 @@
+//! The ladder's configuration, and the job each rung runs on this
+//! machine.
+
+use std::fmt;
+
+use crate::buf::{BufferOptions, MALLOC_OFFSET};
+use crate::double_buffer::Layout;
+use crate::sys::SystemFacts;
+use crate::units::MIB;
+use crate::wait::Wait;
+
+use super::super::harness;
+use super::super::reader::{ReadMethod, ReaderConfig};
+use super::super::writer::{WriteMethod, WriterConfig};
+use super::run::{RunError, Sample};
+use super::rung::Rung;
+
+/// Where the two ends run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Placement {
+    /// Writer and reader each pinned to a CPU.
+    Pinned {
+        /// The writer's CPU.
+        writer_cpu: usize,
+        /// The reader's CPU (and the memcpy rung's).
+        reader_cpu: usize,
+    },
+    /// Left to the scheduler.
+    Unpinned,
+}
+
+impl Placement {
+    /// The default: the first two allowed CPUs, or unpinned on one CPU.
+    pub fn default_for(facts: &SystemFacts) -> Placement {
+        match facts.cpus_allowed[..] {
+            [a, b, ..] => Placement::Pinned {
+                writer_cpu: a,
+                reader_cpu: b,
+            },
+            _ => Placement::Unpinned,
+        }
+    }
+
+    pub(super) fn distinct_cpus(self, facts: &SystemFacts) -> bool {
+        match self {
+            Placement::Pinned {
+                writer_cpu,
+                reader_cpu,
+            } => writer_cpu != reader_cpu,
+            Placement::Unpinned => facts.cpus_allowed.len() >= 2,
+        }
+    }
+}
+
+impl fmt::Display for Placement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Placement::Pinned {
+                writer_cpu,
+                reader_cpu,
+            } => {
+                write!(f, "writer on CPU {writer_cpu}, reader on CPU {reader_cpu}")
+            }
+            Placement::Unpinned => f.write_str("unpinned (left to the scheduler)"),
+        }
+    }
+}
+
+/// What the ladder is asked to do.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LadderConfig {
+    /// The rungs to run, in table order.
+    pub rungs: Vec<Rung>,
+    /// Measured runs per rung, after one warm-up run.
+    pub runs: usize,
+    /// Bytes per run; `None` sizes each rung so a run lasts about
+    /// `target_seconds`, from its warm-up rate.
+    pub bytes: Option<u64>,
+    /// The buffer size of every rung but `tuned`.
+    pub buf_size: usize,
+    /// The pipe size of the `write` rungs (vmsplice rungs use half the
+    /// buffer); `None` leaves the kernel's default.
+    pub pipe_size: Option<usize>,
+    /// Where writer and reader run.
+    pub placement: Placement,
+    /// Check every byte (slows every rung down).
+    pub verify: bool,
+    /// Seed of the run order shuffle.
+    pub seed: u64,
+    /// Wanted duration of one run when `bytes` is `None`.
+    pub target_seconds: f64,
+    /// After the measured runs, run each measured rung once more (with
+    /// the bytes of one measured run) for [`Runner::profile`](harness::Runner::profile).
+    pub profile: bool,
+}
+
+impl LadderConfig {
+    /// The steps a progress display counts: every rung's warm-up and
+    /// measured runs, and its profile.
+    pub fn steps(&self) -> usize {
+        self.rungs.len() * (self.runs + 1 + usize::from(self.profile))
+    }
+}
+
+/// Bytes of the warm-up run, which also measures the rate used to size
+/// the measured runs.
+pub const WARMUP_BYTES: u64 = 256 * MIB;
+
+/// One measurement to make.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Job {
+    /// A writer process piping into a reader process.
+    Pipe {
+        /// The writer's settings.
+        writer: WriterConfig,
+        /// The reader's settings (`bytes` is the run's size).
+        reader: ReaderConfig,
+        /// Where they run.
+        placement: Placement,
+    },
+    /// A memory copy of a `buf_size` buffer, `bytes` in all.
+    Memcpy {
+        /// The buffer size.
+        buf_size: usize,
+        /// Bytes to copy.
+        bytes: u64,
+        /// The CPU to copy on.
+        cpu: Option<usize>,
+    },
+}
+
+impl Job {
+    /// The buffer size and the pipe size the job asks for.
+    pub fn sizes(&self) -> (usize, Option<usize>) {
+        match self {
+            Job::Pipe { writer, reader, .. } => {
+                let pipe = match writer.method {
+                    WriteMethod::Vmsplice => {
+                        Some(writer.unsafe_early_reuse.unwrap_or(writer.buf_size / 2))
+                    }
+                    WriteMethod::Write => writer.pipe_size.or(reader.pipe_size),
+                };
+                (writer.buf_size, pipe)
+            }
+            Job::Memcpy { buf_size, .. } => (*buf_size, None),
+        }
+    }
+
+    /// The bytes the job moves: the reader's, or the copy's.
+    pub fn bytes(&self) -> u64 {
+        match self {
+            Job::Pipe { reader, .. } => reader.bytes,
+            Job::Memcpy { bytes, .. } => *bytes,
+        }
+    }
+
+    pub(super) fn with_bytes(&self, bytes: u64) -> Job {
+        let mut job = self.clone();
+        match &mut job {
+            Job::Pipe { reader, .. } => reader.bytes = bytes,
+            Job::Memcpy { bytes: b, .. } => *b = bytes,
+        }
+        job
+    }
+}
+
+impl harness::Job for Job {
+    type Output = Sample;
+    type Error = RunError;
+}
+
+/// The job a rung runs, or why this machine cannot run it.
+pub fn job_for(rung: Rung, config: &LadderConfig, facts: &SystemFacts) -> Result<Job, String> {
+    if rung.uses_huge_pages() && rung != Rung::Tuned && !facts.thp.allows_madvise() {
+        return Err(format!("transparent huge pages are {} here", facts.thp));
+    }
+    if rung == Rung::VmspliceSpliceHugeBusy && !config.placement.distinct_cpus(facts) {
+        return Err(
+            "busy looping needs two CPUs: on one, each end spins away the other's time".to_string(),
+        );
+    }
+    let reader_cpu = match config.placement {
+        Placement::Pinned { reader_cpu, .. } => Some(reader_cpu),
+        Placement::Unpinned => None,
+    };
+    let bytes = config.bytes.unwrap_or(WARMUP_BYTES);
+    if rung == Rung::Memcpy {
+        return Ok(Job::Memcpy {
+            buf_size: config.buf_size,
+            bytes,
+            cpu: reader_cpu,
+        });
+    }
+    let (buf_size, pipe_size) = match rung {
+        Rung::Tuned => {
+            let max = facts.pipe_max_size_bytes.max(64 * 1024);
+            (2 * max, Some(max))
+        }
+        Rung::WriteRead => (config.buf_size, config.pipe_size),
+        _ => (config.buf_size, Some(config.buf_size / 2)),
+    };
+    let huge = match rung {
+        Rung::Tuned => facts.thp.allows_madvise(),
+        _ => rung.uses_huge_pages(),
+    };
+    let wait = match rung {
+        Rung::Tuned if !config.placement.distinct_cpus(facts) => Wait::Block,
+        _ if rung.busy() => Wait::Busy,
+        _ => Wait::Block,
+    };
+    let vmsplice = rung != Rung::WriteRead;
+    let splice = !matches!(rung, Rung::WriteRead | Rung::VmspliceRead);
+    let writer = WriterConfig {
+        method: if vmsplice {
+            WriteMethod::Vmsplice
+        } else {
+            WriteMethod::Write
+        },
+        buf_size,
+        pipe_size: if vmsplice { None } else { pipe_size },
+        buffer: BufferOptions {
+            huge_pages: huge,
+            // The blog mallocs its buffers (see `double_buffer` for why the
+            // placement matters); huge pages must be 2 MiB aligned.
+            offset: if huge { 0 } else { MALLOC_OFFSET },
+            ..BufferOptions::default()
+        },
+        check_huge_pages: huge,
+        wait,
+        gift: false,
+        layout: Layout::Separate,
+        unsafe_early_reuse: None,
+        verify: config.verify,
+        bytes: None,
+    };
+    let reader = ReaderConfig {
+        method: if splice {
+            ReadMethod::Splice
+        } else {
+            ReadMethod::Read
+        },
+        buf_size: if rung == Rung::Tuned {
+            buf_size / 2
+        } else {
+            buf_size
+        },
+        wait,
+        verify: config.verify,
+        bytes,
+        ..ReaderConfig::default()
+    };
+    Ok(Job::Pipe {
+        writer,
+        reader,
+        placement: config.placement,
+    })
+}
+
+/// Bytes for a measured run of a rung that warmed up at `gib_s`: about
+/// `target_seconds` worth, between 64 MiB and 64 GiB, a whole number of
+/// MiB.
+pub fn bytes_for(gib_s: f64, target_seconds: f64) -> u64 {
+    let bytes = gib_s * target_seconds * (1u64 << 30) as f64;
+    let clamped = bytes.clamp((64 * MIB) as f64, (64u64 << 30) as f64) as u64;
+    clamped / MIB * MIB
+}

@@ -1,0 +1,22 @@
+//! The ladder: every step of the blog, measured on this machine.
+//!
+//! - [`job`]: what the ladder is asked to do, and the [`Job`] each
+//!   [`Rung`] runs here (or why it cannot);
+//! - [`run`]: [`run_ladder`], the warm-ups, the shuffled measured runs
+//!   and the statistics;
+//! - [`processes`]: the real runner, the ends as worker processes (and
+//!   memcpy in a thread), with `perf record` for `--profile`;
+//! - [`result`]: [`LadderResult`], what `bench --json` writes;
+//! - [`rung`]: the rungs, what each changes and why it is faster.
+
+pub mod job;
+pub mod processes;
+pub mod result;
+pub mod run;
+pub mod rung;
+
+pub use job::{Job, LadderConfig, Placement, WARMUP_BYTES, bytes_for, job_for};
+pub use processes::{EXIT_UNSUPPORTED, MEMCPY_NOT_PROFILED, ProcessExecutor};
+pub use result::{LadderResult, RungResult, SCHEMA, Status};
+pub use run::{RunError, Sample, run_ladder};
+pub use rung::Rung;

@@ -1,0 +1,117 @@
+//! What the ladder measured: a row per rung, as `bench --json` writes it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::sys::SystemFacts;
+
+use super::super::profile::{Cost, Profile};
+use super::super::stats::{median, min_max};
+use super::job::Placement;
+use super::rung::Rung;
+
+/// What happened to a rung.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Every run measured.
+    Ok,
+    /// The machine cannot do this rung; nothing was measured.
+    Unavailable,
+    /// A run failed; the samples before it are kept.
+    Failed,
+}
+
+/// One rung's results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RungResult {
+    /// The rung's name.
+    pub name: Rung,
+    /// What it changes.
+    pub changes: String,
+    /// Bytes copied by the CPU per byte piped (0: page references move).
+    pub copies: u32,
+    /// Whether it ran.
+    pub status: Status,
+    /// Why it did not run or failed.
+    pub reason: Option<String>,
+    /// The buffer size in bytes.
+    pub buf_size: usize,
+    /// The pipe size asked for, in bytes (`None`: the kernel default).
+    pub pipe_size: Option<usize>,
+    /// Bytes per measured run.
+    pub bytes_per_run: u64,
+    /// The rate of the warm-up run.
+    pub warmup_gib_s: Option<f64>,
+    /// Every measured run's rate, in the order run.
+    pub runs_gib_s: Vec<f64>,
+    /// The median rate.
+    pub median_gib_s: Option<f64>,
+    /// The slowest run.
+    pub min_gib_s: Option<f64>,
+    /// The fastest run.
+    pub max_gib_s: Option<f64>,
+    /// Median over the `write-read` median.
+    pub speedup_vs_write_read: Option<f64>,
+    /// What the measured runs cost, per GiB (`None`: not measured).
+    #[serde(default)]
+    pub cost: Option<Cost>,
+    /// Where the time went, with `bench --profile`.
+    #[serde(default)]
+    pub profile: Option<Profile>,
+}
+
+impl RungResult {
+    /// `rung` before its first run: `ok`, no runs and no figures yet.
+    pub fn new(rung: Rung, buf_size: usize, pipe_size: Option<usize>) -> RungResult {
+        RungResult {
+            name: rung,
+            changes: rung.changes().to_string(),
+            copies: rung.copies(),
+            status: Status::Ok,
+            reason: None,
+            buf_size,
+            pipe_size,
+            bytes_per_run: 0,
+            warmup_gib_s: None,
+            runs_gib_s: Vec::new(),
+            median_gib_s: None,
+            min_gib_s: None,
+            max_gib_s: None,
+            speedup_vs_write_read: None,
+            cost: None,
+            profile: None,
+        }
+    }
+
+    /// Sets the median, the slowest and the fastest from `runs_gib_s`.
+    pub fn summarize(&mut self) {
+        self.median_gib_s = median(&self.runs_gib_s);
+        let (lo, hi) = min_max(&self.runs_gib_s).unzip();
+        self.min_gib_s = lo;
+        self.max_gib_s = hi;
+    }
+}
+
+/// The whole ladder's results: what `--json` writes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LadderResult {
+    /// The format of this document.
+    pub schema: String,
+    /// The pipespeed version that measured it.
+    pub pipespeed_version: String,
+    /// The machine.
+    pub system: SystemFacts,
+    /// Where writer and reader ran.
+    pub placement: Placement,
+    /// Measured runs per rung.
+    pub runs: usize,
+    /// Whether every byte was checked.
+    pub verify: bool,
+    /// Seed of the run order.
+    pub seed: u64,
+    /// Per rung, in ladder order.
+    pub rungs: Vec<RungResult>,
+}
+
+/// The schema name of [`LadderResult`].
+pub const SCHEMA: &str = "pipespeed.bench/1";

@@ -1,0 +1,265 @@
+//! The two sides of a round trip: the pinger and the ponger, and the
+//! messages they exchange.
+//!
+//! The pinger writes a message into pipe A->B, the ponger reads all of it
+//! and writes it back into pipe B->A, and the pinger reads all of the
+//! reply: one round trip, timed with the monotonic clock and recorded in an
+//! HDR histogram. One way is about half of it. Messages larger than
+//! `PIPE_BUF` or than the pipe itself arrive in several pieces: both sides
+//! loop on partial reads and writes.
+//!
+//! Every message carries a pattern that depends on its round trip: both
+//! sides check its first and last bytes (cheap, always), or every byte
+//! with `verify`.
+
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::time::Instant;
+
+use rustix::io::Errno;
+
+use super::super::hist::{LatencyNs, new_histogram, record};
+use super::job::{Exchange, PingConfig};
+use super::result::LatencyRun;
+use crate::wait::{Direction, Wait};
+
+/// The messages of every round trip. Round trip `t` sends the `size`
+/// bytes of a table that start at `t % 256`: each message differs from the
+/// one before at nearly every offset, and checking one is a `memcmp`.
+struct Pattern {
+    table: Vec<u8>,
+    size: usize,
+    verify: bool,
+}
+
+impl Pattern {
+    fn new(exchange: &Exchange) -> io::Result<Pattern> {
+        let Exchange { size, verify, .. } = *exchange;
+        if size == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a message must be at least 1 byte: an empty write wakes no reader",
+            ));
+        }
+        let table = (0..size + 255).map(|j| j as u8 ^ (j >> 8) as u8).collect();
+        Ok(Pattern {
+            table,
+            size,
+            verify,
+        })
+    }
+
+    fn expected(&self, trip: u64) -> &[u8] {
+        let start = (trip % 256) as usize;
+        &self.table[start..start + self.size]
+    }
+
+    /// Puts round trip `trip`'s message in `msg`: all of it with `verify`,
+    /// else its first and last bytes.
+    fn stamp(&self, msg: &mut [u8], trip: u64) {
+        let (want, last) = (self.expected(trip), self.size - 1);
+        if self.verify {
+            msg.copy_from_slice(want);
+        } else {
+            (msg[0], msg[last]) = (want[0], want[last]);
+        }
+    }
+
+    /// Checks `msg` as [`Pattern::stamp`] wrote it.
+    fn check(&self, msg: &[u8], trip: u64, who: &str) -> io::Result<()> {
+        let (want, last) = (self.expected(trip), self.size - 1);
+        let intact = match self.verify {
+            true => msg == want,
+            false => msg[0] == want[0] && msg[last] == want[last],
+        };
+        if intact {
+            return Ok(());
+        }
+        let i = msg.iter().zip(want).position(|(a, b)| a != b).unwrap_or(0);
+        Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{who} received a wrong message in round trip {trip}: byte {i} of {} is {:#04x}, \
+                 expected {:#04x} (bytes lost, duplicated or reordered)",
+                self.size, msg[i], want[i]
+            ),
+        ))
+    }
+}
+
+/// Reads a whole message into `buf`, in as many reads as it takes.
+/// `Ok(false)` when the pipe ends before its first byte.
+fn read_message(fd: BorrowedFd<'_>, buf: &mut [u8], wait: Wait, who: &str) -> io::Result<bool> {
+    let mut got = 0;
+    while got < buf.len() {
+        wait.before_call(fd, Direction::In)?;
+        match rustix::io::read(fd, &mut buf[got..]) {
+            Ok(0) if got == 0 => return Ok(false),
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!(
+                        "{who}: the pipe ended {got} bytes into a {}-byte message",
+                        buf.len()
+                    ),
+                ));
+            }
+            Ok(n) => got += n,
+            // Busy: spin; poll and block: a signal, or a spurious wake-up.
+            Err(Errno::AGAIN | Errno::INTR) => {}
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{who}: cannot read: {}",
+                        crate::quote::strerror(&io::Error::from(e))
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// Writes all of `buf`, in as many writes as it takes.
+fn write_message(fd: BorrowedFd<'_>, mut buf: &[u8], wait: Wait, who: &str) -> io::Result<()> {
+    while !buf.is_empty() {
+        wait.before_call(fd, Direction::Out)?;
+        match rustix::io::write(fd, buf) {
+            Ok(n) => buf = &buf[n..],
+            Err(Errno::AGAIN | Errno::INTR) => {}
+            Err(Errno::PIPE) => {
+                return Err(io::Error::other(format!(
+                    "{who}: the other side closed its end of the pipe"
+                )));
+            }
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{who}: cannot write: {}",
+                        crate::quote::strerror(&io::Error::from(e))
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The pinger: sends messages into `to`, reads each reply from `from`,
+/// warms up then measures as `config` says. Its ends are closed on return,
+/// which ends the ponger.
+pub fn ping(to: impl AsFd, from: impl AsFd, config: &PingConfig) -> io::Result<LatencyRun> {
+    let (to, from) = (to.as_fd(), from.as_fd());
+    let Exchange { size, wait, .. } = config.exchange;
+    let pattern = Pattern::new(&config.exchange)?;
+    wait.prepare(to)?;
+    wait.prepare(from)?;
+    let mut msg = vec![0u8; size];
+    let mut reply = vec![0u8; size];
+    let mut trip = 0u64;
+    // Returns when the round trip started and ended: two clock reads each.
+    let mut round_trip = |trip: u64| -> io::Result<(Instant, Instant)> {
+        pattern.stamp(&mut msg, trip);
+        let start = Instant::now();
+        write_message(to, &msg, wait, "pinger")?;
+        if !read_message(from, &mut reply, wait, "pinger")? {
+            return Err(io::Error::other(
+                "pinger: the ponger closed its end of the pipe instead of replying",
+            ));
+        }
+        let end = Instant::now();
+        pattern.check(&reply, trip, "pinger")?;
+        Ok((start, end))
+    };
+    let warmup_start = Instant::now();
+    while !config.warmup.is_over(trip, warmup_start.elapsed()) {
+        round_trip(trip)?;
+        trip += 1;
+    }
+    let warmup_round_trips = trip;
+    let mut histogram = new_histogram();
+    let begin = Instant::now();
+    let (mut first_start, mut end) = (None, begin);
+    while !config
+        .measure
+        .is_over(trip - warmup_round_trips, end - begin)
+    {
+        let (start, stop) = round_trip(trip)?;
+        first_start.get_or_insert(start);
+        end = stop;
+        let ns = (stop - start).as_nanos();
+        record(&mut histogram, u64::try_from(ns).unwrap_or(u64::MAX));
+        trip += 1;
+    }
+    let round_trips = trip - warmup_round_trips;
+    let seconds = (end - first_start.unwrap_or(end)).as_secs_f64();
+    Ok(LatencyRun {
+        round_trips,
+        seconds,
+        round_trips_per_s: if seconds > 0.0 {
+            round_trips as f64 / seconds
+        } else {
+            0.0
+        },
+        rtt_ns: LatencyNs::of(&histogram),
+        warmup_round_trips,
+    })
+}
+
+/// The ponger: reads each whole message from `from`, checks it and writes
+/// it back into `to`, until the pinger closes its end. Returns the number
+/// of round trips served.
+pub fn pong(from: impl AsFd, to: impl AsFd, exchange: &Exchange) -> io::Result<u64> {
+    let (from, to) = (from.as_fd(), to.as_fd());
+    let Exchange { size, wait, .. } = *exchange;
+    let pattern = Pattern::new(exchange)?;
+    wait.prepare(from)?;
+    wait.prepare(to)?;
+    let mut buf = vec![0u8; size];
+    let mut trip = 0;
+    while read_message(from, &mut buf, wait, "ponger")? {
+        pattern.check(&buf, trip, "ponger")?;
+        write_message(to, &buf, wait, "ponger")?;
+        trip += 1;
+    }
+    Ok(trip)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::sys::pipe;
+
+    #[test]
+    fn a_wrong_byte_is_reported_with_its_place() {
+        let (a_to_b, b_to_a) = (pipe().unwrap(), pipe().unwrap());
+        let ex = Exchange {
+            size: 300,
+            wait: Wait::Block,
+            verify: true,
+        };
+        let pattern = Pattern::new(&ex).unwrap();
+        let mut msg = vec![0u8; 300];
+        pattern.stamp(&mut msg, 0);
+        msg[257] ^= 1;
+        rustix::io::write(&a_to_b.write, &msg).unwrap();
+        drop(a_to_b.write);
+        let err = pong(a_to_b.read, b_to_a.write, &ex).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert!(err.to_string().contains("byte 257 of 300"), "{err}");
+        // Without verify only the ends are checked: a stale message is caught.
+        let cheap = Pattern::new(&Exchange {
+            verify: false,
+            ..ex
+        })
+        .unwrap();
+        let mut stale = vec![0u8; 300];
+        cheap.stamp(&mut stale, 1);
+        assert!(cheap.check(&stale, 2, "t").is_err());
+        assert!(cheap.check(&stale, 1, "t").is_ok());
+        assert!(Pattern::new(&Exchange { size: 0, ..ex }).is_err());
+    }
+}

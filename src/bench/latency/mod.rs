@@ -1,0 +1,30 @@
+//! Ping-pong round-trip latency over a pair of pipes, as `perf bench sched
+//! pipe` and lmbench's `lat_pipe` measure it, with percentiles.
+//!
+//! The pinger writes a message into pipe A->B, the ponger reads all of it
+//! and writes it back into pipe B->A, and the pinger reads all of the
+//! reply: one round trip, timed with the monotonic clock and recorded in an
+//! HDR histogram. One way is about half of it. Messages larger than
+//! `PIPE_BUF` or than the pipe itself arrive in several pieces: both sides
+//! loop on partial reads and writes.
+//!
+//! Every message carries a pattern that depends on its round trip: both
+//! sides check its first and last bytes (cheap, always), or every byte
+//! with `verify`.
+//!
+//! - [`job`]: what a measurement is asked to do, and one run's [`PingJob`];
+//! - [`exchange`]: the pinger and the ponger;
+//! - [`run`]: [`run_latency`], and the runners that place the two sides
+//!   in threads ([`Threads`](super::harness::Threads)) or processes
+//!   ([`Processes`](super::harness::Processes));
+//! - [`result`]: [`LatencyResult`], what `latency --json` writes.
+
+pub mod exchange;
+pub mod job;
+pub mod result;
+pub mod run;
+
+pub use exchange::{ping, pong};
+pub use job::{Exchange, LatencyConfig, Mode, PingConfig, PingJob, Placement, Span};
+pub use result::{LatencyResult, LatencyRow, LatencyRun, SCHEMA, Spread};
+pub use run::{pin, run_latency};

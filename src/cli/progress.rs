@@ -1,0 +1,43 @@
+//! The progress bar every measurement shows on stderr, fed by the
+//! library's one [`Event`] type.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use pipespeed::bench::harness::{Event, Figure};
+use pipespeed::units::{GIB, readable_ns};
+
+/// A bar of `len` steps (runs, warm-ups and profiles).
+pub fn bar(len: usize) -> ProgressBar {
+    let bar = ProgressBar::new(len as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed}] {bar:30} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+/// Moves `bar` on by `event` and says what happened.
+pub fn show(bar: &ProgressBar, event: Event<'_>) {
+    let message = match event {
+        Event::PressureReady { bytes, seconds } => {
+            bar.set_message(format!(
+                "memory hogs hold {:.1} GiB (ready in {seconds:.1} s)",
+                bytes as f64 / GIB as f64
+            ));
+            return;
+        }
+        Event::Skipped { row, reason } => format!("{row}: {reason}"),
+        Event::WarmedUp { row, figure } => format!("{row} warm-up {}", words(figure)),
+        Event::Profiling { row } => format!("{row} under perf record"),
+        Event::Measured { row, figure, .. } => format!("{row}: {}", words(figure)),
+    };
+    bar.inc(1);
+    bar.set_message(message);
+}
+
+fn words(figure: Figure) -> String {
+    match figure {
+        Figure::GibPerS(gib_s) => format!("{gib_s:.2} GiB/s"),
+        Figure::RoundTripNs(ns) => format!("p50 {}", readable_ns(ns)),
+        Figure::WritesPerS(n) => format!("{n:.0} writes/s"),
+    }
+}
