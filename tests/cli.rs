@@ -267,6 +267,23 @@ fn bad_sizes_and_options_give_one_line_and_status_2() {
     assert!(help.status.success() && stdout(&help).contains("--vmsplice"));
 }
 
+#[test]
+fn latency_and_contend_agree_on_the_largest_message() {
+    for args in [
+        &["latency", "--sizes", "65M"][..],
+        &["contend", "--msg-size", "65M"],
+    ] {
+        let out = pipespeed(args).output().unwrap();
+        assert_one_line_error(
+            &out,
+            2,
+            "'65M' is not a message size: too large (at most 64MiB)",
+        );
+    }
+    let out = pipespeed(&["latency", "--sizes", "0"]).output().unwrap();
+    assert_one_line_error(&out, 2, "a message holds at least 1 byte");
+}
+
 fn has_cap_sys_resource() -> bool {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status

@@ -16,6 +16,12 @@ use serde::{Deserialize, Serialize};
 use super::profile::Profile;
 use crate::sys::SystemFacts;
 
+/// The largest message `latency` and `contend` send, agreed between them:
+/// latency's sides each hold two buffers of one message, contend maps one
+/// per end, so 64 MiB already asks for gigabytes with many ends; larger
+/// messages measure memory, not the pipe.
+pub const MAX_MESSAGE: usize = 64 << 20;
+
 /// Whether the two sides (or all the ends) of a measurement are threads
 /// of this process or processes of their own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -5,9 +5,10 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser, Subcommand};
+use pipespeed::bench::harness::MAX_MESSAGE;
 use pipespeed::bench::ladder::Rung;
 use pipespeed::bench::scan::Scan;
-use pipespeed::units::parse_size;
+use pipespeed::units::{Size, parse_size};
 
 /// How fast are Linux pipes on this machine? The fast-pipes ladder,
 /// measured honestly.
@@ -62,8 +63,38 @@ pub struct WorkerArgs {
     pub spec: String,
 }
 
-fn size(text: &str) -> Result<u64, String> {
+// The rules of the values every command takes, one function each: sizes,
+// counts, seconds and CPUs are checked and worded the same everywhere.
+
+/// A size (`4096`, `256K`, `1G`).
+pub fn size(text: &str) -> Result<u64, String> {
     parse_size(text).map_err(|e| e.to_string())
+}
+
+/// A message of `latency --sizes` or `contend --msg-size`: 1 byte to
+/// [`MAX_MESSAGE`].
+pub fn message_size(text: &str) -> Result<usize, String> {
+    match size(text)? {
+        0 => Err(format!(
+            "'{text}' is not a message size: a message holds at least 1 byte"
+        )),
+        n if n > MAX_MESSAGE as u64 => Err(format!(
+            "'{text}' is not a message size: too large (at most {})",
+            Size(MAX_MESSAGE as u64)
+        )),
+        n => Ok(n as usize),
+    }
+}
+
+/// A count from `min` to `max` (writers, readers, memory hogs).
+pub fn count(
+    min: usize,
+    max: usize,
+) -> impl Fn(&str) -> Result<usize, String> + Clone + Send + Sync + 'static {
+    move |text: &str| match text.parse::<usize>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(format!("'{text}' is not a count from {min} to {max}")),
+    }
 }
 
 /// The shortest and longest durations any option takes, in seconds: below
@@ -119,14 +150,15 @@ pub fn pipe_size(text: &str) -> Result<usize, String> {
 }
 
 /// A size of at least one byte: what a measurement must move.
-fn positive_size(text: &str) -> Result<u64, String> {
+pub fn positive_size(text: &str) -> Result<u64, String> {
     match size(text)? {
         0 => Err(format!("'{text}': a measurement needs at least 1 byte")),
         n => Ok(n),
     }
 }
 
-fn usize_size(text: &str) -> Result<usize, String> {
+/// A size that fits in memory (a buffer's).
+pub fn usize_size(text: &str) -> Result<usize, String> {
     let n = size(text)?;
     usize::try_from(n).map_err(|_| format!("size '{text}' is too large"))
 }

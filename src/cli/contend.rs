@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use anyhow::{Context, anyhow};
 use clap::Args;
-use pipespeed::bench::contend::hogs::{DEFAULT_SHARE_PERCENT, DEFAULT_WORKERS, PressureConfig};
+use pipespeed::bench::contend::hogs::{
+    DEFAULT_SHARE_PERCENT, DEFAULT_WORKERS, MAX_HOGS, PressureConfig,
+};
 use pipespeed::bench::contend::render::{csv, text};
 use pipespeed::bench::contend::{
     Cell, ContendConfig, MAX_ENDS, Mode, resolve_pipe_size, run_contend,
@@ -18,15 +20,11 @@ use pipespeed::report::json_document;
 use pipespeed::report::svg::contend_svg;
 use pipespeed::sys::SystemFacts;
 use pipespeed::sys::process::{catch_interrupts, interrupted};
-use pipespeed::units::{MIB, Size, parse_size};
 
 use crate::UsageError;
-use crate::args::seconds;
+use crate::args::{count, message_size, seconds};
 use crate::output::write_file;
 use crate::progress;
-
-/// The largest message: every end maps one.
-const MAX_MESSAGE: u64 = 256 * MIB;
 
 /// `pipespeed contend`.
 #[derive(Debug, Args)]
@@ -41,13 +39,13 @@ const MAX_MESSAGE: u64 = 256 * MIB;
 )]
 pub struct ContendArgs {
     /// Writers on the pipe.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = ends)]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = count(1, MAX_ENDS))]
     pub writers: usize,
     /// Readers on the pipe.
-    #[arg(long, value_name = "M", default_value_t = 1, value_parser = ends)]
+    #[arg(long, value_name = "M", default_value_t = 1, value_parser = count(1, MAX_ENDS))]
     pub readers: usize,
     /// Bytes per message. Takes K and M.
-    #[arg(long = "msg-size", value_name = "SIZE", default_value = "64K", value_parser = msg_size)]
+    #[arg(long = "msg-size", value_name = "SIZE", default_value = "64K", value_parser = message_size)]
     pub msg_size: usize,
     /// Pipe size to ask for [default: 1M, cut to /proc/sys/fs/pipe-max-size].
     #[arg(long = "pipe-size", value_name = "SIZE", value_parser = crate::args::pipe_size)]
@@ -76,7 +74,7 @@ pub struct ContendArgs {
     #[arg(long = "memory-pressure")]
     pub memory_pressure: bool,
     /// Memory hog processes [default: 4].
-    #[arg(long = "pressure-workers", value_name = "N", value_parser = hogs)]
+    #[arg(long = "pressure-workers", value_name = "N", value_parser = count(1, MAX_HOGS))]
     pub pressure_workers: Option<usize>,
     /// What the hogs take together, in percent of MemAvailable (never more
     /// than 80% of it, and leaving 1 GiB) [default: 80].
@@ -91,30 +89,6 @@ pub struct ContendArgs {
     /// Write a chart of writes/s per cell to FILE (SVG).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
-}
-
-fn ends(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(n) if (1..=MAX_ENDS).contains(&n) => Ok(n),
-        _ => Err(format!("'{text}' is not a count from 1 to {MAX_ENDS}")),
-    }
-}
-
-fn hogs(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(n) if (1..=64).contains(&n) => Ok(n),
-        _ => Err(format!("'{text}' is not a count from 1 to 64")),
-    }
-}
-
-fn msg_size(text: &str) -> Result<usize, String> {
-    match parse_size(text).map_err(|e| e.to_string())? {
-        n @ 1..=MAX_MESSAGE => Ok(n as usize),
-        _ => Err(format!(
-            "the message size must be 1 byte to {}",
-            Size(MAX_MESSAGE)
-        )),
-    }
 }
 
 fn percent(text: &str) -> Result<f64, String> {

@@ -10,20 +10,16 @@ use pipespeed::bench::latency::{LatencyConfig, Mode, Placement, Span, run_latenc
 use pipespeed::report::json_document;
 use pipespeed::report::svg::latency_svg;
 use pipespeed::sys::SystemFacts;
-use pipespeed::units::{MIB, parse_size};
 use pipespeed::wait::Wait;
 
 use crate::UsageError;
-use crate::args::seconds;
+use crate::args::{message_size, seconds};
 use crate::output::write_file;
 use crate::progress;
 
 mod render;
 
 use render::{csv, text};
-
-/// The largest message: both sides hold two buffers of it.
-const MAX_MESSAGE: u64 = 64 * MIB;
 
 /// `pipespeed latency`.
 #[derive(Debug, Args)]
@@ -125,14 +121,6 @@ pub enum PlacementArg {
     DifferentCpu,
     /// Left to the scheduler.
     Unpinned,
-}
-
-fn message_size(text: &str) -> Result<usize, String> {
-    match parse_size(text).map_err(|e| e.to_string())? {
-        0 => Err("a message must be at least 1 byte".into()),
-        n if n > MAX_MESSAGE => Err(format!("{text} is too large (at most 64M)")),
-        n => usize::try_from(n).map_err(|_| format!("{text} is too large")),
-    }
 }
 
 fn warmup(text: &str) -> Result<Span, String> {

@@ -24,6 +24,8 @@ pub const DEFAULT_WORKERS: usize = 4;
 /// Share of `MemAvailable` asked for by default, in percent (stress-ng
 /// `--vm-bytes 80%`).
 pub const DEFAULT_SHARE_PERCENT: f64 = 80.0;
+/// The most memory hogs one run may start.
+pub const MAX_HOGS: usize = 64;
 /// The hogs never take more than this share of `MemAvailable`...
 pub const MAX_SHARE_OF_AVAILABLE: f64 = 0.8;
 /// ...and always leave this much of it, so the machine stays usable.

@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::super::harness;
+use super::super::harness::MAX_MESSAGE;
 pub use super::super::harness::Mode;
 use super::super::ladder::Placement;
 use super::ends::EndSetup;
@@ -134,9 +135,12 @@ impl ContendConfig {
                 ));
             }
         }
-        if self.msg_size == 0 || (self.verify && !self.msg_size.is_multiple_of(CELL)) {
+        if !(1..=MAX_MESSAGE).contains(&self.msg_size)
+            || (self.verify && !self.msg_size.is_multiple_of(CELL))
+        {
             return bad(format!(
-                "message size {} must be more than 0, and a multiple of {CELL} with verify",
+                "message size {} must be 1 byte to {MAX_MESSAGE}, and a multiple of {CELL} \
+                 with verify",
                 self.msg_size
             ));
         }
