@@ -19,7 +19,7 @@
 //!
 //! - [`job`]: what a measurement is asked to do, and one run's [`CellJob`];
 //! - [`run`]: [`run_contend`], and the runners that make the ends threads
-//!   ([`threads`]) or worker processes ([`procs`]);
+//!   (`threads`) or worker processes ([`procs`]);
 //! - [`ends`]: one writer's and one reader's loop; [`frame`] and
 //!   [`verdict`]: `--verify`;
 //! - [`hogs`] and [`pressure`]: `--memory-pressure` and its evidence;

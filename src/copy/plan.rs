@@ -1,0 +1,160 @@
+//! What a copy is told ([`CopyOptions`]), how it chooses a [`Mechanism`]
+//! for a pair of descriptors, and what it reports: [`Copied`] with its
+//! [`Fallback`]s, or a [`CopyError`] naming the [`Side`] that failed.
+
+use std::fmt;
+use std::io;
+use std::os::fd::AsFd;
+
+use crate::sys::{FdInfo, FdKind};
+use crate::units::KIB;
+
+/// Regular files up to this size are copied by read/write, as GNU cat does:
+/// setting up a faster mechanism costs more than it saves.
+pub const SMALL_FILE: u64 = 32 * KIB;
+
+/// How bytes move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mechanism {
+    /// `copy_file_range(2)`, file to file inside the kernel.
+    CopyFileRange,
+    /// `sendfile(2)`, from a file inside the kernel.
+    Sendfile,
+    /// `splice(2)` directly, one end being a pipe.
+    Splice,
+    /// `splice(2)` into an intermediate pipe and out of it again.
+    SplicePipe,
+    /// `read(2)` into a buffer and `write(2)` out of it: works for
+    /// everything, copies every byte twice.
+    ReadWrite,
+}
+
+impl fmt::Display for Mechanism {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mechanism::CopyFileRange => "copy_file_range",
+            Mechanism::Sendfile => "sendfile",
+            Mechanism::Splice => "splice",
+            Mechanism::SplicePipe => "splice via a pipe",
+            Mechanism::ReadWrite => "read/write",
+        })
+    }
+}
+
+/// How [`Copier::copy`](super::Copier::copy) works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CopyOptions {
+    /// Copy at most this many bytes.
+    pub limit: Option<u64>,
+    /// Start with this mechanism instead of choosing (for tests and
+    /// benchmarks); a refusal still falls back.
+    pub force: Option<Mechanism>,
+    /// Enlarge pipes at either end, and the intermediate pipe, as far as
+    /// the data needs, up to `/proc/sys/fs/pipe-max-size` (see the module
+    /// documentation; never shrinks a pipe).
+    pub grow_pipes: bool,
+    /// Allow splicing a file into a pipe or socket, which passes page
+    /// references (see the module documentation).
+    pub page_references: bool,
+    /// Buffer size of read/write.
+    pub buf_size: usize,
+}
+
+impl Default for CopyOptions {
+    fn default() -> CopyOptions {
+        CopyOptions {
+            limit: None,
+            force: None,
+            grow_pipes: true,
+            page_references: true,
+            buf_size: 256 * KIB as usize,
+        }
+    }
+}
+
+/// A mechanism dropped during a copy, and why.
+#[derive(Debug)]
+pub struct Fallback {
+    /// The mechanism dropped.
+    pub from: Mechanism,
+    /// Bytes it had moved (0 when the kernel refused it outright).
+    pub moved: u64,
+    /// What the kernel said.
+    pub cause: io::Error,
+}
+
+/// What a copy did.
+#[derive(Debug)]
+pub struct Copied {
+    /// Bytes written to the destination.
+    pub bytes: u64,
+    /// The mechanism that finished the copy.
+    pub mechanism: Mechanism,
+    /// Mechanisms tried first and dropped, in order.
+    pub fallbacks: Vec<Fallback>,
+}
+
+/// Which end of a copy an error belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// Reading the source.
+    Input,
+    /// Writing the destination.
+    Output,
+}
+
+impl fmt::Display for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Side::Input => "read error",
+            Side::Output => "write error",
+        })
+    }
+}
+
+/// A copy that failed, with the side at fault and how far it got.
+#[derive(Debug, thiserror::Error)]
+#[error("{side}: {source}")]
+pub struct CopyError {
+    /// The end that failed.
+    pub side: Side,
+    /// Bytes written to the destination before the failure.
+    pub moved: u64,
+    /// The system's error.
+    #[source]
+    pub source: io::Error,
+}
+
+/// The mechanism [`Copier::copy`](super::Copier::copy) starts with for a source and a
+/// destination: the one decision of the engine.
+pub fn choose(src: &FdInfo, dst: &FdInfo, options: &CopyOptions) -> Mechanism {
+    use FdKind::*;
+    let small_file = src.kind == Regular && src.size <= SMALL_FILE;
+    match (src.kind, dst.kind) {
+        // Terminals want each line as it comes; splice would not help.
+        (Tty, _) | (_, Tty) => Mechanism::ReadWrite,
+        _ if small_file => Mechanism::ReadWrite,
+        (Regular, Regular) => Mechanism::CopyFileRange,
+        (Regular, _) if !options.page_references => Mechanism::ReadWrite,
+        (Pipe, Pipe) => Mechanism::Splice,
+        (
+            Regular | Pipe | Socket | CharDevice | BlockDevice,
+            Regular | Pipe | Socket | CharDevice | BlockDevice,
+        ) => Mechanism::SplicePipe,
+        _ => Mechanism::ReadWrite,
+    }
+}
+
+/// Whether copying `input` to `output` would read what it writes: GNU
+/// cat's test (coreutils 9.1), which pv makes too. The output is a regular
+/// file, the input is that same file, and the input's position is before
+/// its end (a position `lseek` cannot tell counts as before the end, as in
+/// GNU). Copying would then grow the file until the disk is full.
+pub fn input_is_output(input: impl AsFd, info: &FdInfo, output: &FdInfo) -> bool {
+    if output.kind != FdKind::Regular || !info.same_file(output) {
+        return false;
+    }
+    let offset = rustix::fs::seek(input, rustix::fs::SeekFrom::Current(0)).map_or(-1, i128::from);
+    offset < i128::from(info.size)
+}
