@@ -98,6 +98,17 @@ pub fn readable_ns(ns: f64) -> String {
     }
 }
 
+/// A duration in nanoseconds as a table cell: `812ns`, `23.4us`,
+/// `2.50ms`, `3.00s` (three digits or so, no space).
+pub fn compact_ns(ns: f64) -> String {
+    match ns {
+        n if n < 1e3 => format!("{n:.0}ns"),
+        n if n < 1e6 => format!("{:.1}us", n / 1e3),
+        n if n < 1e9 => format!("{:.2}ms", n / 1e6),
+        n => format!("{:.2}s", n / 1e9),
+    }
+}
+
 /// Bytes per second expressed in GiB/s.
 pub fn gib_per_s(bytes: u64, seconds: f64) -> f64 {
     if seconds <= 0.0 {

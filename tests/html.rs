@@ -12,7 +12,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use pipespeed::bench::ladder::Status;
-use pipespeed::report::html::{Html, html_report};
+use pipespeed::report::Html;
+use pipespeed::report::html::html_report;
 use pipespeed::report::{Exporter, svg::BAR_FILL};
 
 /// The only URL the page may hold: the SVG namespace, a name, not a fetch.

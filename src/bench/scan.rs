@@ -1,14 +1,14 @@
 //! `bench --scan`: the ladder once per value of one setting (buffer size
 //! or pipe size), to find the best value for this machine.
 
-use std::fmt::{self, Write};
+use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
 use super::ladder::{LadderConfig, LadderResult, Rung};
 use crate::sys::SystemFacts;
-use crate::units::{Size, parse_size};
+use crate::units::parse_size;
 
 /// The setting a scan varies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -168,54 +168,6 @@ impl ScanResult {
                     .and_then(|r| r.median_gib_s)
             })
             .collect()
-    }
-
-    /// The table printed on stdout: a row per rung, a column per value
-    /// (median GiB/s), the best value of each rung marked with `*`.
-    pub fn table(&self) -> String {
-        let mut out = String::new();
-        let heads: Vec<String> = self
-            .points
-            .iter()
-            .map(|p| Size(p.value).to_string())
-            .collect();
-        let name_width = self
-            .rungs()
-            .iter()
-            .map(|r| r.name().len())
-            .chain([4])
-            .max()
-            .unwrap_or(4);
-        let cell = heads.iter().map(String::len).max().unwrap_or(0).max(8) + 1;
-        let _ = writeln!(
-            out,
-            "median GiB/s by {}; * the best of each rung",
-            self.param
-        );
-        let _ = write!(out, "{:name_width$}", "rung");
-        for h in &heads {
-            let _ = write!(out, "  {h:>cell$}");
-        }
-        let _ = writeln!(out);
-        for rung in self.rungs() {
-            let medians = self.medians(rung);
-            let best = medians
-                .iter()
-                .flatten()
-                .copied()
-                .fold(None, |b: Option<f64>, v| Some(b.map_or(v, |b| b.max(v))));
-            let _ = write!(out, "{:name_width$}", rung.name());
-            for m in medians {
-                let text = match m {
-                    Some(v) if Some(v) == best => format!("{v:.2}*"),
-                    Some(v) => format!("{v:.2} "),
-                    None => "- ".to_string(),
-                };
-                let _ = write!(out, "  {text:>cell$}");
-            }
-            let _ = writeln!(out);
-        }
-        out
     }
 }
 

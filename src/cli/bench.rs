@@ -1,6 +1,5 @@
 //! `pipespeed bench` (and `pipespeed` alone): the ladder.
 
-use std::io::{self, Write};
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -11,11 +10,8 @@ use pipespeed::bench::ladder::{
     run_ladder,
 };
 use pipespeed::bench::scan::{ScanParam, ScanPoint, ScanResult};
-use pipespeed::report::html::html_report;
-use pipespeed::report::svg::{ladder_svg, scan_result_svg};
-use pipespeed::report::{Csv, Exporter, Json, Text, json_document};
+use pipespeed::report::{Csv, Exporter, Html, Json, Svg, Text};
 use pipespeed::sys::SystemFacts;
-use pipespeed::units::Size;
 
 use crate::UsageError;
 use crate::args::{BenchArgs, cpu_pair};
@@ -51,8 +47,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         } else {
             write_file(&args.json, || Json.export(&result))?;
             write_file(&args.csv, || Csv.export(&result))?;
-            write_file(&args.svg, || ladder_svg(&result).map(String::into_bytes))?;
-            write_file(&args.html, || html_report(&result).map(String::into_bytes))?;
+            write_file(&args.svg, || Svg.export(&result))?;
+            write_file(&args.html, || Html.export(&result))?;
         }
         crate::output::print(
             &Text {
@@ -80,23 +76,14 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if measured_nothing(&ladders) {
         say_nothing_written(&args);
     } else {
-        write_file(&args.json, || json_document(&result))?;
-        write_file(&args.csv, || scan_csv(&result))?;
-        write_file(&args.svg, || {
-            scan_result_svg(&result).map(String::into_bytes)
-        })?;
+        write_file(&args.json, || Json.export(&result))?;
+        write_file(&args.csv, || Csv.export(&result))?;
+        write_file(&args.svg, || Svg.export(&result))?;
     }
     let text = Text {
         explain: args.explain,
     };
-    let mut out = Vec::new();
-    for point in &result.points {
-        writeln!(out, "== {} {}", result.param, Size(point.value))?;
-        out.extend(text.export(&point.result)?);
-        writeln!(out)?;
-    }
-    out.extend(result.table().into_bytes());
-    crate::output::print(&out)?;
+    crate::output::print(&text.export(&result)?)?;
     Ok(exit_status(&ladders, !args.rungs.is_empty()))
 }
 
@@ -198,24 +185,6 @@ fn measure(
     run_ladder(config, facts, executor, &mut |event| {
         progress::show(bar, event)
     })
-}
-
-/// Every point's CSV rows under one header (the rows carry `buf_size`
-/// and `pipe_size`, so the value scanned is in each).
-fn scan_csv(result: &ScanResult) -> io::Result<Vec<u8>> {
-    let mut out = Vec::new();
-    for (i, point) in result.points.iter().enumerate() {
-        let csv = Csv.export(&point.result)?;
-        let skip = if i == 0 {
-            0
-        } else {
-            csv.iter()
-                .position(|&b| b == b'\n')
-                .map_or(csv.len(), |n| n + 1)
-        };
-        out.extend_from_slice(&csv[skip..]);
-    }
-    Ok(out)
 }
 
 fn placement(args: &BenchArgs, facts: &SystemFacts) -> anyhow::Result<Placement> {

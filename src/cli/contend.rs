@@ -11,13 +11,11 @@ use clap::Args;
 use pipespeed::bench::contend::hogs::{
     DEFAULT_SHARE_PERCENT, DEFAULT_WORKERS, MAX_HOGS, PressureConfig,
 };
-use pipespeed::bench::contend::render::{csv, text};
 use pipespeed::bench::contend::{
     Cell, ContendConfig, MAX_ENDS, Mode, resolve_pipe_size, run_contend,
 };
 use pipespeed::bench::ladder::Placement;
-use pipespeed::report::json_document;
-use pipespeed::report::svg::contend_svg;
+use pipespeed::report::{Csv, Exporter, Json, Svg, Text};
 use pipespeed::sys::SystemFacts;
 use pipespeed::sys::process::{catch_interrupts, interrupted};
 
@@ -182,10 +180,10 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
         }
         other => other.context("contend")?,
     };
-    write_file(&args.json, || json_document(&result))?;
-    write_file(&args.csv, || Ok(csv(&result).into_bytes()))?;
-    write_file(&args.svg, || contend_svg(&result).map(String::into_bytes))?;
-    crate::output::print(text(&result).as_bytes())?;
+    write_file(&args.json, || Json.export(&result))?;
+    write_file(&args.csv, || Csv.export(&result))?;
+    write_file(&args.svg, || Svg.export(&result))?;
+    crate::output::print(&Text::default().export(&result)?)?;
     let failed = result
         .rows
         .iter()

@@ -7,8 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, anyhow};
 use clap::{Args, ValueEnum};
 use pipespeed::bench::latency::{LatencyConfig, Mode, Placement, Span, run_latency};
-use pipespeed::report::json_document;
-use pipespeed::report::svg::latency_svg;
+use pipespeed::report::{Csv, Exporter, Json, Svg, Text};
 use pipespeed::sys::SystemFacts;
 use pipespeed::wait::Wait;
 
@@ -16,10 +15,6 @@ use crate::UsageError;
 use crate::args::{message_size, seconds};
 use crate::output::write_file;
 use crate::progress;
-
-mod render;
-
-use render::{csv, text};
 
 /// `pipespeed latency`.
 #[derive(Debug, Args)]
@@ -101,14 +96,6 @@ impl WaitArg {
             WaitArg::Poll => Wait::Poll,
             WaitArg::Busy => Wait::Busy,
         }
-    }
-}
-
-/// The name `value` has in the JSON document (`"busy"`, `"threads"`).
-fn name(value: impl serde::Serialize) -> String {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::String(name)) => name,
-        _ => String::new(),
     }
 }
 
@@ -215,9 +202,9 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     // A message, not an io::Error: a broken pipe here is a failure, not a
     // reader going away.
     let result = result.map_err(|e| anyhow!("{e}"))?;
-    write_file(&args.json, || json_document(&result))?;
-    write_file(&args.csv, || Ok(csv(&result).into_bytes()))?;
-    write_file(&args.svg, || latency_svg(&result).map(String::into_bytes))?;
-    crate::output::print(text(&result).as_bytes())?;
+    write_file(&args.json, || Json.export(&result))?;
+    write_file(&args.csv, || Csv.export(&result))?;
+    write_file(&args.svg, || Svg.export(&result))?;
+    crate::output::print(&Text::default().export(&result)?)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -12,18 +12,15 @@
 use std::fmt::Write as _;
 use std::io;
 
-use super::Exporter;
+use super::ladder::{COPIES_NOTE, cells, figures};
 use super::svg::ladder_svg;
-use super::text::{COPIES_NOTE, cells, figures};
+use super::{Exporter, Html};
 use crate::bench::ladder::{LadderResult, Rung, RungResult};
 use crate::bench::profile::{Cost, Profile, ProfileStatus};
 use crate::units::Size;
 
-/// The page, as [`html_report`] writes it.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Html;
-
-impl Exporter for Html {
+/// The ladder's page, as [`html_report`] writes it.
+impl Exporter<LadderResult> for Html {
     fn export(&self, result: &LadderResult) -> io::Result<Vec<u8>> {
         html_report(result).map(String::into_bytes)
     }

@@ -1,19 +1,59 @@
-//! Writing results out: one small module per format, and the charts
-//! ([`svg`]) and the self-contained report ([`html`]).
+//! Writing results out: one [`Exporter`] trait, one unit struct per format
+//! ([`Text`], [`Json`], [`Csv`], [`Svg`], [`Html`]), and one module per
+//! kind of result ([`ladder`], [`latency`], [`contend`], [`scan`]) with
+//! its table and CSV; the charts are in [`svg`], the ladder's page in
+//! [`html`]. A format a kind of result does not have is not implemented
+//! for it, so asking for it does not compile.
+//!
+//! Every exporter is a pure function of the result: the same result gives
+//! the same bytes.
 
-mod csv;
+pub mod contend;
 pub mod html;
-mod json;
+pub mod ladder;
+pub mod latency;
+pub mod scan;
 pub mod svg;
-mod text;
 
 use std::io;
 
-use crate::bench::ladder::LadderResult;
+/// A format results of type `R` can be written in.
+pub trait Exporter<R: ?Sized> {
+    /// The whole document for `result`.
+    fn export(&self, result: &R) -> io::Result<Vec<u8>>;
+}
 
-pub use self::csv::Csv;
-pub use self::json::{Json, document as json_document};
-pub use self::text::Text;
+/// The table printed on stdout.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Text {
+    /// Add a paragraph per rung on why it is faster (the ladder's table).
+    pub explain: bool,
+}
+
+/// Pretty-printed JSON of the whole result, ending in a newline: what
+/// `--json` writes and `compare` reads.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Json;
+
+/// CSV: one row per measured run, for spreadsheets and plotting scripts.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Csv;
+
+/// A chart (SVG).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Svg;
+
+/// A self-contained HTML page.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Html;
+
+impl<R: serde::Serialize> Exporter<R> for Json {
+    fn export(&self, result: &R) -> io::Result<Vec<u8>> {
+        let mut out = serde_json::to_vec_pretty(result).map_err(io::Error::other)?;
+        out.push(b'\n');
+        Ok(out)
+    }
+}
 
 /// `c`, or U+FFFD where `c` is a control character XML does not allow
 /// (a terminal escape in an end's stderr, say), for the SVG and HTML.
@@ -23,10 +63,4 @@ fn xml_char(c: char) -> char {
         c if c.is_control() => char::REPLACEMENT_CHARACTER,
         c => c,
     }
-}
-
-/// A format ladder results can be written in.
-pub trait Exporter {
-    /// The whole document for `result`.
-    fn export(&self, result: &LadderResult) -> io::Result<Vec<u8>>;
 }

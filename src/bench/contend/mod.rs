@@ -31,7 +31,6 @@ pub mod hogs;
 pub mod job;
 pub mod pressure;
 pub mod procs;
-pub mod render;
 pub mod result;
 pub mod run;
 mod threads;

@@ -7,7 +7,7 @@ use std::io;
 use super::bars::{Bar, Bars, draw};
 use super::{LIMIT, clip};
 use crate::bench::ladder::{LadderResult, Rung, RungResult};
-use crate::report::text::figures;
+use crate::report::ladder::figures;
 
 /// The ladder as an SVG document, 900 pixels wide and 80 + 40 per rung
 /// high. A rung without runs is an empty row saying why.

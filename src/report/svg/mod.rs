@@ -27,6 +27,30 @@ pub use self::ladder::ladder_svg;
 pub use self::latency::latency_svg;
 pub use self::scan::{scan_result_svg, scan_svg};
 
+use super::{Exporter, Svg};
+use crate::bench::contend::ContendResult;
+use crate::bench::ladder::LadderResult;
+use crate::bench::latency::LatencyResult;
+use crate::bench::scan::ScanResult;
+
+/// Each kind of result's chart, as `--svg` writes it.
+macro_rules! svg_exporter {
+    ($($result:ty => $chart:path),* $(,)?) => {$(
+        impl Exporter<$result> for Svg {
+            fn export(&self, result: &$result) -> io::Result<Vec<u8>> {
+                $chart(result).map(String::into_bytes)
+            }
+        }
+    )*};
+}
+
+svg_exporter! {
+    LadderResult => ladder_svg,
+    LatencyResult => latency_svg,
+    ContendResult => contend_svg,
+    ScanResult => scan_result_svg,
+}
+
 /// The fill of a measured bar, as the SVG writes it.
 pub const BAR_FILL: &str = "#4C72B0";
 /// The fill of the `memcpy` bar: the limit of the rungs that copy.

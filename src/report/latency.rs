@@ -1,13 +1,34 @@
 //! `pipespeed latency`'s table and CSV, tested on fixed data.
 
 use std::fmt::Write as _;
+use std::io;
 
-use pipespeed::bench::latency::{LatencyResult, Span};
+use super::{Csv, Exporter, Text};
+use crate::bench::latency::{LatencyResult, Span};
+use crate::units::Size;
+use crate::units::readable_ns as ns;
 
-use super::name;
-use pipespeed::units::Size;
+/// The name `value` has in the JSON document (`"busy"`, `"threads"`).
+fn name(value: impl serde::Serialize) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => String::new(),
+    }
+}
 
-pub use pipespeed::units::readable_ns as ns;
+/// The table on stdout.
+impl Exporter<LatencyResult> for Text {
+    fn export(&self, result: &LatencyResult) -> io::Result<Vec<u8>> {
+        Ok(text(result).into_bytes())
+    }
+}
+
+/// One row per run and size.
+impl Exporter<LatencyResult> for Csv {
+    fn export(&self, result: &LatencyResult) -> io::Result<Vec<u8>> {
+        Ok(csv(result).into_bytes())
+    }
+}
 
 fn span(s: Span) -> String {
     match s {
@@ -17,7 +38,7 @@ fn span(s: Span) -> String {
 }
 
 /// The table on stdout.
-pub fn text(r: &LatencyResult) -> String {
+fn text(r: &LatencyResult) -> String {
     let (s, c) = (&r.system, &r.config);
     let allowed: Vec<String> = s.cpus_allowed.iter().map(|c| c.to_string()).collect();
     let mut out = format!(
@@ -87,7 +108,7 @@ pub fn text(r: &LatencyResult) -> String {
 }
 
 /// One row per run and size: the run's fields, flattened, then the setting.
-pub fn csv(r: &LatencyResult) -> String {
+fn csv(r: &LatencyResult) -> String {
     let mut out = String::from(
         "size,run,round_trips,seconds,round_trips_per_s,rtt_mean_ns,rtt_p50_ns,rtt_p90_ns,\
          rtt_p99_ns,rtt_p999_ns,rtt_max_ns,warmup_round_trips,mode,wait,pinger_cpu,ponger_cpu\n",
@@ -125,10 +146,10 @@ pub fn csv(r: &LatencyResult) -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use pipespeed::bench::hist::LatencyNs;
-    use pipespeed::bench::latency::{LatencyConfig, LatencyRow, LatencyRun, Mode, Placement};
-    use pipespeed::sys::{SystemFacts, ThpMode};
-    use pipespeed::wait::Wait;
+    use crate::bench::hist::LatencyNs;
+    use crate::bench::latency::{LatencyConfig, LatencyRow, LatencyRun, Mode, Placement};
+    use crate::sys::{SystemFacts, ThpMode};
+    use crate::wait::Wait;
 
     /// Two sizes, two runs each, threads pinned to CPUs 0 and 1.
     fn result() -> LatencyResult {

@@ -3,25 +3,18 @@
 //! tested on fixed data.
 
 use std::fmt::Write as _;
+use std::io;
 
 use crate::bench::hist::LatencyNs;
 use crate::bench::ladder::Placement;
 use crate::units::{GIB, Size};
 
-use super::hogs::PressureReport;
-use super::pressure::Evidence;
-use super::verdict::VerifyReport;
-use super::{ContendResult, PIPE_BUF, Row};
-
-/// A latency for a table: ns, us, ms or s with three digits or so.
-fn ns(v: f64) -> String {
-    match v {
-        v if v < 1e3 => format!("{v:.0}ns"),
-        v if v < 1e6 => format!("{:.1}us", v / 1e3),
-        v if v < 1e9 => format!("{:.2}ms", v / 1e6),
-        v => format!("{:.2}s", v / 1e9),
-    }
-}
+use super::{Csv, Exporter, Text};
+use crate::bench::contend::hogs::PressureReport;
+use crate::bench::contend::pressure::Evidence;
+use crate::bench::contend::verdict::VerifyReport;
+use crate::bench::contend::{ContendResult, PIPE_BUF, Row};
+use crate::units::compact_ns as ns;
 
 fn latency_cells(l: &LatencyNs) -> String {
     [
@@ -49,7 +42,7 @@ fn placement(p: &Placement) -> String {
 
 /// The table: a header stating mode, message and pipe size, placement and
 /// memory pressure; a row per cell; a verify line per cell.
-pub fn text(r: &ContendResult) -> String {
+fn text(r: &ContendResult) -> String {
     let mut out = String::new();
     let atomicity = if r.atomic {
         format!("<= PIPE_BUF {PIPE_BUF}: writes are atomic")
@@ -228,7 +221,7 @@ fn verify_line(row: &Row, v: &VerifyReport) -> String {
 }
 
 /// One CSV row per run per cell.
-pub fn csv(r: &ContendResult) -> String {
+fn csv(r: &ContendResult) -> String {
     let lat = ["mean", "p50", "p90", "p99", "p999", "max"];
     let mut out = String::from(
         "writers,readers,run,mode,msg_size,pipe_size,seconds,messages,bytes,writes_per_s,mib_per_s,",
@@ -269,6 +262,21 @@ pub fn csv(r: &ContendResult) -> String {
         }
     }
     out
+}
+
+/// The table: a header stating mode, message and pipe size, placement and
+/// memory pressure; a row per cell; a verify line per cell.
+impl Exporter<ContendResult> for Text {
+    fn export(&self, result: &ContendResult) -> io::Result<Vec<u8>> {
+        Ok(text(result).into_bytes())
+    }
+}
+
+/// One row per run per cell.
+impl Exporter<ContendResult> for Csv {
+    fn export(&self, result: &ContendResult) -> io::Result<Vec<u8>> {
+        Ok(csv(result).into_bytes())
+    }
 }
 
 #[cfg(test)]

@@ -1,21 +1,13 @@
-//! The table printed on stdout.
+//! The ladder as the table printed on stdout, and as CSV: one row per
+//! measured run, for spreadsheets and plotting scripts.
 
 use std::fmt::Write;
 use std::io;
 
-use super::Exporter;
+use super::{Csv, Exporter, Text};
 use crate::bench::ladder::{LadderResult, Rung, RungResult, Status};
 use crate::bench::profile::{Profile, ProfileStatus};
 use crate::units::Size;
-
-/// An aligned table: rung, what it changes, copies, median, min, max and
-/// speed-up over `write-read`, then notes; with `explain`, a paragraph per
-/// rung.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Text {
-    /// Add a paragraph per rung on why it is faster.
-    pub explain: bool,
-}
 
 fn rate(v: Option<f64>) -> String {
     v.map(|v| format!("{v:.2}"))
@@ -59,7 +51,10 @@ pub(super) fn figures(r: &RungResult) -> Result<[String; 4], String> {
 /// saying why there are none.
 type Row = ([String; 5], Result<[String; 4], String>);
 
-impl Exporter for Text {
+/// An aligned table: rung, what it changes, copies, median, min, max and
+/// speed-up over `write-read`, then notes; with [`Text::explain`], a
+/// paragraph per rung.
+impl Exporter<LadderResult> for Text {
     fn export(&self, result: &LadderResult) -> io::Result<Vec<u8>> {
         let s = &result.system;
         let mut out = String::new();
@@ -236,4 +231,54 @@ fn profiles(result: &LadderResult, out: &mut String) {
             }
         }
     }
+}
+
+/// One row per run: `rung,status,run,gib_s,bytes_per_run,buf_size,pipe_size,copies`,
+/// then the rung's cost per GiB over all its measured runs (the same on
+/// each of its rows; empty when not measured):
+/// `user_s_per_gib,system_s_per_gib,context_switches_per_gib,page_faults_per_gib`.
+/// A rung without runs has one row with an empty `run` and `gib_s`.
+impl Exporter<LadderResult> for Csv {
+    fn export(&self, result: &LadderResult) -> io::Result<Vec<u8>> {
+        let mut out = String::from(CSV_HEADER);
+        out += &csv_rows(result)?;
+        Ok(out.into_bytes())
+    }
+}
+
+/// The first line of the ladder's CSV.
+pub(super) const CSV_HEADER: &str = "rung,status,run,gib_s,bytes_per_run,buf_size,pipe_size,copies,\
+     user_s_per_gib,system_s_per_gib,context_switches_per_gib,page_faults_per_gib\n";
+
+/// The ladder's CSV rows, without the header.
+pub(super) fn csv_rows(result: &LadderResult) -> io::Result<String> {
+    let mut out = String::new();
+    for r in &result.rungs {
+        let status = serde_json::to_value(r.status).map_err(io::Error::other)?;
+        let status = status.as_str().unwrap_or("");
+        let pipe = r.pipe_size.map(|p| p.to_string()).unwrap_or_default();
+        let cost = r.cost.map_or_else(
+            || ",,,".to_string(),
+            |c| {
+                format!(
+                    "{:.4},{:.4},{:.1},{:.1}",
+                    c.user_s_per_gib,
+                    c.system_s_per_gib,
+                    c.context_switches_per_gib,
+                    c.page_faults_per_gib
+                )
+            },
+        );
+        let tail = format!(
+            "{},{},{},{},{cost}",
+            r.bytes_per_run, r.buf_size, pipe, r.copies
+        );
+        if r.runs_gib_s.is_empty() {
+            out += &format!("{},{status},,,{tail}\n", r.name);
+        }
+        for (i, gib_s) in r.runs_gib_s.iter().enumerate() {
+            out += &format!("{},{status},{},{gib_s:.4},{tail}\n", r.name, i + 1);
+        }
+    }
+    Ok(out)
 }
