@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use pipespeed::bench::harness::Header;
 use pipespeed::bench::ladder::{LadderResult, Placement, Rung, RungResult, SCHEMA};
 use pipespeed::bench::stats::Shuffler;
 use pipespeed::compare::bootstrap::Bootstrap;
@@ -70,18 +71,20 @@ fn rung(name: Rung, runs: Vec<f64>) -> RungResult {
 
 fn ladder(rungs: Vec<RungResult>) -> LadderResult {
     LadderResult {
-        schema: SCHEMA.into(),
-        pipespeed_version: "0.1.0".into(),
-        system: SystemFacts {
-            kernel: "6.1.0".into(),
-            kernel_version: "#1".into(),
-            arch: "x86_64".into(),
-            cpu_model: "Test CPU".into(),
-            cpus_online: 2,
-            cpus_allowed: vec![0, 1],
-            thp: ThpMode::Madvise,
-            pipe_max_size_bytes: 1 << 20,
-            page_size_bytes: 4096,
+        header: Header {
+            schema: SCHEMA.into(),
+            pipespeed_version: "0.1.0".into(),
+            system: SystemFacts {
+                kernel: "6.1.0".into(),
+                kernel_version: "#1".into(),
+                arch: "x86_64".into(),
+                cpu_model: "Test CPU".into(),
+                cpus_online: 2,
+                cpus_allowed: vec![0, 1],
+                thp: ThpMode::Madvise,
+                pipe_max_size_bytes: 1 << 20,
+                page_size_bytes: 4096,
+            },
         },
         placement: Placement::Pinned {
             writer_cpu: 0,
@@ -218,8 +221,8 @@ fn differing_machines_are_warned_about_and_still_compared() {
         &ladder(vec![rung(Rung::Tuned, draws(1, 30.0, 5))]),
     );
     let mut other = ladder(vec![rung(Rung::Tuned, draws(2, 30.0, 5))]);
-    other.system.kernel = "6.6.0".into();
-    other.system.cpu_model = "Other CPU".into();
+    other.header.system.kernel = "6.6.0".into();
+    other.header.system.cpu_model = "Other CPU".into();
     other.placement = Placement::Unpinned;
     let new = write(dir.path(), "new.json", &other);
     let out = compare(&base, &new, &[]);

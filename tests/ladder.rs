@@ -111,7 +111,7 @@ fn medians_and_speedups_come_from_the_measured_runs_only() {
     assert_eq!(wr.speedup_vs_write_read, Some(1.0));
     assert_eq!(result.rungs[1].median_gib_s, Some(7.0));
     assert_eq!(result.rungs[1].speedup_vs_write_read, Some(3.5));
-    assert_eq!(result.schema, "pipespeed.bench/1");
+    assert_eq!(result.header.schema, "pipespeed.bench/1");
 }
 
 #[test]

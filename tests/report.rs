@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use pipespeed::bench::harness::Header;
 use pipespeed::bench::ladder::{LadderResult, Placement, Rung, RungResult, SCHEMA, Status};
 use pipespeed::report::{Csv, Exporter, Json, Text};
 use pipespeed::sys::{SystemFacts, ThpMode};
@@ -22,18 +23,20 @@ fn fixture() -> LadderResult {
     huge.status = Status::Unavailable;
     huge.reason = Some("transparent huge pages are never here".into());
     LadderResult {
-        schema: SCHEMA.into(),
-        pipespeed_version: "0.1.0".into(),
-        system: SystemFacts {
-            kernel: "6.18.0".into(),
-            kernel_version: "#1".into(),
-            arch: "x86_64".into(),
-            cpu_model: "Test CPU".into(),
-            cpus_online: 2,
-            cpus_allowed: vec![0, 1],
-            thp: ThpMode::Never,
-            pipe_max_size_bytes: 1 << 20,
-            page_size_bytes: 4096,
+        header: Header {
+            schema: SCHEMA.into(),
+            pipespeed_version: "0.1.0".into(),
+            system: SystemFacts {
+                kernel: "6.18.0".into(),
+                kernel_version: "#1".into(),
+                arch: "x86_64".into(),
+                cpu_model: "Test CPU".into(),
+                cpus_online: 2,
+                cpus_allowed: vec![0, 1],
+                thp: ThpMode::Never,
+                pipe_max_size_bytes: 1 << 20,
+                page_size_bytes: 4096,
+            },
         },
         placement: Placement::Pinned {
             writer_cpu: 0,

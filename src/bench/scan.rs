@@ -1,6 +1,7 @@
 //! `bench --scan`: the ladder once per value of one setting (buffer size
 //! or pipe size), to find the best value for this machine.
 
+use crate::bench::harness::Header;
 use std::fmt;
 use std::str::FromStr;
 
@@ -113,12 +114,9 @@ pub struct ScanPoint {
 /// Everything a scan measured: what `bench --scan --json` writes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScanResult {
-    /// Always [`SCHEMA`].
-    pub schema: String,
-    /// The pipespeed version that measured.
-    pub pipespeed_version: String,
-    /// The machine.
-    pub system: SystemFacts,
+    /// The format, the pipespeed that measured and the machine.
+    #[serde(flatten)]
+    pub header: Header,
     /// The setting varied.
     pub param: ScanParam,
     /// One per value, in the order given.
@@ -132,9 +130,7 @@ impl ScanResult {
     /// A result with the points measured.
     pub fn new(system: SystemFacts, param: ScanParam, points: Vec<ScanPoint>) -> ScanResult {
         ScanResult {
-            schema: SCHEMA.to_string(),
-            pipespeed_version: env!("CARGO_PKG_VERSION").to_string(),
-            system,
+            header: Header::new(SCHEMA, system),
             param,
             points,
         }

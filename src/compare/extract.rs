@@ -144,8 +144,8 @@ pub fn extract(doc: &Document) -> Extract {
 fn bench(r: &LadderResult) -> Extract {
     let mut out = Extract {
         facts: facts(
-            &r.pipespeed_version,
-            &r.system,
+            &r.header.pipespeed_version,
+            &r.header.system,
             ladder_placement(&r.placement, ""),
         ),
         settings: vec![("verify".into(), r.verify.to_string())],
@@ -195,7 +195,11 @@ fn latency(r: &LatencyResult) -> Extract {
     });
     Extract {
         rows: rows.collect(),
-        facts: facts(&r.pipespeed_version, &r.system, c.placement.to_string()),
+        facts: facts(
+            &r.header.pipespeed_version,
+            &r.header.system,
+            c.placement.to_string(),
+        ),
         settings: vec![
             ("mode".into(), name_of(c.mode)),
             ("wait".into(), name_of(c.wait)),
@@ -230,8 +234,8 @@ fn contend(r: &ContendResult) -> Extract {
     Extract {
         rows: rows.collect(),
         facts: facts(
-            &r.pipespeed_version,
-            &r.system,
+            &r.header.pipespeed_version,
+            &r.header.system,
             ladder_placement(&r.placement, "s"),
         ),
         settings: vec![

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::bench::contend::{self, ContendResult, RunResult};
+use crate::bench::harness::Header;
 use crate::bench::hist::LatencyNs;
 use crate::bench::ladder::{self, LadderResult, Placement, Rung, RungResult, Status};
 use crate::bench::latency::{self, LatencyConfig, LatencyResult, LatencyRow, LatencyRun, Span};
@@ -33,9 +34,11 @@ pub(super) fn rung(name: Rung, runs: &[f64]) -> RungResult {
 
 pub(super) fn bench(rungs: Vec<RungResult>) -> Document {
     Document::Bench(Box::new(LadderResult {
-        schema: ladder::SCHEMA.into(),
-        pipespeed_version: "0.1.0".into(),
-        system: facts(),
+        header: Header {
+            schema: ladder::SCHEMA.into(),
+            pipespeed_version: "0.1.0".into(),
+            system: facts(),
+        },
         placement: Placement::Pinned {
             writer_cpu: 0,
             reader_cpu: 1,
@@ -66,9 +69,11 @@ pub(super) fn latency(rows: &[(usize, RttRuns)]) -> Document {
         warmup_round_trips: 10,
     };
     Document::Latency(Box::new(LatencyResult {
-        schema: latency::SCHEMA.into(),
-        pipespeed_version: "0.1.0".into(),
-        system: facts(),
+        header: Header {
+            schema: latency::SCHEMA.into(),
+            pipespeed_version: "0.1.0".into(),
+            system: facts(),
+        },
         config: LatencyConfig {
             sizes: rows.iter().map(|r| r.0).collect(),
             runs: 3,
@@ -116,9 +121,11 @@ pub(super) fn contend(msg_size: usize, cells: &[((usize, usize), WriteRuns)]) ->
         verify: None,
     };
     Document::Contend(Box::new(ContendResult {
-        schema: contend::SCHEMA.into(),
-        pipespeed_version: "0.1.0".into(),
-        system: facts(),
+        header: Header {
+            schema: contend::SCHEMA.into(),
+            pipespeed_version: "0.1.0".into(),
+            system: facts(),
+        },
         mode: contend::Mode::Threads,
         placement: Placement::Unpinned,
         pipe_size: 1 << 20,
@@ -254,7 +261,7 @@ fn differing_facts_settings_and_failed_rungs_are_warned_about() {
     let Document::Bench(mut new) = bench(vec![failed]) else {
         unreachable!()
     };
-    new.system.kernel = "6.6.0".into();
+    new.header.system.kernel = "6.6.0".into();
     new.placement = Placement::Unpinned;
     let c = run(&base, &Document::Bench(new));
     let warnings = c.warnings();

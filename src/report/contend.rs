@@ -285,6 +285,7 @@ mod tests {
 
     use super::*;
     use crate::bench::contend::{Mode, RunResult};
+    use crate::bench::harness::Header;
     use crate::sys::{SystemFacts, ThpMode};
 
     fn lat(base: u64) -> LatencyNs {
@@ -325,18 +326,20 @@ mod tests {
             verify,
         };
         ContendResult {
-            schema: "pipespeed.contend/1".into(),
-            pipespeed_version: "0.1.0".into(),
-            system: SystemFacts {
-                kernel: "6.18.0".into(),
-                kernel_version: "#1".into(),
-                arch: "x86_64".into(),
-                cpu_model: "Test".into(),
-                cpus_online: 2,
-                cpus_allowed: vec![0, 1],
-                thp: ThpMode::Madvise,
-                pipe_max_size_bytes: 1 << 20,
-                page_size_bytes: 4096,
+            header: Header {
+                schema: "pipespeed.contend/1".into(),
+                pipespeed_version: "0.1.0".into(),
+                system: SystemFacts {
+                    kernel: "6.18.0".into(),
+                    kernel_version: "#1".into(),
+                    arch: "x86_64".into(),
+                    cpu_model: "Test".into(),
+                    cpus_online: 2,
+                    cpus_allowed: vec![0, 1],
+                    thp: ThpMode::Madvise,
+                    pipe_max_size_bytes: 1 << 20,
+                    page_size_bytes: 4096,
+                },
             },
             mode: Mode::Threads,
             placement: Placement::Unpinned,

@@ -63,7 +63,7 @@ pub fn escape(text: &str) -> String {
 /// be drawn.
 pub fn html_report(result: &LadderResult) -> io::Result<String> {
     let svg = ladder_svg(result)?;
-    let s = &result.system;
+    let s = &result.header.system;
     let mut out = String::new();
     let _ = write!(
         out,
@@ -73,7 +73,7 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n\
          <title>pipespeed {}: Linux pipes on {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
          <h1>How fast are Linux pipes on this machine?</h1>\n",
-        escape(&result.pipespeed_version),
+        escape(&result.header.pipespeed_version),
         escape(&s.cpu_model)
     );
     let facts = [
@@ -95,7 +95,7 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
             Size(s.pipe_max_size_bytes as u64).to_string(),
         ),
         ("Page size", Size(s.page_size_bytes as u64).to_string()),
-        ("pipespeed", result.pipespeed_version.clone()),
+        ("pipespeed", result.header.pipespeed_version.clone()),
     ];
     out += "<h2 id=\"system\">The machine</h2>\n<dl>\n";
     for (term, value) in facts {

@@ -56,12 +56,12 @@ type Row = ([String; 5], Result<[String; 4], String>);
 /// paragraph per rung.
 impl Exporter<LadderResult> for Text {
     fn export(&self, result: &LadderResult) -> io::Result<Vec<u8>> {
-        let s = &result.system;
+        let s = &result.header.system;
         let mut out = String::new();
         let _ = writeln!(
             out,
             "pipespeed {}: Linux {} on {} ({} CPUs online), THP {}, pipe-max-size {}",
-            result.pipespeed_version,
+            result.header.pipespeed_version,
             s.kernel,
             s.cpu_model,
             s.cpus_online,

@@ -39,11 +39,11 @@ fn span(s: Span) -> String {
 
 /// The table on stdout.
 fn text(r: &LatencyResult) -> String {
-    let (s, c) = (&r.system, &r.config);
+    let (s, c) = (&r.header.system, &r.config);
     let allowed: Vec<String> = s.cpus_allowed.iter().map(|c| c.to_string()).collect();
     let mut out = format!(
         "pipespeed {} latency: Linux {} on {} ({} CPUs online, allowed {})\n",
-        r.pipespeed_version,
+        r.header.pipespeed_version,
         s.kernel,
         s.cpu_model,
         s.cpus_online,
@@ -146,6 +146,7 @@ fn csv(r: &LatencyResult) -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::bench::harness::Header;
     use crate::bench::hist::LatencyNs;
     use crate::bench::latency::{LatencyConfig, LatencyRow, LatencyRun, Mode, Placement};
     use crate::sys::{SystemFacts, ThpMode};
@@ -196,9 +197,11 @@ mod tests {
             LatencyRow::summarize(65536, vec![run(9000.0, 110_000), run(9500.0, 104_000)]),
         ];
         LatencyResult {
-            schema: "pipespeed.latency/1".into(),
-            pipespeed_version: "0.1.0".into(),
-            system,
+            header: Header {
+                schema: "pipespeed.latency/1".into(),
+                pipespeed_version: "0.1.0".into(),
+                system,
+            },
             config,
             rows,
         }

@@ -7,7 +7,7 @@ use super::super::ladder::Placement;
 use super::hogs::PressureReport;
 use super::job::Mode;
 use super::verdict::VerifyReport;
-use crate::sys::SystemFacts;
+use crate::bench::harness::Header;
 
 /// The `schema` of the JSON document.
 pub const SCHEMA: &str = "pipespeed.contend/1";
@@ -68,12 +68,9 @@ pub struct Row {
 /// The whole result, as the JSON document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ContendResult {
-    /// [`SCHEMA`].
-    pub schema: String,
-    /// The pipespeed version that measured.
-    pub pipespeed_version: String,
-    /// The machine.
-    pub system: SystemFacts,
+    /// The format, the pipespeed that measured and the machine.
+    #[serde(flatten)]
+    pub header: Header,
     /// Threads or processes.
     pub mode: Mode,
     /// Where the ends ran.

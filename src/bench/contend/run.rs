@@ -2,6 +2,7 @@
 //! makes the ends threads or processes, under memory pressure if asked;
 //! and the statistics of the runs.
 
+use crate::bench::harness::Header;
 use std::io;
 
 use super::super::harness::{Event, Figure, Processes, Runner, Threads};
@@ -105,9 +106,7 @@ pub fn run_contend(
         }
     }
     Ok(ContendResult {
-        schema: SCHEMA.to_string(),
-        pipespeed_version: env!("CARGO_PKG_VERSION").to_string(),
-        system,
+        header: Header::new(SCHEMA, system),
         mode: config.mode,
         placement: config.placement,
         pipe_size: config.pipe_size.granted,

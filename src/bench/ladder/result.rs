@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::sys::SystemFacts;
+use crate::bench::harness::Header;
 
 use super::super::profile::{Cost, Profile};
 use super::super::stats::{median, min_max};
@@ -95,12 +95,9 @@ impl RungResult {
 /// The whole ladder's results: what `--json` writes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LadderResult {
-    /// The format of this document.
-    pub schema: String,
-    /// The pipespeed version that measured it.
-    pub pipespeed_version: String,
-    /// The machine.
-    pub system: SystemFacts,
+    /// The format, the pipespeed that measured and the machine.
+    #[serde(flatten)]
+    pub header: Header,
     /// Where writer and reader ran.
     pub placement: Placement,
     /// Measured runs per rung.

@@ -1,6 +1,7 @@
 //! Running the ladder: a warm-up per rung, then every measured run in one
 //! shuffled order, then the statistics.
 
+use crate::bench::harness::Header;
 use crate::sys::{ResourceUsage, SystemFacts};
 
 use super::super::harness::{Event, Figure, Runner};
@@ -153,9 +154,7 @@ pub fn run_ladder(
         };
     }
     LadderResult {
-        schema: SCHEMA.to_string(),
-        pipespeed_version: env!("CARGO_PKG_VERSION").to_string(),
-        system: facts.clone(),
+        header: Header::new(SCHEMA, facts.clone()),
         placement: config.placement,
         runs: config.runs,
         verify: config.verify,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::super::hist::LatencyNs;
 use super::super::stats::{median, min_max};
 use super::job::LatencyConfig;
-use crate::sys::SystemFacts;
+use crate::bench::harness::Header;
 
 /// The `schema` of [`LatencyResult`] documents.
 pub const SCHEMA: &str = "pipespeed.latency/1";
@@ -81,12 +81,9 @@ impl LatencyRow {
 /// Everything a latency measurement found, with what it was asked.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyResult {
-    /// Always [`SCHEMA`].
-    pub schema: String,
-    /// The pipespeed version that measured.
-    pub pipespeed_version: String,
-    /// The machine.
-    pub system: SystemFacts,
+    /// The format, the pipespeed that measured and the machine.
+    #[serde(flatten)]
+    pub header: Header,
     /// What was asked (its fields are the document's).
     #[serde(flatten)]
     pub config: LatencyConfig,

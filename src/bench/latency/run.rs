@@ -1,6 +1,7 @@
 //! Running a latency measurement: every size `runs` times, each run by a
 //! runner that places pinger and ponger in threads or processes.
 
+use crate::bench::harness::Header;
 use std::io;
 use std::process::Stdio;
 use std::time::Duration;
@@ -158,9 +159,7 @@ pub fn run_latency(
         rows.push(LatencyRow::summarize(size, runs));
     }
     Ok(LatencyResult {
-        schema: SCHEMA.to_string(),
-        pipespeed_version: env!("CARGO_PKG_VERSION").to_string(),
-        system,
+        header: Header::new(SCHEMA, system),
         config: config.clone(),
         rows,
     })

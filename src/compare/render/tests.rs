@@ -27,7 +27,7 @@ fn fixture() -> Comparison {
     ]) else {
         unreachable!()
     };
-    new.system.kernel = "6.6.0".into();
+    new.header.system.kernel = "6.6.0".into();
     let new = Document::Bench(new);
     compare(&base, "old.json", &new, "new.json", &Bootstrap::default()).unwrap()
 }

@@ -17,13 +17,13 @@ pub fn ladder_svg(result: &LadderResult) -> io::Result<String> {
         .iter()
         .find(|r| r.name == Rung::Memcpy)
         .and_then(|r| r.median_gib_s);
-    let s = &result.system;
+    let s = &result.header.system;
     draw(&Bars {
         chart: "ladder",
         title: clip(
             &format!(
                 "pipespeed {}: {} ({} CPUs), Linux {}",
-                result.pipespeed_version, s.cpu_model, s.cpus_online, s.kernel
+                result.header.pipespeed_version, s.cpu_model, s.cpus_online, s.kernel
             ),
             90,
         ),
