@@ -10,7 +10,7 @@ use std::io;
 use std::os::fd::AsFd;
 use std::process::ExitCode;
 
-use pipespeed::meter::count_lines;
+use pipespeed::pv::meter::count_lines;
 use pipespeed::sys::{SpliceFlags, fcntl_setpipe_size, pipe, pipe_max_size, splice, tee};
 
 fn main() -> ExitCode {

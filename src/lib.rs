@@ -20,8 +20,9 @@
 //!   falling back without losing a byte.
 //! - [`cat_format`]: GNU cat's `-b -E -n -s -T -v` as a streaming
 //!   formatter; [`quote`]: GNU's quoting of file names in messages.
-//! - [`meter`]: what a pipe meter shows (pv's display items) and a token
-//!   bucket for rate limits.
+//! - [`pv`]: pv as library code: the meter (pv's display items and a
+//!   token bucket), the copy loop with its rate limit and stop size, the
+//!   display thread and `-d`'s watching.
 //! - [`wait`]: blocking, polling and busy-looping ends.
 //! - [`verify`]: a checkable byte stream for `--verify`.
 //! - [`bench`](mod@bench): the writer and reader ends, and the ladder that runs them
@@ -49,7 +50,7 @@ pub mod child;
 pub mod compare;
 pub mod copy;
 pub mod double_buffer;
-pub mod meter;
+pub mod pv;
 pub mod quote;
 pub mod report;
 pub mod sys;

@@ -7,27 +7,22 @@ use std::io;
 use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use clap::Args;
 use pipespeed::buf::{Buffer, BufferOptions};
-use pipespeed::copy::{Copier, CopyOptions, Mechanism, Side, input_is_output};
-use pipespeed::meter::{Items, TokenBucket, count_lines, format_count};
+use pipespeed::copy::{CopyOptions, Mechanism, Side, input_is_output};
+use pipespeed::pv::copy::{Ended, Transfer, TransferOptions};
+use pipespeed::pv::cursor::Cursor;
+use pipespeed::pv::display::{Display, draw};
+use pipespeed::pv::meter::{Items, format_count};
+use pipespeed::pv::watch;
 use pipespeed::sys::inherited::{self, Stdio};
 use pipespeed::sys::{FdKind, fd_info};
 use pipespeed::units::parse_size;
 
 use crate::{UsageError, strerror};
-
-mod cursor;
-mod draw;
-mod watch;
-
-use cursor::Cursor;
-use draw::{draw, rate, show, terminal_width};
 
 /// pv's exit status bits (pv(1), "EXIT STATUS").
 const EXIT_ACCESS: u8 = 2;
@@ -142,18 +137,6 @@ fn watch_target(text: &str) -> Result<(u32, Option<u32>), String> {
     Ok((pid.parse().map_err(|_| bad())?, fd))
 }
 
-/// Whether and how to draw.
-#[derive(Debug)]
-struct Display {
-    cursor: Option<Cursor>,
-    items: Items,
-    numeric: bool,
-    wait: bool,
-    interval: Duration,
-    size: Option<u64>,
-    lines: bool,
-}
-
 /// `SIGPIPE` stays ignored (as the runtime set it), whatever the parent
 /// left: pv 1.6 catches it itself, so a reader going away ends pv quietly
 /// with 0 whether the parent ignored it or not (tests/pv/stdio.rs). cat
@@ -189,17 +172,17 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some((pid, fd)) = args.watchfd {
         let view = show.then_some((&items, args.numeric));
-        return Ok(match watch::run(pid, fd, view, args.interval) {
+        return Ok(match watch::run(pid, fd, view, args.interval, &stderr) {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) => {
-                eprintln!("pipespeed pv: {err:#}");
+                eprintln!("pipespeed pv: {err}");
                 ExitCode::from(EXIT_ACCESS)
             }
         });
     }
     // Without the shared row counter each meter still shows, on one line.
     let cursor = (show && args.cursor)
-        .then(Cursor::join)
+        .then(|| Cursor::join(io::stderr()))
         .transpose()
         .unwrap_or_default();
     let names: Vec<PathBuf> = if args.files.is_empty() {
@@ -257,31 +240,21 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
         },
         None => CopyOptions::default().buf_size,
     };
-    let mut copier = Copier::new(CopyOptions {
-        // Every input by read/write, pipes too: pv's -C never splices.
-        force: args.no_splice.then_some(Mechanism::ReadWrite),
-        page_references: !args.no_splice,
-        buf_size,
-        ..CopyOptions::default()
+    let mut transfer = Transfer::new(TransferOptions {
+        copy: CopyOptions {
+            // Every input by read/write, pipes too: pv's -C never splices.
+            force: args.no_splice.then_some(Mechanism::ReadWrite),
+            page_references: !args.no_splice,
+            buf_size,
+            ..CopyOptions::default()
+        },
+        rate_limit: args.rate_limit,
+        // Only a size given stops: one computed from the files would cut
+        // a file that grows while it is copied.
+        stop_at: given_size.filter(|_| args.stop_at_size),
+        lines: args.line_mode,
     });
-    let count = if args.line_mode {
-        let lines = Arc::new(AtomicU64::new(0));
-        let counter = Arc::clone(&lines);
-        copier.set_inspector(Some(Box::new(move |bytes: &[u8]| {
-            counter.fetch_add(count_lines(bytes), Ordering::Relaxed);
-        })));
-        lines
-    } else {
-        copier.progress()
-    };
-    // Only a size given stops: one computed from the files would cut a
-    // file that grows while it is copied.
-    let stop_at = given_size.filter(|_| args.stop_at_size);
-    // The bucket, and when it was last filled: copying time earns tokens
-    // as much as sleeping does.
-    let mut limit = args
-        .rate_limit
-        .map(|rate| (TokenBucket::new(rate), Instant::now()));
+    let count = transfer.count();
 
     let start = Instant::now();
     let (done_tx, done_rx) = mpsc::channel::<()>();
@@ -289,7 +262,8 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
         let drawer = show.then(|| {
             let count = Arc::clone(&count);
             let display = &display;
-            scope.spawn(move || draw(display, &count, start, &done_rx))
+            let stderr = &stderr;
+            scope.spawn(move || draw(display, &count, start, &done_rx, stderr))
         });
         let out = stdout.as_fd();
         'inputs: for name in &names {
@@ -326,51 +300,23 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
                 status |= EXIT_SAME;
                 continue;
             }
-            loop {
-                // What may go now: all of it, or what the rate and the
-                // stop size allow.
-                let mut allowed = u64::MAX;
-                if let Some((bucket, last)) = &mut limit {
-                    loop {
-                        let now = Instant::now();
-                        bucket.refill(now - *last);
-                        *last = now;
-                        let got = bucket.take(u64::MAX);
-                        if got > 0 {
-                            allowed = got;
-                            break;
-                        }
-                        std::thread::sleep(bucket.wait());
-                    }
-                }
-                if let Some(stop) = stop_at {
-                    let so_far = count.load(Ordering::Relaxed);
-                    allowed = allowed.min(stop.saturating_sub(so_far));
-                    if allowed == 0 {
-                        break 'inputs;
-                    }
-                }
-                copier.options_mut().limit = (allowed != u64::MAX).then_some(allowed);
-                match copier.copy(fd, out) {
-                    // Short of the limit: this input has ended.
-                    Ok(copied) if copied.bytes < allowed => continue 'inputs,
-                    Ok(_) => {}
-                    Err(err) if err.side == Side::Output => {
-                        if err.source.kind() != io::ErrorKind::BrokenPipe {
-                            eprintln!("pipespeed pv: write failed: {}", strerror(&err.source));
-                            status |= EXIT_TRANSFER;
-                        }
-                        break 'inputs;
-                    }
-                    Err(err) => {
-                        eprintln!(
-                            "pipespeed pv: {}: read failed: {}",
-                            name.display(),
-                            strerror(&err.source)
-                        );
+            match transfer.copy(fd, out) {
+                Ok(Ended::Input) => {}
+                Ok(Ended::StopSize) => break 'inputs,
+                Err(err) if err.side == Side::Output => {
+                    if err.source.kind() != io::ErrorKind::BrokenPipe {
+                        eprintln!("pipespeed pv: write failed: {}", strerror(&err.source));
                         status |= EXIT_TRANSFER;
-                        continue 'inputs;
                     }
+                    break 'inputs;
+                }
+                Err(err) => {
+                    eprintln!(
+                        "pipespeed pv: {}: read failed: {}",
+                        name.display(),
+                        strerror(&err.source)
+                    );
+                    status |= EXIT_TRANSFER;
                 }
             }
         }

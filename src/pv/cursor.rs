@@ -21,6 +21,8 @@ use rustix::fs::{FlockOperation, flock};
 pub struct Cursor {
     row: usize,
     path: PathBuf,
+    /// Where the meters draw: the cursor is moved below them there.
+    out: io::Stderr,
 }
 
 /// The shared counter: meters active, and rows handed out. `change`
@@ -63,8 +65,9 @@ fn update(path: &Path, change: impl FnOnce(&mut (usize, usize))) -> io::Result<(
 }
 
 impl Cursor {
-    /// Takes the next row of this process group's meters.
-    pub fn join() -> io::Result<Cursor> {
+    /// Takes the next row of this process group's meters, which draw on
+    /// `out`.
+    pub fn join(out: io::Stderr) -> io::Result<Cursor> {
         let group = rustix::process::getpgrp().as_raw_nonzero();
         let user = rustix::process::getuid().as_raw();
         // The user's own runtime directory where there is one.
@@ -83,6 +86,7 @@ impl Cursor {
         Ok(Cursor {
             row: rows - 1,
             path,
+            out,
         })
     }
 
@@ -103,7 +107,7 @@ impl Drop for Cursor {
         };
         if active == 0 {
             // Below the last row, for whatever the terminal shows next.
-            let _ = io::stderr().write_all("\n".repeat(rows).as_bytes());
+            let _ = self.out.write_all("\n".repeat(rows).as_bytes());
         }
     }
 }
@@ -114,8 +118,8 @@ mod tests {
 
     #[test]
     fn rows_are_handed_out_in_turn_and_drawn_below_the_first() {
-        let a = Cursor::join().unwrap();
-        let b = Cursor::join().unwrap();
+        let a = Cursor::join(io::stderr()).unwrap();
+        let b = Cursor::join(io::stderr()).unwrap();
         assert_eq!((a.row, b.row), (0, 1));
         assert_eq!(a.place("x"), "\rx");
         assert_eq!(b.place("y"), "\n\ry\x1b[1A");

@@ -9,10 +9,10 @@ use std::io::{self, Seek, SeekFrom};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::time::{Duration, Instant};
 
-use pipespeed::meter::{Items, Snapshot, render, render_numeric};
-use pipespeed::sys::clock::local_seconds_of_day;
-
-use super::{rate, show, strerror, terminal_width};
+use super::display::{rate, show, terminal_width};
+use super::meter::{Items, Snapshot, render, render_numeric};
+use crate::quote::strerror;
+use crate::sys::clock::local_seconds_of_day;
 
 /// One watched descriptor.
 #[derive(Debug)]
@@ -83,17 +83,24 @@ fn watch(pid: u32, fd: u32) -> Result<Watched, Refused> {
 }
 
 /// The descriptors to watch: `fd`, or every regular file `pid` has open.
-fn targets(pid: u32, fd: Option<u32>) -> anyhow::Result<Vec<Watched>> {
+fn targets(pid: u32, fd: Option<u32>) -> io::Result<Vec<Watched>> {
     if let Some(fd) = fd {
         return match watch(pid, fd) {
             Ok(watched) => Ok(vec![watched]),
-            Err(Refused::Unreadable(err)) => anyhow::bail!(
-                "cannot watch descriptor {fd} of process {pid}: {}",
-                strerror(&err)
-            ),
-            Err(Refused::NotAFile(name)) => anyhow::bail!(
-                "cannot watch descriptor {fd} of process {pid} ({name}): not a regular file or block device"
-            ),
+            Err(Refused::Unreadable(err)) => Err(io::Error::new(
+                err.kind(),
+                format!(
+                    "cannot watch descriptor {fd} of process {pid}: {}",
+                    strerror(&err)
+                ),
+            )),
+            Err(Refused::NotAFile(name)) => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "cannot watch descriptor {fd} of process {pid} ({name}): not a regular file \
+                     or block device"
+                ),
+            )),
         };
     }
     let mut fds: Vec<u32> = fs::read_dir(format!("/proc/{pid}/fd"))
@@ -103,7 +110,10 @@ fn targets(pid: u32, fd: Option<u32>) -> anyhow::Result<Vec<Watched>> {
             } else {
                 io::Error::from_raw_os_error(libc::ESRCH)
             };
-            anyhow::anyhow!("cannot watch process {pid}: {}", strerror(&err))
+            io::Error::new(
+                err.kind(),
+                format!("cannot watch process {pid}: {}", strerror(&err)),
+            )
         })?
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
         .collect();
@@ -113,22 +123,27 @@ fn targets(pid: u32, fd: Option<u32>) -> anyhow::Result<Vec<Watched>> {
         .filter_map(|fd| watch(pid, fd).ok())
         .collect();
     if watched.is_empty() {
-        anyhow::bail!("process {pid} has no regular file or block device open to watch");
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("process {pid} has no regular file or block device open to watch"),
+        ));
     }
     Ok(watched)
 }
 
-/// Every `interval`, draws `view` (the items, and whether numeric) of the
-/// watched descriptors, or nothing without one, until all are closed.
+/// Every `interval`, draws on `out` the `view` (the items, and whether
+/// numeric) of the watched descriptors, or nothing without one, until all
+/// are closed.
 pub fn run(
     pid: u32,
     fd: Option<u32>,
     view: Option<(&Items, bool)>,
     interval: Duration,
-) -> anyhow::Result<()> {
+    out: &io::Stderr,
+) -> io::Result<()> {
     let mut watched = targets(pid, fd)?;
     let start = Instant::now();
-    let width = terminal_width();
+    let width = terminal_width(out);
     let several = watched.len() > 1;
     let mut tick = 0;
     loop {
@@ -185,7 +200,7 @@ pub fn run(
         } else {
             Duration::from_secs(1)
         };
-        show(&text, patience);
+        show(out, &text, patience);
         if !open {
             return Ok(());
         }

@@ -1,5 +1,6 @@
-//! The display thread: draws the meter from the copier's counter every
-//! interval, on stderr, never holding up the copy.
+//! The display thread: draws the meter from the copy's counter every
+//! interval, on the standard error it is handed, never holding up the
+//! copy.
 
 use std::io::{self, Write};
 use std::os::fd::AsFd;
@@ -7,16 +8,43 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use pipespeed::meter::{Snapshot, render, render_numeric};
-use pipespeed::sys::clock::local_seconds_of_day;
 use rustix::event::{PollFd, PollFlags, poll};
 use rustix::time::Timespec;
 
-use super::Display;
+use super::cursor::Cursor;
+use super::meter::{Items, Snapshot, render, render_numeric};
+use crate::sys::clock::local_seconds_of_day;
 
-/// Draws every `interval` until `done` closes, then once more, finished.
-pub fn draw(display: &Display, count: &AtomicU64, start: Instant, done: &mpsc::Receiver<()>) {
-    let width = terminal_width();
+/// Whether and how to draw.
+#[derive(Debug)]
+pub struct Display {
+    /// `-c`: this meter's row among the pipeline's, or `None` to draw on
+    /// the current line.
+    pub cursor: Option<Cursor>,
+    /// What to show.
+    pub items: Items,
+    /// `-n`: numbers, one line each, instead of a meter.
+    pub numeric: bool,
+    /// `-W`: nothing until the first byte.
+    pub wait: bool,
+    /// How often to draw.
+    pub interval: Duration,
+    /// The size the progress and ETA count towards.
+    pub size: Option<u64>,
+    /// `-l`: the count is lines.
+    pub lines: bool,
+}
+
+/// Draws on `out` every `interval` until `done` closes, then once more,
+/// finished.
+pub fn draw(
+    display: &Display,
+    count: &AtomicU64,
+    start: Instant,
+    done: &mpsc::Receiver<()>,
+    out: &io::Stderr,
+) {
+    let width = terminal_width(out);
     let (mut last_count, mut last_time, mut tick) = (0u64, 0.0f64, 0u64);
     loop {
         let finished = !matches!(
@@ -60,24 +88,23 @@ pub fn draw(display: &Display, count: &AtomicU64, start: Instant, done: &mpsc::R
         } else {
             Duration::ZERO
         };
-        show(&text, patience);
+        show(out, &text, patience);
         if finished {
             return;
         }
     }
 }
 
-/// Writes `text` to stderr if stderr can take it within `patience`: a
+/// Writes `text` to `stderr` if it can take it within `patience`: a
 /// reader of stderr that stops reading must not stall the display thread
 /// (holding stderr's lock, which the copying thread needs for its
 /// messages).
-pub fn show(text: &str, patience: Duration) {
-    let stderr = io::stderr();
+pub fn show(stderr: &io::Stderr, text: &str, patience: Duration) {
     let timeout = Timespec {
         tv_sec: patience.as_secs() as i64,
         tv_nsec: i64::from(patience.subsec_nanos()),
     };
-    let mut fds = [PollFd::new(&stderr, PollFlags::OUT)];
+    let mut fds = [PollFd::new(stderr, PollFlags::OUT)];
     if matches!(poll(&mut fds, Some(&timeout)), Ok(n) if n > 0) {
         let _ = stderr.lock().write_all(text.as_bytes());
     }
@@ -92,9 +119,9 @@ pub fn rate(count: u64, seconds: f64) -> f64 {
     }
 }
 
-/// The width of the terminal on stderr, or 80 when it is not one.
-pub fn terminal_width() -> usize {
-    rustix::termios::tcgetwinsize(io::stderr().as_fd())
+/// The width of the terminal on `out`, or 80 when it is not one.
+pub fn terminal_width(out: impl AsFd) -> usize {
+    rustix::termios::tcgetwinsize(out.as_fd())
         .ok()
         .map(|w| usize::from(w.ws_col))
         .filter(|&w| w > 0)

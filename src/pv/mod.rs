@@ -1,0 +1,13 @@
+//! pv as library code: what the meter shows and how it limits a rate
+//! ([`meter`]), the copy loop with `-L`, `-S` and `-l` ([`copy`]), the
+//! display thread ([`display`]) and its rows with `-c` ([`cursor`]), and
+//! `-d`, the watching of another process's files ([`watch`]).
+//!
+//! The display is drawn only on the standard error the caller hands in:
+//! pv's display goes there, and nothing here prints on its own.
+
+pub mod copy;
+pub mod cursor;
+pub mod display;
+pub mod meter;
+pub mod watch;
