@@ -18,8 +18,8 @@
 //!   byte from one descriptor to another by the fastest mechanism the
 //!   kernel accepts (copy_file_range, sendfile, splice, read/write),
 //!   falling back without losing a byte.
-//! - [`cat_format`]: GNU cat's `-b -E -n -s -T -v` as a streaming
-//!   formatter; [`quote`]: GNU's quoting of file names in messages.
+//! - [`cat`]: GNU cat's `-b -E -n -s -T -v` as a streaming formatter,
+//!   and cat's engine; [`quote`]: GNU's quoting of file names in messages.
 //! - [`pv`]: pv as library code: the meter (pv's display items and a
 //!   token bucket), the copy loop with its rate limit and stop size, the
 //!   display thread and `-d`'s watching.
@@ -45,7 +45,7 @@
 
 pub mod bench;
 pub mod buf;
-pub mod cat_format;
+pub mod cat;
 pub mod child;
 pub mod compare;
 pub mod copy;

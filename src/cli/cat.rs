@@ -8,28 +8,23 @@
 //! file and cat goes on; a write error ends it at once, as GNU's does.
 
 use std::ffi::{OsStr, OsString};
-use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory};
-use pipespeed::cat_format::{FormatOptions, Formatter};
-use pipespeed::copy::{Copier, CopyOptions, Side, input_is_output};
+use pipespeed::cat::engine::{Engine, Failure, cat_file};
+use pipespeed::cat::format::FormatOptions;
 use pipespeed::quote::quote_file_name;
+use pipespeed::sys::fd_info;
 use pipespeed::sys::inherited::{self, Stdio};
 use pipespeed::sys::signal::inherited_sigpipe;
-use pipespeed::sys::{FdInfo, fd_info};
-use pipespeed::units::KIB;
-use pipespeed::wait::{read, write_all};
+use pipespeed::wait::write_all;
 
 use crate::args::{CatArgs, Cli};
 use crate::strerror;
-
-/// Bytes read at a time when formatting (GNU cat reads 128 KiB too).
-const CHUNK: usize = 128 * KIB as usize;
 
 /// GNU cat's long options in the order of its getopt table, which is the
 /// order glibc lists the candidates of an ambiguous abbreviation in.
@@ -258,7 +253,7 @@ pub fn run(invocation: &Invocation, args: CatArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let mut engine = Engine::new(format_options(&args));
+    let mut engine = Engine::new(format_options(&args), !no_splice());
     let multibyte = multibyte_locale();
     let stdin = io::stdin();
     let dash = [OsString::from("-")];
@@ -302,109 +297,6 @@ pub fn run(invocation: &Invocation, args: CatArgs) -> ExitCode {
 /// [`pipespeed::sys::inherited`]).
 fn closed_error(fd: Stdio) -> Option<io::Error> {
     inherited::closed_at_start(fd).then(|| io::Error::from_raw_os_error(libc::EBADF))
-}
-
-/// Why one file was not copied.
-#[derive(Debug)]
-enum Failure {
-    /// Opening, examining or reading the input failed: say so, go on.
-    Read(io::Error),
-    /// The input is the output file, not read to its end: copying it
-    /// would grow it without end.
-    InputIsOutput,
-    /// Writing failed: say so and stop.
-    Write(io::Error),
-}
-
-/// Copies the file `name` (`-`: stdin, from where it stands) to `out`.
-fn cat_file(
-    name: &OsStr,
-    stdin: BorrowedFd<'_>,
-    out: BorrowedFd<'_>,
-    out_info: &FdInfo,
-    engine: &mut Engine,
-) -> Result<(), Failure> {
-    let file;
-    let input = if name == "-" {
-        stdin
-    } else {
-        file = File::open(name).map_err(Failure::Read)?;
-        file.as_fd()
-    };
-    let info = fd_info(input).map_err(Failure::Read)?;
-    if input_is_output(input, &info, out_info) {
-        return Err(Failure::InputIsOutput);
-    }
-    engine.cat(input, out)
-}
-
-/// How bytes go from a file to stdout: chosen once, from the options.
-enum Engine {
-    /// No option changes the bytes: the copy engine.
-    Copy(Copier),
-    /// Read a chunk, format it, write it out.
-    Format {
-        formatter: Box<Formatter>,
-        input: Vec<u8>,
-        output: Vec<u8>,
-    },
-}
-
-impl Engine {
-    fn new(options: FormatOptions) -> Engine {
-        if options.is_plain() {
-            Engine::Copy(Copier::new(CopyOptions {
-                page_references: !no_splice(),
-                ..CopyOptions::default()
-            }))
-        } else {
-            Engine::Format {
-                formatter: Box::new(Formatter::new(options)),
-                input: vec![0; CHUNK],
-                output: Vec::with_capacity(2 * CHUNK),
-            }
-        }
-    }
-
-    fn cat(&mut self, src: BorrowedFd<'_>, out: BorrowedFd<'_>) -> Result<(), Failure> {
-        match self {
-            Engine::Copy(copier) => match copier.copy(src, out) {
-                Ok(_) => Ok(()),
-                Err(err) => Err(match err.side {
-                    Side::Input => Failure::Read(err.source),
-                    Side::Output => Failure::Write(err.source),
-                }),
-            },
-            Engine::Format {
-                formatter,
-                input,
-                output,
-            } => loop {
-                let n = read(src, input).map_err(Failure::Read)?;
-                if n == 0 {
-                    return Ok(());
-                }
-                output.clear();
-                formatter.format(&input[..n], output);
-                // Written at once, so that each line shows as it comes.
-                write_all(out, output, |_| {}).map_err(Failure::Write)?;
-            },
-        }
-    }
-
-    /// Writes what the formatter still holds back at the end.
-    fn finish(&mut self, out: BorrowedFd<'_>) -> io::Result<()> {
-        match self {
-            Engine::Copy(_) => Ok(()),
-            Engine::Format {
-                formatter, output, ..
-            } => {
-                output.clear();
-                formatter.finish(output);
-                write_all(out, output, |_| {})
-            }
-        }
-    }
 }
 
 /// The variable that asks cat to copy files rather than pass their pages

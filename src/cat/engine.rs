@@ -1,0 +1,129 @@
+//! cat's engine: how the bytes of each file go to the output, chosen once
+//! from the options. Without an option that changes the bytes, the copy
+//! engine moves them (by splice where the kernel allows); with one, the
+//! file is read in chunks, each formatted by [`Formatter`] and written out
+//! at once, so that each line shows as it comes.
+
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
+
+use super::format::{FormatOptions, Formatter};
+use crate::copy::{Copier, CopyOptions, Side, input_is_output};
+use crate::sys::{FdInfo, fd_info};
+use crate::units::KIB;
+use crate::wait::{read, write_all};
+
+/// Bytes read at a time when formatting (GNU cat reads 128 KiB too).
+pub const CHUNK: usize = 128 * KIB as usize;
+
+/// Why one file was not copied.
+#[derive(Debug)]
+pub enum Failure {
+    /// Opening, examining or reading the input failed: say so, go on.
+    Read(io::Error),
+    /// The input is the output file, not read to its end: copying it
+    /// would grow it without end.
+    InputIsOutput,
+    /// Writing failed: say so and stop.
+    Write(io::Error),
+}
+
+/// Copies the file `name` (`-`: stdin, from where it stands) to `out`.
+pub fn cat_file(
+    name: &OsStr,
+    stdin: BorrowedFd<'_>,
+    out: BorrowedFd<'_>,
+    out_info: &FdInfo,
+    engine: &mut Engine,
+) -> Result<(), Failure> {
+    let file;
+    let input = if name == "-" {
+        stdin
+    } else {
+        file = File::open(name).map_err(Failure::Read)?;
+        file.as_fd()
+    };
+    let info = fd_info(input).map_err(Failure::Read)?;
+    if input_is_output(input, &info, out_info) {
+        return Err(Failure::InputIsOutput);
+    }
+    engine.cat(input, out)
+}
+
+/// How bytes go from a file to stdout: chosen once, from the options.
+pub enum Engine {
+    /// No option changes the bytes: the copy engine.
+    Copy(Copier),
+    /// Read a chunk, format it, write it out.
+    Format {
+        /// The formatter, with what it holds back between chunks.
+        formatter: Box<Formatter>,
+        /// A chunk read.
+        input: Vec<u8>,
+        /// The chunk formatted.
+        output: Vec<u8>,
+    },
+}
+
+impl Engine {
+    /// The engine for `options`; `page_references`: whether files may go
+    /// to pipes as references to their pages (see
+    /// [`CopyOptions::page_references`]).
+    pub fn new(options: FormatOptions, page_references: bool) -> Engine {
+        if options.is_plain() {
+            Engine::Copy(Copier::new(CopyOptions {
+                page_references,
+                ..CopyOptions::default()
+            }))
+        } else {
+            Engine::Format {
+                formatter: Box::new(Formatter::new(options)),
+                input: vec![0; CHUNK],
+                output: Vec::with_capacity(2 * CHUNK),
+            }
+        }
+    }
+
+    /// Copies `src` to `out`, formatted if asked.
+    pub fn cat(&mut self, src: BorrowedFd<'_>, out: BorrowedFd<'_>) -> Result<(), Failure> {
+        match self {
+            Engine::Copy(copier) => match copier.copy(src, out) {
+                Ok(_) => Ok(()),
+                Err(err) => Err(match err.side {
+                    Side::Input => Failure::Read(err.source),
+                    Side::Output => Failure::Write(err.source),
+                }),
+            },
+            Engine::Format {
+                formatter,
+                input,
+                output,
+            } => loop {
+                let n = read(src, input).map_err(Failure::Read)?;
+                if n == 0 {
+                    return Ok(());
+                }
+                output.clear();
+                formatter.format(&input[..n], output);
+                // Written at once, so that each line shows as it comes.
+                write_all(out, output, |_| {}).map_err(Failure::Write)?;
+            },
+        }
+    }
+
+    /// Writes what the formatter still holds back at the end.
+    pub fn finish(&mut self, out: BorrowedFd<'_>) -> io::Result<()> {
+        match self {
+            Engine::Copy(_) => Ok(()),
+            Engine::Format {
+                formatter, output, ..
+            } => {
+                output.clear();
+                formatter.finish(output);
+                write_all(out, output, |_| {})
+            }
+        }
+    }
+}
