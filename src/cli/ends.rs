@@ -9,6 +9,8 @@ use pipespeed::bench::reader::{ReadMethod, ReaderConfig, run_reader};
 use pipespeed::bench::writer::{WriteMethod, WriterConfig, run_writer};
 use pipespeed::buf::{BufferOptions, MALLOC_OFFSET};
 use pipespeed::double_buffer::Layout;
+use pipespeed::report::read::ReadRun;
+use pipespeed::report::{Csv, Exporter, Text};
 use pipespeed::sys::pin_to_cpu;
 use pipespeed::units::Size;
 use pipespeed::wait::Wait;
@@ -106,37 +108,20 @@ pub fn read(args: ReadArgs) -> anyhow::Result<ExitCode> {
     }
     let stdin = io::stdin();
     let report = run_reader(stdin.as_fd(), &config).context("read")?;
-    let line = if args.json {
-        serde_json::to_string(&report)?
-    } else if args.csv {
-        let e = &args.end;
-        let b = |v: bool| u8::from(v);
-        format!(
-            "{:.6},{},{},{},{},{},{},{},{},{},{},{},{:.6}",
-            report.gib_s,
-            report.bytes,
-            e.buf_size,
-            e.pipe_size.unwrap_or(0),
-            b(e.busy_loop),
-            b(e.poll),
-            b(e.huge_page),
-            b(e.check_huge_page),
-            b(args.splice),
-            b(e.gift),
-            b(e.lock_memory),
-            b(e.dont_touch_pages),
-            report.seconds
-        )
-    } else {
-        format!(
-            "{:.1}GiB/s, {} buffer, {} iterations ({} piped)",
-            report.gib_s,
-            Size(args.end.buf_size as u64),
-            report.bytes / args.end.buf_size as u64,
-            Size(report.bytes)
-        )
+    let run = ReadRun {
+        config: &config,
+        report: &report,
     };
-    crate::output::print(format!("{line}\n").as_bytes())?;
+    let line = if args.json {
+        let mut line = serde_json::to_vec(&report)?;
+        line.push(b'\n');
+        line
+    } else if args.csv {
+        Csv.export(&run)?
+    } else {
+        Text::default().export(&run)?
+    };
+    crate::output::print(&line)?;
     if let Some(mismatch) = &report.mismatch {
         anyhow::bail!("verify failed: {mismatch}");
     }

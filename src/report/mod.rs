@@ -12,6 +12,7 @@ pub mod contend;
 pub mod html;
 pub mod ladder;
 pub mod latency;
+pub mod read;
 pub mod scan;
 pub mod svg;
 

@@ -1,0 +1,67 @@
+//! `pipespeed read`'s one line: the blog's words, or the CSV line of the
+//! C reference (`pipe_ref read --csv`), for scripts that collect runs.
+
+use std::io;
+
+use super::{Csv, Exporter, Text};
+use crate::bench::reader::{ReadMethod, ReadReport, ReaderConfig};
+use crate::units::Size;
+use crate::wait::Wait;
+
+/// One run of the reader: how it read, and what it measured.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadRun<'a> {
+    /// How it read.
+    pub config: &'a ReaderConfig,
+    /// What it measured.
+    pub report: &'a ReadReport,
+}
+
+/// `12.3GiB/s, 256KiB buffer, 40960 iterations (10GiB piped)`, as the
+/// blog's program prints it.
+impl Exporter<ReadRun<'_>> for Text {
+    fn export(&self, run: &ReadRun<'_>) -> io::Result<Vec<u8>> {
+        let (c, r) = (run.config, run.report);
+        Ok(format!(
+            "{:.1}GiB/s, {} buffer, {} iterations ({} piped)\n",
+            r.gib_s,
+            Size(c.buf_size as u64),
+            r.bytes / c.buf_size.max(1) as u64,
+            Size(r.bytes)
+        )
+        .into_bytes())
+    }
+}
+
+/// `gib_s,bytes,buf_size,pipe_size,busy_loop,poll,huge_page,
+/// check_huge_page,read_with_splice,gift,lock_memory,dont_touch_pages,
+/// seconds`, without a header.
+impl Exporter<ReadRun<'_>> for Csv {
+    fn export(&self, run: &ReadRun<'_>) -> io::Result<Vec<u8>> {
+        let (c, r) = (run.config, run.report);
+        let b = |v: bool| u8::from(v);
+        let (busy, poll) = match c.wait {
+            Wait::Block => (false, false),
+            Wait::Poll => (false, true),
+            Wait::Busy => (true, false),
+            Wait::BusyPoll => (true, true),
+        };
+        Ok(format!(
+            "{:.6},{},{},{},{},{},{},{},{},{},{},{},{:.6}\n",
+            r.gib_s,
+            r.bytes,
+            c.buf_size,
+            c.pipe_size.unwrap_or(0),
+            b(busy),
+            b(poll),
+            b(c.buffer.huge_pages),
+            b(c.check_huge_pages),
+            b(c.method == ReadMethod::Splice),
+            b(c.gift),
+            b(c.buffer.lock),
+            b(c.buffer.dont_touch),
+            r.seconds
+        )
+        .into_bytes())
+    }
+}
