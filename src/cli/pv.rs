@@ -20,8 +20,8 @@ use pipespeed::pv::meter::{Items, format_count};
 use pipespeed::pv::watch;
 use pipespeed::sys::inherited::{self, Stdio};
 use pipespeed::sys::{FdKind, fd_info};
-use pipespeed::units::parse_size;
 
+use crate::args::size;
 use crate::{UsageError, strerror};
 
 /// pv's exit status bits (pv(1), "EXIT STATUS").
@@ -30,10 +30,8 @@ const EXIT_SAME: u8 = 4;
 const EXIT_TRANSFER: u8 = 16;
 const EXIT_MEMORY: u8 = 64;
 
-fn size(text: &str) -> Result<u64, String> {
-    parse_size(text).map_err(|e| e.to_string())
-}
-
+/// pv's `-i`: any positive number of seconds, as pv takes it (not the
+/// range of the measuring commands' durations).
 fn seconds(text: &str) -> Result<Duration, String> {
     text.parse::<f64>()
         .ok()
