@@ -2,9 +2,11 @@
 //! killing a process group, and SIGINT/SIGTERM turned into a flag plus
 //! the killing of registered process groups.
 //!
-//! `pipespeed contend` starts memory hogs and worker processes. They are
-//! stopped three ways, so that none survives the command:
-//! - normally, by the guard that started them (kill, then wait);
+//! Every measurement starts its children as workers in a
+//! [`Group`](crate::child::Group): the ladder's ends, latency's ponger,
+//! contend's ends and memory hogs. They are stopped three ways, so that
+//! none survives the command:
+//! - normally, by the group that started them (kill, then wait);
 //! - on SIGINT or SIGTERM, by [`catch_interrupts`]'s handler, which kills
 //!   every group registered with [`kill_on_interrupt`] at once and sets
 //!   the flag [`interrupted`] that the runner polls to unwind (and so

@@ -1,6 +1,7 @@
-//! The ladder's real [`Runner`]: the writer and the reader as separate processes,
-//! `pipespeed write | pipespeed read`, as in the blog; and the same run
-//! with each end under `perf record` for `bench --profile`.
+//! The ladder's real [`Runner`]: the writer and the reader as separate
+//! processes (what `pipespeed write | pipespeed read` does, as in the
+//! blog, run as [workers](super::super::worker)); and the same run with
+//! each end under `perf record` for `bench --profile`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -32,8 +33,9 @@ pub const MEMCPY_NOT_PROFILED: &str =
 /// The process names of the ends in a profile run (see [`name_link`]).
 pub const PROFILE_NAMES: [&str; 2] = ["ps-writer", "ps-reader"];
 
-/// Runs pipe jobs as `EXE write ... | EXE read ... --json`, where `EXE` is
-/// the `pipespeed` binary, and memcpy jobs in a pinned thread.
+/// Runs pipe jobs as `EXE worker WRITER | EXE worker READER`, where `EXE`
+/// is the `pipespeed` binary and the reader prints its report as JSON,
+/// and memcpy jobs in a pinned thread.
 ///
 /// Each run's [`Sample::usage`] is what the two processes used over their
 /// whole lives (start-up included): getrusage(2) `RUSAGE_CHILDREN` after
