@@ -16,6 +16,9 @@ use std::time::Duration;
 
 const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
 
+#[path = "cat/inplace.rs"]
+mod inplace;
+
 // ---------------------------------------------------------------------------
 // A small harness in the manner of uutils' tests:
 // `pipespeed_cat().args(["-n"]).pipe_in("a\n").succeeds().stdout_is("     1\ta\n")`.

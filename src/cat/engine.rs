@@ -23,8 +23,8 @@ pub const CHUNK: usize = 128 * KIB as usize;
 pub enum Failure {
     /// Opening, examining or reading the input failed: say so, go on.
     Read(io::Error),
-    /// The input is the output file, not read to its end: copying it
-    /// would grow it without end.
+    /// The input is the output file, and the output is ahead of where it
+    /// would be read: copying it would grow it without end.
     InputIsOutput,
     /// Writing failed: say so and stop.
     Write(io::Error),
@@ -46,7 +46,7 @@ pub fn cat_file(
         file.as_fd()
     };
     let info = fd_info(input).map_err(Failure::Read)?;
-    if input_is_output(input, &info, out_info) {
+    if input_is_output(input, &info, out, out_info) {
         return Err(Failure::InputIsOutput);
     }
     engine.cat(input, out)

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use pipespeed::buf::{Buffer, BufferOptions};
-use pipespeed::copy::{CopyOptions, Mechanism, Side, input_is_output};
-use pipespeed::pv::copy::{Ended, Transfer, TransferOptions};
+use pipespeed::copy::{CopyOptions, Mechanism, Side};
+use pipespeed::pv::copy::{Ended, Transfer, TransferOptions, input_is_output};
 use pipespeed::pv::cursor::Cursor;
 use pipespeed::pv::display::{Display, draw};
 use pipespeed::pv::meter::{Items, format_count};
@@ -290,7 +290,7 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
                 status |= refused;
                 continue;
             }
-            if fd_info(fd).is_ok_and(|info| input_is_output(fd, &info, &out_info)) {
+            if fd_info(fd).is_ok_and(|info| input_is_output(&info, &out_info)) {
                 eprintln!(
                     "pipespeed pv: {}: input file is output file",
                     name.display()

@@ -147,14 +147,31 @@ pub fn choose(src: &FdInfo, dst: &FdInfo, options: &CopyOptions) -> Mechanism {
 }
 
 /// Whether copying `input` to `output` would read what it writes: GNU
-/// cat's test (coreutils 9.1), which pv makes too. The output is a regular
-/// file, the input is that same file, and the input's position is before
-/// its end (a position `lseek` cannot tell counts as before the end, as in
-/// GNU). Copying would then grow the file until the disk is full.
-pub fn input_is_output(input: impl AsFd, info: &FdInfo, output: &FdInfo) -> bool {
-    if output.kind != FdKind::Regular || !info.same_file(output) {
+/// cat's test since coreutils 9.6. The input is the output's file (and
+/// not a pipe or socket), and the output's position (its end, when it
+/// appends) is past the input's: every byte written would then be read
+/// again, and the file would grow until the disk is full. An output at or
+/// before the input's position rewrites the file in place, which ends
+/// (`cat - f2 <f1 1<>f1`). A position `lseek` cannot tell never refuses.
+pub fn input_is_output(
+    input: impl AsFd,
+    info: &FdInfo,
+    output: impl AsFd,
+    output_info: &FdInfo,
+) -> bool {
+    use rustix::fs::{OFlags, SeekFrom, fcntl_getfl, seek};
+    if matches!(info.kind, FdKind::Pipe | FdKind::Socket) || !info.same_file(output_info) {
         return false;
     }
-    let offset = rustix::fs::seek(input, rustix::fs::SeekFrom::Current(0)).map_or(-1, i128::from);
-    offset < i128::from(info.size)
+    let Ok(input_at) = seek(input, SeekFrom::Current(0)) else {
+        return false;
+    };
+    let output = output.as_fd();
+    let appends = fcntl_getfl(output).is_ok_and(|flags| flags.contains(OFlags::APPEND));
+    let whence = if appends {
+        SeekFrom::End(0)
+    } else {
+        SeekFrom::Current(0)
+    };
+    seek(output, whence).is_ok_and(|output_at| input_at < output_at)
 }

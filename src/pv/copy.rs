@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use super::meter::{TokenBucket, count_lines};
 use crate::copy::{Copier, CopyError, CopyOptions};
+use crate::sys::{FdInfo, FdKind};
 
 /// Where time comes from and how the loop waits for it.
 pub trait Clock: Send {
@@ -155,6 +156,14 @@ impl Transfer {
             }
         }
     }
+}
+
+/// pv's "input file is output file": the input is a regular file or a
+/// block device, and the very file standard output writes to, wherever
+/// either stands (pv is stricter than GNU cat, which lets a file be
+/// rewritten in place).
+pub fn input_is_output(input: &FdInfo, output: &FdInfo) -> bool {
+    matches!(input.kind, FdKind::Regular | FdKind::BlockDevice) && input.same_file(output)
 }
 
 #[cfg(test)]
