@@ -16,6 +16,8 @@ use std::time::Duration;
 
 const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
 
+#[path = "cat/errors.rs"]
+mod errors;
 #[path = "cat/inplace.rs"]
 mod inplace;
 

@@ -55,13 +55,19 @@
 //! - an error of the output (a splice out of the intermediate pipe, or an
 //!   error only an output gives: `EPIPE`, `ENOSPC`, `EDQUOT`, `EFBIG`,
 //!   `EROFS`) ends it at once;
-//! - any other hands over to read/write, which continues from exactly where
-//!   the faster mechanism stopped (the file positions were advanced by what
-//!   it moved, and whatever sits in the intermediate pipe is written
-//!   first). If read/write meets the error again, it knows the side; if it
-//!   finds the input at its end at once, the first error is reported,
-//!   against the input (a reset connection reads as an end afterwards); if
-//!   it goes on reading, the error passed and the copy completes.
+//! - so does any error after the mechanism has moved bytes (as in GNU cat:
+//!   `cat: /dev/zero: Input/output error`), charged to the side the call
+//!   touched, or the input when one call reads and writes;
+//! - an error on the mechanism's first call hands over to read/write,
+//!   which continues from exactly where the faster mechanism stopped (the
+//!   file positions were advanced by what it moved, and whatever sits in
+//!   the intermediate pipe is written first). If read/write meets the
+//!   error again, it knows the side; if it finds the input at its end at
+//!   once, the first error is reported, against the input; if it goes on
+//!   reading, the error passed and the copy completes.
+//!
+//! A refusal after progress (splice into a terminal gives `EINVAL` after
+//! some calls) still hands over to read/write.
 //!
 //! `EINTR` is always retried; `EAGAIN` on a non-blocking descriptor waits
 //! with `poll`, so nothing spins and nothing is dropped.
@@ -267,6 +273,9 @@ impl Copier {
         let ends = [(src, src_info.kind), (dst, dst_info.kind)];
         self.size_pipes_at_start(ends, ahead);
         let mut moved = 0u64;
+        // What `moved` was when the current mechanism took over (a pause
+        // to enlarge the pipes does not start it again).
+        let mut mechanism_start = 0u64;
         let mut fallbacks = Vec::new();
         // An error of a faster mechanism that read/write took over from,
         // with the side it is charged to if read/write then finds the
@@ -319,10 +328,22 @@ impl Copier {
                         source: err,
                     });
                 }
+                // An error after the mechanism has moved bytes is the
+                // copy's error, as GNU cat reports it: read/write would
+                // only meet it again, or, worse, go on past bytes the
+                // failed call lost.
+                Outcome::Broke(err, side) if moved > mechanism_start && !is_refusal(&err) => {
+                    self.discard_pending();
+                    return Err(CopyError {
+                        side: side.unwrap_or(Side::Input),
+                        moved,
+                        source: err,
+                    });
+                }
                 // A refusal after some progress (splice into a terminal
-                // does that) only means read/write goes on; any other
-                // error is held against the input if read/write then
-                // finds nothing more to read.
+                // does that) only means read/write goes on; an error on
+                // the mechanism's first call is held against the input if
+                // read/write then finds nothing more to read.
                 Outcome::Broke(err, side) => {
                     if !is_refusal(&err) {
                         suspect = Some((side.unwrap_or(Side::Input), same_error(&err)));
@@ -345,6 +366,7 @@ impl Copier {
                 cause,
             });
             mechanism = next;
+            mechanism_start = moved;
         }
     }
 

@@ -75,7 +75,10 @@ fn an_output_ahead_of_the_input_is_refused_and_the_rest_still_goes() {
 fn an_input_read_to_its_end_is_no_input_even_to_an_appending_output() {
     let dir = Dir::new();
     dir.write("file", "foo\n");
-    let out = sh(&dir, "exec 3<file 4>>file; $cat <&3 >/dev/null && $cat <&3 >&4");
+    let out = sh(
+        &dir,
+        "exec 3<file 4>>file; $cat <&3 >/dev/null && $cat <&3 >&4",
+    );
     assert!(out.status.success(), "{out:?}");
     assert_eq!(read(&dir, "file"), "foo\n");
 }

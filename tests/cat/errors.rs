@@ -1,0 +1,119 @@
+//! A system call that fails in the middle of a copy, made to fail by
+//! strace's fault injection: after the fast path has moved bytes, the
+//! error is cat's (reported, status 1), not a reason to go on another way.
+
+use super::*;
+
+/// strace, if it is installed and may trace here; else `None`, said on
+/// stderr.
+fn strace() -> Option<&'static str> {
+    static WORKS: OnceLock<bool> = OnceLock::new();
+    let works = *WORKS.get_or_init(|| {
+        Command::new("strace")
+            .args(["-f", "-o", "/dev/null", "true"])
+            .status()
+            .is_ok_and(|status| status.success())
+    });
+    if !works {
+        assert!(
+            std::env::var_os("PIPESPEED_REQUIRE_STRACE").is_none_or(|v| v != "1"),
+            "strace cannot trace here, and PIPESPEED_REQUIRE_STRACE=1 requires it"
+        );
+        let _ = writeln!(
+            io::stderr(),
+            "skipped: fault injection needs strace, which is missing or may not trace here"
+        );
+    }
+    works.then_some("strace")
+}
+
+/// `pipespeed cat ARGS` under strace with `inject` (strace's `-e inject=`
+/// value), its output read by a pipe until it ends or `cap` bytes came.
+/// Returns the bytes read, cat's stderr and status.
+fn injected(inject: &str, args: &[&str], cap: usize) -> Option<(usize, String, ExitStatus)> {
+    let strace = strace()?;
+    let mut child = Command::new(strace)
+        .args(["-f", "-o", "/dev/null", "-e", &format!("inject={inject}")])
+        .arg(EXE)
+        .arg("cat")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let errors = thread::spawn(move || {
+        let mut text = String::new();
+        stderr.read_to_string(&mut text).unwrap();
+        text
+    });
+    let mut buf = vec![0u8; 1 << 16];
+    let mut got = 0;
+    while got < cap {
+        match stdout.read(&mut buf).unwrap() {
+            0 => break,
+            n => got += n,
+        }
+    }
+    // Past the cap, cat is still going: the error was not honoured.
+    drop(stdout);
+    let status = child.wait().unwrap();
+    Some((got, errors.join().unwrap(), status))
+}
+
+#[test]
+fn an_input_splice_failing_after_bytes_moved_is_a_read_error() {
+    // splice calls alternate: into the intermediate pipe, out of it. The
+    // third is the second read, after 64 KiB went through.
+    let Some((got, stderr, status)) = injected("splice:error=EIO:when=3", &["/dev/zero"], 64 << 20)
+    else {
+        return;
+    };
+    assert_eq!(stderr, "pipespeed cat: /dev/zero: Input/output error\n");
+    assert_eq!(status.code(), Some(1), "{status:?}");
+    assert!(got > 0 && got < 64 << 20, "{got} bytes");
+}
+
+#[test]
+fn an_output_splice_failing_after_bytes_moved_is_a_write_error() {
+    let Some((got, stderr, status)) = injected("splice:error=EIO:when=4", &["/dev/zero"], 64 << 20)
+    else {
+        return;
+    };
+    assert_eq!(stderr, "pipespeed cat: write error: Input/output error\n");
+    assert_eq!(status.code(), Some(1), "{status:?}");
+    assert!(got > 0 && got < 64 << 20, "{got} bytes");
+}
+
+#[test]
+fn file_to_file_asks_copy_file_range_for_as_much_as_the_kernel_takes() {
+    let Some(strace) = strace() else { return };
+    let dir = Dir::new();
+    let input = dir.write("in", vec![7u8; 256 << 10]);
+    let log = dir.path().join("log");
+    let status = Command::new(strace)
+        .args(["-f", "-e", "trace=copy_file_range", "-o"])
+        .arg(&log)
+        .arg(EXE)
+        .arg("cat")
+        .arg(&input)
+        .stdout(File::create(dir.path().join("out")).unwrap())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(
+        fs::read(dir.path().join("out")).unwrap(),
+        vec![7u8; 256 << 10]
+    );
+    let log = fs::read_to_string(log).unwrap();
+    let first = log
+        .lines()
+        .find(|line| line.contains("copy_file_range("))
+        .unwrap_or_else(|| panic!("no copy_file_range call: {log}"));
+    // copy_file_range(3, NULL, 1, NULL, LENGTH, 0) = 262144
+    let length: u64 = first.split(", ").nth(4).unwrap().parse().unwrap();
+    // Linux moves at most 2 GiB less a page a call (MAX_RW_COUNT).
+    assert!(length >= (1 << 31) - 4096, "{first}");
+}
