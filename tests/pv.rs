@@ -302,8 +302,9 @@ fn the_finish_time_is_shown_with_capital_i() {
     );
     let err = stderr(&out);
     let first = err.split('\r').find(|l| !l.is_empty()).unwrap();
+    // pv's label: `ETA` and the local time.
     let fin = first
-        .split("FIN ")
+        .split("ETA ")
         .nth(1)
         .unwrap_or_else(|| panic!("{first:?}"));
     let hms: Vec<u32> = fin.trim().split(':').map(|n| n.parse().unwrap()).collect();

@@ -48,14 +48,17 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    // Called `cat` (a symlink), the binary is `pipespeed cat`.
+    // Called `cat` or `pv` (a symlink), the binary is `pipespeed cat` or
+    // `pipespeed pv`.
     let cat = cat::Invocation::detect(&mut argv);
+    let pv = pv::Invocation::detect(&mut argv);
     let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
         Err(err) => {
-            return match &cat {
-                Some(cat) => cat.clap_error(err, &argv),
-                None => clap_error(err),
+            return match (&cat, &pv) {
+                (Some(cat), _) => cat.clap_error(err, &argv),
+                (None, Some(pv)) => pv.clap_error(err),
+                (None, None) => clap_error(err),
             };
         }
     };
@@ -72,7 +75,8 @@ fn main() -> ExitCode {
         Some(Command::Bench(args)) => bench::run(args),
         Some(Command::Write(args)) => ends::write(args),
         Some(Command::Read(args)) => ends::read(args),
-        Some(Command::Pv(args)) => pv::run(args),
+        // pv's messages and statuses.
+        Some(Command::Pv(args)) => return pv::run(args, &pv.unwrap_or_default()),
         Some(Command::Contend(args)) => contend::run(args),
         Some(Command::Latency(args)) => latency::run(args),
         Some(Command::Compare(args)) => compare::run(args),
@@ -117,7 +121,7 @@ fn closed_stdio(command: &Option<Command>) -> Option<ExitCode> {
 
 /// Help and version go to stdout with status 0; everything else is one
 /// line on stderr and status 2.
-fn clap_error(err: clap::Error) -> ExitCode {
+pub fn clap_error(err: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     match err.kind() {
         ErrorKind::DisplayHelp

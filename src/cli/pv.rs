@@ -1,148 +1,50 @@
-//! `pipespeed pv`: a pipe meter on the copy engine. The bytes go by
-//! splice where the kernel allows; a timer thread draws the display from
-//! the engine's byte counter, so the data path never waits for it.
+//! `pipespeed pv` (and the binary called `pv`): a pipe meter on the copy
+//! engine. The bytes go by splice where the kernel allows; a timer thread
+//! draws the display from the engine's byte counter, so the data path
+//! never waits for it.
 
-use std::fs::File;
+#[path = "pv/args.rs"]
+mod args;
+#[path = "pv/name.rs"]
+mod name;
+
+use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::fd::AsFd;
-use std::path::PathBuf;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, mpsc};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use clap::Args;
 use pipespeed::buf::{Buffer, BufferOptions};
 use pipespeed::copy::{CopyOptions, Mechanism, Side};
-use pipespeed::pv::copy::{Ended, Transfer, TransferOptions, input_is_output};
+use pipespeed::pv::copy::{Ended, Skipped, Tail, Transfer, TransferOptions, input_is_output};
 use pipespeed::pv::cursor::Cursor;
-use pipespeed::pv::display::{Display, draw};
-use pipespeed::pv::meter::{Items, format_count};
+use pipespeed::pv::display::{Display, Settings, Source, draw, pipe_fill};
+use pipespeed::pv::format::size_text;
+use pipespeed::pv::meter::Items;
+use pipespeed::pv::remote::{self, Changes, Controls, Request};
 use pipespeed::pv::watch;
 use pipespeed::sys::inherited::{self, Stdio};
 use pipespeed::sys::{FdKind, fd_info};
 
-use crate::args::size;
-use crate::{UsageError, strerror};
+pub use args::{PvArgs, SizeSpec};
+pub use name::Invocation;
+
+use crate::strerror;
 
 /// pv's exit status bits (pv(1), "EXIT STATUS").
+const EXIT_CONTROL: u8 = 1;
 const EXIT_ACCESS: u8 = 2;
 const EXIT_SAME: u8 = 4;
 const EXIT_TRANSFER: u8 = 16;
 const EXIT_MEMORY: u8 = 64;
 
-/// pv's `-i`: any positive number of seconds, as pv takes it (not the
-/// range of the measuring commands' durations).
-fn seconds(text: &str) -> Result<Duration, String> {
-    text.parse::<f64>()
-        .ok()
-        .filter(|s| *s > 0.0)
-        .and_then(|s| Duration::try_from_secs_f64(s).ok())
-        .ok_or_else(|| format!("'{text}' is not a positive number of seconds"))
-}
-
-/// `pipespeed pv`: pv's options, with pv's letters.
-#[derive(Debug, Args)]
-#[command(
-    after_help = "Exit status: 0 success; 2 bad usage, or a file (or -d's process) could not \
-    be opened, or -d's descriptor is not a regular file or block device; 4 an input was the \
-    output, or standard output is closed; 16 a read or write failed; 64 the -B buffer could not \
-    be allocated (bits combine, as pv's do). A reader that goes away ends pv quietly with 0."
-)]
-pub struct PvArgs {
-    /// Files to copy to stdout, in order (default and `-`: stdin).
-    #[arg(value_name = "FILE")]
-    pub files: Vec<PathBuf>,
-    /// Show a progress bar (a moving <=> when the size is unknown).
-    #[arg(short = 'p', long)]
-    pub progress: bool,
-    /// Show the elapsed time.
-    #[arg(short = 't', long)]
-    pub timer: bool,
-    /// Show the estimated time left.
-    #[arg(short = 'e', long)]
-    pub eta: bool,
-    /// Show the estimated local time of the end.
-    #[arg(short = 'I', long)]
-    pub fineta: bool,
-    /// Show the current rate.
-    #[arg(short = 'r', long)]
-    pub rate: bool,
-    /// Show the average rate.
-    #[arg(short = 'a', long = "average-rate")]
-    pub average_rate: bool,
-    /// Show the count so far.
-    #[arg(short = 'b', long)]
-    pub bytes: bool,
-    /// Numbers for scripts, one line per update: the percentage, or with -b
-    /// the count; with -t the elapsed seconds first.
-    #[arg(short = 'n', long)]
-    pub numeric: bool,
-    /// Show nothing, only copy.
-    #[arg(short = 'q', long)]
-    pub quiet: bool,
-    /// Show the display even when stderr is not a terminal.
-    #[arg(short = 'f', long)]
-    pub force: bool,
-    /// The expected total (bytes, or lines with -l), for the bar and the
-    /// ETA; default (and 0): the sum of the files' sizes. Takes K, M, G.
-    #[arg(short = 's', long, value_name = "SIZE", value_parser = size)]
-    pub size: Option<u64>,
-    /// Stop after the -s size (-s 0: copy everything, as pv).
-    #[arg(short = 'S', long = "stop-at-size")]
-    pub stop_at_size: bool,
-    /// At most RATE bytes a second. Takes K, M, G.
-    #[arg(short = 'L', long = "rate-limit", value_name = "RATE", value_parser = size)]
-    pub rate_limit: Option<u64>,
-    /// Count lines, not bytes.
-    #[arg(short = 'l', long = "line-mode")]
-    pub line_mode: bool,
-    /// A name in front of the display.
-    #[arg(short = 'N', long, value_name = "NAME")]
-    pub name: Option<String>,
-    /// Seconds between updates.
-    #[arg(short = 'i', long, value_name = "SEC", default_value = "1", value_parser = seconds)]
-    pub interval: Duration,
-    /// Show nothing until the first byte has gone through.
-    #[arg(short = 'W', long)]
-    pub wait: bool,
-    /// Never splice(2): copy every byte by read/write, at a cost in speed.
-    ///
-    /// Spliced, a file reaches the reader as references to its page-cache
-    /// pages, not copies: a file overwritten in place after pv has finished
-    /// but before the reader has read shows the reader the new bytes (pv
-    /// 1.6 splices too). With -C the reader gets the bytes of when pv ran.
-    #[arg(short = 'C', long = "no-splice")]
-    pub no_splice: bool,
-    /// Read/write buffer size. Takes K, M, G.
-    #[arg(short = 'B', long = "buffer-size", value_name = "SIZE", value_parser = size)]
-    pub buffer_size: Option<u64>,
-    /// Several meters in one pipeline: each keeps its own line (cursor
-    /// positioning, for a terminal).
-    #[arg(short = 'c', long)]
-    pub cursor: bool,
-    /// Copy nothing: watch how far process PID has read file descriptor FD
-    /// (every regular file it has open, without FD), from /proc.
-    #[arg(short = 'd', long = "watchfd", value_name = "PID[:FD]", value_parser = watch_target, conflicts_with_all = ["files", "rate_limit", "stop_at_size", "line_mode"])]
-    pub watchfd: Option<(u32, Option<u32>)>,
-}
-
-fn watch_target(text: &str) -> Result<(u32, Option<u32>), String> {
-    let bad = || format!("'{text}' is not PID or PID:FD");
-    let (pid, fd) = match text.split_once(':') {
-        Some((pid, fd)) => (pid, Some(fd.parse().map_err(|_| bad())?)),
-        None => (text, None),
-    };
-    Ok((pid.parse().map_err(|_| bad())?, fd))
-}
-
-/// `SIGPIPE` stays ignored (as the runtime set it), whatever the parent
-/// left: pv 1.6 catches it itself, so a reader going away ends pv quietly
-/// with 0 whether the parent ignored it or not (tests/pv/stdio.rs). cat
-/// restores the inherited disposition instead, because GNU cat dies of it.
-pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
-    let stderr = io::stderr();
-    let show = !args.quiet && (args.force || rustix::termios::isatty(stderr.as_fd()));
-    let mut items = Items {
+/// The items asked for by letter, and whether any was.
+fn items(args: &PvArgs) -> Items {
+    Items {
         progress: args.progress,
         timer: args.timer,
         eta: args.eta,
@@ -150,98 +52,125 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
         rate: args.rate,
         average_rate: args.average_rate,
         bytes: args.bytes,
+        buffer_percent: args.buffer_percent,
+        last_written: args.last_written.unwrap_or(0),
         name: args.name.clone(),
+    }
+}
+
+/// `SIGPIPE` stays ignored (as the runtime set it), whatever the parent
+/// left: pv 1.6 catches it itself, so a reader going away ends pv quietly
+/// with 0 whether the parent ignored it or not (tests/pv/stdio.rs). cat
+/// restores the inherited disposition instead, because GNU cat dies of it.
+pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
+    if args.version {
+        return me.print(&name::version());
+    }
+    if let Some(pid) = args.remote {
+        return me.control(pid, &Request::Change(changes(&args)));
+    }
+    if let Some(pid) = args.query {
+        return me.control(pid, &Request::Query);
+    }
+    // Checked here, not by clap: its message for a missing -s runs over
+    // several lines.
+    if args.stop_at_size && args.size.is_none() {
+        return me.usage("-S (--stop-at-size) needs -s SIZE, the size to stop at");
+    }
+    if args.stop_at_size && args.line_mode {
+        return me.usage("-S counts bytes; it does not go with -l");
+    }
+    let given_size = match &args.size {
+        None => None,
+        Some(SizeSpec::Bytes(n)) => Some(*n),
+        Some(SizeSpec::Of(path)) => match std::fs::metadata(path) {
+            Ok(meta) => Some(meta.len()),
+            Err(err) => {
+                return me.usage(&format!("-s @{}: {}", path.display(), strerror(&err)));
+            }
+        },
     };
-    if items.is_empty() && !args.numeric {
+    let _pidfile = match args.pidfile.as_deref().map(PidFile::write).transpose() {
+        Ok(pidfile) => pidfile,
+        Err(err) => {
+            me.say(&err);
+            return ExitCode::from(EXIT_CONTROL);
+        }
+    };
+    let stderr = io::stderr();
+    // -n writes numbers for scripts: to a file too, as pv's does.
+    let show =
+        !args.quiet && (args.force || args.numeric || rustix::termios::isatty(stderr.as_fd()));
+    let mut items = items(&args);
+    if items.is_empty() && !args.numeric && args.format.is_none() {
         items = Items {
             name: args.name.clone(),
             ..Items::pv_default()
         };
     }
-    // Checked here, not by clap: its message for a missing -s runs over
-    // several lines.
-    if args.stop_at_size && args.size.is_none() {
-        return Err(
-            UsageError("-S (--stop-at-size) needs -s SIZE, the size to stop at".into()).into(),
-        );
-    }
-    if args.stop_at_size && args.line_mode {
-        return Err(UsageError("-S counts bytes; it does not go with -l".into()).into());
-    }
-    if let Some((pid, fd)) = args.watchfd {
-        let view = show.then_some((&items, args.numeric));
-        return Ok(match watch::run(pid, fd, view, args.interval, &stderr) {
+    let (window_title, process_title) = args.extra_display.unwrap_or_default();
+    let mut settings = Settings {
+        items,
+        format: args.format.clone(),
+        numeric: args.numeric,
+        interval: args.interval.unwrap_or(Duration::from_secs(1)),
+        size: None,
+        bits: args.bits,
+        gauge: args.gauge,
+        width: args.width,
+        average_window: args.average_window.map_or(30.0, |d| d.as_secs_f64()),
+        window_title,
+        process_title,
+    };
+    if !args.watchfd.is_empty() {
+        settings.size = given_size;
+        return match watch::run(&args.watchfd, &settings, show, &stderr) {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) => {
-                eprintln!("pipespeed pv: {err}");
+                me.say(&err.to_string());
                 ExitCode::from(EXIT_ACCESS)
             }
-        });
+        };
     }
-    // Without the shared row counter each meter still shows, on one line.
-    let cursor = (show && args.cursor)
-        .then(|| Cursor::join(io::stderr()))
-        .transpose()
-        .unwrap_or_default();
     let names: Vec<PathBuf> = if args.files.is_empty() {
         vec!["-".into()]
     } else {
         args.files.clone()
     };
-    let mut status = 0u8;
-    let stdin = io::stdin();
-    let stdout = io::stdout();
-    let out_info = fd_info(stdout.as_fd())
-        .map_err(|err| anyhow::anyhow!("standard output: {}", strerror(&err)))?;
-    // pv reads -s 0 as no size given.
-    let given_size = args.size.filter(|&s| s > 0);
-    // The total from the names (files are opened one at a time, later).
-    let size = given_size.or_else(|| {
-        // By name, not by opening: opening a FIFO would wait for a writer.
-        let regular_size = |name: &PathBuf| {
-            if name.as_os_str() == "-" {
-                fd_info(stdin.as_fd())
-                    .ok()
-                    .filter(|info| info.kind == FdKind::Regular)
-                    .map(|info| info.size)
-            } else {
-                std::fs::metadata(name)
-                    .ok()
-                    .filter(|m| m.is_file())
-                    .map(|m| m.len())
-            }
-        };
-        let total: u64 = names.iter().filter_map(regular_size).sum();
+    // pv reads -s 0 as no size given; else the total of the named files
+    // (by name, not by opening: opening a FIFO would wait for a writer).
+    let given_size = given_size.filter(|&s| s > 0);
+    settings.size = given_size.or_else(|| {
+        let total: u64 = names.iter().filter_map(|n| regular_size(n)).sum();
         (!args.line_mode && total > 0).then_some(total)
     });
-    let display = Display {
-        cursor,
-        items,
-        numeric: args.numeric,
-        wait: args.wait,
-        interval: args.interval,
-        size,
-        lines: args.line_mode,
+    let output = match open_output(&args) {
+        Ok(output) => output,
+        Err(err) => {
+            me.say(&err);
+            return ExitCode::from(EXIT_ACCESS);
+        }
     };
-
     let buf_size = match args.buffer_size {
         Some(bytes) => match allocate(bytes) {
             Ok(size) => size,
             Err(err) => {
-                eprintln!(
-                    "pipespeed pv: buffer allocation failed: -B {}: {}",
-                    format_count(bytes as f64, false).trim_start(),
+                let shown = size_text(bytes as f64, "B", true);
+                me.say(&format!(
+                    "buffer allocation failed: -B {}: {}",
+                    shown.trim_start(),
                     strerror(&err)
-                );
-                return Ok(ExitCode::from(EXIT_MEMORY));
+                ));
+                return ExitCode::from(EXIT_MEMORY);
             }
         },
         None => CopyOptions::default().buf_size,
     };
-    let mut transfer = Transfer::new(TransferOptions {
+    let transfer = Transfer::new(TransferOptions {
         copy: CopyOptions {
-            // Every input by read/write, pipes too: pv's -C never splices.
-            force: args.no_splice.then_some(Mechanism::ReadWrite),
+            // Every input by read/write, pipes too: pv's -C never splices;
+            // nor does -K, whose reads must be aligned.
+            force: (args.no_splice || args.direct_io).then_some(Mechanism::ReadWrite),
             page_references: !args.no_splice,
             buf_size,
             ..CopyOptions::default()
@@ -251,79 +180,387 @@ pub fn run(args: PvArgs) -> anyhow::Result<ExitCode> {
         // a file that grows while it is copied.
         stop_at: given_size.filter(|_| args.stop_at_size),
         lines: args.line_mode,
+        null: args.null,
+        last_written: settings.format().last_written(),
+        sync: args.sync,
+        skip_errors: args.skip_errors,
+        error_skip_block: args.error_skip_block,
     });
-    let count = transfer.count();
-
+    let settings = Arc::new(Mutex::new(settings));
     let start = Instant::now();
-    let (done_tx, done_rx) = mpsc::channel::<()>();
-    std::thread::scope(|scope| {
-        let drawer = show.then(|| {
-            let count = Arc::clone(&count);
-            let display = &display;
-            let stderr = &stderr;
-            scope.spawn(move || draw(display, &count, start, &done_rx, stderr))
+    let _listener = remote::listen(Controls {
+        settings: Arc::clone(&settings),
+        rate_limit: transfer.rate_limit(),
+        count: transfer.count(),
+        start,
+        lines: args.line_mode,
+    })
+    .ok();
+    // Without the shared row counter each meter still shows, on one line.
+    let cursor = (show && args.cursor)
+        .then(|| Cursor::join(io::stderr()))
+        .transpose()
+        .unwrap_or_default();
+    let display = Display {
+        cursor,
+        settings,
+        wait: args.wait,
+        delay: args.delay_start.unwrap_or_default(),
+        lines: args.line_mode,
+        stats: args.stats,
+    };
+    let meter = Meter {
+        me,
+        names: &names,
+        direct_io: args.direct_io,
+        store: args.store_and_forward.as_deref(),
+        show,
+        skip_errors: args.skip_errors,
+    };
+    ExitCode::from(meter.run(transfer, &display, output, start))
+}
+
+/// What `-R` sends: the options given, and the display items if any.
+fn changes(args: &PvArgs) -> Changes {
+    let items = items(args);
+    Changes {
+        items: (!items.is_empty()).then_some(items),
+        format: args.format.clone(),
+        name: args.name.clone(),
+        interval: args.interval.map(|d| d.as_secs_f64()),
+        size: match &args.size {
+            Some(SizeSpec::Bytes(n)) => Some(*n),
+            Some(SizeSpec::Of(path)) => std::fs::metadata(path).ok().map(|m| m.len()),
+            None => None,
+        },
+        rate_limit: args.rate_limit,
+    }
+}
+
+/// The size of a named input that is a regular file (`-`: stdin).
+fn regular_size(name: &Path) -> Option<u64> {
+    if name.as_os_str() == "-" {
+        fd_info(io::stdin().as_fd())
+            .ok()
+            .filter(|info| info.kind == FdKind::Regular)
+            .map(|info| info.size)
+    } else {
+        std::fs::metadata(name)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+    }
+}
+
+/// Where the bytes go: stdout, `-o FILE`, or nowhere (`-X`).
+enum Output {
+    Stdout(io::Stdout),
+    File(File),
+}
+
+impl Output {
+    fn fd(&self) -> BorrowedFd<'_> {
+        match self {
+            Output::Stdout(stdout) => stdout.as_fd(),
+            Output::File(file) => file.as_fd(),
+        }
+    }
+}
+
+fn open_output(args: &PvArgs) -> Result<Output, String> {
+    if args.discard {
+        return File::options()
+            .write(true)
+            .open("/dev/null")
+            .map(Output::File)
+            .map_err(|err| format!("/dev/null: {}", strerror(&err)));
+    }
+    match &args.output {
+        None => Ok(Output::Stdout(io::stdout())),
+        Some(path) => File::create(path)
+            .map(Output::File)
+            .map_err(|err| format!("{}: {}", path.display(), strerror(&err))),
+    }
+}
+
+/// The meter's reading of the transfer, for the display.
+struct Reading {
+    count: Arc<AtomicU64>,
+    tail: Option<Tail>,
+    out: Option<std::os::fd::OwnedFd>,
+}
+
+impl Source for Reading {
+    fn count(&self) -> u64 {
+        self.count.count()
+    }
+
+    fn last_written(&self, n: usize) -> Vec<u8> {
+        let Some(tail) = &self.tail else {
+            return Vec::new();
+        };
+        let tail = tail
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        tail.iter()
+            .skip(tail.len().saturating_sub(n))
+            .copied()
+            .collect()
+    }
+
+    fn buffer_percent(&self) -> Option<u64> {
+        pipe_fill(self.out.as_ref()?.as_fd())
+    }
+}
+
+/// One run's inputs and how to read them.
+struct Meter<'a> {
+    me: &'a Invocation,
+    names: &'a [PathBuf],
+    direct_io: bool,
+    store: Option<&'a Path>,
+    show: bool,
+    skip_errors: u8,
+}
+
+impl Meter<'_> {
+    /// Copies every input, drawing the display meanwhile; the exit status.
+    fn run(&self, mut transfer: Transfer, display: &Display, output: Output, start: Instant) -> u8 {
+        let out = output.fd();
+        let out_info = match fd_info(out) {
+            Ok(info) => info,
+            Err(err) => {
+                self.me.say(&format!("standard output: {}", strerror(&err)));
+                return EXIT_ACCESS;
+            }
+        };
+        let reading = Reading {
+            count: transfer.count(),
+            tail: transfer.tail(),
+            out: out.try_clone_to_owned().ok(),
+        };
+        let stderr = io::stderr();
+        let (done_tx, done_rx) = mpsc::channel::<()>();
+        let mut status = 0u8;
+        std::thread::scope(|scope| {
+            let drawer = self.show.then(|| {
+                let (reading, stderr) = (&reading, &stderr);
+                scope.spawn(move || draw(display, reading, start, &done_rx, stderr))
+            });
+            status = match self.store {
+                None => self.copy_all(&mut transfer, out, &out_info),
+                Some(store) => self.store_and_forward(&mut transfer, store, out),
+            };
+            drop(done_tx);
+            if let Some(drawer) = drawer {
+                let _ = drawer.join();
+            }
         });
-        let out = stdout.as_fd();
-        'inputs: for name in &names {
+        status
+    }
+
+    /// `-U`: every input into `store` (metered), then `store` to `out`.
+    fn store_and_forward(&self, transfer: &mut Transfer, store: &Path, out: BorrowedFd<'_>) -> u8 {
+        let file = match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(store)
+        {
+            Ok(file) => file,
+            Err(err) => {
+                self.me
+                    .say(&format!("{}: {}", store.display(), strerror(&err)));
+                return EXIT_ACCESS;
+            }
+        };
+        let Ok(store_info) = fd_info(&file) else {
+            return EXIT_ACCESS;
+        };
+        let mut status = self.copy_all(transfer, file.as_fd(), &store_info);
+        let forward = File::open(store).and_then(|from| {
+            let mut copier = pipespeed::copy::Copier::new(CopyOptions::default());
+            copier.copy(&from, out).map_err(|e| e.source)
+        });
+        if let Err(err) = forward {
+            if err.kind() != io::ErrorKind::BrokenPipe {
+                self.me.say(&format!("write failed: {}", strerror(&err)));
+                status |= EXIT_TRANSFER;
+            }
+        }
+        status
+    }
+
+    /// Every input to `out`, in order; the status bits of what failed.
+    fn copy_all(
+        &self,
+        transfer: &mut Transfer,
+        out: BorrowedFd<'_>,
+        out_info: &pipespeed::sys::FdInfo,
+    ) -> u8 {
+        let mut status = 0u8;
+        let stdin = io::stdin();
+        for name in self.names {
             let file;
             let is_stdin = name.as_os_str() == "-";
             let fd = if is_stdin {
-                if let Some(refused) = closed_stdin() {
+                if let Some(refused) = self.closed_stdin() {
                     status |= refused;
                     continue;
                 }
+                if self.direct_io {
+                    set_direct(stdin.as_fd());
+                }
                 stdin.as_fd()
             } else {
-                match File::open(name) {
+                match open_input(name, self.direct_io) {
                     Ok(opened) => {
                         file = opened;
                         file.as_fd()
                     }
                     Err(err) => {
-                        eprintln!("pipespeed pv: {}: {}", name.display(), strerror(&err));
+                        self.me
+                            .say(&format!("{}: {}", name.display(), strerror(&err)));
                         status |= EXIT_ACCESS;
                         continue;
                     }
                 }
             };
-            if let Some(refused) = closed_stdout(name, is_stdin) {
+            if let Some(refused) = self.closed_stdout(name, is_stdin) {
                 status |= refused;
                 continue;
             }
-            if fd_info(fd).is_ok_and(|info| input_is_output(&info, &out_info)) {
-                eprintln!(
-                    "pipespeed pv: {}: input file is output file",
-                    name.display()
-                );
+            if fd_info(fd).is_ok_and(|info| input_is_output(&info, out_info)) {
+                self.me
+                    .say(&format!("{}: input file is output file", name.display()));
                 status |= EXIT_SAME;
                 continue;
             }
-            match transfer.copy(fd, out) {
+            let mut warned = false;
+            let mut warn = |skipped: Skipped| {
+                if self.skip_warning(name, &skipped, warned) {
+                    warned = true;
+                }
+            };
+            match transfer.copy(fd, out, &mut warn) {
                 Ok(Ended::Input) => {}
-                Ok(Ended::StopSize) => break 'inputs,
+                Ok(Ended::StopSize) => break,
                 Err(err) if err.side == Side::Output => {
                     if err.source.kind() != io::ErrorKind::BrokenPipe {
-                        eprintln!("pipespeed pv: write failed: {}", strerror(&err.source));
+                        self.me
+                            .say(&format!("write failed: {}", strerror(&err.source)));
                         status |= EXIT_TRANSFER;
                     }
-                    break 'inputs;
+                    break;
                 }
                 Err(err) => {
-                    eprintln!(
-                        "pipespeed pv: {}: read failed: {}",
+                    self.me.say(&format!(
+                        "{}: read failed: {}",
                         name.display(),
                         strerror(&err.source)
-                    );
+                    ));
                     status |= EXIT_TRANSFER;
                 }
             }
         }
-        drop(done_tx);
-        if let Some(drawer) = drawer {
-            let _ = drawer.join();
+        status
+    }
+
+    /// `-E`'s warning for a skipped stretch (`-EE`: the first of a file
+    /// only). Whether it was said.
+    fn skip_warning(&self, name: &Path, skipped: &Skipped, warned: bool) -> bool {
+        if warned && self.skip_errors > 1 {
+            return false;
         }
-    });
-    Ok(ExitCode::from(status))
+        self.me.say(&format!(
+            "{}: warning: read error: skipped {} bytes at offset {}: {}",
+            name.display(),
+            skipped.bytes,
+            skipped.offset,
+            strerror(&skipped.error)
+        ));
+        true
+    }
+
+    /// The message and status bit for reading a standard input that was
+    /// closed when pv started, as pv 1.6 words them, or `None` if it was
+    /// open. Without the check the read fails on the placeholder
+    /// descriptor with a transfer error (16), where pv says it cannot stat
+    /// the input (2).
+    fn closed_stdin(&self) -> Option<u8> {
+        inherited::closed_at_start(Stdio::Stdin).then(|| {
+            self.me.say(&format!("failed to stat file: -: {}", ebadf()));
+            EXIT_ACCESS
+        })
+    }
+
+    /// The message and status bit for copying input `name` to a standard
+    /// output that was closed when pv started, or `None` if it was open.
+    ///
+    /// pv 1.6 checks the output against each input: for standard input it
+    /// cannot stat the output (status 2); a named file it opens lands on
+    /// the free descriptor 1 and is refused as "input file is output file"
+    /// (status 4). The statuses are pv's; the message for a file says what
+    /// is really wrong. Nothing is copied either way: the bytes would be
+    /// lost.
+    fn closed_stdout(&self, name: &Path, is_stdin: bool) -> Option<u8> {
+        if !inherited::closed_at_start(Stdio::Stdout) {
+            return None;
+        }
+        Some(if is_stdin {
+            self.me
+                .say(&format!("failed to stat output file: {}", ebadf()));
+            EXIT_ACCESS
+        } else {
+            self.me.say(&format!(
+                "{}: cannot copy to standard output: {}",
+                name.display(),
+                ebadf()
+            ));
+            EXIT_SAME
+        })
+    }
+}
+
+/// Opens an input, with O_DIRECT for `-K` where the filesystem takes it.
+fn open_input(name: &Path, direct: bool) -> io::Result<File> {
+    if direct
+        && let Ok(file) = File::options()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(name)
+    {
+        return Ok(file);
+    }
+    File::open(name)
+}
+
+/// `-K` on standard input: O_DIRECT if it is a file that takes it.
+fn set_direct(fd: BorrowedFd<'_>) {
+    use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
+    if fd_info(fd).is_ok_and(|info| info.kind == FdKind::Regular)
+        && let Ok(flags) = fcntl_getfl(fd)
+    {
+        let _ = fcntl_setfl(fd, flags | OFlags::DIRECT);
+    }
+}
+
+/// `-P FILE`: holds this process's ID while it runs.
+struct PidFile(PathBuf);
+
+impl PidFile {
+    fn write(path: &Path) -> Result<PidFile, String> {
+        std::fs::write(path, format!("{}\n", std::process::id()))
+            .map(|()| PidFile(path.to_owned()))
+            .map_err(|err| format!("{}: {}", path.display(), strerror(&err)))
+    }
+}
+
+impl Drop for PidFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 /// A read/write buffer of `bytes` (at least 1) can be had: tried now, so
@@ -339,42 +576,6 @@ fn allocate(bytes: u64) -> io::Result<usize> {
         ..BufferOptions::default()
     };
     Buffer::new(size, options).map(|_| size)
-}
-
-/// The message and status bit for reading a standard input that was
-/// closed when pv started, as pv 1.6 words them, or `None` if it was open.
-/// Without the check the read fails on the placeholder descriptor with a
-/// transfer error (16), where pv says it cannot stat the input (2).
-fn closed_stdin() -> Option<u8> {
-    inherited::closed_at_start(Stdio::Stdin).then(|| {
-        eprintln!("pipespeed pv: failed to stat file: -: {}", ebadf());
-        EXIT_ACCESS
-    })
-}
-
-/// The message and status bit for copying input `name` to a standard
-/// output that was closed when pv started, or `None` if it was open.
-///
-/// pv 1.6 checks the output against each input: for standard input it
-/// cannot stat the output (status 2); a named file it opens lands on the
-/// free descriptor 1 and is refused as "input file is output file"
-/// (status 4). The statuses are pv's; the message for a file says what is
-/// really wrong. Nothing is copied either way: the bytes would be lost.
-fn closed_stdout(name: &std::path::Path, is_stdin: bool) -> Option<u8> {
-    if !inherited::closed_at_start(Stdio::Stdout) {
-        return None;
-    }
-    Some(if is_stdin {
-        eprintln!("pipespeed pv: failed to stat output file: {}", ebadf());
-        EXIT_ACCESS
-    } else {
-        eprintln!(
-            "pipespeed pv: {}: cannot copy to standard output: {}",
-            name.display(),
-            ebadf()
-        );
-        EXIT_SAME
-    })
 }
 
 /// "Bad file descriptor": what a closed descriptor gives.

@@ -8,14 +8,17 @@
 //! Copying time earns tokens as much as sleeping does. The clock is a
 //! [`Clock`], so tests can run a limit without waiting for it.
 
-use std::os::fd::AsFd;
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::meter::{TokenBucket, count_lines};
-use crate::copy::{Copier, CopyError, CopyOptions};
+use crate::copy::{Copier, CopyError, CopyOptions, Side};
 use crate::sys::{FdInfo, FdKind};
+use crate::wait::{read, write_all};
 
 /// Where time comes from and how the loop waits for it.
 pub trait Clock: Send {
@@ -44,12 +47,23 @@ impl Clock for SystemClock {
 pub struct TransferOptions {
     /// How the copy engine moves bytes (`-C`, `-B`).
     pub copy: CopyOptions,
-    /// `-L`: at most this many bytes a second.
+    /// `-L`: at most this many bytes (lines, with `-l`) a second.
     pub rate_limit: Option<u64>,
     /// `-S`: stop after this many bytes, over all inputs.
     pub stop_at: Option<u64>,
     /// `-l`: count lines instead of bytes.
     pub lines: bool,
+    /// `-0`: lines end with NUL, not newline.
+    pub null: bool,
+    /// `-A`: keep the last this many bytes written, for the display.
+    pub last_written: usize,
+    /// `-Y`: flush the output to its disk after every write.
+    pub sync: bool,
+    /// `-E`: skip read errors, writing zeros in place of what could not
+    /// be read (given twice: report once per input).
+    pub skip_errors: u8,
+    /// `-Z`: skip this many bytes at each error instead of growing skips.
+    pub error_skip_block: Option<u64>,
 }
 
 /// Why [`Transfer::copy`] returned.
@@ -61,13 +75,33 @@ pub enum Ended {
     StopSize,
 }
 
+/// A read error skipped by `-E`: bytes replaced by zeros in the output.
+#[derive(Debug)]
+pub struct Skipped {
+    /// Where in the input.
+    pub offset: u64,
+    /// How many bytes.
+    pub bytes: u64,
+    /// The error.
+    pub error: io::Error,
+}
+
+/// The last bytes written, for `-A`.
+pub type Tail = Arc<Mutex<VecDeque<u8>>>;
+
+/// Largest stretch written between two flushes with `-Y`.
+const SYNC_STRETCH: u64 = 1 << 20;
+
 /// The copy loop of one pv run, over all its inputs.
 pub struct Transfer {
     copier: Copier,
     count: Arc<AtomicU64>,
-    stop_at: Option<u64>,
-    /// The bucket, and when it was last filled.
-    limit: Option<(TokenBucket, Instant)>,
+    options: TransferOptions,
+    /// `-L` as it is now (0: none): `pv -R` changes it while the copy runs.
+    rate: Arc<AtomicU64>,
+    /// The bucket, the rate it was made for, and when it was last filled.
+    limit: Option<(TokenBucket, u64, Instant)>,
+    tail: Option<Tail>,
     clock: Box<dyn Clock>,
 }
 
@@ -76,7 +110,7 @@ impl std::fmt::Debug for Transfer {
         f.debug_struct("Transfer")
             .field("copier", &self.copier)
             .field("count", &self.count)
-            .field("stop_at", &self.stop_at)
+            .field("options", &self.options)
             .field("limit", &self.limit)
             .finish_non_exhaustive()
     }
@@ -89,26 +123,33 @@ impl Transfer {
     }
 
     /// A transfer whose rate limit keeps time by `clock`.
-    pub fn with_clock(options: TransferOptions, mut clock: Box<dyn Clock>) -> Transfer {
-        let mut copier = Copier::new(options.copy);
-        let count = if options.lines {
-            let lines = Arc::new(AtomicU64::new(0));
-            let counter = Arc::clone(&lines);
+    pub fn with_clock(options: TransferOptions, clock: Box<dyn Clock>) -> Transfer {
+        let mut copier = Copier::new(options.copy.clone());
+        let tail = (options.last_written > 0)
+            .then(|| Arc::new(Mutex::new(VecDeque::with_capacity(options.last_written))));
+        let lines = options.lines.then(|| Arc::new(AtomicU64::new(0)));
+        if lines.is_some() || tail.is_some() {
+            let (lines, tail) = (lines.clone(), tail.clone());
+            let keep = options.last_written;
+            let end = if options.null { 0 } else { b'\n' };
             copier.set_inspector(Some(Box::new(move |bytes: &[u8]| {
-                counter.fetch_add(count_lines(bytes), Ordering::Relaxed);
+                if let Some(lines) = &lines {
+                    lines.fetch_add(count_lines(bytes, end), Ordering::Relaxed);
+                }
+                if let Some(tail) = &tail {
+                    keep_tail(tail, bytes, keep);
+                }
             })));
-            lines
-        } else {
-            copier.progress()
-        };
-        let limit = options
-            .rate_limit
-            .map(|rate| (TokenBucket::new(rate), clock.now()));
+        }
+        let count = lines.unwrap_or_else(|| copier.progress());
+        let rate = Arc::new(AtomicU64::new(options.rate_limit.unwrap_or(0)));
         Transfer {
             copier,
             count,
-            stop_at: options.stop_at,
-            limit,
+            options,
+            rate,
+            limit: None,
+            tail,
             clock,
         }
     }
@@ -119,42 +160,216 @@ impl Transfer {
         Arc::clone(&self.count)
     }
 
+    /// The rate limit, to change while the copy runs (0: none).
+    pub fn rate_limit(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.rate)
+    }
+
+    /// The last bytes written, when `-A` asked to keep them.
+    pub fn tail(&self) -> Option<Tail> {
+        self.tail.clone()
+    }
+
+    /// What may go now under the rate limit: waits until the bucket has
+    /// something, then takes all it has (`u64::MAX` without a limit).
+    fn allowance(&mut self) -> u64 {
+        let rate = self.rate.load(Ordering::Relaxed);
+        if rate == 0 {
+            self.limit = None;
+            return u64::MAX;
+        }
+        let now = self.clock.now();
+        // A new rate starts a new bucket.
+        if self
+            .limit
+            .as_ref()
+            .is_none_or(|(_, made_for, _)| *made_for != rate)
+        {
+            self.limit = Some((TokenBucket::new(rate), rate, now));
+        }
+        let clock = &mut self.clock;
+        let Some((bucket, _, last)) = &mut self.limit else {
+            return u64::MAX;
+        };
+        loop {
+            let now = clock.now();
+            bucket.refill(now.saturating_duration_since(*last));
+            *last = now;
+            let got = bucket.take(u64::MAX);
+            if got > 0 {
+                return got;
+            }
+            clock.sleep(bucket.wait());
+        }
+    }
+
     /// Copies `input` to `output` until the input ends or the stop size
     /// is reached, keeping to the rate limit. An error says which side
-    /// failed; what was copied before it stays counted.
-    pub fn copy(&mut self, input: impl AsFd, output: impl AsFd) -> Result<Ended, CopyError> {
+    /// failed; what was copied before it stays counted. With `-E`, read
+    /// errors are skipped and each told to `skipped`.
+    pub fn copy(
+        &mut self,
+        input: impl AsFd,
+        output: impl AsFd,
+        skipped: &mut dyn FnMut(Skipped),
+    ) -> Result<Ended, CopyError> {
         let (input, output) = (input.as_fd(), output.as_fd());
+        if self.options.lines && self.rate.load(Ordering::Relaxed) > 0 {
+            return self.copy_lines(input, output);
+        }
+        let mut skip = Skip::default();
         loop {
-            // What may go now: all of it, or what the rate and the stop
-            // size allow.
-            let mut allowed = u64::MAX;
-            if let Some((bucket, last)) = &mut self.limit {
-                loop {
-                    let now = self.clock.now();
-                    bucket.refill(now.saturating_duration_since(*last));
-                    *last = now;
-                    let got = bucket.take(u64::MAX);
-                    if got > 0 {
-                        allowed = got;
-                        break;
-                    }
-                    self.clock.sleep(bucket.wait());
-                }
-            }
-            if let Some(stop) = self.stop_at {
+            // What may go now: all of it, or what the rate, the stop size
+            // and -Y allow.
+            let mut allowed = self.allowance();
+            if let Some(stop) = self.options.stop_at {
                 let so_far = self.count.load(Ordering::Relaxed);
                 allowed = allowed.min(stop.saturating_sub(so_far));
                 if allowed == 0 {
                     return Ok(Ended::StopSize);
                 }
             }
+            if self.options.sync {
+                allowed = allowed.min(SYNC_STRETCH);
+            }
             self.copier.options_mut().limit = (allowed != u64::MAX).then_some(allowed);
-            let copied = self.copier.copy(input, output)?;
+            let copied = match self.copier.copy(input, output) {
+                Ok(copied) => copied,
+                Err(err) if err.side == Side::Input && self.options.skip_errors > 0 => {
+                    let at = rustix::fs::seek(input, rustix::fs::SeekFrom::Current(0));
+                    let Ok(offset) = at else { return Err(err) };
+                    let bytes = skip.next(self.options.error_skip_block);
+                    self.skip(input, output, offset, bytes)?;
+                    skipped(Skipped {
+                        offset,
+                        bytes,
+                        error: err.source,
+                    });
+                    continue;
+                }
+                Err(err) => return Err(err),
+            };
+            skip = Skip::default();
+            if self.options.sync {
+                flush(output)?;
+            }
             // Short of the limit: this input has ended.
             if copied.bytes < allowed {
                 return Ok(Ended::Input);
             }
         }
+    }
+
+    /// `-E`: zeros in the output in place of `bytes` unreadable bytes at
+    /// `offset`, and the input moved past them.
+    fn skip(
+        &mut self,
+        input: BorrowedFd<'_>,
+        output: BorrowedFd<'_>,
+        offset: u64,
+        bytes: u64,
+    ) -> Result<(), CopyError> {
+        let fail = |side, source| CopyError {
+            side,
+            moved: 0,
+            source,
+        };
+        let to = offset.saturating_add(bytes);
+        rustix::fs::seek(input, rustix::fs::SeekFrom::Start(to))
+            .map_err(|e| fail(Side::Input, e.into()))?;
+        let zeros = vec![0u8; bytes as usize];
+        write_all(output, &zeros, |n| {
+            if !self.options.lines {
+                self.count.fetch_add(n as u64, Ordering::Relaxed);
+            }
+        })
+        .map_err(|e| fail(Side::Output, e))
+    }
+
+    /// `-l` with `-L`: the limit counts lines, so the bytes are written a
+    /// line at a time as the bucket allows.
+    fn copy_lines(
+        &mut self,
+        input: BorrowedFd<'_>,
+        output: BorrowedFd<'_>,
+    ) -> Result<Ended, CopyError> {
+        let end = if self.options.null { 0 } else { b'\n' };
+        let fail = |side, source| CopyError {
+            side,
+            moved: 0,
+            source,
+        };
+        let mut buf = vec![0u8; self.options.copy.buf_size.max(1)];
+        loop {
+            let n = read(input, &mut buf).map_err(|e| fail(Side::Input, e))?;
+            if n == 0 {
+                return Ok(Ended::Input);
+            }
+            let mut chunk = &buf[..n];
+            while !chunk.is_empty() {
+                let lines = self.allowance();
+                // Up to the end of the allowed line, or all that is left.
+                let mut cut = chunk.len();
+                let mut seen = 0u64;
+                for (i, &b) in chunk.iter().enumerate() {
+                    if b == end {
+                        seen += 1;
+                        if seen == lines {
+                            cut = i + 1;
+                            break;
+                        }
+                    }
+                }
+                let (now, rest) = chunk.split_at(cut);
+                write_all(output, now, |_| {}).map_err(|e| fail(Side::Output, e))?;
+                self.count
+                    .fetch_add(count_lines(now, end), Ordering::Relaxed);
+                if let Some(tail) = &self.tail {
+                    keep_tail(tail, now, self.options.last_written);
+                }
+                chunk = rest;
+            }
+        }
+    }
+}
+
+/// The growing skips of `-E` without `-Z`: a byte, then doubling up to
+/// 512 while errors follow each other.
+#[derive(Debug, Default)]
+struct Skip(u64);
+
+impl Skip {
+    fn next(&mut self, block: Option<u64>) -> u64 {
+        if let Some(block) = block {
+            return block.max(1);
+        }
+        self.0 = (self.0 * 2).clamp(1, 512);
+        self.0
+    }
+}
+
+/// Appends `bytes` to the kept tail, keeping the last `keep`.
+fn keep_tail(tail: &Mutex<VecDeque<u8>>, bytes: &[u8], keep: usize) {
+    let mut tail = tail
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let new = &bytes[bytes.len().saturating_sub(keep)..];
+    let drop = (tail.len() + new.len()).saturating_sub(keep);
+    let drop = drop.min(tail.len());
+    tail.drain(..drop);
+    tail.extend(new);
+}
+
+/// `-Y`: what was written reaches the disk (a pipe or terminal has
+/// nothing to flush).
+fn flush(output: BorrowedFd<'_>) -> Result<(), CopyError> {
+    match rustix::fs::fdatasync(output) {
+        Ok(()) | Err(rustix::io::Errno::INVAL | rustix::io::Errno::ROFS) => Ok(()),
+        Err(err) => Err(CopyError {
+            side: Side::Output,
+            moved: 0,
+            source: err.into(),
+        }),
     }
 }
 
@@ -246,7 +461,10 @@ mod tests {
             rate_limit: Some(rate),
             ..TransferOptions::default()
         });
-        assert_eq!(transfer.copy(&input, &out).unwrap(), Ended::Input);
+        assert_eq!(
+            transfer.copy(&input, &out, &mut |_| {}).unwrap(),
+            Ended::Input
+        );
         assert_eq!(transfer.count().load(Ordering::Relaxed), 100_000);
         assert_eq!(contents(out), bytes);
         let seen = seen.lock().unwrap();
@@ -271,13 +489,16 @@ mod tests {
             stop_at: Some(4000),
             ..TransferOptions::default()
         });
-        assert_eq!(transfer.copy(file_of(&first), &out).unwrap(), Ended::Input);
         assert_eq!(
-            transfer.copy(file_of(&second), &out).unwrap(),
+            transfer.copy(file_of(&first), &out, &mut |_| {}).unwrap(),
+            Ended::Input
+        );
+        assert_eq!(
+            transfer.copy(file_of(&second), &out, &mut |_| {}).unwrap(),
             Ended::StopSize
         );
         assert_eq!(
-            transfer.copy(file_of(&second), &out).unwrap(),
+            transfer.copy(file_of(&second), &out, &mut |_| {}).unwrap(),
             Ended::StopSize
         );
         let expected = [&first[..], &second[..1000]].concat();
@@ -294,7 +515,7 @@ mod tests {
             ..TransferOptions::default()
         });
         assert_eq!(
-            transfer.copy(file_of(&bytes), &out).unwrap(),
+            transfer.copy(file_of(&bytes), &out, &mut |_| {}).unwrap(),
             Ended::StopSize
         );
         assert_eq!(contents(out), &bytes[..20_000]);
@@ -310,7 +531,10 @@ mod tests {
             lines: true,
             ..TransferOptions::default()
         });
-        assert_eq!(transfer.copy(file_of(&text), &out).unwrap(), Ended::Input);
+        assert_eq!(
+            transfer.copy(file_of(&text), &out, &mut |_| {}).unwrap(),
+            Ended::Input
+        );
         assert_eq!(transfer.count().load(Ordering::Relaxed), 3000);
         assert_eq!(contents(out), text);
     }

@@ -1,84 +1,264 @@
 //! The display thread: draws the meter from the copy's counter every
 //! interval, on the standard error it is handed, never holding up the
-//! copy.
+//! copy. What it shows can change while it runs (`pv -R`): it reads the
+//! shared [`Settings`] at every frame.
 
+use std::collections::VecDeque;
 use std::io::{self, Write};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags, poll};
 use rustix::time::Timespec;
 
 use super::cursor::Cursor;
-use super::meter::{Items, Snapshot, render, render_numeric};
-use crate::sys::clock::local_seconds_of_day;
+use super::format::{Format, Segment, size_text};
+use super::meter::{Items, Snapshot, render_numeric};
 
-/// Whether and how to draw.
+/// What a meter shows and how: the part of pv's options that `pv -R` can
+/// change while it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// The items asked for by letter (the format when `-F` is not given,
+    /// and what `-n` prints).
+    pub items: Items,
+    /// `-F`: the format, in place of the items.
+    pub format: Option<String>,
+    /// `-n`: numbers, one line each, instead of a meter.
+    pub numeric: bool,
+    /// How often to draw.
+    pub interval: Duration,
+    /// The size the percentage and ETA count towards.
+    pub size: Option<u64>,
+    /// `-8`: bits, not bytes.
+    pub bits: bool,
+    /// `-g`: with an unknown size, the bar shows the rate against the
+    /// highest seen.
+    pub gauge: bool,
+    /// `-w`: the width, in place of the terminal's.
+    pub width: Option<usize>,
+    /// `-m`: seconds the average rate (and so the ETA) is taken over.
+    pub average_window: f64,
+    /// `-x`: also show the line in the terminal's window title.
+    pub window_title: bool,
+    /// `-x`: also show the count in the process's name.
+    pub process_title: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            items: Items::pv_default(),
+            format: None,
+            numeric: false,
+            interval: Duration::from_secs(1),
+            size: None,
+            bits: false,
+            gauge: false,
+            width: None,
+            average_window: 30.0,
+            window_title: false,
+            process_title: false,
+        }
+    }
+}
+
+impl Settings {
+    /// The format drawn: `-F`'s, or the items'.
+    pub fn format(&self) -> Format {
+        match &self.format {
+            Some(text) => Format::parse(text),
+            None => Format::from_items(&self.items),
+        }
+    }
+}
+
+/// Whether and how to draw, for the life of a meter.
 #[derive(Debug)]
 pub struct Display {
     /// `-c`: this meter's row among the pipeline's, or `None` to draw on
     /// the current line.
     pub cursor: Option<Cursor>,
-    /// What to show.
-    pub items: Items,
-    /// `-n`: numbers, one line each, instead of a meter.
-    pub numeric: bool,
+    /// What to show; shared with the remote control.
+    pub settings: Arc<Mutex<Settings>>,
     /// `-W`: nothing until the first byte.
     pub wait: bool,
-    /// How often to draw.
-    pub interval: Duration,
-    /// The size the progress and ETA count towards.
-    pub size: Option<u64>,
+    /// `-D`: nothing until this long after the start.
+    pub delay: Duration,
     /// `-l`: the count is lines.
     pub lines: bool,
+    /// `-v`: the rate's statistics at the end.
+    pub stats: bool,
 }
 
-/// Draws on `out` every `interval` until `done` closes, then once more,
+/// What a display needs from the transfer, besides its count.
+pub trait Source: Sync {
+    /// Bytes (or lines) so far.
+    fn count(&self) -> u64;
+    /// `-A`: the last bytes written (at most `n`).
+    fn last_written(&self, _n: usize) -> Vec<u8> {
+        Vec::new()
+    }
+    /// `-T`: percent of the buffer towards the reader in use, `None` if
+    /// it cannot be told.
+    fn buffer_percent(&self) -> Option<u64> {
+        None
+    }
+}
+
+impl Source for AtomicU64 {
+    fn count(&self) -> u64 {
+        self.load(Ordering::Relaxed)
+    }
+}
+
+/// The state a meter keeps from one frame to the next: the rate, the
+/// averaging window, the bounce of an unknown size, the statistics.
+#[derive(Debug, Default)]
+pub struct Meter {
+    last: (u64, f64),
+    history: VecDeque<(f64, u64)>,
+    tick: u64,
+    max_rate: f64,
+    rates: Vec<f64>,
+    previous_length: usize,
+}
+
+impl Meter {
+    /// The snapshot at `now` seconds with `count` so far.
+    pub fn snapshot(&mut self, count: u64, now: f64, done: bool, settings: &Settings) -> Snapshot {
+        let (last_count, last_time) = self.last;
+        // The last line shows the rate of the whole transfer, as pv's does.
+        let rate = if done {
+            per_second(count, now)
+        } else {
+            per_second(count.saturating_sub(last_count), now - last_time)
+        };
+        self.last = (count, now);
+        if !done && now > 0.0 {
+            self.rates.push(rate);
+        }
+        self.max_rate = self.max_rate.max(rate);
+        if count > last_count {
+            self.tick += 2;
+        }
+        self.history.push_back((now, count));
+        while self
+            .history
+            .front()
+            .is_some_and(|&(t, _)| now - t > settings.average_window)
+            && self.history.len() > 2
+        {
+            self.history.pop_front();
+        }
+        let average = match self.history.front() {
+            Some(&(t, c)) if !done && now - t >= settings.average_window * 0.5 && now > t => {
+                per_second(count.saturating_sub(c), now - t)
+            }
+            _ => per_second(count, now),
+        };
+        Snapshot {
+            count,
+            elapsed: now,
+            rate,
+            average,
+            size: settings.size.filter(|&s| s > 0),
+            bits: settings.bits,
+            done,
+            tick: self.tick,
+            name: settings.items.name.clone(),
+            gauge: (settings.gauge && self.max_rate > 0.0)
+                .then(|| (rate * 100.0 / self.max_rate) as u64),
+            ..Snapshot::default()
+        }
+    }
+
+    /// The line for `snap` in `format`, padded over a longer last line.
+    pub fn line(&mut self, format: &Format, snap: &Snapshot, width: usize) -> String {
+        let line = format.render(snap, width, self.previous_length);
+        self.previous_length = line.chars().count();
+        line
+    }
+
+    /// `-v`'s line: the rate's minimum, mean, maximum and standard
+    /// deviation over the updates of the transfer.
+    pub fn stats(&self, lines: bool, bits: bool) -> Option<String> {
+        if self.rates.is_empty() {
+            return None;
+        }
+        let n = self.rates.len() as f64;
+        let mean = self.rates.iter().sum::<f64>() / n;
+        let deviation = (self.rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / n).sqrt();
+        let min = self.rates.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = self.rates.iter().copied().fold(0.0, f64::max);
+        let unit = |v: f64| {
+            let text = if lines {
+                size_text(v, "/s", false)
+            } else if bits {
+                size_text(v * 8.0, "b/s", true)
+            } else {
+                size_text(v, "B/s", true)
+            };
+            text.trim().to_owned()
+        };
+        Some(format!(
+            "rate min/avg/max/mdev = {} / {} / {} / {}",
+            unit(min),
+            unit(mean),
+            unit(max),
+            unit(deviation)
+        ))
+    }
+}
+
+/// Draws on `out` every interval until `done` closes, then once more,
 /// finished.
 pub fn draw(
     display: &Display,
-    count: &AtomicU64,
+    source: &dyn Source,
     start: Instant,
     done: &mpsc::Receiver<()>,
     out: &io::Stderr,
 ) {
-    let width = terminal_width(out);
-    let (mut last_count, mut last_time, mut tick) = (0u64, 0.0f64, 0u64);
+    let mut meter = Meter::default();
     loop {
+        let interval = lock(&display.settings).interval;
         let finished = !matches!(
-            done.recv_timeout(display.interval),
+            done.recv_timeout(interval),
             Err(mpsc::RecvTimeoutError::Timeout)
         );
-        let now = start.elapsed().as_secs_f64();
-        let n = count.load(Ordering::Relaxed);
-        let snap = Snapshot {
-            count: n,
-            elapsed: now,
-            rate: rate(n - last_count, now - last_time),
-            size: display.size,
-            lines: display.lines,
-            done: finished,
-            tick,
-            clock: local_seconds_of_day(),
-        };
-        (last_count, last_time, tick) = (n, now, tick + 1);
-        if display.wait && n == 0 {
-            // -W: nothing until the first byte, and nothing if none came.
+        let settings = lock(&display.settings).clone();
+        let now = start.elapsed();
+        let count = source.count();
+        let mut snap = meter.snapshot(count, now.as_secs_f64(), finished, &settings);
+        snap.lines = display.lines;
+        let format = settings.format();
+        if format.has(&Segment::BufferPercent) {
+            snap.buffer_percent = source.buffer_percent();
+        }
+        let n = format.last_written();
+        if n > 0 {
+            snap.last_written = source.last_written(n);
+        }
+        // -W: nothing until the first byte; -D: nothing until the delay.
+        if (display.wait && count == 0) || now < display.delay {
             if finished {
                 return;
             }
             continue;
         }
-        let text = if display.numeric {
-            render_numeric(&snap, &display.items) + "\n"
+        let text = if settings.numeric {
+            render_numeric(&snap, &settings.items) + "\n"
         } else {
-            let line = render(&snap, &display.items, width);
+            let width = settings.width.unwrap_or_else(|| terminal_width(out));
+            let line = meter.line(&format, &snap, width);
+            titles(&settings, &line, count);
             match &display.cursor {
                 Some(cursor) => cursor.place(&line),
-                None if finished => format!("\r{line}\n"),
-                None => format!("\r{line}"),
+                None if finished => format!("{line}\r\n"),
+                None => format!("{line}\r"),
             }
         };
         // The last frame may wait a little for room; the others are
@@ -90,9 +270,35 @@ pub fn draw(
         };
         show(out, &text, patience);
         if finished {
+            if display.stats
+                && let Some(stats) = meter.stats(display.lines, settings.bits)
+            {
+                show(out, &format!("{stats}\n"), patience);
+            }
             return;
         }
     }
+}
+
+/// `-x`: the line in the window title (an xterm escape, on the terminal
+/// the display draws on) and the count in the process's name.
+fn titles(settings: &Settings, line: &str, count: u64) {
+    if settings.window_title {
+        let _ = write!(io::stderr(), "\x1b]2;{}\x07", line.trim());
+    }
+    if settings.process_title {
+        let name = format!("pv {count}");
+        if let Ok(name) = std::ffi::CString::new(name) {
+            let _ = rustix::thread::set_name(&name);
+        }
+    }
+}
+
+/// The settings, even if a thread panicked holding them.
+pub fn lock(settings: &Mutex<Settings>) -> std::sync::MutexGuard<'_, Settings> {
+    settings
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Writes `text` to `stderr` if it can take it within `patience`: a
@@ -111,7 +317,7 @@ pub fn show(stderr: &io::Stderr, text: &str, patience: Duration) {
 }
 
 /// Per second, `count` over `seconds` (0 over no time).
-pub fn rate(count: u64, seconds: f64) -> f64 {
+pub fn per_second(count: u64, seconds: f64) -> f64 {
     if seconds > 0.0 {
         count as f64 / seconds
     } else {
@@ -126,4 +332,12 @@ pub fn terminal_width(out: impl AsFd) -> usize {
         .map(|w| usize::from(w.ws_col))
         .filter(|&w| w > 0)
         .unwrap_or(80)
+}
+
+/// How full the pipe `fd` is, in percent of its size: the buffer between
+/// a meter and its reader (`-T`). `None` if `fd` is not a pipe.
+pub fn pipe_fill(fd: BorrowedFd<'_>) -> Option<u64> {
+    let size = crate::sys::fcntl_getpipe_size(fd).ok()?;
+    let queued = rustix::io::ioctl_fionread(fd).ok()?;
+    (size > 0).then(|| queued * 100 / size as u64)
 }

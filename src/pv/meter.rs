@@ -1,12 +1,12 @@
-//! What a pipe meter shows, and how it limits a rate: pv's display items
-//! rendered from a [`Snapshot`], and a [`TokenBucket`]. No I/O here: the
-//! `pv` command feeds these from a timer, and tests feed fixed data.
+//! What a pipe meter shows, and how it limits a rate: pv's display items,
+//! the [`Snapshot`] a display is drawn from (see [`super::format`]), `-n`'s
+//! numbers, and a [`TokenBucket`]. No I/O here: the `pv` command feeds
+//! these from a timer, and tests feed fixed data.
 
-use std::fmt::Write;
 use std::time::Duration;
 
 /// The display items of pv, each switched on by its letter.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Items {
     /// `-p`: a progress bar (a moving `<=>` when the size is unknown).
     pub progress: bool,
@@ -22,6 +22,10 @@ pub struct Items {
     pub average_rate: bool,
     /// `-b`: the count so far.
     pub bytes: bool,
+    /// `-T`: how full the buffer towards the reader is.
+    pub buffer_percent: bool,
+    /// `-A NUM`: the last NUM bytes written (0: off).
+    pub last_written: usize,
     /// `-N`: a name in front.
     pub name: Option<String>,
 }
@@ -47,12 +51,14 @@ impl Items {
             || self.fineta
             || self.rate
             || self.average_rate
-            || self.bytes)
+            || self.bytes
+            || self.buffer_percent
+            || self.last_written > 0)
     }
 }
 
-/// The state of a transfer at one moment.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// The state of a transfer at one moment: all a display shows.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Snapshot {
     /// Bytes (or lines, in line mode) so far.
     pub count: u64,
@@ -60,63 +66,37 @@ pub struct Snapshot {
     pub elapsed: f64,
     /// Rate over the last interval, per second.
     pub rate: f64,
+    /// Rate over the averaging window (`-m`), per second: `-a` and the ETA.
+    pub average: f64,
     /// The expected total, when known.
     pub size: Option<u64>,
     /// Whether counting lines rather than bytes.
     pub lines: bool,
+    /// `-8`: bytes shown as bits.
+    pub bits: bool,
     /// Whether the transfer has ended (the final line).
     pub done: bool,
-    /// Updates shown so far: moves the `<=>` of an unknown size.
+    /// Moves the `<=>` of an unknown size: two steps an update with bytes.
     pub tick: u64,
-    /// Local time of day, in seconds since midnight, for `-I`.
-    pub clock: Option<u32>,
+    /// `-N`.
+    pub name: Option<String>,
+    /// `-T`: percent of the reader's buffer in use, `None` when it cannot
+    /// be told.
+    pub buffer_percent: Option<u64>,
+    /// `-A`: the last bytes written.
+    pub last_written: Vec<u8>,
+    /// `-g`: the rate in percent of the highest seen, for a bar of an
+    /// unknown size.
+    pub gauge: Option<u64>,
 }
 
 impl Snapshot {
-    /// Average rate since the start, per second.
-    pub fn average(&self) -> f64 {
-        if self.elapsed > 0.0 {
-            self.count as f64 / self.elapsed
-        } else {
-            0.0
-        }
-    }
-
-    /// Percentage done, when the size is known.
-    pub fn percent(&self) -> Option<f64> {
+    /// Percentage done, when the size is known: past 100 when more came
+    /// than the size said, as pv shows it.
+    pub fn percent(&self) -> Option<u64> {
         self.size
             .filter(|&s| s > 0)
-            .map(|s| (self.count as f64 * 100.0 / s as f64).min(100.0))
-    }
-}
-
-/// A count as pv prints it: three significant digits in four columns and
-/// a binary unit (`1.19KiB`, ` 103MiB`, `3.00 B`); counts of lines use the decimal
-/// `k`, `M`, `G` and no unit.
-pub fn format_count(value: f64, lines: bool) -> String {
-    let (base, units): (f64, &[&str]) = if lines {
-        (1000.0, &["", "k", "M", "G", "T", "P"])
-    } else {
-        (1024.0, &[" B", "KiB", "MiB", "GiB", "TiB", "PiB"])
-    };
-    let mut v = value;
-    let mut i = 0;
-    while v >= 999.5 && i + 1 < units.len() {
-        v /= base;
-        i += 1;
-    }
-    let digits = if v >= 99.95 {
-        format!("{v:4.0}")
-    } else if v >= 9.995 {
-        format!("{v:4.1}")
-    } else {
-        format!("{v:4.2}")
-    };
-    let unit = units[i];
-    if lines && unit.is_empty() {
-        format!("{digits} ")
-    } else {
-        format!("{digits}{unit}")
+            .map(|s| (u128::from(self.count) * 100 / u128::from(s)) as u64)
     }
 }
 
@@ -126,137 +106,46 @@ pub fn format_duration(seconds: f64) -> String {
     format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
 
-/// The one-line display, `width` columns wide at most (the bar takes what
-/// the other items leave).
-pub fn render(snap: &Snapshot, items: &Items, width: usize) -> String {
-    let mut head = String::new();
-    if let Some(name) = &items.name {
-        let _ = write!(head, "{name:>9}: ");
+/// Seconds left at the average rate, when the size is known.
+pub fn eta_seconds(snap: &Snapshot) -> Option<f64> {
+    let size = snap.size?;
+    (snap.average > 0.0).then(|| size.saturating_sub(snap.count) as f64 / snap.average)
+}
+
+/// pv's `-n` output: one line of numbers: elapsed seconds with `-t`, the
+/// count with `-b` (in bits with `-8`), else the percentage (0 when the
+/// size is unknown).
+pub fn render_numeric(snap: &Snapshot, items: &Items) -> String {
+    let mut line = String::new();
+    if items.timer {
+        line.push_str(&format!("{:.4} ", snap.elapsed));
     }
     if items.bytes {
-        let _ = write!(head, "{} ", format_count(snap.count as f64, snap.lines));
-    }
-    if items.timer {
-        let _ = write!(head, "{} ", format_duration(snap.elapsed));
-    }
-    if items.rate {
-        let _ = write!(head, "[{}/s] ", format_count(snap.rate, snap.lines));
-    }
-    if items.average_rate {
-        let _ = write!(head, "[{}/s] ", format_count(snap.average(), snap.lines));
-    }
-    let mut tail = String::new();
-    let percent = snap.percent();
-    if items.progress
-        && let Some(p) = percent
-    {
-        let _ = write!(tail, " {p:.0}%");
-    }
-    if items.eta && percent.is_some() {
-        match eta_seconds(snap) {
-            Some(left) if !snap.done => {
-                // Rounded up, as pv does: 0:00:00 only when done.
-                let _ = write!(tail, " ETA {}", format_duration(left.ceil()));
-            }
-            // pv blanks the field at the end rather than shrinking the line.
-            _ => tail.push_str(&" ".repeat(12)),
-        }
-    }
-    if items.fineta && percent.is_some() {
-        match (eta_seconds(snap), snap.clock) {
-            (Some(left), Some(clock)) if !snap.done => {
-                let at = (f64::from(clock) + left.ceil()).rem_euclid(86_400.0) as u64;
-                let _ = write!(
-                    tail,
-                    " FIN {:02}:{:02}:{:02}",
-                    at / 3600,
-                    at / 60 % 60,
-                    at % 60
-                );
-            }
-            _ => tail.push_str(&" ".repeat(13)),
-        }
-    }
-    let mut line = head;
-    if items.progress {
-        let room = width.saturating_sub(line.chars().count() + tail.chars().count() + 2);
-        line.push('[');
-        line.push_str(&bar(percent, snap.tick, room.max(3)));
-        line.push(']');
-        line.push_str(&tail);
+        let count = if snap.bits && !snap.lines {
+            snap.count * 8
+        } else {
+            snap.count
+        };
+        line.push_str(&count.to_string());
     } else {
-        // Items are separated by one space; the first needs none.
-        line.push_str(tail.strip_prefix(' ').unwrap_or(&tail));
-    }
-    // Trailing blanks stay: they wipe what a longer line left on the
-    // terminal, as pv's do.
-    if !items.progress && !items.eta && !items.fineta {
-        line.truncate(line.trim_end().len());
+        line.push_str(&snap.percent().unwrap_or(0).to_string());
     }
     line
 }
 
-fn bar(percent: Option<f64>, tick: u64, room: usize) -> String {
-    match percent {
-        Some(p) => {
-            let filled = ((p / 100.0) * room as f64) as usize;
-            let filled = filled.min(room);
-            let mut s = "=".repeat(filled.saturating_sub(1));
-            if filled > 0 {
-                s.push('>');
-            }
-            s.push_str(&" ".repeat(room - filled));
-            s
-        }
-        None => {
-            // `<=>` bounces from one end to the other.
-            let span = room.saturating_sub(3).max(1) as u64;
-            let t = tick % (2 * span);
-            let at = if t < span { t } else { 2 * span - t } as usize;
-            let at = at.min(room.saturating_sub(3));
-            format!(
-                "{}<=>{}",
-                " ".repeat(at),
-                " ".repeat(room.saturating_sub(3 + at))
-            )
-        }
-    }
-}
-
-/// Seconds left at the average rate so far.
-pub fn eta_seconds(snap: &Snapshot) -> Option<f64> {
-    let size = snap.size?;
-    let avg = snap.average();
-    (avg > 0.0).then(|| size.saturating_sub(snap.count) as f64 / avg)
-}
-
-/// pv's `-n` output: one line of numbers: elapsed seconds with `-t`, the
-/// count with `-b`, else the percentage (0 when the size is unknown).
-pub fn render_numeric(snap: &Snapshot, items: &Items) -> String {
-    let mut fields = Vec::new();
-    if items.timer {
-        fields.push(format!("{:.4}", snap.elapsed));
-    }
-    if items.bytes {
-        fields.push(snap.count.to_string());
-    } else {
-        fields.push(format!("{:.0}", snap.percent().unwrap_or(0.0).floor()));
-    }
-    fields.join(" ")
-}
-
-/// The number of `\n` bytes in `bytes`, for line mode.
+/// The number of `end` bytes (`\n`, or NUL with `-0`) in `bytes`, for
+/// line mode.
 ///
 /// Counted in runs of 255 bytes into a `u8`, which the compiler turns into
 /// wide vector compares; `filter(..).count()` is not vectorized and made
 /// line counting, not the copy, the bottleneck of `pv -l`.
-pub fn count_lines(bytes: &[u8]) -> u64 {
+pub fn count_lines(bytes: &[u8], end: u8) -> u64 {
     bytes
         .chunks(255)
         .map(|run| {
             let n = run
                 .iter()
-                .fold(0u8, |n, &b| n.wrapping_add(u8::from(b == b'\n')));
+                .fold(0u8, |n, &b| n.wrapping_add(u8::from(b == end)));
             u64::from(n)
         })
         .sum()
@@ -315,92 +204,21 @@ mod tests {
             count,
             elapsed,
             rate: count as f64 / elapsed,
+            average: count as f64 / elapsed,
             size,
-            lines: false,
-            done: false,
-            tick: 0,
-            clock: None,
+            ..Snapshot::default()
         }
-    }
-
-    #[test]
-    fn counts_read_like_pv() {
-        assert_eq!(format_count(3.0, false), "3.00 B");
-        assert_eq!(format_count(1218.0, false), "1.19KiB");
-        assert_eq!(format_count(100.0 * 1048576.0, false), " 100MiB");
-        assert_eq!(format_count(93.3 * 1048576.0, false), "93.3MiB");
-        assert_eq!(format_count(2.0 * 1073741824.0, false), "2.00GiB");
-        assert_eq!(format_count(24.0, true), "24.0 ");
-        assert_eq!(format_count(80_800.0, true), "80.8k");
-        assert_eq!(format_duration(3725.9), "1:02:05");
-    }
-
-    #[test]
-    fn the_default_line_with_a_known_size() {
-        let s = snap(100 << 20, 1.0, Some(300 << 20));
-        let line = render(&s, &Items::pv_default(), 80);
-        assert_eq!(line.len(), 80, "{line:?}");
-        let (head, rest) = line.split_once('[').unwrap();
-        assert_eq!(head, " 100MiB 0:00:01 ");
-        let (rate, bar) = rest.split_once("] [").unwrap();
-        assert_eq!(rate, " 100MiB/s");
-        let (bar, tail) = bar.split_once(']').unwrap();
-        assert_eq!(tail, " 33% ETA 0:00:02");
-        let head_at = bar.find('>').unwrap() + 1;
-        assert_eq!(head_at, bar.len() / 3, "{bar:?}");
-        assert!(bar[..head_at - 1].bytes().all(|c| c == b'='));
-        assert!(bar[head_at..].bytes().all(|c| c == b' '));
-    }
-
-    #[test]
-    fn the_bar_fits_the_width_and_ends_full() {
-        for width in [60, 80, 200] {
-            let mut s = snap(300 << 20, 3.0, Some(300 << 20));
-            s.done = true;
-            let line = render(&s, &Items::pv_default(), width);
-            assert_eq!(line.chars().count(), width, "{line:?}");
-            // The ETA is blanked at the end.
-            assert!(line.ends_with("=>] 100%            "), "{line:?}");
-        }
-    }
-
-    #[test]
-    fn the_finish_time_is_now_plus_the_eta() {
-        let mut s = snap(100 << 20, 1.0, Some(300 << 20));
-        s.clock = Some(23 * 3600 + 59 * 60 + 59);
-        let items = Items {
-            fineta: true,
-            ..Items::default()
-        };
-        // 2 s left at 23:59:59: the end comes after midnight.
-        assert_eq!(render(&s, &items, 80), "FIN 00:00:01");
-        s.done = true;
-        assert_eq!(render(&s, &items, 80), " ".repeat(12));
-    }
-
-    #[test]
-    fn an_unknown_size_bounces() {
-        let items = Items {
-            progress: true,
-            ..Items::default()
-        };
-        let mut s = snap(1, 1.0, None);
-        let a = render(&s, &items, 20);
-        s.tick = 3;
-        let b = render(&s, &items, 20);
-        assert_eq!(a, "[<=>               ]");
-        assert_eq!(b, "[   <=>            ]");
     }
 
     #[test]
     fn lines_are_counted_across_runs_of_every_length() {
         for len in [0, 1, 254, 255, 256, 511, 10_000] {
             let all = vec![b'\n'; len];
-            assert_eq!(count_lines(&all), len as u64);
+            assert_eq!(count_lines(&all, b'\n'), len as u64);
             let some: Vec<u8> = (0..len)
                 .map(|i| if i % 7 == 0 { b'\n' } else { b'x' })
                 .collect();
-            assert_eq!(count_lines(&some), len.div_ceil(7) as u64);
+            assert_eq!(count_lines(&some, b'\n'), len.div_ceil(7) as u64);
         }
     }
 
@@ -415,6 +233,20 @@ mod tests {
             ..Items::default()
         };
         assert_eq!(render_numeric(&s, &timed_bytes), "1.0554 209715200");
+        // More than the size said: past 100.
+        assert_eq!(
+            render_numeric(&snap(100, 1.0, Some(50)), &percent_only),
+            "200"
+        );
+        let bits = Snapshot {
+            bits: true,
+            ..snap(100, 1.0, None)
+        };
+        let bytes = Items {
+            bytes: true,
+            ..Items::default()
+        };
+        assert_eq!(render_numeric(&bits, &bytes), "800");
     }
 
     #[test]

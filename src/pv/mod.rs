@@ -1,6 +1,7 @@
 //! pv as library code: what the meter shows and how it limits a rate
-//! ([`meter`]), the copy loop with `-L`, `-S` and `-l` ([`copy`]), the
-//! display thread ([`display`]) and its rows with `-c` ([`cursor`]), and
+//! ([`meter`]), the display line from a format ([`format`]), the copy loop with `-L`, `-S` and `-l` ([`copy`]), the
+//! display thread ([`display`]) and its rows with `-c` ([`cursor`]), the
+//! remote control of a running meter ([`remote`]), and
 //! `-d`, the watching of another process's files ([`watch`]).
 //!
 //! The display is drawn only on the standard error the caller hands in:
@@ -9,5 +10,7 @@
 pub mod copy;
 pub mod cursor;
 pub mod display;
+pub mod format;
 pub mod meter;
+pub mod remote;
 pub mod watch;

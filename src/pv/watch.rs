@@ -9,22 +9,24 @@ use std::io::{self, Seek, SeekFrom};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::time::{Duration, Instant};
 
-use super::display::{rate, show, terminal_width};
-use super::meter::{Items, Snapshot, render, render_numeric};
+use super::display::{Meter, Settings, show, terminal_width};
+use super::meter::render_numeric;
 use crate::quote::strerror;
-use crate::sys::clock::local_seconds_of_day;
 
 /// One watched descriptor.
 #[derive(Debug)]
 struct Watched {
+    pid: u32,
     fd: u32,
     name: String,
     /// The file's device and inode: a descriptor closed and reused for
     /// another file counts as closed.
     id: (u64, u64),
     size: Option<u64>,
-    /// The position and time of the last update.
-    last: (u64, f64),
+    /// The last position seen.
+    last: u64,
+    /// The rate and bounce from one frame to the next.
+    meter: Meter,
 }
 
 /// Where process `pid` stands in descriptor `fd`, or `None` once it is
@@ -74,11 +76,13 @@ fn watch(pid: u32, fd: u32) -> Result<Watched, Refused> {
         return Err(Refused::NotAFile(name));
     };
     Ok(Watched {
+        pid,
         fd,
         name,
         id: (meta.dev(), meta.ino()),
         size,
-        last: (position(pid, fd).unwrap_or(0), 0.0),
+        last: position(pid, fd).unwrap_or(0),
+        meter: Meter::default(),
     })
 }
 
@@ -131,68 +135,68 @@ fn targets(pid: u32, fd: Option<u32>) -> io::Result<Vec<Watched>> {
     Ok(watched)
 }
 
-/// Every `interval`, draws on `out` the `view` (the items, and whether
-/// numeric) of the watched descriptors, or nothing without one, until all
-/// are closed.
+/// Every interval, draws on `out` (when `show` is true) the meters of
+/// the watched descriptors of every `(pid, fd)` target (every regular
+/// file of `pid` without `fd`), until all are closed.
 pub fn run(
-    pid: u32,
-    fd: Option<u32>,
-    view: Option<(&Items, bool)>,
-    interval: Duration,
+    targets_asked: &[(u32, Option<u32>)],
+    settings: &Settings,
+    visible: bool,
     out: &io::Stderr,
 ) -> io::Result<()> {
-    let mut watched = targets(pid, fd)?;
+    let mut watched = Vec::new();
+    for &(pid, fd) in targets_asked {
+        watched.extend(targets(pid, fd)?);
+    }
     let start = Instant::now();
-    let width = terminal_width(out);
+    let width = settings.width.unwrap_or_else(|| terminal_width(out));
     let several = watched.len() > 1;
-    let mut tick = 0;
+    let format = settings.format();
+    let mut first = true;
     loop {
-        std::thread::sleep(interval);
+        std::thread::sleep(settings.interval);
         let now = start.elapsed().as_secs_f64();
         let mut text = String::new();
-        let numeric = view.is_some_and(|(_, numeric)| numeric);
-        if tick > 0 && several && !numeric {
+        if !first && several && !settings.numeric {
             // Back to the first line of the previous drawing.
             text.push_str(&format!("\x1b[{}A", watched.len() - 1));
         }
+        first = false;
         let mut open = false;
         let count = watched.len();
         for (i, w) in watched.iter_mut().enumerate() {
             // Closed, or closed and reused for another file: the last
             // position seen stands.
-            let at = position(pid, w.fd).filter(|_| file_id(pid, w.fd) == Some(w.id));
+            let at = position(w.pid, w.fd).filter(|_| file_id(w.pid, w.fd) == Some(w.id));
             open |= at.is_some();
-            let pos = at.unwrap_or(w.last.0);
-            let snap = Snapshot {
-                count: pos,
-                elapsed: now,
-                rate: rate(pos.saturating_sub(w.last.0), now - w.last.1),
-                size: w.size,
-                lines: false,
-                done: at.is_none(),
-                tick,
-                clock: local_seconds_of_day(),
-            };
-            w.last = (pos, now);
-            let Some((items, numeric)) = view else {
-                continue;
-            };
-            let mut items = items.clone();
+            let pos = at.unwrap_or(w.last);
+            w.last = pos;
+            let mut own = settings.clone();
+            own.size = w.size;
             if several {
-                items.name = Some(format!("{}:{}", w.fd, w.name));
+                own.items.name = Some(format!("{}:{}", w.fd, w.name));
             }
-            if numeric {
-                text.push_str(&render_numeric(&snap, &items));
+            let snap = w.meter.snapshot(pos, now, at.is_none(), &own);
+            if !visible {
+                continue;
+            }
+            if settings.numeric {
+                text.push_str(&render_numeric(&snap, &own.items));
                 text.push('\n');
             } else {
+                let format = if several {
+                    own.format()
+                } else {
+                    format.clone()
+                };
+                text.push_str(&w.meter.line(&format, &snap, width));
                 text.push('\r');
-                text.push_str(&render(&snap, &items, width));
                 if i + 1 < count {
                     text.push('\n');
                 }
             }
         }
-        if !open && view.is_some() && !numeric {
+        if !open && visible && !settings.numeric {
             text.push('\n');
         }
         let patience = if open {
@@ -204,6 +208,5 @@ pub fn run(
         if !open {
             return Ok(());
         }
-        tick += 1;
     }
 }

@@ -23,7 +23,7 @@ fn capital_s_without_a_size_is_one_complete_line() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         stderr(&out),
-        "pipespeed: -S (--stop-at-size) needs -s SIZE, the size to stop at\n"
+        "pipespeed pv: -S (--stop-at-size) needs -s SIZE, the size to stop at\n"
     );
 }
 

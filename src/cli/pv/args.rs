@@ -1,0 +1,248 @@
+//! pv's options, with pv's letters and long names (pv 1.8, and what later
+//! versions added).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{ArgAction, Args};
+
+use crate::args::size;
+
+/// pv's `-i`, `-D`, `-m`: any positive number of seconds, as pv takes it
+/// (not the range of the measuring commands' durations).
+fn seconds(text: &str) -> Result<Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|s| *s > 0.0)
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .ok_or_else(|| format!("'{text}' is not a positive number of seconds"))
+}
+
+/// `-s`: a size, or `@FILE` for the size of that file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SizeSpec {
+    /// A number of bytes (or lines).
+    Bytes(u64),
+    /// The size of this file.
+    Of(PathBuf),
+}
+
+fn size_spec(text: &str) -> Result<SizeSpec, String> {
+    match text.strip_prefix('@') {
+        Some(path) if !path.is_empty() => Ok(SizeSpec::Of(path.into())),
+        _ => size(text).map(SizeSpec::Bytes),
+    }
+}
+
+fn count_of(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("'{text}' is not a positive whole number")),
+    }
+}
+
+/// `-d PID[:FD]`.
+fn watch_target(text: &str) -> Result<(u32, Option<u32>), String> {
+    let bad = || format!("'{text}' is not PID or PID:FD");
+    let (pid, fd) = match text.split_once(':') {
+        Some((pid, fd)) => (pid, Some(fd.parse().map_err(|_| bad())?)),
+        None => (text, None),
+    };
+    Ok((pid.parse().map_err(|_| bad())?, fd))
+}
+
+fn pid(text: &str) -> Result<u32, String> {
+    text.parse::<u32>()
+        .ok()
+        .filter(|&p| p > 0)
+        .ok_or_else(|| format!("'{text}' is not a process ID"))
+}
+
+/// `-x`: where else to show the meter.
+fn extra(text: &str) -> Result<(bool, bool), String> {
+    let (mut window, mut process) = (false, false);
+    for part in text.split(',') {
+        match part.trim() {
+            "windowtitle" | "window" => window = true,
+            "processtitle" | "process" => process = true,
+            other => {
+                return Err(format!("'{other}' is not windowtitle or processtitle"));
+            }
+        }
+    }
+    Ok((window, process))
+}
+
+/// `pipespeed pv`: pv's options, with pv's letters.
+#[derive(Debug, Default, Args)]
+#[command(
+    after_help = "Exit status: 0 success; bits, combined as pv's: 1 a -R, -Q or -P problem, 2 a \
+    file (or -d's process) could not be opened, 4 an input was the output, 16 a read or write \
+    failed, 64 the -B buffer could not be had. Bad usage: 2 as `pipespeed pv`, 64 as `pv`. A \
+    reader that goes away ends pv quietly with 0."
+)]
+pub struct PvArgs {
+    /// Files to copy to stdout, in order (default and `-`: stdin).
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    // Display.
+    /// Show a progress bar (a moving <=> when the size is unknown).
+    #[arg(short = 'p', long, help_heading = "Display")]
+    pub progress: bool,
+    /// Show the elapsed time.
+    #[arg(short = 't', long, help_heading = "Display")]
+    pub timer: bool,
+    /// Show the estimated time left.
+    #[arg(short = 'e', long, help_heading = "Display")]
+    pub eta: bool,
+    /// Show the estimated local time of the end.
+    #[arg(short = 'I', long, help_heading = "Display")]
+    pub fineta: bool,
+    /// Show the current rate.
+    #[arg(short = 'r', long, help_heading = "Display")]
+    pub rate: bool,
+    /// Show the average rate.
+    #[arg(short = 'a', long = "average-rate", help_heading = "Display")]
+    pub average_rate: bool,
+    /// Seconds the average rate and the ETA are taken over (default 30).
+    #[arg(short = 'm', long = "average-rate-window", value_name = "SEC", value_parser = seconds, help_heading = "Display")]
+    pub average_window: Option<Duration>,
+    /// Show the count so far.
+    #[arg(short = 'b', long, help_heading = "Display")]
+    pub bytes: bool,
+    /// Show bits, not bytes.
+    #[arg(short = '8', long, help_heading = "Display")]
+    pub bits: bool,
+    /// Show how full the pipe to the reader is.
+    #[arg(short = 'T', long = "buffer-percent", help_heading = "Display")]
+    pub buffer_percent: bool,
+    /// Show the last NUM bytes written.
+    #[arg(short = 'A', long = "last-written", value_name = "NUM", value_parser = count_of, help_heading = "Display")]
+    pub last_written: Option<usize>,
+    /// Show FORMAT: %p %t %e %I %r %a %b %T %NUMA %N %%, or %{progress} ...
+    #[arg(short = 'F', long, value_name = "FORMAT", help_heading = "Display")]
+    pub format: Option<String>,
+    /// Numbers for scripts, one line per update: the percentage, or with -b
+    /// the count; with -t the elapsed seconds first.
+    #[arg(short = 'n', long, help_heading = "Display")]
+    pub numeric: bool,
+    /// Show nothing, only copy.
+    #[arg(short = 'q', long, help_heading = "Display")]
+    pub quiet: bool,
+    /// At the end, show the rate's minimum, mean, maximum and deviation.
+    #[arg(short = 'v', long, help_heading = "Display")]
+    pub stats: bool,
+    /// Also show the meter in the window title or process name
+    /// (windowtitle,processtitle).
+    #[arg(short = 'x', long = "extra-display", value_name = "SPEC", value_parser = extra, help_heading = "Display")]
+    pub extra_display: Option<(bool, bool)>,
+    /// With an unknown size, the bar shows the rate against the highest.
+    #[arg(short = 'g', long, help_heading = "Display")]
+    pub gauge: bool,
+    /// Show nothing until the first byte has gone through.
+    #[arg(short = 'W', long, help_heading = "Display")]
+    pub wait: bool,
+    /// Show nothing until SEC seconds have passed.
+    #[arg(short = 'D', long = "delay-start", value_name = "SEC", value_parser = seconds, help_heading = "Display")]
+    pub delay_start: Option<Duration>,
+    /// The expected total (bytes, or lines with -l), or @FILE for that
+    /// file's size; default: the sum of the files' sizes. Takes K, M, G.
+    #[arg(short = 's', long, value_name = "SIZE", value_parser = size_spec, help_heading = "Display")]
+    pub size: Option<SizeSpec>,
+    /// Count lines, not bytes.
+    #[arg(short = 'l', long = "line-mode", help_heading = "Display")]
+    pub line_mode: bool,
+    /// Lines end with NUL, not newline (with -l).
+    #[arg(short = '0', long, help_heading = "Display")]
+    pub null: bool,
+    /// Seconds between updates.
+    #[arg(short = 'i', long, value_name = "SEC", value_parser = seconds, help_heading = "Display")]
+    pub interval: Option<Duration>,
+    /// Assume the terminal is WIDTH columns wide.
+    #[arg(short = 'w', long, value_name = "WIDTH", value_parser = count_of, help_heading = "Display")]
+    pub width: Option<usize>,
+    /// Assume the terminal is HEIGHT rows high.
+    #[arg(short = 'H', long, value_name = "HEIGHT", value_parser = count_of, help_heading = "Display")]
+    pub height: Option<usize>,
+    /// A name in front of the display.
+    #[arg(short = 'N', long, value_name = "NAME", help_heading = "Display")]
+    pub name: Option<String>,
+    /// Show the display even when stderr is not a terminal.
+    #[arg(short = 'f', long, help_heading = "Display")]
+    pub force: bool,
+    /// Several meters in one pipeline: each keeps its own line (cursor
+    /// positioning, for a terminal).
+    #[arg(short = 'c', long, help_heading = "Display")]
+    pub cursor: bool,
+
+    // Transfer.
+    /// At most RATE bytes (lines, with -l) a second. Takes K, M, G.
+    #[arg(short = 'L', long = "rate-limit", value_name = "RATE", value_parser = size, help_heading = "Transfer")]
+    pub rate_limit: Option<u64>,
+    /// Read/write buffer size. Takes K, M, G.
+    #[arg(short = 'B', long = "buffer-size", value_name = "SIZE", value_parser = size, help_heading = "Transfer")]
+    pub buffer_size: Option<u64>,
+    /// Never splice(2): copy every byte by read/write, at a cost in speed.
+    ///
+    /// Spliced, a file reaches the reader as references to its page-cache
+    /// pages, not copies: a file overwritten in place after pv has finished
+    /// but before the reader has read shows the reader the new bytes (pv
+    /// 1.6 splices too). With -C the reader gets the bytes of when pv ran.
+    #[arg(short = 'C', long = "no-splice", help_heading = "Transfer")]
+    pub no_splice: bool,
+    /// Skip read errors, writing zeros for what could not be read (twice:
+    /// one warning per file).
+    #[arg(short = 'E', long = "skip-errors", action = ArgAction::Count, help_heading = "Transfer")]
+    pub skip_errors: u8,
+    /// With -E, skip SIZE bytes at each error. Takes K, M, G.
+    #[arg(short = 'Z', long = "error-skip-block", value_name = "SIZE", value_parser = size, help_heading = "Transfer")]
+    pub error_skip_block: Option<u64>,
+    /// Stop after the -s size (-s 0: copy everything, as pv).
+    #[arg(short = 'S', long = "stop-at-size", help_heading = "Transfer")]
+    pub stop_at_size: bool,
+    /// Flush the output to its disk after every write (fdatasync).
+    #[arg(short = 'Y', long, help_heading = "Transfer")]
+    pub sync: bool,
+    /// Read regular files with O_DIRECT, around the page cache.
+    #[arg(short = 'K', long = "direct-io", help_heading = "Transfer")]
+    pub direct_io: bool,
+    /// Write to FILE instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE", help_heading = "Transfer")]
+    pub output: Option<PathBuf>,
+    /// Write nothing: read, count and drop (as to /dev/null).
+    #[arg(
+        short = 'X',
+        long,
+        conflicts_with = "output",
+        help_heading = "Transfer"
+    )]
+    pub discard: bool,
+    /// Read all input into FILE first, then send FILE on.
+    #[arg(
+        short = 'U',
+        long = "store-and-forward",
+        value_name = "FILE",
+        help_heading = "Transfer"
+    )]
+    pub store_and_forward: Option<PathBuf>,
+    /// Copy nothing: watch how far process PID has read file descriptor FD
+    /// (every regular file it has open, without FD), from /proc. May be
+    /// given more than once.
+    #[arg(short = 'd', long = "watchfd", value_name = "PID[:FD]", value_parser = watch_target, conflicts_with_all = ["files", "rate_limit", "stop_at_size", "line_mode"], help_heading = "Transfer")]
+    pub watchfd: Vec<(u32, Option<u32>)>,
+
+    // Control.
+    /// Change -L, -s, -N, -i and the display of the meter of process PID.
+    #[arg(short = 'R', long, value_name = "PID", value_parser = pid, conflicts_with = "query", help_heading = "Control")]
+    pub remote: Option<u32>,
+    /// Print the state of the meter of process PID.
+    #[arg(short = 'Q', long, value_name = "PID", value_parser = pid, help_heading = "Control")]
+    pub query: Option<u32>,
+    /// Write this process's ID to FILE while it runs.
+    #[arg(short = 'P', long, value_name = "FILE", help_heading = "Control")]
+    pub pidfile: Option<PathBuf>,
+    /// Print the version and exit.
+    #[arg(short = 'V', long, help_heading = "Control")]
+    pub version: bool,
+}

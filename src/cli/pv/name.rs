@@ -1,0 +1,170 @@
+//! How the binary was asked to be pv: `pipespeed pv ...`, or called `pv`
+//! (a symlink), with pv's words: messages start `pv:`, `-h` lists the
+//! options in pv's layout, bad usage exits 64.
+
+use std::ffi::{OsStr, OsString};
+use std::io::{self, Write};
+use std::os::fd::AsFd;
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::{Args, CommandFactory};
+use pipespeed::pv::remote::{self, Request};
+use pipespeed::wait::write_all;
+
+use super::{EXIT_CONTROL, PvArgs};
+use crate::args::Cli;
+use crate::strerror;
+
+/// pv's status for bad usage (pv 1.6: an unknown option or a bad value).
+const EXIT_PV_USAGE: u8 = 64;
+/// pipespeed's status for bad usage.
+const EXIT_USAGE: u8 = 2;
+
+/// The name messages start with, and whether the binary is called `pv`.
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    program: String,
+    called_pv: bool,
+}
+
+impl Default for Invocation {
+    fn default() -> Invocation {
+        Invocation {
+            program: "pipespeed pv".into(),
+            called_pv: false,
+        }
+    }
+}
+
+impl Invocation {
+    /// Whether `argv` asks for pv: `pipespeed pv ...`, or any command line
+    /// of a binary whose file name is `pv`, rewritten into `pipespeed pv
+    /// ...` so that one parser serves both.
+    pub fn detect(argv: &mut Vec<OsString>) -> Option<Invocation> {
+        match argv.first() {
+            Some(argv0) if Path::new(argv0).file_name() == Some(OsStr::new("pv")) => {
+                argv[0] = "pipespeed".into();
+                argv.insert(1, "pv".into());
+                Some(Invocation {
+                    program: "pv".into(),
+                    called_pv: true,
+                })
+            }
+            _ if argv.get(1).is_some_and(|arg| arg == "pv") => Some(Invocation::default()),
+            _ => None,
+        }
+    }
+
+    /// Help (pv's layout when called `pv`), or a usage error on one line
+    /// (pipespeed's, as `pipespeed pv`).
+    pub fn clap_error(&self, err: clap::Error) -> ExitCode {
+        use clap::error::ErrorKind;
+        if !self.called_pv {
+            return crate::clap_error(err);
+        }
+        match err.kind() {
+            ErrorKind::DisplayHelp => self.print(&help()),
+            ErrorKind::DisplayVersion => self.print(&version()),
+            _ => {
+                let text = err.render().to_string();
+                let first = text.lines().next().unwrap_or("bad usage");
+                self.say(first.strip_prefix("error: ").unwrap_or(first));
+                ExitCode::from(EXIT_PV_USAGE)
+            }
+        }
+    }
+
+    /// Writes `text` to stdout.
+    pub fn print(&self, text: &str) -> ExitCode {
+        match write_all(io::stdout().as_fd(), text.as_bytes(), |_| {}) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => {
+                self.say(&format!("write error: {}", strerror(&err)));
+                ExitCode::FAILURE
+            }
+        }
+    }
+
+    /// One message on stderr, after the program's name.
+    pub fn say(&self, message: &str) {
+        let _ = writeln!(io::stderr(), "{}: {message}", self.program);
+    }
+
+    /// Bad usage found after parsing: the message and pv's status (64), or
+    /// pipespeed's (2).
+    pub fn usage(&self, message: &str) -> ExitCode {
+        self.say(message);
+        ExitCode::from(if self.called_pv {
+            EXIT_PV_USAGE
+        } else {
+            EXIT_USAGE
+        })
+    }
+
+    /// `-R` or `-Q`: sends `request` to the meter of `pid`; a query's
+    /// answer is printed.
+    pub fn control(&self, pid: u32, request: &Request) -> ExitCode {
+        let verb = match request {
+            Request::Change(_) => "-R",
+            Request::Query => "-Q",
+        };
+        match remote::send(pid, request) {
+            Ok(reply) => match (reply.error, reply.line) {
+                (Some(err), _) => {
+                    self.say(&format!("{verb} {pid}: {err}"));
+                    ExitCode::from(EXIT_CONTROL)
+                }
+                (None, Some(line)) => self.print(&format!("{line}\n")),
+                (None, None) => ExitCode::SUCCESS,
+            },
+            Err(err) => {
+                self.say(&format!("{verb} {pid}: {}", strerror(&err)));
+                ExitCode::from(EXIT_CONTROL)
+            }
+        }
+    }
+}
+
+/// `pv --version`.
+pub fn version() -> String {
+    format!(
+        "pv (pipespeed) {}\nA drop-in for pv (Andrew Wood's Pipe Viewer) on the pipespeed copy engine.\n",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// pv's `--help`: usage, then one option a line, `  -R, --remote PID`
+/// padded to a column, and its help's first sentence.
+pub fn help() -> String {
+    let mut cli = Cli::command();
+    cli.build();
+    let pv = cli
+        .find_subcommand("pv")
+        .cloned()
+        .unwrap_or_else(|| PvArgs::augment_args(clap::Command::new("pv")));
+    let mut text = String::from(
+        "Usage: pv [OPTION] [FILE]...\nConcatenate FILE(s), or standard input, to standard output,\nwith monitoring.\n",
+    );
+    let mut heading = None;
+    for arg in pv.get_arguments() {
+        let (Some(short), Some(long)) = (arg.get_short(), arg.get_long()) else {
+            continue;
+        };
+        if arg.get_help_heading() != heading {
+            heading = arg.get_help_heading();
+            text.push('\n');
+        }
+        let value = arg
+            .get_value_names()
+            .and_then(|names| names.first())
+            .map(|name| format!(" {name}"))
+            .unwrap_or_default();
+        let left = format!("  -{short}, --{long}{value}");
+        let about = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+        let about = about.lines().next().unwrap_or_default();
+        text.push_str(&format!("{left:<27}{about}\n"));
+    }
+    text.push_str("  -h, --help               show this help and exit\n");
+    text
+}

@@ -1,0 +1,299 @@
+//! `-R PID` and `-Q PID`: change or ask a running meter.
+//!
+//! Every meter listens on a Unix socket named after its process ID in a
+//! directory only its user can enter: `$XDG_RUNTIME_DIR/pipespeed-pv/`, or
+//! `/tmp/pipespeed-pv-UID/` without one. A client sends one JSON line, a
+//! [`Request`], and reads one line back. The meter also checks the
+//! client's user with `SO_PEERCRED`, so only the same user (or root) is
+//! heard. (pv uses a SysV message queue; a socket needs no key file and
+//! goes away with the meter.)
+
+use std::fs;
+use std::io::{self, BufRead, BufReader, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::display::{Meter, Settings, lock};
+use super::meter::Items;
+
+/// What `pv -R` changes; `None` (or no items) leaves a setting as it is.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Changes {
+    /// The display items, replacing the running ones (and any format).
+    pub items: Option<Items>,
+    /// `-F`.
+    pub format: Option<String>,
+    /// `-N`.
+    pub name: Option<String>,
+    /// `-i`, in seconds.
+    pub interval: Option<f64>,
+    /// `-s`.
+    pub size: Option<u64>,
+    /// `-L` (0: no limit).
+    pub rate_limit: Option<u64>,
+}
+
+/// One message to a meter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Request {
+    /// `-R`: apply these.
+    Change(Changes),
+    /// `-Q`: say where you are.
+    Query,
+}
+
+/// A meter's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reply {
+    /// `None` when done; else what went wrong.
+    pub error: Option<String>,
+    /// For a query: the meter's line, in its own format.
+    pub line: Option<String>,
+}
+
+/// The directory of the meters' sockets, made (0700) if missing, and
+/// refused if it is not this user's.
+pub fn directory() -> io::Result<PathBuf> {
+    let uid = rustix::process::getuid().as_raw();
+    let dir = match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+        Some(runtime) => Path::new(&runtime).join("pipespeed-pv"),
+        None => std::env::temp_dir().join(format!("pipespeed-pv-{uid}")),
+    };
+    match fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => {}
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(err) => return Err(err),
+    }
+    let meta = fs::symlink_metadata(&dir)?;
+    if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{} is not a private directory of this user", dir.display()),
+        ));
+    }
+    Ok(dir)
+}
+
+/// The socket of the meter of process `pid`.
+pub fn socket_path(pid: u32) -> io::Result<PathBuf> {
+    Ok(directory()?.join(format!("{pid}.sock")))
+}
+
+/// What the listener changes and reads.
+#[derive(Debug, Clone)]
+pub struct Controls {
+    /// The display's settings.
+    pub settings: Arc<Mutex<Settings>>,
+    /// The transfer's rate limit (0: none).
+    pub rate_limit: Arc<AtomicU64>,
+    /// The count so far, for queries.
+    pub count: Arc<AtomicU64>,
+    /// When the meter started.
+    pub start: Instant,
+    /// Whether the count is lines.
+    pub lines: bool,
+}
+
+/// A meter's listening socket: removed when dropped.
+#[derive(Debug)]
+pub struct Listener {
+    path: PathBuf,
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+/// Listens for requests to this process's meter, in a thread of its own
+/// that lives as long as the process (it only ever blocks in `accept`).
+pub fn listen(controls: Controls) -> io::Result<Listener> {
+    let path = socket_path(std::process::id())?;
+    // A socket left by a dead process of the same ID.
+    let _ = fs::remove_file(&path);
+    let listener = UnixListener::bind(&path)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopped = Arc::clone(&stop);
+    std::thread::Builder::new()
+        .name("pv-remote".into())
+        .spawn(move || {
+            for stream in listener.incoming() {
+                if stopped.load(Ordering::Relaxed) {
+                    return;
+                }
+                if let Ok(stream) = stream {
+                    let _ = serve(stream, &controls);
+                }
+            }
+        })?;
+    Ok(Listener { path, stop })
+}
+
+/// Answers one client: only one of this user (or root).
+fn serve(stream: UnixStream, controls: &Controls) -> io::Result<()> {
+    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+    let peer = rustix::net::sockopt::socket_peercred(&stream)?;
+    let me = rustix::process::getuid();
+    let mut writer = stream.try_clone()?;
+    let reply = if peer.uid != me && !peer.uid.is_root() {
+        Reply {
+            error: Some("permission denied: another user's meter".into()),
+            line: None,
+        }
+    } else {
+        let mut text = String::new();
+        BufReader::new(&stream).read_line(&mut text)?;
+        match serde_json::from_str::<Request>(&text) {
+            Ok(request) => answer(request, controls),
+            Err(err) => Reply {
+                error: Some(format!("bad request: {err}")),
+                line: None,
+            },
+        }
+    };
+    let mut text = serde_json::to_string(&reply).map_err(io::Error::other)?;
+    text.push('\n');
+    writer.write_all(text.as_bytes())
+}
+
+fn answer(request: Request, controls: &Controls) -> Reply {
+    match request {
+        Request::Change(changes) => {
+            let mut settings = lock(&controls.settings);
+            apply(&mut settings, &changes);
+            if let Some(rate) = changes.rate_limit {
+                controls.rate_limit.store(rate, Ordering::Relaxed);
+            }
+            Reply {
+                error: None,
+                line: None,
+            }
+        }
+        Request::Query => {
+            let settings = lock(&controls.settings).clone();
+            let now = controls.start.elapsed().as_secs_f64();
+            let count = controls.count.load(Ordering::Relaxed);
+            let mut meter = Meter::default();
+            let mut snap = meter.snapshot(count, now, true, &settings);
+            snap.lines = controls.lines;
+            snap.done = false;
+            let line = meter.line(&settings.format(), &snap, settings.width.unwrap_or(80));
+            Reply {
+                error: None,
+                line: Some(line.trim_end().to_owned()),
+            }
+        }
+    }
+}
+
+/// Applies `changes` to `settings`.
+pub fn apply(settings: &mut Settings, changes: &Changes) {
+    if let Some(items) = &changes.items {
+        let name = settings.items.name.take();
+        settings.items = Items {
+            name,
+            ..items.clone()
+        };
+        settings.format = None;
+    }
+    if let Some(format) = &changes.format {
+        settings.format = Some(format.clone());
+    }
+    if let Some(name) = &changes.name {
+        settings.items.name = Some(name.clone());
+    }
+    if let Some(seconds) = changes.interval
+        && let Ok(interval) = Duration::try_from_secs_f64(seconds)
+        && seconds > 0.0
+    {
+        settings.interval = interval;
+    }
+    if let Some(size) = changes.size {
+        settings.size = Some(size);
+    }
+}
+
+/// Sends `request` to the meter of process `pid` and returns its reply.
+pub fn send(pid: u32, request: &Request) -> io::Result<Reply> {
+    let path = socket_path(pid)?;
+    let mut stream = UnixStream::connect(&path).map_err(|err| {
+        let alive = fs::exists(format!("/proc/{pid}")).unwrap_or(false);
+        let why = if !alive {
+            "no such process".to_owned()
+        } else if err.kind() == io::ErrorKind::NotFound {
+            "not a meter of this user".to_owned()
+        } else {
+            crate::quote::strerror(&err)
+        };
+        io::Error::new(err.kind(), why)
+    })?;
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    let mut text = serde_json::to_string(request).map_err(io::Error::other)?;
+    text.push('\n');
+    stream.write_all(text.as_bytes())?;
+    let mut answer = String::new();
+    BufReader::new(&stream).read_line(&mut answer)?;
+    serde_json::from_str(&answer).map_err(|err| io::Error::other(format!("bad reply: {err}")))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn requests_go_through_json_and_back() {
+        let change = Request::Change(Changes {
+            items: Some(Items {
+                rate: true,
+                ..Items::default()
+            }),
+            name: Some("n".into()),
+            interval: Some(0.5),
+            size: Some(10),
+            rate_limit: Some(0),
+            format: None,
+        });
+        for request in [change, Request::Query] {
+            let text = serde_json::to_string(&request).unwrap();
+            assert_eq!(serde_json::from_str::<Request>(&text).unwrap(), request);
+        }
+    }
+
+    #[test]
+    fn new_items_replace_the_display_and_keep_the_name() {
+        let mut settings = Settings {
+            format: Some("%b".into()),
+            ..Settings::default()
+        };
+        settings.items.name = Some("before".into());
+        apply(
+            &mut settings,
+            &Changes {
+                items: Some(Items {
+                    eta: true,
+                    ..Items::default()
+                }),
+                size: Some(5),
+                interval: Some(-1.0),
+                ..Changes::default()
+            },
+        );
+        assert_eq!(settings.format, None);
+        assert!(settings.items.eta && !settings.items.progress);
+        assert_eq!(settings.items.name.as_deref(), Some("before"));
+        assert_eq!(settings.size, Some(5));
+        assert_eq!(settings.interval, Duration::from_secs(1));
+    }
+}
