@@ -185,6 +185,9 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         sync: args.sync,
         skip_errors: args.skip_errors,
         error_skip_block: args.error_skip_block,
+        // O_DIRECT reads whole blocks: 4 KiB is a multiple of every
+        // logical block size Linux has.
+        unit: if args.direct_io { 4096 } else { 1 },
     });
     let settings = Arc::new(Mutex::new(settings));
     let start = Instant::now();
@@ -383,11 +386,11 @@ impl Meter<'_> {
             let mut copier = pipespeed::copy::Copier::new(CopyOptions::default());
             copier.copy(&from, out).map_err(|e| e.source)
         });
-        if let Err(err) = forward {
-            if err.kind() != io::ErrorKind::BrokenPipe {
-                self.me.say(&format!("write failed: {}", strerror(&err)));
-                status |= EXIT_TRANSFER;
-            }
+        if let Err(err) = forward
+            && err.kind() != io::ErrorKind::BrokenPipe
+        {
+            self.me.say(&format!("write failed: {}", strerror(&err)));
+            status |= EXIT_TRANSFER;
         }
         status
     }

@@ -141,7 +141,9 @@ impl Meter {
             self.rates.push(rate);
         }
         self.max_rate = self.max_rate.max(rate);
-        if count > last_count {
+        // The bounce of an unknown size moves while bytes flow (and on the
+        // last line, whose rate is the whole transfer's), as pv's does.
+        if rate > 0.0 {
             self.tick += 2;
         }
         self.history.push_back((now, count));

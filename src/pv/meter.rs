@@ -76,7 +76,7 @@ pub struct Snapshot {
     pub bits: bool,
     /// Whether the transfer has ended (the final line).
     pub done: bool,
-    /// Moves the `<=>` of an unknown size: two steps an update with bytes.
+    /// Moves the `<=>` of an unknown size: two steps an update with a rate.
     pub tick: u64,
     /// `-N`.
     pub name: Option<String>,
@@ -153,23 +153,34 @@ pub fn count_lines(bytes: &[u8], end: u8) -> u64 {
 
 /// A token bucket: at most `rate` bytes a second, with bursts capped at a
 /// tenth of a second's worth, so a stalled reader cannot save up a flood.
+/// It starts empty: even a transfer smaller than one burst is spread over
+/// its time (100 bytes at 100 a second take a second, as with pv).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TokenBucket {
     rate: f64,
     capacity: f64,
     tokens: f64,
+    least: f64,
 }
 
 impl TokenBucket {
-    /// A bucket for `rate` bytes a second, starting with one burst.
+    /// An empty bucket for `rate` bytes a second.
     pub fn new(rate: u64) -> TokenBucket {
         let rate = rate.max(1) as f64;
-        let capacity = (rate / 10.0).max(1.0);
         TokenBucket {
             rate,
-            capacity,
-            tokens: capacity,
+            capacity: (rate / 10.0).max(1.0),
+            tokens: 0.0,
+            least: 1.0,
         }
+    }
+
+    /// The same bucket, giving bytes only `least` at a time (O_DIRECT
+    /// reads must be whole blocks), its bursts at least that large.
+    pub fn in_units_of(mut self, least: u64) -> TokenBucket {
+        self.least = least.max(1) as f64;
+        self.capacity = self.capacity.max(self.least);
+        self
     }
 
     /// Adds the tokens earned over `elapsed`.
@@ -177,20 +188,22 @@ impl TokenBucket {
         self.tokens = (self.tokens + elapsed.as_secs_f64() * self.rate).min(self.capacity);
     }
 
-    /// Takes up to `want` bytes' worth: what may be sent now (0 when the
-    /// bucket is empty, see [`TokenBucket::wait`]).
+    /// Takes up to `want` bytes' worth, in whole units: what may be sent
+    /// now (0 when the bucket holds less than a unit, see
+    /// [`TokenBucket::wait`]).
     pub fn take(&mut self, want: u64) -> u64 {
-        let got = (self.tokens.floor() as u64).min(want);
+        let least = self.least as u64;
+        let got = (self.tokens.floor() as u64).min(want) / least * least;
         self.tokens -= got as f64;
         got
     }
 
-    /// How long until at least one byte may be sent.
+    /// How long until at least one unit may be sent.
     pub fn wait(&self) -> Duration {
-        if self.tokens >= 1.0 {
+        if self.tokens >= self.least {
             Duration::ZERO
         } else {
-            Duration::from_secs_f64((1.0 - self.tokens) / self.rate)
+            Duration::from_secs_f64((self.least - self.tokens) / self.rate)
         }
     }
 }
@@ -252,6 +265,8 @@ mod tests {
     #[test]
     fn the_bucket_caps_bursts_and_refills_at_the_rate() {
         let mut b = TokenBucket::new(1000);
+        assert_eq!(b.take(10_000), 0); // it starts empty
+        b.refill(Duration::from_secs(1));
         assert_eq!(b.take(10_000), 100); // a tenth of a second's worth
         assert_eq!(b.take(1), 0);
         assert!(b.wait() > Duration::ZERO);
@@ -259,5 +274,15 @@ mod tests {
         assert_eq!(b.take(10_000), 50);
         b.refill(Duration::from_secs(60)); // a long stall saves up one burst only
         assert_eq!(b.take(10_000), 100);
+    }
+
+    #[test]
+    fn a_bucket_in_units_gives_whole_units_only() {
+        let mut b = TokenBucket::new(1000).in_units_of(4096);
+        b.refill(Duration::from_secs(2));
+        assert_eq!(b.take(u64::MAX), 0);
+        assert!(b.wait() > Duration::from_secs(2));
+        b.refill(Duration::from_secs(3));
+        assert_eq!(b.take(u64::MAX), 4096);
     }
 }
