@@ -12,8 +12,12 @@ use std::time::{Duration, Instant};
 mod common;
 use common::{SIZES, pty, read_until_hangup};
 
+#[path = "pv/dropin.rs"]
+mod dropin;
 #[path = "pv/messages.rs"]
 mod messages;
+#[path = "pv/remote.rs"]
+mod remote;
 #[path = "pv/splice.rs"]
 mod splice;
 #[path = "pv/stdio.rs"]

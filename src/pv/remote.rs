@@ -58,27 +58,42 @@ pub struct Reply {
     pub line: Option<String>,
 }
 
-/// The directory of the meters' sockets, made (0700) if missing, and
-/// refused if it is not this user's.
+/// The directory of the meters' sockets, made (0700) if missing: the
+/// first of `$XDG_RUNTIME_DIR/pipespeed-pv` and `/tmp/pipespeed-pv-UID`
+/// that is a private directory of this user (a runtime directory
+/// inherited from another user, as under `runuser`, is passed over).
 pub fn directory() -> io::Result<PathBuf> {
     let uid = rustix::process::getuid().as_raw();
-    let dir = match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
-        Some(runtime) => Path::new(&runtime).join("pipespeed-pv"),
-        None => std::env::temp_dir().join(format!("pipespeed-pv-{uid}")),
-    };
-    match fs::DirBuilder::new().mode(0o700).create(&dir) {
+    let runtime = std::env::var_os("XDG_RUNTIME_DIR")
+        .filter(|d| !d.is_empty())
+        .map(|d| Path::new(&d).join("pipespeed-pv"));
+    let fallback = std::env::temp_dir().join(format!("pipespeed-pv-{uid}"));
+    let mut last = None;
+    for dir in runtime.into_iter().chain([fallback]) {
+        match private_directory(&dir, uid) {
+            Ok(()) => return Ok(dir),
+            Err(err) => last = Some(err),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::from(io::ErrorKind::NotFound)))
+}
+
+/// Makes `dir` if missing; an error unless it is a directory of `uid`
+/// that no one else may enter.
+fn private_directory(dir: &Path, uid: u32) -> io::Result<()> {
+    match fs::DirBuilder::new().mode(0o700).create(dir) {
         Ok(()) => {}
         Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
         Err(err) => return Err(err),
     }
-    let meta = fs::symlink_metadata(&dir)?;
+    let meta = fs::symlink_metadata(dir)?;
     if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
             format!("{} is not a private directory of this user", dir.display()),
         ));
     }
-    Ok(dir)
+    Ok(())
 }
 
 /// The socket of the meter of process `pid`.

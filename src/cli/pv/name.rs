@@ -158,12 +158,18 @@ pub fn help() -> String {
         let value = arg
             .get_value_names()
             .and_then(|names| names.first())
+            .filter(|_| arg.get_action().takes_values())
             .map(|name| format!(" {name}"))
             .unwrap_or_default();
         let left = format!("  -{short}, --{long}{value}");
         let about = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
         let about = about.lines().next().unwrap_or_default();
-        text.push_str(&format!("{left:<27}{about}\n"));
+        if left.len() > 25 {
+            // Too long for the column: the help goes on the next line.
+            text.push_str(&format!("{left}\n{:27}{about}\n", ""));
+        } else {
+            text.push_str(&format!("{left:<27}{about}\n"));
+        }
     }
     text.push_str("  -h, --help               show this help and exit\n");
     text

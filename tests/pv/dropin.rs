@@ -1,0 +1,238 @@
+//! The binary called `pv` is pv: its syntax, words, statuses and display
+//! rules, and the options pv has beyond `pipespeed pv`'s first set.
+
+use std::os::unix::fs::symlink;
+use std::path::PathBuf;
+
+use super::*;
+
+/// A directory holding a `pv` symlink to the binary; removed at the end.
+struct PvLink {
+    dir: tempfile::TempDir,
+}
+
+impl PvLink {
+    fn new() -> PvLink {
+        let dir = tempfile::tempdir().unwrap();
+        symlink(EXE, dir.path().join("pv")).unwrap();
+        PvLink { dir }
+    }
+
+    fn path(&self) -> PathBuf {
+        self.dir.path().join("pv")
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(self.path());
+        cmd.args(args);
+        cmd
+    }
+
+    /// Runs `pv args` with `input` piped in.
+    fn piped(&self, args: &[&str], input: &[u8]) -> Output {
+        let mut child = self
+            .cmd(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let input = input.to_vec();
+        let feeder = std::thread::spawn(move || {
+            let _ = stdin.write_all(&input);
+        });
+        let out = child.wait_with_output().unwrap();
+        feeder.join().unwrap();
+        out
+    }
+}
+
+#[test]
+fn a_symlink_named_pv_speaks_pvs_language() {
+    let pv = PvLink::new();
+    let input = data(100_000);
+    let f = file_with(&input);
+    let out = pv
+        .cmd(&["-q", f.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out.stdout == input && out.stderr.is_empty());
+    // Version, on stdout, status 0: for the name and for the subcommand.
+    for mut cmd in [pv.cmd(&["--version"]), super::pv(&["-V"])] {
+        let out = cmd.output().unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.starts_with("pv (pipespeed) "), "{text:?}");
+    }
+    // Help: one option a line, in pv's layout.
+    let out = pv.cmd(&["-h"]).output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    assert!(help.starts_with("Usage: pv [OPTION] [FILE]...\n"), "{help}");
+    for line in [
+        "  -R, --remote PID         ",
+        "  -L, --rate-limit RATE    ",
+        "  -A, --last-written NUM   ",
+        "  -p, --progress           ",
+        "  -h, --help               ",
+    ] {
+        assert!(
+            help.lines().any(|l| l.starts_with(line)),
+            "{line:?} in {help}"
+        );
+    }
+    // Bad usage: one line starting `pv:`, pv's status 64.
+    for args in [&["--no-such-option"][..], &["-L", "fast"], &["-S"]] {
+        let out = pv.cmd(args).stdin(Stdio::null()).output().unwrap();
+        assert_eq!(out.status.code(), Some(64), "{args:?}");
+        let err = stderr(&out);
+        assert!(
+            err.starts_with("pv: ") && err.lines().count() == 1,
+            "{err:?}"
+        );
+    }
+    // As `pipespeed pv`, usage stays pipespeed's status 2.
+    let out = super::pv(&["-L", "fast"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn each_display_is_the_line_then_a_carriage_return() {
+    let pv = PvLink::new();
+    // One display, the last: the line, CR, then LF.
+    let out = pv.piped(&["-f", "-b"], &[0; 100]);
+    assert_eq!(stderr(&out), " 100  B\r\n");
+    let out = pv.piped(&["-f", "-b", "-8"], &[0; 100]);
+    assert_eq!(stderr(&out), " 800  b\r\n");
+    let out = pv.piped(&["-f", "-A", "8"], b"abc\ndef\n");
+    assert_eq!(stderr(&out), "abc.def.\r\n");
+    let out = pv.piped(&["-f", "-F", "<%b|%%|%{transferred}>"], &[0; 2048]);
+    assert_eq!(stderr(&out), "<2.00KiB|%|2.00KiB>\r\n");
+}
+
+#[test]
+fn numbers_need_no_terminal_and_always_end_with_a_final_line() {
+    let pv = PvLink::new();
+    // The transfer ends long before the first interval.
+    let out = pv.piped(&["-n", "-s", "100"], &[0; 100]);
+    assert_eq!(stderr(&out), "100\n");
+    // More than the size: past 100.
+    let out = pv.piped(&["-n", "-s", "50"], &[0; 100]);
+    assert_eq!(stderr(&out), "200\n");
+    let out = pv.piped(&["-n", "-b"], &[0; 1234]);
+    assert_eq!(stderr(&out), "1234\n");
+    let out = pv.piped(&["-n", "-b", "-l"], b"a\nb\nc\n");
+    assert_eq!(stderr(&out), "3\n");
+    // -s @FILE: that file's size.
+    let reference = file_with(&[0; 400]);
+    let at = format!("@{}", reference.path().display());
+    let out = pv.piped(&["-n", "-s", &at], &[0; 100]);
+    assert_eq!(stderr(&out), "25\n");
+}
+
+#[test]
+fn a_rate_limit_spreads_even_a_tiny_transfer_over_its_time() {
+    let pv = PvLink::new();
+    let start = Instant::now();
+    let out = pv.piped(&["-n", "-s", "100", "-i", "0.1", "-L", "100"], &[0; 100]);
+    let took = start.elapsed();
+    assert_eq!(out.stdout.len(), 100);
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(took >= Duration::from_millis(800), "{took:?}");
+    assert!((7..=13).contains(&lines.len()), "{err:?}");
+    assert_eq!(lines.last(), Some(&"100"));
+    // Percentages only grow.
+    let numbers: Vec<u64> = lines.iter().map(|l| l.parse().unwrap()).collect();
+    assert!(numbers.windows(2).all(|w| w[0] <= w[1]), "{numbers:?}");
+    // With -l, the limit counts lines: 20 lines at 40 a second, half a
+    // second, however long the lines.
+    let text = "a long line of text, much longer than one byte\n".repeat(20);
+    let start = Instant::now();
+    let out = pv.piped(&["-q", "-l", "-L", "40"], text.as_bytes());
+    let took = start.elapsed();
+    assert_eq!(out.stdout, text.as_bytes());
+    assert!(
+        (Duration::from_millis(400)..Duration::from_secs(3)).contains(&took),
+        "{took:?}"
+    );
+}
+
+#[test]
+fn the_transfer_options_move_the_bytes_whole() {
+    let pv = PvLink::new();
+    let input = data(3 << 20);
+    let f = file_with(&input);
+    let name = f.path().to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for options in [
+        &["-Y"][..],
+        &["-K"],
+        &["-K", "-L", "20M"],
+        &["-Y", "-L", "20M"],
+    ] {
+        let out = pv.cmd(options).args(["-q", name]).output().unwrap();
+        assert!(out.status.success(), "{options:?}: {}", stderr(&out));
+        assert!(out.stdout == input, "{options:?}");
+    }
+    // -o FILE; -X discards; -U stores first.
+    let o = dir.path().join("o");
+    let out = pv
+        .cmd(&["-q", "-o", o.to_str().unwrap(), name])
+        .output()
+        .unwrap();
+    assert!(out.status.success() && out.stdout.is_empty());
+    assert!(std::fs::read(&o).unwrap() == input);
+    let out = pv.cmd(&["-X", "-n", "-b", name]).output().unwrap();
+    assert!(out.status.success() && out.stdout.is_empty());
+    assert_eq!(stderr(&out), format!("{}\n", input.len()));
+    let store = dir.path().join("store");
+    let out = pv
+        .cmd(&["-q", "-U", store.to_str().unwrap(), name])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out.stdout == input && std::fs::read(&store).unwrap() == input);
+}
+
+#[test]
+fn a_pidfile_holds_the_pid_while_the_meter_runs() {
+    let pv = PvLink::new();
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let mut child = pv
+        .cmd(&["-q", "-L", "100", "-P", pidfile.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&[0; 50]).unwrap();
+    drop(stdin);
+    std::thread::sleep(Duration::from_millis(200));
+    let stored = std::fs::read_to_string(&pidfile).unwrap();
+    assert_eq!(stored.trim(), child.id().to_string());
+    assert!(child.wait().unwrap().success());
+    assert!(!pidfile.exists());
+}
+
+#[test]
+fn a_full_progress_bar_fills_a_real_terminal_to_its_width() {
+    let pv = PvLink::new();
+    let (controller, terminal) = pty();
+    let mut child = pv
+        .cmd(&["-pSs", "1K"])
+        .stdin(File::open("/dev/zero").unwrap())
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(OwnedFd::from(terminal)))
+        .spawn()
+        .unwrap();
+    let reader = std::thread::spawn(move || read_until_hangup(controller));
+    assert!(child.wait().unwrap().success());
+    let screen = String::from_utf8(reader.join().unwrap()).unwrap();
+    // The terminal is 100 columns: the bar is 100 less `[`, `] 100%`.
+    let line = screen.split(['\r', '\n']).find(|l| !l.is_empty()).unwrap();
+    assert_eq!(line, format!("[{}>] 100%", "=".repeat(92)));
+}
