@@ -98,8 +98,8 @@ fn no_meter_at_a_pid_is_one_line_and_status_1() {
     let mut gone = Command::new("true").spawn().unwrap();
     gone.wait().unwrap();
     let pid = gone.id().to_string();
-    for args in [["-R", pid.as_str(), "-L", "1M"], ["-Q", pid.as_str(), "-q"]] {
-        let out = pv(&args).output().unwrap();
+    for args in [&["-R", pid.as_str(), "-L", "1M"][..], &["-Q", pid.as_str()]] {
+        let out = pv(args).output().unwrap();
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         let err = stderr(&out);
         assert_eq!(
