@@ -256,7 +256,7 @@ pub fn draw(
         } else {
             let width = settings.width.unwrap_or_else(|| terminal_width(out));
             let line = meter.line(&format, &snap, width);
-            titles(&settings, &line, count);
+            titles(&settings, &line, count, out);
             match &display.cursor {
                 Some(cursor) => cursor.place(&line),
                 None if finished => format!("{line}\r\n"),
@@ -284,9 +284,9 @@ pub fn draw(
 
 /// `-x`: the line in the window title (an xterm escape, on the terminal
 /// the display draws on) and the count in the process's name.
-fn titles(settings: &Settings, line: &str, count: u64) {
+fn titles(settings: &Settings, line: &str, count: u64, out: &io::Stderr) {
     if settings.window_title {
-        let _ = write!(io::stderr(), "\x1b]2;{}\x07", line.trim());
+        show(out, &format!("\x1b]2;{}\x07", line.trim()), Duration::ZERO);
     }
     if settings.process_title {
         let name = format!("pv {count}");

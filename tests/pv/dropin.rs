@@ -236,3 +236,67 @@ fn a_full_progress_bar_fills_a_real_terminal_to_its_width() {
     let line = screen.split(['\r', '\n']).find(|l| !l.is_empty()).unwrap();
     assert_eq!(line, format!("[{}>] 100%", "=".repeat(92)));
 }
+
+/// `pipespeed pv ARGS FILE` with the third read of FILE failing (strace's
+/// fault injection, on that path only), or `None` without strace.
+fn third_read_fails(args: &[&str], file: &std::path::Path) -> Option<Output> {
+    let works = Command::new("strace")
+        .args(["-f", "-o", "/dev/null", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !works {
+        assert!(
+            std::env::var_os("PIPESPEED_REQUIRE_STRACE").is_none_or(|v| v != "1"),
+            "strace cannot trace here, and PIPESPEED_REQUIRE_STRACE=1 requires it"
+        );
+        eprintln!("skipped: fault injection needs strace");
+        return None;
+    }
+    let out = Command::new("strace")
+        .args(["-f", "-o", "/dev/null", "-P"])
+        .arg(file)
+        .args(["-e", "trace=read", "-e", "inject=read:error=EIO:when=3"])
+        .arg(EXE)
+        .arg("pv")
+        .args(args)
+        .arg(file)
+        .output()
+        .unwrap();
+    Some(out)
+}
+
+#[test]
+fn skipped_read_errors_become_zeros_and_the_rest_goes_on() {
+    // No zero byte in the input: the zeros in the output are the skips.
+    let input: Vec<u8> = data(64 * 1024).iter().map(|&b| b | 1).collect();
+    let f = file_with(&input);
+    let Some(out) = third_read_fails(&["-q", "-C", "-E", "-B", "4096"], f.path()) else {
+        return;
+    };
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut expected = input.clone();
+    expected[8192] = 0;
+    assert!(out.stdout == expected);
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "pipespeed pv: {}: warning: read error: skipped 1 bytes at offset 8192: \
+             Input/output error\n",
+            f.path().display()
+        )
+    );
+    // -Z: a whole block at once.
+    let Some(out) = third_read_fails(&["-q", "-C", "-E", "-Z", "512", "-B", "4096"], f.path())
+    else {
+        return;
+    };
+    let mut expected = input.clone();
+    expected[8192..8192 + 512].fill(0);
+    assert!(out.stdout == expected);
+    // Without -E, the read error is the transfer's (status 16).
+    let Some(out) = third_read_fails(&["-q", "-C", "-B", "4096"], f.path()) else {
+        return;
+    };
+    assert_eq!(out.status.code(), Some(16));
+    assert_eq!(out.stdout.len(), 8192);
+}
