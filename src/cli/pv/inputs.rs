@@ -1,0 +1,253 @@
+//! A meter's run: every input to the output in order, the display drawn
+//! meanwhile, and pv's messages and status bits for what fails.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use pipespeed::copy::{CopyOptions, Side};
+use pipespeed::pv::copy::{Ended, Skipped, Transfer, input_is_output};
+use pipespeed::pv::display::{Display, draw};
+use pipespeed::sys::inherited::{self, Stdio};
+use pipespeed::sys::{FdInfo, FdKind, fd_info};
+
+use super::{EXIT_ACCESS, EXIT_SAME, EXIT_TRANSFER, Invocation, Output, Reading, ebadf};
+use crate::strerror;
+
+/// One run's inputs and how to read them.
+pub struct Meter<'a> {
+    pub me: &'a Invocation,
+    pub names: &'a [PathBuf],
+    pub direct_io: bool,
+    pub store: Option<&'a Path>,
+    pub show: bool,
+    pub skip_errors: u8,
+}
+
+impl Meter<'_> {
+    /// Copies every input, drawing the display meanwhile; the exit status.
+    pub fn run(&self, mut transfer: Transfer, display: &Display, output: Output, start: Instant) -> u8 {
+        let out = output.fd();
+        let out_info = match fd_info(out) {
+            Ok(info) => info,
+            Err(err) => {
+                self.me.say(&format!("standard output: {}", strerror(&err)));
+                return EXIT_ACCESS;
+            }
+        };
+        let reading = Reading {
+            count: transfer.count(),
+            tail: transfer.tail(),
+            out: out.try_clone_to_owned().ok(),
+        };
+        let stderr = io::stderr();
+        let (done_tx, done_rx) = mpsc::channel::<()>();
+        let mut status = 0u8;
+        std::thread::scope(|scope| {
+            let drawer = self.show.then(|| {
+                let (reading, stderr) = (&reading, &stderr);
+                scope.spawn(move || draw(display, reading, start, &done_rx, stderr))
+            });
+            status = match self.store {
+                None => self.copy_all(&mut transfer, out, &out_info),
+                Some(store) => self.store_and_forward(&mut transfer, store, out),
+            };
+            drop(done_tx);
+            if let Some(drawer) = drawer {
+                let _ = drawer.join();
+            }
+        });
+        status
+    }
+
+    /// `-U`: every input into `store` (metered), then `store` to `out`.
+    fn store_and_forward(&self, transfer: &mut Transfer, store: &Path, out: BorrowedFd<'_>) -> u8 {
+        let file = match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(store)
+        {
+            Ok(file) => file,
+            Err(err) => {
+                self.me
+                    .say(&format!("{}: {}", store.display(), strerror(&err)));
+                return EXIT_ACCESS;
+            }
+        };
+        let Ok(store_info) = fd_info(&file) else {
+            return EXIT_ACCESS;
+        };
+        let mut status = self.copy_all(transfer, file.as_fd(), &store_info);
+        let forward = File::open(store).and_then(|from| {
+            let mut copier = pipespeed::copy::Copier::new(CopyOptions::default());
+            copier.copy(&from, out).map_err(|e| e.source)
+        });
+        if let Err(err) = forward
+            && err.kind() != io::ErrorKind::BrokenPipe
+        {
+            self.me.say(&format!("write failed: {}", strerror(&err)));
+            status |= EXIT_TRANSFER;
+        }
+        status
+    }
+
+    /// Every input to `out`, in order; the status bits of what failed.
+    fn copy_all(
+        &self,
+        transfer: &mut Transfer,
+        out: BorrowedFd<'_>,
+        out_info: &FdInfo,
+    ) -> u8 {
+        let mut status = 0u8;
+        let stdin = io::stdin();
+        for name in self.names {
+            let file;
+            let is_stdin = name.as_os_str() == "-";
+            let fd = if is_stdin {
+                if let Some(refused) = self.closed_stdin() {
+                    status |= refused;
+                    continue;
+                }
+                if self.direct_io {
+                    set_direct(stdin.as_fd());
+                }
+                stdin.as_fd()
+            } else {
+                match open_input(name, self.direct_io) {
+                    Ok(opened) => {
+                        file = opened;
+                        file.as_fd()
+                    }
+                    Err(err) => {
+                        self.me
+                            .say(&format!("{}: {}", name.display(), strerror(&err)));
+                        status |= EXIT_ACCESS;
+                        continue;
+                    }
+                }
+            };
+            if let Some(refused) = self.closed_stdout(name, is_stdin) {
+                status |= refused;
+                continue;
+            }
+            if fd_info(fd).is_ok_and(|info| input_is_output(&info, out_info)) {
+                self.me
+                    .say(&format!("{}: input file is output file", name.display()));
+                status |= EXIT_SAME;
+                continue;
+            }
+            let mut warned = false;
+            let mut warn = |skipped: Skipped| {
+                if self.skip_warning(name, &skipped, warned) {
+                    warned = true;
+                }
+            };
+            match transfer.copy(fd, out, &mut warn) {
+                Ok(Ended::Input) => {}
+                Ok(Ended::StopSize) => break,
+                Err(err) if err.side == Side::Output => {
+                    if err.source.kind() != io::ErrorKind::BrokenPipe {
+                        self.me
+                            .say(&format!("write failed: {}", strerror(&err.source)));
+                        status |= EXIT_TRANSFER;
+                    }
+                    break;
+                }
+                Err(err) => {
+                    self.me.say(&format!(
+                        "{}: read failed: {}",
+                        name.display(),
+                        strerror(&err.source)
+                    ));
+                    status |= EXIT_TRANSFER;
+                }
+            }
+        }
+        status
+    }
+
+    /// `-E`'s warning for a skipped stretch (`-EE`: the first of a file
+    /// only). Whether it was said.
+    fn skip_warning(&self, name: &Path, skipped: &Skipped, warned: bool) -> bool {
+        if warned && self.skip_errors > 1 {
+            return false;
+        }
+        self.me.say(&format!(
+            "{}: warning: read error: skipped {} bytes at offset {}: {}",
+            name.display(),
+            skipped.bytes,
+            skipped.offset,
+            strerror(&skipped.error)
+        ));
+        true
+    }
+
+    /// The message and status bit for reading a standard input that was
+    /// closed when pv started, as pv 1.6 words them, or `None` if it was
+    /// open. Without the check the read fails on the placeholder
+    /// descriptor with a transfer error (16), where pv says it cannot stat
+    /// the input (2).
+    fn closed_stdin(&self) -> Option<u8> {
+        inherited::closed_at_start(Stdio::Stdin).then(|| {
+            self.me.say(&format!("failed to stat file: -: {}", ebadf()));
+            EXIT_ACCESS
+        })
+    }
+
+    /// The message and status bit for copying input `name` to a standard
+    /// output that was closed when pv started, or `None` if it was open.
+    ///
+    /// pv 1.6 checks the output against each input: for standard input it
+    /// cannot stat the output (status 2); a named file it opens lands on
+    /// the free descriptor 1 and is refused as "input file is output file"
+    /// (status 4). The statuses are pv's; the message for a file says what
+    /// is really wrong. Nothing is copied either way: the bytes would be
+    /// lost.
+    fn closed_stdout(&self, name: &Path, is_stdin: bool) -> Option<u8> {
+        if !inherited::closed_at_start(Stdio::Stdout) {
+            return None;
+        }
+        Some(if is_stdin {
+            self.me
+                .say(&format!("failed to stat output file: {}", ebadf()));
+            EXIT_ACCESS
+        } else {
+            self.me.say(&format!(
+                "{}: cannot copy to standard output: {}",
+                name.display(),
+                ebadf()
+            ));
+            EXIT_SAME
+        })
+    }
+}
+
+/// Opens an input, with O_DIRECT for `-K` where the filesystem takes it.
+fn open_input(name: &Path, direct: bool) -> io::Result<File> {
+    if direct
+        && let Ok(file) = File::options()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(name)
+    {
+        return Ok(file);
+    }
+    File::open(name)
+}
+
+/// `-K` on standard input: O_DIRECT if it is a file that takes it.
+fn set_direct(fd: BorrowedFd<'_>) {
+    use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
+    if fd_info(fd).is_ok_and(|info| info.kind == FdKind::Regular)
+        && let Ok(flags) = fcntl_getfl(fd)
+    {
+        let _ = fcntl_setfl(fd, flags | OFlags::DIRECT);
+    }
+}
+
