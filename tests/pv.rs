@@ -39,7 +39,12 @@ fn pv(args: &[&str]) -> Command {
 
 /// Runs `pv args` with `input` on a pipe as stdin.
 fn pv_piped(args: &[&str], input: &[u8]) -> Output {
-    let mut child = pv(args)
+    run_piped(pv(args), input)
+}
+
+/// Runs `cmd` with `input` on a pipe as stdin.
+fn run_piped(mut cmd: Command, input: &[u8]) -> Output {
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -30,21 +30,7 @@ impl PvLink {
 
     /// Runs `pv args` with `input` piped in.
     fn piped(&self, args: &[&str], input: &[u8]) -> Output {
-        let mut child = self
-            .cmd(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let input = input.to_vec();
-        let feeder = std::thread::spawn(move || {
-            let _ = stdin.write_all(&input);
-        });
-        let out = child.wait_with_output().unwrap();
-        feeder.join().unwrap();
-        out
+        run_piped(self.cmd(args), input)
     }
 }
 

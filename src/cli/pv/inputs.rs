@@ -30,7 +30,13 @@ pub struct Meter<'a> {
 
 impl Meter<'_> {
     /// Copies every input, drawing the display meanwhile; the exit status.
-    pub fn run(&self, mut transfer: Transfer, display: &Display, output: Output, start: Instant) -> u8 {
+    pub fn run(
+        &self,
+        mut transfer: Transfer,
+        display: &Display,
+        output: Output,
+        start: Instant,
+    ) -> u8 {
         let out = output.fd();
         let out_info = match fd_info(out) {
             Ok(info) => info,
@@ -98,12 +104,7 @@ impl Meter<'_> {
     }
 
     /// Every input to `out`, in order; the status bits of what failed.
-    fn copy_all(
-        &self,
-        transfer: &mut Transfer,
-        out: BorrowedFd<'_>,
-        out_info: &FdInfo,
-    ) -> u8 {
+    fn copy_all(&self, transfer: &mut Transfer, out: BorrowedFd<'_>, out_info: &FdInfo) -> u8 {
         let mut status = 0u8;
         let stdin = io::stdin();
         for name in self.names {
@@ -250,4 +251,3 @@ fn set_direct(fd: BorrowedFd<'_>) {
         let _ = fcntl_setfl(fd, flags | OFlags::DIRECT);
     }
 }
-
