@@ -1,6 +1,6 @@
-//! `pipespeed cat`: GNU cat (coreutils 9.1), byte for byte, with the same
-//! messages and exit status, also when the binary is called by the name
-//! `cat`.
+//! `pipespeed cat`: GNU cat (coreutils 9.1, with 9.6's rule for a file
+//! that is both input and output), byte for byte, with the same messages
+//! and exit status, also when the binary is called by the name `cat`.
 //!
 //! Each file is opened, checked, and either handed to the copy engine (no
 //! option changes the bytes) or read in chunks, run through the library's
