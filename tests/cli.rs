@@ -359,7 +359,8 @@ fn every_rung_verifies_or_says_why_it_cannot_run() {
             "vmsplice-splice",
             "vmsplice-splice-huge",
             "vmsplice-splice-huge-busy",
-            "tuned"
+            "tuned",
+            "splice-limit"
         ]
     );
     for r in rungs {
@@ -368,12 +369,22 @@ fn every_rung_verifies_or_says_why_it_cannot_run() {
             "ok" => {
                 assert_eq!(r["runs_gib_s"].as_array().unwrap().len(), 2, "{name}");
                 assert!(r["median_gib_s"].as_f64().unwrap() > 0.0, "{name}");
+                // Every vmsplice rung checked, on this kernel, that the
+                // pipe gets page references.
+                let vmsplices = !matches!(name, "memcpy" | "write-read");
+                let found = &r["copy_check"]["found"];
+                assert_eq!(vmsplices, !r["copy_check"].is_null(), "{name}");
+                if vmsplices {
+                    assert_eq!(found, "references", "{name}");
+                    assert!(stdout(&out).contains(" (checked)"));
+                }
             }
             "unavailable" => {
                 let reason = r["reason"].as_str().unwrap();
                 let allowed =
                     (name == "vmsplice-splice-huge-busy" && one_cpu && reason.contains("two CPUs"))
-                        || (name.contains("huge") && reason.contains("huge pages"));
+                        || (name.contains("huge") && reason.contains("huge pages"))
+                        || (name == "splice-limit" && reason.contains("none can be verified"));
                 assert!(allowed, "{name} unavailable: {reason}");
                 assert!(stdout(&out).contains(&format!("unavailable: {reason}")));
             }
@@ -393,12 +404,18 @@ fn bench_writes_json_and_csv_with_the_documented_fields() {
         "--no-pin",
         "--seed",
         "5",
+        "--placement-runs",
+        "2",
         "--csv",
         csv.to_str().unwrap(),
     ]);
     assert_eq!(value["schema"], "pipespeed.bench/1");
     assert_eq!(value["seed"], 5);
     assert_eq!(value["placement"]["kind"], "unpinned");
+    assert_eq!(
+        (value["runs"].as_u64(), value["max_runs"].as_u64()),
+        (Some(2), Some(2))
+    );
     for key in [
         "kernel",
         "cpu_model",
@@ -413,9 +430,85 @@ fn bench_writes_json_and_csv_with_the_documented_fields() {
     assert_eq!(rung["bytes_per_run"], 2 << 20);
     assert_eq!(rung["speedup_vs_write_read"], 1.0);
     assert_eq!(value["rungs"][1]["name"], "memcpy");
+    // Noise: one record per run, a spread per rung, and the summary.
+    for r in value["rungs"].as_array().unwrap() {
+        assert_eq!(r["runs_noise"].as_array().unwrap().len(), 2, "{r}");
+        assert!(r["runs_noise"][0]["wall_s"].as_f64().unwrap() > 0.0);
+        assert!(r["spread"]["noisy"].is_boolean(), "{r}");
+        assert_eq!(r["diagnosis"].is_null(), r["spread"]["noisy"] == false);
+    }
+    assert_eq!(value["noise"]["runs"], 4);
+    assert!(stdout(&out).contains("during the runs: CPU steal "));
+    // The baseline in every placement, after the ladder.
+    let check = &value["placement_check"];
+    assert_eq!(check["rung"], "write-read");
+    let kinds: Vec<&str> = check["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["same-cpu", "different-cpu", "unpinned"]);
+    assert!(stdout(&out).contains("placement: write-read alone (2 runs each"));
+    // The CSV says the same: a row per run of each part, every row as
+    // wide as the header.
     let csv = std::fs::read_to_string(csv).unwrap();
-    assert_eq!(csv.lines().count(), 5, "{csv}");
-    assert!(stdout(&out).contains("unpinned"));
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert!(rows.iter().all(|r| r.len() == header.len()), "{csv}");
+    let ladder: Vec<_> = rows.iter().filter(|r| r[col("part")] == "ladder").collect();
+    assert_eq!(ladder.len(), 4, "{csv}");
+    assert!(ladder.iter().all(|r| r[col("placement")] == "unpinned"));
+    assert!(
+        ladder.iter().all(|r| !r[col("steal_s")].is_empty()),
+        "{csv}"
+    );
+    for row in check["rows"].as_array().unwrap() {
+        let kind = row["kind"].as_str().unwrap();
+        let runs = row["runs_gib_s"].as_array().unwrap().len();
+        let in_csv = rows
+            .iter()
+            .filter(|r| r[col("part")] == "placement-check" && r[col("placement")] == kind)
+            .filter(|r| !r[col("gib_s")].is_empty())
+            .count();
+        assert_eq!(in_csv, runs, "{kind}: {csv}");
+    }
+}
+
+/// Without write-read, or with --placement-runs 0, there is no placement
+/// check; --placement puts both ends where asked.
+#[test]
+fn placement_is_chosen_and_the_check_can_be_left_out() {
+    let (out, value) = bench_json(&["--rungs", "vmsplice-read", "--placement", "same-cpu"]);
+    let p = &value["placement"];
+    assert_eq!(p["kind"], "pinned");
+    assert_eq!(p["writer_cpu"], p["reader_cpu"]);
+    assert!(value["placement_check"].is_null());
+    assert!(stdout(&out).contains("writer and reader both on CPU"));
+    let (_, value) = bench_json(&["--rungs", "write-read", "--placement-runs", "0"]);
+    assert!(value["placement_check"].is_null());
+    let out = pipespeed(&["bench", "--placement", "same-cpu", "--cpus", "0,0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let out = pipespeed(&["bench", "--runs", "3", "--max-runs", "5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let out = pipespeed(&["bench", "--min-runs", "6", "--max-runs", "5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--max-runs 5 is below --min-runs 6"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use pipespeed::bench::ladder::Status;
+use pipespeed::bench::ladder::{Rung, Status};
 use pipespeed::report::Html;
 use pipespeed::report::html::html_report;
-use pipespeed::report::{Exporter, svg::BAR_FILL};
+use pipespeed::report::{Exporter, Text, svg::BAR_FILL};
 
 /// The only URL the page may hold: the SVG namespace, a name, not a fetch.
 const SVG_NAMESPACE: &str = "xmlns=\"http://www.w3.org/2000/svg\"";
@@ -93,18 +93,19 @@ fn the_page_has_facts_table_chart_and_a_paragraph_per_rung() {
         "<dd>madvise</dd>",
         "<dd>1MiB</dd>",
         "<dd>0.1.0</dd>",
-        "writer on CPU 0, reader on CPU 1; 3 measured runs per rung",
+        "writer on CPU 0, reader on CPU 1; 3 runs per rung",
         "(seed 7)",
     ] {
         assert!(html.contains(fact), "no {fact:?}");
     }
     let table = &html[html.find("<table id=\"ladder\">").unwrap()..];
     let table = &table[..table.find("</table>").unwrap()];
-    assert_eq!(table.matches("<tr>").count(), 1 + result.rungs.len());
+    assert_eq!(table.matches("<tr").count(), 1 + result.rungs.len());
     assert!(table.contains(
         "<td>tuned</td><td>largest pipe, buffer of two pipe-sized halves</td><td>0</td>\
          <td>256KiB</td><td>128KiB</td><td class=\"num\">62.00</td><td class=\"num\">60.00</td>\
-         <td class=\"num\">65.00</td><td class=\"num\">20.7x</td>"
+         <td class=\"num\">65.00</td><td class=\"num\">+-10% noisy</td>\
+         <td class=\"num\">20.7x</td><td class=\"num\">-</td>"
     ));
     assert!(!table.contains("s/GiB"), "no cost was measured");
     assert_eq!(html.matches("<svg").count(), 1);
@@ -118,6 +119,71 @@ fn the_page_has_facts_table_chart_and_a_paragraph_per_rung() {
         assert!(html.contains(&paragraph), "no paragraph for {}", r.name);
     }
     assert!(!html.contains("id=\"profile\""));
+}
+
+#[test]
+fn placement_noise_and_copies_appear_as_the_table_says_them() {
+    let result = fixtures::ladder_checked();
+    let html = html_report(&result).unwrap();
+    let text = String::from_utf8(Text { explain: true }.export(&result).unwrap()).unwrap();
+    fixtures::snapshot("ladder-checked.txt", &text);
+    fixtures::snapshot("report-checked.html", &html);
+    // The same sentences in both.
+    let placement = &html[html.find("<p id=\"placement-check\">").unwrap()..];
+    assert!(placement.contains("same-cpu 9.00 GiB/s; different-cpu 3.00 GiB/s; unpinned 5.50"));
+    assert!(
+        placement
+            .contains("Placement alone changes it 3.0x (same-cpu is best, different-cpu worst)")
+    );
+    assert!(
+        placement.contains("a cross-CPU wake-up costs 30.05 us more here"),
+        "{placement}"
+    );
+    assert!(placement.contains("tuned 6.9x (not 20.7x)"), "{placement}");
+    let flat = text.replace('\n', " ");
+    assert!(flat.contains("Placement alone changes it 3.0x"), "{text}");
+    assert!(flat.contains("tuned 6.9x (not 20.7x)"), "{text}");
+    assert!(html.contains(
+        "<p id=\"noise\">during the runs: CPU steal 3.0% of a CPU, other processes 0.25 CPUs"
+    ));
+    assert!(text.contains("during the runs: CPU steal 3.0% of a CPU, other processes 0.25 CPUs"));
+    // The noisy rung: marked in its row, explained under the table.
+    assert!(
+        html.contains("<tr class=\"noisy\"><td>vmsplice-splice</td>"),
+        "{html}"
+    );
+    assert_eq!(html.matches("<tr class=\"noisy\">").count(), 1);
+    assert!(html.contains("<p class=\"noisy\">noisy: vmsplice-splice (6 runs from 11.00 to 23.50"));
+    assert!(
+        text.contains("noisy: vmsplice-splice (6 runs from 11.00 to 23.50"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  likely: steal: the hypervisor took up to 30%"),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches(" noisy  ").count() + text.matches(" noisy\n").count(),
+        1,
+        "{text}"
+    );
+    // Copies as found: one more, and the paragraph says why.
+    assert!(html.contains("<td>vmsplice-read</td><td>writer vmsplices its pages in</td><td>2 (this kernel copies)</td>"));
+    assert!(text.contains("2 (this kernel copies)") && text.contains("0 (checked)"));
+    let copies = Rung::VmspliceRead
+        .explanation_when_vmsplice_copies()
+        .unwrap();
+    assert!(html.contains(&pipespeed::report::html::escape(copies)));
+    assert!(text.contains(copies));
+    // Not on a rung that does not vmsplice.
+    assert_eq!(
+        html.matches(&pipespeed::report::html::escape(copies))
+            .count(),
+        4
+    );
+    // Shares of the limits.
+    assert!(html.contains("<th>of limit</th>"));
+    assert!(text.contains("of limit"));
 }
 
 #[test]

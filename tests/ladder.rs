@@ -7,11 +7,13 @@ use std::collections::HashMap;
 
 use pipespeed::bench::harness::{Event, Runner};
 use pipespeed::bench::ladder::{
-    Job, LadderConfig, Placement, RunError, Rung, Sample, Status, job_for, run_ladder,
+    CopyCheck, Job, LadderConfig, Placement, RunError, Rung, Sample, Status, check_placements,
+    job_for, run_ladder,
 };
+use pipespeed::bench::latency::{LatencyRun, PingJob};
 use pipespeed::bench::reader::ReadMethod;
 use pipespeed::bench::writer::WriteMethod;
-use pipespeed::sys::{SystemFacts, ThpMode};
+use pipespeed::sys::{RunNoise, SystemFacts, ThpMode};
 use pipespeed::wait::Wait;
 
 fn facts(cpus: &[usize], thp: ThpMode) -> SystemFacts {
@@ -32,6 +34,7 @@ fn config(rungs: &[Rung], facts: &SystemFacts) -> LadderConfig {
     LadderConfig {
         rungs: rungs.to_vec(),
         runs: 3,
+        max_runs: 3,
         bytes: None,
         buf_size: 256 * 1024,
         pipe_size: None,
@@ -44,16 +47,21 @@ fn config(rungs: &[Rung], facts: &SystemFacts) -> LadderConfig {
 }
 
 /// Answers each rung with a fixed rate per call, in order, and records
-/// the jobs it was given.
+/// the jobs it was given; says `copy_check` of every vmsplice job and
+/// `noise` of every run.
+#[derive(Default)]
 struct Mock {
     rates: HashMap<&'static str, Vec<Result<f64, RunError>>>,
     jobs: Vec<Job>,
+    copy_check: Option<CopyCheck>,
+    noise: Option<RunNoise>,
 }
 
 impl Mock {
     fn rung_of(job: &Job) -> &'static str {
         match job {
             Job::Memcpy { .. } => "memcpy",
+            Job::SpliceLimit { .. } => "splice-limit",
             Job::Pipe { writer, reader, .. } => {
                 match (writer.method, reader.method, writer.buffer.huge_pages) {
                     (WriteMethod::Write, _, _) => "write-read",
@@ -79,6 +87,13 @@ impl Runner<Job> for Mock {
             seconds: 1.0 / rate,
             gib_s: rate,
             usage: None,
+            noise: self.noise,
+            copy_check: match job {
+                Job::Pipe { writer, .. } if writer.method == WriteMethod::Vmsplice => {
+                    self.copy_check.clone()
+                }
+                _ => None,
+            },
         })
     }
 }
@@ -93,6 +108,7 @@ fn medians_and_speedups_come_from_the_measured_runs_only() {
             ("vmsplice-read", vec![Ok(100.0), Ok(6.0), Ok(8.0), Ok(7.0)]),
         ]),
         jobs: vec![],
+        ..Mock::default()
     };
     let mut events = 0;
     let result = run_ladder(
@@ -120,6 +136,7 @@ fn runs_are_sized_from_the_warmup_rate() {
     let mut mock = Mock {
         rates: HashMap::from([("write-read", vec![Ok(2.0), Ok(2.0), Ok(2.0), Ok(2.0)])]),
         jobs: vec![],
+        ..Mock::default()
     };
     let result = run_ladder(&config(&[Rung::WriteRead], &f), &f, &mut mock, &mut |_| {});
     // 2 GiB/s for 0.5 s
@@ -141,6 +158,7 @@ fn run_order_is_shuffled_across_rungs() {
             ("vmsplice-read", vec![Ok(2.0); 9]),
         ]),
         jobs: vec![],
+        ..Mock::default()
     };
     let result = run_ladder(&cfg, &f, &mut mock, &mut |_| {});
     let order: Vec<&str> = mock.jobs[2..].iter().map(Mock::rung_of).collect();
@@ -163,6 +181,7 @@ fn a_rung_the_machine_cannot_do_is_reported_and_the_others_run() {
             ),
         ]),
         jobs: vec![],
+        ..Mock::default()
     };
     let mut skipped = vec![];
     let result = run_ladder(
@@ -204,6 +223,7 @@ fn a_failed_run_keeps_earlier_samples_and_stops_the_rung() {
             ],
         )]),
         jobs: vec![],
+        ..Mock::default()
     };
     let result = run_ladder(&cfg, &f, &mut mock, &mut |_| {});
     let r = &result.rungs[0];
@@ -268,4 +288,197 @@ fn rungs_configure_the_blog_programs() {
             .unwrap_err()
             .contains("vmsplice-splice-huge-busy")
     );
+}
+
+#[test]
+fn a_noisy_rung_gets_runs_until_it_settles_or_reaches_the_maximum() {
+    let f = facts(&[0, 1], ThpMode::Madvise);
+    let mut cfg = config(&[Rung::WriteRead, Rung::VmspliceRead], &f);
+    (cfg.runs, cfg.max_runs) = (3, 8);
+    // write-read is tight; vmsplice-read spreads 2x and never settles.
+    let wild = [5.0, 10.0, 5.0, 10.0, 5.0, 10.0, 5.0, 10.0, 5.0];
+    let mut mock = Mock {
+        rates: HashMap::from([
+            ("write-read", vec![Ok(1.0); 20]),
+            ("vmsplice-read", wild.iter().map(|&r| Ok(r)).collect()),
+        ]),
+        noise: Some(RunNoise {
+            wall_s: 1.0,
+            steal_s: 0.2,
+            ..RunNoise::default()
+        }),
+        ..Mock::default()
+    };
+    let result = run_ladder(&cfg, &f, &mut mock, &mut |_| {});
+    let (tight, noisy) = (&result.rungs[0], &result.rungs[1]);
+    assert_eq!(tight.runs_gib_s.len(), 3);
+    assert!(!tight.noisy() && tight.diagnosis.is_none());
+    assert_eq!(noisy.runs_gib_s.len(), 8);
+    assert_eq!(noisy.runs_noise.len(), 8);
+    assert!(noisy.noisy());
+    let diagnosis = noisy.diagnosis.as_ref().unwrap();
+    assert!(diagnosis.causes[0].starts_with("steal: "), "{diagnosis:?}");
+    assert_eq!(result.max_runs, 8);
+    assert_eq!(result.noise.unwrap().runs, 11);
+}
+
+#[test]
+fn a_rung_that_settles_after_added_runs_stops_getting_them() {
+    let f = facts(&[0, 1], ThpMode::Madvise);
+    let mut cfg = config(&[Rung::WriteRead], &f);
+    (cfg.runs, cfg.max_runs) = (3, 20);
+    // One run at 1.5x the slowest: however many agreeing runs are added,
+    // the 1.25x rule keeps the rung noisy, so it gets the maximum.
+    let mut rates = vec![Ok(1.0), Ok(10.0), Ok(15.0), Ok(10.0)];
+    rates.extend(std::iter::repeat_with(|| Ok(10.0)).take(30));
+    let mut mock = Mock {
+        rates: HashMap::from([("write-read", rates)]),
+        ..Mock::default()
+    };
+    let result = run_ladder(&cfg, &f, &mut mock, &mut |_| {});
+    assert_eq!(result.rungs[0].runs_gib_s.len(), 20);
+
+    // Without the outlier the added runs narrow the interval below +-10%:
+    // 10, 12, 10 is noisy at n = 3 (t = 4.3), quiet from n = 4 on.
+    let mut rates = vec![Ok(1.0), Ok(10.0), Ok(12.0), Ok(10.0)];
+    rates.extend(std::iter::repeat_with(|| Ok(11.0)).take(30));
+    let mut mock = Mock {
+        rates: HashMap::from([("write-read", rates)]),
+        ..Mock::default()
+    };
+    let result = run_ladder(&cfg, &f, &mut mock, &mut |_| {});
+    let r = &result.rungs[0];
+    assert!(
+        r.runs_gib_s.len() > 3 && r.runs_gib_s.len() < 20,
+        "{:?}",
+        r.runs_gib_s
+    );
+    assert!(!r.noisy());
+}
+
+#[test]
+fn a_kernel_whose_vmsplice_copies_gets_one_copy_more_per_vmsplice_rung() {
+    let f = facts(&[0, 1], ThpMode::Madvise);
+    let rungs = [Rung::WriteRead, Rung::VmspliceRead, Rung::VmspliceSplice];
+    let mut mock = Mock {
+        rates: HashMap::from([
+            ("write-read", vec![Ok(1.0); 4]),
+            ("vmsplice-read", vec![Ok(2.0); 4]),
+            ("vmsplice-splice", vec![Ok(3.0); 4]),
+        ]),
+        copy_check: Some(CopyCheck::Copies),
+        ..Mock::default()
+    };
+    let result = run_ladder(&config(&rungs, &f), &f, &mut mock, &mut |_| {});
+    let copies: Vec<(u32, Option<CopyCheck>)> = result
+        .rungs
+        .iter()
+        .map(|r| (r.copies, r.copy_check.clone()))
+        .collect();
+    assert_eq!(
+        copies,
+        [
+            (2, None),
+            (2, Some(CopyCheck::Copies)),
+            (1, Some(CopyCheck::Copies))
+        ]
+    );
+    // vmsplice-splice copies now: its limit is memcpy, not splice-limit.
+    assert_eq!(Rung::VmspliceSplice.ceiling(1), Rung::Memcpy);
+}
+
+#[test]
+fn shares_of_the_limits_follow_what_each_rung_copies() {
+    let f = facts(&[0, 1], ThpMode::Madvise);
+    let rungs = [
+        Rung::Memcpy,
+        Rung::VmspliceRead,
+        Rung::Tuned,
+        Rung::SpliceLimit,
+    ];
+    let mut mock = Mock {
+        rates: HashMap::from([
+            ("memcpy", vec![Ok(10.0); 4]),
+            ("vmsplice-read", vec![Ok(5.0); 4]),
+            ("huge", vec![Ok(40.0); 4]),
+            ("splice-limit", vec![Ok(80.0); 4]),
+        ]),
+        copy_check: Some(CopyCheck::References),
+        ..Mock::default()
+    };
+    let result = run_ladder(&config(&rungs, &f), &f, &mut mock, &mut |_| {});
+    let shares: Vec<Option<f64>> = result.rungs.iter().map(|r| r.share_of_ceiling).collect();
+    assert_eq!(shares, [None, Some(0.5), Some(0.5), None]);
+}
+
+/// Answers round trips: 2 us on one CPU, 50 us across two.
+struct Pinger;
+
+impl Runner<PingJob> for Pinger {
+    fn run(&mut self, job: &PingJob) -> std::io::Result<LatencyRun> {
+        let (a, b) = job.placement.cpus();
+        let ns = if a == b { 2_000 } else { 50_000 };
+        let mut run: LatencyRun = serde_json::from_value(serde_json::json!({
+            "round_trips": 1000, "seconds": 1.0, "round_trips_per_s": 1000.0,
+            "rtt_ns": {"mean": 0.0, "p50": 0, "p90": 0, "p99": 0, "p999": 0, "max": 0},
+            "warmup_round_trips": 10
+        }))
+        .unwrap();
+        run.rtt_ns.p50 = ns;
+        Ok(run)
+    }
+}
+
+#[test]
+fn the_baseline_is_measured_in_every_placement_with_the_wakeup_cost() {
+    let f = facts(&[0, 1], ThpMode::Madvise);
+    let mut mock = Mock {
+        rates: HashMap::from([("write-read", vec![Ok(5.0); 12])]),
+        ..Mock::default()
+    };
+    let cfg = config(&[Rung::WriteRead], &f);
+    let check = check_placements(&cfg, &f, 3, &mut mock, &mut Pinger, &mut |_| {});
+    let placements: Vec<Placement> = mock
+        .jobs
+        .iter()
+        .map(|j| match j {
+            Job::Pipe { placement, .. } => *placement,
+            _ => panic!("pipe jobs only"),
+        })
+        .collect();
+    let same = Placement::Pinned {
+        writer_cpu: 0,
+        reader_cpu: 0,
+    };
+    assert_eq!(placements.iter().filter(|p| **p == same).count(), 4);
+    assert_eq!(
+        placements
+            .iter()
+            .filter(|p| **p == Placement::Unpinned)
+            .count(),
+        4
+    );
+    let kinds: Vec<&str> = check.rows.iter().map(|r| r.kind.as_str()).collect();
+    assert_eq!(kinds, ["same-cpu", "different-cpu", "unpinned"]);
+    assert!(check.rows.iter().all(|r| r.runs_gib_s.len() == 3));
+    assert_eq!(check.factor(), Some(1.0));
+    let w = check.wakeup.unwrap();
+    assert_eq!((w.same_cpu_rtt_ns, w.different_cpu_rtt_ns), (2_000, 50_000));
+    assert_eq!(w.cross_cpu_wakeup_ns, 24_000.0);
+}
+
+#[test]
+fn on_one_cpu_the_check_says_what_it_cannot_measure() {
+    let f = facts(&[0], ThpMode::Madvise);
+    let mut mock = Mock {
+        rates: HashMap::from([("write-read", vec![Ok(5.0); 8])]),
+        ..Mock::default()
+    };
+    let cfg = config(&[Rung::WriteRead], &f);
+    let check = check_placements(&cfg, &f, 3, &mut mock, &mut Pinger, &mut |_| {});
+    let different = check.row("different-cpu").unwrap();
+    assert_eq!(different.status, Status::Unavailable);
+    assert!(different.reason.as_deref().unwrap().contains("one CPU"));
+    assert!(check.wakeup.is_none());
+    assert!(check.wakeup_reason.as_deref().unwrap().contains("one CPU"));
 }

@@ -43,6 +43,9 @@ fn fixture() -> LadderResult {
             reader_cpu: 1,
         },
         runs: 2,
+        max_runs: 2,
+        noise: None,
+        placement_check: None,
         verify: false,
         seed: 3,
         rungs: vec![
@@ -59,12 +62,16 @@ fn text_table_snapshot() {
 pipespeed 0.1.0: Linux 6.18.0 on Test CPU (2 CPUs online), THP never, pipe-max-size 1MiB
 writer on CPU 0, reader on CPU 1; 2 runs per rung after a warm-up, in shuffled order (seed 3)
 
-rung                  what it changes                    copies  buffer  pipe     median GiB/s   min   max  vs write-read
-write-read            write(2) | read(2): the baseline   2       256KiB  default          1.50  1.00  2.00           1.0x
+rung                  what it changes                    copies  buffer  pipe     median GiB/s   min   max        spread  vs write-read  of limit
+write-read            write(2) | read(2): the baseline   2       256KiB  default          1.50  1.00  2.00  +-424% noisy           1.0x         -
 vmsplice-splice-huge  writer buffer on 2 MiB huge pages  0       256KiB  default  unavailable: transparent huge pages are never here
 
-copies: bytes the CPU copies per byte piped. Rungs with 0 move page references, not bytes:
-their GiB/s is not memory bandwidth and may exceed memcpy.
+copies: bytes the CPU copies per byte piped; (checked): vmsplice was seen to hand over page
+references on this kernel at start-up. Rungs with 0 move page references, not bytes: their GiB/s
+is not memory bandwidth and may exceed memcpy. of limit: the median's share of memcpy's (rungs
+that copy) or of splice-limit's (rungs that do not). spread: the 95% interval of the mean.
+
+noisy: write-read (2 runs from 1.00 to 2.00 GiB/s, 2.00x; 95% interval +-424%).
 ";
     assert_eq!(text, expected);
 }
@@ -84,10 +91,11 @@ fn csv_has_one_row_per_run() {
     assert_eq!(
         csv,
         "rung,status,run,gib_s,bytes_per_run,buf_size,pipe_size,copies,\
-         user_s_per_gib,system_s_per_gib,context_switches_per_gib,page_faults_per_gib\n\
-         write-read,ok,1,1.0000,1073741824,262144,,2,,,,\n\
-         write-read,ok,2,2.0000,1073741824,262144,,2,,,,\n\
-         vmsplice-splice-huge,unavailable,,,1073741824,262144,,0,,,,\n"
+         user_s_per_gib,system_s_per_gib,context_switches_per_gib,page_faults_per_gib,\
+         part,placement,noisy,steal_s,other_cpu_s,load_avg_1m,involuntary_switches,cpu_mhz\n\
+         write-read,ok,1,1.0000,1073741824,262144,,2,,,,,ladder,different-cpu,true,,,,,\n\
+         write-read,ok,2,2.0000,1073741824,262144,,2,,,,,ladder,different-cpu,true,,,,,\n\
+         vmsplice-splice-huge,unavailable,,,1073741824,262144,,0,,,,,ladder,different-cpu,false,,,,,\n"
     );
 }
 

@@ -6,6 +6,7 @@ pub mod harness;
 pub mod hist;
 pub mod ladder;
 pub mod latency;
+pub mod noise;
 pub mod profile;
 pub mod reader;
 pub mod scan;

@@ -7,9 +7,10 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use super::ladder::placement::placements;
 use super::ladder::{LadderConfig, LadderResult, Rung};
 use crate::sys::SystemFacts;
-use crate::units::parse_size;
+use crate::units::{Size, parse_size};
 
 /// The setting a scan varies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,7 +21,14 @@ pub enum ScanParam {
     /// `--pipe-size`: the pipe of `write-read` (the vmsplice rungs size
     /// their pipe to half the buffer, tuned to pipe-max-size).
     PipeSize,
+    /// `--placement`: where writer and reader run. Values are the indices
+    /// of [`PLACEMENTS`] plus one.
+    Placement,
 }
+
+/// The placements a scan of `placement` takes, in the order of their
+/// values (1, 2, 3).
+pub const PLACEMENTS: [&str; 3] = ["same-cpu", "different-cpu", "unpinned"];
 
 impl ScanParam {
     /// The option's name, as on the command line.
@@ -28,27 +36,56 @@ impl ScanParam {
         match self {
             ScanParam::BufSize => "buf-size",
             ScanParam::PipeSize => "pipe-size",
+            ScanParam::Placement => "placement",
+        }
+    }
+
+    /// Whether the values are sizes in bytes (else placements).
+    pub fn is_size(self) -> bool {
+        self != ScanParam::Placement
+    }
+
+    /// A value as the table and the chart name it: `64 KiB`, `same-cpu`.
+    pub fn label(self, value: u64) -> String {
+        match self {
+            ScanParam::Placement => (value as usize)
+                .checked_sub(1)
+                .and_then(|i| PLACEMENTS.get(i))
+                .map_or_else(|| value.to_string(), |p| p.to_string()),
+            _ => Size(value).to_string(),
         }
     }
 
     /// Whether `rung`'s measurement depends on this setting.
     pub fn affects(self, rung: Rung) -> bool {
         match self {
-            ScanParam::BufSize => rung != Rung::Tuned,
+            ScanParam::BufSize => !matches!(rung, Rung::Tuned | Rung::SpliceLimit),
             ScanParam::PipeSize => rung == Rung::WriteRead,
+            ScanParam::Placement => !matches!(rung, Rung::Memcpy | Rung::SpliceLimit),
         }
     }
 
-    /// `config` with this setting at `value`.
-    pub fn apply(self, config: &LadderConfig, value: u64) -> LadderConfig {
+    /// `config` with this setting at `value`, on the machine of `facts`;
+    /// `None` for a placement this machine cannot have (different CPUs
+    /// with one CPU).
+    pub fn apply(
+        self,
+        config: &LadderConfig,
+        value: u64,
+        facts: &SystemFacts,
+    ) -> Option<LadderConfig> {
         let mut config = config.clone();
         // Values come from `Scan::from_str`, which keeps them in usize.
         let value = usize::try_from(value).unwrap_or(usize::MAX);
         match self {
             ScanParam::BufSize => config.buf_size = value,
             ScanParam::PipeSize => config.pipe_size = Some(value),
+            ScanParam::Placement => {
+                let kind = PLACEMENTS.get(value.checked_sub(1)?)?;
+                config.placement = placements(facts).into_iter().find(|(k, _)| k == kind)?.1?;
+            }
         }
-        config
+        Some(config)
     }
 }
 
@@ -77,12 +114,29 @@ impl FromStr for Scan {
         let param = match name {
             "buf-size" => ScanParam::BufSize,
             "pipe-size" => ScanParam::PipeSize,
+            "placement" => ScanParam::Placement,
             _ => {
                 return Err(format!(
-                    "cannot scan '{name}': the settings are buf-size and pipe-size"
+                    "cannot scan '{name}': the settings are buf-size, pipe-size and placement"
                 ));
             }
         };
+        if param == ScanParam::Placement {
+            let values = list
+                .split(',')
+                .map(|v| match PLACEMENTS.iter().position(|p| *p == v) {
+                    Some(i) => Ok(i as u64 + 1),
+                    None => Err(format!(
+                        "placement: '{v}' is not a placement ({})",
+                        PLACEMENTS.join(", ")
+                    )),
+                })
+                .collect::<Result<Vec<u64>, String>>()?;
+            if values.len() < 2 {
+                return Err(format!("{name}: a scan needs at least two values"));
+            }
+            return Ok(Scan { param, values });
+        }
         let values = list
             .split(',')
             .map(|v| {
@@ -105,8 +159,11 @@ impl FromStr for Scan {
 /// One value of a scan and the ladder measured with it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScanPoint {
-    /// The setting's value, in bytes.
+    /// The setting's value: bytes, or a placement's number (see `label`).
     pub value: u64,
+    /// The value as the table names it (`64 KiB`, `same-cpu`).
+    #[serde(default)]
+    pub label: String,
     /// The ladder run with it.
     pub result: LadderResult,
 }
@@ -182,6 +239,23 @@ mod tests {
             .parse()
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(scan.param, ScanParam::PipeSize);
+    }
+
+    #[test]
+    fn placements_are_scanned_by_name() {
+        let scan: Scan = "placement=unpinned,same-cpu"
+            .parse()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(scan.param, ScanParam::Placement);
+        assert_eq!(scan.values, vec![3, 1]);
+        assert_eq!(ScanParam::Placement.label(1), "same-cpu");
+        assert!(!ScanParam::Placement.affects(Rung::Memcpy));
+        assert!(ScanParam::Placement.affects(Rung::WriteRead));
+        let err = "placement=same-cpu,far"
+            .parse::<Scan>()
+            .err()
+            .unwrap_or_default();
+        assert!(err.contains("'far' is not a placement (same-cpu, different-cpu, unpinned)"));
     }
 
     #[test]

@@ -28,6 +28,35 @@ pub fn min_max(values: &[f64]) -> Option<(f64, f64)> {
     Some(iter.fold((first, first), |(lo, hi), v| (lo.min(v), hi.max(v))))
 }
 
+/// The two-sided 95% quantile of Student's t with `df` degrees of freedom
+/// (exact to three decimals up to 30, then rounded down towards 1.96).
+fn t_975(df: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => TABLE[df - 1],
+        31..=60 => 2.000,
+        61..=120 => 1.980,
+        _ => 1.960,
+    }
+}
+
+/// The mean of `values` and the half-width of its 95% interval
+/// (Student's t: `t * s / sqrt(n)`), or `None` with fewer than 2 values.
+pub fn mean_interval_95(values: &[f64]) -> Option<(f64, f64)> {
+    let n = values.len();
+    if n < 2 {
+        return None;
+    }
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    Some((mean, t_975(n - 1) * var.sqrt() / (n as f64).sqrt()))
+}
+
 /// A small, seedable generator for shuffling run order (xorshift64*).
 /// Not for anything that needs real randomness.
 #[derive(Debug, Clone)]
@@ -85,6 +114,16 @@ mod tests {
     fn min_and_max() {
         assert_eq!(min_max(&[2.0, 5.0, 1.0]), Some((1.0, 5.0)));
         assert_eq!(min_max(&[]), None);
+    }
+
+    #[test]
+    fn the_interval_of_the_mean_follows_student() {
+        // n = 5, mean 10, s = 1: 2.776 / sqrt(5).
+        let (mean, half) = mean_interval_95(&[9.0, 10.0, 11.0, 9.0, 11.0]).unwrap_or_default();
+        assert!((mean - 10.0).abs() < 1e-9);
+        assert!((half - 2.776 / 5f64.sqrt()).abs() < 1e-6, "{half}");
+        assert_eq!(mean_interval_95(&[4.0, 4.0]), Some((4.0, 0.0)));
+        assert_eq!(mean_interval_95(&[4.0]), None);
     }
 
     #[test]

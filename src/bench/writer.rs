@@ -176,7 +176,7 @@ fn vmsplice_loop(out: std::os::fd::BorrowedFd<'_>, config: &WriterConfig, limit:
 
 /// A sandbox that forbids vmsplice answers ENOSYS or EPERM: the machine
 /// cannot do this rung, which is not a failure of the program.
-fn vmsplice_refusal(err: io::Error) -> io::Error {
+pub(crate) fn vmsplice_refusal(err: io::Error) -> io::Error {
     match err.raw_os_error() {
         Some(code)
             if code == rustix::io::Errno::NOSYS.raw_os_error()

@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{ArgAction, Args, Parser, Subcommand};
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 use pipespeed::bench::harness::MAX_MESSAGE;
 use pipespeed::bench::ladder::Rung;
 use pipespeed::bench::scan::Scan;
@@ -163,6 +163,17 @@ pub fn usize_size(text: &str) -> Result<usize, String> {
     usize::try_from(n).map_err(|_| format!("size '{text}' is too large"))
 }
 
+/// `--placement` of bench and latency: where the two ends run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlacementArg {
+    /// Both on the first allowed CPU.
+    SameCpu,
+    /// On the first two allowed CPUs.
+    DifferentCpu,
+    /// Left to the scheduler.
+    Unpinned,
+}
+
 /// Options both ends share (the blog's programs share one option parser).
 #[derive(Debug, Args)]
 pub struct EndArgs {
@@ -265,9 +276,17 @@ pub struct BenchArgs {
     /// Rungs to run, comma-separated (default: all).
     #[arg(long, value_delimiter = ',', value_name = "RUNGS")]
     pub rungs: Vec<Rung>,
-    /// Measured runs per rung (after one warm-up run).
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
-    pub runs: u64,
+    /// Measured runs per rung (after one warm-up run); sets both
+    /// --min-runs and --max-runs.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..), conflicts_with_all = ["min_runs", "max_runs"])]
+    pub runs: Option<u64>,
+    /// Runs every rung gets [default: 5].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub min_runs: Option<u64>,
+    /// Runs a noisy rung may get: one more at a time while its runs spread
+    /// more than 1.25x or its 95% interval is wider than +-10% [default: 10].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_runs: Option<u64>,
     /// Bytes per run (default: about --run-seconds worth, from the warm-up).
     #[arg(long, value_name = "SIZE", value_parser = positive_size)]
     pub bytes: Option<u64>,
@@ -286,12 +305,21 @@ pub struct BenchArgs {
         value_delimiter = ',',
         value_name = "W,R",
         num_args = 1,
-        conflicts_with = "no_pin"
+        conflicts_with_all = ["no_pin", "placement"]
     )]
     pub cpus: Vec<usize>,
-    /// Leave placement to the scheduler.
-    #[arg(long)]
+    /// Leave placement to the scheduler (--placement unpinned).
+    #[arg(long, conflicts_with = "placement")]
     pub no_pin: bool,
+    /// Where writer and reader run [default: different-cpu with 2+
+    /// allowed CPUs, else unpinned].
+    #[arg(long, value_enum)]
+    pub placement: Option<PlacementArg>,
+    /// Runs of write-read in each placement (same CPU, different CPUs,
+    /// unpinned), with the cost of a cross-CPU wake-up, after the ladder:
+    /// how much placement alone changes the baseline. 0: skip.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub placement_runs: usize,
     /// Check every byte (slower; measures correctness, not speed).
     #[arg(long)]
     pub verify: bool,
@@ -320,8 +348,9 @@ pub struct BenchArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "scan")]
     pub html: Option<PathBuf>,
     /// Run the ladder once per value of a setting and chart GiB/s against
-    /// it: buf-size=64K,256K,1M or pipe-size=64K,256K,1M. Rungs default to
-    /// those the setting changes.
+    /// it: buf-size=64K,256K,1M, pipe-size=64K,256K,1M or
+    /// placement=same-cpu,different-cpu,unpinned. Rungs default to those
+    /// the setting changes.
     #[arg(long, value_name = "SETTING=VALUES")]
     pub scan: Option<Scan>,
 }

@@ -5,16 +5,18 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use indicatif::ProgressBar;
+use pipespeed::bench::harness::{Mode, Runner};
 use pipespeed::bench::ladder::{
     EXIT_UNSUPPORTED, LadderConfig, LadderResult, Placement, ProcessExecutor, Rung, Status,
-    run_ladder,
+    check_placements, run_ladder,
 };
+use pipespeed::bench::latency::PingJob;
 use pipespeed::bench::scan::{ScanParam, ScanPoint, ScanResult};
 use pipespeed::report::{Csv, Exporter, Html, Json, Svg, Text};
 use pipespeed::sys::SystemFacts;
 
 use crate::UsageError;
-use crate::args::{BenchArgs, cpu_pair};
+use crate::args::{BenchArgs, PlacementArg, cpu_pair};
 use crate::output::write_file;
 use crate::progress;
 
@@ -22,9 +24,11 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
     let placement = placement(&args, &facts)?;
     check_buf_size(args.buf_size)?;
+    let (min_runs, max_runs) = runs(&args)?;
     let config = LadderConfig {
         rungs: rungs(&args)?,
-        runs: args.runs as usize,
+        runs: min_runs,
+        max_runs,
         bytes: args.bytes,
         buf_size: args.buf_size,
         pipe_size: args.pipe_size,
@@ -37,10 +41,27 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     crate::output::check_outputs([&args.json, &args.csv, &args.svg, &args.html])?;
     let exe = std::env::current_exe()
         .context("cannot find the pipespeed binary to run writer and reader")?;
-    let mut executor = ProcessExecutor::new(exe);
+    let mut executor = ProcessExecutor::new(exe.clone());
     let Some(scan) = &args.scan else {
-        let bar = progress::bar(config.steps());
-        let result = measure(&config, &facts, &mut executor, &bar);
+        let placements = args.placement_runs > 0 && config.rungs.contains(&Rung::WriteRead);
+        let extra = if placements {
+            3 * (args.placement_runs + 1)
+        } else {
+            0
+        };
+        let bar = progress::bar(config.steps() + extra);
+        let mut result = measure(&config, &facts, &mut executor, &bar);
+        if placements {
+            let mut pinger: Box<dyn Runner<PingJob>> = Mode::Processes.runner(exe);
+            result.placement_check = Some(check_placements(
+                &config,
+                &facts,
+                args.placement_runs,
+                &mut executor,
+                pinger.as_mut(),
+                &mut |event| progress::show(&bar, event),
+            ));
+        }
         bar.finish_and_clear();
         if measured_nothing(&[&result]) {
             say_nothing_written(&args);
@@ -66,9 +87,20 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let bar = progress::bar(config.steps() * scan.values.len());
     let mut points = Vec::with_capacity(scan.values.len());
     for &value in &scan.values {
-        let config = scan.param.apply(&config, value);
+        let label = scan.param.label(value);
+        let Some(config) = scan.param.apply(&config, value, &facts) else {
+            return Err(UsageError(format!(
+                "--scan {}: {label} needs two CPUs, and this process may run on one",
+                scan.param
+            ))
+            .into());
+        };
         let result = measure(&config, &facts, &mut executor, &bar);
-        points.push(ScanPoint { value, result });
+        points.push(ScanPoint {
+            value,
+            label,
+            result,
+        });
     }
     bar.finish_and_clear();
     let result = ScanResult::new(facts, scan.param, points);
@@ -187,9 +219,44 @@ fn measure(
     })
 }
 
+/// The runs every rung gets and the runs a noisy one may get.
+fn runs(args: &BenchArgs) -> anyhow::Result<(usize, usize)> {
+    let (min, max) = match args.runs {
+        Some(n) => (n, n),
+        None => (args.min_runs.unwrap_or(5), args.max_runs.unwrap_or(10)),
+    };
+    if max < min {
+        return Err(UsageError(format!(
+            "--max-runs {max} is below --min-runs {min}: a rung cannot take fewer runs than it must"
+        ))
+        .into());
+    }
+    Ok((min as usize, max as usize))
+}
+
 fn placement(args: &BenchArgs, facts: &SystemFacts) -> anyhow::Result<Placement> {
-    if args.no_pin {
+    if args.no_pin || args.placement == Some(PlacementArg::Unpinned) {
         return Ok(Placement::Unpinned);
+    }
+    if let Some(choice) = args.placement {
+        let allowed = &facts.cpus_allowed;
+        return match (choice, &allowed[..]) {
+            (PlacementArg::SameCpu, [a, ..]) => Ok(Placement::Pinned {
+                writer_cpu: *a,
+                reader_cpu: *a,
+            }),
+            (PlacementArg::DifferentCpu, [a, b, ..]) => Ok(Placement::Pinned {
+                writer_cpu: *a,
+                reader_cpu: *b,
+            }),
+            (PlacementArg::DifferentCpu, _) => Err(UsageError(
+                "--placement different-cpu needs two CPUs, and this process may run on one \
+                 (its affinity mask, as set by taskset or a cpuset)"
+                    .into(),
+            )
+            .into()),
+            _ => Err(UsageError("this process may run on no CPU at all".into()).into()),
+        };
     }
     if args.cpus.is_empty() {
         return Ok(Placement::default_for(facts));

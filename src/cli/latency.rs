@@ -12,7 +12,7 @@ use pipespeed::sys::SystemFacts;
 use pipespeed::wait::Wait;
 
 use crate::UsageError;
-use crate::args::{message_size, seconds};
+use crate::args::{PlacementArg, message_size, seconds};
 use crate::output::write_file;
 use crate::progress;
 
@@ -97,17 +97,6 @@ impl WaitArg {
             WaitArg::Busy => Wait::Busy,
         }
     }
-}
-
-/// `--placement`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PlacementArg {
-    /// Both on the first allowed CPU.
-    SameCpu,
-    /// On the first two allowed CPUs.
-    DifferentCpu,
-    /// Left to the scheduler.
-    Unpinned,
 }
 
 fn warmup(text: &str) -> Result<Span, String> {

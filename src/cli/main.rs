@@ -66,12 +66,7 @@ fn main() -> ExitCode {
         return code;
     }
     let result = match cli.command {
-        None => bench::run(BenchArgs {
-            runs: 5,
-            run_seconds: 0.4,
-            buf_size: 256 * 1024,
-            ..Default::default()
-        }),
+        None => bench::run(default_bench_args()),
         Some(Command::Bench(args)) => bench::run(args),
         Some(Command::Write(args)) => ends::write(args),
         Some(Command::Read(args)) => ends::read(args),
@@ -87,6 +82,17 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => report(&err),
+    }
+}
+
+/// `pipespeed bench` with every default, as `pipespeed` alone runs it:
+/// the defaults of the command line, so the two never differ.
+fn default_bench_args() -> BenchArgs {
+    match Cli::try_parse_from(["pipespeed", "bench"]) {
+        Ok(Cli {
+            command: Some(Command::Bench(args)),
+        }) => args,
+        _ => unreachable!("`pipespeed bench` parses"),
     }
 }
 

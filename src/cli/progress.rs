@@ -30,6 +30,10 @@ pub fn show(bar: &ProgressBar, event: Event<'_>) {
         Event::Profiling { row } => format!("{row} under perf record"),
         Event::Measured { row, figure, .. } => format!("{row}: {}", words(figure)),
     };
+    // Noisy rows get runs the bar did not count on.
+    if bar.length().is_some_and(|len| bar.position() >= len) {
+        bar.inc_length(1);
+    }
     bar.inc(1);
     bar.set_message(message);
 }

@@ -12,7 +12,10 @@
 use std::fmt::Write as _;
 use std::io;
 
-use super::ladder::{COPIES_NOTE, cells, figures};
+use super::ladder::{
+    COPIES_NOTE, FIGURE_HEADINGS, cells, explanation, figures, noise_line, noisy_lines,
+    placement_paragraph, runs_words,
+};
 use super::svg::ladder_svg;
 use super::{Exporter, Html};
 use crate::bench::ladder::{LadderResult, Rung, RungResult};
@@ -35,7 +38,7 @@ table{border-collapse:collapse;margin:1rem 0;font-size:.85rem}\
 #ladder{display:block;overflow-x:auto}\
 th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}\
 th{background:#f2f2f2}td:first-child{white-space:nowrap}td:nth-child(2){min-width:12rem}td.num{text-align:right;font-variant-numeric:tabular-nums}\
-td.note{color:#666}dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem}\
+td.note{color:#666}tr.noisy td{background:#fff4e0}p.noisy{background:#fff4e0;padding:.3rem}dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem}\
 dt{font-weight:600}dd{margin:0}figure{margin:1rem 0}\
 figure svg{max-width:100%;height:auto}figcaption,p.small{color:#555;font-size:.9rem}\
 code{font-size:.9em}";
@@ -104,10 +107,10 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
     out += "</dl>\n";
     let _ = writeln!(
         out,
-        "<h2 id=\"placement\">Placement and runs</h2>\n<p>{}; {} measured runs per rung after a \
-         warm-up, in shuffled order (seed {}){}.</p>",
+        "<h2 id=\"placement\">Placement and runs</h2>\n<p>{}; {} after a warm-up, in shuffled \
+         order (seed {}){}.</p>",
         escape(&result.placement.to_string()),
-        result.runs,
+        runs_words(result),
         result.seed,
         if result.verify {
             "; every byte verified"
@@ -115,6 +118,16 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
             ""
         }
     );
+    if let Some(line) = noise_line(result) {
+        let _ = writeln!(out, "<p id=\"noise\">{}.</p>", escape(&line));
+    }
+    if let Some(check) = &result.placement_check {
+        let _ = writeln!(
+            out,
+            "<p id=\"placement-check\">{}</p>",
+            escape(&placement_paragraph(result, check).replace('\n', " "))
+        );
+    }
     let has_memcpy = result
         .rungs
         .iter()
@@ -136,13 +149,25 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
         "<p class=\"small\">{}</p>",
         escape(&COPIES_NOTE.replace('\n', " "))
     );
+    let noisy = noisy_lines(result);
+    if !noisy.is_empty() {
+        out += "<div id=\"noisy\">\n";
+        for line in noisy {
+            let _ = writeln!(
+                out,
+                "<p class=\"noisy\">{}</p>",
+                escape(&line).replace('\n', "<br>")
+            );
+        }
+        out += "</div>\n";
+    }
     out += "<h2 id=\"rungs\">What each rung changes, and why it is faster</h2>\n";
     for r in &result.rungs {
         let _ = writeln!(
             out,
             "<h3 id=\"rung-{name}\">{name}</h3>\n<p class=\"rung\"><strong>{}.</strong> {}</p>",
             escape(r.name.changes()),
-            escape(r.name.explanation()),
+            escape(&explanation(r)),
             name = escape(r.name.name()),
         );
     }
@@ -161,17 +186,8 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
 /// The table: text.rs's columns, then the cost per GiB when measured.
 fn table(out: &mut String, rungs: &[RungResult]) {
     let with_cost = rungs.iter().any(|r| r.cost.is_some());
-    let mut header = vec![
-        "rung",
-        "what it changes",
-        "copies",
-        "buffer",
-        "pipe",
-        "median GiB/s",
-        "min",
-        "max",
-        "vs write-read",
-    ];
+    let mut header = vec!["rung", "what it changes", "copies", "buffer", "pipe"];
+    header.extend(FIGURE_HEADINGS);
     if with_cost {
         header.extend(["user s/GiB", "system s/GiB", "switches/GiB", "faults/GiB"]);
     }
@@ -181,7 +197,11 @@ fn table(out: &mut String, rungs: &[RungResult]) {
     }
     *out += "</tr></thead>\n<tbody>\n";
     for r in rungs {
-        *out += "<tr>";
+        *out += if r.noisy() {
+            "<tr class=\"noisy\">"
+        } else {
+            "<tr>"
+        };
         for cell in cells(r) {
             let _ = write!(out, "<td>{}</td>", escape(&cell));
         }

@@ -5,7 +5,8 @@ use std::fmt::Write;
 use std::io;
 
 use super::{Csv, Exporter, Text};
-use crate::bench::ladder::{LadderResult, Rung, RungResult, Status};
+use crate::bench::ladder::placement::PlacementCheck;
+use crate::bench::ladder::{CopyCheck, LadderResult, Rung, RungResult, Status};
 use crate::bench::profile::{Profile, ProfileStatus};
 use crate::units::Size;
 
@@ -15,8 +16,29 @@ fn rate(v: Option<f64>) -> String {
 }
 
 /// What the `copies` column means, under the table.
-pub(super) const COPIES_NOTE: &str = "copies: bytes the CPU copies per byte piped. Rungs with 0 move page references, not bytes:\n\
-     their GiB/s is not memory bandwidth and may exceed memcpy.";
+pub(super) const COPIES_NOTE: &str = "copies: bytes the CPU copies per byte piped; (checked): vmsplice was seen to hand over page\n\
+     references on this kernel at start-up. Rungs with 0 move page references, not bytes: their GiB/s\n\
+     is not memory bandwidth and may exceed memcpy. of limit: the median's share of memcpy's (rungs\n\
+     that copy) or of splice-limit's (rungs that do not). spread: the 95% interval of the mean.";
+
+/// The `copies` cell: the count, and what the start-up check found.
+pub(super) fn copies_cell(r: &RungResult) -> String {
+    match &r.copy_check {
+        None => r.copies.to_string(),
+        Some(CopyCheck::References) => format!("{} (checked)", r.copies),
+        Some(CopyCheck::Copies) => format!("{} (this kernel copies)", r.copies),
+        Some(CopyCheck::Unknown { .. }) => format!("{} (unchecked)", r.copies),
+    }
+}
+
+/// Why the rung is faster, and what the copy check found when it found
+/// that this kernel's vmsplice copies.
+pub(super) fn explanation(r: &RungResult) -> String {
+    match (&r.copy_check, r.name.explanation_when_vmsplice_copies()) {
+        (Some(CopyCheck::Copies), Some(found)) => format!("{} {found}", r.name.explanation()),
+        _ => r.name.explanation().to_string(),
+    }
+}
 
 /// A rung's five descriptive cells: rung, what it changes, copies, buffer
 /// and pipe.
@@ -24,16 +46,17 @@ pub(super) fn cells(r: &RungResult) -> [String; 5] {
     [
         r.name.to_string(),
         r.changes.clone(),
-        r.copies.to_string(),
+        copies_cell(r),
         Size(r.buf_size as u64).to_string(),
         r.pipe_size
             .map_or_else(|| "default".into(), |p| Size(p as u64).to_string()),
     ]
 }
 
-/// A rung's figures as the table prints them (median, min, max GiB/s and
-/// the speed-up over `write-read`), or the note saying why there are none.
-pub(super) fn figures(r: &RungResult) -> Result<[String; 4], String> {
+/// A rung's figures as the table prints them (median, min, max GiB/s,
+/// the spread, the speed-up over `write-read` and the share of the
+/// rung's limit), or the note saying why there are none.
+pub(super) fn figures(r: &RungResult) -> Result<[String; FIGURES], String> {
     match (r.status, &r.reason) {
         (Status::Unavailable, Some(reason)) => Err(format!("unavailable: {reason}")),
         (Status::Failed, Some(reason)) => Err(format!("failed: {reason}")),
@@ -41,15 +64,31 @@ pub(super) fn figures(r: &RungResult) -> Result<[String; 4], String> {
             rate(r.median_gib_s),
             rate(r.min_gib_s),
             rate(r.max_gib_s),
+            r.spread.map_or_else(|| "-".into(), |s| s.cell()),
             r.speedup_vs_write_read
                 .map_or_else(|| "-".into(), |x| format!("{x:.1}x")),
+            r.share_of_ceiling
+                .map_or_else(|| "-".into(), |x| format!("{:.0}%", x * 100.0)),
         ]),
     }
 }
 
-/// Five left-aligned cells, then four right-aligned numbers or a note
+/// The figures of a row of the table.
+pub(super) const FIGURES: usize = 6;
+
+/// The headings of [`figures`].
+pub(super) const FIGURE_HEADINGS: [&str; FIGURES] = [
+    "median GiB/s",
+    "min",
+    "max",
+    "spread",
+    "vs write-read",
+    "of limit",
+];
+
+/// Five left-aligned cells, then the right-aligned numbers or a note
 /// saying why there are none.
-type Row = ([String; 5], Result<[String; 4], String>);
+type Row = ([String; 5], Result<[String; FIGURES], String>);
 
 /// An aligned table: rung, what it changes, copies, median, min, max and
 /// speed-up over `write-read`, then notes; with [`Text::explain`], a
@@ -70,9 +109,9 @@ impl Exporter<LadderResult> for Text {
         );
         let _ = writeln!(
             out,
-            "{}; {} runs per rung after a warm-up, in shuffled order (seed {}){}",
+            "{}; {} after a warm-up, in shuffled order (seed {}){}",
             result.placement,
-            result.runs,
+            runs_words(result),
             result.seed,
             if result.verify {
                 "; every byte verified"
@@ -80,9 +119,12 @@ impl Exporter<LadderResult> for Text {
                 ""
             }
         );
+        if let Some(line) = noise_line(result) {
+            let _ = writeln!(out, "{line}");
+        }
         let _ = writeln!(out);
         let header = ["rung", "what it changes", "copies", "buffer", "pipe"];
-        let number_header = ["median GiB/s", "min", "max", "vs write-read"];
+        let number_header = FIGURE_HEADINGS;
         let rows: Vec<Row> = result
             .rungs
             .iter()
@@ -123,15 +165,168 @@ impl Exporter<LadderResult> for Text {
         }
         let _ = writeln!(out);
         let _ = writeln!(out, "{COPIES_NOTE}");
+        for line in noisy_lines(result) {
+            let _ = writeln!(out, "\n{line}");
+        }
+        if let Some(check) = &result.placement_check {
+            let _ = writeln!(out, "\n{}", placement_paragraph(result, check));
+        }
         cost_table(result, &mut out);
         profiles(result, &mut out);
         if self.explain {
             for r in &result.rungs {
-                let _ = writeln!(out, "\n{}: {}", r.name, r.name.explanation());
+                let _ = writeln!(out, "\n{}: {}", r.name, explanation(r));
             }
         }
         Ok(out.into_bytes())
     }
+}
+
+/// `5 runs per rung`, or `5 to 10 runs per rung (more while noisy)`.
+pub(super) fn runs_words(result: &LadderResult) -> String {
+    if result.max_runs > result.runs {
+        format!(
+            "{} to {} runs per rung (runs added while a rung is noisy)",
+            result.runs, result.max_runs
+        )
+    } else {
+        format!("{} runs per rung", result.runs)
+    }
+}
+
+/// The machine's noise over the measured runs, in one line.
+pub(super) fn noise_line(result: &LadderResult) -> Option<String> {
+    let n = result.noise?;
+    Some(format!(
+        "during the runs: CPU steal {:.1}% of a CPU, other processes {:.2} CPUs, load average up to {:.2}",
+        n.steal_share * 100.0,
+        n.other_share,
+        n.max_load_avg_1m
+    ))
+}
+
+/// A paragraph per noisy rung: how much it spread, the likely causes and
+/// what to do.
+pub(super) fn noisy_lines(result: &LadderResult) -> Vec<String> {
+    result
+        .rungs
+        .iter()
+        .filter(|r| r.noisy())
+        .filter_map(|r| {
+            let s = r.spread?;
+            let (lo, hi) = (r.min_gib_s?, r.max_gib_s?);
+            let mut text = format!(
+                "noisy: {} ({} runs from {lo:.2} to {hi:.2} GiB/s, {:.2}x; 95% interval +-{:.0}%)",
+                r.name,
+                r.runs_gib_s.len(),
+                s.max_over_min,
+                s.ci95_half_width * 100.0
+            );
+            text.push('.');
+            if let Some(d) = &r.diagnosis {
+                text += &format!(
+                    "\n  likely: {}.\n  what to do: {}.",
+                    d.causes.join("; "),
+                    d.advice
+                );
+            }
+            Some(text)
+        })
+        .collect()
+}
+
+/// How much placement alone changes the baseline, the wake-up cost, and
+/// the ladder's speed-ups against the baseline's best placement.
+pub(super) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck) -> String {
+    let mut text = format!(
+        "placement: {} alone ({} runs each, after a warm-up):",
+        check.rung, check.runs
+    );
+    for row in &check.rows {
+        text += &match (row.median_gib_s, &row.reason) {
+            (Some(m), _) => format!(" {} {m:.2} GiB/s;", row.kind),
+            (None, Some(why)) => format!(" {} {}: {why};", row.kind, status_word(row.status)),
+            (None, None) => format!(" {} no runs;", row.kind),
+        };
+    }
+    text.pop();
+    text.push('.');
+    if let (Some(factor), Some(best), Some(worst)) = (check.factor(), check.best(), check.worst()) {
+        text += &format!(
+            " Placement alone changes it {factor:.1}x ({} is best, {} worst).",
+            best.kind, worst.kind
+        );
+    }
+    match (&check.wakeup, &check.wakeup_reason) {
+        (Some(w), _) => {
+            text += &format!(
+                " A 1-byte round trip (latency's ping-pong) takes {} on one CPU and {} across two: \
+                 a cross-CPU wake-up costs {} more here.",
+                crate::units::readable_ns(w.same_cpu_rtt_ns as f64),
+                crate::units::readable_ns(w.different_cpu_rtt_ns as f64),
+                crate::units::readable_ns(w.cross_cpu_wakeup_ns.max(0.0)),
+            );
+        }
+        (None, Some(why)) => text += &format!(" No wake-up cost: {why}."),
+        (None, None) => {}
+    }
+    let main = check
+        .row(result.placement.kind())
+        .and_then(|r| r.median_gib_s);
+    if let (Some(best), Some(main)) = (check.best(), main)
+        && best.kind != result.placement.kind()
+        && let Some(best_median) = best.median_gib_s
+        && best_median > 0.0
+    {
+        let tops: Vec<String> = result
+            .rungs
+            .iter()
+            .filter(|r| r.speedup_vs_write_read.is_some() && r.name != Rung::WriteRead)
+            .filter_map(|r| {
+                let m = r.median_gib_s?;
+                Some(format!(
+                    "{} {:.1}x (not {:.1}x)",
+                    r.name,
+                    m / best_median,
+                    r.speedup_vs_write_read?
+                ))
+            })
+            .collect();
+        text += &format!(
+            " The ladder ran {}, where write-read made {main:.2} GiB/s in this check; against \
+             write-read {} ({best_median:.2} GiB/s), the steps are: {}.",
+            result.placement.kind(),
+            best.kind,
+            tops.join(", ")
+        );
+    }
+    wrap(&text, 100)
+}
+
+fn status_word(status: Status) -> &'static str {
+    match status {
+        Status::Ok => "ok",
+        Status::Unavailable => "unavailable",
+        Status::Failed => "failed",
+    }
+}
+
+/// `text` broken into lines of at most `width` characters, at spaces.
+fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = 0;
+    for word in text.split(' ') {
+        if line > 0 && line + 1 + word.chars().count() > width {
+            out.push('\n');
+            line = 0;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out += word;
+        line += word.chars().count();
+    }
+    out
 }
 
 /// A count per GiB: whole numbers, or one decimal below 10.
@@ -236,7 +431,11 @@ fn profiles(result: &LadderResult, out: &mut String) {
 /// One row per run: `rung,status,run,gib_s,bytes_per_run,buf_size,pipe_size,copies`,
 /// then the rung's cost per GiB over all its measured runs (the same on
 /// each of its rows; empty when not measured):
-/// `user_s_per_gib,system_s_per_gib,context_switches_per_gib,page_faults_per_gib`.
+/// `user_s_per_gib,system_s_per_gib,context_switches_per_gib,page_faults_per_gib`,
+/// then `part` (`ladder`, or `placement-check` for the runs of the
+/// baseline in each placement), `placement` (`same-cpu`,
+/// `different-cpu`, `unpinned`), `noisy` (the rung's, `true`/`false`) and
+/// the run's noise: `steal_s,other_cpu_s,load_avg_1m,involuntary_switches,cpu_mhz`.
 /// A rung without runs has one row with an empty `run` and `gib_s`.
 impl Exporter<LadderResult> for Csv {
     fn export(&self, result: &LadderResult) -> io::Result<Vec<u8>> {
@@ -248,14 +447,20 @@ impl Exporter<LadderResult> for Csv {
 
 /// The first line of the ladder's CSV.
 pub(super) const CSV_HEADER: &str = "rung,status,run,gib_s,bytes_per_run,buf_size,pipe_size,copies,\
-     user_s_per_gib,system_s_per_gib,context_switches_per_gib,page_faults_per_gib\n";
+     user_s_per_gib,system_s_per_gib,context_switches_per_gib,page_faults_per_gib,\
+     part,placement,noisy,steal_s,other_cpu_s,load_avg_1m,involuntary_switches,cpu_mhz\n";
+
+fn status_text(status: Status) -> io::Result<String> {
+    let status = serde_json::to_value(status).map_err(io::Error::other)?;
+    Ok(status.as_str().unwrap_or("").to_string())
+}
 
 /// The ladder's CSV rows, without the header.
 pub(super) fn csv_rows(result: &LadderResult) -> io::Result<String> {
     let mut out = String::new();
+    let placement = result.placement.kind();
     for r in &result.rungs {
-        let status = serde_json::to_value(r.status).map_err(io::Error::other)?;
-        let status = status.as_str().unwrap_or("");
+        let status = status_text(r.status)?;
         let pipe = r.pipe_size.map(|p| p.to_string()).unwrap_or_default();
         let cost = r.cost.map_or_else(
             || ",,,".to_string(),
@@ -270,14 +475,43 @@ pub(super) fn csv_rows(result: &LadderResult) -> io::Result<String> {
             },
         );
         let tail = format!(
-            "{},{},{},{},{cost}",
-            r.bytes_per_run, r.buf_size, pipe, r.copies
+            "{},{},{},{},{cost},ladder,{placement},{}",
+            r.bytes_per_run,
+            r.buf_size,
+            pipe,
+            r.copies,
+            r.noisy()
         );
         if r.runs_gib_s.is_empty() {
-            out += &format!("{},{status},,,{tail}\n", r.name);
+            out += &format!("{},{status},,,{tail},,,,,\n", r.name);
         }
         for (i, gib_s) in r.runs_gib_s.iter().enumerate() {
-            out += &format!("{},{status},{},{gib_s:.4},{tail}\n", r.name, i + 1);
+            let noise = r.runs_noise.get(i).map_or_else(
+                || ",,,,".to_string(),
+                |n| {
+                    format!(
+                        "{:.3},{:.3},{:.2},{},{}",
+                        n.steal_s,
+                        n.other_cpu_s,
+                        n.load_avg_1m,
+                        n.involuntary_switches,
+                        n.cpu_mhz.map(|m| format!("{m:.0}")).unwrap_or_default()
+                    )
+                },
+            );
+            out += &format!("{},{status},{},{gib_s:.4},{tail},{noise}\n", r.name, i + 1);
+        }
+    }
+    if let Some(check) = &result.placement_check {
+        for row in &check.rows {
+            let status = status_text(row.status)?;
+            let tail = format!(",,,,,,,,,placement-check,{},,,,,,", row.kind);
+            if row.runs_gib_s.is_empty() {
+                out += &format!("{},{status},,{tail}\n", check.rung);
+            }
+            for (i, gib_s) in row.runs_gib_s.iter().enumerate() {
+                out += &format!("{},{status},{},{gib_s:.4}{tail}\n", check.rung, i + 1);
+            }
         }
     }
     Ok(out)

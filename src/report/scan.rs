@@ -8,7 +8,6 @@ use std::io;
 use super::ladder::{CSV_HEADER, csv_rows};
 use super::{Csv, Exporter, Text};
 use crate::bench::scan::ScanResult;
-use crate::units::Size;
 
 /// Each value's ladder table under a `== SETTING VALUE` line, then the
 /// medians of every rung by value.
@@ -16,7 +15,9 @@ impl Exporter<ScanResult> for Text {
     fn export(&self, result: &ScanResult) -> io::Result<Vec<u8>> {
         let mut out = Vec::new();
         for point in &result.points {
-            out.extend(format!("== {} {}\n", result.param, Size(point.value)).into_bytes());
+            out.extend(
+                format!("== {} {}\n", result.param, result.param.label(point.value)).into_bytes(),
+            );
             out.extend(self.export(&point.result)?);
             out.push(b'\n');
         }
@@ -44,7 +45,7 @@ fn table(scan: &ScanResult) -> String {
     let heads: Vec<String> = scan
         .points
         .iter()
-        .map(|p| Size(p.value).to_string())
+        .map(|p| scan.param.label(p.value))
         .collect();
     let name_width = scan
         .rungs()

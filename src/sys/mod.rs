@@ -8,6 +8,7 @@ pub mod cpu;
 pub mod facts;
 pub mod file;
 pub mod inherited;
+pub mod noise;
 pub mod pipe;
 pub mod process;
 pub mod rusage;
@@ -17,6 +18,7 @@ pub mod splice;
 pub use cpu::{available_cpus, pin_to_cpu};
 pub use facts::{SystemFacts, ThpMode};
 pub use file::{FdInfo, FdKind, copy_file_range, fd_info, sendfile};
+pub use noise::{NoiseProbe, RunNoise};
 pub use pipe::{
     PipePair, fcntl_getpipe_size, fcntl_setpipe_size, pipe, pipe_max_size, set_nonblocking,
 };

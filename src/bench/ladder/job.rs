@@ -42,6 +42,18 @@ impl Placement {
         }
     }
 
+    /// `same-cpu`, `different-cpu` or `unpinned`, as `--placement` names it.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Placement::Pinned {
+                writer_cpu,
+                reader_cpu,
+            } if writer_cpu == reader_cpu => "same-cpu",
+            Placement::Pinned { .. } => "different-cpu",
+            Placement::Unpinned => "unpinned",
+        }
+    }
+
     pub(super) fn distinct_cpus(self, facts: &SystemFacts) -> bool {
         match self {
             Placement::Pinned {
@@ -56,6 +68,12 @@ impl Placement {
 impl fmt::Display for Placement {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Placement::Pinned {
+                writer_cpu,
+                reader_cpu,
+            } if writer_cpu == reader_cpu => {
+                write!(f, "writer and reader both on CPU {writer_cpu}")
+            }
             Placement::Pinned {
                 writer_cpu,
                 reader_cpu,
@@ -74,6 +92,10 @@ pub struct LadderConfig {
     pub rungs: Vec<Rung>,
     /// Measured runs per rung, after one warm-up run.
     pub runs: usize,
+    /// Runs a noisy rung may take: while a rung's runs spread too much
+    /// ([`Spread::noisy`](crate::bench::noise::Spread::noisy)), one more
+    /// run of it, up to this many (at most `runs`: none added).
+    pub max_runs: usize,
     /// Bytes per run; `None` sizes each rung so a run lasts about
     /// `target_seconds`, from its warm-up rate.
     pub bytes: Option<u64>,
@@ -101,6 +123,11 @@ impl LadderConfig {
     pub fn steps(&self) -> usize {
         self.rungs.len() * (self.runs + 1 + usize::from(self.profile))
     }
+
+    /// The most runs a rung may take.
+    pub fn max_runs(&self) -> usize {
+        self.max_runs.max(self.runs)
+    }
 }
 
 /// Bytes of the warm-up run, which also measures the rate used to size
@@ -118,6 +145,20 @@ pub enum Job {
         reader: ReaderConfig,
         /// Where they run.
         placement: Placement,
+    },
+    /// One thread vmsplicing halves of a `buf_size` buffer into a pipe of
+    /// `pipe_size` and splicing them to `/dev/null`, `bytes` in all.
+    SpliceLimit {
+        /// The buffer size (two halves).
+        buf_size: usize,
+        /// The pipe size (one half).
+        pipe_size: usize,
+        /// Whether the buffer is on huge pages.
+        huge_pages: bool,
+        /// Bytes to move.
+        bytes: u64,
+        /// The CPU to run on.
+        cpu: Option<usize>,
     },
     /// A memory copy of a `buf_size` buffer, `bytes` in all.
     Memcpy {
@@ -144,6 +185,11 @@ impl Job {
                 (writer.buf_size, pipe)
             }
             Job::Memcpy { buf_size, .. } => (*buf_size, None),
+            Job::SpliceLimit {
+                buf_size,
+                pipe_size,
+                ..
+            } => (*buf_size, Some(*pipe_size)),
         }
     }
 
@@ -151,7 +197,7 @@ impl Job {
     pub fn bytes(&self) -> u64 {
         match self {
             Job::Pipe { reader, .. } => reader.bytes,
-            Job::Memcpy { bytes, .. } => *bytes,
+            Job::Memcpy { bytes, .. } | Job::SpliceLimit { bytes, .. } => *bytes,
         }
     }
 
@@ -159,7 +205,7 @@ impl Job {
         let mut job = self.clone();
         match &mut job {
             Job::Pipe { reader, .. } => reader.bytes = bytes,
-            Job::Memcpy { bytes: b, .. } => *b = bytes,
+            Job::Memcpy { bytes: b, .. } | Job::SpliceLimit { bytes: b, .. } => *b = bytes,
         }
         job
     }
@@ -172,7 +218,11 @@ impl harness::Job for Job {
 
 /// The job a rung runs, or why this machine cannot run it.
 pub fn job_for(rung: Rung, config: &LadderConfig, facts: &SystemFacts) -> Result<Job, String> {
-    if rung.uses_huge_pages() && rung != Rung::Tuned && !facts.thp.allows_madvise() {
+    let largest = facts.pipe_max_size_bytes.max(64 * 1024);
+    if rung.uses_huge_pages()
+        && !matches!(rung, Rung::Tuned | Rung::SpliceLimit)
+        && !facts.thp.allows_madvise()
+    {
         return Err(format!("transparent huge pages are {} here", facts.thp));
     }
     if rung == Rung::VmspliceSpliceHugeBusy && !config.placement.distinct_cpus(facts) {
@@ -192,11 +242,23 @@ pub fn job_for(rung: Rung, config: &LadderConfig, facts: &SystemFacts) -> Result
             cpu: reader_cpu,
         });
     }
-    let (buf_size, pipe_size) = match rung {
-        Rung::Tuned => {
-            let max = facts.pipe_max_size_bytes.max(64 * 1024);
-            (2 * max, Some(max))
+    if rung == Rung::SpliceLimit {
+        if config.verify {
+            return Err(
+                "a limit, not a transfer: no reader gets the bytes, so none can be verified"
+                    .to_string(),
+            );
         }
+        return Ok(Job::SpliceLimit {
+            buf_size: 2 * largest,
+            pipe_size: largest,
+            huge_pages: facts.thp.allows_madvise(),
+            bytes,
+            cpu: reader_cpu,
+        });
+    }
+    let (buf_size, pipe_size) = match rung {
+        Rung::Tuned => (2 * largest, Some(largest)),
         Rung::WriteRead => (config.buf_size, config.pipe_size),
         _ => (config.buf_size, Some(config.buf_size / 2)),
     };

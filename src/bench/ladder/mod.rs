@@ -7,15 +7,22 @@
 //! - [`processes`]: the real runner, the ends as worker processes (and
 //!   memcpy in a thread), with `perf record` for `--profile`;
 //! - [`result`]: [`LadderResult`], what `bench --json` writes;
-//! - [`rung`]: the rungs, what each changes and why it is faster.
+//! - [`rung`]: the rungs, what each changes and why it is faster;
+//! - [`copies`]: the start-up check that vmsplice moves page references;
+//! - [`placement`]: the baseline in every placement, and the cost of a
+//!   cross-CPU wake-up.
 
+pub mod copies;
 pub mod job;
+pub mod placement;
 pub mod processes;
 pub mod result;
 pub mod run;
 pub mod rung;
 
+pub use copies::CopyCheck;
 pub use job::{Job, LadderConfig, Placement, WARMUP_BYTES, bytes_for, job_for};
+pub use placement::{PlacementCheck, check_placements};
 pub use processes::{EXIT_UNSUPPORTED, MEMCPY_NOT_PROFILED, ProcessExecutor};
 pub use result::{LadderResult, RungResult, SCHEMA, Status};
 pub use run::{RunError, Sample, run_ladder};

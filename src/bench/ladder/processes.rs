@@ -9,8 +9,10 @@ use std::time::{Duration, Instant};
 
 use crate::buf::{Buffer, BufferOptions};
 use crate::child::{Group, said};
-use crate::sys::{UsageOf, getrusage, pin_to_cpu};
+use crate::double_buffer::{DoubleBuffer, Layout, Reuse};
+use crate::sys::{NoiseProbe, ResourceUsage, SpliceFlags, UsageOf, getrusage, pin_to_cpu, splice};
 use crate::units::gib_per_s;
+use crate::wait::Wait;
 
 use super::super::harness::Runner;
 use super::super::profile::perf::{Perf, PerfAccess, Scratch, command_line, first_useful_line};
@@ -18,7 +20,8 @@ use super::super::profile::report::top_symbols;
 use super::super::profile::{Profile, ProfileStatus, TOP_SYMBOLS};
 use super::super::reader::{ReadReport, ReaderConfig};
 use super::super::worker::{Role, Worker};
-use super::super::writer::WriterConfig;
+use super::super::writer::{WriteMethod, WriterConfig, vmsplice_refusal};
+use super::copies::{CopyCheck, check_vmsplice};
 use super::job::{Job, Placement};
 use super::run::{RunError, Sample};
 
@@ -29,6 +32,10 @@ pub const EXIT_UNSUPPORTED: i32 = 3;
 /// Why the memcpy rung has no profile.
 pub const MEMCPY_NOT_PROFILED: &str =
     "memcpy runs in a thread of pipespeed bench, not as a command perf could start";
+
+/// Why the splice-limit rung has no profile.
+pub const SPLICE_LIMIT_NOT_PROFILED: &str =
+    "splice-limit runs in a thread of pipespeed bench, not as a command perf could start";
 
 /// The process names of the ends in a profile run (see [`name_link`]).
 pub const PROFILE_NAMES: [&str; 2] = ["ps-writer", "ps-reader"];
@@ -48,14 +55,33 @@ pub struct ProcessExecutor {
     /// perf for [`Runner::profile`], or why there is none; `None`: look
     /// for it on `PATH` at the first profile.
     pub perf: Option<Result<Perf, String>>,
+    /// What [`check_vmsplice`] found, for buffers on small pages and on
+    /// huge pages: checked once per run of the ladder.
+    copy_checks: [Option<CopyCheck>; 2],
 }
 
 impl ProcessExecutor {
     /// Runs the ends of `exe`; perf is looked for when first needed.
     pub fn new(exe: PathBuf) -> ProcessExecutor {
-        ProcessExecutor { exe, perf: None }
+        ProcessExecutor {
+            exe,
+            perf: None,
+            copy_checks: [None, None],
+        }
+    }
+
+    /// What this kernel's vmsplice does with buffers like `options`'s,
+    /// checked at the first call.
+    fn copy_check(&mut self, options: BufferOptions) -> CopyCheck {
+        self.copy_checks[usize::from(options.huge_pages)]
+            .get_or_insert_with(|| check_vmsplice(COPY_CHECK_BYTES, options))
+            .clone()
     }
 }
+
+/// The buffer of the copy check: one huge page (smaller buffers are not
+/// on huge pages), enough to hold a page of any size.
+const COPY_CHECK_BYTES: usize = crate::buf::HUGE_PAGE_SIZE;
 
 impl Runner<Job> for ProcessExecutor {
     fn run(&mut self, job: &Job) -> Result<Sample, RunError> {
@@ -64,12 +90,35 @@ impl Runner<Job> for ProcessExecutor {
                 writer,
                 reader,
                 placement,
-            } => self.run_pipe(writer, reader, *placement),
+            } => {
+                let check = (writer.method == WriteMethod::Vmsplice)
+                    .then(|| self.copy_check(writer.buffer));
+                let mut sample = self.run_pipe(writer, reader, *placement)?;
+                sample.copy_check = check;
+                Ok(sample)
+            }
             Job::Memcpy {
                 buf_size,
                 bytes,
                 cpu,
             } => memcpy(*buf_size, *bytes, *cpu),
+            Job::SpliceLimit {
+                buf_size,
+                pipe_size,
+                huge_pages,
+                bytes,
+                cpu,
+            } => {
+                let options = BufferOptions {
+                    huge_pages: *huge_pages,
+                    ..BufferOptions::default()
+                };
+                let check = self.copy_check(options);
+                debug_assert_eq!(*pipe_size, *buf_size / 2);
+                let mut sample = splice_limit(*buf_size / 2, options, *bytes, *cpu)?;
+                sample.copy_check = Some(check);
+                Ok(sample)
+            }
         }
     }
 
@@ -97,6 +146,7 @@ impl Runner<Job> for ProcessExecutor {
                 placement,
             } => self.profile_pipe(&perf, writer, reader, *placement),
             Job::Memcpy { .. } => Profile::unavailable(MEMCPY_NOT_PROFILED),
+            Job::SpliceLimit { .. } => Profile::unavailable(SPLICE_LIMIT_NOT_PROFILED),
         }
     }
 }
@@ -126,8 +176,10 @@ impl ProcessExecutor {
         placement: Placement,
     ) -> Result<Sample, RunError> {
         let (writer, reader) = ends(w, r, placement);
+        let cpus: Vec<usize> = [writer.cpu, reader.cpu].into_iter().flatten().collect();
         let writer = writer.command(&self.exe);
         let reader = reader.command(&self.exe);
+        let probe = NoiseProbe::start();
         let before = getrusage(UsageOf::Children).ok();
         let report = pipe(writer, reader)?;
         let usage = match (before, getrusage(UsageOf::Children)) {
@@ -139,6 +191,8 @@ impl ProcessExecutor {
             seconds: report.seconds,
             gib_s: report.gib_s,
             usage,
+            noise: Some(noise_of(probe, usage, &cpus)),
+            copy_check: None,
         })
     }
 
@@ -293,6 +347,7 @@ fn message(stderr: &str) -> String {
 pub fn memcpy(buf_size: usize, bytes: u64, cpu: Option<usize>) -> Result<Sample, RunError> {
     std::thread::scope(|s| {
         s.spawn(|| {
+            let probe = NoiseProbe::start();
             let before = getrusage(UsageOf::Thread).ok();
             if let Some(cpu) = cpu {
                 pin_to_cpu(cpu).map_err(|e| RunError::Failed(e.to_string()))?;
@@ -314,18 +369,113 @@ pub fn memcpy(buf_size: usize, bytes: u64, cpu: Option<usize>) -> Result<Sample,
             }
             let seconds = start.elapsed().as_secs_f64();
             let copied = rounds * buf_size as u64;
-            let usage = match (before, getrusage(UsageOf::Thread)) {
-                (Some(before), Ok(after)) => Some(after.since(&before)),
-                _ => None,
-            };
+            let usage = thread_usage_since(before);
             Ok(Sample {
                 bytes: copied,
                 seconds,
                 gib_s: gib_per_s(copied, seconds),
                 usage,
+                noise: Some(noise_of(probe, usage, &Vec::from_iter(cpu))),
+                copy_check: None,
             })
         })
         .join()
         .unwrap_or_else(|_| Err(RunError::Failed("memcpy thread panicked".to_string())))
+    })
+}
+
+/// The noise of a run that started at `probe` and used `usage`.
+fn noise_of(
+    probe: NoiseProbe,
+    usage: Option<ResourceUsage>,
+    cpus: &[usize],
+) -> crate::sys::RunNoise {
+    let usage = usage.unwrap_or_default();
+    probe.finish(usage.user + usage.system, usage.involuntary_switches, cpus)
+}
+
+/// This thread's usage since `before`.
+fn thread_usage_since(before: Option<ResourceUsage>) -> Option<ResourceUsage> {
+    match (before, getrusage(UsageOf::Thread)) {
+        (Some(before), Ok(after)) => Some(after.since(&before)),
+        _ => None,
+    }
+}
+
+/// The splice-limit rung: in a thread pinned to `cpu`, vmsplices halves
+/// of `half` bytes into a pipe of one half (the vmsplice double-buffer
+/// discipline) and splices each to `/dev/null` before the next, until
+/// `bytes` have moved, and times it from the first call.
+pub fn splice_limit(
+    half: usize,
+    options: BufferOptions,
+    bytes: u64,
+    cpu: Option<usize>,
+) -> Result<Sample, RunError> {
+    let run = || -> Result<Sample, RunError> {
+        let probe = NoiseProbe::start();
+        let before = getrusage(UsageOf::Thread).ok();
+        if let Some(cpu) = cpu {
+            pin_to_cpu(cpu).map_err(|e| RunError::Failed(e.to_string()))?;
+        }
+        let failed = |what: &str, e: std::io::Error| {
+            let why = format!("{what}: {}", crate::quote::strerror(&e));
+            if e.kind() == std::io::ErrorKind::Unsupported {
+                RunError::Unavailable(why)
+            } else {
+                RunError::Failed(why)
+            }
+        };
+        let devnull = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/null")
+            .map_err(|e| failed("cannot open /dev/null", e))?;
+        let pipe = crate::sys::pipe().map_err(|e| failed("cannot make a pipe", e))?;
+        let mut db = DoubleBuffer::new(
+            &pipe.write,
+            half,
+            options,
+            Layout::Separate,
+            Reuse::AfterConsumed,
+        )
+        .map_err(|e| failed("cannot set up the buffer", e))?;
+        let start = Instant::now();
+        let mut moved = 0u64;
+        while moved < bytes {
+            db.splice_next(half, Wait::Block, false)
+                .map_err(|e| failed("vmsplice", vmsplice_refusal(e)))?;
+            let mut drained = 0;
+            while drained < half {
+                let n = splice(
+                    &pipe.read,
+                    None,
+                    &devnull,
+                    None,
+                    half - drained,
+                    SpliceFlags::empty(),
+                )
+                .map_err(|e| failed("splice", e))?;
+                if n == 0 {
+                    return Err(RunError::Failed("splice: the pipe was empty".into()));
+                }
+                drained += n;
+            }
+            moved += half as u64;
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        let usage = thread_usage_since(before);
+        Ok(Sample {
+            bytes: moved,
+            seconds,
+            gib_s: gib_per_s(moved, seconds),
+            usage,
+            noise: Some(noise_of(probe, usage, &Vec::from_iter(cpu))),
+            copy_check: None,
+        })
+    };
+    std::thread::scope(|s| {
+        s.spawn(run)
+            .join()
+            .unwrap_or_else(|_| Err(RunError::Failed("splice-limit thread panicked".to_string())))
     })
 }

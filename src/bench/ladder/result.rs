@@ -4,10 +4,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::bench::harness::Header;
 
+use super::super::noise::{Diagnosis, NoiseSummary, Spread};
 use super::super::profile::{Cost, Profile};
 use super::super::stats::{median, min_max};
+use super::copies::CopyCheck;
 use super::job::Placement;
+use super::placement::PlacementCheck;
 use super::rung::Rung;
+use crate::sys::RunNoise;
 
 /// What happened to a rung.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,8 +32,14 @@ pub struct RungResult {
     pub name: Rung,
     /// What it changes.
     pub changes: String,
-    /// Bytes copied by the CPU per byte piped (0: page references move).
+    /// Bytes copied by the CPU per byte piped (0: page references move):
+    /// the rung's design, plus one where [`copy_check`](Self::copy_check)
+    /// found that this kernel's vmsplice copies.
     pub copies: u32,
+    /// What the start-up check of a vmsplice rung found on this kernel
+    /// (`None`: the rung does not vmsplice, or was not checked).
+    #[serde(default)]
+    pub copy_check: Option<CopyCheck>,
     /// Whether it ran.
     pub status: Status,
     /// Why it did not run or failed.
@@ -52,6 +62,20 @@ pub struct RungResult {
     pub max_gib_s: Option<f64>,
     /// Median over the `write-read` median.
     pub speedup_vs_write_read: Option<f64>,
+    /// Median over the median of the rung's ceiling: `memcpy` for the
+    /// rungs that copy, `splice-limit` for those that do not.
+    #[serde(default)]
+    pub share_of_ceiling: Option<f64>,
+    /// What the machine did during each measured run, in the order run.
+    #[serde(default)]
+    pub runs_noise: Vec<RunNoise>,
+    /// How the runs spread, and whether the rung is noisy (`None`: fewer
+    /// than 2 runs).
+    #[serde(default)]
+    pub spread: Option<Spread>,
+    /// For a noisy rung: the likely causes and what to do.
+    #[serde(default)]
+    pub diagnosis: Option<Diagnosis>,
     /// What the measured runs cost, per GiB (`None`: not measured).
     #[serde(default)]
     pub cost: Option<Cost>,
@@ -67,6 +91,7 @@ impl RungResult {
             name: rung,
             changes: rung.changes().to_string(),
             copies: rung.copies(),
+            copy_check: None,
             status: Status::Ok,
             reason: None,
             buf_size,
@@ -78,17 +103,28 @@ impl RungResult {
             min_gib_s: None,
             max_gib_s: None,
             speedup_vs_write_read: None,
+            share_of_ceiling: None,
+            runs_noise: Vec::new(),
+            spread: None,
+            diagnosis: None,
             cost: None,
             profile: None,
         }
     }
 
-    /// Sets the median, the slowest and the fastest from `runs_gib_s`.
+    /// Sets the median, the slowest and the fastest from `runs_gib_s`,
+    /// and the spread.
     pub fn summarize(&mut self) {
         self.median_gib_s = median(&self.runs_gib_s);
         let (lo, hi) = min_max(&self.runs_gib_s).unzip();
         self.min_gib_s = lo;
         self.max_gib_s = hi;
+        self.spread = Spread::of(&self.runs_gib_s);
+    }
+
+    /// Whether the rung's runs spread too much to trust its median.
+    pub fn noisy(&self) -> bool {
+        self.spread.is_some_and(|s| s.noisy)
     }
 }
 
@@ -100,8 +136,19 @@ pub struct LadderResult {
     pub header: Header,
     /// Where writer and reader ran.
     pub placement: Placement,
-    /// Measured runs per rung.
+    /// Measured runs per rung (at least; see `max_runs`).
     pub runs: usize,
+    /// Runs a noisy rung may take, adding one at a time until its spread
+    /// is small enough (equal to `runs`: no runs added).
+    #[serde(default)]
+    pub max_runs: usize,
+    /// Steal and other load over all the measured runs.
+    #[serde(default)]
+    pub noise: Option<NoiseSummary>,
+    /// The baseline rung in the other placements, and the cost of a
+    /// cross-CPU wake-up.
+    #[serde(default)]
+    pub placement_check: Option<PlacementCheck>,
     /// Whether every byte was checked.
     pub verify: bool,
     /// Seed of the run order.

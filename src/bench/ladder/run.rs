@@ -2,17 +2,19 @@
 //! shuffled order, then the statistics.
 
 use crate::bench::harness::Header;
-use crate::sys::{ResourceUsage, SystemFacts};
+use crate::bench::noise::{Diagnosis, NoiseSummary};
+use crate::sys::{ResourceUsage, RunNoise, SystemFacts};
 
 use super::super::harness::{Event, Figure, Runner};
 use super::super::profile::Cost;
 use super::super::stats::Shuffler;
-use super::job::{Job, LadderConfig, WARMUP_BYTES, bytes_for, job_for};
+use super::copies::CopyCheck;
+use super::job::{Job, LadderConfig, Placement, WARMUP_BYTES, bytes_for, job_for};
 use super::result::{LadderResult, RungResult, SCHEMA, Status};
 use super::rung::Rung;
 
 /// One measured run.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Sample {
     /// Bytes the rate was computed from.
     pub bytes: u64,
@@ -23,6 +25,11 @@ pub struct Sample {
     /// What the run used (both ends' processes, or the memcpy thread);
     /// `None`: not measured.
     pub usage: Option<ResourceUsage>,
+    /// What else the machine did meanwhile (`None`: not measured).
+    pub noise: Option<RunNoise>,
+    /// What the check of the job's vmsplice found on this kernel (`None`:
+    /// the job does not vmsplice, or the runner does not check).
+    pub copy_check: Option<CopyCheck>,
 }
 
 /// Why a run produced no sample.
@@ -62,6 +69,10 @@ pub fn run_ladder(
                             figure: Figure::GibPerS(sample.gib_s),
                         });
                         result.warmup_gib_s = Some(sample.gib_s);
+                        if sample.copy_check == Some(CopyCheck::Copies) {
+                            result.copies = rung.copies() + 1;
+                        }
+                        result.copy_check = sample.copy_check;
                         result.bytes_per_run = config
                             .bytes
                             .unwrap_or_else(|| bytes_for(sample.gib_s, config.target_seconds));
@@ -89,6 +100,7 @@ pub fn run_ladder(
         jobs.push(job);
     }
 
+    let mut usage: Vec<Option<(ResourceUsage, u64)>> = vec![None; jobs.len()];
     let mut order: Vec<usize> = (0..config.runs)
         .flat_map(|_| {
             jobs.iter()
@@ -97,35 +109,54 @@ pub fn run_ladder(
                 .map(|(i, _)| i)
         })
         .collect();
-    Shuffler::new(config.seed).shuffle(&mut order);
-    let total = order.len();
-    let mut usage: Vec<Option<(ResourceUsage, u64)>> = vec![None; jobs.len()];
-    for (index, i) in order.into_iter().enumerate() {
-        let Some(job) = &jobs[i] else { continue };
-        match runner.run(job) {
-            Ok(sample) => {
-                results[i].runs_gib_s.push(sample.gib_s);
-                if let Some(used) = sample.usage {
-                    let (sum, bytes) = usage[i].get_or_insert_default();
-                    *sum = *sum + used;
-                    *bytes += job.bytes();
+    let mut shuffler = Shuffler::new(config.seed);
+    shuffler.shuffle(&mut order);
+    let mut done = 0;
+    let mut total = order.len();
+    // Then, while some rungs spread too much, one more run of each of
+    // them, in a shuffled order, until they do not or have max_runs.
+    while !order.is_empty() {
+        for i in order {
+            let Some(job) = &jobs[i] else { continue };
+            done += 1;
+            match runner.run(job) {
+                Ok(sample) => {
+                    results[i].runs_gib_s.push(sample.gib_s);
+                    if let Some(noise) = sample.noise {
+                        results[i].runs_noise.push(noise);
+                    }
+                    if let Some(used) = sample.usage {
+                        let (sum, bytes) = usage[i].get_or_insert_default();
+                        *sum = *sum + used;
+                        *bytes += job.bytes();
+                    }
+                    progress(Event::Measured {
+                        row: results[i].name.name(),
+                        index: done,
+                        total,
+                        figure: Figure::GibPerS(sample.gib_s),
+                    });
                 }
-                progress(Event::Measured {
-                    row: results[i].name.name(),
-                    index: index + 1,
-                    total,
-                    figure: Figure::GibPerS(sample.gib_s),
-                });
-            }
-            Err(err) => {
-                mark(&mut results[i], err);
-                progress(Event::Skipped {
-                    row: results[i].name.name(),
-                    reason: results[i].reason.as_deref().unwrap_or(""),
-                });
-                jobs[i] = None;
+                Err(err) => {
+                    mark(&mut results[i], err);
+                    progress(Event::Skipped {
+                        row: results[i].name.name(),
+                        reason: results[i].reason.as_deref().unwrap_or(""),
+                    });
+                    jobs[i] = None;
+                }
             }
         }
+        results.iter_mut().for_each(RungResult::summarize);
+        order = (0..jobs.len())
+            .filter(|&i| {
+                jobs[i].is_some()
+                    && results[i].runs_gib_s.len() < config.max_runs()
+                    && results[i].noisy()
+            })
+            .collect();
+        shuffler.shuffle(&mut order);
+        total += order.len();
     }
 
     if config.profile {
@@ -140,23 +171,47 @@ pub fn run_ladder(
     for (r, used) in results.iter_mut().zip(usage) {
         r.cost = used.and_then(|(sum, bytes)| Cost::per_gib(&sum, bytes));
         r.summarize();
+        if r.noisy() {
+            r.diagnosis = Some(Diagnosis::of(
+                &r.runs_noise,
+                config.placement == Placement::Unpinned,
+            ));
+        }
     }
     let baseline = results
         .iter()
         .find(|r| r.name == Rung::WriteRead)
         .and_then(|r| r.median_gib_s);
+    let median_of = |rung: Rung| {
+        results
+            .iter()
+            .find(|r| r.name == rung)
+            .and_then(|r| r.median_gib_s)
+    };
+    let ceilings = [Rung::Memcpy, Rung::SpliceLimit].map(|r| (r, median_of(r)));
     for r in &mut results {
+        let is_limit = matches!(r.name, Rung::Memcpy | Rung::SpliceLimit);
         r.speedup_vs_write_read = match (r.median_gib_s, baseline) {
-            // memcpy is a limit, not a way of piping.
-            _ if r.name == Rung::Memcpy => None,
+            // memcpy and splice-limit are limits, not ways of piping.
+            _ if is_limit => None,
             (Some(m), Some(b)) if b > 0.0 => Some(m / b),
             _ => None,
         };
+        let ceiling = r.name.ceiling(r.copies);
+        r.share_of_ceiling = match (r.median_gib_s, ceilings.iter().find(|(c, _)| *c == ceiling)) {
+            _ if is_limit => None,
+            (Some(m), Some((_, Some(c)))) if *c > 0.0 => Some(m / c),
+            _ => None,
+        };
     }
+    let noise = NoiseSummary::of(results.iter().flat_map(|r| &r.runs_noise));
     LadderResult {
         header: Header::new(SCHEMA, facts.clone()),
         placement: config.placement,
         runs: config.runs,
+        max_runs: config.max_runs(),
+        noise: (noise.runs > 0).then_some(noise),
+        placement_check: None,
         verify: config.verify,
         seed: config.seed,
         rungs: results,

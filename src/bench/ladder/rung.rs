@@ -25,11 +25,14 @@ pub enum Rung {
     /// Beyond the blog: its best method with the largest pipe allowed and
     /// a buffer of two such halves.
     Tuned,
+    /// One thread vmsplicing into a pipe and splicing out of it: what the
+    /// zero-copy rungs can reach with no second process and no wake-ups.
+    SpliceLimit,
 }
 
 impl Rung {
     /// Every rung, in ladder order.
-    pub const ALL: [Rung; 7] = [
+    pub const ALL: [Rung; 8] = [
         Rung::Memcpy,
         Rung::WriteRead,
         Rung::VmspliceRead,
@@ -37,6 +40,7 @@ impl Rung {
         Rung::VmspliceSpliceHuge,
         Rung::VmspliceSpliceHugeBusy,
         Rung::Tuned,
+        Rung::SpliceLimit,
     ];
 
     /// The rung's name on the command line and in results.
@@ -49,6 +53,7 @@ impl Rung {
             Rung::VmspliceSpliceHuge => "vmsplice-splice-huge",
             Rung::VmspliceSpliceHugeBusy => "vmsplice-splice-huge-busy",
             Rung::Tuned => "tuned",
+            Rung::SpliceLimit => "splice-limit",
         }
     }
 
@@ -62,11 +67,14 @@ impl Rung {
             Rung::VmspliceSpliceHuge => "writer buffer on 2 MiB huge pages",
             Rung::VmspliceSpliceHugeBusy => "both ends spin, never sleep",
             Rung::Tuned => "largest pipe, buffer of two pipe-sized halves",
+            Rung::SpliceLimit => "one thread, no wake-ups: the zero-copy limit",
         }
     }
 
-    /// Bytes copied by the CPU per byte moved through the pipe. Rungs with
-    /// 0 move page references: their GiB/s is not memory bandwidth.
+    /// Bytes copied by the CPU per byte moved through the pipe, by design
+    /// (with a vmsplice that moves page references, as checked by
+    /// [`copies`](super::copies)). Rungs with 0 move page references: their
+    /// GiB/s is not memory bandwidth.
     pub fn copies(self) -> u32 {
         match self {
             Rung::Memcpy => 1,
@@ -113,13 +121,49 @@ impl Rung {
                 "The best method of the blog, with the pipe as large as /proc/sys/fs/pipe-max-size \
                  allows and a buffer of two such halves: fewer system calls and wake-ups per byte."
             }
+            Rung::SpliceLimit => {
+                "Not a way of piping but a ceiling, as memcpy is for the copying rungs: one thread \
+                 vmsplices tuned's buffer into a pipe of pipe-max-size and splices it to /dev/null, \
+                 so there is no second process, no lock contention and no wake-up. What is left is \
+                 the page bookkeeping itself; a zero-copy rung's share of it is what its two \
+                 processes and their wake-ups cost."
+            }
+        }
+    }
+
+    /// The explanation of a rung on a kernel whose vmsplice was found to
+    /// copy (see [`copies`](super::copies)), for the rungs that vmsplice.
+    pub fn explanation_when_vmsplice_copies(self) -> Option<&'static str> {
+        self.vmsplices().then_some(
+            "But on this kernel vmsplice copies: the check at start-up saw the bytes as they were \
+             when vmsplice was called, not as changed afterwards, so the pipe got a copy (newer \
+             kernels implement vmsplice with the same copy as pwritev2). The rung copies once \
+             more than the blog's, and what is said of page references does not apply.",
+        )
+    }
+
+    /// Whether the rung's writer uses vmsplice.
+    pub fn vmsplices(self) -> bool {
+        !matches!(self, Rung::Memcpy | Rung::WriteRead)
+    }
+
+    /// The rung whose median bounds this one's: memcpy for the rungs that
+    /// copy, splice-limit for those that move page references.
+    pub fn ceiling(self, copies: u32) -> Rung {
+        if copies > 0 {
+            Rung::Memcpy
+        } else {
+            Rung::SpliceLimit
         }
     }
 
     pub(super) fn uses_huge_pages(self) -> bool {
         matches!(
             self,
-            Rung::VmspliceSpliceHuge | Rung::VmspliceSpliceHugeBusy | Rung::Tuned
+            Rung::VmspliceSpliceHuge
+                | Rung::VmspliceSpliceHugeBusy
+                | Rung::Tuned
+                | Rung::SpliceLimit
         )
     }
 

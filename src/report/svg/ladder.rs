@@ -1,6 +1,7 @@
 //! The ladder: a bar per rung, its median with a whisker from the slowest
-//! run to the fastest, its speed-up over `write-read`, and `memcpy`'s
-//! median as a dashed line, the limit of the rungs that copy.
+//! run to the fastest, its speed-up over `write-read` and its share of
+//! its limit (memcpy or splice-limit, whose bars are drawn as limits), and
+//! `memcpy`'s median as a dashed line, the limit of the rungs that copy.
 
 use std::io;
 
@@ -46,7 +47,13 @@ fn row(r: &RungResult) -> Bar {
     if let Some(x) = r.speedup_vs_write_read {
         note += &format!(", {x:.1}× write-read");
     }
-    if r.name == Rung::Memcpy {
+    if let Some(share) = r.share_of_ceiling {
+        note += &format!(", {:.0}% of {}", share * 100.0, r.name.ceiling(r.copies));
+    }
+    if r.noisy() {
+        note += ", noisy";
+    }
+    if matches!(r.name, Rung::Memcpy | Rung::SpliceLimit) {
         bar.fill = LIMIT;
     }
     if let Some(trouble) = trouble {

@@ -1,6 +1,6 @@
 //! A scan: the ladder run once per value of a parameter (`buf-size`,
-//! `pipe-size`), each rung's median GiB/s against the value on a log2
-//! axis.
+//! `pipe-size`, `placement`), each rung's median GiB/s against the value
+//! on a log2 axis of sizes, or an axis of named values.
 
 use std::io;
 
@@ -9,18 +9,50 @@ use plotters::prelude::*;
 use super::lines::{dotted_line, legend as key};
 use super::{FONT, WIDTH, bounds, drawing, series};
 use crate::bench::ladder::{LadderResult, Rung};
-use crate::bench::scan::ScanResult;
+use crate::bench::scan::{PLACEMENTS, ScanResult};
 use crate::units::Size;
+
+/// The x axis: sizes in bytes on a log2 scale, or names at 1, 2, 3, ...
+#[derive(Debug, Clone, Copy)]
+enum Axis {
+    Log2Sizes,
+    Named(&'static [&'static str]),
+}
+
+impl Axis {
+    fn x(self, value: u64) -> f64 {
+        match self {
+            Axis::Log2Sizes => (value as f64).log2(),
+            Axis::Named(_) => value as f64,
+        }
+    }
+
+    /// The label of a tick at `x`: whole powers of two, or the names;
+    /// other ticks stay blank.
+    fn label(self, x: f64) -> String {
+        let k = x.round();
+        if (x - k).abs() > 1e-6 {
+            return String::new();
+        }
+        match self {
+            Axis::Log2Sizes if (0.0..64.0).contains(&k) => Size(1u64 << k as u32).to_string(),
+            Axis::Named(names) if k >= 1.0 => names
+                .get(k as usize - 1)
+                .map_or_else(String::new, |n| n.to_string()),
+            _ => String::new(),
+        }
+    }
+}
 
 /// The chart's height, in pixels.
 const HEIGHT: u32 = 480;
 
-/// A piece of line: (log2 of the value, median GiB/s) points, by value.
+/// A piece of line: (x of the value, median GiB/s) points, by value.
 type Segment = Vec<(f64, f64)>;
 
 /// Each rung's line, in pieces: a value where the rung has no median
 /// breaks its line.
-fn lines(points: &[(u64, &LadderResult)]) -> Vec<(Rung, Vec<Segment>)> {
+fn lines(points: &[(u64, &LadderResult)], axis: Axis) -> Vec<(Rung, Vec<Segment>)> {
     let mut sorted = points.to_vec();
     sorted.sort_by_key(|p| p.0);
     let mut rungs: Vec<Rung> = Vec::new();
@@ -40,7 +72,7 @@ fn lines(points: &[(u64, &LadderResult)]) -> Vec<(Rung, Vec<Segment>)> {
                     .find(|r| r.name == rung)
                     .and_then(|r| r.median_gib_s);
                 match (median, segments.last_mut()) {
-                    (Some(m), Some(segment)) => segment.push(((*value as f64).log2(), m)),
+                    (Some(m), Some(segment)) => segment.push((axis.x(*value), m)),
                     (None, Some(segment)) if !segment.is_empty() => segments.push(Vec::new()),
                     _ => {}
                 }
@@ -57,7 +89,9 @@ fn lines(points: &[(u64, &LadderResult)]) -> Vec<(Rung, Vec<Segment>)> {
 /// value of 0.
 pub fn scan_svg(param: &str, points: &[(u64, LadderResult)]) -> io::Result<String> {
     let points: Vec<(u64, &LadderResult)> = points.iter().map(|(v, r)| (*v, r)).collect();
-    draw(param, &points, |rung| rung.name().to_string())
+    draw(param, Axis::Log2Sizes, &points, |rung| {
+        rung.name().to_string()
+    })
 }
 
 /// [`scan_svg`] of a [`ScanResult`]; a rung the setting does not affect
@@ -66,14 +100,22 @@ pub fn scan_result_svg(scan: &ScanResult) -> io::Result<String> {
     let points: Vec<(u64, &LadderResult)> =
         scan.points.iter().map(|p| (p.value, &p.result)).collect();
     let param = scan.param;
-    draw(param.name(), &points, |rung| match param.affects(rung) {
-        true => rung.name().to_string(),
-        false => format!("{rung} (does not depend on {param})"),
+    let axis = if param.is_size() {
+        Axis::Log2Sizes
+    } else {
+        Axis::Named(&PLACEMENTS)
+    };
+    draw(param.name(), axis, &points, |rung| {
+        match param.affects(rung) {
+            true => rung.name().to_string(),
+            false => format!("{rung} (does not depend on {param})"),
+        }
     })
 }
 
 fn draw(
     param: &str,
+    axis: Axis,
     points: &[(u64, &LadderResult)],
     legend: impl Fn(Rung) -> String,
 ) -> io::Result<String> {
@@ -84,8 +126,8 @@ fn draw(
             format!("cannot chart a scan of {param}: it needs values above 0, and has none"),
         ));
     }
-    let lines = lines(points);
-    let xs = points.iter().map(|p| (p.0 as f64).log2());
+    let lines = lines(points, axis);
+    let xs = points.iter().map(|p| axis.x(p.0));
     let (x_lo, x_hi) = bounds(xs).unwrap_or((0.0, 1.0));
     let (x_lo, x_hi) = (x_lo.floor() - 0.5, x_hi.ceil() + 0.5);
     let ys = lines.iter().flat_map(|l| l.1.iter().flatten().map(|p| p.1));
@@ -105,18 +147,15 @@ fn draw(
             .y_label_area_size(60)
             .build_cartesian_2d(x_lo..x_hi, 0.0..y_hi)
             .map_err(|e| fail(&e))?;
-        let x_desc = format!("{param} (log2 scale)");
+        let x_desc = match axis {
+            Axis::Log2Sizes => format!("{param} (log2 scale)"),
+            Axis::Named(_) => param.to_string(),
+        };
         chart
             .configure_mesh()
             .light_line_style(TRANSPARENT)
             .x_labels((x_hi - x_lo) as usize + 1)
-            // Ticks fall on whole powers of two; others stay blank.
-            .x_label_formatter(&|v: &f64| match v.round() {
-                k if (v - k).abs() < 1e-6 && (0.0..64.0).contains(&k) => {
-                    Size(1u64 << k as u32).to_string()
-                }
-                _ => String::new(),
-            })
+            .x_label_formatter(&|v: &f64| axis.label(*v))
             .x_desc(x_desc)
             .y_desc("GiB/s (median of runs)")
             .label_style((FONT, 13))

@@ -1,0 +1,282 @@
+//! Is a row's answer trustworthy? How its runs spread, whether that is
+//! too much ([`Spread::noisy`]), and what the machine was doing meanwhile
+//! ([`Diagnosis`]): the likely cause and what to do about it.
+//!
+//! A row is noisy when its fastest run is more than [`MAX_OVER_MIN`]
+//! times its slowest, or when the 95% interval of its mean (Student's t)
+//! is wider than +-[`MAX_HALF_WIDTH`] of the mean. Those are the two ways
+//! a median can mislead: one run far off, or all of them scattered.
+
+use serde::{Deserialize, Serialize};
+
+use super::stats::{mean_interval_95, min_max};
+use crate::sys::RunNoise;
+
+/// Fastest over slowest run above which a row is noisy.
+pub const MAX_OVER_MIN: f64 = 1.25;
+/// Half-width of the 95% interval of the mean, as a share of the mean,
+/// above which a row is noisy.
+pub const MAX_HALF_WIDTH: f64 = 0.10;
+
+/// Stolen time, as a share of one CPU, above which steal is a cause.
+const STEAL: f64 = 0.02;
+/// Other processes' CPU time, as a share of one CPU, above which other
+/// load is a cause.
+const OTHER: f64 = 0.10;
+/// Preemptions of the ends per second above which they are a cause.
+const PREEMPTIONS_PER_S: f64 = 100.0;
+/// Fastest over slowest CPU frequency above which it is a cause.
+const FREQUENCY: f64 = 1.05;
+
+/// How a row's runs spread.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    /// The fastest run over the slowest.
+    pub max_over_min: f64,
+    /// Half-width of the 95% interval of the mean, as a share of the mean.
+    pub ci95_half_width: f64,
+    /// Whether either exceeds its threshold.
+    pub noisy: bool,
+}
+
+impl Spread {
+    /// The spread of `values`, `None` with fewer than 2 runs.
+    pub fn of(values: &[f64]) -> Option<Spread> {
+        let (lo, hi) = min_max(values)?;
+        let (mean, half) = mean_interval_95(values)?;
+        let max_over_min = if lo > 0.0 { hi / lo } else { f64::INFINITY };
+        let ci95_half_width = if mean > 0.0 {
+            half / mean
+        } else {
+            f64::INFINITY
+        };
+        Some(Spread {
+            max_over_min,
+            ci95_half_width,
+            noisy: max_over_min > MAX_OVER_MIN || ci95_half_width > MAX_HALF_WIDTH,
+        })
+    }
+
+    /// `+-4.2%`, or `+-14% noisy`.
+    pub fn cell(&self) -> String {
+        let pct = self.ci95_half_width * 100.0;
+        let pct = if pct < 10.0 {
+            format!("+-{pct:.1}%")
+        } else {
+            format!("+-{pct:.0}%")
+        };
+        if self.noisy {
+            format!("{pct} noisy")
+        } else {
+            pct
+        }
+    }
+}
+
+/// Why a noisy row is noisy, as far as the machine shows it, and what to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diagnosis {
+    /// The likely causes, one sentence each; never empty.
+    pub causes: Vec<String>,
+    /// What to do, one sentence.
+    pub advice: String,
+}
+
+impl Diagnosis {
+    /// What `noise` (one per run) says about a noisy row; `unpinned`:
+    /// the ends were left to the scheduler.
+    pub fn of(noise: &[RunNoise], unpinned: bool) -> Diagnosis {
+        let most = |f: fn(&RunNoise) -> f64| noise.iter().map(f).fold(0.0, f64::max);
+        let mut causes = Vec::new();
+        let mut advice = Vec::new();
+        let steal = most(RunNoise::steal_share);
+        if steal > STEAL {
+            causes.push(format!(
+                "steal: the hypervisor took up to {:.0}% of a CPU during a run",
+                steal * 100.0
+            ));
+        }
+        let other = most(RunNoise::other_share);
+        if other > OTHER {
+            causes.push(format!(
+                "other load: other processes used up to {other:.2} CPUs during a run"
+            ));
+        }
+        if steal > STEAL || other > OTHER {
+            advice.push("run on an idle machine (or a VM whose CPUs are dedicated)");
+        }
+        let preempted = most(RunNoise::preemptions_per_s);
+        if preempted > PREEMPTIONS_PER_S {
+            causes.push(format!(
+                "preemption: the ends were preempted up to {preempted:.0} times/s"
+            ));
+        }
+        let mhz: Vec<f64> = noise.iter().filter_map(|n| n.cpu_mhz).collect();
+        if let Some((lo, hi)) = min_max(&mhz)
+            && lo > 0.0
+            && hi / lo > FREQUENCY
+        {
+            causes.push(format!(
+                "frequency: the CPUs ran between {lo:.0} and {hi:.0} MHz"
+            ));
+            advice.push("fix the CPU frequency (cpupower frequency-set -g performance)");
+        }
+        if unpinned {
+            causes.push(
+                "placement: the ends were unpinned, so the scheduler chose (and changed) their CPUs"
+                    .to_string(),
+            );
+            advice.push("pin the ends with --cpus W,R");
+        }
+        if causes.is_empty() {
+            causes.push(
+                "no steal, other load, preemption or frequency change seen: likely the \
+                 hypervisor's scheduling of this VM's CPUs (cross-CPU wake-ups vary) or caches"
+                    .to_string(),
+            );
+        }
+        advice.push("take more runs (--max-runs 20) and compare medians");
+        Diagnosis {
+            causes,
+            advice: advice.join("; "),
+        }
+    }
+}
+
+/// The whole measurement's noise: steal and other load over every run,
+/// for the header of a table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct NoiseSummary {
+    /// Runs summed.
+    pub runs: usize,
+    /// Stolen CPU seconds over wall seconds, summed over the runs.
+    pub steal_share: f64,
+    /// Other processes' CPU seconds over wall seconds.
+    pub other_share: f64,
+    /// The highest 1-minute load average seen at the end of a run.
+    pub max_load_avg_1m: f64,
+}
+
+impl NoiseSummary {
+    /// The summary of every run's noise.
+    pub fn of<'a>(noise: impl IntoIterator<Item = &'a RunNoise>) -> NoiseSummary {
+        let (mut wall, mut steal, mut other, mut load, mut runs) = (0.0, 0.0, 0.0, 0.0f64, 0);
+        for n in noise {
+            wall += n.wall_s;
+            steal += n.steal_s;
+            other += n.other_cpu_s;
+            load = load.max(n.load_avg_1m);
+            runs += 1;
+        }
+        let share = |x: f64| if wall > 0.0 { x / wall } else { 0.0 };
+        NoiseSummary {
+            runs,
+            steal_share: share(steal),
+            other_share: share(other),
+            max_load_avg_1m: load,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quiet(wall_s: f64) -> RunNoise {
+        RunNoise {
+            wall_s,
+            ..RunNoise::default()
+        }
+    }
+
+    #[test]
+    fn a_tight_row_is_not_noisy_and_a_spread_one_is() {
+        let tight = Spread::of(&[10.0, 10.2, 9.9, 10.1, 10.0]).unwrap_or_else(|| panic!());
+        assert!(!tight.noisy, "{tight:?}");
+        assert_eq!(tight.cell(), "+-1.4%");
+        // The ladder's tuned rung on a busy VM: 20 to 85 GiB/s.
+        let wide = Spread::of(&[76.0, 50.0, 81.0, 20.0, 85.0]).unwrap_or_else(|| panic!());
+        assert!(wide.noisy && wide.max_over_min > 4.0, "{wide:?}");
+        assert!(wide.cell().ends_with("% noisy"), "{}", wide.cell());
+    }
+
+    #[test]
+    fn either_threshold_alone_makes_a_row_noisy() {
+        // One run far off, the interval still under +-10% with many runs.
+        let mut values = vec![10.0; 19];
+        values.push(13.0);
+        let one_off = Spread::of(&values).unwrap_or_else(|| panic!());
+        assert!(one_off.ci95_half_width < MAX_HALF_WIDTH && one_off.noisy);
+        // Scattered within 1.25x, but only three runs: a wide interval.
+        let scattered = Spread::of(&[10.0, 11.0, 12.2]).unwrap_or_else(|| panic!());
+        assert!(scattered.max_over_min < MAX_OVER_MIN && scattered.noisy);
+        assert_eq!(Spread::of(&[10.0]), None);
+    }
+
+    #[test]
+    fn steal_and_other_load_are_named_with_what_to_do() {
+        let runs = [
+            quiet(1.0),
+            RunNoise {
+                steal_s: 0.3,
+                other_cpu_s: 0.5,
+                ..quiet(1.0)
+            },
+        ];
+        let d = Diagnosis::of(&runs, false);
+        assert!(
+            d.causes[0].starts_with("steal: ") && d.causes[0].contains("30%"),
+            "{d:?}"
+        );
+        assert!(d.causes[1].starts_with("other load: "), "{d:?}");
+        assert!(d.advice.contains("idle machine") && d.advice.contains("--max-runs"));
+    }
+
+    #[test]
+    fn unpinned_ends_and_frequency_are_causes_and_silence_says_so() {
+        let runs = [
+            RunNoise {
+                cpu_mhz: Some(2000.0),
+                ..quiet(1.0)
+            },
+            RunNoise {
+                cpu_mhz: Some(3000.0),
+                ..quiet(1.0)
+            },
+        ];
+        let d = Diagnosis::of(&runs, true);
+        assert!(
+            d.causes.iter().any(|c| c.starts_with("frequency: ")),
+            "{d:?}"
+        );
+        assert!(
+            d.causes.iter().any(|c| c.starts_with("placement: ")),
+            "{d:?}"
+        );
+        assert!(d.advice.contains("--cpus"));
+        let d = Diagnosis::of(&[quiet(1.0)], false);
+        assert!(d.causes[0].starts_with("no steal"), "{d:?}");
+        assert!(!d.advice.contains("idle machine"));
+    }
+
+    #[test]
+    fn the_summary_weighs_runs_by_their_length() {
+        let runs = [
+            RunNoise {
+                steal_s: 0.1,
+                other_cpu_s: 0.3,
+                load_avg_1m: 2.5,
+                ..quiet(1.0)
+            },
+            RunNoise {
+                load_avg_1m: 1.0,
+                ..quiet(3.0)
+            },
+        ];
+        let s = NoiseSummary::of(&runs);
+        assert_eq!(s.runs, 2);
+        assert!((s.steal_share - 0.025).abs() < 1e-9);
+        assert!((s.other_share - 0.075).abs() < 1e-9);
+        assert_eq!(s.max_load_avg_1m, 2.5);
+    }
+}
