@@ -580,6 +580,54 @@ fn a_scan_runs_the_ladder_per_value_and_charts_it() {
 }
 
 #[test]
+fn a_scan_of_placement_pins_each_ladder_and_names_the_placements() {
+    let dir = tempfile::tempdir().unwrap();
+    let [json, svg] = ["scan.json", "scan.svg"].map(|f| dir.path().join(f));
+    let out = pipespeed(&[
+        "bench",
+        "--scan",
+        "placement=same-cpu,unpinned",
+        "--rungs",
+        "write-read",
+        "--runs",
+        "1",
+        "--bytes",
+        "1M",
+        "--json",
+        json.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let value: serde_json::Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+    assert_eq!(value["param"], "placement");
+    let points = value["points"].as_array().unwrap();
+    let labels: Vec<&str> = points
+        .iter()
+        .map(|p| p["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["same-cpu", "unpinned"]);
+    let same = &points[0]["result"]["placement"];
+    assert_eq!(same["writer_cpu"], same["reader_cpu"]);
+    assert_eq!(points[1]["result"]["placement"]["kind"], "unpinned");
+    let svg = std::fs::read_to_string(svg).unwrap();
+    roxmltree::Document::parse(&svg).unwrap();
+    assert!(
+        svg.contains("same-cpu") && svg.contains("unpinned"),
+        "{svg}"
+    );
+    let text = stdout(&out);
+    assert!(text.contains("== placement same-cpu"), "{text}");
+    assert!(text.contains("median GiB/s by placement"), "{text}");
+    let out = pipespeed(&["bench", "--scan", "placement=same-cpu,nowhere"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, 2, "'nowhere' is not a placement");
+}
+
+#[test]
 fn a_scan_refuses_rungs_and_values_it_cannot_measure() {
     let run = |args: &[&str]| pipespeed(&[&["bench"], args].concat()).output().unwrap();
     let out = run(&["--scan", "pipe-size=64K,128K", "--rungs", "vmsplice-read"]);

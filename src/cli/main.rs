@@ -217,6 +217,18 @@ mod tests {
     }
 
     #[test]
+    fn pipespeed_alone_is_bench_with_its_defaults() {
+        let args = default_bench_args();
+        assert_eq!(
+            (args.runs, args.min_runs, args.max_runs),
+            (None, None, None)
+        );
+        assert_eq!(args.placement_runs, 3);
+        assert_eq!(args.buf_size, 256 * 1024);
+        assert!((args.run_seconds - 0.4).abs() < 1e-9);
+    }
+
+    #[test]
     fn messages_have_the_systems_words_and_one_line() {
         let err = anyhow::Error::new(io::Error::from_raw_os_error(libc::EMFILE)).context("read");
         assert_eq!(message(&err), "read: Too many open files");
