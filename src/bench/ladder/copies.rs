@@ -40,9 +40,15 @@ pub enum CopyCheck {
 const BEFORE: u8 = 0xA5;
 const AFTER: u8 = 0x5A;
 
-/// Checks this kernel's vmsplice with a buffer of `len` bytes made with
-/// `options` (the rung's: huge pages take another path in the kernel).
-pub fn check_vmsplice(len: usize, options: BufferOptions) -> CopyCheck {
+/// Checks this kernel's vmsplice with a buffer made with `options` (the
+/// rung's: huge pages take another path in the kernel): one huge page,
+/// or 64 KiB of small pages.
+pub fn check_vmsplice(options: BufferOptions) -> CopyCheck {
+    let len = if options.huge_pages {
+        crate::buf::HUGE_PAGE_SIZE
+    } else {
+        64 * 1024
+    };
     check_with(len, options, |fd, buf| {
         ensure_write_end(fd)?;
         // SAFETY: `fd` is a pipe's write end (checked above), so vmsplice
@@ -113,7 +119,7 @@ mod tests {
         // The project's kernels (6.x) do; a kernel that copies fails here
         // first, and the ladder says so in its copies column.
         assert_eq!(
-            check_vmsplice(1 << 16, BufferOptions::default()),
+            check_vmsplice(BufferOptions::default()),
             CopyCheck::References
         );
     }

@@ -74,14 +74,10 @@ impl ProcessExecutor {
     /// checked at the first call.
     fn copy_check(&mut self, options: BufferOptions) -> CopyCheck {
         self.copy_checks[usize::from(options.huge_pages)]
-            .get_or_insert_with(|| check_vmsplice(COPY_CHECK_BYTES, options))
+            .get_or_insert_with(|| check_vmsplice(options))
             .clone()
     }
 }
-
-/// The buffer of the copy check: one huge page (smaller buffers are not
-/// on huge pages), enough to hold a page of any size.
-const COPY_CHECK_BYTES: usize = crate::buf::HUGE_PAGE_SIZE;
 
 impl Runner<Job> for ProcessExecutor {
     fn run(&mut self, job: &Job) -> Result<Sample, RunError> {
