@@ -24,7 +24,7 @@ const STEAL: f64 = 0.02;
 /// load is a cause.
 const OTHER: f64 = 0.10;
 /// Preemptions of the ends per second above which they are a cause.
-const PREEMPTIONS_PER_S: f64 = 100.0;
+const PREEMPTIONS_PER_S: f64 = 500.0;
 /// Fastest over slowest CPU frequency above which it is a cause.
 const FREQUENCY: f64 = 1.05;
 
