@@ -84,8 +84,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             check_buf_size(value as usize)?;
         }
     }
-    let bar = progress::bar(config.steps() * scan.values.len());
-    let mut points = Vec::with_capacity(scan.values.len());
+    // Every value's configuration before the first run: a value this
+    // machine cannot have is a usage error, not a failure half-way.
+    let mut configs = Vec::with_capacity(scan.values.len());
     for &value in &scan.values {
         let label = scan.param.label(value);
         let Some(config) = scan.param.apply(&config, value, &facts) else {
@@ -95,6 +96,11 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             ))
             .into());
         };
+        configs.push((value, label, config));
+    }
+    let bar = progress::bar(config.steps() * scan.values.len());
+    let mut points = Vec::with_capacity(scan.values.len());
+    for (value, label, config) in configs {
         let result = measure(&config, &facts, &mut executor, &bar);
         points.push(ScanPoint {
             value,
