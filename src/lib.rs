@@ -45,6 +45,7 @@
 
 pub mod bench;
 pub mod buf;
+pub mod build_info;
 pub mod cat;
 pub mod child;
 pub mod compare;

@@ -239,7 +239,7 @@ fn bad_sizes_and_options_give_one_line_and_status_2() {
             .output()
             .unwrap(),
         2,
-        "unknown rung 'fast'",
+        "invalid value 'fast' for '--rungs <RUNGS>' [possible values: memcpy, write-read,",
     );
     assert_one_line_error(
         &pipespeed(&["bench", "--cpus", "0"]).output().unwrap(),
@@ -411,6 +411,15 @@ fn bench_writes_json_and_csv_with_the_documented_fields() {
     ]);
     assert_eq!(value["schema"], "pipespeed.bench/1");
     assert_eq!(value["seed"], 5);
+    // The build that measured, as --version names it.
+    let version = text_of(&pipespeed(&["--version"]).output().unwrap().stdout);
+    for key in ["commit", "rustc", "target", "libc", "profile"] {
+        let field = value["build"][key].as_str().unwrap();
+        assert!(
+            version.contains(&format!("{key}: {field}\n")),
+            "{key}: {version}"
+        );
+    }
     assert_eq!(value["placement"]["kind"], "unpinned");
     assert_eq!(
         (value["runs"].as_u64(), value["max_runs"].as_u64()),
@@ -482,6 +491,29 @@ fn bench_writes_json_and_csv_with_the_documented_fields() {
 
 /// Without write-read, or with --placement-runs 0, there is no placement
 /// check; --placement puts both ends where asked.
+fn text_of(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn version_is_one_line_short_and_names_the_build_long() {
+    let short = text_of(&pipespeed(&["-V"]).output().unwrap().stdout);
+    assert_eq!(short.lines().count(), 1, "{short}");
+    assert!(short.starts_with(&format!("pipespeed {} (", env!("CARGO_PKG_VERSION"))));
+    let long = text_of(&pipespeed(&["--version"]).output().unwrap().stdout);
+    let keys: Vec<&str> = long
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_once(": "))
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(
+        keys,
+        ["commit", "rustc", "target", "libc", "profile"],
+        "{long}"
+    );
+}
+
 #[test]
 fn placement_is_chosen_and_the_check_can_be_left_out() {
     let (out, value) = bench_json(&["--rungs", "vmsplice-read", "--placement", "same-cpu"]);

@@ -74,6 +74,7 @@ fn ladder(rungs: Vec<RungResult>) -> LadderResult {
         header: Header {
             schema: SCHEMA.into(),
             pipespeed_version: "0.1.0".into(),
+            build: None,
             system: SystemFacts {
                 kernel: "6.1.0".into(),
                 kernel_version: "#1".into(),

@@ -26,6 +26,7 @@ fn fixture() -> LadderResult {
         header: Header {
             schema: SCHEMA.into(),
             pipespeed_version: "0.1.0".into(),
+            build: None,
             system: SystemFacts {
                 kernel: "6.18.0".into(),
                 kernel_version: "#1".into(),

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::profile::Profile;
+use crate::build_info::BuildInfo;
 use crate::sys::SystemFacts;
 
 /// The largest message `latency` and `contend` send, agreed between them:
@@ -154,6 +155,10 @@ pub struct Header {
     pub schema: String,
     /// The pipespeed version that measured it.
     pub pipespeed_version: String,
+    /// The build that measured it: commit, compiler, target, C library
+    /// and profile (`None` in files written before it was recorded).
+    #[serde(default)]
+    pub build: Option<BuildInfo>,
     /// The machine.
     pub system: SystemFacts,
 }
@@ -164,6 +169,7 @@ impl Header {
         Header {
             schema: schema.to_string(),
             pipespeed_version: env!("CARGO_PKG_VERSION").to_string(),
+            build: Some(BuildInfo::current()),
             system,
         }
     }

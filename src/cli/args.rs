@@ -15,7 +15,12 @@ use pipespeed::units::{Size, parse_size};
 ///
 /// With no command, runs `pipespeed bench` with its defaults.
 #[derive(Debug, Parser)]
-#[command(name = "pipespeed", version, about, long_about = None)]
+#[command(
+    name = "pipespeed",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("PIPESPEED_GIT_COMMIT"), ")"),
+    about,
+    long_about = None
+)]
 #[command(
     after_help = "Exit status: 0 success, 1 error, 2 bad usage, 3 not possible on this machine \
                         (huge pages not granted, vmsplice refused)."
@@ -50,6 +55,8 @@ pub enum Command {
     /// Compare two --json results of one command: medians, ratio, a
     /// bootstrap interval of it and a verdict per row, as benchstat.
     Compare(crate::compare::CompareArgs),
+    /// Write manual pages, or print a shell's completion script.
+    Generate(crate::generate::GenerateArgs),
     /// Internal: a child process of a measurement (see
     /// `pipespeed::bench::worker`).
     #[command(hide = true)]
@@ -69,6 +76,19 @@ pub struct WorkerArgs {
 /// A size (`4096`, `256K`, `1G`).
 pub fn size(text: &str) -> Result<u64, String> {
     parse_size(text).map_err(|e| e.to_string())
+}
+
+/// A rung's name, one of the possible values clap lists in errors and
+/// shell completions.
+pub fn rung() -> impl clap::builder::TypedValueParser<Value = Rung> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Rung::ALL.map(Rung::name)).map(|name| {
+        // PossibleValuesParser let only the names of Rung::ALL through.
+        Rung::ALL
+            .into_iter()
+            .find(|r| r.name() == name)
+            .unwrap_or(Rung::WriteRead)
+    })
 }
 
 /// A message of `latency --sizes` or `contend --msg-size`: 1 byte to
@@ -258,8 +278,9 @@ pub struct ReadArgs {
     /// error (status 1).
     #[arg(long, aliases = ["bytes_to_pipe", "bytes-to-pipe"], value_name = "SIZE", default_value = "10G", value_parser = positive_size)]
     pub bytes: u64,
-    /// Print one CSV line: gib_s,bytes,buf_size,pipe_size,busy_loop,poll,
-    /// huge_page,check_huge_page,read_with_splice,gift,lock_memory,dont_touch_pages,seconds
+    /// Print one CSV line, the columns: gib_s, bytes, buf_size, pipe_size,
+    /// busy_loop, poll, huge_page, check_huge_page, read_with_splice, gift,
+    /// lock_memory, dont_touch_pages, seconds
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,
     /// Print the measurement as one JSON object.
@@ -274,7 +295,7 @@ pub struct ReadArgs {
 )]
 pub struct BenchArgs {
     /// Rungs to run, comma-separated (default: all).
-    #[arg(long, value_delimiter = ',', value_name = "RUNGS")]
+    #[arg(long, value_delimiter = ',', value_name = "RUNGS", value_parser = rung(), hide_possible_values = true)]
     pub rungs: Vec<Rung>,
     /// Measured runs per rung (after one warm-up run); sets both
     /// --min-runs and --max-runs.

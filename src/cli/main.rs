@@ -6,6 +6,7 @@ mod cat;
 mod compare;
 mod contend;
 mod ends;
+mod generate;
 mod latency;
 mod output;
 mod progress;
@@ -52,7 +53,7 @@ fn main() -> ExitCode {
     // `pipespeed pv`.
     let cat = cat::Invocation::detect(&mut argv);
     let pv = pv::Invocation::detect(&mut argv);
-    let cli = match Cli::try_parse_from(&argv) {
+    let cli = match parse(&argv) {
         Ok(cli) => cli,
         Err(err) => {
             return match (&cat, &pv) {
@@ -76,6 +77,7 @@ fn main() -> ExitCode {
         Some(Command::Latency(args)) => latency::run(args),
         Some(Command::Compare(args)) => compare::run(args),
         Some(Command::Worker(args)) => worker(&args.spec),
+        Some(Command::Generate(args)) => generate::run(args),
         // GNU's messages and statuses, not ours.
         Some(Command::Cat(args)) => return cat::run(&cat.unwrap_or_default(), args),
     };
@@ -83,6 +85,23 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => report(&err),
     }
+}
+
+/// The command line, parsed; `--version` (long) names the build, `-V`
+/// prints one line.
+fn parse(argv: &[std::ffi::OsString]) -> Result<Cli, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches};
+    let info = pipespeed::build_info::BuildInfo::current();
+    let long = format!(
+        "{}
+{}",
+        info.version,
+        info.lines().trim_end()
+    );
+    let mut matches = Cli::command()
+        .long_version(long)
+        .try_get_matches_from(argv)?;
+    Cli::from_arg_matches_mut(&mut matches)
 }
 
 /// `pipespeed bench` with every default, as `pipespeed` alone runs it:
@@ -142,10 +161,24 @@ pub fn clap_error(err: clap::Error) -> ExitCode {
             }
         }
         _ => {
-            eprintln!("pipespeed: {}", first_paragraph(&err.render().to_string()));
+            let text = err.render().to_string();
+            eprintln!("pipespeed: {}", first_paragraph(&text));
+            // clap's "did you mean": a second line, worth its place.
+            for tip in tips(&text) {
+                eprintln!("pipespeed: {tip}");
+            }
             ExitCode::from(EXIT_USAGE)
         }
     }
+}
+
+/// The `tip: ...` lines of a clap error (a similar subcommand, value or
+/// option), trimmed; not the generic "to pass '-x' as a value" advice.
+fn tips(text: &str) -> Vec<&str> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("tip: a similar") || l.starts_with("tip: some similar"))
+        .collect()
 }
 
 /// clap's message on one line: its first paragraph, whose first line
@@ -214,6 +247,16 @@ mod tests {
 
     fn broken_pipe() -> io::Error {
         io::Error::from_raw_os_error(libc::EPIPE)
+    }
+
+    #[test]
+    fn a_misspelt_subcommand_keeps_clap_s_tip() {
+        let err = parse(&["pipespeed".into(), "bnech".into()])
+            .err()
+            .unwrap_or_else(|| panic!());
+        let text = err.render().to_string();
+        assert_eq!(first_paragraph(&text), "unrecognized subcommand 'bnech'");
+        assert_eq!(tips(&text), ["tip: a similar subcommand exists: 'bench'"]);
     }
 
     #[test]

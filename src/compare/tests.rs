@@ -37,6 +37,7 @@ pub(super) fn bench(rungs: Vec<RungResult>) -> Document {
         header: Header {
             schema: ladder::SCHEMA.into(),
             pipespeed_version: "0.1.0".into(),
+            build: None,
             system: facts(),
         },
         placement: Placement::Pinned {
@@ -75,6 +76,7 @@ pub(super) fn latency(rows: &[(usize, RttRuns)]) -> Document {
         header: Header {
             schema: latency::SCHEMA.into(),
             pipespeed_version: "0.1.0".into(),
+            build: None,
             system: facts(),
         },
         config: LatencyConfig {
@@ -127,6 +129,7 @@ pub(super) fn contend(msg_size: usize, cells: &[((usize, usize), WriteRuns)]) ->
         header: Header {
             schema: contend::SCHEMA.into(),
             pipespeed_version: "0.1.0".into(),
+            build: None,
             system: facts(),
         },
         mode: contend::Mode::Threads,

@@ -329,6 +329,7 @@ mod tests {
             header: Header {
                 schema: "pipespeed.contend/1".into(),
                 pipespeed_version: "0.1.0".into(),
+                build: None,
                 system: SystemFacts {
                     kernel: "6.18.0".into(),
                     kernel_version: "#1".into(),

@@ -200,6 +200,7 @@ mod tests {
             header: Header {
                 schema: "pipespeed.latency/1".into(),
                 pipespeed_version: "0.1.0".into(),
+                build: None,
                 system,
             },
             config,
