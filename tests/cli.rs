@@ -818,3 +818,55 @@ fn cpus_and_pipe_sizes_are_checked_by_one_rule_in_every_command() {
         assert_one_line_error(&out, 2, "a pipe holds at least one page");
     }
 }
+
+/// `-` sends one result to stdout (the table then goes to stderr), each
+/// file written is named on stderr, and --markdown writes the table as
+/// Markdown.
+#[test]
+fn results_go_to_stdout_with_a_dash_and_written_files_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = dir.path().join("ladder.md");
+    let out = pipespeed(&[
+        "bench",
+        "--rungs",
+        "write-read,vmsplice-read",
+        "--runs",
+        "2",
+        "--bytes",
+        "2M",
+        "--placement-runs",
+        "0",
+        "--json",
+        "-",
+        "--markdown",
+        md.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let value: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(value["rungs"].as_array().unwrap().len(), 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("median GiB/s"),
+        "the table goes to stderr: {err}"
+    );
+    assert!(
+        err.contains(&format!("pipespeed: wrote {}\n", md.display())),
+        "{err}"
+    );
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(md.contains("| rung | what it changes | copies |"), "{md}");
+    assert!(
+        md.contains("| vmsplice-read | writer vmsplices its pages in | 1 (checked) |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| write-read | write(2) \\| read(2): the baseline |"),
+        "{md}"
+    );
+    let out = pipespeed(&["bench", "--json", "-", "--csv", "-"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, 2, "only one result may go to standard output");
+}

@@ -347,10 +347,11 @@ pub struct BenchArgs {
     /// Print a paragraph per rung on why it is faster.
     #[arg(long)]
     pub explain: bool,
-    /// Write the results as JSON to FILE.
+    /// Write the results as JSON to FILE (- for standard output; the
+    /// table then goes to stderr).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write one CSV row per run to FILE.
+    /// Write one CSV row per run to FILE (- for standard output).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
     /// Seed of the run order shuffle (default: from the clock).
@@ -364,6 +365,9 @@ pub struct BenchArgs {
     /// Write the chart (SVG) to FILE.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// Write the table as GitHub-flavoured Markdown to FILE.
+    #[arg(long, value_name = "FILE", conflicts_with = "scan")]
+    pub markdown: Option<PathBuf>,
     /// Write a self-contained HTML report (facts, chart, table, why each
     /// rung is faster, profiles) to FILE.
     #[arg(long, value_name = "FILE", conflicts_with = "scan")]

@@ -12,7 +12,7 @@ use pipespeed::bench::ladder::{
 };
 use pipespeed::bench::latency::PingJob;
 use pipespeed::bench::scan::{ScanParam, ScanPoint, ScanResult};
-use pipespeed::report::{Csv, Exporter, Html, Json, Svg, Text};
+use pipespeed::report::{Csv, Exporter, Html, Json, Markdown, Svg, Text};
 use pipespeed::sys::SystemFacts;
 
 use crate::UsageError;
@@ -38,7 +38,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         target_seconds: args.run_seconds,
         profile: args.profile,
     };
-    crate::output::check_outputs([&args.json, &args.csv, &args.svg, &args.html])?;
+    crate::output::check_outputs(outputs(&args))?;
     let exe = std::env::current_exe()
         .context("cannot find the pipespeed binary to run writer and reader")?;
     let mut executor = ProcessExecutor::new(exe.clone());
@@ -70,12 +70,14 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             write_file(&args.csv, || Csv.export(&result))?;
             write_file(&args.svg, || Svg.export(&result))?;
             write_file(&args.html, || Html.export(&result))?;
+            write_file(&args.markdown, || Markdown.export(&result))?;
         }
-        crate::output::print(
+        crate::output::print_table(
             &Text {
                 explain: args.explain,
             }
             .export(&result)?,
+            outputs(&args),
         )?;
         return Ok(exit_status(&[&result], !args.rungs.is_empty()));
     };
@@ -121,7 +123,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let text = Text {
         explain: args.explain,
     };
-    crate::output::print(&text.export(&result)?)?;
+    crate::output::print_table(&text.export(&result)?, outputs(&args))?;
     Ok(exit_status(&ladders, !args.rungs.is_empty()))
 }
 
@@ -135,8 +137,13 @@ fn measured_nothing(ladders: &[&LadderResult]) -> bool {
         .all(|r| r.runs_gib_s.is_empty())
 }
 
+/// The result files asked for.
+fn outputs(args: &BenchArgs) -> [&Option<std::path::PathBuf>; 5] {
+    [&args.json, &args.csv, &args.svg, &args.html, &args.markdown]
+}
+
 fn say_nothing_written(args: &BenchArgs) {
-    let paths: Vec<String> = [&args.json, &args.csv, &args.svg, &args.html]
+    let paths: Vec<String> = outputs(args)
         .into_iter()
         .flatten()
         .map(|p| p.display().to_string())

@@ -183,7 +183,10 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
     write_file(&args.json, || Json.export(&result))?;
     write_file(&args.csv, || Csv.export(&result))?;
     write_file(&args.svg, || Svg.export(&result))?;
-    crate::output::print(&Text::default().export(&result)?)?;
+    crate::output::print_table(
+        &Text::default().export(&result)?,
+        [&args.json, &args.csv, &args.svg],
+    )?;
     let failed = result
         .rows
         .iter()

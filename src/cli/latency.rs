@@ -194,6 +194,9 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     write_file(&args.json, || Json.export(&result))?;
     write_file(&args.csv, || Csv.export(&result))?;
     write_file(&args.svg, || Svg.export(&result))?;
-    crate::output::print(&Text::default().export(&result)?)?;
+    crate::output::print_table(
+        &Text::default().export(&result)?,
+        [&args.json, &args.csv, &args.svg],
+    )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -31,27 +31,63 @@ pub fn print(bytes: &[u8]) -> Result<(), StdoutError> {
         .map_err(StdoutError)
 }
 
-/// Writes `render()` to `path`, when there is one, whole or not at all:
-/// see [`write_whole`].
+/// Whether `path` is `-`: standard output.
+pub fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Writes `render()` to `path`, when there is one, whole or not at all
+/// (see [`write_whole`]), and says so on stderr; `-` is standard output.
 pub fn write_file(
     path: &Option<PathBuf>,
     render: impl FnOnce() -> io::Result<Vec<u8>>,
 ) -> anyhow::Result<()> {
     if let Some(path) = path {
         let bytes = render().with_context(|| format!("cannot write {}", path.display()))?;
+        if is_stdout(path) {
+            print(&bytes)?;
+            return Ok(());
+        }
         write_whole(path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("pipespeed: wrote {}", path.display());
     }
     Ok(())
+}
+
+/// Prints a command's table: on stdout, or on stderr when one of its
+/// result files (`paths`) goes to stdout (`-`), so as not to mix the two.
+pub fn print_table<'a>(
+    table: &[u8],
+    paths: impl IntoIterator<Item = &'a Option<PathBuf>>,
+) -> anyhow::Result<()> {
+    if paths.into_iter().flatten().any(|p| is_stdout(p)) {
+        io::stderr()
+            .write_all(table)
+            .context("cannot write the table on stderr")?;
+        return Ok(());
+    }
+    Ok(print(table)?)
 }
 
 /// Checks, before measuring, that every output file asked for can be
 /// written, without touching what is there: a path that cannot be written
 /// is an error before the run, and a run that fails leaves an older result
-/// as it was.
+/// as it was. At most one may be `-` (standard output).
 pub fn check_outputs<'a>(
     paths: impl IntoIterator<Item = &'a Option<PathBuf>>,
 ) -> anyhow::Result<()> {
+    let mut stdout = 0;
     for path in paths.into_iter().flatten() {
+        if is_stdout(path) {
+            stdout += 1;
+            if stdout > 1 {
+                return Err(crate::UsageError(
+                    "only one result may go to standard output (-)".into(),
+                )
+                .into());
+            }
+            continue;
+        }
         check_writable(path).with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(())

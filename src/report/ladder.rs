@@ -239,8 +239,10 @@ pub(super) fn noisy_lines(result: &LadderResult) -> Vec<String> {
 /// the ladder's speed-ups against the baseline's best placement.
 pub(super) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck) -> String {
     let mut text = format!(
-        "placement: {} alone ({} runs each, after a warm-up):",
-        check.rung, check.runs
+        "placement: {} alone ({} run{} each, after a warm-up):",
+        check.rung,
+        check.runs,
+        if check.runs == 1 { "" } else { "s" }
     );
     for row in &check.rows {
         text += &match (row.median_gib_s, &row.reason) {
@@ -273,7 +275,12 @@ pub(super) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck)
     let main = check
         .row(result.placement.kind())
         .and_then(|r| r.median_gib_s);
+    let has_steps = result
+        .rungs
+        .iter()
+        .any(|r| r.speedup_vs_write_read.is_some() && r.name != Rung::WriteRead);
     if let (Some(best), Some(main)) = (check.best(), main)
+        && has_steps
         && best.kind != result.placement.kind()
         && let Some(best_median) = best.median_gib_s
         && best_median > 0.0
@@ -327,6 +334,65 @@ fn wrap(text: &str, width: usize) -> String {
         line += word.chars().count();
     }
     out
+}
+
+/// `|` and line breaks escaped for a Markdown table cell.
+fn md_cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The machine in a line, the table with the same columns as the text
+/// (a rung without figures says why across them), and the notes on noisy
+/// rungs and placement, as Markdown.
+impl Exporter<LadderResult> for super::Markdown {
+    fn export(&self, result: &LadderResult) -> io::Result<Vec<u8>> {
+        let s = &result.header.system;
+        let mut out = format!(
+            "pipespeed {} on Linux {}, {} ({} CPUs), THP {}, pipe-max-size {}: {}; {}.\n\n",
+            result.header.pipespeed_version,
+            s.kernel,
+            s.cpu_model,
+            s.cpus_online,
+            s.thp,
+            Size(s.pipe_max_size_bytes as u64),
+            result.placement,
+            runs_words(result)
+        );
+        let heads = ["rung", "what it changes", "copies", "buffer", "pipe"];
+        let _ = writeln!(
+            out,
+            "| {} | {} |",
+            heads.join(" | "),
+            FIGURE_HEADINGS.join(" | ")
+        );
+        let _ = writeln!(out, "|{}{}", ":---|".repeat(5), "---:|".repeat(FIGURES));
+        for r in &result.rungs {
+            let cells = cells(r).map(|c| md_cell(&c));
+            let tail = match figures(r) {
+                Ok(numbers) => numbers.map(|n| md_cell(&n)).join(" | "),
+                Err(note) => {
+                    let mut tail = vec![String::new(); FIGURES];
+                    tail[0] = md_cell(&note);
+                    tail.join(" | ")
+                }
+            };
+            let _ = writeln!(out, "| {} | {tail} |", cells.join(" | "));
+        }
+        if let Some(line) = noise_line(result) {
+            let _ = writeln!(out, "\n{}.", md_cell(&line));
+        }
+        for line in noisy_lines(result) {
+            let _ = writeln!(out, "\n{}", line.replace("\n  ", "<br>"));
+        }
+        if let Some(check) = &result.placement_check {
+            let _ = writeln!(
+                out,
+                "\n{}",
+                placement_paragraph(result, check).replace('\n', " ")
+            );
+        }
+        Ok(out.into_bytes())
+    }
 }
 
 /// A count per GiB: whole numbers, or one decimal below 10.

@@ -48,6 +48,11 @@ pub struct Svg;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Html;
 
+/// GitHub-flavoured Markdown: the table, for a pull request, an issue or
+/// a mail (as hyperfine's `--export-markdown`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Markdown;
+
 impl<R: serde::Serialize> Exporter<R> for Json {
     fn export(&self, result: &R) -> io::Result<Vec<u8>> {
         let mut out = serde_json::to_vec_pretty(result).map_err(io::Error::other)?;
