@@ -86,6 +86,7 @@ fn ladder(rungs: Vec<RungResult>) -> LadderResult {
                 pipe_max_size_bytes: 1 << 20,
                 page_size_bytes: 4096,
             },
+            interrupted: false,
         },
         placement: Placement::Pinned {
             writer_cpu: 0,

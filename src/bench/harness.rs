@@ -161,6 +161,10 @@ pub struct Header {
     pub build: Option<BuildInfo>,
     /// The machine.
     pub system: SystemFacts,
+    /// Whether SIGINT or SIGTERM stopped the measurement: the document
+    /// holds the runs made before it.
+    #[serde(default)]
+    pub interrupted: bool,
 }
 
 impl Header {
@@ -171,6 +175,7 @@ impl Header {
             pipespeed_version: env!("CARGO_PKG_VERSION").to_string(),
             build: Some(BuildInfo::current()),
             system,
+            interrupted: false,
         }
     }
 }

@@ -14,6 +14,7 @@ use pipespeed::bench::latency::PingJob;
 use pipespeed::bench::scan::{ScanParam, ScanPoint, ScanResult};
 use pipespeed::report::{Csv, Exporter, Html, Json, Markdown, Svg, Text};
 use pipespeed::sys::SystemFacts;
+use pipespeed::sys::process::{catch_interrupts, interrupted, signal_name};
 
 use crate::UsageError;
 use crate::args::{BenchArgs, PlacementArg, cpu_pair};
@@ -39,6 +40,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         profile: args.profile,
     };
     crate::output::check_outputs(outputs(&args))?;
+    // SIGINT or SIGTERM: the children are killed at once, no run starts,
+    // and what was measured is printed and written, marked interrupted.
+    catch_interrupts()?;
     let exe = std::env::current_exe()
         .context("cannot find the pipespeed binary to run writer and reader")?;
     let mut executor = ProcessExecutor::new(exe.clone());
@@ -51,7 +55,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         };
         let bar = progress::bar(config.steps() + extra);
         let mut result = measure(&config, &facts, &mut executor, &bar);
-        if placements {
+        if placements && interrupted().is_none() {
             let mut pinger: Box<dyn Runner<PingJob>> = Mode::Processes.runner(exe);
             result.placement_check = Some(check_placements(
                 &config,
@@ -61,6 +65,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
                 pinger.as_mut(),
                 &mut |event| progress::show(&bar, event),
             ));
+            result.header.interrupted = interrupted().is_some();
         }
         bar.finish_and_clear();
         if measured_nothing(&[&result]) {
@@ -103,6 +108,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let bar = progress::bar(config.steps() * scan.values.len());
     let mut points = Vec::with_capacity(scan.values.len());
     for (value, label, config) in configs {
+        if interrupted().is_some() {
+            break;
+        }
         let result = measure(&config, &facts, &mut executor, &bar);
         points.push(ScanPoint {
             value,
@@ -111,7 +119,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         });
     }
     bar.finish_and_clear();
-    let result = ScanResult::new(facts, scan.param, points);
+    let mut result = ScanResult::new(facts, scan.param, points);
+    result.header.interrupted = interrupted().is_some();
     let ladders: Vec<&LadderResult> = result.points.iter().map(|p| &p.result).collect();
     if measured_nothing(&ladders) {
         say_nothing_written(&args);
@@ -163,6 +172,19 @@ fn say_nothing_written(args: &BenchArgs) {
 /// machine cannot run (busy looping on one CPU, THP off) are only said in
 /// the table: the rest is the answer asked for.
 fn exit_status(ladders: &[&LadderResult], named: bool) -> ExitCode {
+    if let Some(signal) = interrupted() {
+        let runs: usize = ladders
+            .iter()
+            .flat_map(|l| &l.rungs)
+            .map(|r| r.runs_gib_s.len())
+            .sum();
+        eprintln!(
+            "pipespeed: interrupted by {}: the table and the files hold the {runs} runs made \
+             before it; every child process was stopped",
+            signal_name(signal)
+        );
+        return ExitCode::from((128 + signal) as u8);
+    }
     let rungs = || ladders.iter().flat_map(|l| &l.rungs);
     let failed: Vec<String> = rungs()
         .filter(|r| r.status == Status::Failed)

@@ -1,7 +1,6 @@
 //! `pipespeed contend`: N writers and M readers on one pipe, as the
 //! kernel's pipe_bench runs them; parse, call the library, render.
 
-use std::io;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -17,7 +16,7 @@ use pipespeed::bench::contend::{
 use pipespeed::bench::ladder::Placement;
 use pipespeed::report::{Csv, Exporter, Json, Svg, Text};
 use pipespeed::sys::SystemFacts;
-use pipespeed::sys::process::{catch_interrupts, interrupted};
+use pipespeed::sys::process::{catch_interrupts, interrupted, signal_name};
 
 use crate::UsageError;
 use crate::args::{count, message_size, seconds};
@@ -173,9 +172,14 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
     let outcome = run_contend(&config, facts, &mut |event| progress::show(&bar, event));
     bar.finish_and_clear();
     let result = match outcome {
-        Err(err) if err.kind() == io::ErrorKind::Interrupted => {
-            eprintln!("pipespeed: contend: {err}; every worker and memory hog was stopped");
+        // Stopped before the first run (the hogs were starting).
+        Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {
             let signal = interrupted().unwrap_or(libc::SIGINT);
+            eprintln!(
+                "pipespeed: interrupted by {}: nothing was measured; every worker and memory hog \
+                 was stopped",
+                signal_name(signal)
+            );
             return Ok(ExitCode::from((128 + signal) as u8));
         }
         other => other.context("contend")?,
@@ -187,6 +191,15 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
         &Text::default().export(&result)?,
         [&args.json, &args.csv, &args.svg],
     )?;
+    if let Some(signal) = interrupted() {
+        eprintln!(
+            "pipespeed: interrupted by {}: the table and the files hold the {} cells measured \
+             before it; every worker and memory hog was stopped",
+            signal_name(signal),
+            result.rows.len()
+        );
+        return Ok(ExitCode::from((128 + signal) as u8));
+    }
     let failed = result
         .rows
         .iter()

@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 use pipespeed::bench::latency::{LatencyConfig, Mode, Placement, Span, run_latency};
 use pipespeed::report::{Csv, Exporter, Json, Svg, Text};
 use pipespeed::sys::SystemFacts;
+use pipespeed::sys::process::{catch_interrupts, interrupted, signal_name};
 use pipespeed::wait::Wait;
 
 use crate::UsageError;
@@ -181,6 +182,7 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
     let config = config(&args, &facts.cpus_allowed)?;
     crate::output::check_outputs([&args.json, &args.csv, &args.svg])?;
+    catch_interrupts()?;
     let exe = std::env::current_exe().context("cannot find the pipespeed binary")?;
     let mut runner = config.mode.runner(exe);
     let bar = progress::bar(config.sizes.len() * config.runs);
@@ -198,5 +200,14 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
         &Text::default().export(&result)?,
         [&args.json, &args.csv, &args.svg],
     )?;
+    if let Some(signal) = interrupted() {
+        eprintln!(
+            "pipespeed: interrupted by {}: the table and the files hold the {} sizes measured \
+             before it; every child process was stopped",
+            signal_name(signal),
+            result.rows.len()
+        );
+        return Ok(ExitCode::from((128 + signal) as u8));
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -39,6 +39,7 @@ pub(super) fn bench(rungs: Vec<RungResult>) -> Document {
             pipespeed_version: "0.1.0".into(),
             build: None,
             system: facts(),
+            interrupted: false,
         },
         placement: Placement::Pinned {
             writer_cpu: 0,
@@ -78,6 +79,7 @@ pub(super) fn latency(rows: &[(usize, RttRuns)]) -> Document {
             pipespeed_version: "0.1.0".into(),
             build: None,
             system: facts(),
+            interrupted: false,
         },
         config: LatencyConfig {
             sizes: rows.iter().map(|r| r.0).collect(),
@@ -131,6 +133,7 @@ pub(super) fn contend(msg_size: usize, cells: &[((usize, usize), WriteRuns)]) ->
             pipespeed_version: "0.1.0".into(),
             build: None,
             system: facts(),
+            interrupted: false,
         },
         mode: contend::Mode::Threads,
         placement: Placement::Unpinned,

@@ -341,6 +341,7 @@ mod tests {
                     pipe_max_size_bytes: 1 << 20,
                     page_size_bytes: 4096,
                 },
+                interrupted: false,
             },
             mode: Mode::Threads,
             placement: Placement::Unpinned,

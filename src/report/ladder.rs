@@ -122,6 +122,12 @@ impl Exporter<LadderResult> for Text {
         if let Some(line) = noise_line(result) {
             let _ = writeln!(out, "{line}");
         }
+        if result.header.interrupted {
+            let _ = writeln!(
+                out,
+                "interrupted: only the runs made before the signal are here"
+            );
+        }
         let _ = writeln!(out);
         let header = ["rung", "what it changes", "copies", "buffer", "pipe"];
         let number_header = FIGURE_HEADINGS;

@@ -202,6 +202,7 @@ mod tests {
                 pipespeed_version: "0.1.0".into(),
                 build: None,
                 system,
+                interrupted: false,
             },
             config,
             rows,

@@ -13,8 +13,8 @@ use super::hogs::Hogs;
 use super::job::{Cell, CellJob, ContendConfig, PIPE_BUF, RunSetup};
 use super::result::{ContendResult, Row, RunResult, SCHEMA};
 use super::verdict::{self, VerifyReport};
-use crate::child::interrupted_error;
 use crate::sys::SystemFacts;
+use crate::sys::process::interrupted;
 use crate::units::MIB;
 
 /// What every end of one run reported.
@@ -43,9 +43,11 @@ impl Runner<CellJob> for Processes {
 /// Runs every cell `config.runs` times (under memory pressure if asked),
 /// reporting progress to `on_event`.
 ///
-/// Returns an `Interrupted` error if SIGINT or SIGTERM came (see
-/// [`crate::sys::process::catch_interrupts`]); every worker and hog is
-/// killed and reaped before this returns, whatever happens.
+/// After SIGINT or SIGTERM (see
+/// [`crate::sys::process::catch_interrupts`]) no run starts, the run cut
+/// short counts for nothing, and the result holds the cells measured
+/// before it (with the runs they had), marked `interrupted`; every worker
+/// and hog is killed and reaped before this returns, whatever happens.
 pub fn run_contend(
     config: &ContendConfig,
     system: SystemFacts,
@@ -73,15 +75,18 @@ pub fn run_contend(
     let mut per_cell = vec![Vec::new(); config.cells.len()];
     let mut runner = config.mode.runner::<CellJob>(config.exe.clone());
     let total = config.runs * config.cells.len();
-    for run in 0..config.runs {
+    'runs: for run in 0..config.runs {
         for (i, &cell) in config.cells.iter().enumerate() {
+            if interrupted().is_some() {
+                break 'runs;
+            }
             let job = CellJob {
                 cell,
                 setup: setup.clone(),
             };
             let raw = runner.run(&job);
-            if let Some(err) = interrupted_error() {
-                return Err(err);
+            if interrupted().is_some() {
+                break 'runs;
             }
             let in_cell = |e: io::Error| {
                 io::Error::new(
@@ -105,8 +110,10 @@ pub fn run_contend(
             per_cell[i].push(result);
         }
     }
+    let mut header = Header::new(SCHEMA, system);
+    header.interrupted = interrupted().is_some();
     Ok(ContendResult {
-        header: Header::new(SCHEMA, system),
+        header,
         mode: config.mode,
         placement: config.placement,
         pipe_size: config.pipe_size.granted,
@@ -121,6 +128,7 @@ pub fn run_contend(
             .cells
             .iter()
             .zip(per_cell)
+            .filter(|(_, runs)| !runs.is_empty())
             .map(|(&cell, runs)| summarise_row(cell, runs))
             .collect(),
     })

@@ -19,6 +19,7 @@ use super::result::Status;
 use super::run::RunError;
 use super::rung::Rung;
 use crate::sys::SystemFacts;
+use crate::sys::process::interrupted;
 use crate::wait::Wait;
 
 /// The baseline rung in one placement.
@@ -164,6 +165,7 @@ pub fn check_placements(
             median_gib_s: None,
         };
         let job = match placement {
+            _ if interrupted().is_some() => Err(RunError::Failed("interrupted".into())),
             None => Err(RunError::Unavailable(
                 "one CPU: this process may run on one CPU only".into(),
             )),
@@ -212,6 +214,9 @@ pub fn check_placements(
     let total = order.len();
     for (index, i) in order.into_iter().enumerate() {
         let Some(job) = &jobs[i] else { continue };
+        if interrupted().is_some() {
+            break;
+        }
         match runner.run(job) {
             Ok(sample) => {
                 rows[i].runs_gib_s.push(sample.gib_s);
@@ -233,6 +238,7 @@ pub fn check_placements(
         row.median_gib_s = median(&row.runs_gib_s);
     }
     let (wakeup, wakeup_reason) = match wakeup(facts, pinger) {
+        _ if interrupted().is_some() => (None, Some("interrupted".into())),
         Ok(w) => (Some(w), None),
         Err(why) => (None, Some(why)),
     };
@@ -247,6 +253,9 @@ pub fn check_placements(
 
 /// The median round trip of 1-byte messages on one CPU and across two.
 fn wakeup(facts: &SystemFacts, pinger: &mut dyn Runner<PingJob>) -> Result<Wakeup, String> {
+    if interrupted().is_some() {
+        return Err("interrupted".into());
+    }
     let [(_, Some(same)), (_, Some(different)), _] = placements(facts) else {
         return Err("one CPU: no cross-CPU wake-up to measure".into());
     };

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use crate::buf::{Buffer, BufferOptions};
 use crate::child::{Group, said};
 use crate::double_buffer::{DoubleBuffer, Layout, Reuse};
+use crate::sys::process::interrupted;
 use crate::sys::{NoiseProbe, ResourceUsage, SpliceFlags, UsageOf, getrusage, pin_to_cpu, splice};
 use crate::units::gib_per_s;
 use crate::wait::Wait;
@@ -360,6 +361,9 @@ pub fn memcpy(buf_size: usize, bytes: u64, cpu: Option<usize>) -> Result<Sample,
             let rounds = bytes.div_ceil(buf_size.max(1) as u64).max(1);
             let start = Instant::now();
             for _ in 0..rounds {
+                if interrupted().is_some() {
+                    return Err(RunError::Failed("interrupted".into()));
+                }
                 dst.copy_from_slice(std::hint::black_box(&src));
                 std::hint::black_box(&mut dst);
             }
@@ -438,6 +442,9 @@ pub fn splice_limit(
         let start = Instant::now();
         let mut moved = 0u64;
         while moved < bytes {
+            if interrupted().is_some() {
+                return Err(RunError::Failed("interrupted".into()));
+            }
             db.splice_next(half, Wait::Block, false)
                 .map_err(|e| failed("vmsplice", vmsplice_refusal(e)))?;
             let mut drained = 0;

@@ -3,6 +3,7 @@
 
 use crate::bench::harness::Header;
 use crate::bench::noise::{Diagnosis, NoiseSummary};
+use crate::sys::process::interrupted;
 use crate::sys::{ResourceUsage, RunNoise, SystemFacts};
 
 use super::super::harness::{Event, Figure, Runner};
@@ -44,6 +45,11 @@ pub enum RunError {
 
 /// Runs the ladder: a warm-up per rung, then `runs` runs of each in a
 /// shuffled order, and the statistics.
+///
+/// After SIGINT or SIGTERM (see
+/// [`catch_interrupts`](crate::sys::process::catch_interrupts)) no run
+/// starts, the run it cut short counts for nothing, and the result holds
+/// the runs made before it, marked `interrupted`.
 pub fn run_ladder(
     config: &LadderConfig,
     facts: &SystemFacts,
@@ -60,6 +66,7 @@ pub fn run_ladder(
         };
         let mut result = RungResult::new(rung, buf_size, pipe_size);
         let job = match job {
+            Ok(_) if interrupted().is_some() => None,
             Ok(job) => {
                 let warmup = job.with_bytes(config.bytes.unwrap_or(WARMUP_BYTES).min(WARMUP_BYTES));
                 match runner.run(&warmup) {
@@ -78,6 +85,7 @@ pub fn run_ladder(
                             .unwrap_or_else(|| bytes_for(sample.gib_s, config.target_seconds));
                         Some(job.with_bytes(result.bytes_per_run))
                     }
+                    Err(_) if interrupted().is_some() => None,
                     Err(err) => {
                         mark(&mut result, err);
                         None
@@ -115,9 +123,12 @@ pub fn run_ladder(
     let mut total = order.len();
     // Then, while some rungs spread too much, one more run of each of
     // them, in a shuffled order, until they do not or have max_runs.
-    while !order.is_empty() {
+    while !order.is_empty() && interrupted().is_none() {
         for i in order {
             let Some(job) = &jobs[i] else { continue };
+            if interrupted().is_some() {
+                break;
+            }
             done += 1;
             match runner.run(job) {
                 Ok(sample) => {
@@ -137,6 +148,7 @@ pub fn run_ladder(
                         figure: Figure::GibPerS(sample.gib_s),
                     });
                 }
+                Err(_) if interrupted().is_some() => break,
                 Err(err) => {
                     mark(&mut results[i], err);
                     progress(Event::Skipped {
@@ -159,7 +171,7 @@ pub fn run_ladder(
         total += order.len();
     }
 
-    if config.profile {
+    if config.profile && interrupted().is_none() {
         for (r, job) in results.iter_mut().zip(&jobs) {
             if let Some(job) = job {
                 progress(Event::Profiling { row: r.name.name() });
@@ -205,8 +217,10 @@ pub fn run_ladder(
         };
     }
     let noise = NoiseSummary::of(results.iter().flat_map(|r| &r.runs_noise));
+    let mut header = Header::new(SCHEMA, facts.clone());
+    header.interrupted = interrupted().is_some();
     LadderResult {
-        header: Header::new(SCHEMA, facts.clone()),
+        header,
         placement: config.placement,
         runs: config.runs,
         max_runs: config.max_runs(),

@@ -2,6 +2,7 @@
 //! runner that places pinger and ponger in threads or processes.
 
 use crate::bench::harness::Header;
+use crate::sys::process::interrupted;
 use std::io;
 use std::process::Stdio;
 use std::time::Duration;
@@ -113,6 +114,10 @@ pub fn pin(cpu: Option<usize>, who: &str) -> io::Result<()> {
 
 /// Runs every size `config.runs` times with `runner`, reporting each run
 /// to `progress`, and summarises.
+/// After SIGINT or SIGTERM (see
+/// [`catch_interrupts`](crate::sys::process::catch_interrupts)) no run
+/// starts, the run it cut short counts for nothing, and the result holds
+/// the sizes measured before it, marked `interrupted`.
 pub fn run_latency(
     config: &LatencyConfig,
     system: SystemFacts,
@@ -134,11 +139,18 @@ pub fn run_latency(
         };
         let mut runs = Vec::with_capacity(config.runs);
         for i in 0..config.runs {
+            if interrupted().is_some() {
+                break;
+            }
             let job = PingJob {
                 ping,
                 placement: config.placement,
             };
-            let run = runner.run(&job).map_err(|e| {
+            let run = runner.run(&job);
+            if run.is_err() && interrupted().is_some() {
+                break;
+            }
+            let run = run.map_err(|e| {
                 io::Error::new(
                     e.kind(),
                     format!(
@@ -156,10 +168,15 @@ pub fn run_latency(
             });
             runs.push(run);
         }
+        if runs.is_empty() {
+            break;
+        }
         rows.push(LatencyRow::summarize(size, runs));
     }
+    let mut header = Header::new(SCHEMA, system);
+    header.interrupted = interrupted().is_some();
     Ok(LatencyResult {
-        header: Header::new(SCHEMA, system),
+        header,
         config: config.clone(),
         rows,
     })

@@ -1,0 +1,173 @@
+//! SIGINT and SIGTERM in the middle of a measurement: the children
+//! stopped, the part measured printed and written, marked interrupted,
+//! and the status 128 + the signal.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::HashSet;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
+
+/// The PIDs whose parent is `pid`, from /proc.
+fn children_of(pid: u32) -> HashSet<u32> {
+    let mut found = HashSet::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ...: comm may hold spaces, so from the last ')'.
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        let ppid: u32 = after.split(' ').nth(1).unwrap().parse().unwrap();
+        if ppid == pid {
+            found.insert(child);
+        }
+    }
+    found
+}
+
+/// Whether `pid` still runs (exists and is not a zombie).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| {
+            let after = &stat[stat.rfind(')').unwrap() + 2..];
+            !after.starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+/// Runs `pipespeed ARGS --json FILE`, sends it `signal` once its children
+/// run and some runs are done, and checks what it leaves: status
+/// `expected`, the partial table, the file marked interrupted, no child
+/// alive. Returns the file's document and what was printed on stdout.
+fn interrupt(args: &[&str], signal: i32, expected: i32) -> (serde_json::Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let mut bench = Command::new(EXE)
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = bench.id();
+    // Wait until its ends are running and a few runs are done.
+    let start = Instant::now();
+    let mut seen = HashSet::new();
+    while start.elapsed() < Duration::from_millis(1500) || seen.is_empty() {
+        seen.extend(children_of(pid));
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no child ever started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill(2) on a child of ours that has not been waited for.
+    #[allow(unsafe_code)]
+    let sent = unsafe { libc::kill(pid as i32, signal) };
+    assert_eq!(sent, 0);
+    let out = bench.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(expected), "{stderr}");
+    assert!(stderr.contains("pipespeed: interrupted by SIG"), "{stderr}");
+    assert!(!stdout.is_empty(), "a table");
+    let value: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(value["interrupted"], true);
+    // Nothing of the run survives it.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while seen.iter().any(|&p| alive(p)) {
+        assert!(Instant::now() < deadline, "still running: {seen:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (value, stdout.into_owned())
+}
+
+fn interrupt_bench(signal: i32, expected: i32) {
+    let args = [
+        "bench",
+        "--rungs",
+        "write-read,vmsplice-read",
+        "--runs",
+        "200",
+        "--bytes",
+        "32M",
+        "--placement-runs",
+        "0",
+    ];
+    let (value, stdout) = interrupt(&args, signal, expected);
+    // The partial table.
+    assert!(
+        stdout.contains("interrupted: only the runs made before the signal"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("write-read") && stdout.contains("median GiB/s"),
+        "{stdout}"
+    );
+    // The file holds the runs made, none failed by the signal.
+    let runs: usize = value["rungs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            assert_ne!(r["status"], "failed", "{r}");
+            r["runs_gib_s"].as_array().unwrap().len()
+        })
+        .sum();
+    assert!(runs >= 1 && runs < 400, "{runs} runs");
+}
+
+#[test]
+fn sigint_stops_bench_with_its_partial_table_and_files() {
+    interrupt_bench(libc::SIGINT, 130);
+}
+
+#[test]
+fn sigterm_stops_bench_the_same_way() {
+    interrupt_bench(libc::SIGTERM, 143);
+}
+
+#[test]
+fn sigint_stops_latency_with_the_sizes_measured() {
+    let args = [
+        "latency",
+        "--sizes",
+        "1,64,4K,64K",
+        "--runs",
+        "20",
+        "--duration",
+        "0.1",
+    ];
+    let (value, stdout) = interrupt(&args, libc::SIGINT, 130);
+    assert!(stdout.contains("p50"), "{stdout}");
+    let rows = value["rows"].as_array().unwrap().len();
+    assert!((1..4).contains(&rows), "{rows} sizes");
+}
+
+#[test]
+fn sigterm_stops_contend_with_the_cells_measured() {
+    let args = [
+        "contend",
+        "--writers",
+        "1",
+        "--readers",
+        "1",
+        "--duration",
+        "0.2",
+        "--runs",
+        "30",
+        "--processes",
+    ];
+    let (value, stdout) = interrupt(&args, libc::SIGTERM, 143);
+    assert!(stdout.contains("writes/s"), "{stdout}");
+    let runs = value["rows"][0]["runs"].as_array().unwrap().len();
+    assert!((1..30).contains(&runs), "{runs} runs");
+}
