@@ -47,7 +47,7 @@ fn alive(pid: u32) -> bool {
 fn interrupt(args: &[&str], signal: i32, expected: i32) -> (serde_json::Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("result.json");
-    let mut bench = Command::new(EXE)
+    let bench = Command::new(EXE)
         .args(args)
         .arg("--json")
         .arg(&json)
