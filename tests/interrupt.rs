@@ -122,7 +122,7 @@ fn interrupt_bench(signal: i32, expected: i32) {
             r["runs_gib_s"].as_array().unwrap().len()
         })
         .sum();
-    assert!(runs >= 1 && runs < 400, "{runs} runs");
+    assert!((1..400).contains(&runs), "{runs} runs");
 }
 
 #[test]
