@@ -84,6 +84,7 @@ fn ladder(rungs: Vec<RungResult>) -> LadderResult {
                 thp: ThpMode::Madvise,
                 pipe_max_size_bytes: 1 << 20,
                 page_size_bytes: 4096,
+                virtualization: None,
             },
         },
         placement: Placement::Pinned {

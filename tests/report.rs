@@ -36,6 +36,7 @@ fn fixture() -> LadderResult {
                 thp: ThpMode::Never,
                 pipe_max_size_bytes: 1 << 20,
                 page_size_bytes: 4096,
+                virtualization: None,
             },
         },
         placement: Placement::Pinned {

@@ -21,6 +21,7 @@ pub(super) fn facts() -> SystemFacts {
         thp: ThpMode::Madvise,
         pipe_max_size_bytes: 1 << 20,
         page_size_bytes: 4096,
+        virtualization: None,
     }
 }
 
