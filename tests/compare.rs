@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod fixtures;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -85,6 +87,7 @@ fn ladder(rungs: Vec<RungResult>) -> LadderResult {
                 thp: ThpMode::Madvise,
                 pipe_max_size_bytes: 1 << 20,
                 page_size_bytes: 4096,
+                virtualization: None,
             },
             interrupted: false,
         },
@@ -335,6 +338,8 @@ fn bad_usage_exits_2() {
         &["compare", good, good, "--confidence", "95"],
         &["compare", good, good, "--resamples", "0"],
         &["compare", good, good, "--seed", "x"],
+        &["compare", good, good, "--lkml", "--markdown"],
+        &["compare", "--markdown", good, good, "--lkml"],
     ] {
         let out = pipespeed(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
@@ -455,4 +460,100 @@ fn more_runs_per_row_than_the_bound_are_refused_naming_the_row() {
     );
     let out = compare(&base, &most, &["--resamples", "100"]);
     assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// `compare --lkml` in the project's directory on the committed
+/// fixtures, as the documentation runs it.
+fn lkml(kind: &str) -> Output {
+    Command::new(EXE)
+        .args([
+            "compare",
+            "--lkml",
+            &format!("tests/fixtures/compare/{kind}-base.json"),
+            &format!("tests/fixtures/compare/{kind}-new.json"),
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn lkml_prints_the_contend_grid_as_its_snapshot() {
+    let out = lkml("contend");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    fixtures::snapshot("compare-lkml-contend.txt", &text);
+    // The differing kernel once, as base -> patched; the shared facts once.
+    assert!(
+        text.contains("\nkernel          6.1.0-synthetic -> 6.6.0-synthetic\n"),
+        "{text}"
+    );
+    assert!(text.contains("\nvirtualization  kvm\n"), "{text}");
+    // pipe_bench's grid: writers as rows, readers as columns.
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("1 ")).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    // Each cell `base -> patched (change)` and its mark, if any.
+    let cell = |after: &str| {
+        let at = rows[0].find(after).unwrap();
+        let end = rows[0][at..].find(')').unwrap() + at;
+        (&rows[0][at..=end], rows[0][end + 1..].chars().next())
+    };
+    // 1x1 was drawn 1.25 times faster: outside the noise, no mark.
+    assert_eq!(cell("45.3k"), ("45.3k -> 55.8k  (+23%)", Some(' ')));
+    // 1x5 was drawn twice from one distribution: its interval contains 1.
+    assert_eq!(cell("45.8k"), ("45.8k -> 45.9k (+0.3%)", Some('~')));
+    // 1x10 was drawn 0.9 times as fast: found, no mark.
+    assert_eq!(cell("34.1k"), ("34.1k -> 30.8k (-9.7%)", None));
+    let lines = text.lines().collect::<Vec<_>>();
+    assert_eq!(
+        lines[lines.len() - 2],
+        "~ noise: the change's 95% interval contains 0; ? fewer than 2 runs on a side"
+    );
+    assert!(
+        lines[lines.len() - 1].starts_with(
+            "pipespeed compare --lkml tests/fixtures/compare/contend-base.json \
+             tests/fixtures/compare/contend-new.json (95% bootstrap intervals"
+        ),
+        "{text}"
+    );
+    // Where the numbers allow, a mail's 78 columns.
+    for line in &lines[..lines.len() - 1] {
+        assert!(line.chars().count() <= 78, "{line:?}");
+    }
+    // The library agrees with the marks.
+    let c = compare_files(
+        (&Path::new(FIXTURES).join("contend-base.json"), "b"),
+        (&Path::new(FIXTURES).join("contend-new.json"), "n"),
+        &Bootstrap::default(),
+    )
+    .unwrap();
+    let verdict = |row: &str| match &c.tables[0]
+        .lines
+        .iter()
+        .find(|l| l.row == row)
+        .unwrap()
+        .outcome
+    {
+        Outcome::Compared(change) => change.verdict,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(verdict("1x1"), Verdict::Faster);
+    assert_eq!(verdict("1x5"), Verdict::NoChange);
+    assert_eq!(verdict("5x1"), Verdict::TooFewRuns);
+}
+
+#[test]
+fn lkml_reads_files_written_before_virtualization_was_recorded() {
+    for kind in ["bench", "latency"] {
+        let out = lkml(kind);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.contains("\nvirtualization  not recorded\n"), "{text}");
+    }
+    let text = stdout(&lkml("latency"));
+    assert!(text.contains("\nsize   p50 "), "{text}");
+    assert!(
+        text.contains("\n64KiB  29.71 us -> 30.07 us (+1.2%)~"),
+        "{text}"
+    );
 }

@@ -27,6 +27,7 @@ fn facts(cpus: &[usize], thp: ThpMode) -> SystemFacts {
         thp,
         pipe_max_size_bytes: 1 << 20,
         page_size_bytes: 4096,
+        virtualization: None,
     }
 }
 

@@ -106,6 +106,7 @@ fn facts() -> SystemFacts {
         thp: ThpMode::Never,
         pipe_max_size_bytes: 1 << 20,
         page_size_bytes: 4096,
+        virtualization: None,
     }
 }
 

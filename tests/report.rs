@@ -37,6 +37,7 @@ fn fixture() -> LadderResult {
                 thp: ThpMode::Never,
                 pipe_max_size_bytes: 1 << 20,
                 page_size_bytes: 4096,
+                virtualization: None,
             },
             interrupted: false,
         },

@@ -31,6 +31,11 @@ pub struct CompareArgs {
     /// Print GitHub-flavoured Markdown, for a pull request or a mail.
     #[arg(long)]
     pub markdown: bool,
+    /// Print the form kernel developers paste in a patch mail: the
+    /// machines' facts, base -> patched (change) per row (contend as
+    /// pipe_bench's writers x readers grid), ~ where the change is noise.
+    #[arg(long, conflicts_with = "markdown")]
+    pub lkml: bool,
     /// Confidence of the interval, between 0 and 1.
     #[arg(long, value_name = "C", default_value_t = 0.95, value_parser = confidence)]
     pub confidence: f64,
@@ -66,10 +71,10 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     for warning in comparison.warnings() {
         eprintln!("pipespeed: warning: {warning}");
     }
-    let out = if args.markdown {
-        render::markdown(&comparison)
-    } else {
-        render::text(&comparison)
+    let out = match (args.lkml, args.markdown) {
+        (true, _) => render::lkml(&comparison),
+        (false, true) => render::markdown(&comparison),
+        (false, false) => render::text(&comparison),
     };
     crate::output::print(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)

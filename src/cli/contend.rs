@@ -11,7 +11,7 @@ use pipespeed::bench::contend::hogs::{
     DEFAULT_SHARE_PERCENT, DEFAULT_WORKERS, MAX_HOGS, PressureConfig,
 };
 use pipespeed::bench::contend::{
-    Cell, ContendConfig, MAX_ENDS, Mode, resolve_pipe_size, run_contend,
+    Cell, ContendConfig, DEFAULT_MSG_SIZE, MAX_ENDS, Mode, resolve_pipe_size, run_contend,
 };
 use pipespeed::bench::ladder::Placement;
 use pipespeed::report::{Csv, Exporter, Json, Svg, Text};
@@ -41,10 +41,11 @@ pub struct ContendArgs {
     /// Readers on the pipe.
     #[arg(long, value_name = "M", default_value_t = 1, value_parser = count(1, MAX_ENDS))]
     pub readers: usize,
-    /// Bytes per message. Takes K and M.
-    #[arg(long = "msg-size", value_name = "SIZE", default_value = "64K", value_parser = message_size)]
-    pub msg_size: usize,
-    /// Pipe size to ask for [default: 1M, cut to /proc/sys/fs/pipe-max-size].
+    /// Bytes per message, as K and M [default: 64K, pipe_bench's].
+    #[arg(long = "msg-size", value_name = "SIZE", value_parser = message_size)]
+    pub msg_size: Option<usize>,
+    /// Pipe size to ask for [default: 1M, pipe_bench's, cut to
+    /// /proc/sys/fs/pipe-max-size].
     #[arg(long = "pipe-size", value_name = "SIZE", value_parser = crate::args::pipe_size)]
     pub pipe_size: Option<usize>,
     /// Seconds the writers write, per run [range: 0.01-86400].
@@ -53,7 +54,9 @@ pub struct ContendArgs {
     /// One process per writer and reader, instead of threads.
     #[arg(long)]
     pub processes: bool,
-    /// pipe_bench's grid: writers 1,2,5 x readers 1,5,10, a row each.
+    /// pipe_bench's grid: writers 1,2,5 x readers 1,5,10, a row each,
+    /// with pipe_bench's 64 KiB writes and 1 MiB pipe unless --msg-size or
+    /// --pipe-size say otherwise.
     #[arg(long, conflicts_with_all = ["writers", "readers"])]
     pub sweep: bool,
     /// Runs per cell; rows show the median and the spread.
@@ -100,10 +103,11 @@ fn percent(text: &str) -> Result<f64, String> {
 /// Checks what clap cannot and builds the library's configuration.
 fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConfig> {
     let usage = |text: String| anyhow::Error::from(UsageError(text));
-    if args.verify && !args.msg_size.is_multiple_of(16) {
+    // pipe_bench's sizes, for one cell as for its grid (--sweep).
+    let msg_size = args.msg_size.unwrap_or(DEFAULT_MSG_SIZE);
+    if args.verify && !msg_size.is_multiple_of(16) {
         return Err(usage(format!(
-            "--verify needs a --msg-size that is a multiple of 16 bytes (got {})",
-            args.msg_size
+            "--verify needs a --msg-size that is a multiple of 16 bytes (got {msg_size})"
         )));
     }
     if !args.memory_pressure
@@ -140,7 +144,7 @@ fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConf
                 readers: args.readers,
             }]
         },
-        msg_size: args.msg_size,
+        msg_size,
         pipe_size,
         duration: Duration::from_secs_f64(args.duration),
         runs: args.runs as usize,
@@ -212,4 +216,67 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
         ));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use clap::Parser;
+    use pipespeed::bench::contend::DEFAULT_PIPE_SIZE;
+    use pipespeed::sys::pipe_max_size;
+
+    use super::*;
+    use crate::args::{Cli, Command};
+
+    fn config_of(argv: &[&str]) -> ContendConfig {
+        let argv = ["pipespeed", "contend"].iter().chain(argv);
+        let Some(Command::Contend(args)) = Cli::try_parse_from(argv).unwrap().command else {
+            panic!("not contend")
+        };
+        config(&args, &SystemFacts::collect()).unwrap()
+    }
+
+    #[test]
+    fn sweep_defaults_are_pipe_bench_s() {
+        let c = config_of(&["--sweep"]);
+        assert_eq!(c.cells, Cell::sweep());
+        let grid: Vec<(usize, usize)> = c.cells.iter().map(|c| (c.writers, c.readers)).collect();
+        assert_eq!(
+            grid,
+            [
+                (1, 1),
+                (1, 5),
+                (1, 10),
+                (2, 1),
+                (2, 5),
+                (2, 10),
+                (5, 1),
+                (5, 5),
+                (5, 10)
+            ]
+        );
+        assert_eq!(c.msg_size, 64 * 1024);
+        assert_eq!(c.pipe_size.requested, 1 << 20);
+        // Granted as asked, or cut to the kernel's limit below 1 MiB.
+        let max = pipe_max_size().unwrap();
+        if max >= 1 << 20 {
+            assert_eq!((c.pipe_size.granted, c.pipe_size.clamped), (1 << 20, false));
+        } else {
+            assert!(c.pipe_size.clamped && c.pipe_size.granted <= max);
+        }
+        // One cell has the same sizes.
+        let one = config_of(&[]);
+        assert_eq!((one.msg_size, one.pipe_size), (c.msg_size, c.pipe_size));
+        assert_eq!(DEFAULT_PIPE_SIZE, 1 << 20);
+    }
+
+    #[test]
+    fn sizes_given_with_sweep_are_kept() {
+        let c = config_of(&["--sweep", "--msg-size", "4K", "--pipe-size", "64K"]);
+        assert_eq!(c.cells.len(), 9);
+        assert_eq!(c.msg_size, 4096);
+        assert_eq!(c.pipe_size.requested, 64 * 1024);
+        assert!(!c.pipe_size.clamped);
+    }
 }

@@ -211,9 +211,21 @@ fn latency(r: &LatencyResult) -> Extract {
     }
 }
 
+/// A contend row's name: `WxR`, writers by readers.
+pub fn cell_name(writers: usize, readers: usize) -> String {
+    format!("{writers}x{readers}")
+}
+
+/// The writers and readers of a contend row's name (`WxR`), or `None`
+/// for a name [`cell_name`] does not make.
+pub fn parse_cell_name(name: &str) -> Option<(usize, usize)> {
+    let (writers, readers) = name.split_once('x')?;
+    Some((writers.parse().ok()?, readers.parse().ok()?))
+}
+
 fn contend(r: &ContendResult) -> Extract {
     let rows = r.rows.iter().map(|row| Row {
-        name: format!("{}x{}", row.writers, row.readers),
+        name: cell_name(row.writers, row.readers),
         runs: if row.runs.is_empty() {
             Runs::None("no runs".into())
         } else {
@@ -250,6 +262,11 @@ fn contend(r: &ContendResult) -> Extract {
     }
 }
 
+/// The value of a fact the file does not record: `virtualization` in
+/// files written before it was measured. A fact neither file records is
+/// left out of the comparison.
+pub const NOT_RECORDED: &str = "not recorded";
+
 /// The facts every result carries, in a fixed order.
 fn facts(version: &str, s: &SystemFacts, placement: String) -> Vec<(String, String)> {
     let allowed: Vec<String> = s.cpus_allowed.iter().map(|c| c.to_string()).collect();
@@ -260,6 +277,10 @@ fn facts(version: &str, s: &SystemFacts, placement: String) -> Vec<(String, Stri
         ("cpu_model", s.cpu_model.clone()),
         ("cpus_online", s.cpus_online.to_string()),
         ("cpus_allowed", allowed.join(",")),
+        (
+            "virtualization",
+            (s.virtualization.as_deref().unwrap_or(NOT_RECORDED)).to_string(),
+        ),
         ("thp", s.thp.to_string()),
         ("pipe_max_size_bytes", s.pipe_max_size_bytes.to_string()),
         ("page_size_bytes", s.page_size_bytes.to_string()),
@@ -327,5 +348,14 @@ mod tests {
             ladder_placement(&pinned, "s"),
             "writers on CPU 0, readers on CPU 1"
         );
+    }
+
+    #[test]
+    fn a_cell_name_reads_back() {
+        assert_eq!(cell_name(5, 10), "5x10");
+        assert_eq!(parse_cell_name(&cell_name(5, 10)), Some((5, 10)));
+        for bad in ["5", "x10", "5x", "axb", "5x10x1", ""] {
+            assert_eq!(parse_cell_name(bad), None, "{bad}");
+        }
     }
 }

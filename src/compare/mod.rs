@@ -20,7 +20,7 @@ use std::path::Path;
 
 use crate::bench::stats::median;
 use bootstrap::{Bootstrap, Interval, Shift, ratio_interval};
-use extract::{Better, Extract, Metric, Runs, extract};
+use extract::{Better, Extract, Metric, NOT_RECORDED, Runs, extract};
 pub use load::{CompareError, Document, Kind, load_pair};
 
 /// Which of the two files.
@@ -202,7 +202,10 @@ pub fn compare(
         new: new_name.into(),
         bootstrap: *how,
         tables,
-        facts: pairs(&b.facts, &n.facts),
+        facts: pairs(&b.facts, &n.facts)
+            .into_iter()
+            .filter(|p| !(p.base == NOT_RECORDED && p.new == NOT_RECORDED))
+            .collect(),
         settings: pairs(&b.settings, &n.settings)
             .into_iter()
             .filter(|p| p.base != p.new)

@@ -1,6 +1,10 @@
-//! A [`Comparison`] as an aligned table for a terminal or a mail, and as
-//! GitHub-flavoured Markdown for a pull request. Pure functions, tested
+//! A [`Comparison`] as an aligned table for a terminal or a mail, as
+//! GitHub-flavoured Markdown for a pull request, and as the text kernel
+//! developers paste in a patch mail ([`lkml()`]). Pure functions, tested
 //! on fixed data.
+
+mod lkml;
+pub use lkml::lkml;
 
 use std::fmt::Write as _;
 

@@ -21,6 +21,7 @@ pub(super) fn facts() -> SystemFacts {
         thp: ThpMode::Madvise,
         pipe_max_size_bytes: 1 << 20,
         page_size_bytes: 4096,
+        virtualization: None,
     }
 }
 
@@ -312,5 +313,35 @@ fn two_kinds_are_refused() {
     assert_eq!(
         err.to_string(),
         "a.json is a bench result, b.json a latency result: cannot compare"
+    );
+}
+
+#[test]
+fn virtualization_is_compared_when_a_file_records_it() {
+    let virt = |doc: &Document, v: Option<&str>| {
+        let Document::Bench(mut r) = doc.clone() else {
+            unreachable!()
+        };
+        r.header.system.virtualization = v.map(String::from);
+        Document::Bench(r)
+    };
+    let doc = bench(vec![rung(Rung::WriteRead, &RUNS)]);
+    let fact = |c: &Comparison| {
+        (c.facts.iter())
+            .find(|p| p.name == "virtualization")
+            .map(|p| (p.base.clone(), p.new.clone()))
+    };
+    // Neither file records it (both written before the field): left out.
+    let c = run(&virt(&doc, None), &virt(&doc, None));
+    assert_eq!(fact(&c), None);
+    assert!(c.warnings().is_empty(), "{:?}", c.warnings());
+    let c = run(&virt(&doc, Some("kvm")), &virt(&doc, Some("kvm")));
+    assert_eq!(fact(&c), Some(("kvm".into(), "kvm".into())));
+    assert!(c.warnings().is_empty(), "{:?}", c.warnings());
+    let c = run(&virt(&doc, None), &virt(&doc, Some("none")));
+    assert_eq!(fact(&c), Some(("not recorded".into(), "none".into())));
+    assert_eq!(
+        c.warnings(),
+        ["system fact virtualization differs: not recorded in a.json, none in b.json"]
     );
 }

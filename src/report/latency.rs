@@ -178,6 +178,7 @@ mod tests {
             thp: ThpMode::Madvise,
             pipe_max_size_bytes: 1 << 20,
             page_size_bytes: 4096,
+            virtualization: None,
         };
         let config = LatencyConfig {
             sizes: vec![1, 65536],

@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{available_cpus, pipe_max_size};
 
+pub mod virt;
+
 const THP_ENABLED_PATH: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
 
 /// The transparent huge page policy in
@@ -85,6 +87,12 @@ pub struct SystemFacts {
     pub pipe_max_size_bytes: usize,
     /// The page size in bytes.
     pub page_size_bytes: usize,
+    /// The hypervisor, as `systemd-detect-virt --vm` names it (`kvm`,
+    /// `xen`, `microsoft`, ...), `none` on bare metal; `None` when nothing
+    /// tells (see [`virt`]). Files written before this field load with
+    /// `None`.
+    #[serde(default)]
+    pub virtualization: Option<String>,
 }
 
 impl SystemFacts {
@@ -103,6 +111,7 @@ impl SystemFacts {
             thp: ThpMode::current(),
             pipe_max_size_bytes: pipe_max_size().unwrap_or(0),
             page_size_bytes: rustix::param::page_size(),
+            virtualization: virt::detect(),
         }
     }
 }
@@ -144,6 +153,18 @@ mod tests {
         assert_eq!(ThpMode::parse("always madvise [never]"), ThpMode::Never);
         assert_eq!(ThpMode::parse(""), ThpMode::Unknown);
         assert!(!ThpMode::Never.allows_madvise());
+    }
+
+    #[test]
+    fn a_system_object_without_virtualization_still_loads() {
+        let old = r##"{"kernel": "6.1.0", "kernel_version": "#1", "arch": "x86_64",
+            "cpu_model": "x", "cpus_online": 2, "cpus_allowed": [0, 1], "thp": "madvise",
+            "pipe_max_size_bytes": 1048576, "page_size_bytes": 4096}"##;
+        let facts: SystemFacts = serde_json::from_str(old).expect("an older system object");
+        assert_eq!(facts.virtualization, None);
+        let new = old.replace('}', r#", "virtualization": "kvm"}"#);
+        let facts: SystemFacts = serde_json::from_str(&new).expect("a newer system object");
+        assert_eq!(facts.virtualization.as_deref(), Some("kvm"));
     }
 
     #[test]

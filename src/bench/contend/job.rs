@@ -20,7 +20,9 @@ use crate::units::MIB;
 
 /// Writes of up to this many bytes are atomic on a pipe (pipe(7)).
 pub const PIPE_BUF: usize = 4096;
-/// The pipe size asked for when none is given.
+/// The message size when none is given: pipe_bench's 64 KiB writes.
+pub const DEFAULT_MSG_SIZE: usize = 64 * 1024;
+/// The pipe size asked for when none is given: pipe_bench's 1 MiB pipe.
 pub const DEFAULT_PIPE_SIZE: usize = MIB as usize;
 /// The most writers (or readers) in one cell: writer ids are 16 bits.
 pub const MAX_ENDS: usize = 4096;

@@ -39,8 +39,8 @@ pub mod verdict;
 pub use ends::EndSetup;
 pub use hogs::hog;
 pub use job::{
-    Cell, CellJob, ContendConfig, DEFAULT_PIPE_SIZE, MAX_ENDS, Mode, PIPE_BUF, PipeSize, RunSetup,
-    SWEEP_READERS, SWEEP_WRITERS, resolve_pipe_size,
+    Cell, CellJob, ContendConfig, DEFAULT_MSG_SIZE, DEFAULT_PIPE_SIZE, MAX_ENDS, Mode, PIPE_BUF,
+    PipeSize, RunSetup, SWEEP_READERS, SWEEP_WRITERS, resolve_pipe_size,
 };
 pub use procs::{serve_reader, serve_writer};
 pub use result::{ContendResult, Row, RunResult, SCHEMA};
