@@ -1,6 +1,8 @@
 //! Result files are written whole or not at all: a run that fails, or is
-//! killed, leaves an older result as it was, no temporary file beside it,
-//! and no process of the run behind it.
+//! killed before its first run ends, leaves an older result as it was, no
+//! temporary file beside it, and no process of the run behind it. (One
+//! stopped later writes what it measured, marked interrupted:
+//! tests/interrupt.rs.)
 
 #![allow(clippy::unwrap_used)]
 

@@ -188,9 +188,12 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
         }
         other => other.context("contend")?,
     };
-    write_file(&args.json, || Json.export(&result))?;
-    write_file(&args.csv, || Csv.export(&result))?;
-    write_file(&args.svg, || Svg.export(&result))?;
+    // Interrupted before the first row: an older result stays as it was.
+    if interrupted().is_none() || !result.rows.is_empty() {
+        write_file(&args.json, || Json.export(&result))?;
+        write_file(&args.csv, || Csv.export(&result))?;
+        write_file(&args.svg, || Svg.export(&result))?;
+    }
     crate::output::print_table(
         &Text::default().export(&result)?,
         [&args.json, &args.csv, &args.svg],

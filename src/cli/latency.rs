@@ -193,9 +193,12 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     // A message, not an io::Error: a broken pipe here is a failure, not a
     // reader going away.
     let result = result.map_err(|e| anyhow!("{e}"))?;
-    write_file(&args.json, || Json.export(&result))?;
-    write_file(&args.csv, || Csv.export(&result))?;
-    write_file(&args.svg, || Svg.export(&result))?;
+    // Interrupted before the first row: an older result stays as it was.
+    if interrupted().is_none() || !result.rows.is_empty() {
+        write_file(&args.json, || Json.export(&result))?;
+        write_file(&args.csv, || Csv.export(&result))?;
+        write_file(&args.svg, || Svg.export(&result))?;
+    }
     crate::output::print_table(
         &Text::default().export(&result)?,
         [&args.json, &args.csv, &args.svg],
