@@ -196,7 +196,11 @@ pub(super) fn runs_words(result: &LadderResult) -> String {
             result.runs, result.max_runs
         )
     } else {
-        format!("{} runs per rung", result.runs)
+        format!(
+            "{} run{} per rung",
+            result.runs,
+            if result.runs == 1 { "" } else { "s" }
+        )
     }
 }
 
