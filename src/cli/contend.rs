@@ -32,7 +32,8 @@ use crate::progress;
                         docs/contend.md.\n\nExit status: 0 measured, 1 an error (a worker \
                         died, with --verify a lost, duplicated or torn message), 2 bad usage or \
                         a value outside its range, 130/143 stopped by SIGINT/SIGTERM (helpers \
-                        reaped first)."
+                        reaped first; the cells measured are printed and written, marked \
+                        interrupted)."
 )]
 pub struct ContendArgs {
     /// Writers on the pipe.

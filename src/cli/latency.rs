@@ -23,7 +23,8 @@ use crate::progress;
     after_help = "Times are ROUND TRIPS (there and back); one way is about half. What perf bench \
                   sched pipe (-T for threads) and lmbench lat_pipe measure, with percentiles.\n\n\
                   Exit status: 0 measured, 1 an error (the ponger died, a closed stdout), 2 bad \
-                  usage or a value outside its range."
+                  usage or a value outside its range, 130/143 interrupted by SIGINT/SIGTERM (the \
+                  sizes measured are printed and written, marked interrupted)."
 )]
 pub struct LatencyArgs {
     /// Message sizes, comma-separated, one row each. Take K and M (1,64,4K,64K).
