@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::process::{Command, Output};
 
 const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
@@ -140,4 +142,34 @@ fn every_shell_gets_a_script_and_an_unknown_one_is_refused() {
         "{stderr}"
     );
     assert!(stderr.contains("[possible values: bash, zsh, fish, elvish, powershell]"));
+}
+
+/// `pipespeed --help` on a terminal: in colour, unless NO_COLOR is set.
+fn help_on_a_terminal(no_color: bool) -> Vec<u8> {
+    let (controller, terminal) = common::pty();
+    let mut cmd = Command::new(EXE);
+    cmd.arg("--help")
+        .env_remove("NO_COLOR")
+        .env("TERM", "xterm")
+        .stdout(terminal.try_clone().unwrap())
+        .stderr(terminal.try_clone().unwrap());
+    if no_color {
+        cmd.env("NO_COLOR", "1");
+    }
+    let status = cmd.status().unwrap();
+    assert!(status.success());
+    // The terminal hangs up when no one holds it: not the command's
+    // copies, not ours.
+    drop(cmd);
+    drop(terminal);
+    common::read_until_hangup(&controller)
+}
+
+#[test]
+fn no_color_takes_the_colour_out_of_what_a_terminal_gets() {
+    let escape = |screen: &[u8]| screen.contains(&0x1b);
+    assert!(escape(&help_on_a_terminal(false)), "no colour to take out");
+    let plain = help_on_a_terminal(true);
+    assert!(!escape(&plain), "{}", text(&plain));
+    assert!(text(&plain).contains("Usage: pipespeed"));
 }

@@ -152,7 +152,14 @@ pub fn clap_error(err: clap::Error) -> ExitCode {
         ErrorKind::DisplayHelp
         | ErrorKind::DisplayVersion
         | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            match output::print(err.render().to_string().as_bytes()) {
+            // Help in colour on a terminal, as clap would print it, unless
+            // NO_COLOR is set (https://no-color.org).
+            let text = if colour(&io::stdout()) {
+                err.render().ansi().to_string()
+            } else {
+                err.render().to_string()
+            };
+            match output::print(text.as_bytes()) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(err) => {
                     eprintln!("pipespeed: {err}");
@@ -170,6 +177,12 @@ pub fn clap_error(err: clap::Error) -> ExitCode {
             ExitCode::from(EXIT_USAGE)
         }
     }
+}
+
+/// Whether to colour what goes to `stream`: a terminal, and no NO_COLOR
+/// (set and not empty).
+fn colour(stream: &impl std::io::IsTerminal) -> bool {
+    stream.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 /// The `tip: ...` lines of a clap error (a similar subcommand, value or
