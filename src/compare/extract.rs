@@ -134,11 +134,17 @@ pub struct Extract {
 
 /// The rows, facts, settings and notes of `doc`.
 pub fn extract(doc: &Document) -> Extract {
-    match doc {
-        Document::Bench(r) => bench(r),
-        Document::Latency(r) => latency(r),
-        Document::Contend(r) => contend(r),
+    let (mut out, interrupted) = match doc {
+        Document::Bench(r) => (bench(r), r.header.interrupted),
+        Document::Latency(r) => (latency(r), r.header.interrupted),
+        Document::Contend(r) => (contend(r), r.header.interrupted),
+    };
+    if interrupted {
+        out.notes.push(
+            "interrupted by SIGINT or SIGTERM: it holds only the runs made before".to_string(),
+        );
     }
+    out
 }
 
 fn bench(r: &LadderResult) -> Extract {

@@ -288,6 +288,20 @@ fn differing_facts_settings_and_failed_rungs_are_warned_about() {
 }
 
 #[test]
+fn an_interrupted_result_is_said_to_be_partial() {
+    let base = bench(vec![rung(Rung::WriteRead, &RUNS)]);
+    let Document::Bench(mut new) = bench(vec![rung(Rung::WriteRead, &RUNS[..2])]) else {
+        unreachable!()
+    };
+    new.header.interrupted = true;
+    let warnings = run(&base, &Document::Bench(new)).warnings();
+    assert_eq!(
+        warnings,
+        ["b.json: interrupted by SIGINT or SIGTERM: it holds only the runs made before"]
+    );
+}
+
+#[test]
 fn contend_settings_that_differ_are_named() {
     let runs: &[(f64, u64)] = &[(1e6, 4000), (1.1e6, 4100)];
     let c = run(
