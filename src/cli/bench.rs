@@ -14,7 +14,7 @@ use pipespeed::bench::latency::PingJob;
 use pipespeed::bench::scan::{ScanParam, ScanPoint, ScanResult};
 use pipespeed::report::{Csv, Exporter, Html, Json, Markdown, Svg, Text};
 use pipespeed::sys::SystemFacts;
-use pipespeed::sys::process::{catch_interrupts, interrupted, signal_name};
+use pipespeed::sys::process::{catch_interrupts, interrupted};
 
 use crate::UsageError;
 use crate::args::{BenchArgs, PlacementArg, cpu_pair};
@@ -172,18 +172,15 @@ fn say_nothing_written(args: &BenchArgs) {
 /// machine cannot run (busy looping on one CPU, THP off) are only said in
 /// the table: the rest is the answer asked for.
 fn exit_status(ladders: &[&LadderResult], named: bool) -> ExitCode {
-    if let Some(signal) = interrupted() {
-        let runs: usize = ladders
-            .iter()
-            .flat_map(|l| &l.rungs)
-            .map(|r| r.runs_gib_s.len())
-            .sum();
-        eprintln!(
-            "pipespeed: interrupted by {}: the table and the files hold the {runs} runs made \
-             before it; every child process was stopped",
-            signal_name(signal)
-        );
-        return ExitCode::from((128 + signal) as u8);
+    let runs: usize = ladders
+        .iter()
+        .flat_map(|l| &l.rungs)
+        .map(|r| r.runs_gib_s.len())
+        .sum();
+    if let Some(status) =
+        crate::interrupted_status(&format!("the {runs} runs made"), "every child process")
+    {
+        return status;
     }
     let rungs = || ladders.iter().flat_map(|l| &l.rungs);
     let failed: Vec<String> = rungs()

@@ -199,14 +199,9 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
         &Text::default().export(&result)?,
         [&args.json, &args.csv, &args.svg],
     )?;
-    if let Some(signal) = interrupted() {
-        eprintln!(
-            "pipespeed: interrupted by {}: the table and the files hold the {} cells measured \
-             before it; every worker and memory hog was stopped",
-            signal_name(signal),
-            result.rows.len()
-        );
-        return Ok(ExitCode::from((128 + signal) as u8));
+    let held = format!("the {} cells measured", result.rows.len());
+    if let Some(status) = crate::interrupted_status(&held, "every worker and memory hog") {
+        return Ok(status);
     }
     let failed = result
         .rows

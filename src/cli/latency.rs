@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use pipespeed::bench::latency::{LatencyConfig, Mode, Placement, Span, run_latency};
 use pipespeed::report::{Csv, Exporter, Json, Svg, Text};
 use pipespeed::sys::SystemFacts;
-use pipespeed::sys::process::{catch_interrupts, interrupted, signal_name};
+use pipespeed::sys::process::{catch_interrupts, interrupted};
 use pipespeed::wait::Wait;
 
 use crate::UsageError;
@@ -204,14 +204,9 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
         &Text::default().export(&result)?,
         [&args.json, &args.csv, &args.svg],
     )?;
-    if let Some(signal) = interrupted() {
-        eprintln!(
-            "pipespeed: interrupted by {}: the table and the files hold the {} sizes measured \
-             before it; every child process was stopped",
-            signal_name(signal),
-            result.rows.len()
-        );
-        return Ok(ExitCode::from((128 + signal) as u8));
+    let held = format!("the {} sizes measured", result.rows.len());
+    if let Some(status) = crate::interrupted_status(&held, "every child process") {
+        return Ok(status);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -179,6 +179,21 @@ pub fn clap_error(err: clap::Error) -> ExitCode {
     }
 }
 
+/// After a measurement: if SIGINT or SIGTERM stopped it, says on stderr
+/// what the table and files hold (`held`: "the 3 runs made") and who was
+/// stopped, and returns the status 128 + the signal, as a shell reports a
+/// command killed by it.
+pub fn interrupted_status(held: &str, stopped: &str) -> Option<ExitCode> {
+    use pipespeed::sys::process::{interrupted, signal_name};
+    let signal = interrupted()?;
+    eprintln!(
+        "pipespeed: interrupted by {}: the table and the files hold {held} before it; {stopped} \
+         was stopped",
+        signal_name(signal)
+    );
+    Some(ExitCode::from((128 + signal).clamp(0, 255) as u8))
+}
+
 /// Whether to colour what goes to `stream`: a terminal, and no NO_COLOR
 /// (set and not empty).
 fn colour(stream: &impl std::io::IsTerminal) -> bool {
