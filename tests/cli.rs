@@ -532,6 +532,29 @@ fn placement_is_chosen_and_the_check_can_be_left_out() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    // --min-runs alone raises the default maximum with it.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = pipespeed(&[
+        "bench",
+        "--rungs",
+        "write-read",
+        "--min-runs",
+        "12",
+        "--bytes",
+        "1M",
+    ])
+    .args(["--placement-runs", "0", "--json", json.to_str().unwrap()])
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let value: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(
+        (value["runs"].as_u64(), value["max_runs"].as_u64()),
+        (Some(12), Some(12))
+    );
+    let out = pipespeed(&["bench", "--runs", "1001"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
     let out = pipespeed(&["bench", "--min-runs", "6", "--max-runs", "5"])
         .output()
         .unwrap();

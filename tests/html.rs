@@ -354,3 +354,31 @@ fn chromium_renders_the_page_without_console_messages() {
         refused.console
     );
 }
+
+#[test]
+fn every_export_of_an_interrupted_result_says_so() {
+    use pipespeed::report::{INTERRUPTED, Markdown};
+    let mut ladder = fixtures::ladder();
+    let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
+    for (name, out) in [
+        ("html", html_report(&ladder).unwrap()),
+        ("markdown", text(Markdown.export(&ladder).unwrap())),
+        ("text", text(Text::default().export(&ladder).unwrap())),
+    ] {
+        assert!(!out.contains(INTERRUPTED), "{name}");
+    }
+    ladder.header.interrupted = true;
+    let html = html_report(&ladder).unwrap();
+    assert!(html.contains(&format!("<p id=\"interrupted\"><strong>{INTERRUPTED}.")));
+    let md = text(Markdown.export(&ladder).unwrap());
+    assert!(md.contains(&format!("**{INTERRUPTED}**")), "{md}");
+    assert!(text(Text::default().export(&ladder).unwrap()).contains(INTERRUPTED));
+    let mut latency = fixtures::latency();
+    latency.header.interrupted = true;
+    let out = text(Text::default().export(&latency).unwrap());
+    assert!(out.starts_with(INTERRUPTED), "{out}");
+    let mut contend = fixtures::contend();
+    contend.header.interrupted = true;
+    let out = text(Text::default().export(&contend).unwrap());
+    assert!(out.starts_with(INTERRUPTED), "{out}");
+}

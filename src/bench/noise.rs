@@ -3,9 +3,11 @@
 //! ([`Diagnosis`]): the likely cause and what to do about it.
 //!
 //! A row is noisy when its fastest run is more than [`MAX_OVER_MIN`]
-//! times its slowest, or when the 95% interval of its mean (Student's t)
-//! is wider than +-[`MAX_HALF_WIDTH`] of the mean. Those are the two ways
-//! a median can mislead: one run far off, or all of them scattered.
+//! times its slowest, or when (from 3 runs on) the 95% interval of its
+//! mean (Student's t) is wider than +-[`MAX_HALF_WIDTH`] of the mean.
+//! Those are the two ways a median can mislead: one run far off, or all
+//! of them scattered. More runs can narrow the interval but never the
+//! range, so only a wide interval asks for more runs ([`Spread::wide`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -40,21 +42,27 @@ pub struct Spread {
 }
 
 impl Spread {
-    /// The spread of `values`, `None` with fewer than 2 runs.
+    /// The spread of `values`; `None` with fewer than 2 runs, or a run of
+    /// 0 (a ratio to it is meaningless, and JSON has no infinity).
     pub fn of(values: &[f64]) -> Option<Spread> {
         let (lo, hi) = min_max(values)?;
         let (mean, half) = mean_interval_95(values)?;
-        let max_over_min = if lo > 0.0 { hi / lo } else { f64::INFINITY };
-        let ci95_half_width = if mean > 0.0 {
-            half / mean
-        } else {
-            f64::INFINITY
-        };
+        if lo <= 0.0 || mean <= 0.0 || !hi.is_finite() {
+            return None;
+        }
+        let (max_over_min, ci95_half_width) = (hi / lo, half / mean);
+        // Two runs give t = 12.7: an interval that says nothing.
+        let wide = values.len() >= 3 && ci95_half_width > MAX_HALF_WIDTH;
         Some(Spread {
             max_over_min,
             ci95_half_width,
-            noisy: max_over_min > MAX_OVER_MIN || ci95_half_width > MAX_HALF_WIDTH,
+            noisy: max_over_min > MAX_OVER_MIN || wide,
         })
+    }
+
+    /// Whether the interval is too wide: what more runs can fix.
+    pub fn wide(&self) -> bool {
+        self.ci95_half_width > MAX_HALF_WIDTH
     }
 
     /// `+-4.2%`, or `+-14% noisy`.
@@ -82,14 +90,31 @@ pub struct Diagnosis {
     pub advice: String,
 }
 
+/// Where a row's ends ran, as far as a diagnosis cares.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ends {
+    /// Left to the scheduler.
+    pub unpinned: bool,
+    /// On one CPU (pinned to the same one, or only one allowed): every
+    /// wake-up then preempts the other end, which is no noise.
+    pub one_cpu: bool,
+}
+
 impl Diagnosis {
-    /// What `noise` (one per run) says about a noisy row; `unpinned`:
-    /// the ends were left to the scheduler.
-    pub fn of(noise: &[RunNoise], unpinned: bool) -> Diagnosis {
+    /// What `noise` (one per run) says about a noisy row whose ends ran
+    /// as `ends` say.
+    pub fn of(noise: &[RunNoise], ends: Ends) -> Diagnosis {
         let most = |f: fn(&RunNoise) -> f64| noise.iter().map(f).fold(0.0, f64::max);
         let mut causes = Vec::new();
         let mut advice = Vec::new();
-        let steal = most(RunNoise::steal_share);
+        // A share is a cause from STEAL on, and from two clock ticks: one
+        // tick over a short run is already 2.5%.
+        let tick = 1.0 / (rustix::param::clock_ticks_per_second() as f64).max(1.0);
+        let steal = noise
+            .iter()
+            .filter(|n| n.steal_s >= 2.0 * tick)
+            .map(RunNoise::steal_share)
+            .fold(0.0, f64::max);
         if steal > STEAL {
             causes.push(format!(
                 "steal: the hypervisor took up to {:.0}% of a CPU during a run",
@@ -106,7 +131,7 @@ impl Diagnosis {
             advice.push("run on an idle machine (or a VM whose CPUs are dedicated)");
         }
         let preempted = most(RunNoise::preemptions_per_s);
-        if preempted > PREEMPTIONS_PER_S {
+        if preempted > PREEMPTIONS_PER_S && !ends.one_cpu {
             causes.push(format!(
                 "preemption: the ends were preempted up to {preempted:.0} times/s"
             ));
@@ -121,7 +146,7 @@ impl Diagnosis {
             ));
             advice.push("fix the CPU frequency (cpupower frequency-set -g performance)");
         }
-        if unpinned {
+        if ends.unpinned && !ends.one_cpu {
             causes.push(
                 "placement: the ends were unpinned, so the scheduler chose (and changed) their CPUs"
                     .to_string(),
@@ -223,7 +248,7 @@ mod tests {
                 ..quiet(1.0)
             },
         ];
-        let d = Diagnosis::of(&runs, false);
+        let d = Diagnosis::of(&runs, Ends::default());
         assert!(
             d.causes[0].starts_with("steal: ") && d.causes[0].contains("30%"),
             "{d:?}"
@@ -244,7 +269,11 @@ mod tests {
                 ..quiet(1.0)
             },
         ];
-        let d = Diagnosis::of(&runs, true);
+        let unpinned = Ends {
+            unpinned: true,
+            one_cpu: false,
+        };
+        let d = Diagnosis::of(&runs, unpinned);
         assert!(
             d.causes.iter().any(|c| c.starts_with("frequency: ")),
             "{d:?}"
@@ -254,9 +283,51 @@ mod tests {
             "{d:?}"
         );
         assert!(d.advice.contains("--cpus"));
-        let d = Diagnosis::of(&[quiet(1.0)], false);
+        let d = Diagnosis::of(&[quiet(1.0)], Ends::default());
         assert!(d.causes[0].starts_with("no steal"), "{d:?}");
         assert!(!d.advice.contains("idle machine"));
+    }
+
+    #[test]
+    fn one_tick_of_steal_and_preemption_on_one_cpu_are_no_causes() {
+        let tick = 1.0 / rustix::param::clock_ticks_per_second() as f64;
+        // One tick over 0.4 s is 2.5%: under the resolution, not a cause.
+        let one_tick = RunNoise {
+            steal_s: tick,
+            ..quiet(0.4)
+        };
+        let d = Diagnosis::of(&[one_tick], Ends::default());
+        assert!(d.causes[0].starts_with("no steal"), "{d:?}");
+        let two_ticks = RunNoise {
+            steal_s: 2.0 * tick,
+            ..quiet(0.4)
+        };
+        let d = Diagnosis::of(&[two_ticks], Ends::default());
+        assert!(d.causes[0].starts_with("steal: "), "{d:?}");
+        // Ends sharing a CPU preempt each other at every wake-up.
+        let busy = RunNoise {
+            involuntary_switches: 50_000,
+            ..quiet(1.0)
+        };
+        let shared = Ends {
+            unpinned: true,
+            one_cpu: true,
+        };
+        let d = Diagnosis::of(&[busy], shared);
+        assert!(d.causes[0].starts_with("no steal"), "{d:?}");
+        assert!(!d.advice.contains("--cpus"), "{d:?}");
+        let d = Diagnosis::of(&[busy], Ends::default());
+        assert!(d.causes[0].starts_with("preemption: "), "{d:?}");
+    }
+
+    #[test]
+    fn a_run_of_zero_has_no_spread_and_two_runs_no_interval_rule() {
+        assert_eq!(Spread::of(&[0.0, 1.0]), None);
+        assert_eq!(Spread::of(&[0.0, 0.0]), None);
+        let two = Spread::of(&[10.0, 10.3]).unwrap_or_else(|| panic!());
+        assert!(two.wide() && !two.noisy, "{two:?}");
+        let two = Spread::of(&[10.0, 13.0]).unwrap_or_else(|| panic!());
+        assert!(two.noisy, "{two:?}");
     }
 
     #[test]

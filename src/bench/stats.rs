@@ -28,8 +28,9 @@ pub fn min_max(values: &[f64]) -> Option<(f64, f64)> {
     Some(iter.fold((first, first), |(lo, hi), v| (lo.min(v), hi.max(v))))
 }
 
-/// The two-sided 95% quantile of Student's t with `df` degrees of freedom
-/// (exact to three decimals up to 30, then rounded down towards 1.96).
+/// The two-sided 95% quantile of Student's t with `df` degrees of freedom:
+/// exact to three decimals up to 30, then the value at the low end of
+/// each bracket (never narrower than the truth).
 fn t_975(df: usize) -> f64 {
     const TABLE: [f64; 30] = [
         12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
@@ -39,9 +40,10 @@ fn t_975(df: usize) -> f64 {
     match df {
         0 => f64::INFINITY,
         1..=30 => TABLE[df - 1],
-        31..=60 => 2.000,
-        61..=120 => 1.980,
-        _ => 1.960,
+        31..=40 => 2.042,
+        41..=60 => 2.021,
+        61..=120 => 2.000,
+        _ => 1.980,
     }
 }
 
@@ -124,6 +126,10 @@ mod tests {
         assert!((half - 2.776 / 5f64.sqrt()).abs() < 1e-6, "{half}");
         assert_eq!(mean_interval_95(&[4.0, 4.0]), Some((4.0, 0.0)));
         assert_eq!(mean_interval_95(&[4.0]), None);
+        // Past the table, never under the true quantile: t(31) = 2.040,
+        // t(61) = 2.000, t(121) = 1.980.
+        assert!(t_975(31) >= 2.040 && t_975(61) >= 2.000 && t_975(121) >= 1.980);
+        assert!(t_975(41) < t_975(30) && t_975(1000) > 1.96);
     }
 
     #[test]

@@ -299,14 +299,15 @@ pub struct BenchArgs {
     pub rungs: Vec<Rung>,
     /// Measured runs per rung (after one warm-up run); sets both
     /// --min-runs and --max-runs.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..), conflicts_with_all = ["min_runs", "max_runs"])]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000), conflicts_with_all = ["min_runs", "max_runs"])]
     pub runs: Option<u64>,
-    /// Runs every rung gets [default: 5].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Runs every rung gets [default: 5; at most 1000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub min_runs: Option<u64>,
-    /// Runs a noisy rung may get: one more at a time while its runs spread
-    /// more than 1.25x or its 95% interval is wider than +-10% [default: 10].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Runs a rung may get: one more at a time while the 95% interval of
+    /// its mean is wider than +-10% [default: 10, or --min-runs if more; at
+    /// most 1000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub max_runs: Option<u64>,
     /// Bytes per run (default: about --run-seconds worth, from the warm-up).
     #[arg(long, value_name = "SIZE", value_parser = positive_size)]

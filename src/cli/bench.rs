@@ -174,12 +174,15 @@ fn say_nothing_written(args: &BenchArgs) {
 fn exit_status(ladders: &[&LadderResult], named: bool) -> ExitCode {
     let runs: usize = ladders
         .iter()
-        .flat_map(|l| &l.rungs)
-        .map(|r| r.runs_gib_s.len())
+        .flat_map(|l| {
+            let check = l.placement_check.iter().flat_map(|c| &c.rows);
+            l.rungs
+                .iter()
+                .map(|r| r.runs_gib_s.len())
+                .chain(check.map(|r| r.runs_gib_s.len()))
+        })
         .sum();
-    if let Some(status) =
-        crate::interrupted_status(&format!("the {runs} runs made"), "every child process")
-    {
+    if let Some(status) = crate::interrupted_status(runs, "run", "every child process") {
         return status;
     }
     let rungs = || ladders.iter().flat_map(|l| &l.rungs);
@@ -255,7 +258,10 @@ fn measure(
 fn runs(args: &BenchArgs) -> anyhow::Result<(usize, usize)> {
     let (min, max) = match args.runs {
         Some(n) => (n, n),
-        None => (args.min_runs.unwrap_or(5), args.max_runs.unwrap_or(10)),
+        None => {
+            let min = args.min_runs.unwrap_or(5);
+            (min, args.max_runs.unwrap_or(min.max(10)))
+        }
     };
     if max < min {
         return Err(UsageError(format!(

@@ -16,7 +16,7 @@ use pipespeed::bench::contend::{
 use pipespeed::bench::ladder::Placement;
 use pipespeed::report::{Csv, Exporter, Json, Svg, Text};
 use pipespeed::sys::SystemFacts;
-use pipespeed::sys::process::{catch_interrupts, interrupted, signal_name};
+use pipespeed::sys::process::{catch_interrupts, interrupted};
 
 use crate::UsageError;
 use crate::args::{count, message_size, seconds};
@@ -179,13 +179,8 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
     let result = match outcome {
         // Stopped before the first run (the hogs were starting).
         Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {
-            let signal = interrupted().unwrap_or(libc::SIGINT);
-            eprintln!(
-                "pipespeed: interrupted by {}: nothing was measured; every worker and memory hog \
-                 was stopped",
-                signal_name(signal)
-            );
-            return Ok(ExitCode::from((128 + signal) as u8));
+            let status = crate::interrupted_status(0, "cell", "every worker and memory hog");
+            return Ok(status.unwrap_or(ExitCode::from(130)));
         }
         other => other.context("contend")?,
     };
@@ -199,8 +194,8 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
         &Text::default().export(&result)?,
         [&args.json, &args.csv, &args.svg],
     )?;
-    let held = format!("the {} cells measured", result.rows.len());
-    if let Some(status) = crate::interrupted_status(&held, "every worker and memory hog") {
+    let cells = result.rows.len();
+    if let Some(status) = crate::interrupted_status(cells, "cell", "every worker and memory hog") {
         return Ok(status);
     }
     let failed = result

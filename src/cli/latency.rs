@@ -204,8 +204,8 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
         &Text::default().export(&result)?,
         [&args.json, &args.csv, &args.svg],
     )?;
-    let held = format!("the {} sizes measured", result.rows.len());
-    if let Some(status) = crate::interrupted_status(&held, "every child process") {
+    let sizes = result.rows.len();
+    if let Some(status) = crate::interrupted_status(sizes, "size", "every child process") {
         return Ok(status);
     }
     Ok(ExitCode::SUCCESS)

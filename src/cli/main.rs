@@ -180,15 +180,19 @@ pub fn clap_error(err: clap::Error) -> ExitCode {
 }
 
 /// After a measurement: if SIGINT or SIGTERM stopped it, says on stderr
-/// what the table and files hold (`held`: "the 3 runs made") and who was
-/// stopped, and returns the status 128 + the signal, as a shell reports a
-/// command killed by it.
-pub fn interrupted_status(held: &str, stopped: &str) -> Option<ExitCode> {
+/// what the table and files hold (`count` of `what`, made or measured
+/// before it) and who was stopped, and returns the status 128 + the
+/// signal, as a shell reports a command killed by it.
+pub fn interrupted_status(count: usize, what: &str, stopped: &str) -> Option<ExitCode> {
     use pipespeed::sys::process::{interrupted, signal_name};
     let signal = interrupted()?;
+    let held = match count {
+        0 => "nothing was measured, no file written".to_string(),
+        1 => format!("the table and the files hold the 1 {what} measured before it"),
+        n => format!("the table and the files hold the {n} {what}s measured before it"),
+    };
     eprintln!(
-        "pipespeed: interrupted by {}: the table and the files hold {held} before it; {stopped} \
-         was stopped",
+        "pipespeed: interrupted by {}: {held}; {stopped} was stopped",
         signal_name(signal)
     );
     Some(ExitCode::from((128 + signal).clamp(0, 255) as u8))

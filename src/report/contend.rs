@@ -268,7 +268,7 @@ fn csv(r: &ContendResult) -> String {
 /// memory pressure; a row per cell; a verify line per cell.
 impl Exporter<ContendResult> for Text {
     fn export(&self, result: &ContendResult) -> io::Result<Vec<u8>> {
-        Ok(text(result).into_bytes())
+        Ok(super::marked(result.header.interrupted, text(result)).into_bytes())
     }
 }
 

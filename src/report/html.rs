@@ -118,6 +118,13 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
             ""
         }
     );
+    if result.header.interrupted {
+        let _ = writeln!(
+            out,
+            "<p id=\"interrupted\"><strong>{}.</strong></p>",
+            escape(super::INTERRUPTED)
+        );
+    }
     if let Some(line) = noise_line(result) {
         let _ = writeln!(out, "<p id=\"noise\">{}.</p>", escape(&line));
     }

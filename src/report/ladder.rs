@@ -123,10 +123,7 @@ impl Exporter<LadderResult> for Text {
             let _ = writeln!(out, "{line}");
         }
         if result.header.interrupted {
-            let _ = writeln!(
-                out,
-                "interrupted: only the runs made before the signal are here"
-            );
+            let _ = writeln!(out, "{}", super::INTERRUPTED);
         }
         let _ = writeln!(out);
         let header = ["rung", "what it changes", "copies", "buffer", "pipe"];
@@ -256,6 +253,12 @@ pub(super) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck)
     );
     for row in &check.rows {
         text += &match (row.median_gib_s, &row.reason) {
+            (Some(m), _) if row.runs_gib_s.len() != check.runs => format!(
+                " {} {m:.2} GiB/s (from {} run{});",
+                row.kind,
+                row.runs_gib_s.len(),
+                if row.runs_gib_s.len() == 1 { "" } else { "s" }
+            ),
             (Some(m), _) => format!(" {} {m:.2} GiB/s;", row.kind),
             (None, Some(why)) => format!(" {} {}: {why};", row.kind, status_word(row.status)),
             (None, None) => format!(" {} no runs;", row.kind),
@@ -368,6 +371,9 @@ impl Exporter<LadderResult> for super::Markdown {
             result.placement,
             runs_words(result)
         );
+        if result.header.interrupted {
+            let _ = writeln!(out, "**{}**\n", super::INTERRUPTED);
+        }
         let heads = ["rung", "what it changes", "copies", "buffer", "pipe"];
         let _ = writeln!(
             out,

@@ -19,7 +19,7 @@ fn name(value: impl serde::Serialize) -> String {
 /// The table on stdout.
 impl Exporter<LatencyResult> for Text {
     fn export(&self, result: &LatencyResult) -> io::Result<Vec<u8>> {
-        Ok(text(result).into_bytes())
+        Ok(super::marked(result.header.interrupted, text(result)).into_bytes())
     }
 }
 

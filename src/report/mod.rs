@@ -18,6 +18,18 @@ pub mod svg;
 
 use std::io;
 
+/// What every export of an interrupted result says, in a line.
+pub const INTERRUPTED: &str = "interrupted: only the runs made before the signal are here";
+
+/// `text` with the [`INTERRUPTED`] line in front when `interrupted`.
+fn marked(interrupted: bool, text: String) -> String {
+    if interrupted {
+        format!("{INTERRUPTED}\n{text}")
+    } else {
+        text
+    }
+}
+
 /// A format results of type `R` can be written in.
 pub trait Exporter<R: ?Sized> {
     /// The whole document for `result`.

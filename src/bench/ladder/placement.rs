@@ -25,8 +25,9 @@ use crate::wait::Wait;
 /// The baseline rung in one placement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlacementRow {
-    /// Where the ends ran.
-    pub placement: Placement,
+    /// Where the ends ran (`None`: nowhere, `different-cpu` on one CPU).
+    #[serde(default)]
+    pub placement: Option<Placement>,
     /// `same-cpu`, `different-cpu` or `unpinned`.
     pub kind: String,
     /// Whether it ran.
@@ -157,7 +158,7 @@ pub fn check_placements(
     for (kind, placement) in placements(facts) {
         let name = format!("{rung} {kind}");
         let mut row = PlacementRow {
-            placement: placement.unwrap_or(Placement::Unpinned),
+            placement,
             kind: kind.to_string(),
             status: Status::Ok,
             reason: None,
@@ -165,7 +166,8 @@ pub fn check_placements(
             median_gib_s: None,
         };
         let job = match placement {
-            _ if interrupted().is_some() => Err(RunError::Failed("interrupted".into())),
+            // Stopped: no row is measured, none is failed.
+            _ if interrupted().is_some() => Ok(None),
             None => Err(RunError::Unavailable(
                 "one CPU: this process may run on one CPU only".into(),
             )),
@@ -179,27 +181,28 @@ pub fn check_placements(
                     Ok(job) => {
                         let warmup =
                             job.with_bytes(config.bytes.unwrap_or(WARMUP_BYTES).min(WARMUP_BYTES));
-                        runner.run(&warmup).map(|sample| {
-                            progress(Event::WarmedUp {
-                                row: &name,
-                                figure: Figure::GibPerS(sample.gib_s),
-                            });
-                            let bytes = config
-                                .bytes
-                                .unwrap_or_else(|| bytes_for(sample.gib_s, config.target_seconds));
-                            job.with_bytes(bytes)
-                        })
+                        match runner.run(&warmup) {
+                            Err(_) if interrupted().is_some() => Ok(None),
+                            Err(err) => Err(err),
+                            Ok(sample) => {
+                                progress(Event::WarmedUp {
+                                    row: &name,
+                                    figure: Figure::GibPerS(sample.gib_s),
+                                });
+                                let bytes = config.bytes.unwrap_or_else(|| {
+                                    bytes_for(sample.gib_s, config.target_seconds)
+                                });
+                                Ok(Some(job.with_bytes(bytes)))
+                            }
+                        }
                     }
                 }
             }
         };
         let job = match job {
-            Ok(job) => Some(job),
+            Ok(job) => job,
             Err(err) => {
-                (row.status, row.reason) = match err {
-                    RunError::Unavailable(why) => (Status::Unavailable, Some(why)),
-                    RunError::Failed(why) => (Status::Failed, Some(why)),
-                };
+                mark(&mut row, err);
                 None
             }
         };
@@ -227,9 +230,10 @@ pub fn check_placements(
                     figure: Figure::GibPerS(sample.gib_s),
                 });
             }
-            Err(RunError::Unavailable(why) | RunError::Failed(why)) => {
-                rows[i].status = Status::Failed;
-                rows[i].reason = Some(why);
+            // The run the signal cut short counts for nothing.
+            Err(_) if interrupted().is_some() => break,
+            Err(err) => {
+                mark(&mut rows[i], err);
                 jobs[i] = None;
             }
         }
@@ -249,6 +253,14 @@ pub fn check_placements(
         wakeup,
         wakeup_reason,
     }
+}
+
+/// Records why `row` has no (more) runs.
+fn mark(row: &mut PlacementRow, err: RunError) {
+    (row.status, row.reason) = match err {
+        RunError::Unavailable(why) => (Status::Unavailable, Some(why)),
+        RunError::Failed(why) => (Status::Failed, Some(why)),
+    };
 }
 
 /// The median round trip of 1-byte messages on one CPU and across two.

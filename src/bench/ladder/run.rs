@@ -2,7 +2,7 @@
 //! shuffled order, then the statistics.
 
 use crate::bench::harness::Header;
-use crate::bench::noise::{Diagnosis, NoiseSummary};
+use crate::bench::noise::{Diagnosis, Ends, NoiseSummary};
 use crate::sys::process::interrupted;
 use crate::sys::{ResourceUsage, RunNoise, SystemFacts};
 
@@ -121,8 +121,9 @@ pub fn run_ladder(
     shuffler.shuffle(&mut order);
     let mut done = 0;
     let mut total = order.len();
-    // Then, while some rungs spread too much, one more run of each of
-    // them, in a shuffled order, until they do not or have max_runs.
+    // Then, while the interval of some rungs is too wide, one more run of
+    // each of them, in a shuffled order, until it narrows or they have
+    // max_runs.
     while !order.is_empty() && interrupted().is_none() {
         for i in order {
             let Some(job) = &jobs[i] else { continue };
@@ -164,7 +165,7 @@ pub fn run_ladder(
             .filter(|&i| {
                 jobs[i].is_some()
                     && results[i].runs_gib_s.len() < config.max_runs()
-                    && results[i].noisy()
+                    && results[i].spread.is_some_and(|s| s.wide())
             })
             .collect();
         shuffler.shuffle(&mut order);
@@ -184,10 +185,11 @@ pub fn run_ladder(
         r.cost = used.and_then(|(sum, bytes)| Cost::per_gib(&sum, bytes));
         r.summarize();
         if r.noisy() {
-            r.diagnosis = Some(Diagnosis::of(
-                &r.runs_noise,
-                config.placement == Placement::Unpinned,
-            ));
+            let ends = Ends {
+                unpinned: config.placement == Placement::Unpinned,
+                one_cpu: !config.placement.distinct_cpus(facts),
+            };
+            r.diagnosis = Some(Diagnosis::of(&r.runs_noise, ends));
         }
     }
     let baseline = results
