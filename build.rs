@@ -39,12 +39,17 @@ fn main() {
     );
     println!("cargo:rustc-env=PIPESPEED_TARGET={}", env("TARGET"));
     println!("cargo:rustc-env=PIPESPEED_PROFILE={}", env("PROFILE"));
-    // Rebuild when HEAD moves: a checkout changes .git/HEAD, a commit the
-    // branch it names.
-    if let Ok(head) = std::fs::read_to_string(".git/HEAD") {
-        println!("cargo:rerun-if-changed=.git/HEAD");
-        if let Some(branch) = head.trim().strip_prefix("ref: ") {
-            println!("cargo:rerun-if-changed=.git/{branch}");
+    // Rebuild when HEAD moves: a checkout changes HEAD, a commit the
+    // branch it names (a loose ref in refs/heads, or packed-refs). The paths
+    // come from git, so a worktree (where .git is a file) works too; only
+    // existing files are named, or cargo would rebuild every time.
+    // (A directory is scanned whole: a ref written loose again after a
+    // pack is seen too.)
+    let watched = ["HEAD", "refs/heads", "packed-refs"]
+        .map(|path| git(&["rev-parse", "--git-path", path]));
+    for path in watched.into_iter().flatten() {
+        if std::path::Path::new(&path).exists() {
+            println!("cargo:rerun-if-changed={path}");
         }
     }
     println!("cargo:rerun-if-changed=build.rs");
