@@ -45,8 +45,8 @@ fn main() {
     // existing files are named, or cargo would rebuild every time.
     // (A directory is scanned whole: a ref written loose again after a
     // pack is seen too.)
-    let watched = ["HEAD", "refs/heads", "packed-refs"]
-        .map(|path| git(&["rev-parse", "--git-path", path]));
+    let watched =
+        ["HEAD", "refs/heads", "packed-refs"].map(|path| git(&["rev-parse", "--git-path", path]));
     for path in watched.into_iter().flatten() {
         if std::path::Path::new(&path).exists() {
             println!("cargo:rerun-if-changed={path}");

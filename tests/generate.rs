@@ -60,6 +60,16 @@ fn every_manual_page_renders_without_a_warning() {
         text(&out.stderr).matches("pipespeed: wrote ").count(),
         pages.len()
     );
+    let have_man = Command::new("man").arg("--version").output().is_ok();
+    if !have_man {
+        assert!(
+            std::env::var_os("PIPESPEED_REQUIRE_MAN").is_none_or(|v| v != "1"),
+            "man not found on PATH, and PIPESPEED_REQUIRE_MAN=1 requires the rendering check \
+             (apt-get install man-db)"
+        );
+        eprintln!("man not found; skipped rendering the pages");
+        return;
+    }
     for page in &pages {
         let rendered = Command::new("man")
             .args(["--warnings=all", "-E", "UTF-8", "-l"])

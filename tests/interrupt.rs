@@ -40,11 +40,17 @@ fn alive(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
-/// Runs `pipespeed ARGS --json FILE`, sends it `signal` once its children
-/// run and some runs are done, and checks what it leaves: status
-/// `expected`, the partial table, the file marked interrupted, no child
-/// alive. Returns the file's document and what was printed on stdout.
-fn interrupt(args: &[&str], signal: i32, expected: i32) -> (serde_json::Value, String) {
+/// Runs `pipespeed ARGS --json FILE`, sends it `signal` once `children`
+/// child processes have been seen (so many that a measured run has
+/// ended), and checks what it leaves: status `expected`, a table, the file
+/// marked interrupted, no child alive. Returns the file's document and
+/// what was printed on stdout.
+fn interrupt(
+    args: &[&str],
+    children: usize,
+    signal: rustix::process::Signal,
+    expected: i32,
+) -> (serde_json::Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("result.json");
     let bench = Command::new(EXE)
@@ -56,21 +62,20 @@ fn interrupt(args: &[&str], signal: i32, expected: i32) -> (serde_json::Value, S
         .spawn()
         .unwrap();
     let pid = bench.id();
-    // Wait until its ends are running and a few runs are done.
+    // Wait until a measured run has ended: its children came and went.
     let start = Instant::now();
     let mut seen = HashSet::new();
-    while start.elapsed() < Duration::from_millis(1500) || seen.is_empty() {
+    while seen.len() < children {
         seen.extend(children_of(pid));
         assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "no child ever started"
+            start.elapsed() < Duration::from_secs(60),
+            "{} of {children} children seen",
+            seen.len()
         );
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(5));
     }
-    // SAFETY: kill(2) on a child of ours that has not been waited for.
-    #[allow(unsafe_code)]
-    let sent = unsafe { libc::kill(pid as i32, signal) };
-    assert_eq!(sent, 0);
+    let target = rustix::process::Pid::from_raw(pid as i32).unwrap();
+    rustix::process::kill_process(target, signal).unwrap();
     let out = bench.wait_with_output().unwrap();
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout),
@@ -90,7 +95,7 @@ fn interrupt(args: &[&str], signal: i32, expected: i32) -> (serde_json::Value, S
     (value, stdout.into_owned())
 }
 
-fn interrupt_bench(signal: i32, expected: i32) {
+fn interrupt_bench(signal: rustix::process::Signal, expected: i32) {
     let args = [
         "bench",
         "--rungs",
@@ -102,7 +107,8 @@ fn interrupt_bench(signal: i32, expected: i32) {
         "--placement-runs",
         "0",
     ];
-    let (value, stdout) = interrupt(&args, signal, expected);
+    // Two warm-ups and a measured run, two ends each, and the next run's.
+    let (value, stdout) = interrupt(&args, 8, signal, expected);
     // The partial table.
     assert!(
         stdout.contains("interrupted: only the runs made before the signal"),
@@ -127,12 +133,12 @@ fn interrupt_bench(signal: i32, expected: i32) {
 
 #[test]
 fn sigint_stops_bench_with_its_partial_table_and_files() {
-    interrupt_bench(libc::SIGINT, 130);
+    interrupt_bench(rustix::process::Signal::INT, 130);
 }
 
 #[test]
 fn sigterm_stops_bench_the_same_way() {
-    interrupt_bench(libc::SIGTERM, 143);
+    interrupt_bench(rustix::process::Signal::TERM, 143);
 }
 
 #[test]
@@ -146,7 +152,8 @@ fn sigint_stops_latency_with_the_sizes_measured() {
         "--duration",
         "0.1",
     ];
-    let (value, stdout) = interrupt(&args, libc::SIGINT, 130);
+    // A ponger per run: the second one means the first run ended.
+    let (value, stdout) = interrupt(&args, 2, rustix::process::Signal::INT, 130);
     assert!(stdout.contains("p50"), "{stdout}");
     let rows = value["rows"].as_array().unwrap().len();
     assert!((1..4).contains(&rows), "{rows} sizes");
@@ -166,7 +173,8 @@ fn sigterm_stops_contend_with_the_cells_measured() {
         "30",
         "--processes",
     ];
-    let (value, stdout) = interrupt(&args, libc::SIGTERM, 143);
+    // A writer and a reader per run.
+    let (value, stdout) = interrupt(&args, 4, rustix::process::Signal::TERM, 143);
     assert!(stdout.contains("writes/s"), "{stdout}");
     let runs = value["rows"][0]["runs"].as_array().unwrap().len();
     assert!((1..30).contains(&runs), "{runs} runs");

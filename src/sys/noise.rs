@@ -46,6 +46,16 @@ impl CpuTimes {
         })
     }
 
+    /// Stolen seconds, and the busy seconds of everything but `own_cpu`
+    /// (the run's), since `before`; never below 0 (the counters are whole
+    /// ticks, the run's usage is not).
+    pub fn since(&self, before: &CpuTimes, own_cpu: Duration) -> (f64, f64) {
+        (
+            (self.steal - before.steal).max(0.0),
+            (self.busy - before.busy - own_cpu.as_secs_f64()).max(0.0),
+        )
+    }
+
     /// The machine's counters now, `None` when `/proc/stat` is unreadable.
     pub fn now() -> Option<CpuTimes> {
         let ticks = rustix::param::clock_ticks_per_second() as f64;
@@ -77,10 +87,7 @@ impl NoiseProbe {
     pub fn finish(self, own_cpu: Duration, involuntary_switches: u64, cpus: &[usize]) -> RunNoise {
         let wall_s = self.at.elapsed().as_secs_f64();
         let (steal_s, other_cpu_s) = match (self.cpu, CpuTimes::now()) {
-            (Some(before), Some(after)) => (
-                (after.steal - before.steal).max(0.0),
-                (after.busy - before.busy - own_cpu.as_secs_f64()).max(0.0),
-            ),
+            (Some(before), Some(after)) => after.since(&before, own_cpu),
             _ => (0.0, 0.0),
         };
         RunNoise {
@@ -209,10 +216,28 @@ mod tests {
     }
 
     #[test]
-    fn a_probe_of_this_machine_reads_something() {
+    fn the_run_s_own_time_is_taken_out_of_the_machine_s() {
+        let before = CpuTimes {
+            busy: 10.0,
+            steal: 1.0,
+        };
+        let after = CpuTimes {
+            busy: 12.0,
+            steal: 1.5,
+        };
+        let (steal, other) = after.since(&before, Duration::from_millis(1500));
+        assert!((steal - 0.5).abs() < 1e-9 && (other - 0.5).abs() < 1e-9);
+        // A run charged more than the ticks counted: no negative load.
+        assert_eq!(after.since(&before, Duration::from_secs(3)).1, 0.0);
+    }
+
+    #[test]
+    fn a_probe_of_this_machine_reads_its_counters() {
         let probe = NoiseProbe::start();
-        let n = probe.finish(Duration::ZERO, 0, &[]);
-        assert!(n.wall_s >= 0.0 && n.steal_s >= 0.0 && n.other_cpu_s >= 0.0);
-        assert!(n.load_avg_1m >= 0.0);
+        std::thread::sleep(Duration::from_millis(20));
+        let n = probe.finish(Duration::ZERO, 7, &[]);
+        assert!(n.wall_s >= 0.02, "{n:?}");
+        assert_eq!(n.involuntary_switches, 7);
+        assert!(CpuTimes::now().is_some_and(|t| t.busy > 0.0));
     }
 }
