@@ -1,7 +1,6 @@
 //! What identifies the pipespeed that measured: recorded by `build.rs`
 //! when it was compiled, printed by `pipespeed --version` and stored in
 //! every result file.
-#![allow(unsafe_code)]
 
 use serde::{Deserialize, Serialize};
 
@@ -50,18 +49,7 @@ fn libc_name() -> String {
     if cfg!(target_feature = "crt-static") {
         return "static".to_string();
     }
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        // SAFETY: gnu_get_libc_version takes nothing and returns a pointer
-        // to a static, NUL-terminated string that lives as long as the
-        // process.
-        let version = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
-        format!("glibc {}", version.to_string_lossy())
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    {
-        "dynamic".to_string()
-    }
+    crate::sys::process::libc_version().unwrap_or_else(|| "dynamic".to_string())
 }
 
 #[cfg(test)]

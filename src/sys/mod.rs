@@ -23,4 +23,4 @@ pub use pipe::{
     PipePair, fcntl_getpipe_size, fcntl_setpipe_size, pipe, pipe_max_size, set_nonblocking,
 };
 pub use rusage::{ResourceUsage, UsageOf, getrusage};
-pub use splice::{SpliceFlags, ensure_write_end, splice, tee, vmsplice};
+pub use splice::{SpliceFlags, ensure_write_end, splice, tee, vmsplice, vmsplice_checked};

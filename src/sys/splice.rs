@@ -71,6 +71,18 @@ pub fn ensure_write_end(fd: impl AsFd) -> io::Result<()> {
     }
 }
 
+/// [`vmsplice`] of `buf` into the pipe `fd` (no flags), after checking
+/// that `fd` is open for writing: safe, at the cost of one fcntl per call.
+/// For occasional calls (the copy check); loops call [`ensure_write_end`]
+/// once and [`vmsplice`] after.
+pub fn vmsplice_checked(fd: impl AsFd, buf: &[u8]) -> io::Result<usize> {
+    let fd = fd.as_fd();
+    ensure_write_end(fd)?;
+    // SAFETY: `fd` is open for writing (checked above), so the kernel only
+    // reads `buf`; without GIFT the pages stay the caller's.
+    unsafe { vmsplice(fd, buf, SpliceFlags::empty()) }
+}
+
 /// `tee(fd_in, fd_out, len, flags)`: duplicates up to `len` bytes from one
 /// pipe into another without consuming them from the first.
 ///

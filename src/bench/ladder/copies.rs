@@ -9,7 +9,6 @@
 //! a pipe, change the buffer, read the pipe. A reader that sees the new
 //! bytes was handed the writer's pages; one that sees the old bytes got a
 //! copy made during the vmsplice call.
-#![allow(unsafe_code)]
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
@@ -17,7 +16,7 @@ use std::os::fd::{AsFd, BorrowedFd};
 use serde::{Deserialize, Serialize};
 
 use crate::buf::{Buffer, BufferOptions};
-use crate::sys::{SpliceFlags, ensure_write_end, pipe, vmsplice};
+use crate::sys::{pipe, vmsplice_checked};
 
 /// What the check found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,12 +48,7 @@ pub fn check_vmsplice(options: BufferOptions) -> CopyCheck {
     } else {
         64 * 1024
     };
-    check_with(len, options, |fd, buf| {
-        ensure_write_end(fd)?;
-        // SAFETY: `fd` is a pipe's write end (checked above), so vmsplice
-        // only reads `buf`; no GIFT, so the pages stay ours.
-        unsafe { vmsplice(fd, buf, SpliceFlags::empty()) }
-    })
+    check_with(len, options, |fd, buf| vmsplice_checked(fd, buf))
 }
 
 /// The check with `put` in place of vmsplice: `put(fd, buf)` puts some of
