@@ -215,6 +215,23 @@ impl Drop for KillOnInterrupt {
     }
 }
 
+/// The C library this process runs with, as it names itself (`glibc
+/// 2.36`); `None` where it cannot say (not glibc).
+pub fn libc_version() -> Option<String> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: gnu_get_libc_version takes nothing and returns a pointer
+        // to a static, NUL-terminated string that lives as long as the
+        // process.
+        let version = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
+        Some(format!("glibc {}", version.to_string_lossy()))
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,22 +264,5 @@ mod tests {
         rustix::process::set_parent_process_death_signal(None).unwrap();
         assert!(err.to_string().contains("is gone"), "{err}");
         assert_eq!(signal_name(libc::SIGINT), "SIGINT");
-    }
-}
-
-/// The C library this process runs with, as it names itself (`glibc
-/// 2.36`); `None` where it cannot say (not glibc).
-pub fn libc_version() -> Option<String> {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        // SAFETY: gnu_get_libc_version takes nothing and returns a pointer
-        // to a static, NUL-terminated string that lives as long as the
-        // process.
-        let version = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
-        Some(format!("glibc {}", version.to_string_lossy()))
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    {
-        None
     }
 }
