@@ -14,13 +14,11 @@ use pipespeed::bench::contend::{
     Cell, ContendConfig, DEFAULT_MSG_SIZE, MAX_ENDS, Mode, resolve_pipe_size, run_contend,
 };
 use pipespeed::bench::ladder::Placement;
-use pipespeed::report::{Csv, Exporter, Json, Svg, Text};
 use pipespeed::sys::SystemFacts;
-use pipespeed::sys::process::{catch_interrupts, interrupted};
+use pipespeed::sys::process::catch_interrupts;
 
 use crate::UsageError;
 use crate::args::{count, message_size, seconds};
-use crate::output::write_file;
 use crate::progress;
 
 /// `pipespeed contend`.
@@ -184,16 +182,8 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
         }
         other => other.context("contend")?,
     };
-    // Interrupted before the first row: an older result stays as it was.
-    if interrupted().is_none() || !result.rows.is_empty() {
-        write_file(&args.json, || Json.export(&result))?;
-        write_file(&args.csv, || Csv.export(&result))?;
-        write_file(&args.svg, || Svg.export(&result))?;
-    }
-    crate::output::print_table(
-        &Text::default().export(&result)?,
-        [&args.json, &args.csv, &args.svg],
-    )?;
+    let files = [&args.json, &args.csv, &args.svg];
+    crate::output::deliver(&result, result.rows.len(), files)?;
     let cells = result.rows.len();
     if let Some(status) = crate::interrupted_status(cells, "cell", "every worker and memory hog") {
         return Ok(status);

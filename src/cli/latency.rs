@@ -7,14 +7,12 @@ use std::process::ExitCode;
 use anyhow::{Context, anyhow};
 use clap::{Args, ValueEnum};
 use pipespeed::bench::latency::{LatencyConfig, Mode, Placement, Span, run_latency};
-use pipespeed::report::{Csv, Exporter, Json, Svg, Text};
 use pipespeed::sys::SystemFacts;
-use pipespeed::sys::process::{catch_interrupts, interrupted};
+use pipespeed::sys::process::catch_interrupts;
 use pipespeed::wait::Wait;
 
 use crate::UsageError;
 use crate::args::{PlacementArg, message_size, seconds};
-use crate::output::write_file;
 use crate::progress;
 
 /// `pipespeed latency`.
@@ -194,16 +192,8 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     // A message, not an io::Error: a broken pipe here is a failure, not a
     // reader going away.
     let result = result.map_err(|e| anyhow!("{e}"))?;
-    // Interrupted before the first row: an older result stays as it was.
-    if interrupted().is_none() || !result.rows.is_empty() {
-        write_file(&args.json, || Json.export(&result))?;
-        write_file(&args.csv, || Csv.export(&result))?;
-        write_file(&args.svg, || Svg.export(&result))?;
-    }
-    crate::output::print_table(
-        &Text::default().export(&result)?,
-        [&args.json, &args.csv, &args.svg],
-    )?;
+    let files = [&args.json, &args.csv, &args.svg];
+    crate::output::deliver(&result, result.rows.len(), files)?;
     let sizes = result.rows.len();
     if let Some(status) = crate::interrupted_status(sizes, "size", "every child process") {
         return Ok(status);

@@ -8,6 +8,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use pipespeed::report::{Csv, Exporter, Json, Svg, Text};
 use pipespeed::sys::inherited::{self, Stdio};
 
 /// An error writing standard output. A broken pipe here means our reader
@@ -52,6 +53,25 @@ pub fn write_file(
         eprintln!("pipespeed: wrote {}", path.display());
     }
     Ok(())
+}
+
+/// Writes a measurement's `[json, csv, svg]` files and prints its table;
+/// interrupted before its first of `rows`, it writes nothing, so an older
+/// result stays as it was.
+pub fn deliver<R>(result: &R, rows: usize, files: [&Option<PathBuf>; 3]) -> anyhow::Result<()>
+where
+    Json: Exporter<R>,
+    Csv: Exporter<R>,
+    Svg: Exporter<R>,
+    Text: Exporter<R>,
+{
+    let [json, csv, svg] = files;
+    if pipespeed::sys::process::interrupted().is_none() || rows > 0 {
+        write_file(json, || Json.export(result))?;
+        write_file(csv, || Csv.export(result))?;
+        write_file(svg, || Svg.export(result))?;
+    }
+    print_table(&Text::default().export(result)?, files)
 }
 
 /// Prints a command's table: on stdout, or on stderr when one of its
