@@ -328,7 +328,8 @@ pub(super) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck)
     wrap(&text, 100)
 }
 
-fn status_word(status: Status) -> &'static str {
+/// A status as the JSON and the CSV spell it.
+pub(super) fn status_word(status: Status) -> &'static str {
     match status {
         Status::Ok => "ok",
         Status::Unavailable => "unavailable",

@@ -4,7 +4,8 @@
 use std::io;
 
 use super::super::{Csv, Exporter};
-use crate::bench::ladder::{LadderResult, Status};
+use super::status_word;
+use crate::bench::ladder::LadderResult;
 
 /// One row per run: `rung,status,run,gib_s,bytes_per_run,buf_size,pipe_size,copies`,
 /// then the rung's cost per GiB over all its measured runs (the same on
@@ -28,17 +29,12 @@ pub(in crate::report) const CSV_HEADER: &str = "rung,status,run,gib_s,bytes_per_
      user_s_per_gib,system_s_per_gib,context_switches_per_gib,page_faults_per_gib,\
      part,placement,noisy,steal_s,other_cpu_s,load_avg_1m,involuntary_switches,cpu_mhz\n";
 
-fn status_text(status: Status) -> io::Result<String> {
-    let status = serde_json::to_value(status).map_err(io::Error::other)?;
-    Ok(status.as_str().unwrap_or("").to_string())
-}
-
 /// The ladder's CSV rows, without the header.
 pub(in crate::report) fn csv_rows(result: &LadderResult) -> io::Result<String> {
     let mut out = String::new();
     let placement = result.placement.kind();
     for r in &result.rungs {
-        let status = status_text(r.status)?;
+        let status = status_word(r.status);
         let pipe = r.pipe_size.map(|p| p.to_string()).unwrap_or_default();
         let cost = r.cost.map_or_else(
             || ",,,".to_string(),
@@ -82,7 +78,7 @@ pub(in crate::report) fn csv_rows(result: &LadderResult) -> io::Result<String> {
     }
     if let Some(check) = &result.placement_check {
         for row in &check.rows {
-            let status = status_text(row.status)?;
+            let status = status_word(row.status);
             let tail = format!(",,,,,,,,,placement-check,{},,,,,,", row.kind);
             if row.runs_gib_s.is_empty() {
                 out += &format!("{},{status},,{tail}\n", check.rung);
