@@ -4,6 +4,7 @@
 pub mod contend;
 pub mod harness;
 pub mod hist;
+pub mod ipc;
 pub mod ladder;
 pub mod latency;
 pub mod noise;

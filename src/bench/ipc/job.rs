@@ -1,0 +1,90 @@
+//! What an `ipc` measurement is asked to do, and the jobs of one run.
+
+use serde::{Deserialize, Serialize};
+
+use super::super::harness;
+use super::super::ladder::{Placement, RunError};
+use super::mechanism::Mechanism;
+use super::result::{StreamRun, TripRun};
+
+/// What an `ipc` measurement is asked to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IpcConfig {
+    /// The mechanisms, one row per mechanism and size.
+    pub mechanisms: Vec<Mechanism>,
+    /// Message sizes in bytes.
+    pub sizes: Vec<usize>,
+    /// Whether throughput is measured.
+    pub throughput: bool,
+    /// Whether round trips are measured.
+    pub latency: bool,
+    /// Measured runs per row and metric, at least.
+    pub runs: usize,
+    /// Runs a noisy row may take, one more at a time while the interval
+    /// of its median is too wide.
+    pub max_runs: usize,
+    /// Seconds a measured run lasts, about (throughput runs size their
+    /// bytes from the warm-up's rate).
+    pub duration_s: f64,
+    /// Bytes per measured throughput run, instead of `duration_s` worth.
+    pub bytes: Option<u64>,
+    /// Where the two ends run: `writer_cpu` is the sender's (the
+    /// pinger's), `reader_cpu` the receiver's (the ponger's).
+    pub placement: Placement,
+    /// Check every byte of every message.
+    pub verify: bool,
+    /// Seed of the run order.
+    pub seed: u64,
+}
+
+/// One throughput run: a sender moves `bytes` in messages of `size` to
+/// a receiver, which times them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StreamJob {
+    /// The mechanism.
+    pub mechanism: Mechanism,
+    /// Bytes per message.
+    pub size: usize,
+    /// Bytes in all, a whole number of messages.
+    pub bytes: u64,
+    /// Check every byte.
+    pub verify: bool,
+    /// Where the ends run.
+    pub placement: Placement,
+}
+
+/// One latency run: round trips of `size`-byte messages for `seconds`,
+/// after `warmup_seconds` not recorded.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TripJob {
+    /// The mechanism.
+    pub mechanism: Mechanism,
+    /// Bytes per message.
+    pub size: usize,
+    /// Seconds of round trips, recorded.
+    pub seconds: f64,
+    /// Seconds of round trips before, not recorded.
+    pub warmup_seconds: f64,
+    /// Check every byte.
+    pub verify: bool,
+    /// Where the ends run.
+    pub placement: Placement,
+}
+
+impl harness::Job for StreamJob {
+    type Output = StreamRun;
+    type Error = RunError;
+}
+
+impl harness::Job for TripJob {
+    type Output = TripRun;
+    type Error = RunError;
+}
+
+impl StreamJob {
+    /// `bytes` rounded up to a whole number of messages (at least one).
+    pub fn whole_messages(size: usize, bytes: u64) -> u64 {
+        let size = size.max(1) as u64;
+        bytes.div_ceil(size).max(1) * size
+    }
+}

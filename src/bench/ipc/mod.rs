@@ -1,0 +1,28 @@
+//! `ipc`: pipes beside every other way two processes on one machine can
+//! talk, on the ladder's harness.
+//!
+//! Each [`Mechanism`] is measured twice per message size: throughput (a
+//! sender process moves a run's bytes in messages of the size to a
+//! receiver process, which times them from its first receive to its
+//! last, as the ladder's reader does) and round trips (the pinger, a
+//! thread of this process, sends a message that a ponger process sends
+//! back, as `latency` does). Both ends are pinned as the placement says;
+//! every run is one of a shuffled order, repeated while its row is noisy.
+//!
+//! - [`mechanism`]: the mechanisms, what they copy and where their cost
+//!   goes;
+//! - [`channel`]: the descriptors a mechanism's ends share, made by the
+//!   parent and handed to the worker processes;
+//! - [`ends`]: one end's sending and receiving over any mechanism;
+//! - [`shm`] and [`uring`]: the shared-memory ring and the io_uring ends;
+//! - [`flow`]: the sender, the receiver, the pinger and the ponger;
+//! - [`job`], [`run`] and [`result`]: the harness, as every measurement
+//!   has it.
+
+pub mod job;
+pub mod mechanism;
+pub mod result;
+
+pub use job::{IpcConfig, StreamJob, TripJob};
+pub use mechanism::{Mechanism, UnknownMechanism, valid_names};
+pub use result::{IpcResult, IpcRow, RoundTrips, SCHEMA, StreamRun, Throughput, TripRun};

@@ -1,0 +1,276 @@
+//! What an `ipc` measurement found: a row per mechanism and message size,
+//! as `ipc --json` writes it.
+
+use serde::{Deserialize, Serialize};
+
+use super::super::hist::LatencyNs;
+use super::super::ladder::Status;
+use super::super::noise::{Diagnosis, NoiseSummary, Spread};
+use super::super::stats::{median, min_max};
+use super::job::IpcConfig;
+use super::mechanism::Mechanism;
+use crate::bench::harness::Header;
+use crate::sys::RunNoise;
+use crate::units::GIB;
+
+/// The `schema` of [`IpcResult`] documents.
+pub const SCHEMA: &str = "pipespeed.ipc/1";
+
+/// One measured throughput run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamRun {
+    /// Bytes the rate was computed from: all but the first receive's,
+    /// which starts the clock.
+    pub timed_bytes: u64,
+    /// Seconds from the receiver's first receive to its last.
+    pub seconds: f64,
+    /// `timed_bytes / seconds`, in GiB/s.
+    pub gib_s: f64,
+    /// Messages per second at that rate.
+    pub msgs_per_s: f64,
+    /// CPU seconds (user and system) both ends used over their whole
+    /// lives, start-up included (`None`: not measured).
+    pub cpu_s: Option<f64>,
+    /// Bytes the sender sent (all of them arrived).
+    pub bytes: u64,
+    /// What else the machine did meanwhile (`None`: not measured).
+    pub noise: Option<RunNoise>,
+}
+
+/// One measured latency run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TripRun {
+    /// Round trips measured (warm-up excluded).
+    pub round_trips: u64,
+    /// Seconds from the first measured round trip's start to the last
+    /// one's end.
+    pub seconds: f64,
+    /// `round_trips / seconds`.
+    pub round_trips_per_s: f64,
+    /// The round-trip times.
+    pub rtt_ns: LatencyNs,
+    /// Round trips made before measuring.
+    pub warmup_round_trips: u64,
+    /// What else the machine did meanwhile (`None`: not measured).
+    pub noise: Option<RunNoise>,
+}
+
+/// Throughput of one mechanism at one size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Throughput {
+    /// Whether it ran.
+    pub status: Status,
+    /// Why it did not run, or failed.
+    pub reason: Option<String>,
+    /// Bytes per measured run.
+    pub bytes_per_run: u64,
+    /// The warm-up run's rate, in GiB/s.
+    pub warmup_gib_s: Option<f64>,
+    /// Every measured run's rate, in the order run.
+    pub runs_gib_s: Vec<f64>,
+    /// Every measured run, in the order run.
+    pub runs: Vec<StreamRun>,
+    /// The median rate, in GiB/s.
+    pub median_gib_s: Option<f64>,
+    /// Messages per second at the median rate.
+    pub median_msgs_per_s: Option<f64>,
+    /// The slowest run.
+    pub min_gib_s: Option<f64>,
+    /// The fastest run.
+    pub max_gib_s: Option<f64>,
+    /// How the runs spread, and whether that is too much.
+    pub spread: Option<Spread>,
+    /// For a noisy row: the likely causes and what to do.
+    pub diagnosis: Option<Diagnosis>,
+    /// CPU seconds of both ends per GiB moved, over all measured runs.
+    pub cpu_s_per_gib: Option<f64>,
+}
+
+/// Round trips of one mechanism at one size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundTrips {
+    /// Whether it ran.
+    pub status: Status,
+    /// Why it did not run, or failed.
+    pub reason: Option<String>,
+    /// Every measured run, in the order run.
+    pub runs: Vec<TripRun>,
+    /// Field by field, the median over runs of the round-trip summaries.
+    pub rtt_ns: Option<LatencyNs>,
+    /// The median over runs of round trips per second.
+    pub round_trips_per_s: Option<f64>,
+    /// How the runs' medians (p50) spread.
+    pub spread: Option<Spread>,
+    /// For a noisy row: the likely causes and what to do.
+    pub diagnosis: Option<Diagnosis>,
+}
+
+/// One mechanism at one message size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IpcRow {
+    /// The mechanism.
+    pub mechanism: Mechanism,
+    /// Bytes per message.
+    pub size: usize,
+    /// Bytes the CPU copies per byte moved, by design.
+    pub copies: u32,
+    /// Where its cost goes, in one sentence.
+    pub cost: String,
+    /// Throughput (`None`: not asked for).
+    pub throughput: Option<Throughput>,
+    /// Round trips (`None`: not asked for).
+    pub latency: Option<RoundTrips>,
+}
+
+/// Everything an `ipc` measurement found, with what it was asked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IpcResult {
+    /// The format, the pipespeed that measured and the machine.
+    #[serde(flatten)]
+    pub header: Header,
+    /// What was asked (its fields are the document's).
+    #[serde(flatten)]
+    pub config: IpcConfig,
+    /// Steal and other load over all the measured runs.
+    pub noise: Option<NoiseSummary>,
+    /// One per mechanism and size: mechanisms in the order asked, and
+    /// each mechanism's sizes in the order asked.
+    pub rows: Vec<IpcRow>,
+}
+
+impl Throughput {
+    /// A row that has not run yet.
+    pub fn new() -> Throughput {
+        Throughput {
+            status: Status::Ok,
+            reason: None,
+            bytes_per_run: 0,
+            warmup_gib_s: None,
+            runs_gib_s: Vec::new(),
+            runs: Vec::new(),
+            median_gib_s: None,
+            median_msgs_per_s: None,
+            min_gib_s: None,
+            max_gib_s: None,
+            spread: None,
+            diagnosis: None,
+            cpu_s_per_gib: None,
+        }
+    }
+
+    /// Sets the median, the extremes, the spread and the CPU cost from
+    /// the runs, for messages of `size` bytes.
+    pub fn summarize(&mut self, size: usize) {
+        self.runs_gib_s = self.runs.iter().map(|r| r.gib_s).collect();
+        self.median_gib_s = median(&self.runs_gib_s);
+        self.median_msgs_per_s = self
+            .median_gib_s
+            .map(|g| g * GIB as f64 / size.max(1) as f64);
+        (self.min_gib_s, self.max_gib_s) = min_max(&self.runs_gib_s).unzip();
+        self.spread = Spread::of(&self.runs_gib_s);
+        let measured: Vec<(f64, u64)> = self
+            .runs
+            .iter()
+            .filter_map(|r| r.cpu_s.map(|s| (s, r.bytes)))
+            .collect();
+        let bytes: u64 = measured.iter().map(|(_, b)| b).sum();
+        let cpu: f64 = measured.iter().map(|(s, _)| s).sum();
+        self.cpu_s_per_gib = (bytes > 0).then(|| cpu / (bytes as f64 / GIB as f64));
+    }
+}
+
+impl Default for Throughput {
+    fn default() -> Throughput {
+        Throughput::new()
+    }
+}
+
+impl RoundTrips {
+    /// A row that has not run yet.
+    pub fn new() -> RoundTrips {
+        RoundTrips {
+            status: Status::Ok,
+            reason: None,
+            runs: Vec::new(),
+            rtt_ns: None,
+            round_trips_per_s: None,
+            spread: None,
+            diagnosis: None,
+        }
+    }
+
+    /// Sets the medians and the spread from the runs.
+    pub fn summarize(&mut self) {
+        let p50s: Vec<f64> = self.runs.iter().map(|r| r.rtt_ns.p50 as f64).collect();
+        let rates: Vec<f64> = self.runs.iter().map(|r| r.round_trips_per_s).collect();
+        let summaries: Vec<LatencyNs> = self.runs.iter().map(|r| r.rtt_ns).collect();
+        self.rtt_ns = (!summaries.is_empty()).then(|| LatencyNs::median_of(&summaries));
+        self.round_trips_per_s = median(&rates);
+        self.spread = Spread::of(&p50s);
+    }
+}
+
+impl Default for RoundTrips {
+    fn default() -> RoundTrips {
+        RoundTrips::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stream(gib_s: f64, cpu_s: Option<f64>) -> StreamRun {
+        StreamRun {
+            timed_bytes: GIB,
+            seconds: 1.0 / gib_s,
+            gib_s,
+            msgs_per_s: 0.0,
+            cpu_s,
+            bytes: GIB,
+            noise: None,
+        }
+    }
+
+    #[test]
+    fn throughput_takes_the_median_and_the_cpu_of_the_runs_that_measured_it() {
+        let mut t = Throughput::new();
+        t.runs = vec![
+            stream(2.0, Some(1.0)),
+            stream(4.0, None),
+            stream(3.0, Some(0.5)),
+        ];
+        t.summarize(64 << 10);
+        assert_eq!(t.median_gib_s, Some(3.0));
+        assert_eq!((t.min_gib_s, t.max_gib_s), (Some(2.0), Some(4.0)));
+        assert_eq!(t.runs_gib_s, vec![2.0, 4.0, 3.0]);
+        // 3 GiB/s of 64 KiB messages: 3 * 16384 messages a second.
+        assert_eq!(t.median_msgs_per_s, Some(3.0 * 16384.0));
+        // 1.5 CPU seconds over the 2 GiB of the runs that measured it.
+        assert_eq!(t.cpu_s_per_gib, Some(0.75));
+        assert!(t.spread.is_some());
+    }
+
+    #[test]
+    fn round_trips_take_medians_of_the_runs() {
+        let run = |p50: u64, rate: f64| TripRun {
+            round_trips: 10,
+            seconds: 10.0 / rate,
+            round_trips_per_s: rate,
+            rtt_ns: LatencyNs {
+                p50,
+                p99: 2 * p50,
+                ..LatencyNs::default()
+            },
+            warmup_round_trips: 1,
+            noise: None,
+        };
+        let mut r = RoundTrips::new();
+        r.summarize();
+        assert_eq!((r.rtt_ns, r.round_trips_per_s), (None, None));
+        r.runs = vec![run(10, 100.0), run(30, 30.0), run(20, 50.0)];
+        r.summarize();
+        assert_eq!(r.rtt_ns.map(|l| (l.p50, l.p99)), Some((20, 40)));
+        assert_eq!(r.round_trips_per_s, Some(50.0));
+    }
+}
