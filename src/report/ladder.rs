@@ -8,6 +8,7 @@ mod csv;
 mod markdown;
 
 pub(super) use csv::{CSV_HEADER, csv_rows};
+pub(super) use markdown::md_cell;
 
 use super::{Exporter, Text};
 use crate::bench::ladder::placement::PlacementCheck;
