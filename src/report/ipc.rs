@@ -13,7 +13,7 @@ mod csv;
 mod html;
 mod markdown;
 
-use super::ladder::{noise_sentence, noisy_paragraph, status_word};
+use super::ladder::{noise_sentence, noisy_paragraph, status_word, wrap};
 use super::{Exporter, Text};
 use crate::bench::hist::LatencyNs;
 use crate::bench::ipc::{IpcResult, IpcRow, Mechanism, RoundTrips, Throughput};
@@ -276,13 +276,12 @@ pub(super) fn runs_words(r: &IpcResult) -> String {
 pub(super) fn measures(shown: Shown) -> String {
     let mut parts = Vec::new();
     if shown.throughput {
-        parts.push(
-            "GiB/s: the receiver's rate from its first message to its last, the median of the runs",
-        );
+        parts.push("GiB/s: the receiver's rate, the median of the runs");
     }
     if shown.latency {
         parts.push(
-            "rtt: a round trip, sender -> receiver -> sender, each percentile the median of the runs'",
+            "rtt: a round trip, sender -> receiver -> sender, each percentile the median of the \
+             runs'",
         );
     }
     parts.join("; ")
@@ -428,7 +427,7 @@ fn text(r: &IpcResult) -> String {
             let _ = writeln!(out, "{line}");
         }
     }
-    let _ = writeln!(out, "\n{}", columns_note(shown));
+    let _ = writeln!(out, "\n{}", wrap(&columns_note(shown), 100));
     let costs = costs(r);
     if !costs.is_empty() {
         out += "\nwhere the cost goes:\n";

@@ -1,7 +1,6 @@
 //! `ipc` as CSV: one row per measured run, throughput and round-trip
 //! runs under one header, for spreadsheets and plotting scripts.
 
-use std::fmt::Write as _;
 use std::io;
 
 use super::super::ladder::status_word;
@@ -32,126 +31,154 @@ impl Exporter<IpcResult> for Csv {
     }
 }
 
-/// Throughput's columns, empty.
-const NO_STREAM: &str = ",,,,";
-/// Round trips' columns, empty.
-const NO_TRIP: &str = ",,,,,,,,,";
+/// Columns of a throughput run.
+const STREAM: usize = 5;
+/// Columns of a round-trip run.
+const TRIP: usize = 9;
+/// Columns of a run's noise.
+const NOISE: usize = 5;
+
+/// One metric of a row, as the CSV needs it.
+struct Metric<'a> {
+    name: &'static str,
+    status: Status,
+    reason: Option<&'a str>,
+    spread: Option<Spread>,
+    /// Per run: the throughput and round-trip columns, the seconds and
+    /// the noise.
+    runs: Vec<(Vec<String>, f64, Option<&'a RunNoise>)>,
+}
+
+/// The metrics `row` was asked for.
+fn metrics(row: &IpcRow) -> Vec<Metric<'_>> {
+    let t = row.throughput.as_ref().map(|t| Metric {
+        name: "throughput",
+        status: t.status,
+        reason: t.reason.as_deref(),
+        spread: t.spread,
+        runs: (t.runs.iter())
+            .map(|run| {
+                (
+                    [stream(run), empty(TRIP)].concat(),
+                    run.seconds,
+                    run.noise.as_ref(),
+                )
+            })
+            .collect(),
+    });
+    let l = row.latency.as_ref().map(|l| Metric {
+        name: "round-trip",
+        status: l.status,
+        reason: l.reason.as_deref(),
+        spread: l.spread,
+        runs: (l.runs.iter())
+            .map(|run| {
+                (
+                    [empty(STREAM), trip(run)].concat(),
+                    run.seconds,
+                    run.noise.as_ref(),
+                )
+            })
+            .collect(),
+    });
+    t.into_iter().chain(l).collect()
+}
 
 fn csv(r: &IpcResult) -> String {
-    let mut out = String::from(CSV_HEADER);
     let cpus = match r.config.placement {
         Placement::Pinned {
             writer_cpu,
             reader_cpu,
-        } => format!("{writer_cpu},{reader_cpu}"),
-        Placement::Unpinned => ",".to_string(),
+        } => [writer_cpu.to_string(), reader_cpu.to_string()],
+        Placement::Unpinned => Default::default(),
     };
+    let mut out = String::from(CSV_HEADER);
     for row in &r.rows {
-        if let Some(t) = &row.throughput {
-            let lead = |run: String| lead(row, "throughput", t.status, t.reason.as_deref(), run);
-            let noisy = noisy(t.spread);
-            if t.runs.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "{},{NO_STREAM},{NO_TRIP},,,,,,,{cpus}",
-                    lead(String::new())
-                );
+        for m in metrics(row) {
+            let lead = |run: String| lead(row, m.name, m.status, m.reason, run);
+            let mut lines = Vec::new();
+            if m.runs.is_empty() {
+                lines.push([lead(String::new()), empty(STREAM + TRIP + 2 + NOISE)].concat());
             }
-            for (i, run) in t.runs.iter().enumerate() {
-                let _ = writeln!(
-                    out,
-                    "{},{},{NO_TRIP},{:.6},{noisy},{},{cpus}",
-                    lead((i + 1).to_string()),
-                    stream(run),
-                    run.seconds,
-                    noise(run.noise.as_ref())
-                );
+            for (i, (figures, seconds, n)) in m.runs.iter().enumerate() {
+                let tail = vec![format!("{seconds:.6}"), noisy(m.spread)];
+                lines.push([lead((i + 1).to_string()), figures.clone(), tail, noise(*n)].concat());
             }
-        }
-        if let Some(l) = &row.latency {
-            let lead = |run: String| lead(row, "round-trip", l.status, l.reason.as_deref(), run);
-            let noisy = noisy(l.spread);
-            if l.runs.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "{},{NO_STREAM},{NO_TRIP},,,,,,,{cpus}",
-                    lead(String::new())
-                );
-            }
-            for (i, run) in l.runs.iter().enumerate() {
-                let _ = writeln!(
-                    out,
-                    "{},{NO_STREAM},{},{:.6},{noisy},{},{cpus}",
-                    lead((i + 1).to_string()),
-                    trip(run),
-                    run.seconds,
-                    noise(run.noise.as_ref())
-                );
+            for fields in lines {
+                out += &[fields, cpus.to_vec()].concat().join(",");
+                out.push('\n');
             }
         }
     }
     out
 }
 
+/// `n` empty fields.
+fn empty(n: usize) -> Vec<String> {
+    vec![String::new(); n]
+}
+
 /// `mechanism,size,metric,status,reason,run,copies`.
-fn lead(row: &IpcRow, metric: &str, status: Status, reason: Option<&str>, run: String) -> String {
-    format!(
-        "{},{},{metric},{},{},{run},{}",
-        row.mechanism,
-        row.size,
-        status_word(status),
+fn lead(
+    row: &IpcRow,
+    metric: &str,
+    status: Status,
+    reason: Option<&str>,
+    run: String,
+) -> Vec<String> {
+    vec![
+        row.mechanism.to_string(),
+        row.size.to_string(),
+        metric.to_string(),
+        status_word(status).to_string(),
         field(reason.unwrap_or("")),
-        row.copies
-    )
+        run,
+        row.copies.to_string(),
+    ]
 }
 
-fn stream(run: &StreamRun) -> String {
-    format!(
-        "{:.4},{:.1},{},{},{}",
-        run.gib_s,
-        run.msgs_per_s,
-        run.timed_bytes,
-        run.bytes,
-        run.cpu_s.map(|s| format!("{s:.4}")).unwrap_or_default()
-    )
+fn stream(run: &StreamRun) -> Vec<String> {
+    vec![
+        format!("{:.4}", run.gib_s),
+        format!("{:.1}", run.msgs_per_s),
+        run.timed_bytes.to_string(),
+        run.bytes.to_string(),
+        run.cpu_s.map(|s| format!("{s:.4}")).unwrap_or_default(),
+    ]
 }
 
-fn trip(run: &TripRun) -> String {
+fn trip(run: &TripRun) -> Vec<String> {
     let l = &run.rtt_ns;
-    format!(
-        "{},{:.1},{:.1},{},{},{},{},{},{}",
-        run.round_trips,
-        run.round_trips_per_s,
-        l.mean,
-        l.p50,
-        l.p90,
-        l.p99,
-        l.p999,
-        l.max,
-        run.warmup_round_trips
-    )
+    vec![
+        run.round_trips.to_string(),
+        format!("{:.1}", run.round_trips_per_s),
+        format!("{:.1}", l.mean),
+        l.p50.to_string(),
+        l.p90.to_string(),
+        l.p99.to_string(),
+        l.p999.to_string(),
+        l.max.to_string(),
+        run.warmup_round_trips.to_string(),
+    ]
 }
 
-fn noisy(spread: Option<Spread>) -> bool {
-    spread.is_some_and(|s| s.noisy)
+fn noisy(spread: Option<Spread>) -> String {
+    spread.is_some_and(|s| s.noisy).to_string()
 }
 
 /// `steal_s,other_cpu_s,load_avg_1m,involuntary_switches,cpu_mhz`, as
 /// the ladder's CSV writes them.
-fn noise(n: Option<&RunNoise>) -> String {
-    n.map_or_else(
-        || ",,,,".to_string(),
-        |n| {
-            format!(
-                "{:.3},{:.3},{:.2},{},{}",
-                n.steal_s,
-                n.other_cpu_s,
-                n.load_avg_1m,
-                n.involuntary_switches,
-                n.cpu_mhz.map(|m| format!("{m:.0}")).unwrap_or_default()
-            )
-        },
-    )
+fn noise(n: Option<&RunNoise>) -> Vec<String> {
+    let Some(n) = n else {
+        return empty(NOISE);
+    };
+    vec![
+        format!("{:.3}", n.steal_s),
+        format!("{:.3}", n.other_cpu_s),
+        format!("{:.2}", n.load_avg_1m),
+        n.involuntary_switches.to_string(),
+        n.cpu_mhz.map(|m| format!("{m:.0}")).unwrap_or_default(),
+    ]
 }
 
 /// `text` as one CSV field: quoted (and its quotes doubled) when it
@@ -176,11 +203,9 @@ mod tests {
     }
 
     #[test]
-    fn every_row_has_the_header_s_columns() {
+    fn the_header_has_every_part_s_columns() {
         let columns = CSV_HEADER.trim_end().split(',').count();
-        assert_eq!(1 + NO_STREAM.matches(',').count(), 5);
-        assert_eq!(1 + NO_TRIP.matches(',').count(), 10);
-        // lead 7, stream 5, trip 10, seconds, noisy, noise 5, cpus 2.
-        assert_eq!(columns, 7 + 5 + 10 + 2 + 5 + 2);
+        // lead 7, then seconds, noisy and the CPUs.
+        assert_eq!(columns, 7 + STREAM + TRIP + 2 + NOISE + 2);
     }
 }
