@@ -391,7 +391,11 @@ fn the_documented_example_is_what_the_command_prints() {
     let docs =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/compare.md")).unwrap();
     let root = env!("CARGO_MANIFEST_DIR");
-    for (kind, extra) in [("bench", &[][..]), ("latency", &["--markdown"][..])] {
+    for (kind, extra) in [
+        ("bench", &[][..]),
+        ("latency", &["--markdown"][..]),
+        ("ipc", &[][..]),
+    ] {
         let mut args = vec![
             "compare".to_string(),
             format!("tests/fixtures/compare/{kind}-base.json"),
