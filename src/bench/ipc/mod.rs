@@ -19,9 +19,14 @@
 //! - [`job`], [`run`] and [`result`]: the harness, as every measurement
 //!   has it.
 
+pub mod channel;
+pub mod ends;
+pub mod flow;
 pub mod job;
 pub mod mechanism;
 pub mod result;
+pub mod shm;
+pub mod uring;
 
 pub use job::{IpcConfig, StreamJob, TripJob};
 pub use mechanism::{Mechanism, UnknownMechanism, valid_names};
