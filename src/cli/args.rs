@@ -159,6 +159,48 @@ pub fn cpu_pair(
     }
 }
 
+/// Where the two ends of `bench` or `ipc` run: `choice`, else `--cpus`
+/// (`ends` names them, as [`cpu_pair`] words it), else the first two
+/// allowed CPUs.
+pub fn placement(
+    choice: Option<PlacementArg>,
+    cpus: &[usize],
+    facts: &pipespeed::sys::SystemFacts,
+    ends: &str,
+) -> anyhow::Result<pipespeed::bench::ladder::Placement> {
+    use crate::UsageError;
+    use pipespeed::bench::ladder::Placement;
+    let allowed = &facts.cpus_allowed;
+    match (choice, &allowed[..]) {
+        (Some(PlacementArg::Unpinned), _) => Ok(Placement::Unpinned),
+        (Some(PlacementArg::SameCpu), [a, ..]) => Ok(Placement::Pinned {
+            writer_cpu: *a,
+            reader_cpu: *a,
+        }),
+        (Some(PlacementArg::DifferentCpu), [a, b, ..]) => Ok(Placement::Pinned {
+            writer_cpu: *a,
+            reader_cpu: *b,
+        }),
+        (Some(PlacementArg::DifferentCpu), _) => Err(UsageError(
+            "--placement different-cpu needs two CPUs, and this process may run on one \
+             (its affinity mask, as set by taskset or a cpuset)"
+                .into(),
+        )
+        .into()),
+        (Some(PlacementArg::SameCpu), []) => {
+            Err(UsageError("this process may run on no CPU at all".into()).into())
+        }
+        (None, _) if cpus.is_empty() => Ok(Placement::default_for(facts)),
+        (None, _) => {
+            let (writer_cpu, reader_cpu) = cpu_pair(cpus, allowed, ends)?;
+            Ok(Placement::Pinned {
+                writer_cpu,
+                reader_cpu,
+            })
+        }
+    }
+}
+
 /// A pipe size: at least one byte (the kernel rounds it up to a page).
 pub fn pipe_size(text: &str) -> Result<usize, String> {
     match usize_size(text)? {
