@@ -111,7 +111,12 @@ where
         let job = StreamJob {
             mechanism,
             size,
-            bytes: warmup_bytes(size),
+            // No larger than the runs asked for.
+            bytes: warmup_bytes(size).min(
+                config
+                    .bytes
+                    .map_or(u64::MAX, |b| StreamJob::whole_messages(size, b)),
+            ),
             verify: config.verify,
             placement: config.placement,
         };
