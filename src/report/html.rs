@@ -18,6 +18,7 @@ use super::ladder::{
 };
 use super::svg::ladder_svg;
 use super::{Exporter, Html};
+use crate::bench::harness::Header;
 use crate::bench::ladder::{LadderResult, Rung, RungResult};
 use crate::bench::profile::{Cost, Profile, ProfileStatus};
 use crate::units::Size;
@@ -61,24 +62,26 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-/// The whole page for `result`: one HTML5 document that needs nothing
-/// else (see the module's documentation). Fails only if the chart cannot
-/// be drawn.
-pub fn html_report(result: &LadderResult) -> io::Result<String> {
-    let svg = ladder_svg(result)?;
-    let s = &result.header.system;
-    let mut out = String::new();
-    let _ = write!(
-        out,
+/// The page's start, up to and including its `<h1>`: the document type,
+/// the policy that lets it fetch nothing, `title`, the inline style (with
+/// `extra_style` after it) and `h1`, escaped.
+pub(super) fn head(title: &str, h1: &str, extra_style: &str) -> String {
+    format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n\
          <meta http-equiv=\"Content-Security-Policy\" \
          content=\"default-src 'none'; style-src 'unsafe-inline'\"/>\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n\
-         <title>pipespeed {}: Linux pipes on {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
-         <h1>How fast are Linux pipes on this machine?</h1>\n",
-        escape(&result.header.pipespeed_version),
-        escape(&s.cpu_model)
-    );
+         <title>{}</title>\n<style>{STYLE}{extra_style}</style>\n</head>\n<body>\n\
+         <h1>{}</h1>\n",
+        escape(title),
+        escape(h1)
+    )
+}
+
+/// The machine's facts from `header`, under their heading, as a list of
+/// terms.
+pub(super) fn machine(header: &Header) -> String {
+    let s = &header.system;
     let facts = [
         (
             "Kernel",
@@ -98,13 +101,30 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
             Size(s.pipe_max_size_bytes as u64).to_string(),
         ),
         ("Page size", Size(s.page_size_bytes as u64).to_string()),
-        ("pipespeed", result.header.pipespeed_version.clone()),
+        ("pipespeed", header.pipespeed_version.clone()),
     ];
-    out += "<h2 id=\"system\">The machine</h2>\n<dl>\n";
+    let mut out = String::from("<h2 id=\"system\">The machine</h2>\n<dl>\n");
     for (term, value) in facts {
         let _ = writeln!(out, "<dt>{term}</dt><dd>{}</dd>", escape(&value));
     }
     out += "</dl>\n";
+    out
+}
+
+/// The whole page for `result`: one HTML5 document that needs nothing
+/// else (see the module's documentation). Fails only if the chart cannot
+/// be drawn.
+pub fn html_report(result: &LadderResult) -> io::Result<String> {
+    let svg = ladder_svg(result)?;
+    let mut out = head(
+        &format!(
+            "pipespeed {}: Linux pipes on {}",
+            result.header.pipespeed_version, result.header.system.cpu_model
+        ),
+        "How fast are Linux pipes on this machine?",
+        "",
+    );
+    out += &machine(&result.header);
     let _ = writeln!(
         out,
         "<h2 id=\"placement\">Placement and runs</h2>\n<p>{}; {} after a warm-up, in shuffled \

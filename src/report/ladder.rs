@@ -8,10 +8,12 @@ mod csv;
 mod markdown;
 
 pub(super) use csv::{CSV_HEADER, csv_rows};
+pub(super) use markdown::md_cell;
 
 use super::{Exporter, Text};
 use crate::bench::ladder::placement::PlacementCheck;
 use crate::bench::ladder::{CopyCheck, LadderResult, Rung, RungResult, Status};
+use crate::bench::noise::{Diagnosis, NoiseSummary, Spread};
 use crate::bench::profile::{Profile, ProfileStatus};
 use crate::units::Size;
 
@@ -208,13 +210,17 @@ pub(super) fn runs_words(result: &LadderResult) -> String {
 
 /// The machine's noise over the measured runs, in one line.
 pub(super) fn noise_line(result: &LadderResult) -> Option<String> {
-    let n = result.noise?;
-    Some(format!(
+    result.noise.map(noise_sentence)
+}
+
+/// `n` in one line: steal, other load and the load average.
+pub(super) fn noise_sentence(n: NoiseSummary) -> String {
+    format!(
         "during the runs: CPU steal {:.1}% of a CPU, other processes {:.2} CPUs, load average up to {:.2}",
         n.steal_share * 100.0,
         n.other_share,
         n.max_load_avg_1m
-    ))
+    )
 }
 
 /// A paragraph per noisy rung: how much it spread, the likely causes and
@@ -227,24 +233,41 @@ pub(super) fn noisy_lines(result: &LadderResult) -> Vec<String> {
         .filter_map(|r| {
             let s = r.spread?;
             let (lo, hi) = (r.min_gib_s?, r.max_gib_s?);
-            let mut text = format!(
-                "noisy: {} ({} runs from {lo:.2} to {hi:.2} GiB/s, {:.2}x; 95% interval +-{:.0}%)",
-                r.name,
+            let range = format!("from {lo:.2} to {hi:.2} GiB/s");
+            let what = r.name.to_string();
+            Some(noisy_paragraph(
+                &what,
                 r.runs_gib_s.len(),
-                s.max_over_min,
-                s.ci95_half_width * 100.0
-            );
-            text.push('.');
-            if let Some(d) = &r.diagnosis {
-                text += &format!(
-                    "\n  likely: {}.\n  what to do: {}.",
-                    d.causes.join("; "),
-                    d.advice
-                );
-            }
-            Some(text)
+                &range,
+                &s,
+                r.diagnosis.as_ref(),
+            ))
         })
         .collect()
+}
+
+/// One noisy row: `what` spread over `runs` runs `range` (`from 1.00 to
+/// 2.00 GiB/s`) as `s` says, then the likely causes and what to do.
+pub(super) fn noisy_paragraph(
+    what: &str,
+    runs: usize,
+    range: &str,
+    s: &Spread,
+    diagnosis: Option<&Diagnosis>,
+) -> String {
+    let mut text = format!(
+        "noisy: {what} ({runs} runs {range}, {:.2}x; 95% interval +-{:.0}%).",
+        s.max_over_min,
+        s.ci95_half_width * 100.0
+    );
+    if let Some(d) = diagnosis {
+        text += &format!(
+            "\n  likely: {}.\n  what to do: {}.",
+            d.causes.join("; "),
+            d.advice
+        );
+    }
+    text
 }
 
 /// How much placement alone changes the baseline, the wake-up cost, and
@@ -338,7 +361,7 @@ pub(super) fn status_word(status: Status) -> &'static str {
 }
 
 /// `text` broken into lines of at most `width` characters, at spaces.
-fn wrap(text: &str, width: usize) -> String {
+pub(super) fn wrap(text: &str, width: usize) -> String {
     let mut out = String::new();
     let mut line = 0;
     for word in text.split(' ') {

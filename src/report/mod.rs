@@ -1,8 +1,9 @@
 //! Writing results out: one [`Exporter`] trait, one unit struct per format
 //! ([`Text`], [`Json`], [`Csv`], [`Svg`], [`Html`]), and one module per
-//! kind of result ([`ladder`], [`latency`], [`contend`], [`scan`]) with
-//! its table and CSV; the charts are in [`svg`], the ladder's page in
-//! [`html`]. A format a kind of result does not have is not implemented
+//! kind of result ([`ladder`], [`latency`], [`contend`], [`scan`],
+//! [`ipc`]) with its table and CSV; the charts are in [`svg`], the
+//! ladder's page in [`html`] (ipc's page, on the same machinery, in
+//! [`ipc`]). A format a kind of result does not have is not implemented
 //! for it, so asking for it does not compile.
 //!
 //! Every exporter is a pure function of the result: the same result gives
@@ -10,6 +11,7 @@
 
 pub mod contend;
 pub mod html;
+pub mod ipc;
 pub mod ladder;
 pub mod latency;
 pub mod read;

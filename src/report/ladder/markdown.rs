@@ -12,7 +12,7 @@ use crate::bench::ladder::LadderResult;
 use crate::units::Size;
 
 /// `|` and line breaks escaped for a Markdown table cell.
-fn md_cell(text: &str) -> String {
+pub(in crate::report) fn md_cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 

@@ -4,6 +4,7 @@
 use std::io;
 use std::iter::once;
 
+use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -65,11 +66,31 @@ pub(super) struct Bars<'a> {
     pub ticks: fn(&f64) -> String,
 }
 
-/// The SVG of `bars`: 900 pixels wide, 80 + 40 per row high.
+/// The height of `bars`' chart: 80 pixels and 40 per row.
+pub(super) fn height(bars: &Bars<'_>) -> u32 {
+    80 + 40 * bars.rows.len().max(1) as u32
+}
+
+/// The SVG of `bars`: 900 pixels wide, [`height`] high.
 pub(super) fn draw(bars: &Bars<'_>) -> io::Result<String> {
     let fail = drawing(bars.chart);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height(bars))).into_drawing_area();
+        draw_on(&root, bars)?;
+        root.present().map_err(|e| fail(&e))?;
+    }
+    Ok(svg)
+}
+
+/// Draws `bars` on `root`, which is [`WIDTH`] by [`height`] pixels: the
+/// whole document, or one of several charts stacked in one.
+pub(super) fn draw_on(
+    root: &DrawingArea<SVGBackend<'_>, Shift>,
+    bars: &Bars<'_>,
+) -> io::Result<()> {
+    let fail = drawing(bars.chart);
     let n = bars.rows.len().max(1);
-    let height = 80 + 40 * n as u32;
     let ends = bars
         .rows
         .iter()
@@ -88,11 +109,12 @@ pub(super) fn draw(bars: &Bars<'_>) -> io::Result<String> {
             .color(colour)
             .pos(Pos::new(h, VPos::Center))
     };
-    let mut svg = String::new();
+    // The row labels are drawn on `root`, whose coordinates start at its
+    // own corner, from the chart's, which are the document's.
+    let origin = root.get_base_pixel();
     {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| fail(&e))?;
-        let mut chart = ChartBuilder::on(&root)
+        let mut chart = ChartBuilder::on(root)
             .caption(&bars.title, (FONT, 17))
             .margin(10)
             .margin_right(25)
@@ -139,7 +161,7 @@ pub(super) fn draw(bars: &Bars<'_>) -> io::Result<String> {
             let (x, y) = chart.backend_coord(&(0.0, centre));
             root.draw(&Text::new(
                 row.label.as_str(),
-                (x - 8, y),
+                (x - 8 - origin.0, y - origin.1),
                 label_style(&BLACK, HPos::Right),
             ))
             .map_err(|e| fail(&e))?;
@@ -179,7 +201,6 @@ pub(super) fn draw(bars: &Bars<'_>) -> io::Result<String> {
                 ))
                 .map_err(|e| fail(&e))?;
         }
-        root.present().map_err(|e| fail(&e))?;
     }
-    Ok(svg)
+    Ok(())
 }

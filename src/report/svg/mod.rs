@@ -1,5 +1,6 @@
 //! Charts as SVG, drawn with [plotters]: the ladder, latency percentiles,
-//! contend's cells and a scan of the ladder over one parameter.
+//! contend's cells, a scan of the ladder over one parameter, and ipc's
+//! mechanisms, a chart per metric in one document.
 //!
 //! Every chart is a pure function of a result and has a fixed size, so the
 //! same result always gives the same bytes. Text is measured with
@@ -12,6 +13,7 @@
 
 mod bars;
 mod contend;
+mod ipc;
 mod ladder;
 mod latency;
 mod lines;
@@ -23,12 +25,14 @@ use std::io;
 use plotters::style::RGBColor;
 
 pub use self::contend::contend_svg;
+pub use self::ipc::ipc_svg;
 pub use self::ladder::ladder_svg;
 pub use self::latency::latency_svg;
 pub use self::scan::{scan_result_svg, scan_svg};
 
 use super::{Exporter, Svg};
 use crate::bench::contend::ContendResult;
+use crate::bench::ipc::IpcResult;
 use crate::bench::ladder::LadderResult;
 use crate::bench::latency::LatencyResult;
 use crate::bench::scan::ScanResult;
@@ -48,6 +52,7 @@ svg_exporter! {
     LadderResult => ladder_svg,
     LatencyResult => latency_svg,
     ContendResult => contend_svg,
+    IpcResult => ipc_svg,
     ScanResult => scan_result_svg,
 }
 

@@ -1,0 +1,481 @@
+//! `pipespeed ipc` as people read it: the machine and the runs, then a
+//! table per message size with the mechanisms fastest first, why cells
+//! are empty, where each mechanism's cost goes and what made a row noisy.
+//! The CSV ([`csv`](mod@csv)), Markdown and HTML forms are in files of
+//! their own and share the pieces here. Pure functions of an
+//! [`IpcResult`], tested on fixed data.
+
+use std::cmp::Ordering;
+use std::fmt::Write as _;
+use std::io;
+
+mod csv;
+mod html;
+mod markdown;
+
+use super::ladder::{noise_sentence, noisy_paragraph, status_word, wrap};
+use super::{Exporter, Text};
+use crate::bench::hist::LatencyNs;
+use crate::bench::ipc::{IpcResult, IpcRow, Mechanism, RoundTrips, Throughput};
+use crate::bench::ladder::{Placement, Status};
+use crate::bench::stats::min_max;
+use crate::units::{Size, readable_ns};
+
+/// The tables, as [`text`] writes them; [`Text::explain`] changes
+/// nothing: the paragraph on each mechanism's cost is always there.
+impl Exporter<IpcResult> for Text {
+    fn export(&self, result: &IpcResult) -> io::Result<Vec<u8>> {
+        Ok(text(result).into_bytes())
+    }
+}
+
+/// Which metrics have columns: the ones asked for, or found in a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Shown {
+    /// Throughput: GiB/s, msgs/s, spread, CPU s/GiB and x pipe.
+    pub throughput: bool,
+    /// Round trips: p50, p99, p99.9 and their spread.
+    pub latency: bool,
+}
+
+impl Shown {
+    /// The metrics of `r`'s tables.
+    pub fn of(r: &IpcResult) -> Shown {
+        Shown {
+            throughput: r.config.throughput || r.rows.iter().any(|row| row.throughput.is_some()),
+            latency: r.config.latency || r.rows.iter().any(|row| row.latency.is_some()),
+        }
+    }
+
+    /// The headings of the columns, in the order of [`cells`].
+    pub fn headings(self) -> Vec<&'static str> {
+        let mut out = vec!["mechanism"];
+        if self.throughput {
+            out.extend(["GiB/s", "msgs/s", "spread", "CPU s/GiB"]);
+        }
+        out.push("copies");
+        if self.throughput {
+            out.push("x pipe");
+        }
+        if self.latency {
+            out.extend(["rtt p50", "rtt p99", "rtt p99.9", "rtt spread"]);
+        }
+        out
+    }
+}
+
+/// The throughput of `row`, when it ran and has runs.
+pub(super) fn throughput(row: &IpcRow) -> Option<&Throughput> {
+    (row.throughput.as_ref()).filter(|t| t.status == Status::Ok && !t.runs.is_empty())
+}
+
+/// The round trips of `row`, when they ran and have runs.
+pub(super) fn round_trips(row: &IpcRow) -> Option<&RoundTrips> {
+    (row.latency.as_ref()).filter(|l| l.status == Status::Ok && !l.runs.is_empty())
+}
+
+/// The median GiB/s the table shows for `row`.
+pub(super) fn speed(row: &IpcRow) -> Option<f64> {
+    throughput(row)?.median_gib_s
+}
+
+/// The round-trip summary the table shows for `row`.
+pub(super) fn rtt(row: &IpcRow) -> Option<LatencyNs> {
+    round_trips(row)?.rtt_ns
+}
+
+/// `rows` ordered by `key`, smallest first, the rows without one after
+/// in the order given.
+pub(super) fn ordered(
+    mut rows: Vec<&IpcRow>,
+    key: impl Fn(&IpcRow) -> Option<f64>,
+) -> Vec<&IpcRow> {
+    rows.sort_by(|a, b| match (key(a), key(b)) {
+        (Some(a), Some(b)) => a.total_cmp(&b),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => Ordering::Equal,
+    });
+    rows
+}
+
+/// The message sizes of `r`, in the order they first appear.
+pub(super) fn sizes(r: &IpcResult) -> Vec<usize> {
+    let mut out: Vec<usize> = Vec::new();
+    for row in &r.rows {
+        if !out.contains(&row.size) {
+            out.push(row.size);
+        }
+    }
+    out
+}
+
+/// One message size's table.
+pub(super) struct SizeTable<'a> {
+    /// Bytes per message.
+    pub size: usize,
+    /// Its rows: fastest first, the rows without a rate after in the
+    /// order measured; by round-trip p50 when no row has a rate.
+    pub rows: Vec<&'a IpcRow>,
+    /// Each row's cells, under [`Shown::headings`].
+    pub cells: Vec<Vec<String>>,
+    /// Why cells are empty: `mechanism: reason`, once each.
+    pub notes: Vec<String>,
+}
+
+/// A table per message size, in the order measured.
+pub(super) fn tables(r: &IpcResult, shown: Shown) -> Vec<SizeTable<'_>> {
+    sizes(r)
+        .into_iter()
+        .map(|size| {
+            let rows: Vec<&IpcRow> = r.rows.iter().filter(|row| row.size == size).collect();
+            let rows = if rows.iter().any(|row| speed(row).is_some()) {
+                ordered(rows, |row| speed(row).map(|g| -g))
+            } else {
+                ordered(rows, |row| rtt(row).map(|l| l.p50 as f64))
+            };
+            let pipe = (rows.iter())
+                .find(|row| row.mechanism == Mechanism::Pipe)
+                .and_then(|row| speed(row));
+            SizeTable {
+                size,
+                cells: rows.iter().map(|row| cells(row, pipe, shown)).collect(),
+                notes: notes(&rows, shown),
+                rows,
+            }
+        })
+        .collect()
+}
+
+/// `row`'s cells: `-` where there is no figure; `pipe` is pipe's median
+/// GiB/s at the same size.
+fn cells(row: &IpcRow, pipe: Option<f64>, shown: Shown) -> Vec<String> {
+    let cell = |v: Option<String>| v.unwrap_or_else(|| "-".to_string());
+    let t = throughput(row);
+    let mut out = vec![row.mechanism.to_string()];
+    if shown.throughput {
+        out.push(cell(speed(row).map(|g| format!("{g:.2}"))));
+        out.push(cell(
+            t.and_then(|t| t.median_msgs_per_s)
+                .map(|m| format!("{m:.0}")),
+        ));
+        out.push(cell(t.and_then(|t| t.spread).map(|s| s.cell())));
+        out.push(cell(
+            t.and_then(|t| t.cpu_s_per_gib).map(|c| format!("{c:.3}")),
+        ));
+    }
+    out.push(row.copies.to_string());
+    if shown.throughput {
+        let ratio = speed(row).zip(pipe.filter(|p| *p > 0.0));
+        out.push(cell(ratio.map(|(g, p)| format!("{:.2}x", g / p))));
+    }
+    if shown.latency {
+        let l = rtt(row);
+        for pick in [l.map(|l| l.p50), l.map(|l| l.p99), l.map(|l| l.p999)] {
+            out.push(cell(pick.map(|ns| readable_ns(ns as f64))));
+        }
+        out.push(cell(
+            round_trips(row).and_then(|l| l.spread).map(|s| s.cell()),
+        ));
+    }
+    out
+}
+
+/// What keeps a metric's cells empty: not running, or no runs.
+fn trouble(status: Status, reason: Option<&str>, runs: usize) -> Option<String> {
+    match status {
+        Status::Ok if runs == 0 => Some("no runs".to_string()),
+        Status::Ok => None,
+        status => Some(format!(
+            "{}: {}",
+            status_word(status),
+            reason.unwrap_or("no reason given")
+        )),
+    }
+}
+
+/// Why `rows`' empty cells are empty, `mechanism: why` (naming the
+/// metric when only one of two is empty), each once.
+fn notes(rows: &[&IpcRow], shown: Shown) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for row in rows {
+        let t = (row.throughput.as_ref().filter(|_| shown.throughput))
+            .and_then(|t| trouble(t.status, t.reason.as_deref(), t.runs.len()));
+        let l = (row.latency.as_ref().filter(|_| shown.latency))
+            .and_then(|l| trouble(l.status, l.reason.as_deref(), l.runs.len()));
+        let m = row.mechanism;
+        let lines = match (t, l) {
+            (Some(t), Some(l)) if t == l => vec![format!("{m}: {t}")],
+            (t, l) if shown.throughput && shown.latency => [("throughput", t), ("round trip", l)]
+                .into_iter()
+                .filter_map(|(what, why)| Some(format!("{m} {what}: {}", why?)))
+                .collect(),
+            (t, l) => t
+                .or(l)
+                .map(|why| format!("{m}: {why}"))
+                .into_iter()
+                .collect(),
+        };
+        for line in lines {
+            if !out.contains(&line) {
+                out.push(line);
+            }
+        }
+    }
+    out
+}
+
+/// Where the two ends ran, in the words of `ipc`.
+pub(super) fn ends(p: Placement) -> String {
+    match p {
+        Placement::Pinned {
+            writer_cpu,
+            reader_cpu,
+        } if writer_cpu == reader_cpu => format!("sender and receiver both on CPU {writer_cpu}"),
+        Placement::Pinned {
+            writer_cpu,
+            reader_cpu,
+        } => format!("sender on CPU {writer_cpu}, receiver on CPU {reader_cpu}"),
+        Placement::Unpinned => "sender and receiver unpinned".to_string(),
+    }
+}
+
+/// How many runs, how long, in what order.
+pub(super) fn runs_words(r: &IpcResult) -> String {
+    let c = &r.config;
+    let runs = if c.max_runs > c.runs {
+        format!(
+            "{} to {} runs per row and metric (runs added while a row is noisy)",
+            c.runs, c.max_runs
+        )
+    } else {
+        let s = if c.runs == 1 { "" } else { "s" };
+        format!("{} run{s} per row and metric", c.runs)
+    };
+    let each = match c.bytes {
+        None => format!("about {} s each", c.duration_s),
+        Some(b) if c.latency => format!(
+            "{} per throughput run, {} s per round-trip run",
+            Size(b),
+            c.duration_s
+        ),
+        Some(b) => format!("{} per run", Size(b)),
+    };
+    format!(
+        "{runs}, {each}, after a warm-up, in shuffled order (seed {}){}",
+        c.seed,
+        if c.verify {
+            "; every byte verified"
+        } else {
+            ""
+        }
+    )
+}
+
+/// What the figures are, for the metrics shown.
+pub(super) fn measures(shown: Shown) -> String {
+    let mut parts = Vec::new();
+    if shown.throughput {
+        parts.push("GiB/s: the receiver's rate, the median of the runs");
+    }
+    if shown.latency {
+        parts.push(
+            "rtt: a round trip, sender -> receiver -> sender, each percentile the median of the \
+             runs'",
+        );
+    }
+    parts.join("; ")
+}
+
+/// What the columns that are not figures mean, under the tables.
+pub(super) fn columns_note(shown: Shown) -> String {
+    let mut text = String::from("copies: bytes the CPU copies per byte moved, by design.");
+    if shown.throughput {
+        text += " x pipe: the median over pipe's at the same size. spread: the 95% interval of \
+                 the mean of the runs. CPU s/GiB: both ends' CPU seconds, start-up included.";
+    }
+    if shown.latency {
+        text += " rtt spread: the same, of the runs' p50.";
+    }
+    text
+}
+
+/// Each mechanism of `r` once, in the order measured, with its cost
+/// sentence as the file has it.
+pub(super) fn costs(r: &IpcResult) -> Vec<(Mechanism, &str)> {
+    let mut out: Vec<(Mechanism, &str)> = Vec::new();
+    for row in &r.rows {
+        if !out.iter().any(|(m, _)| *m == row.mechanism) {
+            let cost = match row.cost.as_str() {
+                "" => row.mechanism.cost(),
+                cost => cost,
+            };
+            out.push((row.mechanism, cost));
+        }
+    }
+    out
+}
+
+/// A paragraph per noisy metric of a row: how much it spread, the likely
+/// causes and what to do, as the ladder says it.
+pub(super) fn noisy_lines(r: &IpcResult) -> Vec<String> {
+    let mut out = Vec::new();
+    for row in &r.rows {
+        let what = |metric: &str| format!("{} {} {metric}", row.mechanism, Size(row.size as u64));
+        if let Some(t) = &row.throughput
+            && let Some(s) = t.spread.filter(|s| s.noisy)
+            && let (Some(lo), Some(hi)) = (t.min_gib_s, t.max_gib_s)
+        {
+            let range = format!("from {lo:.2} to {hi:.2} GiB/s");
+            let runs = t.runs.len();
+            out.push(noisy_paragraph(
+                &what("throughput"),
+                runs,
+                &range,
+                &s,
+                t.diagnosis.as_ref(),
+            ));
+        }
+        let p50s =
+            |l: &RoundTrips| -> Vec<f64> { l.runs.iter().map(|r| r.rtt_ns.p50 as f64).collect() };
+        if let Some(l) = &row.latency
+            && let Some(s) = l.spread.filter(|s| s.noisy)
+            && let Some((lo, hi)) = min_max(&p50s(l))
+        {
+            let range = format!("with p50 from {} to {}", readable_ns(lo), readable_ns(hi));
+            out.push(noisy_paragraph(
+                &what("round trip"),
+                l.runs.len(),
+                &range,
+                &s,
+                l.diagnosis.as_ref(),
+            ));
+        }
+    }
+    out
+}
+
+/// `rows` as lines of columns two spaces apart, the first left-aligned
+/// and the others right-aligned, without trailing spaces.
+fn aligned(rows: &[Vec<String>]) -> Vec<String> {
+    let mut widths: Vec<usize> = Vec::new();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            let n = cell.chars().count();
+            match widths.get_mut(i) {
+                Some(w) => *w = (*w).max(n),
+                None => widths.push(n),
+            }
+        }
+    }
+    rows.iter()
+        .map(|row| {
+            let mut line = String::new();
+            for (i, (cell, w)) in row.iter().zip(&widths).enumerate() {
+                let _ = match i {
+                    0 => write!(line, "{cell:<w$}"),
+                    _ => write!(line, "  {cell:>w$}"),
+                };
+            }
+            line.trim_end().to_string()
+        })
+        .collect()
+}
+
+/// The machine in a line, with the CPUs this process may use.
+pub(super) fn machine_line(r: &IpcResult) -> String {
+    let s = &r.header.system;
+    let allowed: Vec<String> = s.cpus_allowed.iter().map(|c| c.to_string()).collect();
+    format!(
+        "pipespeed {} ipc: Linux {} on {} ({} CPUs online, allowed {}), THP {}, pipe-max-size {}",
+        r.header.pipespeed_version,
+        s.kernel,
+        s.cpu_model,
+        s.cpus_online,
+        allowed.join(","),
+        s.thp,
+        Size(s.pipe_max_size_bytes as u64)
+    )
+}
+
+/// The text: the machine, the ends and runs, what the figures are, the
+/// machine's noise and whether the run was interrupted; a table per
+/// message size with the reasons for its empty cells under it; what the
+/// columns mean; a paragraph per mechanism on where its cost goes; the
+/// noisy rows' diagnoses.
+fn text(r: &IpcResult) -> String {
+    let shown = Shown::of(r);
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", machine_line(r));
+    let _ = writeln!(out, "{}; {}", ends(r.config.placement), runs_words(r));
+    let _ = writeln!(out, "{}", measures(shown));
+    if let Some(n) = r.noise {
+        let _ = writeln!(out, "{}", noise_sentence(n));
+    }
+    if r.header.interrupted {
+        let _ = writeln!(out, "{}", super::INTERRUPTED);
+    }
+    let tables = tables(r, shown);
+    if tables.is_empty() {
+        out += "\nno rows\n";
+    }
+    for table in tables {
+        let _ = writeln!(out, "\n{} messages", Size(table.size as u64));
+        let mut rows = vec![shown.headings().into_iter().map(String::from).collect()];
+        rows.extend(table.cells);
+        for line in aligned(&rows).into_iter().chain(table.notes) {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    let _ = writeln!(out, "\n{}", wrap(&columns_note(shown), 100));
+    let costs = costs(r);
+    if !costs.is_empty() {
+        out += "\nwhere the cost goes:\n";
+    }
+    for (m, cost) in costs {
+        let _ = writeln!(out, "{m}: {cost}");
+    }
+    for line in noisy_lines(r) {
+        let _ = writeln!(out, "\n{line}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_line_up_with_the_first_left_and_the_rest_right() {
+        let rows = vec![
+            vec!["mechanism".to_string(), "GiB/s".into()],
+            vec!["pipe".to_string(), "12.50".into()],
+        ];
+        assert_eq!(aligned(&rows), ["mechanism  GiB/s", "pipe       12.50"]);
+    }
+
+    #[test]
+    fn a_trouble_names_its_status_or_the_missing_runs() {
+        assert_eq!(trouble(Status::Ok, None, 3), None);
+        assert_eq!(trouble(Status::Ok, None, 0).as_deref(), Some("no runs"));
+        assert_eq!(
+            trouble(Status::Failed, Some("EPIPE"), 2).as_deref(),
+            Some("failed: EPIPE")
+        );
+        assert_eq!(
+            trouble(Status::Unavailable, None, 0).as_deref(),
+            Some("unavailable: no reason given")
+        );
+    }
+
+    #[test]
+    fn the_ends_are_the_sender_and_the_receiver() {
+        let pinned = |w, r| Placement::Pinned {
+            writer_cpu: w,
+            reader_cpu: r,
+        };
+        assert_eq!(ends(pinned(0, 1)), "sender on CPU 0, receiver on CPU 1");
+        assert_eq!(ends(pinned(2, 2)), "sender and receiver both on CPU 2");
+        assert_eq!(ends(Placement::Unpinned), "sender and receiver unpinned");
+    }
+}
