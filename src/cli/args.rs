@@ -52,6 +52,9 @@ pub enum Command {
     Contend(crate::contend::ContendArgs),
     /// Ping-pong round-trip latency over two pipes, with percentiles.
     Latency(crate::latency::LatencyArgs),
+    /// Pipes beside sockets, message queues, shared memory and io_uring:
+    /// throughput and round trips of each, every end a process.
+    Ipc(crate::ipc::IpcArgs),
     /// Compare two --json results of one command: medians, ratio, a
     /// bootstrap interval of it and a verdict per row, as benchstat.
     Compare(crate::compare::CompareArgs),
