@@ -13,7 +13,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::super::hist::{LatencyNs, new_histogram, record};
-use super::ends::{Receiver, Sender};
+use super::ends::{Receiver, Sender, Sink};
 use super::result::TripRun;
 use crate::units::gib_per_s;
 use crate::verify::{Verifier, fill_pattern};
@@ -111,7 +111,7 @@ pub fn receive_stream(rx: &mut dyn Receiver, verify: bool) -> io::Result<Receive
 fn receive_message(
     rx: &mut dyn Receiver,
     size: usize,
-    mut take: Option<&mut dyn FnMut(&[u8]) -> io::Result<()>>,
+    mut take: Sink<'_>,
     who: &str,
 ) -> io::Result<bool> {
     let mut got = 0;

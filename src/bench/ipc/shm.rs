@@ -30,6 +30,8 @@ use std::sync::atomic::{AtomicU32, Ordering, fence};
 use rustix::mm::{MapFlags, ProtFlags};
 use rustix::thread::futex;
 
+use super::ends::Sink;
+
 /// Bytes before the data: the positions and flags, a cache line each.
 const HEADER: usize = 4096;
 const HEAD: usize = 0;
@@ -220,10 +222,7 @@ impl ShmReceiver {
     /// Takes up to `size` bytes as soon as there are any, handing them in
     /// place to `sink` if there is one; 0 once the producer has closed
     /// and everything is taken.
-    pub fn recv(
-        &mut self,
-        sink: Option<&mut dyn FnMut(&[u8]) -> io::Result<()>>,
-    ) -> io::Result<usize> {
+    pub fn recv(&mut self, sink: Sink<'_>) -> io::Result<usize> {
         let r = &self.ring;
         let tail = r.word(TAIL).load(Ordering::Relaxed);
         let head = loop {
