@@ -16,6 +16,7 @@ use std::process::Command;
 use serde::{Deserialize, Serialize};
 
 use super::contend::EndSetup;
+use super::ipc::procs::EndSpec;
 use super::latency::{Exchange, pin, pong};
 use super::reader::{ReaderConfig, run_reader};
 use super::writer::{WriterConfig, run_writer};
@@ -85,6 +86,11 @@ pub enum Role {
         /// Bytes mapped and written per round.
         bytes: u64,
     },
+    /// An end of an `ipc` channel, on stdin and stdout.
+    Ipc {
+        /// Which end, of which mechanism.
+        end: EndSpec,
+    },
 }
 
 impl Role {
@@ -97,6 +103,7 @@ impl Role {
             Role::ContendWriter { .. } => "contend writer",
             Role::ContendReader { .. } => "contend reader",
             Role::MemoryHog { .. } => "memory hog",
+            Role::Ipc { end } => end.name(),
         }
     }
 }
@@ -182,6 +189,7 @@ impl Worker {
                 super::contend::serve_reader(stdout, stdin, *index, setup)
             }
             Role::MemoryHog { bytes } => super::contend::hog(*bytes, stdout),
+            Role::Ipc { end } => end.serve(stdin, stdout),
         }
     }
 }
@@ -240,6 +248,14 @@ mod tests {
             Role::ContendWriter { index: 3, setup },
             Role::ContendReader { index: 1, setup },
             Role::MemoryHog { bytes: 1 << 30 },
+            Role::Ipc {
+                end: EndSpec {
+                    mechanism: crate::bench::ipc::Mechanism::ShmSpin,
+                    size: 4095,
+                    verify: true,
+                    end: crate::bench::ipc::procs::EndKind::Sender { bytes: 1 << 40 },
+                },
+            },
         ]
     }
 

@@ -52,6 +52,9 @@ pub enum Command {
     Contend(crate::contend::ContendArgs),
     /// Ping-pong round-trip latency over two pipes, with percentiles.
     Latency(crate::latency::LatencyArgs),
+    /// Pipes beside sockets, message queues, shared memory and io_uring:
+    /// throughput and round trips of each, every end a process.
+    Ipc(crate::ipc::IpcArgs),
     /// Compare two --json results of one command: medians, ratio, a
     /// bootstrap interval of it and a verdict per row, as benchstat.
     Compare(crate::compare::CompareArgs),
@@ -156,6 +159,48 @@ pub fn cpu_pair(
             )))
         }
         None => Ok((a, b)),
+    }
+}
+
+/// Where the two ends of `bench` or `ipc` run: `choice`, else `--cpus`
+/// (`ends` names them, as [`cpu_pair`] words it), else the first two
+/// allowed CPUs.
+pub fn placement(
+    choice: Option<PlacementArg>,
+    cpus: &[usize],
+    facts: &pipespeed::sys::SystemFacts,
+    ends: &str,
+) -> anyhow::Result<pipespeed::bench::ladder::Placement> {
+    use crate::UsageError;
+    use pipespeed::bench::ladder::Placement;
+    let allowed = &facts.cpus_allowed;
+    match (choice, &allowed[..]) {
+        (Some(PlacementArg::Unpinned), _) => Ok(Placement::Unpinned),
+        (Some(PlacementArg::SameCpu), [a, ..]) => Ok(Placement::Pinned {
+            writer_cpu: *a,
+            reader_cpu: *a,
+        }),
+        (Some(PlacementArg::DifferentCpu), [a, b, ..]) => Ok(Placement::Pinned {
+            writer_cpu: *a,
+            reader_cpu: *b,
+        }),
+        (Some(PlacementArg::DifferentCpu), _) => Err(UsageError(
+            "--placement different-cpu needs two CPUs, and this process may run on one \
+             (its affinity mask, as set by taskset or a cpuset)"
+                .into(),
+        )
+        .into()),
+        (Some(PlacementArg::SameCpu), []) => {
+            Err(UsageError("this process may run on no CPU at all".into()).into())
+        }
+        (None, _) if cpus.is_empty() => Ok(Placement::default_for(facts)),
+        (None, _) => {
+            let (writer_cpu, reader_cpu) = cpu_pair(cpus, allowed, ends)?;
+            Ok(Placement::Pinned {
+                writer_cpu,
+                reader_cpu,
+            })
+        }
     }
 }
 

@@ -17,7 +17,7 @@ use pipespeed::sys::SystemFacts;
 use pipespeed::sys::process::{catch_interrupts, interrupted};
 
 use crate::UsageError;
-use crate::args::{BenchArgs, PlacementArg, cpu_pair};
+use crate::args::{BenchArgs, PlacementArg};
 use crate::output::write_file;
 use crate::progress;
 
@@ -273,44 +273,15 @@ fn runs(args: &BenchArgs) -> anyhow::Result<(usize, usize)> {
 }
 
 fn placement(args: &BenchArgs, facts: &SystemFacts) -> anyhow::Result<Placement> {
-    if args.no_pin || args.placement == Some(PlacementArg::Unpinned) {
-        return Ok(Placement::Unpinned);
-    }
-    if let Some(choice) = args.placement {
-        let allowed = &facts.cpus_allowed;
-        return match (choice, &allowed[..]) {
-            (PlacementArg::SameCpu, [a, ..]) => Ok(Placement::Pinned {
-                writer_cpu: *a,
-                reader_cpu: *a,
-            }),
-            (PlacementArg::DifferentCpu, [a, b, ..]) => Ok(Placement::Pinned {
-                writer_cpu: *a,
-                reader_cpu: *b,
-            }),
-            (PlacementArg::DifferentCpu, _) => Err(UsageError(
-                "--placement different-cpu needs two CPUs, and this process may run on one \
-                 (its affinity mask, as set by taskset or a cpuset)"
-                    .into(),
-            )
-            .into()),
-            _ => Err(UsageError("this process may run on no CPU at all".into()).into()),
-        };
-    }
-    if args.cpus.is_empty() {
-        return Ok(Placement::default_for(facts));
-    }
-    let (writer_cpu, reader_cpu) = cpu_pair(
-        &args.cpus,
-        &facts.cpus_allowed,
-        "the writer's and the reader's",
-    )?;
-    Ok(Placement::Pinned {
-        writer_cpu,
-        reader_cpu,
-    })
+    let choice = match args.no_pin {
+        true => Some(PlacementArg::Unpinned),
+        false => args.placement,
+    };
+    crate::args::placement(choice, &args.cpus, facts, "the writer's and the reader's")
 }
 
-fn clock_seed() -> u64 {
+/// A seed from the clock, for a run order nobody asked to repeat.
+pub fn clock_seed() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(1, |d| d.as_nanos() as u64)

@@ -7,6 +7,7 @@ mod compare;
 mod contend;
 mod ends;
 mod generate;
+mod ipc;
 mod latency;
 mod output;
 mod progress;
@@ -75,6 +76,7 @@ fn main() -> ExitCode {
         Some(Command::Pv(args)) => return pv::run(args, &pv.unwrap_or_default()),
         Some(Command::Contend(args)) => contend::run(args),
         Some(Command::Latency(args)) => latency::run(args),
+        Some(Command::Ipc(args)) => ipc::run(args),
         Some(Command::Compare(args)) => compare::run(args),
         Some(Command::Worker(args)) => worker(&args.spec),
         Some(Command::Generate(args)) => generate::run(args),

@@ -8,6 +8,7 @@ pub mod cpu;
 pub mod facts;
 pub mod file;
 pub mod inherited;
+pub mod mq;
 pub mod noise;
 pub mod pipe;
 pub mod process;

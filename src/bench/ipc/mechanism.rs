@@ -25,8 +25,6 @@ pub enum Mechanism {
     UnixDgram,
     /// TCP over loopback with `TCP_NODELAY`.
     Tcp,
-    /// TCP over loopback, sent with `MSG_ZEROCOPY`.
-    TcpZerocopy,
     /// A POSIX message queue: `mq_send(3)`/`mq_receive(3)`.
     Mqueue,
     /// A ring in shared memory (memfd + mmap), futex wake-ups.
@@ -41,7 +39,7 @@ pub enum Mechanism {
 
 impl Mechanism {
     /// Every mechanism, in the order of the tables.
-    pub const ALL: [Mechanism; 13] = [
+    pub const ALL: [Mechanism; 12] = [
         Mechanism::Pipe,
         Mechanism::PipeSplice,
         Mechanism::Fifo,
@@ -49,7 +47,6 @@ impl Mechanism {
         Mechanism::UnixSeqpacket,
         Mechanism::UnixDgram,
         Mechanism::Tcp,
-        Mechanism::TcpZerocopy,
         Mechanism::Mqueue,
         Mechanism::Shm,
         Mechanism::ShmSpin,
@@ -67,7 +64,6 @@ impl Mechanism {
             Mechanism::UnixSeqpacket => "unix-seqpacket",
             Mechanism::UnixDgram => "unix-dgram",
             Mechanism::Tcp => "tcp",
-            Mechanism::TcpZerocopy => "tcp-zerocopy",
             Mechanism::Mqueue => "mqueue",
             Mechanism::Shm => "shm",
             Mechanism::ShmSpin => "shm-spin",
@@ -120,10 +116,6 @@ impl Mechanism {
                 "two copies plus the TCP/IP stack both ways over loopback: segmentation, \
                  checksums skipped on loopback, acks and the socket locks"
             }
-            Mechanism::TcpZerocopy => {
-                "TCP with the sender's pages pinned instead of copied; on loopback the kernel \
-                 copies them on delivery after all, and each send costs a completion to reap"
-            }
             Mechanism::Mqueue => {
                 "two copies into and out of a kernel message, a message at a time, bounded by \
                  msgsize_max and a queue of msg_max messages"
@@ -153,10 +145,6 @@ impl Mechanism {
             Mechanism::PipeSplice | Mechanism::IoUringSplice => Some(
                 "a spliced message is dropped into /dev/null, so there is nothing to send back: \
                  its round trip would be pipe's",
-            ),
-            Mechanism::TcpZerocopy => Some(
-                "MSG_ZEROCOPY pays off only for large sends and its completions arrive late: \
-                 a round trip would measure the error queue, not the transfer",
             ),
             _ => None,
         }
@@ -207,7 +195,10 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", m.name()));
         }
         let err = "pipes".parse::<Mechanism>().unwrap_err().to_string();
-        assert!(err.starts_with("'pipes' is not a mechanism (valid: pipe, "), "{err}");
+        assert!(
+            err.starts_with("'pipes' is not a mechanism (valid: pipe, "),
+            "{err}"
+        );
         assert!(err.contains("io-uring-splice)"), "{err}");
     }
 }

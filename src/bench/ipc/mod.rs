@@ -19,10 +19,18 @@
 //! - [`job`], [`run`] and [`result`]: the harness, as every measurement
 //!   has it.
 
+pub mod channel;
+pub mod ends;
+pub mod flow;
 pub mod job;
 pub mod mechanism;
+pub mod procs;
 pub mod result;
+pub mod run;
+pub mod shm;
+pub mod uring;
 
 pub use job::{IpcConfig, StreamJob, TripJob};
 pub use mechanism::{Mechanism, UnknownMechanism, valid_names};
 pub use result::{IpcResult, IpcRow, RoundTrips, SCHEMA, StreamRun, Throughput, TripRun};
+pub use run::run_ipc;

@@ -1,0 +1,234 @@
+//! The descriptors a mechanism's two ends share, made by the parent
+//! before it starts them: a pipe, a FIFO opened by its path, a
+//! socketpair, a loopback TCP connection, a message queue, or the file
+//! the shared-memory rings live in. Each end gets its descriptors as its
+//! standard input and output.
+//!
+//! What a mechanism cannot do at a size (a datagram larger than the send
+//! buffer, a message larger than `msgsize_max`) is found here, before any
+//! process starts, as an error of kind [`io::ErrorKind::Unsupported`]
+//! that says why.
+
+use std::io;
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use rustix::fs::{MemfdFlags, Mode, OFlags};
+use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType};
+
+use super::mechanism::Mechanism;
+use super::shm::ring_bytes;
+use crate::sys::mq::{MSG_MAX, MSGSIZE_MAX, mq_open_private, mqueue_limit};
+use crate::sys::pipe;
+use crate::units::Size;
+
+/// The descriptors of one direction: the sending end's and the
+/// receiving end's (the same object for a socket or a ring file).
+#[derive(Debug)]
+pub struct OneWay {
+    /// The sender's descriptor.
+    pub send: OwnedFd,
+    /// The receiver's descriptor.
+    pub recv: OwnedFd,
+}
+
+/// The descriptors of one end of a two-way channel.
+#[derive(Debug)]
+pub struct End {
+    /// What it receives on.
+    pub recv: OwnedFd,
+    /// What it sends on.
+    pub send: OwnedFd,
+}
+
+/// A channel of `mechanism` from a sender to a receiver, for messages of
+/// `size`.
+pub fn one_way(mechanism: Mechanism, size: usize) -> io::Result<OneWay> {
+    match mechanism {
+        Mechanism::Pipe | Mechanism::PipeSplice | Mechanism::IoUring | Mechanism::IoUringSplice => {
+            let p = pipe()?;
+            Ok(OneWay {
+                send: p.write,
+                recv: p.read,
+            })
+        }
+        Mechanism::Fifo => fifo(),
+        Mechanism::UnixStream => socketpair(SocketType::STREAM, size),
+        Mechanism::UnixSeqpacket => socketpair(SocketType::SEQPACKET, size),
+        Mechanism::UnixDgram => socketpair(SocketType::DGRAM, size),
+        Mechanism::Tcp => tcp(),
+        Mechanism::Mqueue => {
+            let q = queue(size)?;
+            Ok(OneWay {
+                send: q.try_clone()?,
+                recv: q,
+            })
+        }
+        Mechanism::Shm | Mechanism::ShmSpin => {
+            let file = ring_file(size, 1)?;
+            Ok(OneWay {
+                send: file.try_clone()?,
+                recv: file,
+            })
+        }
+    }
+}
+
+/// A channel of `mechanism` both ways, for round trips: the pinger's end
+/// and the ponger's.
+pub fn two_way(mechanism: Mechanism, size: usize) -> io::Result<(End, End)> {
+    let both = |fd: OwnedFd| -> io::Result<End> {
+        Ok(End {
+            recv: fd.try_clone()?,
+            send: fd,
+        })
+    };
+    match mechanism {
+        Mechanism::UnixStream
+        | Mechanism::UnixSeqpacket
+        | Mechanism::UnixDgram
+        | Mechanism::Tcp => {
+            let pair = one_way(mechanism, size)?;
+            Ok((both(pair.send)?, both(pair.recv)?))
+        }
+        Mechanism::Shm | Mechanism::ShmSpin => {
+            let file = ring_file(size, 2)?;
+            Ok((both(file.try_clone()?)?, both(file)?))
+        }
+        _ => {
+            let (there, back) = (one_way(mechanism, size)?, one_way(mechanism, size)?);
+            Ok((
+                End {
+                    send: there.send,
+                    recv: back.recv,
+                },
+                End {
+                    recv: there.recv,
+                    send: back.send,
+                },
+            ))
+        }
+    }
+}
+
+fn unsupported(why: String) -> io::Error {
+    io::Error::new(io::ErrorKind::Unsupported, why)
+}
+
+/// A name no other channel of this process has used.
+fn unique(prefix: &str) -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!("{prefix}-{}-{n}", std::process::id())
+}
+
+/// A FIFO made in a private directory and opened by its path, both ends
+/// (the read end without blocking, which a FIFO with no writer yet
+/// needs), then removed: the descriptors stay.
+fn fifo() -> io::Result<OneWay> {
+    let dir = tempfile_dir()?;
+    let path = dir.join("fifo");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &path,
+        rustix::fs::FileType::Fifo,
+        Mode::RUSR | Mode::WUSR,
+        0,
+    )?;
+    let recv = rustix::fs::open(
+        &path,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let send = rustix::fs::open(&path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
+    crate::sys::set_nonblocking(&recv, false)?;
+    std::fs::remove_dir_all(&dir)?;
+    Ok(OneWay { send, recv })
+}
+
+/// A new private directory under `$TMPDIR`.
+fn tempfile_dir() -> io::Result<std::path::PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = std::env::temp_dir().join(unique("pipespeed-fifo"));
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    Ok(dir)
+}
+
+/// An `AF_UNIX` socketpair of `kind`. A datagram or a packet must fit
+/// the send buffer whole: one of `size` is tried first, without waiting,
+/// and taken out again.
+fn socketpair(kind: SocketType, size: usize) -> io::Result<OneWay> {
+    let (send, recv) =
+        rustix::net::socketpair(AddressFamily::UNIX, kind, SocketFlags::CLOEXEC, None)?;
+    if kind != SocketType::STREAM {
+        let probe = vec![0u8; size];
+        match rustix::net::send(&send, &probe, SendFlags::DONTWAIT | SendFlags::NOSIGNAL) {
+            Ok(_) => {
+                let mut back = vec![0u8; size];
+                rustix::net::recv(&recv, &mut back, RecvFlags::DONTWAIT)?;
+            }
+            Err(rustix::io::Errno::MSGSIZE | rustix::io::Errno::NOBUFS) => {
+                let sndbuf = rustix::net::sockopt::socket_send_buffer_size(&send).unwrap_or(0);
+                return Err(unsupported(format!(
+                    "a {} message does not fit an AF_UNIX socket's send buffer ({}; \
+                     net.core.wmem_max caps it)",
+                    Size(size as u64),
+                    Size(sndbuf as u64)
+                )));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(OneWay { send, recv })
+}
+
+/// A TCP connection over loopback, `TCP_NODELAY` at both ends.
+fn tcp() -> io::Result<OneWay> {
+    let listener = TcpListener::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0))?;
+    let client = TcpStream::connect(listener.local_addr()?)?;
+    let (server, _) = listener.accept()?;
+    for s in [&client, &server] {
+        s.set_nodelay(true)?;
+    }
+    Ok(OneWay {
+        send: client.into(),
+        recv: server.into(),
+    })
+}
+
+/// A private POSIX message queue for messages of `size`, as many as
+/// `msg_max` allows up to 10 (the usual default).
+fn queue(size: usize) -> io::Result<OwnedFd> {
+    if let Some(max) = mqueue_limit(MSGSIZE_MAX)
+        && size > max
+    {
+        return Err(unsupported(format!(
+            "a {} message is over the message queue limit of {} ({MSGSIZE_MAX})",
+            Size(size as u64),
+            Size(max as u64)
+        )));
+    }
+    let slots = mqueue_limit(MSG_MAX).unwrap_or(10).clamp(1, 10);
+    mq_open_private(&format!("/{}", unique("pipespeed")), slots, size).map_err(|e| {
+        let why = crate::quote::strerror(&e);
+        match e.raw_os_error() {
+            Some(libc::ENOSYS | libc::EACCES | libc::EMFILE | libc::ENOSPC | libc::EINVAL) => {
+                unsupported(format!(
+                    "mq_open refused a queue of {} messages of {}: {why}",
+                    slots,
+                    Size(size as u64)
+                ))
+            }
+            _ => io::Error::new(e.kind(), format!("cannot open a message queue: {why}")),
+        }
+    })
+}
+
+/// A memfd holding `rings` shared-memory rings for messages of `size`,
+/// all zero: every position at 0, no end waiting.
+fn ring_file(size: usize, rings: usize) -> io::Result<OwnedFd> {
+    let file = rustix::fs::memfd_create("pipespeed-ring", MemfdFlags::CLOEXEC)?;
+    rustix::fs::ftruncate(&file, (rings * ring_bytes(size)) as u64)?;
+    Ok(file)
+}

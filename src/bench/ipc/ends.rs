@@ -1,0 +1,472 @@
+//! One end's sending and receiving, the same calls over every
+//! [`Mechanism`]: the sender fills [`Sender::buffer`] and sends it, the
+//! receiver takes what has arrived and hands the bytes to a sink when it
+//! is asked to look at them.
+//!
+//! Which system call does the work is decided once, in [`sender`] and
+//! [`receiver`]; the loops in [`super::flow`] are the same for all.
+
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+
+use rustix::fs::{MemfdFlags, Mode, OFlags};
+use rustix::io::Errno;
+use rustix::net::{RecvFlags, SendFlags};
+
+use super::mechanism::Mechanism;
+use super::shm::{ShmReceiver, ShmSender};
+use super::uring::Uring;
+use crate::buf::BufferOptions;
+use crate::double_buffer::{DoubleBuffer, Layout, Reuse};
+use crate::sys::SpliceFlags;
+use crate::sys::mq::{mq_receive, mq_send};
+use crate::wait::Wait;
+
+/// Where a receiver may hand the bytes it took; `None`: nobody looks at
+/// them (a splice to `/dev/null`, the ring's bytes taken in place).
+pub type Sink<'a> = Option<&'a mut dyn FnMut(&[u8]) -> io::Result<()>>;
+
+/// Which of a channel's two directions an end uses: `Forward` from the
+/// sender (pinger) to the receiver (ponger), `Back` the other way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Way {
+    /// Sender to receiver, pinger to ponger.
+    Forward,
+    /// Ponger to pinger.
+    Back,
+}
+
+impl Way {
+    /// The ring a shared-memory channel uses for this direction.
+    fn ring(self) -> usize {
+        match self {
+            Way::Forward => 0,
+            Way::Back => 1,
+        }
+    }
+}
+
+/// The sending end of a channel.
+pub trait Sender: Send {
+    /// Where the next message goes: a message's bytes, filled with `X`
+    /// until the caller writes something else.
+    fn buffer(&mut self) -> &mut [u8];
+    /// Sends the first `len` bytes of the buffer, whole.
+    fn send(&mut self, len: usize) -> io::Result<()>;
+    /// Says there is no more, where the mechanism has no end of file of
+    /// its own (a datagram, a message queue, the ring).
+    fn finish(&mut self) -> io::Result<()>;
+}
+
+/// The receiving end of a channel.
+pub trait Receiver: Send {
+    /// Waits for bytes and takes up to a message's worth (a whole message
+    /// where the mechanism keeps them whole), handing them to `sink`;
+    /// 0 at the end.
+    fn recv(&mut self, sink: Sink<'_>) -> io::Result<usize>;
+}
+
+/// How a descriptor end moves one message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Call {
+    /// write(2)/read(2), in as many calls as it takes.
+    ReadWrite,
+    /// send(2)/recv(2) on a stream socket.
+    Stream,
+    /// One send(2)/recv(2) per message, kept whole; end of file ends.
+    Packet,
+    /// One datagram per message; an empty one ends.
+    Datagram,
+    /// mq_send(3)/mq_receive(3); an empty message ends.
+    Queue,
+}
+
+/// The sending end of `mechanism` over `fd`, for messages of `size`.
+pub fn sender(
+    mechanism: Mechanism,
+    fd: OwnedFd,
+    size: usize,
+    way: Way,
+) -> io::Result<Box<dyn Sender>> {
+    if let Some(call) = fd_call(mechanism) {
+        return Ok(Box::new(FdSender {
+            fd,
+            buf: vec![b'X'; size],
+            call,
+        }));
+    }
+    match mechanism {
+        Mechanism::Shm | Mechanism::ShmSpin => Ok(Box::new(RingSender {
+            ring: ShmSender::open(&fd, size, way.ring(), mechanism.spins())?,
+            buf: vec![b'X'; size],
+        })),
+        Mechanism::IoUring => Ok(Box::new(UringSender {
+            ring: Uring::new()?,
+            fd,
+            buf: vec![b'X'; size],
+        })),
+        // PipeSplice, IoUringSplice.
+        _ => Ok(Box::new(VmspliceSender::new(fd, size)?)),
+    }
+}
+
+/// The call a mechanism that is a plain descriptor moves a message with.
+fn fd_call(mechanism: Mechanism) -> Option<Call> {
+    match mechanism {
+        Mechanism::Pipe | Mechanism::Fifo => Some(Call::ReadWrite),
+        Mechanism::UnixStream | Mechanism::Tcp => Some(Call::Stream),
+        Mechanism::UnixSeqpacket => Some(Call::Packet),
+        Mechanism::UnixDgram => Some(Call::Datagram),
+        Mechanism::Mqueue => Some(Call::Queue),
+        Mechanism::PipeSplice
+        | Mechanism::IoUringSplice
+        | Mechanism::Shm
+        | Mechanism::ShmSpin
+        | Mechanism::IoUring => None,
+    }
+}
+
+/// The receiving end of `mechanism` over `fd`, for messages of `size`.
+pub fn receiver(
+    mechanism: Mechanism,
+    fd: OwnedFd,
+    size: usize,
+    way: Way,
+) -> io::Result<Box<dyn Receiver>> {
+    if let Some(call) = fd_call(mechanism) {
+        return Ok(Box::new(FdReceiver {
+            fd,
+            buf: vec![0; size],
+            call,
+        }));
+    }
+    match mechanism {
+        Mechanism::Shm | Mechanism::ShmSpin => Ok(Box::new(RingReceiver(ShmReceiver::open(
+            &fd,
+            size,
+            way.ring(),
+            mechanism.spins(),
+        )?))),
+        Mechanism::IoUring => Ok(Box::new(UringReceiver {
+            ring: Uring::new()?,
+            fd,
+            buf: vec![0; size],
+        })),
+        Mechanism::IoUringSplice => Ok(Box::new(SpliceReceiver::new(
+            fd,
+            size,
+            Some(Uring::new()?),
+        )?)),
+        // PipeSplice.
+        _ => Ok(Box::new(SpliceReceiver::new(fd, size, None)?)),
+    }
+}
+
+/// The error of a send that found the other end gone, or of another
+/// failed call.
+fn failed(doing: &str, e: Errno) -> io::Error {
+    match e {
+        Errno::PIPE | Errno::CONNRESET => io::Error::new(
+            io::ErrorKind::BrokenPipe,
+            format!("cannot {doing}: the other end is gone"),
+        ),
+        e => {
+            let e = io::Error::from(e);
+            io::Error::new(
+                e.kind(),
+                format!("cannot {doing}: {}", crate::quote::strerror(&e)),
+            )
+        }
+    }
+}
+
+struct FdSender {
+    fd: OwnedFd,
+    buf: Vec<u8>,
+    call: Call,
+}
+
+impl Sender for FdSender {
+    fn buffer(&mut self) -> &mut [u8] {
+        &mut self.buf
+    }
+
+    fn send(&mut self, len: usize) -> io::Result<()> {
+        let (fd, msg) = (self.fd.as_fd(), &self.buf[..len]);
+        let mut done = 0;
+        while done < len {
+            let sent = match self.call {
+                Call::ReadWrite => rustix::io::write(fd, &msg[done..]),
+                Call::Stream | Call::Packet | Call::Datagram => {
+                    rustix::net::send(fd, &msg[done..], SendFlags::NOSIGNAL)
+                }
+                Call::Queue => return mq_send(fd, msg),
+            };
+            match sent {
+                Ok(n) if self.call == Call::Packet || self.call == Call::Datagram => {
+                    if n != len {
+                        return Err(io::Error::other(format!(
+                            "a {len}-byte message went out as {n} bytes"
+                        )));
+                    }
+                    done = n;
+                }
+                Ok(n) => done += n,
+                Err(Errno::INTR) => {}
+                Err(e) => return Err(failed("send", e)),
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        match self.call {
+            Call::Datagram => rustix::net::send(&self.fd, &[], SendFlags::NOSIGNAL)
+                .map(drop)
+                .map_err(|e| failed("send the end", e)),
+            Call::Queue => mq_send(&self.fd, &[]),
+            Call::ReadWrite | Call::Stream | Call::Packet => Ok(()),
+        }
+    }
+}
+
+struct FdReceiver {
+    fd: OwnedFd,
+    buf: Vec<u8>,
+    call: Call,
+}
+
+impl Receiver for FdReceiver {
+    fn recv(&mut self, sink: Sink<'_>) -> io::Result<usize> {
+        let fd = self.fd.as_fd();
+        let n = loop {
+            let got = match self.call {
+                Call::ReadWrite => rustix::io::read(fd, &mut self.buf),
+                Call::Stream | Call::Packet | Call::Datagram => {
+                    rustix::net::recv(fd, &mut self.buf, RecvFlags::empty()).map(|(n, _)| n)
+                }
+                Call::Queue => match mq_receive(fd, &mut self.buf) {
+                    Ok(n) => Ok(n),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(Errno::INTR),
+                    Err(e) => return Err(e),
+                },
+            };
+            match got {
+                Ok(n) => break n,
+                Err(Errno::INTR) => {}
+                Err(e) => return Err(failed("receive", e)),
+            }
+        };
+        if let Some(sink) = sink
+            && n > 0
+        {
+            sink(&self.buf[..n])?;
+        }
+        Ok(n)
+    }
+}
+
+/// The ladder's zero-copy sender: vmsplice of one half of a
+/// [`DoubleBuffer`] per message, the pipe sized to one half (a message
+/// rounded up to whole pages), so that a half is refilled only once the
+/// receiver has taken it.
+struct VmspliceSender {
+    double: DoubleBuffer<OwnedFd>,
+    size: usize,
+    /// Halves not yet filled with `X`.
+    fresh: usize,
+}
+
+impl VmspliceSender {
+    fn new(fd: OwnedFd, size: usize) -> io::Result<VmspliceSender> {
+        let page = rustix::param::page_size();
+        let half = size.div_ceil(page) * page;
+        let double = DoubleBuffer::new(
+            fd,
+            half,
+            BufferOptions::default(),
+            Layout::Separate,
+            Reuse::AfterConsumed,
+        )
+        .map_err(|e| match e.kind() {
+            // The kernel grants only a power of two pages: a message of
+            // another number of pages cannot fill the pipe exactly.
+            io::ErrorKind::InvalidInput | io::ErrorKind::PermissionDenied => {
+                io::Error::new(io::ErrorKind::Unsupported, e.to_string())
+            }
+            _ => e,
+        })?;
+        Ok(VmspliceSender {
+            double,
+            size,
+            fresh: 2,
+        })
+    }
+}
+
+impl Sender for VmspliceSender {
+    fn buffer(&mut self) -> &mut [u8] {
+        let half = self.double.next_half();
+        if self.fresh > 0 {
+            // A page never written is the shared zero page: vmsplicing it
+            // would pass the same page over and over.
+            half.fill(b'X');
+            self.fresh -= 1;
+        }
+        &mut half[..self.size]
+    }
+
+    fn send(&mut self, len: usize) -> io::Result<()> {
+        self.double.splice_next(len, Wait::Block, false)
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Splices what arrives into `/dev/null` (through io_uring when it has a
+/// ring); asked for the bytes, into a memfd and back with `pread`.
+struct SpliceReceiver {
+    fd: OwnedFd,
+    null: OwnedFd,
+    size: usize,
+    uring: Option<Uring>,
+    checked: Option<(OwnedFd, Vec<u8>)>,
+}
+
+impl SpliceReceiver {
+    fn new(fd: OwnedFd, size: usize, uring: Option<Uring>) -> io::Result<SpliceReceiver> {
+        let null = rustix::fs::open("/dev/null", OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
+        Ok(SpliceReceiver {
+            fd,
+            null,
+            size,
+            uring,
+            checked: None,
+        })
+    }
+}
+
+impl Receiver for SpliceReceiver {
+    fn recv(&mut self, sink: Sink<'_>) -> io::Result<usize> {
+        let Some(sink) = sink else {
+            return match &mut self.uring {
+                Some(ring) => ring.splice(&self.fd, &self.null, None, self.size),
+                None => crate::sys::splice(
+                    &self.fd,
+                    None,
+                    &self.null,
+                    None,
+                    self.size,
+                    SpliceFlags::empty(),
+                ),
+            }
+            .map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("cannot splice: {}", crate::quote::strerror(&e)),
+                )
+            });
+        };
+        if self.checked.is_none() {
+            let file = rustix::fs::memfd_create("pipespeed-ipc", MemfdFlags::CLOEXEC)?;
+            self.checked = Some((file, vec![0; self.size]));
+        }
+        let (file, buf) = self
+            .checked
+            .as_mut()
+            .ok_or_else(|| io::Error::other("no file"))?;
+        let mut at = 0u64;
+        let n = match &mut self.uring {
+            Some(ring) => ring.splice(&self.fd, file, Some(0), self.size)?,
+            None => crate::sys::splice(
+                &self.fd,
+                None,
+                &*file,
+                Some(&mut at),
+                self.size,
+                SpliceFlags::empty(),
+            )?,
+        };
+        let read = rustix::io::pread(&*file, &mut buf[..n], 0)?;
+        if read != n {
+            return Err(io::Error::other(format!(
+                "read back {read} of the {n} bytes spliced into a memfd"
+            )));
+        }
+        if n > 0 {
+            sink(&buf[..n])?;
+        }
+        Ok(n)
+    }
+}
+
+struct RingSender {
+    ring: ShmSender,
+    buf: Vec<u8>,
+}
+
+impl Sender for RingSender {
+    fn buffer(&mut self) -> &mut [u8] {
+        &mut self.buf
+    }
+
+    fn send(&mut self, len: usize) -> io::Result<()> {
+        self.ring.send(&self.buf[..len])
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.ring.close()
+    }
+}
+
+struct RingReceiver(ShmReceiver);
+
+impl Receiver for RingReceiver {
+    fn recv(&mut self, sink: Sink<'_>) -> io::Result<usize> {
+        self.0.recv(sink)
+    }
+}
+
+struct UringSender {
+    ring: Uring,
+    fd: OwnedFd,
+    buf: Vec<u8>,
+}
+
+impl Sender for UringSender {
+    fn buffer(&mut self) -> &mut [u8] {
+        &mut self.buf
+    }
+
+    fn send(&mut self, len: usize) -> io::Result<()> {
+        let mut done = 0;
+        while done < len {
+            done += self.ring.write(&self.fd, &self.buf[done..len])?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+struct UringReceiver {
+    ring: Uring,
+    fd: OwnedFd,
+    buf: Vec<u8>,
+}
+
+impl Receiver for UringReceiver {
+    fn recv(&mut self, sink: Sink<'_>) -> io::Result<usize> {
+        let n = self.ring.read(&self.fd, &mut self.buf)?;
+        if let Some(sink) = sink
+            && n > 0
+        {
+            sink(&self.buf[..n])?;
+        }
+        Ok(n)
+    }
+}

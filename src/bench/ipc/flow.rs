@@ -1,0 +1,298 @@
+//! What the ends do: the sender and the receiver of a throughput run, the
+//! pinger and the ponger of a latency run, over any mechanism's
+//! [`Sender`] and [`Receiver`].
+//!
+//! With `verify` the sender writes the [`crate::verify`] stream into each
+//! message and every receiving end checks every byte it takes, so a byte
+//! lost, duplicated or reordered anywhere fails the run; without it the
+//! bytes are the sender's `X`s, untouched.
+
+use std::io;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::super::hist::{LatencyNs, new_histogram, record};
+use super::ends::{Receiver, Sender, Sink};
+use super::result::TripRun;
+use crate::units::gib_per_s;
+use crate::verify::{Verifier, fill_pattern};
+
+/// What the receiver of a throughput run reports (as JSON, from a
+/// worker).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Received {
+    /// Bytes received in all.
+    pub bytes: u64,
+    /// Bytes after the first receive, the ones timed.
+    pub timed_bytes: u64,
+    /// Seconds from the first receive to the last.
+    pub seconds: f64,
+    /// `timed_bytes / seconds`.
+    pub gib_s: f64,
+}
+
+/// A received stream whose bytes are not the sender's, in words.
+fn mismatch_error(v: &Verifier, found: crate::verify::Mismatch) -> io::Error {
+    let _ = v;
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!(
+            "verify failed: byte {} is {:#04x}, expected {:#04x} ({})",
+            found.offset,
+            found.found,
+            found.expected,
+            found.kind()
+        ),
+    )
+}
+
+/// Checks `bytes` as the next of the stream `verifier` follows.
+fn check(verifier: &mut Verifier, bytes: &[u8]) -> io::Result<()> {
+    verifier
+        .check(bytes)
+        .map_err(|m| mismatch_error(verifier, m))
+}
+
+/// Sends `bytes` in messages of `size` (the last one shorter if they do
+/// not divide), then says it is done.
+pub fn send_stream(tx: &mut dyn Sender, size: usize, bytes: u64, verify: bool) -> io::Result<()> {
+    let mut offset = 0u64;
+    while offset < bytes {
+        let len = (bytes - offset).min(size as u64) as usize;
+        if verify {
+            fill_pattern(&mut tx.buffer()[..len], offset);
+        } else {
+            tx.buffer();
+        }
+        tx.send(len)?;
+        offset += len as u64;
+    }
+    tx.finish()
+}
+
+/// Receives until the end, timing from the first receive to the last and
+/// checking every byte with `verify`.
+pub fn receive_stream(rx: &mut dyn Receiver, verify: bool) -> io::Result<Received> {
+    let mut verifier = verify.then(Verifier::new);
+    let mut report = Received {
+        bytes: 0,
+        timed_bytes: 0,
+        seconds: 0.0,
+        gib_s: 0.0,
+    };
+    let mut first: Option<Instant> = None;
+    let mut last = Instant::now();
+    loop {
+        let n = match verifier.as_mut() {
+            Some(v) => rx.recv(Some(&mut |b: &[u8]| check(v, b)))?,
+            None => rx.recv(None)?,
+        };
+        if n == 0 {
+            break;
+        }
+        last = Instant::now();
+        report.bytes += n as u64;
+        match first {
+            None => first = Some(last),
+            Some(_) => report.timed_bytes += n as u64,
+        }
+    }
+    if let Some(start) = first {
+        report.seconds = last.duration_since(start).as_secs_f64();
+        report.gib_s = gib_per_s(report.timed_bytes, report.seconds);
+    }
+    Ok(report)
+}
+
+/// Receives exactly `size` bytes (one message, in as many pieces as the
+/// mechanism gives), handing each piece to `take`; `Ok(false)` at the
+/// end before its first byte.
+fn receive_message(
+    rx: &mut dyn Receiver,
+    size: usize,
+    mut take: Sink<'_>,
+    who: &str,
+) -> io::Result<bool> {
+    let mut got = 0;
+    while got < size {
+        let n = match take.as_mut() {
+            Some(take) => rx.recv(Some(&mut **take))?,
+            None => rx.recv(None)?,
+        };
+        if n == 0 {
+            if got == 0 {
+                return Ok(false);
+            }
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("{who}: the channel ended {got} bytes into a {size}-byte message"),
+            ));
+        }
+        got += n;
+    }
+    if got > size {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{who}: {got} bytes arrived for a {size}-byte message"),
+        ));
+    }
+    Ok(true)
+}
+
+/// The pinger: round trips of `size`-byte messages, `warmup_s` seconds
+/// not recorded, then `seconds` recorded; says it is done at the end.
+pub fn ping(
+    tx: &mut dyn Sender,
+    rx: &mut dyn Receiver,
+    size: usize,
+    warmup_s: f64,
+    seconds: f64,
+    verify: bool,
+) -> io::Result<TripRun> {
+    let mut sent = 0u64;
+    let mut back = verify.then(Verifier::new);
+    let mut trip = |tx: &mut dyn Sender, rx: &mut dyn Receiver| -> io::Result<(Instant, Instant)> {
+        if verify {
+            fill_pattern(tx.buffer(), sent);
+        }
+        sent += size as u64;
+        let start = Instant::now();
+        tx.send(size)?;
+        let replied = match back.as_mut() {
+            Some(v) => receive_message(rx, size, Some(&mut |b: &[u8]| check(v, b)), "pinger")?,
+            None => receive_message(rx, size, None, "pinger")?,
+        };
+        if !replied {
+            return Err(io::Error::other(
+                "pinger: the ponger closed its end instead of replying",
+            ));
+        }
+        Ok((start, Instant::now()))
+    };
+    let begin = Instant::now();
+    let mut warmup_round_trips = 0;
+    while begin.elapsed().as_secs_f64() < warmup_s {
+        trip(tx, rx)?;
+        warmup_round_trips += 1;
+    }
+    let mut histogram = new_histogram();
+    let (mut first, mut end, mut round_trips) = (None, Instant::now(), 0u64);
+    let measure = Instant::now();
+    while round_trips == 0 || measure.elapsed().as_secs_f64() < seconds {
+        let (start, stop) = trip(tx, rx)?;
+        first.get_or_insert(start);
+        end = stop;
+        record(
+            &mut histogram,
+            u64::try_from((stop - start).as_nanos()).unwrap_or(u64::MAX),
+        );
+        round_trips += 1;
+    }
+    tx.finish()?;
+    let seconds = (end - first.unwrap_or(end)).as_secs_f64();
+    Ok(TripRun {
+        round_trips,
+        seconds,
+        round_trips_per_s: if seconds > 0.0 {
+            round_trips as f64 / seconds
+        } else {
+            0.0
+        },
+        rtt_ns: LatencyNs::of(&histogram),
+        warmup_round_trips,
+        noise: None,
+    })
+}
+
+/// The ponger: receives each whole message, checks it with `verify`, and
+/// sends it back, until the pinger is done. Returns the round trips
+/// served.
+pub fn pong(
+    rx: &mut dyn Receiver,
+    tx: &mut dyn Sender,
+    size: usize,
+    verify: bool,
+) -> io::Result<u64> {
+    let mut verifier = verify.then(Verifier::new);
+    let mut trips = 0;
+    loop {
+        let buf = tx.buffer();
+        let mut at = 0;
+        let mut take = |b: &[u8]| {
+            buf[at..at + b.len()].copy_from_slice(b);
+            at += b.len();
+            match verifier.as_mut() {
+                Some(v) => check(v, b),
+                None => Ok(()),
+            }
+        };
+        if !receive_message(rx, size, Some(&mut take), "ponger")? {
+            break;
+        }
+        tx.send(size)?;
+        trips += 1;
+    }
+    // No end to say: the pinger has gone, and a datagram to it would be
+    // refused.
+    Ok(trips)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::super::channel::{one_way, two_way};
+    use super::super::ends::{Way, receiver, sender};
+    use super::super::mechanism::Mechanism;
+    use super::*;
+
+    /// Every mechanism's ends, in two threads of this process.
+    fn stream(mechanism: Mechanism, size: usize, bytes: u64) -> io::Result<Received> {
+        let ch = one_way(mechanism, size)?;
+        let mut tx = sender(mechanism, ch.send, size, Way::Forward)?;
+        let mut rx = receiver(mechanism, ch.recv, size, Way::Forward)?;
+        std::thread::scope(|s| {
+            let sent = s.spawn(move || send_stream(tx.as_mut(), size, bytes, true));
+            let got = receive_stream(rx.as_mut(), true);
+            sent.join().unwrap()?;
+            got
+        })
+    }
+
+    #[test]
+    fn every_mechanism_moves_the_exact_bytes_in_threads() {
+        for m in Mechanism::ALL {
+            for size in [1, 4095, 65537] {
+                let bytes = (size as u64 * 5).max(100_000);
+                match stream(m, size, bytes) {
+                    Ok(got) => assert_eq!(got.bytes, bytes, "{m} at {size}"),
+                    Err(e) if e.kind() == io::ErrorKind::Unsupported => {}
+                    Err(e) => panic!("{m} at {size}: {e}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn round_trips_echo_the_exact_bytes_in_threads() {
+        for m in Mechanism::ALL
+            .into_iter()
+            .filter(|m| m.no_round_trip().is_none())
+        {
+            let size = 5000;
+            let (pinger, ponger) = two_way(m, size).unwrap();
+            let mut p_tx = sender(m, pinger.send, size, Way::Forward).unwrap();
+            let mut p_rx = receiver(m, pinger.recv, size, Way::Back).unwrap();
+            let mut q_tx = sender(m, ponger.send, size, Way::Back).unwrap();
+            let mut q_rx = receiver(m, ponger.recv, size, Way::Forward).unwrap();
+            let (run, served) = std::thread::scope(|s| {
+                let served = s.spawn(move || pong(q_rx.as_mut(), q_tx.as_mut(), size, true));
+                let run = ping(p_tx.as_mut(), p_rx.as_mut(), size, 0.0, 0.01, true).unwrap();
+                drop((p_tx, p_rx));
+                (run, served.join().unwrap().unwrap())
+            });
+            assert!(run.round_trips > 0, "{m}");
+            assert_eq!(served, run.round_trips + run.warmup_round_trips, "{m}");
+        }
+    }
+}

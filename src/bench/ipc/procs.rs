@@ -1,0 +1,295 @@
+//! `ipc`'s runner: every end a process of its own, pinned as the
+//! placement says. A throughput run is a sender worker and a receiver
+//! worker (the receiver prints what it [`Received`] as JSON); a latency
+//! run is the pinger in a thread of this process and a ponger worker.
+//! Each end gets the channel's descriptors as its standard input and
+//! output, from [`super::channel`].
+
+use std::io;
+use std::os::fd::BorrowedFd;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::super::harness::{Processes, Runner};
+use super::super::ladder::{EXIT_UNSUPPORTED, Placement, RunError};
+use super::super::latency::pin;
+use super::super::worker::{Role, Worker};
+use super::channel::{one_way, two_way};
+use super::ends::{Way, receiver, sender};
+use super::flow::{Received, ping, pong, receive_stream, send_stream};
+use super::job::{StreamJob, TripJob};
+use super::mechanism::Mechanism;
+use super::result::{StreamRun, TripRun};
+use crate::child::{Group, said};
+use crate::sys::{NoiseProbe, ResourceUsage, UsageOf, getrusage};
+use crate::units::GIB;
+
+/// What one `ipc` worker is: an end of a channel of `mechanism`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct EndSpec {
+    /// The mechanism.
+    pub mechanism: Mechanism,
+    /// Bytes per message.
+    pub size: usize,
+    /// Check every byte.
+    pub verify: bool,
+    /// Which end.
+    pub end: EndKind,
+}
+
+/// Which end of a channel a worker is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EndKind {
+    /// Sends `bytes` into stdout.
+    Sender {
+        /// Bytes in all.
+        bytes: u64,
+    },
+    /// Receives from stdin to the end, then prints a [`Received`] line.
+    Receiver,
+    /// Sends every message from stdin back into stdout.
+    Ponger,
+}
+
+impl EndSpec {
+    /// How messages name this end.
+    pub fn name(&self) -> &'static str {
+        match self.end {
+            EndKind::Sender { .. } => "ipc sender",
+            EndKind::Receiver => "ipc receiver",
+            EndKind::Ponger => "ipc ponger",
+        }
+    }
+
+    /// Does the work, on this process's standard input and output.
+    pub fn serve(&self, stdin: BorrowedFd<'_>, stdout: BorrowedFd<'_>) -> io::Result<()> {
+        let EndSpec {
+            mechanism: m,
+            size,
+            verify,
+            end,
+        } = *self;
+        let own = |fd: BorrowedFd<'_>| fd.try_clone_to_owned();
+        match end {
+            EndKind::Sender { bytes } => {
+                let mut tx = sender(m, own(stdout)?, size, Way::Forward)?;
+                send_stream(tx.as_mut(), size, bytes, verify)
+            }
+            EndKind::Receiver => {
+                let mut rx = receiver(m, own(stdin)?, size, Way::Forward)?;
+                let got = receive_stream(rx.as_mut(), verify)?;
+                drop(rx);
+                let mut line = serde_json::to_vec(&got)?;
+                line.push(b'\n');
+                crate::wait::write_all(stdout, &line, |_| {})
+            }
+            EndKind::Ponger => {
+                let mut rx = receiver(m, own(stdin)?, size, Way::Forward)?;
+                let mut tx = sender(m, own(stdout)?, size, Way::Back)?;
+                pong(rx.as_mut(), tx.as_mut(), size, verify).map(drop)
+            }
+        }
+    }
+}
+
+/// How long an end may take to exit once its work should be over, and a
+/// sender to send everything (runs are sized to a fraction of a second).
+const EXIT_TIMEOUT: Duration = Duration::from_secs(10);
+const SEND_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The sender's and the receiver's (pinger's and ponger's) CPUs.
+fn cpus(placement: Placement) -> (Option<usize>, Option<usize>) {
+    match placement {
+        Placement::Pinned {
+            writer_cpu,
+            reader_cpu,
+        } => (Some(writer_cpu), Some(reader_cpu)),
+        Placement::Unpinned => (None, None),
+    }
+}
+
+/// A setup error: unavailable when the kernel or a limit refuses the
+/// mechanism at this size, failed otherwise.
+fn setup_error(e: io::Error) -> RunError {
+    let why = crate::quote::strerror(&e);
+    match e.kind() {
+        io::ErrorKind::Unsupported => RunError::Unavailable(e.to_string()),
+        _ => RunError::Failed(format!("cannot set up the channel: {why}")),
+    }
+}
+
+/// An end's failure in its own words: unavailable when it exited with
+/// [`EXIT_UNSUPPORTED`] (the kernel refused: io_uring off, a pipe size
+/// not granted).
+fn end_failed(who: &str, stderr: &str, status: Option<std::process::ExitStatus>) -> RunError {
+    let code = status.and_then(|s| s.code());
+    match (said(stderr), code) {
+        (Some(why), Some(EXIT_UNSUPPORTED)) => RunError::Unavailable(why.to_string()),
+        (Some(why), _) => RunError::Failed(why.to_string()),
+        (None, _) => RunError::Failed(match status {
+            Some(status) => format!("the {who} failed ({status}) without a word"),
+            None => format!("cannot wait for the {who}"),
+        }),
+    }
+}
+
+fn worker(spec: EndSpec, cpu: Option<usize>, exe: &std::path::Path) -> Command {
+    let mut cmd = Worker::new(Role::Ipc { end: spec }, cpu).command(exe);
+    cmd.stderr(Stdio::piped());
+    cmd
+}
+
+fn cpu_seconds(u: &ResourceUsage) -> f64 {
+    (u.user + u.system).as_secs_f64()
+}
+
+impl Runner<StreamJob> for Processes {
+    fn run(&mut self, job: &StreamJob) -> Result<StreamRun, RunError> {
+        let ch = one_way(job.mechanism, job.size).map_err(setup_error)?;
+        let (send_cpu, recv_cpu) = cpus(job.placement);
+        let spec = |end| EndSpec {
+            mechanism: job.mechanism,
+            size: job.size,
+            verify: job.verify,
+            end,
+        };
+        let mut tx = worker(
+            spec(EndKind::Sender { bytes: job.bytes }),
+            send_cpu,
+            &self.exe,
+        );
+        tx.stdin(Stdio::null()).stdout(Stdio::from(ch.send));
+        let mut rx = worker(spec(EndKind::Receiver), recv_cpu, &self.exe);
+        rx.stdin(Stdio::from(ch.recv)).stdout(Stdio::piped());
+        let probe = NoiseProbe::start();
+        let before = getrusage(UsageOf::Children).ok();
+        let mut group = Group::new();
+        let spawned = |e: io::Error| RunError::Failed(format!("cannot start an end: {e}"));
+        let receiver = group
+            .spawn(&mut rx, "the ipc receiver".into())
+            .map_err(spawned)?;
+        let sender = group
+            .spawn(&mut tx, "the ipc sender".into())
+            .map_err(spawned)?;
+        // Only the ends hold the channel now.
+        drop((tx, rx));
+        let sent = group.finish(sender, SEND_TIMEOUT);
+        if !sent.success() {
+            group.kill_all();
+            if sent.killed {
+                return Err(RunError::Failed(format!(
+                    "the ipc sender did not finish within {} s; killed",
+                    SEND_TIMEOUT.as_secs()
+                )));
+            }
+            return Err(end_failed("ipc sender", &sent.stderr, sent.status));
+        }
+        let out = group
+            .output(receiver)
+            .map_err(|e| RunError::Failed(format!("cannot read the ipc receiver: {e}")))?;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if !out.status.success() {
+            return Err(end_failed("ipc receiver", &stderr, Some(out.status)));
+        }
+        let got: Received = serde_json::from_slice(&out.stdout)
+            .map_err(|e| RunError::Failed(format!("the ipc receiver's report is not one: {e}")))?;
+        if got.bytes != job.bytes {
+            return Err(RunError::Failed(format!(
+                "{} bytes sent, {} received",
+                job.bytes, got.bytes
+            )));
+        }
+        let usage = match (before, getrusage(UsageOf::Children)) {
+            (Some(before), Ok(after)) => Some(after.since(&before)),
+            _ => None,
+        };
+        let ends: Vec<usize> = [send_cpu, recv_cpu].into_iter().flatten().collect();
+        let used = usage.unwrap_or_default();
+        let noise = probe.finish(used.user + used.system, used.involuntary_switches, &ends);
+        Ok(StreamRun {
+            timed_bytes: got.timed_bytes,
+            seconds: got.seconds,
+            gib_s: got.gib_s,
+            msgs_per_s: got.gib_s * GIB as f64 / job.size.max(1) as f64,
+            cpu_s: usage.as_ref().map(cpu_seconds),
+            bytes: got.bytes,
+            noise: Some(noise),
+        })
+    }
+}
+
+impl Runner<TripJob> for Processes {
+    fn run(&mut self, job: &TripJob) -> Result<TripRun, RunError> {
+        let (pinger, ponger) = two_way(job.mechanism, job.size).map_err(setup_error)?;
+        let (ping_cpu, pong_cpu) = cpus(job.placement);
+        let spec = EndSpec {
+            mechanism: job.mechanism,
+            size: job.size,
+            verify: job.verify,
+            end: EndKind::Ponger,
+        };
+        let mut cmd = worker(spec, pong_cpu, &self.exe);
+        cmd.stdin(Stdio::from(ponger.recv))
+            .stdout(Stdio::from(ponger.send));
+        let probe = NoiseProbe::start();
+        let before = getrusage(UsageOf::Children).ok();
+        let mut group = Group::new();
+        let child = group
+            .spawn(&mut cmd, "the ipc ponger".into())
+            .map_err(|e| RunError::Failed(format!("cannot start the ponger: {e}")))?;
+        drop(cmd);
+        let pinged = std::thread::scope(|s| {
+            s.spawn(move || {
+                let before = getrusage(UsageOf::Thread).ok();
+                let run = (|| {
+                    pin(ping_cpu, "pinger")?;
+                    let mut tx = sender(job.mechanism, pinger.send, job.size, Way::Forward)?;
+                    let mut rx = receiver(job.mechanism, pinger.recv, job.size, Way::Back)?;
+                    ping(
+                        tx.as_mut(),
+                        rx.as_mut(),
+                        job.size,
+                        job.warmup_seconds,
+                        job.seconds,
+                        job.verify,
+                    )
+                })();
+                let used = match (before, getrusage(UsageOf::Thread)) {
+                    (Some(b), Ok(a)) => a.since(&b),
+                    _ => ResourceUsage::default(),
+                };
+                (run, used)
+            })
+            .join()
+            .unwrap_or_else(|_| {
+                (
+                    Err(io::Error::other("the pinger thread panicked")),
+                    ResourceUsage::default(),
+                )
+            })
+        });
+        let (run, pinger_used) = pinged;
+        let ended = group.finish(child, EXIT_TIMEOUT);
+        // The ponger's words are the cause when both failed.
+        if !ended.success() {
+            if ended.killed {
+                return Err(RunError::Failed(
+                    "the ipc ponger did not exit after the pinger finished; killed".into(),
+                ));
+            }
+            return Err(end_failed("ipc ponger", &ended.stderr, ended.status));
+        }
+        let mut run = run.map_err(|e| RunError::Failed(crate::quote::strerror(&e)))?;
+        let ponger_used = match (before, getrusage(UsageOf::Children)) {
+            (Some(before), Ok(after)) => after.since(&before),
+            _ => ResourceUsage::default(),
+        };
+        let used = pinger_used + ponger_used;
+        let ends: Vec<usize> = [ping_cpu, pong_cpu].into_iter().flatten().collect();
+        run.noise = Some(probe.finish(used.user + used.system, used.involuntary_switches, &ends));
+        Ok(run)
+    }
+}

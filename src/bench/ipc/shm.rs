@@ -1,0 +1,308 @@
+//! A byte ring in shared memory: one producer, one consumer, each in its
+//! own process, the physical limit of copying IPC.
+//!
+//! The producer copies each message into the ring (one `memcpy` per
+//! byte); the consumer takes the bytes in place (reads them only to hand
+//! them on, with `--verify` or to echo them). Positions are `u32` byte
+//! counts that wrap: `head` is what the producer has written, `tail` what
+//! the consumer has taken, and `head - tail` (wrapping) is in the ring.
+//! Each sits on a cache line of its own, so the ends do not bounce one
+//! line between their CPUs.
+//!
+//! An end that has to wait either spins on the other's position
+//! ([`Mechanism::ShmSpin`](super::Mechanism::ShmSpin)) or sleeps in
+//! `futex(FUTEX_WAIT)` on it, after raising its `waiting` flag; the other
+//! end calls `futex(FUTEX_WAKE)` only when that flag is up, so a ring
+//! that never runs full or empty makes no system call at all. The flag
+//! and the position are each stored before the other is loaded, with
+//! `SeqCst` between them (Dekker's handshake), so a wake-up cannot be
+//! missed; `FUTEX_WAIT` rechecks the position in the kernel.
+//!
+//! `bench/ipc_ref.c` has the same ring in C, the reference it is measured
+//! against.
+#![allow(unsafe_code)]
+
+use std::io;
+use std::os::fd::AsFd;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, Ordering, fence};
+
+use rustix::mm::{MapFlags, ProtFlags};
+use rustix::thread::futex;
+
+use super::ends::Sink;
+
+/// Bytes before the data: the positions and flags, a cache line each.
+const HEADER: usize = 4096;
+const HEAD: usize = 0;
+const TAIL: usize = 64;
+const PRODUCER_WAITING: usize = 128;
+const CONSUMER_WAITING: usize = 192;
+const CLOSED: usize = 256;
+
+/// The data bytes of a ring for messages of `size`: at least 1 MiB and
+/// four messages, a power of two.
+pub fn capacity(size: usize) -> usize {
+    (4 * size).max(1 << 20).next_power_of_two()
+}
+
+/// The bytes one ring for messages of `size` takes in the shared file
+/// (a whole number of pages, so that rings can follow each other).
+pub fn ring_bytes(size: usize) -> usize {
+    HEADER + capacity(size)
+}
+
+/// One ring, mapped from a shared file: the `index`th of the file's
+/// rings.
+struct Ring {
+    base: NonNull<u8>,
+    len: usize,
+    cap: usize,
+    spin: bool,
+}
+
+// SAFETY: the mapping is shared memory reached only through atomics and
+// the ring protocol; the pointer may move to another thread with it.
+unsafe impl Send for Ring {}
+
+impl Ring {
+    fn map(fd: impl AsFd, size: usize, index: usize, spin: bool) -> io::Result<Ring> {
+        let len = ring_bytes(size);
+        // SAFETY: a new shared mapping of `len` bytes of `fd` at an
+        // offset that is a multiple of the page size; nothing in this
+        // process aliases it, and it is unmapped only in Drop.
+        let ptr = unsafe {
+            rustix::mm::mmap(
+                std::ptr::null_mut(),
+                len,
+                ProtFlags::READ | ProtFlags::WRITE,
+                MapFlags::SHARED,
+                fd,
+                (index * len) as u64,
+            )
+        }?;
+        let base =
+            NonNull::new(ptr.cast::<u8>()).ok_or_else(|| io::Error::other("mmap gave NULL"))?;
+        Ok(Ring {
+            base,
+            len,
+            cap: capacity(size),
+            spin,
+        })
+    }
+
+    fn word(&self, offset: usize) -> &AtomicU32 {
+        // SAFETY: `offset` is one of the header's word offsets, inside the
+        // mapping and 4-byte aligned (the mapping is page aligned); the
+        // word is only ever accessed atomically, by both processes.
+        unsafe { &*self.base.as_ptr().add(offset).cast::<AtomicU32>() }
+    }
+
+    fn data(&self) -> *mut u8 {
+        // SAFETY: HEADER is inside the mapping of HEADER + cap bytes.
+        unsafe { self.base.as_ptr().add(HEADER) }
+    }
+
+    /// Waits until `word` may no longer hold `seen`: one spin, or a sleep
+    /// announced by `waiting`.
+    fn wait(&self, word: usize, seen: u32, waiting: usize) -> io::Result<()> {
+        if self.spin {
+            std::hint::spin_loop();
+            return Ok(());
+        }
+        self.word(waiting).store(1, Ordering::SeqCst);
+        if self.word(word).load(Ordering::SeqCst) == seen {
+            match futex::wait(self.word(word), futex::Flags::empty(), seen, None) {
+                Ok(()) | Err(rustix::io::Errno::AGAIN | rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.word(waiting).store(0, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// After storing `word`: wakes the other end if it sleeps on it.
+    fn wake(&self, word: usize, waiting: usize) -> io::Result<()> {
+        if self.spin {
+            return Ok(());
+        }
+        fence(Ordering::SeqCst);
+        if self.word(waiting).load(Ordering::Relaxed) != 0 {
+            futex::wake(self.word(word), futex::Flags::empty(), 1)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `map`, not used after this.
+        let _ = unsafe { rustix::mm::munmap(self.base.as_ptr().cast(), self.len) };
+    }
+}
+
+/// The producing end of a ring.
+pub struct ShmSender {
+    ring: Ring,
+    closed: bool,
+}
+
+impl ShmSender {
+    /// The producer of the `index`th ring of `fd`, for messages of `size`.
+    pub fn open(fd: impl AsFd, size: usize, index: usize, spin: bool) -> io::Result<ShmSender> {
+        Ok(ShmSender {
+            ring: Ring::map(fd, size, index, spin)?,
+            closed: false,
+        })
+    }
+
+    /// Copies `msg` into the ring, waiting for room.
+    pub fn send(&mut self, msg: &[u8]) -> io::Result<()> {
+        let r = &self.ring;
+        let head = r.word(HEAD).load(Ordering::Relaxed);
+        loop {
+            let tail = r.word(TAIL).load(Ordering::Acquire);
+            if head.wrapping_sub(tail) as usize + msg.len() <= r.cap {
+                break;
+            }
+            r.wait(TAIL, tail, PRODUCER_WAITING)?;
+        }
+        let at = head as usize % r.cap;
+        let first = msg.len().min(r.cap - at);
+        // SAFETY: [head, head + len) is free: the consumer has taken
+        // everything before `tail` and reads nothing past `head` until it
+        // is published below; both pieces lie inside the data area.
+        unsafe {
+            std::ptr::copy_nonoverlapping(msg.as_ptr(), r.data().add(at), first);
+            std::ptr::copy_nonoverlapping(msg.as_ptr().add(first), r.data(), msg.len() - first);
+        }
+        r.word(HEAD)
+            .store(head.wrapping_add(msg.len() as u32), Ordering::Release);
+        r.wake(HEAD, CONSUMER_WAITING)
+    }
+
+    /// Says there is no more: the consumer sees the end once it has taken
+    /// everything. Also done on drop.
+    pub fn close(&mut self) -> io::Result<()> {
+        if std::mem::replace(&mut self.closed, true) {
+            return Ok(());
+        }
+        let r = &self.ring;
+        r.word(CLOSED).store(1, Ordering::Release);
+        fence(Ordering::SeqCst);
+        if !r.spin {
+            futex::wake(r.word(HEAD), futex::Flags::empty(), 1)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ShmSender {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+/// The consuming end of a ring.
+pub struct ShmReceiver {
+    ring: Ring,
+    max: usize,
+}
+
+impl ShmReceiver {
+    /// The consumer of the `index`th ring of `fd`, taking at most `size`
+    /// bytes at a time.
+    pub fn open(fd: impl AsFd, size: usize, index: usize, spin: bool) -> io::Result<ShmReceiver> {
+        Ok(ShmReceiver {
+            ring: Ring::map(fd, size, index, spin)?,
+            max: size,
+        })
+    }
+
+    /// Takes up to `size` bytes as soon as there are any, handing them in
+    /// place to `sink` if there is one; 0 once the producer has closed
+    /// and everything is taken.
+    pub fn recv(&mut self, sink: Sink<'_>) -> io::Result<usize> {
+        let r = &self.ring;
+        let tail = r.word(TAIL).load(Ordering::Relaxed);
+        let head = loop {
+            let head = r.word(HEAD).load(Ordering::Acquire);
+            if head != tail {
+                break head;
+            }
+            if r.word(CLOSED).load(Ordering::Acquire) != 0 {
+                // Bytes published before the close are seen now.
+                if r.word(HEAD).load(Ordering::Acquire) == tail {
+                    return Ok(0);
+                }
+                continue;
+            }
+            r.wait(HEAD, tail, CONSUMER_WAITING)?;
+        };
+        let n = (head.wrapping_sub(tail) as usize).min(self.max);
+        if let Some(sink) = sink {
+            let at = tail as usize % r.cap;
+            let first = n.min(r.cap - at);
+            // SAFETY: [tail, tail + n) was published by the producer's
+            // Release store of `head` (Acquire above) and is not written
+            // again until `tail` moves past it below.
+            let (a, b) = unsafe {
+                (
+                    std::slice::from_raw_parts(r.data().add(at), first),
+                    std::slice::from_raw_parts(r.data(), n - first),
+                )
+            };
+            sink(a)?;
+            if !b.is_empty() {
+                sink(b)?;
+            }
+        }
+        r.word(TAIL)
+            .store(tail.wrapping_add(n as u32), Ordering::Release);
+        r.wake(TAIL, PRODUCER_WAITING)?;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use rustix::fs::{MemfdFlags, ftruncate, memfd_create};
+
+    #[test]
+    fn bytes_cross_the_ring_in_order_past_its_wrap() {
+        for spin in [false, true] {
+            let size = 300_001;
+            let fd = memfd_create("ring", MemfdFlags::CLOEXEC).unwrap();
+            ftruncate(&fd, ring_bytes(size) as u64).unwrap();
+            let mut tx = ShmSender::open(&fd, size, 0, spin).unwrap();
+            let mut rx = ShmReceiver::open(&fd, size, 0, spin).unwrap();
+            // More than the 2 MiB ring, so it wraps, from another thread.
+            let messages = 20u32;
+            let got = std::thread::scope(|s| {
+                s.spawn(move || {
+                    for i in 0..messages {
+                        let msg: Vec<u8> = (0..size).map(|j| (j as u32 ^ i) as u8).collect();
+                        tx.send(&msg).unwrap();
+                    }
+                });
+                let mut got = Vec::new();
+                loop {
+                    let mut sink = |b: &[u8]| {
+                        got.extend_from_slice(b);
+                        Ok(())
+                    };
+                    if rx.recv(Some(&mut sink)).unwrap() == 0 {
+                        break got;
+                    }
+                }
+            });
+            let want: Vec<u8> = (0..messages)
+                .flat_map(|i| (0..size).map(move |j| (j as u32 ^ i) as u8))
+                .collect();
+            assert_eq!(got.len(), want.len());
+            assert!(got == want, "bytes differ (spin: {spin})");
+        }
+    }
+}

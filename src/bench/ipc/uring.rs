@@ -1,0 +1,139 @@
+//! The io_uring ends: `IORING_OP_WRITE` and `IORING_OP_READ` on a pipe,
+//! and `IORING_OP_SPLICE` out of one, through the `io-uring` crate.
+//!
+//! Each operation is one submission and one completion, waited for with
+//! one `io_uring_enter(2)`: the io_uring counterpart of one `write(2)` or
+//! `read(2)`, which is what makes the rows comparable with `pipe`.
+//! Offsets are -1 ("the current position"), as a pipe requires.
+#![allow(unsafe_code)]
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+
+use io_uring::{IoUring, opcode, squeue, types};
+
+/// A ring with room for one operation at a time.
+pub struct Uring {
+    ring: IoUring,
+}
+
+/// Offset -1: the file's current position, the only one a pipe has.
+const CURRENT: u64 = u64::MAX;
+
+impl Uring {
+    /// A new ring; the kernel may refuse it (io_uring disabled, seccomp):
+    /// the error says so.
+    pub fn new() -> io::Result<Uring> {
+        let ring = IoUring::new(4).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "io_uring_setup refused: {} (see /proc/sys/kernel/io_uring_disabled)",
+                    crate::quote::strerror(&e)
+                ),
+            )
+        })?;
+        Ok(Uring { ring })
+    }
+
+    /// Submits `entry` and waits for its completion; its result.
+    ///
+    /// # Safety
+    ///
+    /// The buffers `entry` points to must stay valid, and not be used
+    /// otherwise, until this returns (it returns only once the kernel has
+    /// completed the operation).
+    unsafe fn run(&mut self, entry: &squeue::Entry) -> io::Result<usize> {
+        // SAFETY: the caller keeps the entry's buffers valid until the
+        // completion, which is waited for below before returning.
+        unsafe { self.ring.submission().push(entry) }
+            .map_err(|_| io::Error::other("the io_uring submission queue is full"))?;
+        loop {
+            match self.ring.submit_and_wait(1) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            if let Some(done) = self.ring.completion().next() {
+                let res = done.result();
+                return if res < 0 {
+                    Err(io::Error::from_raw_os_error(-res))
+                } else {
+                    Ok(res as usize)
+                };
+            }
+        }
+    }
+
+    /// `IORING_OP_WRITE` of `buf` into `fd`: the bytes written.
+    pub fn write(&mut self, fd: &OwnedFd, buf: &[u8]) -> io::Result<usize> {
+        let entry = opcode::Write::new(types::Fd(fd.as_raw_fd()), buf.as_ptr(), len32(buf.len()))
+            .offset(CURRENT)
+            .build();
+        // SAFETY: `buf` is borrowed for the whole call, which waits for
+        // the completion.
+        unsafe { self.run(&entry) }
+    }
+
+    /// `IORING_OP_READ` from `fd` into `buf`: the bytes read, 0 at the end.
+    pub fn read(&mut self, fd: &OwnedFd, buf: &mut [u8]) -> io::Result<usize> {
+        let entry = opcode::Read::new(
+            types::Fd(fd.as_raw_fd()),
+            buf.as_mut_ptr(),
+            len32(buf.len()),
+        )
+        .offset(CURRENT)
+        .build();
+        // SAFETY: `buf` is borrowed mutably for the whole call, which
+        // waits for the completion.
+        unsafe { self.run(&entry) }
+    }
+
+    /// `IORING_OP_SPLICE` of up to `len` bytes from the pipe `from` into
+    /// `to`, at `to_offset` (`None`: its position): the bytes moved.
+    pub fn splice(
+        &mut self,
+        from: &OwnedFd,
+        to: &OwnedFd,
+        to_offset: Option<u64>,
+        len: usize,
+    ) -> io::Result<usize> {
+        let entry = opcode::Splice::new(
+            types::Fd(from.as_raw_fd()),
+            -1,
+            types::Fd(to.as_raw_fd()),
+            to_offset.map_or(-1, |o| o as i64),
+            len32(len),
+        )
+        .build();
+        // SAFETY: a splice names no user memory.
+        unsafe { self.run(&entry) }
+    }
+}
+
+/// A length for one operation (io_uring takes 32 bits).
+fn len32(len: usize) -> u32 {
+    len.min(u32::MAX as usize) as u32
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::sys::pipe;
+
+    #[test]
+    fn a_write_and_a_read_through_the_ring() {
+        let Ok(mut ring) = Uring::new() else {
+            // io_uring refused here: the ends say so, tested elsewhere.
+            return;
+        };
+        let p = pipe().unwrap();
+        assert_eq!(ring.write(&p.write, b"hello").unwrap(), 5);
+        let mut buf = [0u8; 16];
+        assert_eq!(ring.read(&p.read, &mut buf).unwrap(), 5);
+        assert_eq!(&buf[..5], b"hello");
+        drop(p.write);
+        assert_eq!(ring.read(&p.read, &mut buf).unwrap(), 0);
+    }
+}

@@ -1,0 +1,122 @@
+//! POSIX message queues: mq_open(3), mq_send(3), mq_receive(3).
+//!
+//! rustix has no message queues, so this is the one place that calls
+//! libc's, behind safe functions. On Linux a queue descriptor is a file
+//! descriptor (mq_overview(7)): it is returned as an [`OwnedFd`], passes
+//! to a child like any other, and closes with it.
+#![allow(unsafe_code)]
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+
+/// Where Linux says how large a message may be.
+pub const MSGSIZE_MAX: &str = "/proc/sys/fs/mqueue/msgsize_max";
+/// Where Linux says how many messages a queue may hold.
+pub const MSG_MAX: &str = "/proc/sys/fs/mqueue/msg_max";
+
+/// `mq_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600, &attr)`
+/// with room for `max_messages` messages of `msg_size` bytes, then
+/// `mq_unlink(name)`: the queue lives as long as a descriptor does.
+///
+/// # References
+///  - [mq_open(3)](https://man7.org/linux/man-pages/man3/mq_open.3.html)
+pub fn mq_open_private(name: &str, max_messages: usize, msg_size: usize) -> io::Result<OwnedFd> {
+    let cname = CString::new(name).map_err(io::Error::other)?;
+    // SAFETY: mq_attr is plain data; all zero is a valid value of it.
+    let mut attr: libc::mq_attr = unsafe { std::mem::zeroed() };
+    attr.mq_maxmsg = max_messages as libc::c_long;
+    attr.mq_msgsize = msg_size as libc::c_long;
+    let flags = libc::O_CREAT | libc::O_EXCL | libc::O_RDWR | libc::O_CLOEXEC;
+    // SAFETY: `cname` is a NUL-terminated string and `attr` a valid
+    // mq_attr, both alive for the call; the mode is passed as the
+    // variadic argument mq_open reads with O_CREAT.
+    let mqd = unsafe {
+        libc::mq_open(
+            cname.as_ptr(),
+            flags,
+            0o600 as libc::mode_t,
+            &mut attr as *mut libc::mq_attr,
+        )
+    };
+    if mqd == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: on Linux an mqd_t is a file descriptor that mq_open just
+    // opened and nothing else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(mqd) };
+    // SAFETY: `cname` is a NUL-terminated string alive for the call.
+    if unsafe { libc::mq_unlink(cname.as_ptr()) } == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(fd)
+}
+
+/// `mq_send(fd, msg, len, 0)`: one message, whole.
+///
+/// # References
+///  - [mq_send(3)](https://man7.org/linux/man-pages/man3/mq_send.3.html)
+pub fn mq_send(fd: impl AsFd, msg: &[u8]) -> io::Result<()> {
+    // SAFETY: `msg` is valid for reading `msg.len()` bytes for the call,
+    // and an mqd_t is the descriptor's number.
+    let r = unsafe { libc::mq_send(fd.as_fd().as_raw_fd(), msg.as_ptr().cast(), msg.len(), 0) };
+    if r == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// `mq_receive(fd, buf, len, NULL)`: the oldest message, whole; `buf`
+/// must hold the queue's message size. Returns its length.
+///
+/// # References
+///  - [mq_receive(3)](https://man7.org/linux/man-pages/man3/mq_receive.3.html)
+pub fn mq_receive(fd: impl AsFd, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: `buf` is valid for writing `buf.len()` bytes for the call,
+    // and an mqd_t is the descriptor's number.
+    let r = unsafe {
+        libc::mq_receive(
+            fd.as_fd().as_raw_fd(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            std::ptr::null_mut(),
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(r as usize)
+}
+
+/// A number from one of the `/proc/sys/fs/mqueue` files.
+pub fn mqueue_limit(path: &str) -> Option<usize> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_goes_through_a_private_queue_whole() {
+        let name = format!("/pipespeed-test-{}", std::process::id());
+        let q = match mq_open_private(&name, 2, 100) {
+            Ok(q) => q,
+            // A kernel without POSIX message queues.
+            Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => return,
+            Err(e) => panic!("{e}"),
+        };
+        mq_send(&q, b"hello").unwrap();
+        mq_send(&q, b"").unwrap();
+        let mut buf = [0u8; 100];
+        assert_eq!(mq_receive(&q, &mut buf).unwrap(), 5);
+        assert_eq!(&buf[..5], b"hello");
+        assert_eq!(mq_receive(&q, &mut buf).unwrap(), 0);
+        // Too large for the queue.
+        assert!(mq_send(&q, &[0; 101]).is_err());
+        // Unlinked at once: the name is free again.
+        drop(mq_open_private(&name, 1, 1).unwrap());
+        assert!(mqueue_limit(MSGSIZE_MAX).is_some_and(|n| n > 0));
+    }
+}
