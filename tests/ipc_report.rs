@@ -517,7 +517,7 @@ fn every_export_of_an_interrupted_result_says_so() {
     let text = export(&Text::default(), &result);
     assert!(text.contains(&format!("\n{INTERRUPTED}\n")), "{text}");
     assert!(
-        table(&text, "64KiB messages").contains(&"shm: no runs"),
+        table(&text, "64KiB messages").contains(&"no runs: shm"),
         "{text}"
     );
     let md = export(&Markdown, &result);

@@ -157,7 +157,7 @@ fn cells(row: &IpcRow, pipe: Option<f64>, shown: Shown) -> Vec<String> {
     let t = throughput(row);
     let mut out = vec![row.mechanism.to_string()];
     if shown.throughput {
-        out.push(cell(speed(row).map(|g| format!("{g:.2}"))));
+        out.push(cell(speed(row).map(gib_s)));
         out.push(cell(
             t.and_then(|t| t.median_msgs_per_s)
                 .map(|m| format!("{m:.0}")),
@@ -184,10 +184,13 @@ fn cells(row: &IpcRow, pipe: Option<f64>, shown: Shown) -> Vec<String> {
     out
 }
 
+/// What a metric that ran has when none of its runs was made.
+const NO_RUNS: &str = "no runs";
+
 /// What keeps a metric's cells empty: not running, or no runs.
 fn trouble(status: Status, reason: Option<&str>, runs: usize) -> Option<String> {
     match status {
-        Status::Ok if runs == 0 => Some("no runs".to_string()),
+        Status::Ok if runs == 0 => Some(NO_RUNS.to_string()),
         Status::Ok => None,
         status => Some(format!(
             "{}: {}",
@@ -198,34 +201,53 @@ fn trouble(status: Status, reason: Option<&str>, runs: usize) -> Option<String> 
 }
 
 /// Why `rows`' empty cells are empty, `mechanism: why` (naming the
-/// metric when only one of two is empty), each once.
+/// metric when only one of two is empty), each once; then, in one line,
+/// the metrics that simply have no runs yet (an interrupted measurement).
 fn notes(rows: &[&IpcRow], shown: Shown) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    let mut unrun: Vec<String> = Vec::new();
     for row in rows {
         let t = (row.throughput.as_ref().filter(|_| shown.throughput))
             .and_then(|t| trouble(t.status, t.reason.as_deref(), t.runs.len()));
         let l = (row.latency.as_ref().filter(|_| shown.latency))
             .and_then(|l| trouble(l.status, l.reason.as_deref(), l.runs.len()));
         let m = row.mechanism;
-        let lines = match (t, l) {
-            (Some(t), Some(l)) if t == l => vec![format!("{m}: {t}")],
+        let troubles: Vec<(String, String)> = match (t, l) {
+            (Some(t), Some(l)) if t == l => vec![(m.to_string(), t)],
             (t, l) if shown.throughput && shown.latency => [("throughput", t), ("round trip", l)]
                 .into_iter()
-                .filter_map(|(what, why)| Some(format!("{m} {what}: {}", why?)))
+                .filter_map(|(what, why)| Some((format!("{m} {what}"), why?)))
                 .collect(),
             (t, l) => t
                 .or(l)
-                .map(|why| format!("{m}: {why}"))
+                .map(|why| (m.to_string(), why))
                 .into_iter()
                 .collect(),
         };
-        for line in lines {
-            if !out.contains(&line) {
-                out.push(line);
+        for (what, why) in troubles {
+            let (list, item) = match why.as_str() {
+                NO_RUNS => (&mut unrun, what),
+                _ => (&mut out, format!("{what}: {why}")),
+            };
+            if !list.contains(&item) {
+                list.push(item);
             }
         }
     }
+    if !unrun.is_empty() {
+        out.push(format!("{NO_RUNS}: {}", unrun.join(", ")));
+    }
     out
+}
+
+/// A rate in GiB/s: two decimals from 1 up, three significant digits
+/// below (`12.50`, `0.500`, `0.00271`), where small messages' rates are.
+pub(super) fn gib_s(v: f64) -> String {
+    if !(v.is_finite() && v > 0.0 && v < 1.0) {
+        return format!("{v:.2}");
+    }
+    let decimals = (2.0 - v.log10().floor()).clamp(2.0, 9.0) as usize;
+    format!("{v:.decimals$}")
 }
 
 /// Where the two ends ran, in the words of `ipc`.
@@ -455,6 +477,16 @@ mod tests {
             vec!["pipe".to_string(), "12.50".into()],
         ];
         assert_eq!(aligned(&rows), ["mechanism  GiB/s", "pipe       12.50"]);
+    }
+
+    #[test]
+    fn small_rates_keep_three_significant_digits() {
+        assert_eq!(gib_s(12.5), "12.50");
+        assert_eq!(gib_s(1.0), "1.00");
+        assert_eq!(gib_s(0.5), "0.500");
+        assert_eq!(gib_s(0.0527), "0.0527");
+        assert_eq!(gib_s(0.00271), "0.00271");
+        assert_eq!(gib_s(0.0), "0.00");
     }
 
     #[test]

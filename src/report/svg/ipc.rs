@@ -11,7 +11,7 @@ use super::bars::{Bar, Bars, draw_on, height};
 use super::{WIDTH, clip, drawing};
 use crate::bench::ipc::{IpcResult, IpcRow};
 use crate::bench::ladder::Status;
-use crate::report::ipc::{Shown, ordered, round_trips, rtt, sizes, speed, throughput};
+use crate::report::ipc::{self, Shown, ordered, round_trips, rtt, sizes, speed, throughput};
 use crate::report::ladder::status_word;
 use crate::units::{Size, readable_ns};
 
@@ -170,7 +170,7 @@ fn gib_s(row: &IpcRow, label: String) -> Bar {
         return labelled(missing(t.map(|t| (t.status, t.reason.as_deref()))), label);
     };
     let mut bar = Bar::measured(label, median, t.min_gib_s, t.max_gib_s);
-    bar.note = format!("{median:.2} GiB/s");
+    bar.note = format!("{} GiB/s", ipc::gib_s(median));
     if t.spread.is_some_and(|s| s.noisy) {
         bar.note += ", noisy";
     }
