@@ -391,7 +391,11 @@ fn the_documented_example_is_what_the_command_prints() {
     let docs =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/compare.md")).unwrap();
     let root = env!("CARGO_MANIFEST_DIR");
-    for (kind, extra) in [("bench", &[][..]), ("latency", &["--markdown"][..])] {
+    for (kind, extra) in [
+        ("bench", &[][..]),
+        ("latency", &["--markdown"][..]),
+        ("ipc", &[][..]),
+    ] {
         let mut args = vec![
             "compare".to_string(),
             format!("tests/fixtures/compare/{kind}-base.json"),
@@ -554,6 +558,147 @@ fn lkml_reads_files_written_before_virtualization_was_recorded() {
     assert!(text.contains("\nsize   p50 "), "{text}");
     assert!(
         text.contains("\n64KiB  29.71 us -> 30.07 us (+1.2%)~"),
+        "{text}"
+    );
+}
+
+/// The committed synthetic ipc results, as `compare` reads them.
+fn ipc_fixtures() -> (PathBuf, PathBuf) {
+    let dir = Path::new(FIXTURES);
+    (dir.join("ipc-base.json"), dir.join("ipc-new.json"))
+}
+
+#[test]
+fn ipc_results_compare_the_rate_and_the_round_trip_per_mechanism_and_size() {
+    let (base, new) = ipc_fixtures();
+    let out = compare(&base, &new, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("\nGiB/s (higher is better)\nmechanism size "),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nround trip p50 (lower is better: a lower new is faster)\n"),
+        "{text}"
+    );
+    // pipe at 64 KiB was drawn 1.25 times faster; shm's 64-byte round trip
+    // 0.8 times as long; the rest from the same distributions.
+    assert!(row(&text, "pipe 64KiB").ends_with(" faster"), "{text}");
+    assert!(row(&text, "pipe 64B").ends_with(" ~"), "{text}");
+    let c = compare_files((&base, "b"), (&new, "n"), &Bootstrap::default()).unwrap();
+    assert_eq!(c.kind.name(), "ipc");
+    let outcome = |table: usize, name: &str| {
+        let line = c.tables[table].lines.iter().find(|l| l.row == name);
+        line.unwrap().outcome.clone()
+    };
+    let verdict = |table: usize, name: &str| match outcome(table, name) {
+        Outcome::Compared(change) => change.verdict,
+        other => panic!("{name}: {other:?}"),
+    };
+    assert_eq!(verdict(0, "pipe 64KiB"), Verdict::Faster);
+    assert_eq!(verdict(1, "shm 64B"), Verdict::Faster);
+    assert_eq!(verdict(1, "pipe 64KiB"), Verdict::NoChange);
+    for table in 0..2 {
+        for name in [
+            "pipe 64B",
+            "unix-stream 64B",
+            "unix-stream 64KiB",
+            "shm 64KiB",
+        ] {
+            assert_eq!(verdict(table, name), Verdict::NoChange, "{name}");
+        }
+    }
+    // A metric that did not run keeps its own reason; the other is compared.
+    assert_eq!(verdict(0, "pipe-splice 64KiB"), Verdict::NoChange);
+    let Outcome::NoRuns { base: b, new: n } = outcome(1, "pipe-splice 64KiB") else {
+        panic!("{c:?}")
+    };
+    assert!(b.unwrap().starts_with("unavailable: a spliced message"));
+    assert!(n.unwrap().starts_with("unavailable: a spliced message"));
+    assert_eq!(
+        outcome(0, "io-uring 64KiB"),
+        Outcome::NoRuns {
+            base: None,
+            new: Some(
+                "unavailable: io_uring_setup: Operation not permitted \
+                 (kernel.io_uring_disabled is 2; synthetic)"
+                    .into()
+            ),
+        }
+    );
+    assert_eq!(
+        outcome(0, "mqueue 64B"),
+        Outcome::OnlyIn(pipespeed::compare::Side::New)
+    );
+    // The kernels differ, and stderr says so.
+    assert!(
+        stderr(&out).starts_with("pipespeed: warning: system fact kernel differs: 6.1.0-synthetic"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn an_ipc_metric_that_failed_after_some_runs_is_compared_on_them_with_a_note() {
+    let (base, new) = ipc_fixtures();
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(&new).unwrap()).unwrap();
+    let rows = doc["rows"].as_array_mut().unwrap();
+    let shm = rows
+        .iter_mut()
+        .find(|r| r["mechanism"] == "shm" && r["size"] == 65536)
+        .unwrap();
+    shm["latency"]["status"] = "failed".into();
+    shm["latency"]["reason"] = "the ponger exited with status 1".into();
+    let dir = tempfile::tempdir().unwrap();
+    let failed = write(dir.path(), "failed.json", &doc);
+    let out = compare(&base, &failed, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "warning: {}: shm 64KiB round trip failed: the ponger exited with status 1 after 5 \
+             runs; those runs are compared",
+            failed.display()
+        )),
+        "{err}"
+    );
+    let text = stdout(&out);
+    let round_trips = &text[text.find("round trip p50").unwrap()..];
+    assert!(row(round_trips, "shm 64KiB").ends_with(" ~"), "{text}");
+}
+
+#[test]
+fn ipc_and_another_kind_are_refused_and_lkml_lists_each_row() {
+    let (base, _) = ipc_fixtures();
+    let latency = Path::new(FIXTURES).join("latency-base.json");
+    let out = compare(&base, &latency, &[]);
+    assert_one_line_error(
+        &out,
+        1,
+        &["is an ipc result", "a latency result: cannot compare"],
+    );
+    let out = lkml("ipc");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("pipespeed ipc: base -> patched (change)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nplacement       sender on CPU 0, receiver on CPU 1\n"),
+        "{text}"
+    );
+    assert!(text.contains("\nruns per row    5\n"), "{text}");
+    assert!(text.contains("\nGiB/s (higher is better):\n"), "{text}");
+    assert!(
+        text.contains("\nround trip p50 (lower is better):\n"),
+        "{text}"
+    );
+    let pipe = text.lines().find(|l| l.starts_with("pipe 64KiB ")).unwrap();
+    assert!(pipe.ends_with("(+25%)"), "{pipe}");
+    assert!(
+        text.contains("\nmqueue 64B         patched only\n"),
         "{text}"
     );
 }

@@ -5,12 +5,14 @@
 //! The metrics are the ones each command leads with: the ladder's rate
 //! per rung; the round trip's median and tail (p50, p99) and round trips
 //! per second per message size; writes per second and the p99 write
-//! latency per cell of writers and readers.
+//! latency per cell of writers and readers; the rate and the round
+//! trip's median per mechanism and message size of `ipc`.
 
 use serde::Serialize;
 
 use crate::bench::contend::ContendResult;
 use crate::bench::hist::LatencyNs;
+use crate::bench::ipc::IpcResult;
 use crate::bench::ladder::{self, LadderResult, Status};
 use crate::bench::latency::{LatencyResult, Span};
 use crate::sys::SystemFacts;
@@ -87,6 +89,7 @@ impl Kind {
             Kind::Bench => &[GIB_S],
             Kind::Latency => &[RTT_P50, RTT_P99, ROUND_TRIPS_S],
             Kind::Contend => &[WRITES_S, WRITE_P99],
+            Kind::Ipc => &[GIB_S, RTT_P50],
         }
     }
 
@@ -96,6 +99,7 @@ impl Kind {
             Kind::Bench => "rung",
             Kind::Latency => "size",
             Kind::Contend => "writers x readers",
+            Kind::Ipc => "mechanism size",
         }
     }
 }
@@ -108,6 +112,9 @@ pub enum Runs {
     Measured(Vec<Vec<f64>>),
     /// Nothing was measured, and why.
     None(String),
+    /// Per metric, its runs or why it has none: a row whose metrics ran
+    /// apart (`ipc`'s throughput and round trips).
+    Each(Vec<Result<Vec<f64>, String>>),
 }
 
 /// One row of a result.
@@ -138,6 +145,7 @@ pub fn extract(doc: &Document) -> Extract {
         Document::Bench(r) => (bench(r), r.header.interrupted),
         Document::Latency(r) => (latency(r), r.header.interrupted),
         Document::Contend(r) => (contend(r), r.header.interrupted),
+        Document::Ipc(r) => (ipc(r), r.header.interrupted),
     };
     if interrupted {
         out.notes.push(
@@ -268,6 +276,84 @@ fn contend(r: &ContendResult) -> Extract {
     }
 }
 
+/// An `ipc` row's name: the mechanism and the message size, `pipe 64KiB`.
+fn ipc_row_name(mechanism: &str, size: usize) -> String {
+    format!("{mechanism} {}", Size(size as u64))
+}
+
+fn ipc(r: &IpcResult) -> Extract {
+    let c = &r.config;
+    let mut notes = Vec::new();
+    // A metric's runs, or why it has none; a metric that stopped after
+    // some runs is compared on them, with a note.
+    let mut metric =
+        |row: &str, what: &str, status: Status, reason: Option<&str>, runs: Vec<f64>| {
+            let why = format!(
+                "{}: {}",
+                name_of(status),
+                reason.unwrap_or("no reason given")
+            );
+            match (status, runs.is_empty()) {
+                (Status::Ok, true) => Err("no runs".to_string()),
+                (Status::Ok, false) => Ok(runs),
+                (_, true) => Err(why),
+                (_, false) => {
+                    notes.push(format!(
+                        "{row} {what} {why} after {} runs; those runs are compared",
+                        runs.len()
+                    ));
+                    Ok(runs)
+                }
+            }
+        };
+    let mut rows = Vec::new();
+    for row in &r.rows {
+        let name = ipc_row_name(row.mechanism.name(), row.size);
+        let throughput = match &row.throughput {
+            Some(t) => metric(
+                &name,
+                "throughput",
+                t.status,
+                t.reason.as_deref(),
+                t.runs_gib_s.clone(),
+            ),
+            None => Err("not measured".to_string()),
+        };
+        let latency = match &row.latency {
+            Some(l) => {
+                let p50s = l.runs.iter().map(|run| run.rtt_ns.p50 as f64).collect();
+                metric(&name, "round trip", l.status, l.reason.as_deref(), p50s)
+            }
+            None => Err("not measured".to_string()),
+        };
+        rows.push(Row {
+            name,
+            runs: Runs::Each(vec![throughput, latency]),
+        });
+    }
+    let placement = match c.placement {
+        ladder::Placement::Pinned {
+            writer_cpu,
+            reader_cpu,
+        } => format!("sender on CPU {writer_cpu}, receiver on CPU {reader_cpu}"),
+        ladder::Placement::Unpinned => "unpinned".into(),
+    };
+    Extract {
+        rows,
+        facts: facts(&r.header.pipespeed_version, &r.header.system, placement),
+        settings: vec![
+            ("verify".into(), c.verify.to_string()),
+            ("duration_s".into(), c.duration_s.to_string()),
+            (
+                "bytes".into(),
+                c.bytes
+                    .map_or("from duration_s".into(), |b| Size(b).to_string()),
+            ),
+        ],
+        notes,
+    }
+}
+
 /// The value of a fact the file does not record: `virtualization` in
 /// files written before it was measured. A fact neither file records is
 /// left out of the comparison.
@@ -338,6 +424,7 @@ mod tests {
         assert!(latency.iter().any(|m| m.better == Better::Lower));
         assert!(latency.iter().any(|m| m.better == Better::Higher));
         assert_eq!(Kind::Contend.metrics().len(), 2);
+        assert_eq!(Kind::Ipc.metrics(), &[GIB_S, RTT_P50]);
     }
 
     #[test]

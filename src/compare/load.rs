@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::bench::{contend, ladder, latency};
+use crate::bench::{contend, ipc, ladder, latency};
 use crate::quote::strerror;
 
 /// Which command wrote a result.
@@ -20,11 +20,13 @@ pub enum Kind {
     Latency,
     /// `pipespeed contend --json`.
     Contend,
+    /// `pipespeed ipc --json`.
+    Ipc,
 }
 
 impl Kind {
     /// Every kind `compare` reads.
-    pub const ALL: [Kind; 3] = [Kind::Bench, Kind::Latency, Kind::Contend];
+    pub const ALL: [Kind; 4] = [Kind::Bench, Kind::Latency, Kind::Contend, Kind::Ipc];
 
     /// The command's name, as in the schema.
     pub fn name(self) -> &'static str {
@@ -32,6 +34,7 @@ impl Kind {
             Kind::Bench => "bench",
             Kind::Latency => "latency",
             Kind::Contend => "contend",
+            Kind::Ipc => "ipc",
         }
     }
 
@@ -41,6 +44,7 @@ impl Kind {
             Kind::Bench => ladder::SCHEMA,
             Kind::Latency => latency::SCHEMA,
             Kind::Contend => contend::SCHEMA,
+            Kind::Ipc => ipc::SCHEMA,
         }
     }
 
@@ -56,7 +60,7 @@ impl fmt::Display for Kind {
 }
 
 /// A result file, parsed with the type of the command that wrote it
-/// (boxed: the three differ much in size).
+/// (boxed: they differ much in size).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Document {
     /// A ladder.
@@ -65,6 +69,8 @@ pub enum Document {
     Latency(Box<latency::LatencyResult>),
     /// Writers and readers on one pipe.
     Contend(Box<contend::ContendResult>),
+    /// Pipes beside the other ways processes talk.
+    Ipc(Box<ipc::IpcResult>),
 }
 
 impl Document {
@@ -74,6 +80,7 @@ impl Document {
             Document::Bench(_) => Kind::Bench,
             Document::Latency(_) => Kind::Latency,
             Document::Contend(_) => Kind::Contend,
+            Document::Ipc(_) => Kind::Ipc,
         }
     }
 }
@@ -131,7 +138,11 @@ pub enum CompareError {
         why: String,
     },
     /// Written by two different commands.
-    #[error("{base} is a {base_kind} result, {new} a {new_kind} result: cannot compare")]
+    #[error(
+        "{base} is {} result, {new} {} result: cannot compare",
+        with_article(.base_kind),
+        with_article(.new_kind)
+    )]
     Kinds {
         /// The base file.
         base: String,
@@ -177,6 +188,14 @@ pub enum CompareError {
         /// What serde found wrong.
         cause: String,
     },
+}
+
+/// `name` after `a`, or `an` before a vowel: `a bench`, `an ipc`.
+fn with_article(name: &str) -> String {
+    match name.chars().next() {
+        Some('a' | 'e' | 'i' | 'o' | 'u') => format!("an {name}"),
+        _ => format!("a {name}"),
+    }
 }
 
 /// A `schema` value split into its name and version.
@@ -317,6 +336,7 @@ fn document(json: Value, schema: &Schema, file: &str) -> Result<Document, Compar
         Kind::Bench => Document::Bench(parse(json, schema, file)?),
         Kind::Latency => Document::Latency(parse(json, schema, file)?),
         Kind::Contend => Document::Contend(parse(json, schema, file)?),
+        Kind::Ipc => Document::Ipc(parse(json, schema, file)?),
     })
 }
 
@@ -365,6 +385,20 @@ mod tests {
         let err = document(serde_json::json!({"schema": s.text}), &s, "f.json").unwrap_err();
         assert!(matches!(err, CompareError::Invalid { .. }), "{err}");
         assert!(err.to_string().contains("missing field"), "{err}");
+    }
+
+    #[test]
+    fn two_kinds_are_named_with_their_article() {
+        let err = CompareError::Kinds {
+            base: "a.json".into(),
+            base_kind: "ipc".into(),
+            new: "b.json".into(),
+            new_kind: "bench".into(),
+        };
+        assert_eq!(
+            err.to_string(),
+            "a.json is an ipc result, b.json a bench result: cannot compare"
+        );
     }
 
     #[test]

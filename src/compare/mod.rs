@@ -225,10 +225,14 @@ pub const MAX_RUNS: usize = 1_000;
 /// Refuses a result with a row of more than [`MAX_RUNS`] runs.
 fn too_many_runs(extract: &Extract, file: &str, how: &Bootstrap) -> Result<(), CompareError> {
     for row in &extract.rows {
-        let Runs::Measured(per_metric) = &row.runs else {
-            continue;
+        let runs = match &row.runs {
+            Runs::Measured(per_metric) => per_metric.iter().map(Vec::len).max(),
+            Runs::Each(per_metric) => (per_metric.iter())
+                .map(|runs| runs.as_ref().map_or(0, Vec::len))
+                .max(),
+            Runs::None(_) => None,
         };
-        let runs = per_metric.iter().map(Vec::len).max().unwrap_or(0);
+        let runs = runs.unwrap_or(0);
         if runs > MAX_RUNS {
             return Err(CompareError::TooManyRuns {
                 file: file.into(),
@@ -328,6 +332,11 @@ fn values(runs: &Runs, i: usize) -> Result<&[f64], String> {
     match runs {
         Runs::Measured(per_metric) => match per_metric.get(i) {
             Some(v) if !v.is_empty() => Ok(v),
+            _ => Err("no runs".into()),
+        },
+        Runs::Each(per_metric) => match per_metric.get(i) {
+            Some(Ok(v)) if !v.is_empty() => Ok(v),
+            Some(Err(why)) => Err(why.clone()),
             _ => Err("no runs".into()),
         },
         Runs::None(why) => Err(why.clone()),

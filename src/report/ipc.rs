@@ -1,8 +1,8 @@
 //! `pipespeed ipc` as people read it: the machine and the runs, then a
 //! table per message size with the mechanisms fastest first, why cells
 //! are empty, where each mechanism's cost goes and what made a row noisy.
-//! The CSV ([`csv`](mod@csv)), Markdown and HTML forms are in files of
-//! their own and share the pieces here. Pure functions of an
+//! The CSV, Markdown and HTML forms are in files of their own and share
+//! the pieces here. Pure functions of an
 //! [`IpcResult`], tested on fixed data.
 
 use std::cmp::Ordering;
@@ -21,8 +21,11 @@ use crate::bench::ladder::{Placement, Status};
 use crate::bench::stats::min_max;
 use crate::units::{Size, readable_ns};
 
-/// The tables, as [`text`] writes them; [`Text::explain`] changes
-/// nothing: the paragraph on each mechanism's cost is always there.
+/// The machine, the ends and runs, a table per message size (fastest
+/// first) with why its empty cells are empty, what the columns mean,
+/// where each mechanism's cost goes and the noisy rows' diagnoses.
+/// [`Text::explain`] changes nothing: the paragraph on each mechanism's
+/// cost is always there.
 impl Exporter<IpcResult> for Text {
     fn export(&self, result: &IpcResult) -> io::Result<Vec<u8>> {
         Ok(text(result).into_bytes())

@@ -7,7 +7,8 @@
 //!
 //! A contend result is shown as pipe_bench's grid, writers as rows and
 //! readers as columns; a latency result as one line per message size with
-//! p50 and p99; a ladder as one line per rung. Nothing is computed here
+//! p50 and p99; a ladder as one line per rung, an ipc result as one line
+//! per mechanism and size for each metric. Nothing is computed here
 //! that [`compare`](super::super::compare) did not: the medians, the
 //! ratio and its verdict are the comparison's.
 
@@ -147,6 +148,7 @@ fn row_word(kind: Kind) -> &'static str {
         Kind::Bench => "rung",
         Kind::Latency => "size",
         Kind::Contend => "cell",
+        Kind::Ipc => "row",
     }
 }
 
@@ -184,7 +186,7 @@ fn grids(c: &Comparison) -> Vec<Grid> {
                 .collect();
             vec![sizes(&tails)]
         }
-        Kind::Bench => c.tables.iter().map(list).collect(),
+        Kind::Bench | Kind::Ipc => c.tables.iter().map(list).collect(),
     }
 }
 
