@@ -179,3 +179,36 @@ fn sigterm_stops_contend_with_the_cells_measured() {
     let runs = value["rows"][0]["runs"].as_array().unwrap().len();
     assert!((1..30).contains(&runs), "{runs} runs");
 }
+
+#[test]
+fn sigint_stops_ipc_with_the_runs_made_and_kills_every_end() {
+    let args = [
+        "ipc",
+        "--mechanisms",
+        "pipe,shm,unix-dgram,mqueue",
+        "--sizes",
+        "4K",
+        "--runs",
+        "200",
+        "--max-runs",
+        "200",
+        "--duration",
+        "0.05",
+    ];
+    // The warm-ups' two ends each, then measured runs: 12 children mean
+    // a measured run has ended.
+    let (value, stdout) = interrupt(&args, 12, rustix::process::Signal::INT, 130);
+    assert!(
+        stdout.contains("interrupted: only the runs made before the signal"),
+        "{stdout}"
+    );
+    let mut runs = 0;
+    for row in value["rows"].as_array().unwrap() {
+        for metric in ["throughput", "latency"] {
+            // The run the signal cut short is dropped, not failed.
+            assert_ne!(row[metric]["status"], "failed", "{row}");
+            runs += row[metric]["runs"].as_array().unwrap().len();
+        }
+    }
+    assert!((1..1600).contains(&runs), "{runs} runs");
+}

@@ -57,7 +57,7 @@ pub fn one_way(mechanism: Mechanism, size: usize) -> io::Result<OneWay> {
         Mechanism::UnixStream => socketpair(SocketType::STREAM, size),
         Mechanism::UnixSeqpacket => socketpair(SocketType::SEQPACKET, size),
         Mechanism::UnixDgram => socketpair(SocketType::DGRAM, size),
-        Mechanism::Tcp => tcp(),
+        Mechanism::Tcp | Mechanism::TcpZerocopy => tcp(),
         Mechanism::Mqueue => {
             let q = queue(size)?;
             Ok(OneWay {
@@ -88,7 +88,8 @@ pub fn two_way(mechanism: Mechanism, size: usize) -> io::Result<(End, End)> {
         Mechanism::UnixStream
         | Mechanism::UnixSeqpacket
         | Mechanism::UnixDgram
-        | Mechanism::Tcp => {
+        | Mechanism::Tcp
+        | Mechanism::TcpZerocopy => {
             let pair = one_way(mechanism, size)?;
             Ok((both(pair.send)?, both(pair.recv)?))
         }

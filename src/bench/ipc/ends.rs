@@ -105,6 +105,7 @@ pub fn sender(
             fd,
             buf: vec![b'X'; size],
         })),
+        Mechanism::TcpZerocopy => Ok(Box::new(super::zerocopy::ZerocopySender::new(fd, size)?)),
         // PipeSplice, IoUringSplice.
         _ => Ok(Box::new(VmspliceSender::new(fd, size)?)),
     }
@@ -118,7 +119,8 @@ fn fd_call(mechanism: Mechanism) -> Option<Call> {
         Mechanism::UnixSeqpacket => Some(Call::Packet),
         Mechanism::UnixDgram => Some(Call::Datagram),
         Mechanism::Mqueue => Some(Call::Queue),
-        Mechanism::PipeSplice
+        Mechanism::TcpZerocopy
+        | Mechanism::PipeSplice
         | Mechanism::IoUringSplice
         | Mechanism::Shm
         | Mechanism::ShmSpin
@@ -133,7 +135,12 @@ pub fn receiver(
     size: usize,
     way: Way,
 ) -> io::Result<Box<dyn Receiver>> {
-    if let Some(call) = fd_call(mechanism) {
+    // A zero-copy send is received as any TCP stream.
+    let call = match mechanism {
+        Mechanism::TcpZerocopy => Some(Call::Stream),
+        m => fd_call(m),
+    };
+    if let Some(call) = call {
         return Ok(Box::new(FdReceiver {
             fd,
             buf: vec![0; size],
@@ -157,7 +164,7 @@ pub fn receiver(
             size,
             Some(Uring::new()?),
         )?)),
-        // PipeSplice.
+        // PipeSplice (TcpZerocopy and the plain descriptors are above).
         _ => Ok(Box::new(SpliceReceiver::new(fd, size, None)?)),
     }
 }

@@ -25,6 +25,8 @@ pub enum Mechanism {
     UnixDgram,
     /// TCP over loopback with `TCP_NODELAY`.
     Tcp,
+    /// TCP over loopback, sent with `MSG_ZEROCOPY`.
+    TcpZerocopy,
     /// A POSIX message queue: `mq_send(3)`/`mq_receive(3)`.
     Mqueue,
     /// A ring in shared memory (memfd + mmap), futex wake-ups.
@@ -39,7 +41,7 @@ pub enum Mechanism {
 
 impl Mechanism {
     /// Every mechanism, in the order of the tables.
-    pub const ALL: [Mechanism; 12] = [
+    pub const ALL: [Mechanism; 13] = [
         Mechanism::Pipe,
         Mechanism::PipeSplice,
         Mechanism::Fifo,
@@ -47,6 +49,7 @@ impl Mechanism {
         Mechanism::UnixSeqpacket,
         Mechanism::UnixDgram,
         Mechanism::Tcp,
+        Mechanism::TcpZerocopy,
         Mechanism::Mqueue,
         Mechanism::Shm,
         Mechanism::ShmSpin,
@@ -64,6 +67,7 @@ impl Mechanism {
             Mechanism::UnixSeqpacket => "unix-seqpacket",
             Mechanism::UnixDgram => "unix-dgram",
             Mechanism::Tcp => "tcp",
+            Mechanism::TcpZerocopy => "tcp-zerocopy",
             Mechanism::Mqueue => "mqueue",
             Mechanism::Shm => "shm",
             Mechanism::ShmSpin => "shm-spin",
@@ -116,6 +120,11 @@ impl Mechanism {
                 "two copies plus the TCP/IP stack both ways over loopback: segmentation, \
                  checksums skipped on loopback, acks and the socket locks"
             }
+            Mechanism::TcpZerocopy => {
+                "TCP with the sender's pages pinned instead of copied, and a completion to reap \
+                 from the error queue before a buffer is reused; on loopback the kernel copies \
+                 them on delivery after all (the completions say so)"
+            }
             Mechanism::Mqueue => {
                 "two copies into and out of a kernel message, a message at a time, bounded by \
                  msgsize_max and a queue of msg_max messages"
@@ -145,6 +154,10 @@ impl Mechanism {
             Mechanism::PipeSplice | Mechanism::IoUringSplice => Some(
                 "a spliced message is dropped into /dev/null, so there is nothing to send back: \
                  its round trip would be pipe's",
+            ),
+            Mechanism::TcpZerocopy => Some(
+                "a round trip of MSG_ZEROCOPY would measure the completion on the error queue \
+                 as much as the transfer; tcp's round trip is the transfer",
             ),
             _ => None,
         }

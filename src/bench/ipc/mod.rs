@@ -29,6 +29,7 @@ pub mod result;
 pub mod run;
 pub mod shm;
 pub mod uring;
+pub mod zerocopy;
 
 pub use job::{IpcConfig, StreamJob, TripJob};
 pub use mechanism::{Mechanism, UnknownMechanism, valid_names};

@@ -104,20 +104,23 @@ impl Ring {
     }
 
     /// Waits until `word` may no longer hold `seen`: one spin, or a sleep
-    /// announced by `waiting`.
+    /// announced by `waiting`, unless `closed` is set (the producer's
+    /// last wake-up may have come before the flag went up).
     fn wait(&self, word: usize, seen: u32, waiting: usize) -> io::Result<()> {
         if self.spin {
             std::hint::spin_loop();
             return Ok(());
         }
         self.word(waiting).store(1, Ordering::SeqCst);
-        if self.word(word).load(Ordering::SeqCst) == seen {
+        if self.word(word).load(Ordering::SeqCst) == seen
+            && self.word(CLOSED).load(Ordering::SeqCst) == 0
+        {
             match futex::wait(self.word(word), futex::Flags::empty(), seen, None) {
                 Ok(()) | Err(rustix::io::Errno::AGAIN | rustix::io::Errno::INTR) => {}
                 Err(e) => return Err(e.into()),
             }
         }
-        self.word(waiting).store(0, Ordering::Relaxed);
+        self.word(waiting).store(0, Ordering::SeqCst);
         Ok(())
     }
 
@@ -183,6 +186,12 @@ impl ShmSender {
 
     /// Says there is no more: the consumer sees the end once it has taken
     /// everything. Also done on drop.
+    ///
+    /// `closed` is not the word the consumer sleeps on: a consumer that
+    /// saw it unset just before it was set may enter `FUTEX_WAIT` just
+    /// after a wake-up, and sleep for ever. So the wake-up is repeated
+    /// while the consumer says it is about to sleep and none was woken;
+    /// once it lowers its flag, its next look at `closed` sees it.
     pub fn close(&mut self) -> io::Result<()> {
         if std::mem::replace(&mut self.closed, true) {
             return Ok(());
@@ -190,8 +199,13 @@ impl ShmSender {
         let r = &self.ring;
         r.word(CLOSED).store(1, Ordering::Release);
         fence(Ordering::SeqCst);
-        if !r.spin {
-            futex::wake(r.word(HEAD), futex::Flags::empty(), 1)?;
+        if r.spin {
+            return Ok(());
+        }
+        while futex::wake(r.word(HEAD), futex::Flags::empty(), 1)? == 0
+            && r.word(CONSUMER_WAITING).load(Ordering::SeqCst) != 0
+        {
+            std::hint::spin_loop();
         }
         Ok(())
     }
