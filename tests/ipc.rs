@@ -50,6 +50,15 @@ fn measure(config: &IpcConfig) -> IpcResult {
     run_ipc(config, &facts, &mut runner, &mut |_| {})
 }
 
+/// What `SO_SNDBUF` may ask for at most.
+fn wmem_max() -> usize {
+    std::fs::read_to_string("/proc/sys/net/core/wmem_max")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
 /// Why this machine cannot run `row`'s throughput, if it should not:
 /// what the kernel's limits say, found here independently of the code.
 fn expected_unavailable(row: &IpcRow, one_cpu: bool) -> Option<&'static str> {
@@ -63,9 +72,12 @@ fn expected_unavailable(row: &IpcRow, one_cpu: bool) -> Option<&'static str> {
         Mechanism::Mqueue if mqueue_limit(MSGSIZE_MAX).is_some_and(|max| row.size > max) => {
             Some("over the message queue limit")
         }
-        // AF_UNIX datagrams must fit the send buffer (net.core.wmem_max
-        // caps it at about 200 KiB by default).
-        Mechanism::UnixDgram | Mechanism::UnixSeqpacket if row.size >= 1 << 20 => {
+        // An AF_UNIX datagram must fit the send buffer less 32 bytes
+        // (af_unix.c); SO_SNDBUF may raise the buffer to twice
+        // net.core.wmem_max.
+        Mechanism::UnixDgram | Mechanism::UnixSeqpacket
+            if row.size + 32 > 2 * wmem_max().min(row.size + 4096) =>
+        {
             Some("does not fit an AF_UNIX socket's send buffer")
         }
         _ => None,

@@ -253,6 +253,7 @@ mod tests {
                     mechanism: crate::bench::ipc::Mechanism::ShmSpin,
                     size: 4095,
                     verify: true,
+                    shared_cpu: true,
                     end: crate::bench::ipc::procs::EndKind::Sender { bytes: 1 << 40 },
                 },
             },

@@ -9,6 +9,7 @@
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::time::Duration;
 
 /// Where Linux says how large a message may be.
 pub const MSGSIZE_MAX: &str = "/proc/sys/fs/mqueue/msgsize_max";
@@ -66,20 +67,31 @@ pub fn mq_send(fd: impl AsFd, msg: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
-/// `mq_receive(fd, buf, len, NULL)`: the oldest message, whole; `buf`
-/// must hold the queue's message size. Returns its length.
+/// `mq_timedreceive(fd, buf, len, NULL, now + within)`: the oldest
+/// message, whole; `buf` must hold the queue's message size. Returns its
+/// length; waiting longer than `within` is an error of kind
+/// [`io::ErrorKind::TimedOut`].
 ///
 /// # References
 ///  - [mq_receive(3)](https://man7.org/linux/man-pages/man3/mq_receive.3.html)
-pub fn mq_receive(fd: impl AsFd, buf: &mut [u8]) -> io::Result<usize> {
-    // SAFETY: `buf` is valid for writing `buf.len()` bytes for the call,
-    // and an mqd_t is the descriptor's number.
+pub fn mq_receive(fd: impl AsFd, buf: &mut [u8], within: Duration) -> io::Result<usize> {
+    // mq_timedreceive takes a CLOCK_REALTIME deadline.
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
+    let end = now.tv_sec as i128 * 1_000_000_000 + now.tv_nsec as i128 + within.as_nanos() as i128;
+    let deadline = libc::timespec {
+        tv_sec: (end / 1_000_000_000) as libc::time_t,
+        tv_nsec: (end % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: `buf` is valid for writing `buf.len()` bytes and `deadline`
+    // is a valid timespec, both for the call; an mqd_t is the
+    // descriptor's number.
     let r = unsafe {
-        libc::mq_receive(
+        libc::mq_timedreceive(
             fd.as_fd().as_raw_fd(),
             buf.as_mut_ptr().cast(),
             buf.len(),
             std::ptr::null_mut(),
+            &deadline,
         )
     };
     if r < 0 {
@@ -110,9 +122,12 @@ mod tests {
         mq_send(&q, b"hello").unwrap();
         mq_send(&q, b"").unwrap();
         let mut buf = [0u8; 100];
-        assert_eq!(mq_receive(&q, &mut buf).unwrap(), 5);
+        assert_eq!(mq_receive(&q, &mut buf, Duration::from_secs(1)).unwrap(), 5);
         assert_eq!(&buf[..5], b"hello");
-        assert_eq!(mq_receive(&q, &mut buf).unwrap(), 0);
+        assert_eq!(mq_receive(&q, &mut buf, Duration::from_secs(1)).unwrap(), 0);
+        // Nothing more: the wait ends.
+        let err = mq_receive(&q, &mut buf, Duration::from_millis(10)).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::TimedOut);
         // Too large for the queue.
         assert!(mq_send(&q, &[0; 101]).is_err());
         // Unlinked at once: the name is free again.

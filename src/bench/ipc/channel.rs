@@ -13,6 +13,7 @@ use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
 
 use rustix::fs::{MemfdFlags, Mode, OFlags};
 use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType};
@@ -156,32 +157,73 @@ fn tempfile_dir() -> io::Result<std::path::PathBuf> {
     Ok(dir)
 }
 
+/// Where Linux caps what `SO_SNDBUF` may ask for.
+const WMEM_MAX: &str = "/proc/sys/net/core/wmem_max";
+
 /// An `AF_UNIX` socketpair of `kind`. A datagram or a packet must fit
-/// the send buffer whole: one of `size` is tried first, without waiting,
-/// and taken out again.
+/// the send buffer whole: for a message larger than the default buffer
+/// takes, the buffer is raised as an application would (`SO_SNDBUF`,
+/// capped by `net.core.wmem_max`); then one message is tried, without
+/// waiting, and taken out again.
 fn socketpair(kind: SocketType, size: usize) -> io::Result<OneWay> {
     let (send, recv) =
         rustix::net::socketpair(AddressFamily::UNIX, kind, SocketFlags::CLOEXEC, None)?;
-    if kind != SocketType::STREAM {
-        let probe = vec![0u8; size];
-        match rustix::net::send(&send, &probe, SendFlags::DONTWAIT | SendFlags::NOSIGNAL) {
-            Ok(_) => {
-                let mut back = vec![0u8; size];
-                rustix::net::recv(&recv, &mut back, RecvFlags::DONTWAIT)?;
-            }
-            Err(rustix::io::Errno::MSGSIZE | rustix::io::Errno::NOBUFS) => {
-                let sndbuf = rustix::net::sockopt::socket_send_buffer_size(&send).unwrap_or(0);
-                return Err(unsupported(format!(
-                    "a {} message does not fit an AF_UNIX socket's send buffer ({}; \
-                     net.core.wmem_max caps it)",
-                    Size(size as u64),
-                    Size(sndbuf as u64)
-                )));
-            }
-            Err(e) => return Err(e.into()),
+    for end in [&send, &recv] {
+        set_silence_timeout(end)?;
+    }
+    if kind == SocketType::STREAM {
+        return Ok(OneWay { send, recv });
+    }
+    // Both ways: a ponger sends on the receiving end.
+    for (from, to) in [(&send, &recv), (&recv, &send)] {
+        if size + 4096 > rustix::net::sockopt::socket_send_buffer_size(from)? {
+            // The kernel doubles what is asked, for its bookkeeping.
+            rustix::net::sockopt::set_socket_send_buffer_size(from, size + 4096)?;
         }
+        fits(from, to, size)?;
     }
     Ok(OneWay { send, recv })
+}
+
+/// Whether a datagram of `size` goes from `from` to `to` whole: one is
+/// sent without waiting, and taken out again.
+fn fits(from: &OwnedFd, to: &OwnedFd, size: usize) -> io::Result<()> {
+    let probe = vec![0u8; size];
+    match rustix::net::send(from, &probe, SendFlags::DONTWAIT | SendFlags::NOSIGNAL) {
+        Ok(_) => {
+            let mut back = vec![0u8; size];
+            rustix::net::recv(to, &mut back, RecvFlags::DONTWAIT)?;
+            Ok(())
+        }
+        Err(rustix::io::Errno::MSGSIZE | rustix::io::Errno::NOBUFS) => {
+            let sndbuf = rustix::net::sockopt::socket_send_buffer_size(from).unwrap_or(0);
+            let max = std::fs::read_to_string(WMEM_MAX).unwrap_or_default();
+            Err(unsupported(format!(
+                "a {} message does not fit an AF_UNIX socket's send buffer ({}, raised as far \
+                 as net.core.wmem_max = {} allows)",
+                Size(size as u64),
+                Size(sndbuf as u64),
+                max.trim()
+            )))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// How long an end may wait for the other without a byte before it
+/// gives up: a datagram socket, a queue or the ring has no end of file
+/// when the other end dies, and a run lasts a fraction of a second.
+pub const SILENCE: Duration = Duration::from_secs(30);
+
+/// `SO_RCVTIMEO` of [`SILENCE`]: a receive that waits longer fails with
+/// `EAGAIN`.
+fn set_silence_timeout(fd: &OwnedFd) -> io::Result<()> {
+    rustix::net::sockopt::set_socket_timeout(
+        fd,
+        rustix::net::sockopt::Timeout::Recv,
+        Some(SILENCE),
+    )?;
+    Ok(())
 }
 
 /// A TCP connection over loopback, `TCP_NODELAY` at both ends.
@@ -191,6 +233,7 @@ fn tcp() -> io::Result<OneWay> {
     let (server, _) = listener.accept()?;
     for s in [&client, &server] {
         s.set_nodelay(true)?;
+        s.set_read_timeout(Some(SILENCE))?;
     }
     Ok(OneWay {
         send: client.into(),

@@ -13,10 +13,11 @@ use rustix::fs::{MemfdFlags, Mode, OFlags};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags};
 
+use super::channel::SILENCE;
 use super::mechanism::Mechanism;
-use super::shm::{ShmReceiver, ShmSender};
+use super::shm::{RingWait, ShmReceiver, ShmSender};
 use super::uring::Uring;
-use crate::buf::BufferOptions;
+use crate::buf::{Buffer, BufferOptions};
 use crate::double_buffer::{DoubleBuffer, Layout, Reuse};
 use crate::sys::SpliceFlags;
 use crate::sys::mq::{mq_receive, mq_send};
@@ -42,6 +43,30 @@ impl Way {
         match self {
             Way::Forward => 0,
             Way::Back => 1,
+        }
+    }
+}
+
+/// What an end needs to know besides its mechanism and descriptor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Setup {
+    /// Bytes per message.
+    pub size: usize,
+    /// Which direction it uses.
+    pub way: Way,
+    /// Whether the two ends share one CPU: a ring end that must wait then
+    /// sleeps at once, since spinning would only hold the CPU the other
+    /// end needs.
+    pub shared_cpu: bool,
+}
+
+impl Setup {
+    /// How a ring end of `mechanism` waits.
+    fn ring_wait(&self, mechanism: Mechanism) -> RingWait {
+        match (mechanism.spins(), self.shared_cpu) {
+            (true, _) => RingWait::Spin,
+            (false, true) => RingWait::Sleep,
+            (false, false) => RingWait::SpinThenSleep,
         }
     }
 }
@@ -81,29 +106,25 @@ enum Call {
     Queue,
 }
 
-/// The sending end of `mechanism` over `fd`, for messages of `size`.
-pub fn sender(
-    mechanism: Mechanism,
-    fd: OwnedFd,
-    size: usize,
-    way: Way,
-) -> io::Result<Box<dyn Sender>> {
+/// The sending end of `mechanism` over `fd`.
+pub fn sender(mechanism: Mechanism, fd: OwnedFd, setup: Setup) -> io::Result<Box<dyn Sender>> {
+    let size = setup.size;
     if let Some(call) = fd_call(mechanism) {
         return Ok(Box::new(FdSender {
             fd,
-            buf: vec![b'X'; size],
+            buf: message_buffer(size, b'X')?,
             call,
         }));
     }
     match mechanism {
         Mechanism::Shm | Mechanism::ShmSpin => Ok(Box::new(RingSender {
-            ring: ShmSender::open(&fd, size, way.ring(), mechanism.spins())?,
-            buf: vec![b'X'; size],
+            ring: ShmSender::open(&fd, size, setup.way.ring(), setup.ring_wait(mechanism))?,
+            buf: message_buffer(size, b'X')?,
         })),
         Mechanism::IoUring => Ok(Box::new(UringSender {
             ring: Uring::new()?,
             fd,
-            buf: vec![b'X'; size],
+            buf: message_buffer(size, b'X')?,
         })),
         Mechanism::TcpZerocopy => Ok(Box::new(super::zerocopy::ZerocopySender::new(fd, size)?)),
         // PipeSplice, IoUringSplice.
@@ -128,13 +149,9 @@ fn fd_call(mechanism: Mechanism) -> Option<Call> {
     }
 }
 
-/// The receiving end of `mechanism` over `fd`, for messages of `size`.
-pub fn receiver(
-    mechanism: Mechanism,
-    fd: OwnedFd,
-    size: usize,
-    way: Way,
-) -> io::Result<Box<dyn Receiver>> {
+/// The receiving end of `mechanism` over `fd`.
+pub fn receiver(mechanism: Mechanism, fd: OwnedFd, setup: Setup) -> io::Result<Box<dyn Receiver>> {
+    let size = setup.size;
     // A zero-copy send is received as any TCP stream.
     let call = match mechanism {
         Mechanism::TcpZerocopy => Some(Call::Stream),
@@ -143,7 +160,7 @@ pub fn receiver(
     if let Some(call) = call {
         return Ok(Box::new(FdReceiver {
             fd,
-            buf: vec![0; size],
+            buf: message_buffer(size, 0)?,
             call,
         }));
     }
@@ -151,13 +168,13 @@ pub fn receiver(
         Mechanism::Shm | Mechanism::ShmSpin => Ok(Box::new(RingReceiver(ShmReceiver::open(
             &fd,
             size,
-            way.ring(),
-            mechanism.spins(),
+            setup.way.ring(),
+            setup.ring_wait(mechanism),
         )?))),
         Mechanism::IoUring => Ok(Box::new(UringReceiver {
             ring: Uring::new()?,
             fd,
-            buf: vec![0; size],
+            buf: message_buffer(size, 0)?,
         })),
         Mechanism::IoUringSplice => Ok(Box::new(SpliceReceiver::new(
             fd,
@@ -167,6 +184,16 @@ pub fn receiver(
         // PipeSplice (TcpZerocopy and the plain descriptors are above).
         _ => Ok(Box::new(SpliceReceiver::new(fd, size, None)?)),
     }
+}
+
+/// A page-aligned buffer of one message, filled with `fill`: glibc's
+/// `memcpy` is measurably slower from a buffer 16 bytes past a 32-byte
+/// boundary, where a `Vec` may land (`bench/ipc_ref.c` aligns its buffers
+/// the same way).
+pub(super) fn message_buffer(size: usize, fill: u8) -> io::Result<Buffer> {
+    let mut buf = Buffer::new(size, BufferOptions::default())?;
+    buf.fill(fill);
+    Ok(buf)
 }
 
 /// The error of a send that found the other end gone, or of another
@@ -187,9 +214,20 @@ fn failed(doing: &str, e: Errno) -> io::Error {
     }
 }
 
+/// The error of an end that waited [`SILENCE`] for the other in vain.
+pub fn silent() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!(
+            "cannot receive: nothing came for {} s, the other end has stopped",
+            SILENCE.as_secs()
+        ),
+    )
+}
+
 struct FdSender {
     fd: OwnedFd,
-    buf: Vec<u8>,
+    buf: Buffer,
     call: Call,
 }
 
@@ -239,7 +277,7 @@ impl Sender for FdSender {
 
 struct FdReceiver {
     fd: OwnedFd,
-    buf: Vec<u8>,
+    buf: Buffer,
     call: Call,
 }
 
@@ -248,19 +286,23 @@ impl Receiver for FdReceiver {
         let fd = self.fd.as_fd();
         let n = loop {
             let got = match self.call {
-                Call::ReadWrite => rustix::io::read(fd, &mut self.buf),
+                Call::ReadWrite => rustix::io::read(fd, &mut self.buf[..]),
                 Call::Stream | Call::Packet | Call::Datagram => {
-                    rustix::net::recv(fd, &mut self.buf, RecvFlags::empty()).map(|(n, _)| n)
+                    rustix::net::recv(fd, &mut self.buf[..], RecvFlags::empty()).map(|(n, _)| n)
                 }
-                Call::Queue => match mq_receive(fd, &mut self.buf) {
+                Call::Queue => match mq_receive(fd, &mut self.buf, SILENCE) {
                     Ok(n) => Ok(n),
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(Errno::INTR),
+                    Err(e) if e.kind() == io::ErrorKind::TimedOut => Err(Errno::AGAIN),
                     Err(e) => return Err(e),
                 },
             };
             match got {
                 Ok(n) => break n,
                 Err(Errno::INTR) => {}
+                // SO_RCVTIMEO: the other end has gone quiet (a datagram
+                // socket has no end of file when it dies).
+                Err(Errno::AGAIN) => return Err(silent()),
                 Err(e) => return Err(failed("receive", e)),
             }
         };
@@ -411,7 +453,7 @@ impl Receiver for SpliceReceiver {
 
 struct RingSender {
     ring: ShmSender,
-    buf: Vec<u8>,
+    buf: Buffer,
 }
 
 impl Sender for RingSender {
@@ -439,7 +481,7 @@ impl Receiver for RingReceiver {
 struct UringSender {
     ring: Uring,
     fd: OwnedFd,
-    buf: Vec<u8>,
+    buf: Buffer,
 }
 
 impl Sender for UringSender {
@@ -463,7 +505,7 @@ impl Sender for UringSender {
 struct UringReceiver {
     ring: Uring,
     fd: OwnedFd,
-    buf: Vec<u8>,
+    buf: Buffer,
 }
 
 impl Receiver for UringReceiver {

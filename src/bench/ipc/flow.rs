@@ -242,15 +242,20 @@ pub fn pong(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::super::channel::{one_way, two_way};
-    use super::super::ends::{Way, receiver, sender};
+    use super::super::ends::{Setup, Way, receiver, sender};
     use super::super::mechanism::Mechanism;
     use super::*;
 
     /// Every mechanism's ends, in two threads of this process.
     fn stream(mechanism: Mechanism, size: usize, bytes: u64) -> io::Result<Received> {
         let ch = one_way(mechanism, size)?;
-        let mut tx = sender(mechanism, ch.send, size, Way::Forward)?;
-        let mut rx = receiver(mechanism, ch.recv, size, Way::Forward)?;
+        let setup = Setup {
+            size,
+            way: Way::Forward,
+            shared_cpu: false,
+        };
+        let mut tx = sender(mechanism, ch.send, setup)?;
+        let mut rx = receiver(mechanism, ch.recv, setup)?;
         std::thread::scope(|s| {
             let sent = s.spawn(move || send_stream(tx.as_mut(), size, bytes, true));
             let got = receive_stream(rx.as_mut(), true);
@@ -275,24 +280,45 @@ mod tests {
 
     #[test]
     fn round_trips_echo_the_exact_bytes_in_threads() {
-        for m in Mechanism::ALL
-            .into_iter()
-            .filter(|m| m.no_round_trip().is_none())
-        {
-            let size = 5000;
-            let (pinger, ponger) = two_way(m, size).unwrap();
-            let mut p_tx = sender(m, pinger.send, size, Way::Forward).unwrap();
-            let mut p_rx = receiver(m, pinger.recv, size, Way::Back).unwrap();
-            let mut q_tx = sender(m, ponger.send, size, Way::Back).unwrap();
-            let mut q_rx = receiver(m, ponger.recv, size, Way::Forward).unwrap();
-            let (run, served) = std::thread::scope(|s| {
-                let served = s.spawn(move || pong(q_rx.as_mut(), q_tx.as_mut(), size, true));
-                let run = ping(p_tx.as_mut(), p_rx.as_mut(), size, 0.0, 0.01, true).unwrap();
-                drop((p_tx, p_rx));
-                (run, served.join().unwrap().unwrap())
-            });
-            assert!(run.round_trips > 0, "{m}");
-            assert_eq!(served, run.round_trips + run.warmup_round_trips, "{m}");
+        // 1 MiB: a datagram larger than the default send buffer must fit
+        // both ways (the ponger sends on the other socket of the pair).
+        let mq_max = crate::sys::mq::mqueue_limit(crate::sys::mq::MSGSIZE_MAX);
+        for size in [5000, 1 << 20] {
+            for m in Mechanism::ALL
+                .into_iter()
+                .filter(|m| m.no_round_trip().is_none())
+            {
+                let (pinger, ponger) = match two_way(m, size) {
+                    Ok(ends) => ends,
+                    Err(e) if m == Mechanism::Mqueue && Some(size) > mq_max => {
+                        assert_eq!(e.kind(), io::ErrorKind::Unsupported, "{e}");
+                        continue;
+                    }
+                    Err(e) => panic!("{m} at {size}: {e}"),
+                };
+                let way = |way| Setup {
+                    size,
+                    way,
+                    shared_cpu: false,
+                };
+                let mut p_tx = sender(m, pinger.send, way(Way::Forward)).unwrap();
+                let mut p_rx = receiver(m, pinger.recv, way(Way::Back)).unwrap();
+                let mut q_tx = sender(m, ponger.send, way(Way::Back)).unwrap();
+                let mut q_rx = receiver(m, ponger.recv, way(Way::Forward)).unwrap();
+                let (run, served) = std::thread::scope(|s| {
+                    let served = s.spawn(move || pong(q_rx.as_mut(), q_tx.as_mut(), size, true));
+                    let run = ping(p_tx.as_mut(), p_rx.as_mut(), size, 0.0, 0.01, true);
+                    drop((p_tx, p_rx));
+                    (run, served.join().unwrap())
+                });
+                let (run, served) = (run.unwrap(), served.unwrap());
+                assert!(run.round_trips > 0, "{m} at {size}");
+                assert_eq!(
+                    served,
+                    run.round_trips + run.warmup_round_trips,
+                    "{m} at {size}"
+                );
+            }
         }
     }
 }

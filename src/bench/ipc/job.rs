@@ -88,3 +88,15 @@ impl StreamJob {
         bytes.div_ceil(size).max(1) * size
     }
 }
+
+/// Whether both ends of a run placed so share one CPU: pinned to the same
+/// one, or left to the scheduler with fewer than two `allowed`.
+pub fn one_cpu(placement: Placement, allowed: &[usize]) -> bool {
+    match placement {
+        Placement::Pinned {
+            writer_cpu,
+            reader_cpu,
+        } => writer_cpu == reader_cpu,
+        Placement::Unpinned => allowed.len() < 2,
+    }
+}

@@ -17,9 +17,9 @@ use super::super::ladder::{EXIT_UNSUPPORTED, Placement, RunError};
 use super::super::latency::pin;
 use super::super::worker::{Role, Worker};
 use super::channel::{one_way, two_way};
-use super::ends::{Way, receiver, sender};
+use super::ends::{Setup, Way, receiver, sender};
 use super::flow::{Received, ping, pong, receive_stream, send_stream};
-use super::job::{StreamJob, TripJob};
+use super::job::{StreamJob, TripJob, one_cpu};
 use super::mechanism::Mechanism;
 use super::result::{StreamRun, TripRun};
 use crate::child::{Group, said};
@@ -35,6 +35,8 @@ pub struct EndSpec {
     pub size: usize,
     /// Check every byte.
     pub verify: bool,
+    /// Whether both ends share one CPU.
+    pub shared_cpu: bool,
     /// Which end.
     pub end: EndKind,
 }
@@ -70,16 +72,22 @@ impl EndSpec {
             mechanism: m,
             size,
             verify,
+            shared_cpu,
             end,
         } = *self;
+        let setup = |way| Setup {
+            size,
+            way,
+            shared_cpu,
+        };
         let own = |fd: BorrowedFd<'_>| fd.try_clone_to_owned();
         match end {
             EndKind::Sender { bytes } => {
-                let mut tx = sender(m, own(stdout)?, size, Way::Forward)?;
+                let mut tx = sender(m, own(stdout)?, setup(Way::Forward))?;
                 send_stream(tx.as_mut(), size, bytes, verify)
             }
             EndKind::Receiver => {
-                let mut rx = receiver(m, own(stdin)?, size, Way::Forward)?;
+                let mut rx = receiver(m, own(stdin)?, setup(Way::Forward))?;
                 let got = receive_stream(rx.as_mut(), verify)?;
                 drop(rx);
                 let mut line = serde_json::to_vec(&got)?;
@@ -87,8 +95,8 @@ impl EndSpec {
                 crate::wait::write_all(stdout, &line, |_| {})
             }
             EndKind::Ponger => {
-                let mut rx = receiver(m, own(stdin)?, size, Way::Forward)?;
-                let mut tx = sender(m, own(stdout)?, size, Way::Back)?;
+                let mut rx = receiver(m, own(stdin)?, setup(Way::Forward))?;
+                let mut tx = sender(m, own(stdout)?, setup(Way::Back))?;
                 pong(rx.as_mut(), tx.as_mut(), size, verify).map(drop)
             }
         }
@@ -136,6 +144,13 @@ fn end_failed(who: &str, stderr: &str, status: Option<std::process::ExitStatus>)
     }
 }
 
+/// Whether the ends of a job placed so share one CPU, on the CPUs this
+/// process may use.
+fn shared_cpu(placement: Placement) -> bool {
+    let allowed = crate::sys::available_cpus().unwrap_or_default();
+    one_cpu(placement, &allowed)
+}
+
 fn worker(spec: EndSpec, cpu: Option<usize>, exe: &std::path::Path) -> Command {
     let mut cmd = Worker::new(Role::Ipc { end: spec }, cpu).command(exe);
     cmd.stderr(Stdio::piped());
@@ -154,6 +169,7 @@ impl Runner<StreamJob> for Processes {
             mechanism: job.mechanism,
             size: job.size,
             verify: job.verify,
+            shared_cpu: shared_cpu(job.placement),
             end,
         };
         let mut tx = worker(
@@ -229,6 +245,7 @@ impl Runner<TripJob> for Processes {
             mechanism: job.mechanism,
             size: job.size,
             verify: job.verify,
+            shared_cpu: shared_cpu(job.placement),
             end: EndKind::Ponger,
         };
         let mut cmd = worker(spec, pong_cpu, &self.exe);
@@ -246,8 +263,13 @@ impl Runner<TripJob> for Processes {
                 let before = getrusage(UsageOf::Thread).ok();
                 let run = (|| {
                     pin(ping_cpu, "pinger")?;
-                    let mut tx = sender(job.mechanism, pinger.send, job.size, Way::Forward)?;
-                    let mut rx = receiver(job.mechanism, pinger.recv, job.size, Way::Back)?;
+                    let setup = |way| Setup {
+                        size: job.size,
+                        way,
+                        shared_cpu: spec.shared_cpu,
+                    };
+                    let mut tx = sender(job.mechanism, pinger.send, setup(Way::Forward))?;
+                    let mut rx = receiver(job.mechanism, pinger.recv, setup(Way::Back))?;
                     ping(
                         tx.as_mut(),
                         rx.as_mut(),

@@ -7,7 +7,7 @@ use super::super::harness::{Event, Figure, Header, Runner};
 use super::super::ladder::{Placement, RunError, Status};
 use super::super::noise::{Diagnosis, Ends, NoiseSummary};
 use super::super::stats::Shuffler;
-use super::job::{IpcConfig, StreamJob, TripJob};
+use super::job::{IpcConfig, StreamJob, TripJob, one_cpu};
 use super::result::{IpcResult, IpcRow, RoundTrips, SCHEMA, Throughput};
 use crate::sys::SystemFacts;
 use crate::sys::process::interrupted;
@@ -28,18 +28,6 @@ pub fn bytes_for(size: usize, gib_s: f64, seconds: f64) -> u64 {
 
 /// Seconds of round trips before each latency run, not recorded.
 pub const TRIP_WARMUP_S: f64 = 0.01;
-
-/// Whether both ends share one CPU: pinned to the same one, or only one
-/// allowed.
-fn one_cpu(placement: Placement, facts: &SystemFacts) -> bool {
-    match placement {
-        Placement::Pinned {
-            writer_cpu,
-            reader_cpu,
-        } => writer_cpu == reader_cpu,
-        Placement::Unpinned => facts.cpus_allowed.len() < 2,
-    }
-}
 
 /// Why a spinning mechanism is not run on one CPU.
 pub const SPIN_ON_ONE_CPU: &str = "skipped on one CPU: a spinning end holds the CPU until \
@@ -83,7 +71,7 @@ where
         .iter()
         .map(|r| format!("{} {}", r.mechanism, Size(r.size as u64)))
         .collect();
-    let shared = one_cpu(config.placement, facts);
+    let shared = one_cpu(config.placement, &facts.cpus_allowed);
     for (row, name) in rows.iter_mut().zip(&names) {
         let spin = (row.mechanism.spins() && shared).then_some(SPIN_ON_ONE_CPU);
         if let Some(t) = &mut row.throughput

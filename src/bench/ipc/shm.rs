@@ -9,14 +9,17 @@
 //! Each sits on a cache line of its own, so the ends do not bounce one
 //! line between their CPUs.
 //!
-//! An end that has to wait either spins on the other's position
-//! ([`Mechanism::ShmSpin`](super::Mechanism::ShmSpin)) or sleeps in
-//! `futex(FUTEX_WAIT)` on it, after raising its `waiting` flag; the other
-//! end calls `futex(FUTEX_WAKE)` only when that flag is up, so a ring
-//! that never runs full or empty makes no system call at all. The flag
-//! and the position are each stored before the other is loaded, with
-//! `SeqCst` between them (Dekker's handshake), so a wake-up cannot be
-//! missed; `FUTEX_WAIT` rechecks the position in the kernel.
+//! An end that has to wait spins on the other's position
+//! ([`Mechanism::ShmSpin`](super::Mechanism::ShmSpin)), or spins briefly
+//! and then sleeps in `futex(FUTEX_WAIT)` on it after raising its
+//! `waiting` flag (at once, when both ends share one CPU); the other end
+//! calls `futex(FUTEX_WAKE)` only when that flag is up, so a ring that
+//! never runs full or empty for long makes no system call at all. The
+//! flag and the position are each stored before the other is loaded,
+//! with `SeqCst` between them (Dekker's handshake), so a wake-up cannot
+//! be missed; `FUTEX_WAIT` rechecks the position in the kernel. An end
+//! that waits [`SILENCE`] in vain fails: a ring has no end of file when
+//! the other process dies.
 //!
 //! `bench/ipc_ref.c` has the same ring in C, the reference it is measured
 //! against.
@@ -28,9 +31,13 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering, fence};
 
 use rustix::mm::{MapFlags, ProtFlags};
-use rustix::thread::futex;
+use std::time::Instant;
 
-use super::ends::Sink;
+use rustix::io::Errno;
+use rustix::thread::futex::{self, Timespec};
+
+use super::channel::SILENCE;
+use super::ends::{Sink, silent};
 
 /// Bytes before the data: the positions and flags, a cache line each.
 const HEADER: usize = 4096;
@@ -58,15 +65,33 @@ struct Ring {
     base: NonNull<u8>,
     len: usize,
     cap: usize,
-    spin: bool,
+    wait: RingWait,
 }
+
+/// How a ring end waits for the other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RingWait {
+    /// Sleeps in `FUTEX_WAIT` at once (the ends share a CPU).
+    Sleep,
+    /// Spins [`SPINS_BEFORE_SLEEP`] times, then sleeps: a short wait
+    /// costs neither end a system call.
+    SpinThenSleep,
+    /// Spins, never sleeping and never waking the other.
+    Spin,
+}
+
+/// Spins before an end sleeps, about 25 us on the project's VM: with
+/// none, the producer paid a `FUTEX_WAKE` for nearly every 64 KiB
+/// message (the consumer, faster, had just gone to sleep), and the ring
+/// ran at 0.41 of the memcpy rung (`bench/ipc-vs-ref.py`, docs/ipc.md).
+pub const SPINS_BEFORE_SLEEP: u32 = 1000;
 
 // SAFETY: the mapping is shared memory reached only through atomics and
 // the ring protocol; the pointer may move to another thread with it.
 unsafe impl Send for Ring {}
 
 impl Ring {
-    fn map(fd: impl AsFd, size: usize, index: usize, spin: bool) -> io::Result<Ring> {
+    fn map(fd: impl AsFd, size: usize, index: usize, wait: RingWait) -> io::Result<Ring> {
         let len = ring_bytes(size);
         // SAFETY: a new shared mapping of `len` bytes of `fd` at an
         // offset that is a multiple of the page size; nothing in this
@@ -87,7 +112,7 @@ impl Ring {
             base,
             len,
             cap: capacity(size),
-            spin,
+            wait,
         })
     }
 
@@ -103,30 +128,56 @@ impl Ring {
         unsafe { self.base.as_ptr().add(HEADER) }
     }
 
-    /// Waits until `word` may no longer hold `seen`: one spin, or a sleep
-    /// announced by `waiting`, unless `closed` is set (the producer's
-    /// last wake-up may have come before the flag went up).
+    /// Waits until `word` no longer holds `seen` (or the producer has
+    /// closed), as `self.wait` says: spinning, sleeping in `FUTEX_WAIT`
+    /// announced by the `waiting` flag, or spinning a little first. An
+    /// end that waits [`SILENCE`] in vain fails: the other end is gone.
     fn wait(&self, word: usize, seen: u32, waiting: usize) -> io::Result<()> {
-        if self.spin {
+        let moved = || {
+            self.word(word).load(Ordering::SeqCst) != seen
+                || self.word(CLOSED).load(Ordering::SeqCst) != 0
+        };
+        let spins = match self.wait {
+            RingWait::Sleep => 0,
+            RingWait::SpinThenSleep => SPINS_BEFORE_SLEEP,
+            RingWait::Spin => u32::MAX,
+        };
+        let start = Instant::now();
+        for i in 0..spins {
+            if moved() {
+                return Ok(());
+            }
             std::hint::spin_loop();
-            return Ok(());
-        }
-        self.word(waiting).store(1, Ordering::SeqCst);
-        if self.word(word).load(Ordering::SeqCst) == seen
-            && self.word(CLOSED).load(Ordering::SeqCst) == 0
-        {
-            match futex::wait(self.word(word), futex::Flags::empty(), seen, None) {
-                Ok(()) | Err(rustix::io::Errno::AGAIN | rustix::io::Errno::INTR) => {}
-                Err(e) => return Err(e.into()),
+            if i % 4096 == 4095 && start.elapsed() > SILENCE {
+                return Err(silent());
             }
         }
-        self.word(waiting).store(0, Ordering::SeqCst);
-        Ok(())
+        loop {
+            self.word(waiting).store(1, Ordering::SeqCst);
+            if !moved() {
+                let left = SILENCE.saturating_sub(start.elapsed());
+                let timeout = Timespec {
+                    tv_sec: left.as_secs() as _,
+                    tv_nsec: left.subsec_nanos() as _,
+                };
+                match futex::wait(self.word(word), futex::Flags::empty(), seen, Some(&timeout)) {
+                    Ok(()) | Err(Errno::AGAIN | Errno::INTR | Errno::TIMEDOUT) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            self.word(waiting).store(0, Ordering::SeqCst);
+            if moved() {
+                return Ok(());
+            }
+            if start.elapsed() >= SILENCE {
+                return Err(silent());
+            }
+        }
     }
 
     /// After storing `word`: wakes the other end if it sleeps on it.
     fn wake(&self, word: usize, waiting: usize) -> io::Result<()> {
-        if self.spin {
+        if self.wait == RingWait::Spin {
             return Ok(());
         }
         fence(Ordering::SeqCst);
@@ -152,9 +203,9 @@ pub struct ShmSender {
 
 impl ShmSender {
     /// The producer of the `index`th ring of `fd`, for messages of `size`.
-    pub fn open(fd: impl AsFd, size: usize, index: usize, spin: bool) -> io::Result<ShmSender> {
+    pub fn open(fd: impl AsFd, size: usize, index: usize, wait: RingWait) -> io::Result<ShmSender> {
         Ok(ShmSender {
-            ring: Ring::map(fd, size, index, spin)?,
+            ring: Ring::map(fd, size, index, wait)?,
             closed: false,
         })
     }
@@ -199,7 +250,7 @@ impl ShmSender {
         let r = &self.ring;
         r.word(CLOSED).store(1, Ordering::Release);
         fence(Ordering::SeqCst);
-        if r.spin {
+        if r.wait == RingWait::Spin {
             return Ok(());
         }
         while futex::wake(r.word(HEAD), futex::Flags::empty(), 1)? == 0
@@ -226,9 +277,14 @@ pub struct ShmReceiver {
 impl ShmReceiver {
     /// The consumer of the `index`th ring of `fd`, taking at most `size`
     /// bytes at a time.
-    pub fn open(fd: impl AsFd, size: usize, index: usize, spin: bool) -> io::Result<ShmReceiver> {
+    pub fn open(
+        fd: impl AsFd,
+        size: usize,
+        index: usize,
+        wait: RingWait,
+    ) -> io::Result<ShmReceiver> {
         Ok(ShmReceiver {
-            ring: Ring::map(fd, size, index, spin)?,
+            ring: Ring::map(fd, size, index, wait)?,
             max: size,
         })
     }
@@ -286,12 +342,12 @@ mod tests {
 
     #[test]
     fn bytes_cross_the_ring_in_order_past_its_wrap() {
-        for spin in [false, true] {
+        for wait in [RingWait::Sleep, RingWait::SpinThenSleep, RingWait::Spin] {
             let size = 300_001;
             let fd = memfd_create("ring", MemfdFlags::CLOEXEC).unwrap();
             ftruncate(&fd, ring_bytes(size) as u64).unwrap();
-            let mut tx = ShmSender::open(&fd, size, 0, spin).unwrap();
-            let mut rx = ShmReceiver::open(&fd, size, 0, spin).unwrap();
+            let mut tx = ShmSender::open(&fd, size, 0, wait).unwrap();
+            let mut rx = ShmReceiver::open(&fd, size, 0, wait).unwrap();
             // More than the 2 MiB ring, so it wraps, from another thread.
             let messages = 20u32;
             let got = std::thread::scope(|s| {
@@ -316,7 +372,7 @@ mod tests {
                 .flat_map(|i| (0..size).map(move |j| (j as u32 ^ i) as u8))
                 .collect();
             assert_eq!(got.len(), want.len());
-            assert!(got == want, "bytes differ (spin: {spin})");
+            assert!(got == want, "bytes differ ({wait:?})");
         }
     }
 }

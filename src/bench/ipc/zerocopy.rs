@@ -10,7 +10,8 @@ use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use rustix::io::Errno;
 use rustix::net::SendFlags;
 
-use super::ends::Sender;
+use super::ends::{Sender, message_buffer};
+use crate::buf::Buffer;
 use crate::sys::zerocopy::{MSG_ZEROCOPY, set_so_zerocopy, zerocopy_completed};
 
 /// Buffers sent from in turn: while the kernel holds some, the sender
@@ -24,7 +25,7 @@ const COMPLETION_TIMEOUT: Duration = Duration::from_secs(10);
 /// completions.
 pub struct ZerocopySender {
     fd: OwnedFd,
-    bufs: Vec<Vec<u8>>,
+    bufs: Vec<Buffer>,
     /// The buffer of the next message.
     next: usize,
     /// The numbers of each buffer's sends not yet completed. Completions
@@ -41,7 +42,9 @@ impl ZerocopySender {
         set_so_zerocopy(&fd)?;
         Ok(ZerocopySender {
             fd,
-            bufs: vec![vec![b'X'; size]; BUFFERS],
+            bufs: (0..BUFFERS)
+                .map(|_| message_buffer(size, b'X'))
+                .collect::<io::Result<_>>()?,
             next: 0,
             pending: Default::default(),
             sends: 0,
