@@ -142,16 +142,19 @@ impl Ring {
             RingWait::SpinThenSleep => SPINS_BEFORE_SLEEP,
             RingWait::Spin => u32::MAX,
         };
-        let start = Instant::now();
+        // The clock is read only once a wait is long: at 4 KiB messages a
+        // message takes ~100 ns, and a clock read per wait showed.
+        let mut start = None;
         for i in 0..spins {
             if moved() {
                 return Ok(());
             }
             std::hint::spin_loop();
-            if i % 4096 == 4095 && start.elapsed() > SILENCE {
+            if i % 4096 == 4095 && start.get_or_insert_with(Instant::now).elapsed() > SILENCE {
                 return Err(silent());
             }
         }
+        let start = start.unwrap_or_else(Instant::now);
         loop {
             self.word(waiting).store(1, Ordering::SeqCst);
             if !moved() {
@@ -221,14 +224,16 @@ impl ShmSender {
             }
             r.wait(TAIL, tail, PRODUCER_WAITING)?;
         }
-        let at = head as usize % r.cap;
+        let at = head as usize & (r.cap - 1);
         let first = msg.len().min(r.cap - at);
         // SAFETY: [head, head + len) is free: the consumer has taken
         // everything before `tail` and reads nothing past `head` until it
         // is published below; both pieces lie inside the data area.
         unsafe {
             std::ptr::copy_nonoverlapping(msg.as_ptr(), r.data().add(at), first);
-            std::ptr::copy_nonoverlapping(msg.as_ptr().add(first), r.data(), msg.len() - first);
+            if first < msg.len() {
+                std::ptr::copy_nonoverlapping(msg.as_ptr().add(first), r.data(), msg.len() - first);
+            }
         }
         r.word(HEAD)
             .store(head.wrapping_add(msg.len() as u32), Ordering::Release);
@@ -311,7 +316,7 @@ impl ShmReceiver {
         };
         let n = (head.wrapping_sub(tail) as usize).min(self.max);
         if let Some(sink) = sink {
-            let at = tail as usize % r.cap;
+            let at = tail as usize & (r.cap - 1);
             let first = n.min(r.cap - at);
             // SAFETY: [tail, tail + n) was published by the producer's
             // Release store of `head` (Acquire above) and is not written
