@@ -189,7 +189,7 @@ impl Worker {
                 super::contend::serve_reader(stdout, stdin, *index, setup)
             }
             Role::MemoryHog { bytes } => super::contend::hog(*bytes, stdout),
-            Role::Ipc { end } => end.serve(stdin, stdout),
+            Role::Ipc { end } => end.serve(stdin, stdout).map_err(named),
         }
     }
 }

@@ -33,8 +33,8 @@ use crate::progress;
 )]
 pub struct IpcArgs {
     /// The mechanisms, comma-separated [default: all]: pipe, pipe-splice,
-    /// fifo, unix-stream, unix-seqpacket, unix-dgram, tcp, mqueue, shm,
-    /// shm-spin, io-uring, io-uring-splice.
+    /// fifo, unix-stream, unix-seqpacket, unix-dgram, tcp, tcp-zerocopy,
+    /// mqueue, shm, shm-spin, io-uring, io-uring-splice.
     #[arg(long, value_delimiter = ',', value_name = "NAMES", value_parser = mechanism)]
     pub mechanisms: Vec<Mechanism>,
     /// Message sizes, comma-separated, a row each. Take K and M.
@@ -131,11 +131,16 @@ fn config(args: &IpcArgs, facts: &SystemFacts) -> anyhow::Result<IpcConfig> {
         Some(max) => max as usize,
         None => runs.max(6),
     };
-    let mut mechanisms = args.mechanisms.clone();
+    // Each once, in the order first named.
+    let mut mechanisms: Vec<Mechanism> = Vec::new();
+    for &m in &args.mechanisms {
+        if !mechanisms.contains(&m) {
+            mechanisms.push(m);
+        }
+    }
     if mechanisms.is_empty() {
         mechanisms = Mechanism::ALL.to_vec();
     }
-    mechanisms.dedup();
     Ok(IpcConfig {
         mechanisms,
         sizes: args.sizes.clone(),

@@ -53,18 +53,40 @@ pub fn mq_open_private(name: &str, max_messages: usize, msg_size: usize) -> io::
     Ok(fd)
 }
 
-/// `mq_send(fd, msg, len, 0)`: one message, whole.
+/// `mq_timedsend(fd, msg, len, 0, now + within)`: one message, whole;
+/// waiting longer than `within` for room is an error of kind
+/// [`io::ErrorKind::TimedOut`].
 ///
 /// # References
 ///  - [mq_send(3)](https://man7.org/linux/man-pages/man3/mq_send.3.html)
-pub fn mq_send(fd: impl AsFd, msg: &[u8]) -> io::Result<()> {
-    // SAFETY: `msg` is valid for reading `msg.len()` bytes for the call,
-    // and an mqd_t is the descriptor's number.
-    let r = unsafe { libc::mq_send(fd.as_fd().as_raw_fd(), msg.as_ptr().cast(), msg.len(), 0) };
+pub fn mq_send(fd: impl AsFd, msg: &[u8], within: Duration) -> io::Result<()> {
+    let deadline = realtime_after(within);
+    // SAFETY: `msg` is valid for reading `msg.len()` bytes and `deadline`
+    // is a valid timespec, both for the call; an mqd_t is the
+    // descriptor's number.
+    let r = unsafe {
+        libc::mq_timedsend(
+            fd.as_fd().as_raw_fd(),
+            msg.as_ptr().cast(),
+            msg.len(),
+            0,
+            &deadline,
+        )
+    };
     if r == -1 {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// `CLOCK_REALTIME` now plus `within`: the deadlines of the timed calls.
+fn realtime_after(within: Duration) -> libc::timespec {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
+    let end = now.tv_sec as i128 * 1_000_000_000 + now.tv_nsec as i128 + within.as_nanos() as i128;
+    libc::timespec {
+        tv_sec: (end / 1_000_000_000) as libc::time_t,
+        tv_nsec: (end % 1_000_000_000) as libc::c_long,
+    }
 }
 
 /// `mq_timedreceive(fd, buf, len, NULL, now + within)`: the oldest
@@ -75,13 +97,7 @@ pub fn mq_send(fd: impl AsFd, msg: &[u8]) -> io::Result<()> {
 /// # References
 ///  - [mq_receive(3)](https://man7.org/linux/man-pages/man3/mq_receive.3.html)
 pub fn mq_receive(fd: impl AsFd, buf: &mut [u8], within: Duration) -> io::Result<usize> {
-    // mq_timedreceive takes a CLOCK_REALTIME deadline.
-    let now = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
-    let end = now.tv_sec as i128 * 1_000_000_000 + now.tv_nsec as i128 + within.as_nanos() as i128;
-    let deadline = libc::timespec {
-        tv_sec: (end / 1_000_000_000) as libc::time_t,
-        tv_nsec: (end % 1_000_000_000) as libc::c_long,
-    };
+    let deadline = realtime_after(within);
     // SAFETY: `buf` is valid for writing `buf.len()` bytes and `deadline`
     // is a valid timespec, both for the call; an mqd_t is the
     // descriptor's number.
@@ -119,8 +135,8 @@ mod tests {
             Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => return,
             Err(e) => panic!("{e}"),
         };
-        mq_send(&q, b"hello").unwrap();
-        mq_send(&q, b"").unwrap();
+        mq_send(&q, b"hello", Duration::from_secs(1)).unwrap();
+        mq_send(&q, b"", Duration::from_secs(1)).unwrap();
         let mut buf = [0u8; 100];
         assert_eq!(mq_receive(&q, &mut buf, Duration::from_secs(1)).unwrap(), 5);
         assert_eq!(&buf[..5], b"hello");
@@ -129,7 +145,7 @@ mod tests {
         let err = mq_receive(&q, &mut buf, Duration::from_millis(10)).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::TimedOut);
         // Too large for the queue.
-        assert!(mq_send(&q, &[0; 101]).is_err());
+        assert!(mq_send(&q, &[0; 101], Duration::from_secs(1)).is_err());
         // Unlinked at once: the name is free again.
         drop(mq_open_private(&name, 1, 1).unwrap());
         assert!(mqueue_limit(MSGSIZE_MAX).is_some_and(|n| n > 0));

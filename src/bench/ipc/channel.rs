@@ -48,6 +48,11 @@ pub struct End {
 pub fn one_way(mechanism: Mechanism, size: usize) -> io::Result<OneWay> {
     match mechanism {
         Mechanism::Pipe | Mechanism::PipeSplice | Mechanism::IoUring | Mechanism::IoUringSplice => {
+            if matches!(mechanism, Mechanism::IoUring | Mechanism::IoUringSplice) {
+                // Refused here rather than in one end, which would leave
+                // the other only "the other end is gone".
+                super::uring::Uring::new()?;
+            }
             let p = pipe()?;
             Ok(OneWay {
                 send: p.write,
@@ -130,6 +135,16 @@ fn unique(prefix: &str) -> String {
 /// needs), then removed: the descriptors stay.
 fn fifo() -> io::Result<OneWay> {
     let dir = tempfile_dir()?;
+    let ends = fifo_in(&dir);
+    // Removed whatever happened: the descriptors, if any, stay.
+    let removed = std::fs::remove_dir_all(&dir);
+    let ends = ends?;
+    removed?;
+    Ok(ends)
+}
+
+/// The FIFO's two ends, made in `dir`.
+fn fifo_in(dir: &std::path::Path) -> io::Result<OneWay> {
     let path = dir.join("fifo");
     rustix::fs::mknodat(
         rustix::fs::CWD,
@@ -145,7 +160,6 @@ fn fifo() -> io::Result<OneWay> {
     )?;
     let send = rustix::fs::open(&path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
     crate::sys::set_nonblocking(&recv, false)?;
-    std::fs::remove_dir_all(&dir)?;
     Ok(OneWay { send, recv })
 }
 
@@ -257,7 +271,14 @@ fn queue(size: usize) -> io::Result<OwnedFd> {
     mq_open_private(&format!("/{}", unique("pipespeed")), slots, size).map_err(|e| {
         let why = crate::quote::strerror(&e);
         match e.raw_os_error() {
-            Some(libc::ENOSYS | libc::EACCES | libc::EMFILE | libc::ENOSPC | libc::EINVAL) => {
+            // EMFILE from mq_open is RLIMIT_MSGQUEUE (the bytes of this
+            // user's queues), not open files.
+            Some(libc::EMFILE) => unsupported(format!(
+                "mq_open refused a queue of {slots} messages of {}: over this user's \
+                 RLIMIT_MSGQUEUE (ulimit -q)",
+                Size(size as u64)
+            )),
+            Some(libc::ENOSYS | libc::EACCES | libc::ENOSPC | libc::EINVAL) => {
                 unsupported(format!(
                     "mq_open refused a queue of {} messages of {}: {why}",
                     slots,

@@ -9,19 +9,16 @@
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 
-use rustix::fs::{MemfdFlags, Mode, OFlags};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags};
 
 use super::channel::SILENCE;
 use super::mechanism::Mechanism;
 use super::shm::{RingWait, ShmReceiver, ShmSender};
+use super::splice::{SpliceReceiver, VmspliceSender};
 use super::uring::Uring;
 use crate::buf::{Buffer, BufferOptions};
-use crate::double_buffer::{DoubleBuffer, Layout, Reuse};
-use crate::sys::SpliceFlags;
 use crate::sys::mq::{mq_receive, mq_send};
-use crate::wait::Wait;
 
 /// Where a receiver may hand the bytes it took; `None`: nobody looks at
 /// them (a splice to `/dev/null`, the ring's bytes taken in place).
@@ -114,6 +111,7 @@ pub fn sender(mechanism: Mechanism, fd: OwnedFd, setup: Setup) -> io::Result<Box
             fd,
             buf: message_buffer(size, b'X')?,
             call,
+            finished: false,
         }));
     }
     match mechanism {
@@ -196,6 +194,17 @@ pub(super) fn message_buffer(size: usize, fill: u8) -> io::Result<Buffer> {
     Ok(buf)
 }
 
+/// `e` as the error of an end that could not `doing`.
+fn named(doing: &str, e: io::Error) -> io::Error {
+    if e.kind() == io::ErrorKind::TimedOut {
+        return silent(doing);
+    }
+    io::Error::new(
+        e.kind(),
+        format!("cannot {doing}: {}", crate::quote::strerror(&e)),
+    )
+}
+
 /// The error of a send that found the other end gone, or of another
 /// failed call.
 fn failed(doing: &str, e: Errno) -> io::Error {
@@ -214,12 +223,17 @@ fn failed(doing: &str, e: Errno) -> io::Error {
     }
 }
 
-/// The error of an end that waited [`SILENCE`] for the other in vain.
-pub fn silent() -> io::Error {
+/// The error of an end that waited [`SILENCE`] for the other in vain,
+/// while trying to `doing` ("send" or "receive").
+pub fn silent(doing: &str) -> io::Error {
+    let what = match doing {
+        "send" => "no room came",
+        _ => "nothing came",
+    };
     io::Error::new(
         io::ErrorKind::TimedOut,
         format!(
-            "cannot receive: nothing came for {} s, the other end has stopped",
+            "cannot {doing}: {what} for {} s, the other end has stopped",
             SILENCE.as_secs()
         ),
     )
@@ -229,6 +243,26 @@ struct FdSender {
     fd: OwnedFd,
     buf: Buffer,
     call: Call,
+    /// Whether the end was said.
+    finished: bool,
+}
+
+impl Drop for FdSender {
+    /// Says the end on the way out too, where only a message can say it:
+    /// an end that fails (a pinger that found a wrong byte) must not
+    /// leave the other waiting for a datagram that never comes.
+    fn drop(&mut self) {
+        match self.call {
+            Call::Datagram if !self.finished => {
+                let flags = SendFlags::DONTWAIT | SendFlags::NOSIGNAL;
+                let _ = rustix::net::send(&self.fd, &[], flags);
+            }
+            Call::Queue if !self.finished => {
+                let _ = mq_send(&self.fd, &[], std::time::Duration::from_millis(100));
+            }
+            _ => {}
+        }
+    }
 }
 
 impl Sender for FdSender {
@@ -245,7 +279,9 @@ impl Sender for FdSender {
                 Call::Stream | Call::Packet | Call::Datagram => {
                     rustix::net::send(fd, &msg[done..], SendFlags::NOSIGNAL)
                 }
-                Call::Queue => return mq_send(fd, msg),
+                Call::Queue => {
+                    return mq_send(fd, msg, SILENCE).map_err(|e| named("send", e));
+                }
             };
             match sent {
                 Ok(n) if self.call == Call::Packet || self.call == Call::Datagram => {
@@ -265,11 +301,12 @@ impl Sender for FdSender {
     }
 
     fn finish(&mut self) -> io::Result<()> {
+        self.finished = true;
         match self.call {
             Call::Datagram => rustix::net::send(&self.fd, &[], SendFlags::NOSIGNAL)
                 .map(drop)
                 .map_err(|e| failed("send the end", e)),
-            Call::Queue => mq_send(&self.fd, &[]),
+            Call::Queue => mq_send(&self.fd, &[], SILENCE).map_err(|e| named("send the end", e)),
             Call::ReadWrite | Call::Stream | Call::Packet => Ok(()),
         }
     }
@@ -294,7 +331,7 @@ impl Receiver for FdReceiver {
                     Ok(n) => Ok(n),
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(Errno::INTR),
                     Err(e) if e.kind() == io::ErrorKind::TimedOut => Err(Errno::AGAIN),
-                    Err(e) => return Err(e),
+                    Err(e) => return Err(named("receive", e)),
                 },
             };
             match got {
@@ -302,7 +339,7 @@ impl Receiver for FdReceiver {
                 Err(Errno::INTR) => {}
                 // SO_RCVTIMEO: the other end has gone quiet (a datagram
                 // socket has no end of file when it dies).
-                Err(Errno::AGAIN) => return Err(silent()),
+                Err(Errno::AGAIN) => return Err(silent("receive")),
                 Err(e) => return Err(failed("receive", e)),
             }
         };
@@ -310,142 +347,6 @@ impl Receiver for FdReceiver {
             && n > 0
         {
             sink(&self.buf[..n])?;
-        }
-        Ok(n)
-    }
-}
-
-/// The ladder's zero-copy sender: vmsplice of one half of a
-/// [`DoubleBuffer`] per message, the pipe sized to one half (a message
-/// rounded up to whole pages), so that a half is refilled only once the
-/// receiver has taken it.
-struct VmspliceSender {
-    double: DoubleBuffer<OwnedFd>,
-    size: usize,
-    /// Halves not yet filled with `X`.
-    fresh: usize,
-}
-
-impl VmspliceSender {
-    fn new(fd: OwnedFd, size: usize) -> io::Result<VmspliceSender> {
-        let page = rustix::param::page_size();
-        let half = size.div_ceil(page) * page;
-        let double = DoubleBuffer::new(
-            fd,
-            half,
-            BufferOptions::default(),
-            Layout::Separate,
-            Reuse::AfterConsumed,
-        )
-        .map_err(|e| match e.kind() {
-            // The kernel grants only a power of two pages: a message of
-            // another number of pages cannot fill the pipe exactly.
-            io::ErrorKind::InvalidInput | io::ErrorKind::PermissionDenied => {
-                io::Error::new(io::ErrorKind::Unsupported, e.to_string())
-            }
-            _ => e,
-        })?;
-        Ok(VmspliceSender {
-            double,
-            size,
-            fresh: 2,
-        })
-    }
-}
-
-impl Sender for VmspliceSender {
-    fn buffer(&mut self) -> &mut [u8] {
-        let half = self.double.next_half();
-        if self.fresh > 0 {
-            // A page never written is the shared zero page: vmsplicing it
-            // would pass the same page over and over.
-            half.fill(b'X');
-            self.fresh -= 1;
-        }
-        &mut half[..self.size]
-    }
-
-    fn send(&mut self, len: usize) -> io::Result<()> {
-        self.double.splice_next(len, Wait::Block, false)
-    }
-
-    fn finish(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Splices what arrives into `/dev/null` (through io_uring when it has a
-/// ring); asked for the bytes, into a memfd and back with `pread`.
-struct SpliceReceiver {
-    fd: OwnedFd,
-    null: OwnedFd,
-    size: usize,
-    uring: Option<Uring>,
-    checked: Option<(OwnedFd, Vec<u8>)>,
-}
-
-impl SpliceReceiver {
-    fn new(fd: OwnedFd, size: usize, uring: Option<Uring>) -> io::Result<SpliceReceiver> {
-        let null = rustix::fs::open("/dev/null", OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
-        Ok(SpliceReceiver {
-            fd,
-            null,
-            size,
-            uring,
-            checked: None,
-        })
-    }
-}
-
-impl Receiver for SpliceReceiver {
-    fn recv(&mut self, sink: Sink<'_>) -> io::Result<usize> {
-        let Some(sink) = sink else {
-            return match &mut self.uring {
-                Some(ring) => ring.splice(&self.fd, &self.null, None, self.size),
-                None => crate::sys::splice(
-                    &self.fd,
-                    None,
-                    &self.null,
-                    None,
-                    self.size,
-                    SpliceFlags::empty(),
-                ),
-            }
-            .map_err(|e| {
-                io::Error::new(
-                    e.kind(),
-                    format!("cannot splice: {}", crate::quote::strerror(&e)),
-                )
-            });
-        };
-        if self.checked.is_none() {
-            let file = rustix::fs::memfd_create("pipespeed-ipc", MemfdFlags::CLOEXEC)?;
-            self.checked = Some((file, vec![0; self.size]));
-        }
-        let (file, buf) = self
-            .checked
-            .as_mut()
-            .ok_or_else(|| io::Error::other("no file"))?;
-        let mut at = 0u64;
-        let n = match &mut self.uring {
-            Some(ring) => ring.splice(&self.fd, file, Some(0), self.size)?,
-            None => crate::sys::splice(
-                &self.fd,
-                None,
-                &*file,
-                Some(&mut at),
-                self.size,
-                SpliceFlags::empty(),
-            )?,
-        };
-        let read = rustix::io::pread(&*file, &mut buf[..n], 0)?;
-        if read != n {
-            return Err(io::Error::other(format!(
-                "read back {read} of the {n} bytes spliced into a memfd"
-            )));
-        }
-        if n > 0 {
-            sink(&buf[..n])?;
         }
         Ok(n)
     }

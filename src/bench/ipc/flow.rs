@@ -33,8 +33,7 @@ pub struct Received {
 }
 
 /// A received stream whose bytes are not the sender's, in words.
-fn mismatch_error(v: &Verifier, found: crate::verify::Mismatch) -> io::Error {
-    let _ = v;
+fn mismatch_error(found: crate::verify::Mismatch) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
         format!(
@@ -49,9 +48,7 @@ fn mismatch_error(v: &Verifier, found: crate::verify::Mismatch) -> io::Error {
 
 /// Checks `bytes` as the next of the stream `verifier` follows.
 fn check(verifier: &mut Verifier, bytes: &[u8]) -> io::Result<()> {
-    verifier
-        .check(bytes)
-        .map_err(|m| mismatch_error(verifier, m))
+    verifier.check(bytes).map_err(mismatch_error)
 }
 
 /// Sends `bytes` in messages of `size` (the last one shorter if they do
@@ -101,6 +98,16 @@ pub fn receive_stream(rx: &mut dyn Receiver, verify: bool) -> io::Result<Receive
     if let Some(start) = first {
         report.seconds = last.duration_since(start).as_secs_f64();
         report.gib_s = gib_per_s(report.timed_bytes, report.seconds);
+    }
+    if report.timed_bytes == 0 || report.seconds <= 0.0 {
+        // The clock starts at the first receive: one receive times nothing.
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{} bytes came in one receive: too few to time (a run sends at least two messages)",
+                report.bytes
+            ),
+        ));
     }
     Ok(report)
 }
@@ -220,7 +227,13 @@ pub fn pong(
         let buf = tx.buffer();
         let mut at = 0;
         let mut take = |b: &[u8]| {
-            buf[at..at + b.len()].copy_from_slice(b);
+            let Some(place) = buf.get_mut(at..at + b.len()) else {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("ponger: more than a {size}-byte message arrived at once"),
+                ));
+            };
+            place.copy_from_slice(b);
             at += b.len();
             match verifier.as_mut() {
                 Some(v) => check(v, b),
@@ -319,6 +332,37 @@ mod tests {
                     "{m} at {size}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn a_pinger_that_fails_ends_its_ponger_at_once() {
+        for m in Mechanism::ALL
+            .into_iter()
+            .filter(|m| m.no_round_trip().is_none())
+        {
+            let size = 100;
+            let (pinger, ponger) = two_way(m, size).unwrap();
+            let way = |way| Setup {
+                size,
+                way,
+                shared_cpu: false,
+            };
+            let q_tx = sender(m, ponger.send, way(Way::Back)).unwrap();
+            let q_rx = receiver(m, ponger.recv, way(Way::Forward)).unwrap();
+            let (done, ended) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let (mut q_rx, mut q_tx) = (q_rx, q_tx);
+                let _ = done.send(
+                    pong(q_rx.as_mut(), q_tx.as_mut(), size, true).map_err(|e| e.to_string()),
+                );
+            });
+            // The pinger's ends go without a word: an error cut it short.
+            let p_tx = sender(m, pinger.send, way(Way::Forward)).unwrap();
+            let p_rx = receiver(m, pinger.recv, way(Way::Back)).unwrap();
+            drop((p_tx, p_rx));
+            let served = ended.recv_timeout(std::time::Duration::from_secs(5));
+            assert_eq!(served, Ok(Ok(0)), "{m}: the ponger did not end");
         }
     }
 }

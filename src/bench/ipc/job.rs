@@ -82,10 +82,12 @@ impl harness::Job for TripJob {
 }
 
 impl StreamJob {
-    /// `bytes` rounded up to a whole number of messages (at least one).
+    /// `bytes` rounded up to a whole number of messages, at least two:
+    /// the receiver's clock starts at its first receive, so one message
+    /// times nothing.
     pub fn whole_messages(size: usize, bytes: u64) -> u64 {
         let size = size.max(1) as u64;
-        bytes.div_ceil(size).max(1) * size
+        bytes.div_ceil(size).max(2) * size
     }
 }
 

@@ -14,8 +14,12 @@
 //! - [`channel`]: the descriptors a mechanism's ends share, made by the
 //!   parent and handed to the worker processes;
 //! - [`ends`]: one end's sending and receiving over any mechanism;
-//! - [`shm`] and [`uring`]: the shared-memory ring and the io_uring ends;
+//! - [`shm`], [`splice`], [`uring`] and [`zerocopy`]: the shared-memory
+//!   ring, the vmsplice/splice ends, the io_uring operations and the
+//!   `MSG_ZEROCOPY` sender;
 //! - [`flow`]: the sender, the receiver, the pinger and the ponger;
+//! - [`procs`]: the ends as worker processes, and the runner that starts
+//!   them;
 //! - [`job`], [`run`] and [`result`]: the harness, as every measurement
 //!   has it.
 
@@ -28,6 +32,7 @@ pub mod procs;
 pub mod result;
 pub mod run;
 pub mod shm;
+pub mod splice;
 pub mod uring;
 pub mod zerocopy;
 

@@ -22,7 +22,7 @@ use super::flow::{Received, ping, pong, receive_stream, send_stream};
 use super::job::{StreamJob, TripJob, one_cpu};
 use super::mechanism::Mechanism;
 use super::result::{StreamRun, TripRun};
-use crate::child::{Group, said};
+use crate::child::{Group, last_message, said};
 use crate::sys::{NoiseProbe, ResourceUsage, UsageOf, getrusage};
 use crate::units::GIB;
 
@@ -107,6 +107,8 @@ impl EndSpec {
 /// sender to send everything (runs are sized to a fraction of a second).
 const EXIT_TIMEOUT: Duration = Duration::from_secs(10);
 const SEND_TIMEOUT: Duration = Duration::from_secs(300);
+/// How long a receiver whose sender failed may take to say why.
+const RECEIVER_WORDS_WITHIN: Duration = Duration::from_secs(1);
 
 /// The sender's and the receiver's (pinger's and ponger's) CPUs.
 fn cpus(placement: Placement) -> (Option<usize>, Option<usize>) {
@@ -137,6 +139,9 @@ fn end_failed(who: &str, stderr: &str, status: Option<std::process::ExitStatus>)
     match (said(stderr), code) {
         (Some(why), Some(EXIT_UNSUPPORTED)) => RunError::Unavailable(why.to_string()),
         (Some(why), _) => RunError::Failed(why.to_string()),
+        (None, _) if !last_message(stderr).is_empty() => {
+            RunError::Failed(format!("the {who} failed: {}", last_message(stderr)))
+        }
         (None, _) => RunError::Failed(match status {
             Some(status) => format!("the {who} failed ({status}) without a word"),
             None => format!("cannot wait for the {who}"),
@@ -194,7 +199,17 @@ impl Runner<StreamJob> for Processes {
         drop((tx, rx));
         let sent = group.finish(sender, SEND_TIMEOUT);
         if !sent.success() {
-            group.kill_all();
+            // The receiver's words are the cause when it said any: a
+            // receiver that found a wrong byte, or that io_uring refused,
+            // leaves the sender only "the other end is gone".
+            let received = group.finish(receiver, RECEIVER_WORDS_WITHIN);
+            if !received.killed && !received.success() && said(&received.stderr).is_some() {
+                return Err(end_failed(
+                    "ipc receiver",
+                    &received.stderr,
+                    received.status,
+                ));
+            }
             if sent.killed {
                 return Err(RunError::Failed(format!(
                     "the ipc sender did not finish within {} s; killed",
@@ -295,8 +310,12 @@ impl Runner<TripJob> for Processes {
         });
         let (run, pinger_used) = pinged;
         let ended = group.finish(child, EXIT_TIMEOUT);
-        // The ponger's words are the cause when both failed.
+        // The ponger's words are the cause when both failed; a ponger
+        // killed for waiting on a pinger that failed is not.
         if !ended.success() {
+            if let (true, Err(e)) = (ended.killed, &run) {
+                return Err(RunError::Failed(crate::quote::strerror(e)));
+            }
             if ended.killed {
                 return Err(RunError::Failed(
                     "the ipc ponger did not exit after the pinger finished; killed".into(),

@@ -38,6 +38,7 @@ use rustix::thread::futex::{self, Timespec};
 
 use super::channel::SILENCE;
 use super::ends::{Sink, silent};
+use crate::bench::harness::MAX_MESSAGE;
 
 /// Bytes before the data: the positions and flags, a cache line each.
 const HEADER: usize = 4096;
@@ -80,11 +81,15 @@ pub enum RingWait {
     Spin,
 }
 
-/// Spins before an end sleeps, about 25 us on the project's VM: with
-/// none, the producer paid a `FUTEX_WAKE` for nearly every 64 KiB
-/// message (the consumer, faster, had just gone to sleep), and the ring
-/// ran at 0.41 of the memcpy rung (`bench/ipc-vs-ref.py`, docs/ipc.md).
+/// Spins before an end sleeps: with none, the producer paid a
+/// `FUTEX_WAKE` for nearly every 64 KiB message (the consumer, faster,
+/// had just gone to sleep), and the ring ran at 0.41 of the memcpy rung
+/// (`bench/ipc-vs-ref.py`; docs/ipc.md has the figures before and after).
 pub const SPINS_BEFORE_SLEEP: u32 = 1000;
+
+/// How long a closing producer repeats its wake-up while the consumer
+/// says it is about to sleep.
+const CLOSE_WAKE_FOR: std::time::Duration = std::time::Duration::from_millis(100);
 
 // SAFETY: the mapping is shared memory reached only through atomics and
 // the ring protocol; the pointer may move to another thread with it.
@@ -92,6 +97,13 @@ unsafe impl Send for Ring {}
 
 impl Ring {
     fn map(fd: impl AsFd, size: usize, index: usize, wait: RingWait) -> io::Result<Ring> {
+        // Positions are u32 counts: the ring must stay far below 2^31.
+        if size == 0 || size > MAX_MESSAGE {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("a ring takes messages of 1 byte to {MAX_MESSAGE} bytes, not {size}"),
+            ));
+        }
         let len = ring_bytes(size);
         // SAFETY: a new shared mapping of `len` bytes of `fd` at an
         // offset that is a multiple of the page size; nothing in this
@@ -151,7 +163,7 @@ impl Ring {
             }
             std::hint::spin_loop();
             if i % 4096 == 4095 && start.get_or_insert_with(Instant::now).elapsed() > SILENCE {
-                return Err(silent());
+                return Err(silent(self.doing(word)));
             }
         }
         let start = start.unwrap_or_else(Instant::now);
@@ -173,8 +185,16 @@ impl Ring {
                 return Ok(());
             }
             if start.elapsed() >= SILENCE {
-                return Err(silent());
+                return Err(silent(self.doing(word)));
             }
+        }
+    }
+
+    /// What an end waiting on `word` is doing, for its error.
+    fn doing(&self, word: usize) -> &'static str {
+        match word {
+            HEAD => "receive",
+            _ => "send",
         }
     }
 
@@ -258,8 +278,13 @@ impl ShmSender {
         if r.wait == RingWait::Spin {
             return Ok(());
         }
+        // For 100 ms at most: a consumer that died asleep leaves its flag
+        // up for ever (and a live one that missed this wakes at its
+        // SILENCE timeout).
+        let start = Instant::now();
         while futex::wake(r.word(HEAD), futex::Flags::empty(), 1)? == 0
             && r.word(CONSUMER_WAITING).load(Ordering::SeqCst) != 0
+            && start.elapsed() < CLOSE_WAKE_FOR
         {
             std::hint::spin_loop();
         }
@@ -379,5 +404,22 @@ mod tests {
             assert_eq!(got.len(), want.len());
             assert!(got == want, "bytes differ ({wait:?})");
         }
+    }
+
+    #[test]
+    fn a_producer_closes_even_when_the_consumer_died_asleep() {
+        let fd = memfd_create("ring", MemfdFlags::CLOEXEC).unwrap();
+        ftruncate(&fd, ring_bytes(64) as u64).unwrap();
+        let tx = ShmSender::open(&fd, 64, 0, RingWait::Sleep).unwrap();
+        let rx = ShmReceiver::open(&fd, 64, 0, RingWait::Sleep).unwrap();
+        // A consumer killed in FUTEX_WAIT leaves its flag up.
+        rx.ring.word(CONSUMER_WAITING).store(1, Ordering::SeqCst);
+        let (done, closed) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            drop(tx);
+            let _ = done.send(());
+        });
+        let waited = closed.recv_timeout(std::time::Duration::from_secs(5));
+        assert!(waited.is_ok(), "the close never returned");
     }
 }

@@ -15,6 +15,11 @@ use io_uring::{IoUring, opcode, squeue, types};
 /// A ring with room for one operation at a time.
 pub struct Uring {
     ring: IoUring,
+    /// The `user_data` of the next operation, to match its completion.
+    next: u64,
+    /// An operation may still sit in the submission queue, naming a
+    /// buffer that is gone: the ring takes no more.
+    poisoned: bool,
 }
 
 /// Offset -1: the file's current position, the only one a pipe has.
@@ -33,7 +38,11 @@ impl Uring {
                 ),
             )
         })?;
-        Ok(Uring { ring })
+        Ok(Uring {
+            ring,
+            next: 0,
+            poisoned: false,
+        })
     }
 
     /// Submits `entry` and waits for its completion; its result.
@@ -41,20 +50,51 @@ impl Uring {
     /// # Safety
     ///
     /// The buffers `entry` points to must stay valid, and not be used
-    /// otherwise, until this returns (it returns only once the kernel has
-    /// completed the operation).
-    unsafe fn run(&mut self, entry: &squeue::Entry) -> io::Result<usize> {
+    /// otherwise, until this returns: it returns only once the kernel has
+    /// completed the operation, or when it never took it (the ring is
+    /// then poisoned, so that the entry is never submitted later).
+    unsafe fn run(&mut self, entry: squeue::Entry) -> io::Result<usize> {
+        if self.poisoned {
+            return Err(io::Error::other(
+                "io_uring: the ring failed earlier and takes no more operations",
+            ));
+        }
+        let tag = self.next;
+        self.next = self.next.wrapping_add(1);
         // SAFETY: the caller keeps the entry's buffers valid until the
         // completion, which is waited for below before returning.
-        unsafe { self.ring.submission().push(entry) }
+        unsafe { self.ring.submission().push(&entry.user_data(tag)) }
             .map_err(|_| io::Error::other("the io_uring submission queue is full"))?;
         loop {
             match self.ring.submit_and_wait(1) {
                 Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)
+                    ) =>
+                {
+                    continue;
+                }
+                Err(e) if !self.ring.submission().is_empty() => {
+                    // The kernel never took the entry.
+                    self.poisoned = true;
+                    return Err(e);
+                }
+                Err(_) => {
+                    // Taken, and its completion cannot be waited for:
+                    // returning would let the kernel use a buffer its
+                    // owner may free. Nothing safe is left to do.
+                    std::process::abort();
+                }
             }
             if let Some(done) = self.ring.completion().next() {
+                if done.user_data() != tag {
+                    return Err(io::Error::other(format!(
+                        "io_uring completed operation {} while {tag} was waited for",
+                        done.user_data()
+                    )));
+                }
                 let res = done.result();
                 return if res < 0 {
                     Err(io::Error::from_raw_os_error(-res))
@@ -72,7 +112,7 @@ impl Uring {
             .build();
         // SAFETY: `buf` is borrowed for the whole call, which waits for
         // the completion.
-        unsafe { self.run(&entry) }
+        unsafe { self.run(entry) }
     }
 
     /// `IORING_OP_READ` from `fd` into `buf`: the bytes read, 0 at the end.
@@ -86,7 +126,7 @@ impl Uring {
         .build();
         // SAFETY: `buf` is borrowed mutably for the whole call, which
         // waits for the completion.
-        unsafe { self.run(&entry) }
+        unsafe { self.run(entry) }
     }
 
     /// `IORING_OP_SPLICE` of up to `len` bytes from the pipe `from` into
@@ -107,7 +147,7 @@ impl Uring {
         )
         .build();
         // SAFETY: a splice names no user memory.
-        unsafe { self.run(&entry) }
+        unsafe { self.run(entry) }
     }
 }
 

@@ -112,7 +112,13 @@ impl Sender for ZerocopySender {
                         "cannot send: the other end is gone",
                     ));
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) => {
+                    let e = io::Error::from(e);
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!("cannot send: {}", crate::quote::strerror(&e)),
+                    ));
+                }
             }
         }
         self.next = (self.next + 1) % BUFFERS;
