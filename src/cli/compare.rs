@@ -12,7 +12,7 @@ use pipespeed::compare::{compare_files, render};
 /// `pipespeed compare`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Reads what bench, latency and contend write with --json; both files must come \
+    after_help = "Reads what bench, latency, contend and ipc write with --json; both files must come \
                   from the same command and format version. Per row and metric: both medians, \
                   new/base ratio and delta, a bootstrap interval of the ratio over the runs, and \
                   a verdict: faster, slower, ~ (no significant change: the interval contains 1) \
@@ -22,7 +22,7 @@ use pipespeed::compare::{compare_files, render};
                   than 1000 runs, or not comparable, 2 bad usage."
 )]
 pub struct CompareArgs {
-    /// The reference result (a --json file of bench, latency or contend).
+    /// The reference result (a --json file of bench, latency, contend or ipc).
     #[arg(value_name = "BASE")]
     pub base: PathBuf,
     /// The result judged against it, from the same command.
