@@ -99,8 +99,10 @@ pub fn receive_stream(rx: &mut dyn Receiver, verify: bool) -> io::Result<Receive
         report.seconds = last.duration_since(start).as_secs_f64();
         report.gib_s = gib_per_s(report.timed_bytes, report.seconds);
     }
-    if report.timed_bytes == 0 || report.seconds <= 0.0 {
-        // The clock starts at the first receive: one receive times nothing.
+    // Nothing at all is the sender's story (its words say why); one
+    // receive is ours: the clock starts at the first receive, so one
+    // receive times nothing.
+    if report.bytes > 0 && (report.timed_bytes == 0 || report.seconds <= 0.0) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(

@@ -203,7 +203,12 @@ impl Runner<StreamJob> for Processes {
             // receiver that found a wrong byte, or that io_uring refused,
             // leaves the sender only "the other end is gone".
             let received = group.finish(receiver, RECEIVER_WORDS_WITHIN);
-            if !received.killed && !received.success() && said(&received.stderr).is_some() {
+            let sender_refused = sent.code() == Some(EXIT_UNSUPPORTED);
+            if !sender_refused
+                && !received.killed
+                && !received.success()
+                && said(&received.stderr).is_some()
+            {
                 return Err(end_failed(
                     "ipc receiver",
                     &received.stderr,
