@@ -6,10 +6,7 @@
 
 mod fixtures;
 
-use std::fs::File;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use fixtures::browser::{chromium, inspect, render};
 
 use pipespeed::bench::ladder::{Rung, Status};
 use pipespeed::report::Html;
@@ -210,96 +207,6 @@ fn cost_and_profile_appear_when_measured() {
 fn the_page_matches_its_snapshot() {
     let html = html_report(&fixtures::ladder_profiled()).unwrap();
     fixtures::snapshot("report.html", &html);
-}
-
-/// Debian's Chromium on PATH (Ubuntu's `chromium-browser` is a snap that
-/// cannot read the temporary directory).
-fn chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("chromium"))
-        .find(|candidate| candidate.is_file())
-}
-
-/// What Chromium made of a page: its screenshot and the console messages
-/// it logged (`--enable-logging=stderr` prints each as a `:CONSOLE` line,
-/// whatever its level; CSP refusals are among them).
-struct Rendered {
-    png: PathBuf,
-    console: Vec<String>,
-}
-
-/// Renders `html` headless at 1200x1600, in a profile of its own under
-/// `dir`, killed if it takes over 60 s (a cold start on one busy CPU).
-fn render(chromium: &Path, dir: &Path, name: &str, html: &str) -> Rendered {
-    let page = dir.join(format!("{name}.html"));
-    let png = dir.join(format!("{name}.png"));
-    let log = dir.join(format!("{name}.log"));
-    std::fs::write(&page, html).unwrap();
-    let mut child = Command::new(chromium)
-        .arg("--headless")
-        .arg("--no-sandbox")
-        .arg("--disable-gpu")
-        .arg("--no-first-run")
-        .arg(format!(
-            "--user-data-dir={}",
-            dir.join(format!("{name}-profile")).display()
-        ))
-        .arg(format!("--screenshot={}", png.display()))
-        .arg("--window-size=1200,1600")
-        .arg("--enable-logging=stderr")
-        .arg("--v=0")
-        .arg(format!("file://{}", page.display()))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium took over 60 s to render {name}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let log = std::fs::read_to_string(&log).unwrap();
-    assert!(status.success(), "chromium failed ({status}):\n{log}");
-    let console = log
-        .lines()
-        .filter(|l| l.contains(":CONSOLE"))
-        .map(String::from)
-        .collect();
-    Rendered { png, console }
-}
-
-/// The screenshot's size, its number of distinct colours, and how many of
-/// its pixels have the bars' colour.
-fn inspect(png: &Path) -> (u32, u32, usize, usize) {
-    let decoder = png::Decoder::new(std::io::BufReader::new(File::open(png).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let channels = info.color_type.samples();
-    assert!(
-        channels >= 3,
-        "not an RGB screenshot: {:?}",
-        info.color_type
-    );
-    let bar = [0x4C, 0x72, 0xB0];
-    let mut colours = std::collections::HashSet::new();
-    let mut bar_pixels = 0;
-    for px in buf[..info.buffer_size()].chunks(channels) {
-        colours.insert([px[0], px[1], px[2]]);
-        if px[..3] == bar {
-            bar_pixels += 1;
-        }
-    }
-    (info.width, info.height, colours.len(), bar_pixels)
 }
 
 #[test]

@@ -10,6 +10,8 @@
 
 mod fixtures;
 
+use fixtures::browser::{chromium, inspect, render};
+
 use pipespeed::bench::harness::Header;
 use pipespeed::bench::hist::LatencyNs;
 use pipespeed::bench::ipc::{
@@ -558,21 +560,11 @@ fn json_round_trips() {
     }
 }
 
-/// Debian's Chromium on PATH, as tests/html.rs finds it.
-fn chromium() -> Option<std::path::PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("chromium"))
-        .find(|candidate| candidate.is_file())
-}
-
 /// The page rendered headless by Chromium, as tests/html.rs renders the
 /// ladder's: no console message (a refused fetch would be one), and a
 /// screenshot with the charts' bars in it.
 #[test]
 fn chromium_renders_the_page_without_console_messages() {
-    use std::process::{Command, Stdio};
-    use std::time::{Duration, Instant};
     let Some(chromium) = chromium() else {
         assert!(
             std::env::var_os("PIPESPEED_REQUIRE_CHROMIUM").is_none_or(|v| v != "1"),
@@ -583,65 +575,14 @@ fn chromium_renders_the_page_without_console_messages() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let (page, png, log) = (
-        dir.path().join("ipc.html"),
-        dir.path().join("ipc.png"),
-        dir.path().join("ipc.log"),
-    );
-    std::fs::write(&page, export(&Html, &fixture())).unwrap();
-    let mut child = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-        ])
-        .arg(format!(
-            "--user-data-dir={}",
-            dir.path().join("profile").display()
-        ))
-        .arg(format!("--screenshot={}", png.display()))
-        .args([
-            "--window-size=1200,1600",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("file://{}", page.display()))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium took over 60 s to render the page");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let log = std::fs::read_to_string(&log).unwrap();
-    assert!(status.success(), "chromium failed ({status}):\n{log}");
-    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    let page = render(&chromium, dir.path(), "ipc", &export(&Html, &fixture()));
     assert!(
-        console.is_empty(),
+        page.console.is_empty(),
         "the page logged:\n{}",
-        console.join("\n")
+        page.console.join("\n")
     );
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    assert_eq!((info.width, info.height), (1200, 1600));
-    let channels = info.color_type.samples();
-    let bar = buf[..info.buffer_size()]
-        .chunks(channels)
-        .filter(|px| px[..3] == [0x4C, 0x72, 0xB0])
-        .count();
+    let (width, height, _, bar) = inspect(&page.png);
+    assert_eq!((width, height), (1200, 1600));
     // The throughput chart's bars, at least, are on the first screen.
     assert!(bar > 5_000, "only {bar} pixels of bar colour: no chart?");
 }

@@ -152,7 +152,9 @@ where
             }
             done += 1;
             let (name, row) = (&names[i], &mut rows[i]);
-            match (metric, row.throughput.as_mut(), row.latency.as_mut()) {
+            // One run of the row's metric: what it measured, and where
+            // the metric says why it stopped.
+            let (made, status, reason) = match (metric, &mut row.throughput, &mut row.latency) {
                 (Metric::Throughput, Some(t), _) => {
                     let job = StreamJob {
                         mechanism: row.mechanism,
@@ -161,20 +163,12 @@ where
                         verify: config.verify,
                         placement: config.placement,
                     };
-                    match runner.run(&job) {
-                        Ok(run) => {
-                            let figure = Figure::GibPerS(run.gib_s);
-                            t.runs.push(run);
-                            progress(Event::Measured {
-                                row: name,
-                                index: done,
-                                total,
-                                figure,
-                            });
-                        }
-                        Err(_) if interrupted().is_some() => break,
-                        Err(err) => mark(&mut t.status, &mut t.reason, err, name, progress),
-                    }
+                    let made = runner.run(&job).map(|run| {
+                        let figure = Figure::GibPerS(run.gib_s);
+                        t.runs.push(run);
+                        figure
+                    });
+                    (made, &mut t.status, &mut t.reason)
                 }
                 (Metric::Latency, _, Some(l)) => {
                     let job = TripJob {
@@ -185,22 +179,24 @@ where
                         verify: config.verify,
                         placement: config.placement,
                     };
-                    match runner.run(&job) {
-                        Ok(run) => {
-                            let figure = Figure::RoundTripNs(run.rtt_ns.p50 as f64);
-                            l.runs.push(run);
-                            progress(Event::Measured {
-                                row: name,
-                                index: done,
-                                total,
-                                figure,
-                            });
-                        }
-                        Err(_) if interrupted().is_some() => break,
-                        Err(err) => mark(&mut l.status, &mut l.reason, err, name, progress),
-                    }
+                    let made = runner.run(&job).map(|run| {
+                        let figure = Figure::RoundTripNs(run.rtt_ns.p50 as f64);
+                        l.runs.push(run);
+                        figure
+                    });
+                    (made, &mut l.status, &mut l.reason)
                 }
-                _ => {}
+                _ => continue,
+            };
+            match made {
+                Ok(figure) => progress(Event::Measured {
+                    row: name,
+                    index: done,
+                    total,
+                    figure,
+                }),
+                Err(_) if interrupted().is_some() => break,
+                Err(err) => mark(status, reason, err, name, progress),
             }
         }
         for row in &mut rows {
