@@ -47,9 +47,11 @@ fn the_page_is_well_formed() {
     failed.rungs[1].reason = Some("\u{1b}[31mred\u{1b}[0m".into());
     let html = html_report(&failed).unwrap();
     assert!(html.contains("\u{fffd}[31mred"), "{html}");
+    // A noisy rung's paragraph breaks its lines: as XML too.
     for html in [
         report(),
         html_report(&fixtures::ladder_profiled()).unwrap(),
+        html_report(&fixtures::ladder_checked()).unwrap(),
         html,
     ] {
         let doc = roxmltree::Document::parse_with_options(

@@ -183,7 +183,7 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
             let _ = writeln!(
                 out,
                 "<p class=\"noisy\">{}</p>",
-                escape(&line).replace('\n', "<br>")
+                escape(&line).replace('\n', "<br/>")
             );
         }
         out += "</div>\n";
