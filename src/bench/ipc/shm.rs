@@ -221,14 +221,19 @@ impl Drop for Ring {
 /// The producing end of a ring.
 pub struct ShmSender {
     ring: Ring,
+    /// `head` as this end last stored it: only this end writes it, so it
+    /// need not be read back from the shared line.
+    head: u32,
     closed: bool,
 }
 
 impl ShmSender {
     /// The producer of the `index`th ring of `fd`, for messages of `size`.
     pub fn open(fd: impl AsFd, size: usize, index: usize, wait: RingWait) -> io::Result<ShmSender> {
+        let ring = Ring::map(fd, size, index, wait)?;
         Ok(ShmSender {
-            ring: Ring::map(fd, size, index, wait)?,
+            head: ring.word(HEAD).load(Ordering::Acquire),
+            ring,
             closed: false,
         })
     }
@@ -236,7 +241,7 @@ impl ShmSender {
     /// Copies `msg` into the ring, waiting for room.
     pub fn send(&mut self, msg: &[u8]) -> io::Result<()> {
         let r = &self.ring;
-        let head = r.word(HEAD).load(Ordering::Relaxed);
+        let head = self.head;
         loop {
             let tail = r.word(TAIL).load(Ordering::Acquire);
             if head.wrapping_sub(tail) as usize + msg.len() <= r.cap {
@@ -255,8 +260,8 @@ impl ShmSender {
                 std::ptr::copy_nonoverlapping(msg.as_ptr().add(first), r.data(), msg.len() - first);
             }
         }
-        r.word(HEAD)
-            .store(head.wrapping_add(msg.len() as u32), Ordering::Release);
+        self.head = head.wrapping_add(msg.len() as u32);
+        r.word(HEAD).store(self.head, Ordering::Release);
         r.wake(HEAD, CONSUMER_WAITING)
     }
 
@@ -301,6 +306,8 @@ impl Drop for ShmSender {
 /// The consuming end of a ring.
 pub struct ShmReceiver {
     ring: Ring,
+    /// `tail` as this end last stored it (only this end writes it).
+    tail: u32,
     max: usize,
 }
 
@@ -313,8 +320,10 @@ impl ShmReceiver {
         index: usize,
         wait: RingWait,
     ) -> io::Result<ShmReceiver> {
+        let ring = Ring::map(fd, size, index, wait)?;
         Ok(ShmReceiver {
-            ring: Ring::map(fd, size, index, wait)?,
+            tail: ring.word(TAIL).load(Ordering::Acquire),
+            ring,
             max: size,
         })
     }
@@ -324,7 +333,7 @@ impl ShmReceiver {
     /// and everything is taken.
     pub fn recv(&mut self, sink: Sink<'_>) -> io::Result<usize> {
         let r = &self.ring;
-        let tail = r.word(TAIL).load(Ordering::Relaxed);
+        let tail = self.tail;
         let head = loop {
             let head = r.word(HEAD).load(Ordering::Acquire);
             if head != tail {
@@ -357,8 +366,8 @@ impl ShmReceiver {
                 sink(b)?;
             }
         }
-        r.word(TAIL)
-            .store(tail.wrapping_add(n as u32), Ordering::Release);
+        self.tail = tail.wrapping_add(n as u32);
+        r.word(TAIL).store(self.tail, Ordering::Release);
         r.wake(TAIL, PRODUCER_WAITING)?;
         Ok(n)
     }
