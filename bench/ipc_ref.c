@@ -86,8 +86,9 @@ static uint64_t parse_size(const char *s) {
 
 /* A buffer at the start of a page. With malloc's 16-byte alignment the
  * sender's memcpy into the ring ran 8% slower from an address 16 bytes
- * past a 32-byte boundary than from one on it (25.1 against 23.1 GiB/s,
- * shm 64K, medians of 11): the reference should not depend on where
+ * past a 32-byte boundary than from one on it (23.1 against 25.1 GiB/s,
+ * shm 64K, medians of 11 runs of this program built with the buffer
+ * placed each way): the reference should not depend on where
  * malloc happens to put the buffer. */
 static char *page_buffer(uint64_t size) {
   char *p = aligned_alloc(4096, (size + 4095) / 4096 * 4096);
