@@ -125,7 +125,7 @@ static long futex_wake(_Atomic uint32_t *word) {
 }
 
 /* Spins an end makes before it sleeps, as pipespeed's ring
- * (SPINS_BEFORE_SLEEP in src/bench/ipc/shm.rs): 0 when both ends are on
+ * (SPINS_BEFORE_SLEEP in src/ring.rs): 0 when both ends are on
  * one CPU, where spinning only holds the CPU the other end needs. */
 static long spins_before_sleep = 1000;
 

@@ -14,6 +14,8 @@
 //!   the kernel really granted huge pages.
 //! - [`double_buffer`]: the vmsplice double-buffer discipline in one type,
 //!   with its safety argument and its limits.
+//! - [`ring`]: a byte ring in shared memory between two processes, one
+//!   `memcpy` per byte, futex or spinning wake-ups.
 //! - [`copy`](mod@copy): the copy engine: [`copy()`](copy::copy) moves every
 //!   byte from one descriptor to another by the fastest mechanism the
 //!   kernel accepts (copy_file_range, sendfile, splice, read/write),
@@ -27,7 +29,9 @@
 //! - [`verify`]: a checkable byte stream for `--verify`.
 //! - [`bench`](mod@bench): the writer and reader ends, and the ladder that runs them
 //!   as separate processes; round-trip [latency](bench::latency) and many
-//!   writers and readers on one pipe ([contend](bench::contend)), with
+//!   writers and readers on one pipe ([contend](bench::contend)), pipes
+//!   beside sockets, message queues, shared memory and io_uring
+//!   ([ipc](bench::ipc)), with
 //!   percentiles from HDR histograms ([hist](bench::hist)); a
 //!   [scan](bench::scan) of one setting; per-rung [cost and
 //!   profile](bench::profile).
@@ -54,6 +58,7 @@ pub mod double_buffer;
 pub mod pv;
 pub mod quote;
 pub mod report;
+pub mod ring;
 pub mod sys;
 pub mod units;
 pub mod verify;

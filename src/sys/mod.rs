@@ -15,6 +15,7 @@ pub mod process;
 pub mod rusage;
 pub mod signal;
 pub mod splice;
+pub mod uring;
 pub mod zerocopy;
 
 pub use cpu::{available_cpus, pin_to_cpu};

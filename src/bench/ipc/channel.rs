@@ -19,7 +19,7 @@ use rustix::fs::{MemfdFlags, Mode, OFlags};
 use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType};
 
 use super::mechanism::Mechanism;
-use super::shm::ring_bytes;
+use crate::ring::ring_bytes;
 use crate::sys::mq::{MSG_MAX, MSGSIZE_MAX, mq_open_private, mqueue_limit};
 use crate::sys::pipe;
 use crate::units::Size;
@@ -51,7 +51,7 @@ pub fn one_way(mechanism: Mechanism, size: usize) -> io::Result<OneWay> {
             if matches!(mechanism, Mechanism::IoUring | Mechanism::IoUringSplice) {
                 // Refused here rather than in one end, which would leave
                 // the other only "the other end is gone".
-                super::uring::Uring::new()?;
+                crate::sys::uring::Uring::new()?;
             }
             let p = pipe()?;
             Ok(OneWay {

@@ -14,15 +14,15 @@ use rustix::net::{RecvFlags, SendFlags};
 
 use super::channel::SILENCE;
 use super::mechanism::Mechanism;
-use super::shm::{RingWait, ShmReceiver, ShmSender};
 use super::splice::{SpliceReceiver, VmspliceSender};
-use super::uring::Uring;
 use crate::buf::{Buffer, BufferOptions};
+use crate::ring::{RingWait, ShmReceiver, ShmSender, silence_error};
 use crate::sys::mq::{mq_receive, mq_send};
+use crate::sys::uring::Uring;
 
 /// Where a receiver may hand the bytes it took; `None`: nobody looks at
 /// them (a splice to `/dev/null`, the ring's bytes taken in place).
-pub type Sink<'a> = Option<&'a mut dyn FnMut(&[u8]) -> io::Result<()>>;
+pub use crate::ring::Sink;
 
 /// Which of a channel's two directions an end uses: `Forward` from the
 /// sender (pinger) to the receiver (ponger), `Back` the other way.
@@ -116,7 +116,13 @@ pub fn sender(mechanism: Mechanism, fd: OwnedFd, setup: Setup) -> io::Result<Box
     }
     match mechanism {
         Mechanism::Shm | Mechanism::ShmSpin => Ok(Box::new(RingSender {
-            ring: ShmSender::open(&fd, size, setup.way.ring(), setup.ring_wait(mechanism))?,
+            ring: ShmSender::open(
+                &fd,
+                size,
+                setup.way.ring(),
+                setup.ring_wait(mechanism),
+                SILENCE,
+            )?,
             buf: message_buffer(size, b'X')?,
         })),
         Mechanism::IoUring => Ok(Box::new(UringSender {
@@ -168,6 +174,7 @@ pub fn receiver(mechanism: Mechanism, fd: OwnedFd, setup: Setup) -> io::Result<B
             size,
             setup.way.ring(),
             setup.ring_wait(mechanism),
+            SILENCE,
         )?))),
         Mechanism::IoUring => Ok(Box::new(UringReceiver {
             ring: Uring::new()?,
@@ -226,17 +233,7 @@ fn failed(doing: &str, e: Errno) -> io::Error {
 /// The error of an end that waited [`SILENCE`] for the other in vain,
 /// while trying to `doing` ("send" or "receive").
 pub fn silent(doing: &str) -> io::Error {
-    let what = match doing {
-        "send" => "no room came",
-        _ => "nothing came",
-    };
-    io::Error::new(
-        io::ErrorKind::TimedOut,
-        format!(
-            "cannot {doing}: {what} for {} s, the other end has stopped",
-            SILENCE.as_secs()
-        ),
-    )
+    silence_error(doing, SILENCE)
 }
 
 struct FdSender {

@@ -14,9 +14,9 @@
 //! - [`channel`]: the descriptors a mechanism's ends share, made by the
 //!   parent and handed to the worker processes;
 //! - [`ends`]: one end's sending and receiving over any mechanism;
-//! - [`shm`], [`splice`], [`uring`] and [`zerocopy`]: the shared-memory
-//!   ring, the vmsplice/splice ends, the io_uring operations and the
-//!   `MSG_ZEROCOPY` sender;
+//! - [`splice`] and [`zerocopy`]: the vmsplice/splice ends and the
+//!   `MSG_ZEROCOPY` sender (the shared-memory ring is
+//!   [`crate::ring`], the io_uring operations [`crate::sys::uring`]);
 //! - [`flow`]: the sender, the receiver, the pinger and the ponger;
 //! - [`procs`]: the ends as worker processes, and the runner that starts
 //!   them;
@@ -31,9 +31,7 @@ pub mod mechanism;
 pub mod procs;
 pub mod result;
 pub mod run;
-pub mod shm;
 pub mod splice;
-pub mod uring;
 pub mod zerocopy;
 
 pub use job::{IpcConfig, StreamJob, TripJob};

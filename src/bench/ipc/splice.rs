@@ -8,10 +8,10 @@ use std::os::fd::OwnedFd;
 use rustix::fs::{MemfdFlags, Mode, OFlags};
 
 use super::ends::{Receiver, Sender, Sink};
-use super::uring::Uring;
 use crate::buf::BufferOptions;
 use crate::double_buffer::{DoubleBuffer, Layout, Reuse};
 use crate::sys::SpliceFlags;
+use crate::sys::uring::Uring;
 use crate::wait::Wait;
 
 /// The ladder's zero-copy sender: vmsplice of one half of a

@@ -10,7 +10,7 @@
 //! line between their CPUs.
 //!
 //! An end that has to wait spins on the other's position
-//! ([`Mechanism::ShmSpin`](super::Mechanism::ShmSpin)), or spins briefly
+//! (`pipespeed ipc`'s `shm-spin`), or spins briefly
 //! and then sleeps in `futex(FUTEX_WAIT)` on it after raising its
 //! `waiting` flag (at once, when both ends share one CPU); the other end
 //! calls `futex(FUTEX_WAKE)` only when that flag is up, so a ring that
@@ -18,7 +18,7 @@
 //! flag and the position are each stored before the other is loaded,
 //! with `SeqCst` between them (Dekker's handshake), so a wake-up cannot
 //! be missed; `FUTEX_WAIT` rechecks the position in the kernel. An end
-//! that waits [`SILENCE`] in vain fails: a ring has no end of file when
+//! that waits its `silence` in vain fails: a ring has no end of file when
 //! the other process dies.
 //!
 //! `bench/ipc_ref.c` has the same ring in C, the reference it is measured
@@ -31,14 +31,34 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering, fence};
 
 use rustix::mm::{MapFlags, ProtFlags};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rustix::io::Errno;
 use rustix::thread::futex::{self, Timespec};
 
-use super::channel::SILENCE;
-use super::ends::{Sink, silent};
-use crate::bench::harness::MAX_MESSAGE;
+/// Where a consumer may hand the bytes it took, in place; `None`: nobody
+/// looks at them.
+pub type Sink<'a> = Option<&'a mut dyn FnMut(&[u8]) -> io::Result<()>>;
+
+/// The largest message: positions are `u32` counts, and the ring must
+/// stay far below 2^31 bytes.
+pub const MAX_MESSAGE: usize = 1 << 28;
+
+/// The error of an end that waited `within` in vain while trying to
+/// `doing` ("send" or "receive").
+pub fn silence_error(doing: &str, within: Duration) -> io::Error {
+    let what = match doing {
+        "send" => "no room came",
+        _ => "nothing came",
+    };
+    io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!(
+            "cannot {doing}: {what} for {} s, the other end has stopped",
+            within.as_secs()
+        ),
+    )
+}
 
 /// Bytes before the data: the positions and flags, a cache line each.
 const HEADER: usize = 4096;
@@ -67,6 +87,8 @@ struct Ring {
     len: usize,
     cap: usize,
     wait: RingWait,
+    /// How long an end waits in vain before it fails.
+    silence: Duration,
 }
 
 /// How a ring end waits for the other.
@@ -96,7 +118,13 @@ const CLOSE_WAKE_FOR: std::time::Duration = std::time::Duration::from_millis(100
 unsafe impl Send for Ring {}
 
 impl Ring {
-    fn map(fd: impl AsFd, size: usize, index: usize, wait: RingWait) -> io::Result<Ring> {
+    fn map(
+        fd: impl AsFd,
+        size: usize,
+        index: usize,
+        wait: RingWait,
+        silence: Duration,
+    ) -> io::Result<Ring> {
         // Positions are u32 counts: the ring must stay far below 2^31.
         if size == 0 || size > MAX_MESSAGE {
             return Err(io::Error::new(
@@ -125,6 +153,7 @@ impl Ring {
             len,
             cap: capacity(size),
             wait,
+            silence,
         })
     }
 
@@ -143,7 +172,7 @@ impl Ring {
     /// Waits until `word` no longer holds `seen` (or the producer has
     /// closed), as `self.wait` says: spinning, sleeping in `FUTEX_WAIT`
     /// announced by the `waiting` flag, or spinning a little first. An
-    /// end that waits [`SILENCE`] in vain fails: the other end is gone.
+    /// end that waits `silence` in vain fails: the other end is gone.
     fn wait(&self, word: usize, seen: u32, waiting: usize) -> io::Result<()> {
         let moved = || {
             self.word(word).load(Ordering::SeqCst) != seen
@@ -162,15 +191,15 @@ impl Ring {
                 return Ok(());
             }
             std::hint::spin_loop();
-            if i % 4096 == 4095 && start.get_or_insert_with(Instant::now).elapsed() > SILENCE {
-                return Err(silent(self.doing(word)));
+            if i % 4096 == 4095 && start.get_or_insert_with(Instant::now).elapsed() > self.silence {
+                return Err(silence_error(self.doing(word), self.silence));
             }
         }
         let start = start.unwrap_or_else(Instant::now);
         loop {
             self.word(waiting).store(1, Ordering::SeqCst);
             if !moved() {
-                let left = SILENCE.saturating_sub(start.elapsed());
+                let left = self.silence.saturating_sub(start.elapsed());
                 let timeout = Timespec {
                     tv_sec: left.as_secs() as _,
                     tv_nsec: left.subsec_nanos() as _,
@@ -184,8 +213,8 @@ impl Ring {
             if moved() {
                 return Ok(());
             }
-            if start.elapsed() >= SILENCE {
-                return Err(silent(self.doing(word)));
+            if start.elapsed() >= self.silence {
+                return Err(silence_error(self.doing(word), self.silence));
             }
         }
     }
@@ -228,9 +257,16 @@ pub struct ShmSender {
 }
 
 impl ShmSender {
-    /// The producer of the `index`th ring of `fd`, for messages of `size`.
-    pub fn open(fd: impl AsFd, size: usize, index: usize, wait: RingWait) -> io::Result<ShmSender> {
-        let ring = Ring::map(fd, size, index, wait)?;
+    /// The producer of the `index`th ring of `fd`, for messages of
+    /// `size`, failing after `silence` without room.
+    pub fn open(
+        fd: impl AsFd,
+        size: usize,
+        index: usize,
+        wait: RingWait,
+        silence: Duration,
+    ) -> io::Result<ShmSender> {
+        let ring = Ring::map(fd, size, index, wait, silence)?;
         Ok(ShmSender {
             head: ring.word(HEAD).load(Ordering::Acquire),
             ring,
@@ -285,7 +321,7 @@ impl ShmSender {
         }
         // For 100 ms at most: a consumer that died asleep leaves its flag
         // up for ever (and a live one that missed this wakes at its
-        // SILENCE timeout).
+        // silence timeout).
         let start = Instant::now();
         while futex::wake(r.word(HEAD), futex::Flags::empty(), 1)? == 0
             && r.word(CONSUMER_WAITING).load(Ordering::SeqCst) != 0
@@ -319,8 +355,9 @@ impl ShmReceiver {
         size: usize,
         index: usize,
         wait: RingWait,
+        silence: Duration,
     ) -> io::Result<ShmReceiver> {
-        let ring = Ring::map(fd, size, index, wait)?;
+        let ring = Ring::map(fd, size, index, wait, silence)?;
         Ok(ShmReceiver {
             tail: ring.word(TAIL).load(Ordering::Acquire),
             ring,
@@ -385,8 +422,8 @@ mod tests {
             let size = 300_001;
             let fd = memfd_create("ring", MemfdFlags::CLOEXEC).unwrap();
             ftruncate(&fd, ring_bytes(size) as u64).unwrap();
-            let mut tx = ShmSender::open(&fd, size, 0, wait).unwrap();
-            let mut rx = ShmReceiver::open(&fd, size, 0, wait).unwrap();
+            let mut tx = ShmSender::open(&fd, size, 0, wait, Duration::from_secs(30)).unwrap();
+            let mut rx = ShmReceiver::open(&fd, size, 0, wait, Duration::from_secs(30)).unwrap();
             // More than the 2 MiB ring, so it wraps, from another thread.
             let messages = 20u32;
             let got = std::thread::scope(|s| {
@@ -419,8 +456,8 @@ mod tests {
     fn a_producer_closes_even_when_the_consumer_died_asleep() {
         let fd = memfd_create("ring", MemfdFlags::CLOEXEC).unwrap();
         ftruncate(&fd, ring_bytes(64) as u64).unwrap();
-        let tx = ShmSender::open(&fd, 64, 0, RingWait::Sleep).unwrap();
-        let rx = ShmReceiver::open(&fd, 64, 0, RingWait::Sleep).unwrap();
+        let tx = ShmSender::open(&fd, 64, 0, RingWait::Sleep, Duration::from_secs(30)).unwrap();
+        let rx = ShmReceiver::open(&fd, 64, 0, RingWait::Sleep, Duration::from_secs(30)).unwrap();
         // A consumer killed in FUTEX_WAIT leaves its flag up.
         rx.ring.word(CONSUMER_WAITING).store(1, Ordering::SeqCst);
         let (done, closed) = std::sync::mpsc::channel();
