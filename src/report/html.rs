@@ -62,6 +62,24 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// The noisy rows' paragraphs (`lines`, one per row, its own lines
+/// broken with `<br/>`: the page is XML), in a `div` of their own;
+/// nothing when there are none.
+pub(super) fn noisy_paragraphs(out: &mut String, lines: &[String]) {
+    if lines.is_empty() {
+        return;
+    }
+    *out += "<div id=\"noisy\">\n";
+    for line in lines {
+        let _ = writeln!(
+            out,
+            "<p class=\"noisy\">{}</p>",
+            escape(line).replace('\n', "<br/>")
+        );
+    }
+    *out += "</div>\n";
+}
+
 /// The page's start, up to and including its `<h1>`: the document type,
 /// the policy that lets it fetch nothing, `title`, the inline style (with
 /// `extra_style` after it) and `h1`, escaped.
@@ -176,18 +194,7 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
         "<p class=\"small\">{}</p>",
         escape(&COPIES_NOTE.replace('\n', " "))
     );
-    let noisy = noisy_lines(result);
-    if !noisy.is_empty() {
-        out += "<div id=\"noisy\">\n";
-        for line in noisy {
-            let _ = writeln!(
-                out,
-                "<p class=\"noisy\">{}</p>",
-                escape(&line).replace('\n', "<br/>")
-            );
-        }
-        out += "</div>\n";
-    }
+    noisy_paragraphs(&mut out, &noisy_lines(result));
     out += "<h2 id=\"rungs\">What each rung changes, and why it is faster</h2>\n";
     for r in &result.rungs {
         let _ = writeln!(

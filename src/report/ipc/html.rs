@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 use std::io;
 
-use super::super::html::{escape, head, machine};
+use super::super::html::{escape, head, machine, noisy_paragraphs};
 use super::super::ladder::noise_sentence;
 use super::super::svg::ipc_svg;
 use super::super::{Exporter, Html, INTERRUPTED};
@@ -104,18 +104,7 @@ fn page(r: &IpcResult) -> io::Result<String> {
         "<p class=\"small\">{}</p>",
         escape(&columns_note(shown))
     );
-    let noisy = noisy_lines(r);
-    if !noisy.is_empty() {
-        out += "<div id=\"noisy\">\n";
-        for line in noisy {
-            let _ = writeln!(
-                out,
-                "<p class=\"noisy\">{}</p>",
-                escape(&line).replace('\n', "<br/>")
-            );
-        }
-        out += "</div>\n";
-    }
+    noisy_paragraphs(&mut out, &noisy_lines(r));
     out += "<h2 id=\"costs\">Where the cost goes</h2>\n";
     for (m, cost) in costs(r) {
         let _ = writeln!(
