@@ -201,33 +201,26 @@ pub(super) fn message_buffer(size: usize, fill: u8) -> io::Result<Buffer> {
     Ok(buf)
 }
 
-/// `e` as the error of an end that could not `doing`.
-fn named(doing: &str, e: io::Error) -> io::Error {
-    if e.kind() == io::ErrorKind::TimedOut {
-        return silent(doing);
-    }
-    io::Error::new(
-        e.kind(),
-        format!("cannot {doing}: {}", crate::quote::strerror(&e)),
-    )
-}
-
-/// The error of a send that found the other end gone, or of another
-/// failed call.
-fn failed(doing: &str, e: Errno) -> io::Error {
-    match e {
-        Errno::PIPE | Errno::CONNRESET => io::Error::new(
+/// `e` as the error of an end that could not `doing`, worded once for
+/// every end: the other end gone, silent for [`SILENCE`], or the call's
+/// own error.
+pub(super) fn named(doing: &str, e: io::Error) -> io::Error {
+    match e.kind() {
+        io::ErrorKind::TimedOut => silent(doing),
+        io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset => io::Error::new(
             io::ErrorKind::BrokenPipe,
             format!("cannot {doing}: the other end is gone"),
         ),
-        e => {
-            let e = io::Error::from(e);
-            io::Error::new(
-                e.kind(),
-                format!("cannot {doing}: {}", crate::quote::strerror(&e)),
-            )
-        }
+        kind => io::Error::new(
+            kind,
+            format!("cannot {doing}: {}", crate::quote::strerror(&e)),
+        ),
     }
+}
+
+/// [`named`] for a system call's `Errno`.
+fn failed(doing: &str, e: Errno) -> io::Error {
+    named(doing, e.into())
 }
 
 /// The error of an end that waited [`SILENCE`] for the other in vain,

@@ -7,7 +7,7 @@ use std::os::fd::OwnedFd;
 
 use rustix::fs::{MemfdFlags, Mode, OFlags};
 
-use super::ends::{Receiver, Sender, Sink};
+use super::ends::{Receiver, Sender, Sink, named};
 use crate::buf::BufferOptions;
 use crate::double_buffer::{DoubleBuffer, Layout, Reuse};
 use crate::sys::SpliceFlags;
@@ -113,21 +113,15 @@ impl Receiver for SpliceReceiver {
                     SpliceFlags::empty(),
                 ),
             }
-            .map_err(|e| {
-                io::Error::new(
-                    e.kind(),
-                    format!("cannot splice: {}", crate::quote::strerror(&e)),
-                )
-            });
+            .map_err(|e| named("splice", e));
         };
-        if self.checked.is_none() {
-            let file = rustix::fs::memfd_create("pipespeed-ipc", MemfdFlags::CLOEXEC)?;
-            self.checked = Some((file, vec![0; self.size]));
-        }
-        let (file, buf) = self
-            .checked
-            .as_mut()
-            .ok_or_else(|| io::Error::other("no file"))?;
+        let (file, buf) = match &mut self.checked {
+            Some(checked) => checked,
+            checked => {
+                let file = rustix::fs::memfd_create("pipespeed-ipc", MemfdFlags::CLOEXEC)?;
+                checked.insert((file, vec![0; self.size]))
+            }
+        };
         let mut at = 0u64;
         let n = match &mut self.uring {
             Some(ring) => ring.splice(&self.fd, file, Some(0), self.size)?,

@@ -10,7 +10,7 @@ use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use rustix::io::Errno;
 use rustix::net::SendFlags;
 
-use super::ends::{Sender, message_buffer};
+use super::ends::{Sender, message_buffer, named};
 use crate::buf::Buffer;
 use crate::sys::zerocopy::{MSG_ZEROCOPY, set_so_zerocopy, zerocopy_completed};
 
@@ -106,19 +106,7 @@ impl Sender for ZerocopySender {
                 Err(Errno::INTR) => {}
                 // Too many sends awaiting completion (optmem_max).
                 Err(Errno::NOBUFS) => self.reap(true)?,
-                Err(Errno::PIPE | Errno::CONNRESET) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::BrokenPipe,
-                        "cannot send: the other end is gone",
-                    ));
-                }
-                Err(e) => {
-                    let e = io::Error::from(e);
-                    return Err(io::Error::new(
-                        e.kind(),
-                        format!("cannot send: {}", crate::quote::strerror(&e)),
-                    ));
-                }
+                Err(e) => return Err(named("send", e.into())),
             }
         }
         self.next = (self.next + 1) % BUFFERS;
