@@ -6,7 +6,7 @@
 
 mod fixtures;
 
-use fixtures::browser::{chromium, inspect, render};
+use fixtures::browser::{chromium_or_skip, inspect, render};
 
 use pipespeed::bench::ladder::{Rung, Status};
 use pipespeed::report::Html;
@@ -213,13 +213,7 @@ fn the_page_matches_its_snapshot() {
 
 #[test]
 fn chromium_renders_the_page_without_console_messages() {
-    let Some(chromium) = chromium() else {
-        assert!(
-            std::env::var_os("PIPESPEED_REQUIRE_CHROMIUM").is_none_or(|v| v != "1"),
-            "chromium not found on PATH, and PIPESPEED_REQUIRE_CHROMIUM=1 requires the browser \
-             check (apt-get install chromium)"
-        );
-        eprintln!("chromium not found; skipped the browser check");
+    let Some(chromium) = chromium_or_skip() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
