@@ -33,7 +33,10 @@ fn gnu_cat() -> bool {
         .output()
         .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).contains("GNU coreutils"));
     if !gnu {
-        eprintln!("skipped: the comparison with GNU cat needs GNU cat, and none is installed");
+        common::skip(
+            "gnu_cat",
+            "the comparison with GNU cat needs GNU cat, and none is installed",
+        );
     }
     gnu
 }

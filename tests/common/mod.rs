@@ -74,3 +74,21 @@ pub fn sh(dir: &std::path::Path, script: &str) -> Output {
         .output()
         .unwrap()
 }
+
+/// Says that the running test skipped a check, and why, where the test
+/// run shows it: libtest captures `eprintln!` and drops it when the test
+/// passes, but not what is written to the stderr handle itself, so this
+/// line stands in `cargo test`'s output (and CI's log) between the results,
+/// as `skipped: TEST: WHY`. With `PIPESPEED_REQUIRE_<WHAT>=1` (`what` in
+/// capitals, as .ci/run sets where the facility is installed) the test
+/// fails instead: a CI that has the facility must not skip its check.
+pub fn skip(what: &str, why: &str) {
+    use std::io::Write;
+    let var = format!("PIPESPEED_REQUIRE_{}", what.to_uppercase());
+    let test = std::thread::current().name().unwrap_or("a test").to_owned();
+    assert!(
+        std::env::var_os(&var).is_none_or(|v| v != "1"),
+        "{test}: {why}, and {var}=1 requires the check"
+    );
+    let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
+}
