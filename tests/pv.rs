@@ -22,6 +22,8 @@ mod remote;
 mod splice;
 #[path = "pv/stdio.rs"]
 mod stdio;
+#[path = "pv/targets.rs"]
+mod targets;
 
 const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
 
@@ -410,7 +412,7 @@ fn an_input_that_is_the_output_is_refused_with_status_4() {
     assert_eq!(
         stderr(&out),
         format!(
-            "pipespeed pv: {}: input file is output file\n",
+            "pipespeed pv: {}: input file is also the output\n",
             path.display()
         )
     );

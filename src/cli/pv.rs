@@ -9,6 +9,8 @@ mod args;
 mod inputs;
 #[path = "pv/name.rs"]
 mod name;
+#[path = "pv/targets.rs"]
+mod targets;
 
 use std::fs::File;
 use std::io;
@@ -146,12 +148,15 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         let total: u64 = names.iter().filter_map(|n| regular_size(n)).sum();
         (!args.line_mode && total > 0).then_some(total)
     });
-    let output = match open_output(&args) {
-        Ok(output) => output,
-        Err(err) => {
-            me.say(&err);
-            return ExitCode::from(EXIT_ACCESS);
-        }
+    let targets = match targets::open(
+        me,
+        args.discard,
+        args.output.as_deref(),
+        args.store_and_forward.as_deref(),
+        &names,
+    ) {
+        Ok(targets) => targets,
+        Err(status) => return ExitCode::from(status),
     };
     let buf_size = match args.buffer_size {
         Some(bytes) => match allocate(bytes) {
@@ -218,11 +223,11 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         me,
         names: &names,
         direct_io: args.direct_io,
-        store: args.store_and_forward.as_deref(),
+        store: targets.store,
         show,
         skip_errors: args.skip_errors,
     };
-    ExitCode::from(meter.run(transfer, &display, output, start))
+    ExitCode::from(meter.run(transfer, &display, targets.output, start))
 }
 
 /// What `-R` sends: the options given, and the display items if any.
@@ -269,22 +274,6 @@ impl Output {
             Output::Stdout(stdout) => stdout.as_fd(),
             Output::File(file) => file.as_fd(),
         }
-    }
-}
-
-fn open_output(args: &PvArgs) -> Result<Output, String> {
-    if args.discard {
-        return File::options()
-            .write(true)
-            .open("/dev/null")
-            .map(Output::File)
-            .map_err(|err| format!("/dev/null: {}", strerror(&err)));
-    }
-    match &args.output {
-        None => Ok(Output::Stdout(io::stdout())),
-        Some(path) => File::create(path)
-            .map(Output::File)
-            .map_err(|err| format!("{}: {}", path.display(), strerror(&err))),
     }
 }
 

@@ -77,7 +77,8 @@ fn extra(text: &str) -> Result<(bool, bool), String> {
 #[derive(Debug, Default, Args)]
 #[command(
     after_help = "Exit status: 0 success; bits, combined as pv's: 1 a -R, -Q or -P problem, 2 a \
-    file (or -d's process) could not be opened, 4 an input was the output, 16 a read or write \
+    file (or -d's process) could not be opened or the -U store is not a regular file, 4 an \
+    input was the output, 16 a read or write \
     failed, 64 the -B buffer could not be had. Bad usage: 2 as `pipespeed pv`, 64 as `pv`. A \
     reader that goes away ends pv quietly with 0."
 )]
@@ -207,7 +208,11 @@ pub struct PvArgs {
     /// Read regular files with O_DIRECT, around the page cache.
     #[arg(short = 'K', long = "direct-io", help_heading = "Transfer")]
     pub direct_io: bool,
-    /// Write to FILE instead of stdout.
+    /// Write to FILE instead of stdout (`-`: stdout).
+    ///
+    /// FILE is emptied only once it is known to be none of the inputs: an
+    /// input that is FILE (by name, hard link, /dev/stdin or `<`) is
+    /// refused with status 4 and every file left as it was.
     #[arg(short = 'o', long, value_name = "FILE", help_heading = "Transfer")]
     pub output: Option<PathBuf>,
     /// Write nothing: read, count and drop (as to /dev/null).
@@ -219,6 +224,11 @@ pub struct PvArgs {
     )]
     pub discard: bool,
     /// Read all input into FILE first, then send FILE on.
+    ///
+    /// FILE must be a regular file (it is read back from its start), none
+    /// of the inputs and not the output; `-` stores in an unnamed
+    /// temporary file. A write to FILE that fails ends the run with status
+    /// 16 and nothing forwarded.
     #[arg(
         short = 'U',
         long = "store-and-forward",
