@@ -278,6 +278,22 @@ fn skipped_read_errors_become_zeros_and_the_rest_goes_on() {
     let mut expected = input.clone();
     expected[8192..8192 + 512].fill(0);
     assert!(out.stdout == expected);
+    // -Z past the input's end: zeros to the end, never more than the
+    // input held (-Z 2^63 once wrote without end).
+    for block in ["1G", "9223372036854775808"] {
+        let Some(out) = third_read_fails(&["-q", "-C", "-E", "-Z", block, "-B", "4096"], f.path())
+        else {
+            return;
+        };
+        assert!(out.status.success(), "-Z {block}: {}", stderr(&out));
+        let mut expected = input.clone();
+        expected[8192..].fill(0);
+        assert!(
+            out.stdout == expected,
+            "-Z {block}: {} bytes",
+            out.stdout.len()
+        );
+    }
     // Without -E, the read error is the transfer's (status 16).
     let Some(out) = third_read_fails(&["-q", "-C", "-B", "4096"], f.path()) else {
         return;
