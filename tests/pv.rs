@@ -20,6 +20,8 @@ mod dropin;
 mod messages;
 #[path = "pv/remote.rs"]
 mod remote;
+#[path = "pv/signals.rs"]
+mod signals;
 #[path = "pv/splice.rs"]
 mod splice;
 #[path = "pv/stdio.rs"]

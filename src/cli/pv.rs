@@ -30,7 +30,7 @@ use pipespeed::pv::format::size_text;
 use pipespeed::pv::meter::Items;
 use pipespeed::pv::remote::{self, Changes, Controls, Request};
 use pipespeed::pv::watch;
-use pipespeed::sys::{FdKind, fd_info};
+use pipespeed::sys::{FdKind, fd_info, process};
 
 pub use args::{PvArgs, SizeSpec};
 pub use name::Invocation;
@@ -44,6 +44,7 @@ const EXIT_CONTROL: u8 = 1;
 const EXIT_ACCESS: u8 = 2;
 const EXIT_SAME: u8 = 4;
 const EXIT_TRANSFER: u8 = 16;
+const EXIT_SIGNAL: u8 = 32;
 const EXIT_MEMORY: u8 = 64;
 
 /// The items asked for by letter, and whether any was.
@@ -75,6 +76,13 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
     }
     if let Some(pid) = args.query {
         return me.control(pid, &Request::Query);
+    }
+    // A meter makes files (-P, its control socket, -c's counter) that go
+    // when it is stopped: SIGINT and SIGTERM set a flag the main thread
+    // looks at (a second one ends the process at once).
+    if let Err(err) = process::catch_interrupts() {
+        me.say(&strerror(&err));
+        return ExitCode::from(EXIT_CONTROL);
     }
     // Checked here, not by clap: its message for a missing -s runs over
     // several lines.
@@ -128,13 +136,16 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
     };
     if !args.watchfd.is_empty() {
         settings.size = given_size;
-        return match watch::run(&args.watchfd, &settings, show, &stderr) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(err) => {
-                me.say(&err.to_string());
-                ExitCode::from(EXIT_ACCESS)
+        let (watched, said) = (args.watchfd.clone(), me.clone());
+        return ExitCode::from(until_signalled(me, move || {
+            match watch::run(&watched, &settings, show, &io::stderr()) {
+                Ok(()) => 0,
+                Err(err) => {
+                    said.say(&err.to_string());
+                    EXIT_ACCESS
+                }
             }
-        };
+        }));
     }
     let names: Vec<PathBuf> = if args.files.is_empty() {
         vec!["-".into()]
@@ -208,7 +219,7 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
     .ok();
     // Without the shared row counter each meter still shows, on one line.
     let cursor = (show && args.cursor)
-        .then(|| Cursor::join(io::stderr()))
+        .then(|| Cursor::join(io::stderr()).map(Arc::new))
         .transpose()
         .unwrap_or_default();
     let display = Display {
@@ -219,15 +230,70 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         lines: args.line_mode,
         stats: args.stats,
     };
+    let cursor = display.cursor.clone();
     let meter = Meter {
-        me,
-        names: &names,
+        me: me.clone(),
+        names,
         direct_io: args.direct_io,
         store: targets.store,
         show,
         skip_errors: args.skip_errors,
     };
-    ExitCode::from(meter.run(transfer, &display, targets.output, start))
+    let output = targets.output;
+    let status = until_signalled(me, move || meter.run(transfer, &display, output, start));
+    if status == EXIT_SIGNAL
+        && let Some(cursor) = cursor
+    {
+        cursor.leave();
+    }
+    ExitCode::from(status)
+}
+
+/// Runs `work` (the copy, or -d's watch) in a thread of its own, and
+/// returns its status, or pv's 32 as soon as SIGINT, SIGTERM or SIGHUP
+/// comes: the caller then returns from `main`, dropping the pidfile and
+/// the control socket (which removes them), while the thread may still
+/// be blocked in a read or write. pv 1.12 says "interrupted by a signal:
+/// Terminated" and exits 32 too.
+fn until_signalled(me: &Invocation, work: impl FnOnce() -> u8 + Send + 'static) -> u8 {
+    use std::sync::mpsc::{RecvTimeoutError, channel};
+    let (done, status) = channel();
+    let worker = std::thread::Builder::new()
+        .name("pv-transfer".into())
+        .spawn(move || {
+            let _ = done.send(work());
+        });
+    if let Err(err) = worker {
+        me.say(&format!("cannot start the transfer: {}", strerror(&err)));
+        return EXIT_MEMORY;
+    }
+    loop {
+        match status.recv_timeout(SIGNAL_POLL) {
+            Ok(status) => return status,
+            // The thread panicked: nothing more will come.
+            Err(RecvTimeoutError::Disconnected) => return EXIT_TRANSFER,
+            Err(RecvTimeoutError::Timeout) => {
+                if let Some(signal) = process::interrupted() {
+                    me.say(&format!("interrupted by a signal: {}", signal_text(signal)));
+                    return EXIT_SIGNAL;
+                }
+            }
+        }
+    }
+}
+
+/// How often the main thread looks for a caught signal while the
+/// transfer runs: the signal handler only sets a flag.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// strsignal(3)'s words for the signals pv stops on, as pv 1.12 says them.
+fn signal_text(signal: i32) -> String {
+    match signal {
+        libc::SIGINT => "Interrupt".into(),
+        libc::SIGTERM => "Terminated".into(),
+        libc::SIGHUP => "Hangup".into(),
+        other => process::signal_name(other),
+    }
 }
 
 /// What `-R` sends: the options given, and the display items if any.

@@ -13,6 +13,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::fs::{FlockOperation, flock};
 
@@ -23,6 +24,8 @@ pub struct Cursor {
     path: PathBuf,
     /// Where the meters draw: the cursor is moved below them there.
     out: io::Stderr,
+    /// Whether this meter has left the counter (once only).
+    left: AtomicBool,
 }
 
 /// The shared counter: meters active, and rows handed out. `change`
@@ -87,6 +90,7 @@ impl Cursor {
             row: rows - 1,
             path,
             out,
+            left: AtomicBool::new(false),
         })
     }
 
@@ -99,16 +103,28 @@ impl Cursor {
     }
 }
 
-impl Drop for Cursor {
-    fn drop(&mut self) {
+impl Cursor {
+    /// Gives this meter's row back (the last meter removes the counter):
+    /// when it is dropped, or before, when pv is stopped by a signal while
+    /// the display may still hold it. Once only.
+    pub fn leave(&self) {
+        if self.left.swap(true, Ordering::SeqCst) {
+            return;
+        }
         let leave = |(active, _): &mut (usize, usize)| *active = active.saturating_sub(1);
         let Ok((active, rows)) = update(&self.path, leave) else {
             return;
         };
         if active == 0 {
             // Below the last row, for whatever the terminal shows next.
-            let _ = self.out.write_all("\n".repeat(rows).as_bytes());
+            let _ = (&self.out).write_all("\n".repeat(rows).as_bytes());
         }
+    }
+}
+
+impl Drop for Cursor {
+    fn drop(&mut self) {
+        self.leave();
     }
 }
 

@@ -102,7 +102,7 @@ impl Settings {
 pub struct Display {
     /// `-c`: this meter's row among the pipeline's, or `None` to draw on
     /// the current line.
-    pub cursor: Option<Cursor>,
+    pub cursor: Option<Arc<Cursor>>,
     /// What to show; shared with the remote control.
     pub settings: Arc<Mutex<Settings>>,
     /// `-W`: nothing until the first byte.

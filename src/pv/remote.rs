@@ -134,8 +134,12 @@ impl Drop for Listener {
 /// that lives as long as the process (it only ever blocks in `accept`).
 pub fn listen(controls: Controls) -> io::Result<Listener> {
     let path = socket_path(std::process::id())?;
-    // A socket left by a dead process of the same ID.
+    // A socket left by a dead process of the same ID, and those of other
+    // meters that died without removing theirs (SIGKILL).
     let _ = fs::remove_file(&path);
+    if let Some(dir) = path.parent() {
+        remove_stale(dir);
+    }
     let listener = UnixListener::bind(&path)?;
     let stop = Arc::new(AtomicBool::new(false));
     let stopped = Arc::clone(&stop);
@@ -152,6 +156,33 @@ pub fn listen(controls: Controls) -> io::Result<Listener> {
             }
         })?;
     Ok(Listener { path, stop })
+}
+
+/// Removes from the meters' directory `dir` every socket `PID.sock` whose
+/// process no longer exists. A socket whose process ID was taken by
+/// another process stays: it is replaced when that process is a meter.
+pub fn remove_stale(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_suffix(".sock"))
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !process_exists(pid) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Whether process `pid` exists (a zombie counts: it has not been reaped).
+fn process_exists(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// Answers one client: only one of this user (or root).
@@ -240,7 +271,11 @@ pub fn apply(settings: &mut Settings, changes: &Changes) {
 pub fn send(pid: u32, request: &Request) -> io::Result<Reply> {
     let path = socket_path(pid)?;
     let mut stream = UnixStream::connect(&path).map_err(|err| {
-        let alive = fs::exists(format!("/proc/{pid}")).unwrap_or(false);
+        let alive = process_exists(pid);
+        if !alive {
+            // A dead meter's socket: gone for the next client.
+            let _ = fs::remove_file(&path);
+        }
         let why = if !alive {
             "no such process".to_owned()
         } else if err.kind() == io::ErrorKind::NotFound {
@@ -264,6 +299,23 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+
+    #[test]
+    fn sockets_of_dead_processes_are_removed_and_others_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        // A child that has been waited for is gone; this process is not.
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        gone.wait().unwrap();
+        let dead = dir.path().join(format!("{}.sock", gone.id()));
+        let alive = dir.path().join(format!("{}.sock", std::process::id()));
+        let other = dir.path().join("notes.txt");
+        for path in [&dead, &alive, &other] {
+            fs::write(path, "").unwrap();
+        }
+        remove_stale(dir.path());
+        assert!(!dead.exists());
+        assert!(alive.exists() && other.exists());
+    }
 
     #[test]
     fn requests_go_through_json_and_back() {

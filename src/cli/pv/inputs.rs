@@ -20,16 +20,16 @@ use super::{EXIT_ACCESS, EXIT_SAME, EXIT_TRANSFER, Invocation, Output, Reading, 
 use crate::strerror;
 
 /// One run's inputs and how to read them.
-pub struct Meter<'a> {
-    pub me: &'a Invocation,
-    pub names: &'a [PathBuf],
+pub struct Meter {
+    pub me: Invocation,
+    pub names: Vec<PathBuf>,
     pub direct_io: bool,
     pub store: Option<Store>,
     pub show: bool,
     pub skip_errors: u8,
 }
 
-impl Meter<'_> {
+impl Meter {
     /// Copies every input, drawing the display meanwhile; the exit status.
     pub fn run(
         &self,
@@ -140,7 +140,7 @@ impl Meter<'_> {
     ) -> (u8, bool) {
         let mut status = 0u8;
         let stdin = io::stdin();
-        for name in self.names {
+        for name in &self.names {
             let file;
             let is_stdin = name.as_os_str() == "-";
             let fd = if is_stdin {

@@ -1,0 +1,136 @@
+//! A meter stopped by SIGINT or SIGTERM removes what it made (the `-P`
+//! pidfile, its control socket, `-c`'s row counter), says so in one line
+//! and exits 32, as pv 1.12 does; a meter that finds the socket of a dead
+//! one removes it.
+
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, Signal, kill_process};
+
+use super::stdio::reference_pv;
+use super::{EXE, stderr};
+
+/// Waits up to 20 s for `ready`.
+fn wait_for(what: &str, ready: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(start.elapsed() < Duration::from_secs(20), "{what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Waits up to 20 s for `child` to end, killing it after that.
+fn ended(mut child: Child) -> std::process::Output {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("the meter did not end on the signal");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// `program args -P DIR/pid` on an input that never ends (a pipe held
+/// open), with `XDG_RUNTIME_DIR` its own directory, started.
+fn meter(program: &str, args: &[&str], dir: &Path) -> (Child, std::process::ChildStdin) {
+    let mut child = Command::new(program)
+        .args(args)
+        .arg("-P")
+        .arg(dir.join("pid"))
+        .env("XDG_RUNTIME_DIR", dir.join("run"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = child.stdin.take().unwrap();
+    (child, input)
+}
+
+fn signal(child: &Child, signal: Signal) {
+    kill_process(Pid::from_child(child), signal).unwrap();
+}
+
+#[test]
+fn sigint_and_sigterm_remove_the_pidfile_socket_and_counter_and_exit_32() {
+    let cases = [(Signal::INT, "Interrupt"), (Signal::TERM, "Terminated")];
+    for (sig, words) in cases {
+        for args in [&["pv", "-q"][..], &["pv", "-c", "-f", "-i", "0.1"]] {
+            let dir = tempfile::tempdir().unwrap();
+            let run = dir.path().join("run");
+            std::fs::create_dir(&run).unwrap();
+            // The socket of a meter that died without removing it.
+            let sockets = run.join("pipespeed-pv");
+            std::fs::create_dir(&sockets).unwrap();
+            // Private, or the meter passes it over.
+            std::fs::set_permissions(&sockets, std::fs::Permissions::from_mode(0o700)).unwrap();
+            let mut gone = Command::new("true").spawn().unwrap();
+            gone.wait().unwrap();
+            let stale = sockets.join(format!("{}.sock", gone.id()));
+            std::fs::write(&stale, "").unwrap();
+            let (child, input) = meter(EXE, args, dir.path());
+            let socket = sockets.join(format!("{}.sock", child.id()));
+            let pidfile = dir.path().join("pid");
+            wait_for("the meter's pidfile and socket", || {
+                pidfile.exists() && socket.exists()
+            });
+            assert!(!stale.exists(), "{args:?}: a dead meter's socket stayed");
+            signal(&child, sig);
+            let out = ended(child);
+            drop(input);
+            let what = format!("{sig:?} {args:?}: {}", stderr(&out));
+            assert_eq!(out.status.code(), Some(32), "{what}");
+            let last = stderr(&out)
+                .rsplit(['\r', '\n'])
+                .find(|l| !l.is_empty())
+                .unwrap_or_default()
+                .to_owned();
+            assert_eq!(
+                last,
+                format!("pipespeed pv: interrupted by a signal: {words}"),
+                "{what}"
+            );
+            assert!(!pidfile.exists(), "{what}: the pidfile stayed");
+            // Nothing left of the meter: no socket, no row counter.
+            let left: Vec<_> = std::fs::read_dir(&run)
+                .unwrap()
+                .chain(std::fs::read_dir(&sockets).unwrap())
+                .map(|e| e.unwrap().file_name())
+                .filter(|n| n != "pipespeed-pv")
+                .collect();
+            assert!(left.is_empty(), "{what}: {left:?} stayed");
+        }
+    }
+}
+
+#[test]
+fn pv_1_12_removes_its_pidfile_and_exits_32_too() {
+    let Some(theirs) = reference_pv() else {
+        return;
+    };
+    for sig in [Signal::INT, Signal::TERM, Signal::HUP] {
+        let dir = tempfile::tempdir().unwrap();
+        let (child, input) = meter(&theirs, &["-q"], dir.path());
+        let pidfile = dir.path().join("pid");
+        wait_for("pv 1.12's pidfile", || {
+            std::fs::read_to_string(&pidfile).is_ok_and(|t| t.ends_with('\n'))
+        });
+        signal(&child, sig);
+        let out = ended(child);
+        drop(input);
+        assert_eq!(out.status.signal(), None, "{sig:?}");
+        assert_eq!(out.status.code(), Some(32), "{sig:?}");
+        assert!(!pidfile.exists(), "{sig:?}");
+        assert!(
+            stderr(&out).starts_with("pv: interrupted by a signal: "),
+            "{sig:?}: {}",
+            stderr(&out)
+        );
+    }
+}
