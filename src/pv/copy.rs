@@ -222,6 +222,9 @@ impl Transfer {
         skipped: &mut dyn FnMut(Skipped),
     ) -> Result<Ended, CopyError> {
         let (input, output) = (input.as_fd(), output.as_fd());
+        if records::keeps_records(input) || records::keeps_records(output) {
+            return self.copy_records(input, output);
+        }
         if self.options.lines && self.rate.load(Ordering::Relaxed) > 0 {
             return self.copy_lines(input, output);
         }
@@ -305,6 +308,77 @@ impl Transfer {
             left -= now as u64;
         }
         Ok(to - offset)
+    }
+
+    /// To or from a socket that keeps records ([`records`]): a record is
+    /// read whole and written whole, never split; `-L` waits for the
+    /// tokens of a whole record (lines with `-l`), and `-S` leaves unread a
+    /// record that would pass the stop size.
+    fn copy_records(
+        &mut self,
+        input: BorrowedFd<'_>,
+        output: BorrowedFd<'_>,
+    ) -> Result<Ended, CopyError> {
+        let fail = |side, source| CopyError {
+            side,
+            moved: 0,
+            source,
+        };
+        let from_records = records::keeps_records(input);
+        let end = if self.options.null { 0 } else { b'\n' };
+        let mut buf = Vec::new();
+        let mut piece = self.options.copy.buf_size.max(1);
+        loop {
+            let so_far = self.count.load(Ordering::Relaxed);
+            let left = self.options.stop_at.map(|stop| stop.saturating_sub(so_far));
+            if left == Some(0) {
+                return Ok(Ended::StopSize);
+            }
+            let n = if from_records {
+                let Some(size) =
+                    records::next_record_size(input).map_err(|e| fail(Side::Input, e))?
+                else {
+                    return Ok(Ended::Input);
+                };
+                if left.is_some_and(|left| size as u64 > left) {
+                    return Ok(Ended::StopSize);
+                }
+                records::read_record(input, size, &mut buf).map_err(|e| fail(Side::Input, e))?
+            } else {
+                if buf.is_empty() {
+                    buf.resize(piece, 0);
+                }
+                let want = left.map_or(buf.len(), |left| {
+                    usize::try_from(left).map_or(buf.len(), |l| l.min(buf.len()))
+                });
+                let n = records::read_stream(input, &mut buf[..want])
+                    .map_err(|e| fail(Side::Input, e))?;
+                if n == 0 {
+                    return Ok(Ended::Input);
+                }
+                n
+            };
+            let bytes = &buf[..n];
+            let lines = count_lines(bytes, end);
+            let units = if self.options.lines { lines } else { n as u64 };
+            let mut allowed = 0u64;
+            while allowed < units {
+                allowed = allowed.saturating_add(self.allowance());
+            }
+            let written = if from_records {
+                write_all(output, bytes, |_| {})
+            } else {
+                records::write_pieces(output, bytes, &mut piece, |_| {})
+            };
+            written.map_err(|e| fail(Side::Output, e))?;
+            self.count.fetch_add(units, Ordering::Relaxed);
+            if let Some(tail) = &self.tail {
+                keep_tail(tail, bytes, self.options.last_written);
+            }
+            if self.options.sync {
+                flush(output)?;
+            }
+        }
     }
 
     /// `-l` with `-L`: the limit counts lines, so the bytes are written a
@@ -401,6 +475,9 @@ fn flush(output: BorrowedFd<'_>) -> Result<(), CopyError> {
 pub fn input_is_output(input: &FdInfo, output: &FdInfo) -> bool {
     matches!(input.kind, FdKind::Regular | FdKind::BlockDevice) && input.same_file(output)
 }
+
+#[path = "copy/records.rs"]
+mod records;
 
 #[cfg(test)]
 #[path = "copy/tests.rs"]
