@@ -102,13 +102,6 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
             }
         },
     };
-    let _pidfile = match args.pidfile.as_deref().map(PidFile::write).transpose() {
-        Ok(pidfile) => pidfile,
-        Err(err) => {
-            me.say(&err);
-            return ExitCode::from(EXIT_CONTROL);
-        }
-    };
     let stderr = io::stderr();
     // -n writes numbers for scripts: to a file too, as pv's does.
     let show =
@@ -168,6 +161,18 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
     ) {
         Ok(targets) => targets,
         Err(status) => return ExitCode::from(status),
+    };
+    // Written once the targets are open: a pidfile that is one of the
+    // files copied, or not a regular file, is refused first.
+    let _pidfile = match args.pidfile.as_deref() {
+        None => None,
+        Some(path) => match PidFile::write(path, &names, &targets) {
+            Ok(pidfile) => Some(pidfile),
+            Err(err) => {
+                me.say(&err);
+                return ExitCode::from(EXIT_CONTROL);
+            }
+        },
     };
     let buf_size = match args.buffer_size {
         Some(bytes) => match allocate(bytes) {
@@ -238,6 +243,7 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         store: targets.store,
         show,
         skip_errors: args.skip_errors,
+        to_stdout: matches!(targets.output, Output::Stdout(_)),
     };
     let output = targets.output;
     let status = until_signalled(me, move || meter.run(transfer, &display, output, start));
@@ -373,20 +379,66 @@ impl Source for Reading {
     }
 }
 
-/// `-P FILE`: holds this process's ID while it runs.
-struct PidFile(PathBuf);
+/// `-P FILE`: holds this process's ID while it runs; removed at the end
+/// if it is still the file written (not one put in its place meanwhile).
+struct PidFile {
+    path: PathBuf,
+    id: (u64, u64),
+}
 
 impl PidFile {
-    fn write(path: &Path) -> Result<PidFile, String> {
-        std::fs::write(path, format!("{}\n", std::process::id()))
-            .map(|()| PidFile(path.to_owned()))
-            .map_err(|err| format!("{}: {}", path.display(), strerror(&err)))
+    /// Replaces `path` with this process's ID. Refused: a path that is
+    /// something else than a regular file (a symlink, /dev/stdout, a
+    /// device: writing the ID there, then removing it at the end, would
+    /// send the ID into the data or delete a device node as root), and a
+    /// file that is an input, the output or the store.
+    fn write(
+        path: &Path,
+        names: &[PathBuf],
+        targets: &targets::Targets,
+    ) -> Result<PidFile, String> {
+        use std::io::Write;
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+        let named = path.display();
+        if let Ok(meta) = std::fs::symlink_metadata(path) {
+            if !meta.is_file() {
+                return Err(format!("{named}: the pidfile (-P) must be a regular file"));
+            }
+            let id = (meta.dev(), meta.ino());
+            if targets.holds(id, names) {
+                return Err(format!(
+                    "{named}: the pidfile (-P) is also an input or the output"
+                ));
+            }
+        }
+        let mut file = File::options()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NOCTTY | libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|err| format!("{named}: {}", strerror(&err)))?;
+        let meta = file
+            .metadata()
+            .map_err(|err| format!("{named}: {}", strerror(&err)))?;
+        let pidfile = PidFile {
+            path: path.to_owned(),
+            id: (meta.dev(), meta.ino()),
+        };
+        writeln!(file, "{}", std::process::id())
+            .map_err(|err| format!("{named}: {}", strerror(&err)))?;
+        Ok(pidfile)
     }
 }
 
 impl Drop for PidFile {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        use std::os::unix::fs::MetadataExt;
+        let ours = std::fs::symlink_metadata(&self.path)
+            .is_ok_and(|meta| (meta.dev(), meta.ino()) == self.id);
+        if ours {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 

@@ -142,3 +142,67 @@ fn a_store_named_dash_is_a_temporary_file_and_dash_as_output_is_stdout() {
         b"g\n"
     );
 }
+
+/// `-P FILE` is written only once it is known to be no file of the copy
+/// and a regular file: otherwise the ID would replace an input, go into
+/// the output, or land in what a symlink points at, and the removal at
+/// the end would delete the link (or, as root, a device node).
+#[test]
+fn a_pidfile_that_is_a_file_of_the_copy_or_not_a_regular_file_is_refused() {
+    for (args, said) in [
+        (
+            "-q -P f f",
+            "f: the pidfile (-P) is also an input or the output",
+        ),
+        (
+            "-q -P f <f",
+            "f: the pidfile (-P) is also an input or the output",
+        ),
+        ("-q -P h g", "h: the pidfile (-P) must be a regular file"),
+        (
+            "-q -P o -o o g",
+            "o: the pidfile (-P) is also an input or the output",
+        ),
+        (
+            "-q -P o g >>o",
+            "o: the pidfile (-P) is also an input or the output",
+        ),
+    ] {
+        let dir = files();
+        // h: a symlink to f, here.
+        std::fs::remove_file(dir.path().join("h")).unwrap();
+        std::os::unix::fs::symlink("f", dir.path().join("h")).unwrap();
+        std::fs::write(dir.path().join("o"), "o\n").unwrap();
+        let out = sh(
+            dir.path(),
+            &format!("timeout 20 \"$P\" pv {args}; echo $? >&2"),
+        );
+        assert_eq!(stderr(&out), format!("pipespeed pv: {said}\n1\n"), "{args}");
+        assert!(
+            std::fs::read(dir.path().join("f")).unwrap() == numbers(),
+            "{args}: f was changed"
+        );
+        assert!(
+            dir.path().join("h").symlink_metadata().is_ok(),
+            "{args}: h went"
+        );
+    }
+}
+
+/// With `-o` or `-X`, a closed standard output is not where the bytes go.
+#[test]
+fn a_closed_stdout_does_not_matter_with_o_or_x() {
+    let reference = reference_pv();
+    let dir = files();
+    for (program, args) in [("\"$P\" pv", "-q -o o g >&-"), ("\"$P\" pv", "-q -X g >&-")] {
+        let out = sh(dir.path(), &format!("timeout 20 {program} {args}"));
+        assert_eq!(out.status.code(), Some(0), "{args}: {}", stderr(&out));
+        assert_eq!(stderr(&out), "", "{args}");
+    }
+    assert_eq!(std::fs::read(dir.path().join("o")).unwrap(), b"g\n");
+    if let Some(theirs) = reference {
+        let out = sh(dir.path(), &format!("timeout 20 {theirs} -q -o o2 g >&-"));
+        assert_eq!(out.status.code(), Some(0), "pv 1.12: {}", stderr(&out));
+        assert_eq!(std::fs::read(dir.path().join("o2")).unwrap(), b"g\n");
+    }
+}

@@ -284,7 +284,8 @@ pub struct PvArgs {
     /// Print the state of the meter of process PID.
     #[arg(short = 'Q', long, value_name = "PID", value_parser = pid, help_heading = "Control")]
     pub query: Option<u32>,
-    /// Write this process's ID to FILE while it runs.
+    /// Write this process's ID to FILE while it runs (a regular file that
+    /// is no input or output; removed at the end).
     #[arg(short = 'P', long, value_name = "FILE", help_heading = "Control")]
     pub pidfile: Option<PathBuf>,
     /// Print the version and exit.

@@ -27,6 +27,8 @@ pub struct Meter {
     pub store: Option<Store>,
     pub show: bool,
     pub skip_errors: u8,
+    /// Whether the bytes end on standard output (not `-o`, not `-X`).
+    pub to_stdout: bool,
 }
 
 impl Meter {
@@ -247,7 +249,7 @@ impl Meter {
     /// is really wrong. Nothing is copied either way: the bytes would be
     /// lost.
     fn closed_stdout(&self, name: &Path, is_stdin: bool) -> Option<u8> {
-        if !inherited::closed_at_start(Stdio::Stdout) {
+        if !self.to_stdout || !inherited::closed_at_start(Stdio::Stdout) {
             return None;
         }
         Some(if is_stdin {

@@ -39,6 +39,23 @@ pub struct Targets {
     pub store: Option<Store>,
 }
 
+impl Targets {
+    /// Whether the file `id` (device, inode) is one of the `names` (the
+    /// inputs), the output or the store.
+    pub fn holds(&self, id: (u64, u64), names: &[PathBuf]) -> bool {
+        let out = match &self.output {
+            Output::Stdout(stdout) => fd_info(stdout.as_fd()).ok(),
+            Output::File(file) => fd_info(file).ok(),
+        };
+        let store = self.store.as_ref().and_then(|s| fd_info(&s.file).ok());
+        let targets = [out, store]
+            .into_iter()
+            .flatten()
+            .any(|info| (info.dev, info.ino) == id);
+        targets || input_ids(names).iter().any(|(_, input)| *input == id)
+    }
+}
+
 /// A file that can be written through (a regular file or a block device)
 /// and so be an input and the output at once; `(dev, ino)`.
 fn writable_id(kind: FdKind, dev: u64, ino: u64) -> Option<(u64, u64)> {
