@@ -130,7 +130,7 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
     if !args.watchfd.is_empty() {
         settings.size = given_size;
         let (watched, said) = (args.watchfd.clone(), me.clone());
-        return ExitCode::from(until_signalled(me, move || {
+        let status = until_signalled(me, move || {
             match watch::run(&watched, &settings, show, &io::stderr()) {
                 Ok(()) => 0,
                 Err(err) => {
@@ -138,7 +138,8 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
                     EXIT_ACCESS
                 }
             }
-        }));
+        });
+        return ExitCode::from(status.unwrap_or_else(|status| status));
     }
     let names: Vec<PathBuf> = if args.files.is_empty() {
         vec!["-".into()]
@@ -152,15 +153,20 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         let total: u64 = names.iter().filter_map(|n| regular_size(n)).sum();
         (!args.line_mode && total > 0).then_some(total)
     });
-    let targets = match targets::open(
-        me,
+    // In a thread of its own: opening a FIFO waits for its reader.
+    let (said, discard, output, store, named) = (
+        me.clone(),
         args.discard,
-        args.output.as_deref(),
-        args.store_and_forward.as_deref(),
-        &names,
-    ) {
-        Ok(targets) => targets,
-        Err(status) => return ExitCode::from(status),
+        args.output.clone(),
+        args.store_and_forward.clone(),
+        names.clone(),
+    );
+    let opened = until_signalled(me, move || {
+        targets::open(&said, discard, output.as_deref(), store.as_deref(), &named)
+    });
+    let targets = match opened {
+        Ok(Ok(targets)) => targets,
+        Ok(Err(status)) | Err(status) => return ExitCode::from(status),
     };
     // Written once the targets are open: a pidfile that is one of the
     // files copied, or not a regular file, is refused first.
@@ -247,21 +253,25 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
     };
     let output = targets.output;
     let status = until_signalled(me, move || meter.run(transfer, &display, output, start));
-    if status == EXIT_SIGNAL
+    if status.is_err()
         && let Some(cursor) = cursor
     {
         cursor.leave();
     }
-    ExitCode::from(status)
+    ExitCode::from(status.unwrap_or_else(|status| status))
 }
 
-/// Runs `work` (the copy, or -d's watch) in a thread of its own, and
-/// returns its status, or pv's 32 as soon as SIGINT, SIGTERM or SIGHUP
-/// comes: the caller then returns from `main`, dropping the pidfile and
-/// the control socket (which removes them), while the thread may still
-/// be blocked in a read or write. pv 1.12 says "interrupted by a signal:
-/// Terminated" and exits 32 too.
-fn until_signalled(me: &Invocation, work: impl FnOnce() -> u8 + Send + 'static) -> u8 {
+/// Runs `work` (opening the targets, the copy, or -d's watch) in a thread
+/// of its own, and returns what it returns, or `Err` with pv's status 32
+/// as soon as SIGINT or SIGTERM comes (said on stderr): the caller then
+/// returns from `main`, dropping the pidfile and the control socket (which
+/// removes them), while the thread may still be blocked in an open, a read
+/// or a write. pv 1.12 says "interrupted by a signal: Terminated" and
+/// exits 32 too.
+fn until_signalled<T: Send + 'static>(
+    me: &Invocation,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, u8> {
     use std::sync::mpsc::{RecvTimeoutError, channel};
     let (done, status) = channel();
     let worker = std::thread::Builder::new()
@@ -271,17 +281,17 @@ fn until_signalled(me: &Invocation, work: impl FnOnce() -> u8 + Send + 'static) 
         });
     if let Err(err) = worker {
         me.say(&format!("cannot start the transfer: {}", strerror(&err)));
-        return EXIT_MEMORY;
+        return Err(EXIT_MEMORY);
     }
     loop {
         match status.recv_timeout(SIGNAL_POLL) {
-            Ok(status) => return status,
+            Ok(done) => return Ok(done),
             // The thread panicked: nothing more will come.
-            Err(RecvTimeoutError::Disconnected) => return EXIT_TRANSFER,
+            Err(RecvTimeoutError::Disconnected) => return Err(EXIT_TRANSFER),
             Err(RecvTimeoutError::Timeout) => {
                 if let Some(signal) = process::interrupted() {
                     me.say(&format!("interrupted by a signal: {}", signal_text(signal)));
-                    return EXIT_SIGNAL;
+                    return Err(EXIT_SIGNAL);
                 }
             }
         }

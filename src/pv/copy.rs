@@ -468,12 +468,16 @@ fn flush(output: BorrowedFd<'_>) -> Result<(), CopyError> {
     }
 }
 
-/// pv's "input file is output file": the input is a regular file or a
-/// block device, and the very file standard output writes to, wherever
+/// pv's "input file is also the output": the input is a regular file or
+/// a block device, and the very file standard output writes to, wherever
 /// either stands (pv is stricter than GNU cat, which lets a file be
-/// rewritten in place).
+/// rewritten in place); or a pipe that is also the output, whose bytes
+/// would come back to be copied again for ever.
 pub fn input_is_output(input: &FdInfo, output: &FdInfo) -> bool {
-    matches!(input.kind, FdKind::Regular | FdKind::BlockDevice) && input.same_file(output)
+    matches!(
+        input.kind,
+        FdKind::Regular | FdKind::BlockDevice | FdKind::Pipe
+    ) && input.same_file(output)
 }
 
 #[path = "copy/records.rs"]

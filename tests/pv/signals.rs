@@ -134,3 +134,40 @@ fn pv_1_12_removes_its_pidfile_and_exits_32_too() {
         );
     }
 }
+
+/// A FIFO named by `-o` waits for its reader (as in pv); a signal ends
+/// the wait: status 32, the pidfile removed.
+#[test]
+fn a_signal_ends_the_wait_for_a_fifos_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("run")).unwrap();
+    let (child, input) = meter(EXE, &["pv", "-q", "-o", fifo.to_str().unwrap()], dir.path());
+    // Waiting in open(2) for a reader: the signal comes then.
+    let stat = format!("/proc/{}/task", child.id());
+    wait_for("the meter's thread waiting in open", || {
+        std::fs::read_dir(&stat).is_ok_and(|tasks| {
+            tasks.flatten().any(|t| {
+                std::fs::read_to_string(t.path().join("wchan"))
+                    .is_ok_and(|w| w == "wait_for_partner")
+            })
+        })
+    });
+    signal(&child, Signal::TERM);
+    let out = ended(child);
+    drop(input);
+    assert_eq!(out.status.code(), Some(32), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "pipespeed pv: interrupted by a signal: Terminated\n"
+    );
+    assert!(!dir.path().join("pid").exists());
+}

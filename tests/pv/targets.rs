@@ -206,3 +206,42 @@ fn a_closed_stdout_does_not_matter_with_o_or_x() {
         assert_eq!(std::fs::read(dir.path().join("o2")).unwrap(), b"g\n");
     }
 }
+
+/// A pipe that is an input and the output would feed pv what it wrote,
+/// for ever (pv 1.12 hangs on `pv - /dev/stdout`): refused, status 4.
+#[test]
+fn a_pipe_that_is_an_input_and_the_output_is_refused() {
+    let dir = files();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        dir.path().join("fifo"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    for (script, out_want, said) in [
+        ("echo hi | timeout 20 \"$P\" pv -q -o /dev/stdin", "", "-"),
+        ("timeout 20 \"$P\" pv -q -o fifo fifo", "", "fifo"),
+        (
+            "echo hi | timeout 20 \"$P\" pv -q - /dev/stdout | cat",
+            "hi\n",
+            "/dev/stdout",
+        ),
+    ] {
+        let out = sh(dir.path(), &format!("{script}; echo $? >&2"));
+        let err = stderr(&out);
+        // The status of the pipeline's pv: the last line, but for `| cat`,
+        // whose own status is 0 and whose pv said its words before.
+        assert!(
+            err.starts_with(&format!(
+                "pipespeed pv: {said}: input file is also the output\n"
+            )),
+            "{script}: {err}"
+        );
+        if !script.ends_with("cat") {
+            assert!(err.ends_with("\n4\n"), "{script}: {err}");
+        }
+        assert_eq!(String::from_utf8_lossy(&out.stdout), out_want, "{script}");
+    }
+}

@@ -56,10 +56,12 @@ impl Targets {
     }
 }
 
-/// A file that can be written through (a regular file or a block device)
-/// and so be an input and the output at once; `(dev, ino)`.
+/// A file that can be an input and the output at once: a regular file or
+/// a block device (written through), or a pipe (`pv -o /dev/stdin` on a
+/// pipe, a FIFO named twice: pv would read back what it wrote, for
+/// ever); `(dev, ino)`.
 fn writable_id(kind: FdKind, dev: u64, ino: u64) -> Option<(u64, u64)> {
-    matches!(kind, FdKind::Regular | FdKind::BlockDevice).then_some((dev, ino))
+    matches!(kind, FdKind::Regular | FdKind::BlockDevice | FdKind::Pipe).then_some((dev, ino))
 }
 
 /// The identity of every input that is a regular file or block device,
@@ -82,6 +84,8 @@ fn input_ids(names: &[PathBuf]) -> Vec<(&Path, (u64, u64))> {
                     FdKind::Regular
                 } else if meta.file_type().is_block_device() {
                     FdKind::BlockDevice
+                } else if meta.file_type().is_fifo() {
+                    FdKind::Pipe
                 } else {
                     return None;
                 };
@@ -110,7 +114,9 @@ impl Opened {
 }
 
 /// Opens `path` for writing (and reading, with `read`) without
-/// truncating it: made new if missing (mode 0666 less the umask).
+/// truncating it: made new if missing (mode 0666 less the umask). A FIFO
+/// opened for writing waits for a reader, as in pv: the caller runs this
+/// where a signal can end the wait ([`super::until_signalled`]).
 /// `O_NONBLOCK` with `nonblocking`: opening a FIFO then does not wait.
 fn open_untruncated(path: &Path, read: bool, nonblocking: bool) -> io::Result<Opened> {
     let mut options = OpenOptions::new();
@@ -163,6 +169,33 @@ pub fn open(
     names: &[PathBuf],
 ) -> Result<Targets, u8> {
     let inputs = input_ids(names);
+    // An output that is an input by name is refused before it is opened:
+    // opening a FIFO for writing would wait for a reader first.
+    if let Some(path) = output.filter(|p| !discard && p.as_os_str() != "-")
+        && let Ok(meta) = std::fs::metadata(path)
+    {
+        let kind = if meta.file_type().is_fifo() {
+            FdKind::Pipe
+        } else if meta.is_file() {
+            FdKind::Regular
+        } else if meta.file_type().is_block_device() {
+            FdKind::BlockDevice
+        } else {
+            FdKind::Other
+        };
+        let id = writable_id(kind, meta.dev(), meta.ino());
+        let same: Vec<&Path> = inputs
+            .iter()
+            .filter(|(_, input)| Some(*input) == id)
+            .map(|(name, _)| *name)
+            .collect();
+        if !same.is_empty() {
+            for name in same {
+                me.say(&format!("{}: {SAME}", name.display()));
+            }
+            return Err(EXIT_SAME);
+        }
+    }
     // The output, untruncated.
     let out = match output {
         _ if discard => None,
