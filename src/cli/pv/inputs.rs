@@ -242,10 +242,10 @@ impl Meter {
     /// The message and status bit for copying input `name` to a standard
     /// output that was closed when pv started, or `None` if it was open.
     ///
-    /// pv 1.6 checks the output against each input: for standard input it
-    /// cannot stat the output (status 2); a named file it opens lands on
-    /// the free descriptor 1 and is refused as "input file is output file"
-    /// (status 4). The statuses are pv's; the message for a file says what
+    /// pv (1.6 and 1.12) checks the output against each input: for standard
+    /// input it cannot stat the output (status 2); a named file it opens
+    /// lands on the free descriptor 1 and is refused as "input file is also
+    /// the output" (status 4). The statuses are pv's; the message for a file says what
     /// is really wrong. Nothing is copied either way: the bytes would be
     /// lost.
     fn closed_stdout(&self, name: &Path, is_stdin: bool) -> Option<u8> {
