@@ -135,27 +135,54 @@ fn open_untruncated(path: &Path, read: bool, nonblocking: bool) -> io::Result<Op
     Ok(Opened { file, info, made })
 }
 
-/// `-U -`: an unnamed file in the temporary directory (`O_TMPFILE`),
-/// gone with the process whatever ends it.
+/// `-U -`: an unnamed file in the temporary directory (`O_TMPFILE`, or
+/// where the filesystem has none, a new file removed at once), gone with
+/// the process whatever ends it.
 fn temporary_store() -> io::Result<File> {
     use rustix::fs::{Mode, OFlags, open};
     let dir = std::env::temp_dir();
-    let fd = open(
-        &dir,
-        OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC,
-        Mode::from_raw_mode(0o600),
-    )
-    .map_err(|err| {
+    let cannot = |err: io::Error| {
         io::Error::new(
-            io::Error::from(err).kind(),
+            err.kind(),
             format!(
                 "cannot make a temporary file in {}: {}",
                 dir.display(),
-                strerror(&err.into())
+                strerror(&err)
             ),
         )
-    })?;
-    Ok(File::from(fd))
+    };
+    let unnamed = open(
+        &dir,
+        OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    );
+    match unnamed {
+        Ok(fd) => return Ok(File::from(fd)),
+        Err(rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::ISDIR) => {}
+        Err(err) => return Err(cannot(err.into())),
+    }
+    for attempt in 0..100u32 {
+        let path = dir.join(format!(
+            "pipespeed-pv-store-{}-{attempt}",
+            std::process::id()
+        ));
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
+        {
+            Ok(file) => {
+                std::fs::remove_file(&path).map_err(cannot)?;
+                return Ok(file);
+            }
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(err) => return Err(cannot(err)),
+        }
+    }
+    Err(cannot(io::ErrorKind::AlreadyExists.into()))
 }
 
 /// Opens the output and the store, refusing (with pv's message and
