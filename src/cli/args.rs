@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
-use pipespeed::bench::harness::MAX_MESSAGE;
+use pipespeed::bench::harness::{MAX_MESSAGE, MAX_RUNS};
 use pipespeed::bench::ladder::Rung;
 use pipespeed::bench::scan::Scan;
 use pipespeed::units::{MAX_BUFFER, MAX_RUN_BYTES, Size, parse_size};
@@ -262,10 +262,6 @@ pub fn buffer_offset(text: &str) -> Result<usize, String> {
     }
 }
 
-/// The most runs any command makes of one row, and the most placement
-/// runs of bench.
-pub const MAX_RUNS: u64 = 1000;
-
 /// `--placement` of bench and latency: where the two ends run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PlacementArg {
@@ -430,7 +426,7 @@ pub struct BenchArgs {
     /// unpinned), with the cost of a cross-CPU wake-up, after the ladder:
     /// how much placement alone changes the baseline. 0: skip [at most
     /// 1000].
-    #[arg(long, value_name = "N", default_value_t = 3, value_parser = count(0, MAX_RUNS as usize))]
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = count(0, MAX_RUNS))]
     pub placement_runs: usize,
     /// Check every byte (slower; measures correctness, not speed).
     #[arg(long)]

@@ -6,8 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, anyhow};
 use clap::{Args, ValueEnum};
+use pipespeed::bench::harness::MAX_RUNS;
 use pipespeed::bench::latency::{
-    LatencyConfig, MAX_ROUND_TRIPS, MAX_RUNS, Mode, Placement, Span, run_latency,
+    LatencyConfig, MAX_ROUND_TRIPS, Mode, Placement, Span, run_latency,
 };
 use pipespeed::sys::SystemFacts;
 use pipespeed::sys::process::catch_interrupts;

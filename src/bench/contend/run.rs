@@ -74,7 +74,9 @@ pub fn run_contend(
     let atomic = config.msg_size <= PIPE_BUF;
     let mut per_cell = vec![Vec::new(); config.cells.len()];
     let mut runner = config.mode.runner::<CellJob>(config.exe.clone());
-    let total = config.runs * config.cells.len();
+    // validate() bounds runs (MAX_RUNS); cells are as many as the caller
+    // gave: saturate rather than overflow.
+    let total = config.runs.saturating_mul(config.cells.len());
     'runs: for run in 0..config.runs {
         for (i, &cell) in config.cells.iter().enumerate() {
             if interrupted().is_some() {

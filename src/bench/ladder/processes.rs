@@ -378,7 +378,9 @@ pub fn memcpy(buf_size: usize, bytes: u64, cpu: Option<usize>) -> Result<Sample,
                 std::hint::black_box(&mut dst);
             }
             let seconds = start.elapsed().as_secs_f64();
-            let copied = rounds * buf_size as u64;
+            // rounds * buf_size < bytes + buf_size: no overflow for the
+            // command line's bytes (1 PiB) and buffers (1 GiB).
+            let copied = rounds.saturating_mul(buf_size as u64);
             let usage = thread_usage_since(before);
             Ok(Sample {
                 bytes: copied,
