@@ -233,6 +233,7 @@ fn rungs(args: &BenchArgs) -> anyhow::Result<Vec<Rung>> {
     })
 }
 
+/// The ladder's least buffer (the parser took care of the most, 1 GiB).
 fn check_buf_size(buf_size: usize) -> anyhow::Result<()> {
     if buf_size < 2 * 4096 {
         return Err(UsageError(

@@ -28,7 +28,8 @@ use crate::progress;
                   sizes measured are printed and written, marked interrupted)."
 )]
 pub struct LatencyArgs {
-    /// Message sizes, comma-separated, one row each. Take K and M (1,64,4K,64K).
+    /// Message sizes, comma-separated, one row each. Take K and M
+    /// (1,64,4K,64K) [range: 1-64M].
     #[arg(long, value_delimiter = ',', value_name = "SIZES", default_value = "1", value_parser = message_size)]
     pub sizes: Vec<usize>,
     /// Round trips per run (instead of --duration) [range:
