@@ -301,7 +301,7 @@ pub struct WriteArgs {
     pub same_buffer: bool,
     /// UNSAFE, for showing the hazard: size the pipe to SIZE instead of half
     /// the buffer, so halves are refilled while still in the pipe.
-    #[arg(long = "unsafe-early-reuse", value_name = "SIZE", value_parser = usize_size, requires = "vmsplice")]
+    #[arg(long = "unsafe-early-reuse", value_name = "SIZE", value_parser = usize_size, requires = "vmsplice", conflicts_with = "gift")]
     pub unsafe_early_reuse: Option<usize>,
     /// Stop after SIZE bytes (default: until the reader goes away).
     #[arg(long, aliases = ["bytes_to_pipe", "bytes-to-pipe"], value_name = "SIZE", value_parser = size)]

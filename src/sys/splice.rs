@@ -43,9 +43,12 @@ pub fn splice(
 ///
 /// `fd` must be open for writing ([`ensure_write_end`] checks it): on a
 /// read end, vmsplice copies pipe data *into* `buf`, which is only
-/// borrowed for reading. With [`SpliceFlags::GIFT`], `buf` must start on a page boundary, its
-/// length must be a multiple of the page size, and its contents must never
-/// be modified after the call: the kernel may take the pages over.
+/// borrowed for reading. With [`SpliceFlags::GIFT`], `buf` must start on
+/// a page boundary, its length must be a multiple of the page size, and
+/// its contents must not be modified while the pipe may still hold its
+/// pages: gifted pages are the kernel's to take over until then
+/// ([`crate::DoubleBuffer`] refills a half only once the pipe has let go
+/// of it, and refuses the gift with early reuse).
 ///
 /// # References
 ///  - [vmsplice(2)](https://man7.org/linux/man-pages/man2/vmsplice.2.html)

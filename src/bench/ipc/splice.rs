@@ -36,6 +36,7 @@ impl VmspliceSender {
             BufferOptions::default(),
             Layout::Separate,
             Reuse::AfterConsumed,
+            false,
         )
         .map_err(|e| match e.kind() {
             // The kernel grants only a power of two pages: a message of
@@ -66,7 +67,7 @@ impl Sender for VmspliceSender {
     }
 
     fn send(&mut self, len: usize) -> io::Result<()> {
-        self.double.splice_next(len, Wait::Block, false)
+        self.double.splice_next(len, Wait::Block)
     }
 
     fn finish(&mut self) -> io::Result<()> {
