@@ -257,9 +257,10 @@ fn sealed(fd: BorrowedFd<'_>) -> io::Result<bool> {
 }
 
 /// The data bytes of a ring for messages of `size`: at least 1 MiB and
-/// four messages, a power of two.
+/// four messages, a power of two. A size over [`MAX_MESSAGE`], which no
+/// ring takes, counts as [`MAX_MESSAGE`].
 pub fn capacity(size: usize) -> usize {
-    (4 * size).max(1 << 20).next_power_of_two()
+    (4 * size.min(MAX_MESSAGE)).max(1 << 20).next_power_of_two()
 }
 
 /// The bytes one ring for messages of `size` takes in the shared file
@@ -779,6 +780,13 @@ mod tests {
         };
         assert_eq!(rx.recv(Some(&mut sink)).unwrap(), 5);
         assert_eq!(got, b"hello");
+    }
+
+    #[test]
+    fn any_size_counts_without_overflow() {
+        assert_eq!(capacity(1), 1 << 20);
+        assert_eq!(capacity(usize::MAX), capacity(MAX_MESSAGE));
+        assert_eq!(ring_bytes(MAX_MESSAGE), HEADER + (1 << 30));
     }
 
     #[test]
