@@ -52,6 +52,38 @@ impl Ended {
     pub fn success(&self) -> bool {
         !self.killed && self.status.is_some_and(|s| s.success())
     }
+
+    /// `killed by SIGSEGV` when a signal it did not get from us ended it.
+    pub fn died(&self) -> Option<String> {
+        self.status.filter(|_| !self.killed).and_then(died)
+    }
+}
+
+/// `killed by SIGSEGV` when `status` is a death by a signal: what a
+/// child that crashed says, since it could not say it itself (the other
+/// end only sees its pipe end, and would be blamed).
+pub fn died(status: ExitStatus) -> Option<String> {
+    use std::os::unix::process::ExitStatusExt;
+    let signal = status.signal()?;
+    let name = match signal {
+        libc::SIGSEGV => "SIGSEGV".to_string(),
+        libc::SIGBUS => "SIGBUS".to_string(),
+        libc::SIGABRT => "SIGABRT".to_string(),
+        libc::SIGILL => "SIGILL".to_string(),
+        libc::SIGFPE => "SIGFPE".to_string(),
+        libc::SIGKILL => "SIGKILL".to_string(),
+        libc::SIGPIPE => "SIGPIPE".to_string(),
+        libc::SIGHUP => "SIGHUP".to_string(),
+        libc::SIGXFSZ => "SIGXFSZ".to_string(),
+        libc::SIGXCPU => "SIGXCPU".to_string(),
+        other => signal_name(other),
+    };
+    let core = if status.core_dumped() {
+        " (core dumped)"
+    } else {
+        ""
+    };
+    Some(format!("killed by {name}{core}"))
 }
 
 /// A child's own words for why it failed: its last line that starts

@@ -211,7 +211,15 @@ impl<P: PipeFd> DoubleBuffer<P> {
                 Buffer::new(half_len, options)?,
                 Buffer::new(half_len, options)?,
             ]),
-            Layout::Contiguous => Halves::Contiguous(Buffer::new(2 * half_len, options)?),
+            Layout::Contiguous => {
+                let both = half_len.checked_mul(2).ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("two halves of {half_len} bytes are more than memory holds"),
+                    )
+                })?;
+                Halves::Contiguous(Buffer::new(both, options)?)
+            }
         };
         Ok(DoubleBuffer {
             pipe,
@@ -342,6 +350,18 @@ mod tests {
         DoubleBuffer::new(&p.write, 4096, options, Layout::Separate, early, false).unwrap();
         let after = Reuse::AfterConsumed;
         DoubleBuffer::new(&p.write, 4096, options, Layout::Separate, after, true).unwrap();
+    }
+
+    /// Two halves of a contiguous mapping are counted without wrapping:
+    /// halves of 2^63 bytes are refused, not mapped as 0 bytes.
+    #[test]
+    fn halves_too_large_to_count_are_refused() {
+        let p = pipe().unwrap();
+        let early = Reuse::Early { pipe_size: 4096 };
+        let options = BufferOptions::default();
+        let err = DoubleBuffer::new(&p.write, 1 << 63, options, Layout::Contiguous, early, false)
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
     }
 
     #[test]

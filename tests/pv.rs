@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 mod common;
 use common::{SIZES, pty, read_until_hangup};
 
+#[path = "pv/counts.rs"]
+mod counts;
 #[path = "pv/dropin.rs"]
 mod dropin;
 #[path = "pv/messages.rs"]
@@ -255,7 +257,7 @@ fn bad_options_and_sizes_give_one_line_and_status_2() {
     for args in [
         &["-s", "12Q"][..],
         &["-L", "fast"][..],
-        &["-i", "0"][..],
+        &["-i", "-1"][..],
         &["--bogus"][..],
     ] {
         let out = pv(args).stdin(Stdio::null()).output().unwrap();

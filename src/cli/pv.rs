@@ -121,7 +121,7 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         size: None,
         bits: args.bits,
         gauge: args.gauge,
-        width: args.width,
+        width: args.width.filter(|&w| w > 0),
         average_window: args.average_window.map_or(30.0, |d| d.as_secs_f64()),
         window_title,
         process_title,
@@ -324,14 +324,21 @@ impl Drop for PidFile {
     }
 }
 
+/// The largest `-B`: 1 TiB, far past what one read or write moves (Linux
+/// caps both at 2 GiB less a page). A larger one is refused as a buffer
+/// the system cannot give (status 64), never handed to the allocator.
+const MAX_BUFFER: u64 = 1 << 40;
+
 /// A read/write buffer of `bytes` (at least 1) can be had: tried now, so
 /// that a size the system cannot give is refused before anything is
 /// copied (pv: "buffer allocation failed", status 64), not met as a
 /// failure in the middle of a copy, or not at all when every input goes
 /// by splice. The copier makes its own buffer on first use.
 fn allocate(bytes: u64) -> io::Result<usize> {
-    let size =
-        usize::try_from(bytes.max(1)).map_err(|_| io::Error::from_raw_os_error(libc::ENOMEM))?;
+    let size = usize::try_from(bytes.max(1))
+        .ok()
+        .filter(|&size| size as u64 <= MAX_BUFFER)
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
     let options = BufferOptions {
         dont_touch: true,
         ..BufferOptions::default()

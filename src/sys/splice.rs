@@ -76,6 +76,10 @@ pub fn ensure_write_end(fd: impl AsFd) -> io::Result<()> {
 
 /// [`vmsplice`] of `buf` into the pipe `fd` (no flags), after checking
 /// that `fd` is open for writing: safe, at the cost of one fcntl per call.
+/// The pipe still references `buf`'s pages after the call: what the
+/// caller writes there before a reader takes them is what the reader gets
+/// (a matter of which bytes arrive, not of memory safety: the kernel only
+/// reads those pages).
 /// For occasional calls (the copy check); loops call [`ensure_write_end`]
 /// once and [`vmsplice`] after.
 pub fn vmsplice_checked(fd: impl AsFd, buf: &[u8]) -> io::Result<usize> {
