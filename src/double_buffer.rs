@@ -39,7 +39,7 @@
 #![allow(unsafe_code)]
 
 use std::io;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use crate::buf::{Buffer, BufferOptions};
 use crate::sys::{SpliceFlags, ensure_write_end, fcntl_setpipe_size, vmsplice};
@@ -56,6 +56,26 @@ pub enum Layout {
     Contiguous,
 }
 
+/// A descriptor type whose `as_fd` gives the same descriptor every time:
+/// [`OwnedFd`], [`BorrowedFd`], or a shared reference to one. What
+/// [`DoubleBuffer::new`] checks is then what every vmsplice uses. Sealed:
+/// an `AsFd` of another type could answer differently from one call to
+/// the next.
+pub trait PipeFd: AsFd + sealed::Sealed {}
+
+impl PipeFd for OwnedFd {}
+impl PipeFd for BorrowedFd<'_> {}
+impl<T: PipeFd> PipeFd for &T {}
+
+mod sealed {
+    use std::os::fd::{BorrowedFd, OwnedFd};
+
+    pub trait Sealed {}
+    impl Sealed for OwnedFd {}
+    impl Sealed for BorrowedFd<'_> {}
+    impl<T: Sealed> Sealed for &T {}
+}
+
 /// Whether the pipe is sized so reuse is safe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reuse {
@@ -64,22 +84,71 @@ pub enum Reuse {
     AfterConsumed,
     /// The pipe is sized to `pipe_size` (larger than a half): a half may be
     /// refilled while the pipe still references its pages. Exists to show,
-    /// with `--verify`, the corruption the discipline prevents.
+    /// with `--verify`, the corruption the discipline prevents. Refused
+    /// with `SPLICE_F_GIFT`, whose pages must not change while the kernel
+    /// may hold them ([`crate::sys::vmsplice`]'s contract).
     Early {
         /// The pipe size to ask for.
         pipe_size: usize,
     },
 }
 
+impl Reuse {
+    /// Fails with [`io::ErrorKind::InvalidInput`] for `gift` with
+    /// [`Reuse::Early`]: gifted pages must not change while the pipe holds
+    /// them, and early reuse refills them then.
+    pub fn allows_gift(self, gift: bool) -> io::Result<()> {
+        match self {
+            Reuse::Early { .. } if gift => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "SPLICE_F_GIFT and early reuse do not go together: gifted pages are the \
+                 kernel's while the pipe holds them, and early reuse refills them then",
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// Two page-aligned halves vmspliced in turn into the write end `P` of a
 /// pipe sized to one half.
+///
+/// The write end is checked once, in [`DoubleBuffer::new`], and used for
+/// every vmsplice after: `P` is a descriptor type whose `as_fd` cannot
+/// change its answer ([`PipeFd`]). An `AsFd` of the caller's own could
+/// give the write end to the check and a read end to a vmsplice, which
+/// would then copy pipe data into a half that is only borrowed for
+/// reading; such a type is refused at compile time:
+///
+/// ```compile_fail,E0277
+/// use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+/// use pipespeed::buf::BufferOptions;
+/// use pipespeed::double_buffer::{DoubleBuffer, Layout, Reuse};
+///
+/// struct Fickle(OwnedFd);
+/// impl AsFd for Fickle {
+///     fn as_fd(&self) -> BorrowedFd<'_> {
+///         self.0.as_fd()
+///     }
+/// }
+///
+/// let p = pipespeed::sys::pipe().unwrap();
+/// let _ = DoubleBuffer::new(
+///     Fickle(p.write),
+///     4096,
+///     BufferOptions::default(),
+///     Layout::Separate,
+///     Reuse::AfterConsumed,
+///     false,
+/// );
+/// ```
 #[derive(Debug)]
-pub struct DoubleBuffer<P: AsFd> {
+pub struct DoubleBuffer<P: PipeFd> {
     pipe: P,
     halves: Halves,
     half_len: usize,
     next: usize,
     pipe_size: usize,
+    gift: bool,
 }
 
 #[derive(Debug)]
@@ -88,11 +157,15 @@ enum Halves {
     Contiguous(Buffer),
 }
 
-impl<P: AsFd> DoubleBuffer<P> {
+impl<P: PipeFd> DoubleBuffer<P> {
     /// Maps two halves of `half_len` bytes and sizes `pipe` to one half.
     ///
+    /// `gift` adds `SPLICE_F_GIFT` to the vmsplices of whole pages (see
+    /// [`DoubleBuffer::splice_next`]).
+    ///
     /// Fails when `pipe` is not open for writing, `half_len` is not a whole
-    /// number of pages, or the kernel
+    /// number of pages, `gift` comes with [`Reuse::Early`] (an error of
+    /// kind [`io::ErrorKind::InvalidInput`]), or the kernel
     /// grants a different pipe size (it rounds up to a power-of-two number
     /// of pages, and caps at `/proc/sys/fs/pipe-max-size`).
     pub fn new(
@@ -101,7 +174,9 @@ impl<P: AsFd> DoubleBuffer<P> {
         options: BufferOptions,
         layout: Layout,
         reuse: Reuse,
+        gift: bool,
     ) -> io::Result<DoubleBuffer<P>> {
+        reuse.allows_gift(gift)?;
         ensure_write_end(&pipe)?;
         let page = rustix::param::page_size();
         if half_len == 0 || !half_len.is_multiple_of(page) {
@@ -136,7 +211,15 @@ impl<P: AsFd> DoubleBuffer<P> {
                 Buffer::new(half_len, options)?,
                 Buffer::new(half_len, options)?,
             ]),
-            Layout::Contiguous => Halves::Contiguous(Buffer::new(2 * half_len, options)?),
+            Layout::Contiguous => {
+                let both = half_len.checked_mul(2).ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("two halves of {half_len} bytes are more than memory holds"),
+                    )
+                })?;
+                Halves::Contiguous(Buffer::new(both, options)?)
+            }
         };
         Ok(DoubleBuffer {
             pipe,
@@ -144,6 +227,7 @@ impl<P: AsFd> DoubleBuffer<P> {
             half_len,
             next: 0,
             pipe_size: granted,
+            gift,
         })
     }
 
@@ -180,11 +264,12 @@ impl<P: AsFd> DoubleBuffer<P> {
     /// `pipe`, waiting as `wait` says, then makes the other half the next
     /// one.
     ///
-    /// `gift` adds `SPLICE_F_GIFT` while the remaining part starts on a
-    /// page boundary and is a whole number of pages. A reader gone away gives an error of kind
+    /// With `gift` (given to [`DoubleBuffer::new`]), `SPLICE_F_GIFT` is
+    /// added while the remaining part starts on a page boundary and is a
+    /// whole number of pages. A reader gone away gives an error of kind
     /// [`io::ErrorKind::BrokenPipe`]; retryable errors are retried, so a
     /// half is never left partly spliced on success.
-    pub fn splice_next(&mut self, len: usize, wait: Wait, gift: bool) -> io::Result<()> {
+    pub fn splice_next(&mut self, len: usize, wait: Wait) -> io::Result<()> {
         let page = rustix::param::page_size();
         let len = len.min(self.half_len);
         let mut done = 0;
@@ -197,17 +282,19 @@ impl<P: AsFd> DoubleBuffer<P> {
                     &one[self.next * self.half_len + done..self.next * self.half_len + len]
                 }
             };
-            if gift
+            if self.gift
                 && (half.as_ptr() as usize).is_multiple_of(page)
                 && half.len().is_multiple_of(page)
             {
                 flags |= SpliceFlags::GIFT;
             }
-            // SAFETY: `pipe` is a write end (checked in `new`); GIFT is only
+            // SAFETY: `pipe` is a write end: `new` checked it, and a
+            // `PipeFd` gives the same descriptor every time. GIFT is only
             // passed for a page-aligned start and a whole number of pages
-            // (checked just above), and this type leaves a
-            // half untouched until the pipe has let go of its pages (see the
-            // module documentation).
+            // (checked just above), and only with `Reuse::AfterConsumed`
+            // (`new` refuses it with `Early`), under which this type
+            // leaves a half untouched until the pipe has let go of its
+            // pages (see the module documentation).
             match unsafe { vmsplice(&self.pipe, half, flags) } {
                 Ok(n) => done += n,
                 Err(err) if is_retryable(&err) => {
@@ -239,9 +326,42 @@ mod tests {
             BufferOptions::default(),
             Layout::Separate,
             Reuse::AfterConsumed,
+            false,
         )
         .unwrap_err();
         assert!(err.to_string().contains("whole number of pages"), "{err}");
+    }
+
+    #[test]
+    fn gift_with_early_reuse_is_refused() {
+        let p = pipe().unwrap();
+        let early = Reuse::Early {
+            pipe_size: 64 * 1024,
+        };
+        let options = BufferOptions::default();
+        let err =
+            DoubleBuffer::new(&p.write, 4096, options, Layout::Separate, early, true).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
+        assert!(
+            err.to_string().contains("SPLICE_F_GIFT and early reuse"),
+            "{err}"
+        );
+        // Each alone is allowed.
+        DoubleBuffer::new(&p.write, 4096, options, Layout::Separate, early, false).unwrap();
+        let after = Reuse::AfterConsumed;
+        DoubleBuffer::new(&p.write, 4096, options, Layout::Separate, after, true).unwrap();
+    }
+
+    /// Two halves of a contiguous mapping are counted without wrapping:
+    /// halves of 2^63 bytes are refused, not mapped as 0 bytes.
+    #[test]
+    fn halves_too_large_to_count_are_refused() {
+        let p = pipe().unwrap();
+        let early = Reuse::Early { pipe_size: 4096 };
+        let options = BufferOptions::default();
+        let err = DoubleBuffer::new(&p.write, 1 << 63, options, Layout::Contiguous, early, false)
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
     }
 
     #[test]
@@ -254,6 +374,7 @@ mod tests {
             BufferOptions::default(),
             Layout::Separate,
             Reuse::AfterConsumed,
+            false,
         )
         .unwrap_err();
         assert!(err.to_string().contains("granted 16KiB"), "{err}");
@@ -273,7 +394,8 @@ mod tests {
                 ..Default::default()
             };
             let mut db =
-                DoubleBuffer::new(&p.write, half, options, layout, Reuse::AfterConsumed).unwrap();
+                DoubleBuffer::new(&p.write, half, options, layout, Reuse::AfterConsumed, false)
+                    .unwrap();
             assert_eq!(db.pipe_size(), half);
             let total = 40 * half as u64;
             std::thread::scope(|s| {
@@ -288,7 +410,7 @@ mod tests {
                 let mut sent = 0u64;
                 while sent < total {
                     fill_pattern(db.next_half(), sent);
-                    db.splice_next(half, Wait::Block, false).unwrap();
+                    db.splice_next(half, Wait::Block).unwrap();
                     sent += half as u64;
                 }
                 reader.join().unwrap();

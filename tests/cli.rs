@@ -204,6 +204,28 @@ fn early_reuse_of_a_vmspliced_buffer_is_caught_and_the_discipline_is_not() {
     }
 }
 
+/// SPLICE_F_GIFT gives the pages to the kernel: refilling them early
+/// breaks vmsplice's contract, so the two are refused together.
+#[test]
+fn gift_with_early_reuse_is_a_usage_error() {
+    let out = pipespeed(&[
+        "write",
+        "--vmsplice",
+        "--gift",
+        "--unsafe-early-reuse",
+        "4K",
+    ])
+    .stdout(Stdio::null())
+    .output()
+    .unwrap();
+    assert_one_line_error(&out, 2, "--gift");
+    assert!(
+        stderr(&out).contains("--unsafe-early-reuse"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn a_closed_reader_ends_the_writer_quietly() {
     for method in [

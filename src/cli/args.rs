@@ -338,7 +338,7 @@ pub struct WriteArgs {
     /// UNSAFE, for showing the hazard: size the pipe to SIZE instead of half
     /// the buffer, so halves are refilled while still in the pipe
     /// [range: 1-1G].
-    #[arg(long = "unsafe-early-reuse", value_name = "SIZE", value_parser = pipe_size, requires = "vmsplice")]
+    #[arg(long = "unsafe-early-reuse", value_name = "SIZE", value_parser = pipe_size, requires = "vmsplice", conflicts_with = "gift")]
     pub unsafe_early_reuse: Option<usize>,
     /// Stop after SIZE bytes (default: until the reader goes away) [at
     /// most 1024T].

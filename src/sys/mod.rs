@@ -27,3 +27,49 @@ pub use pipe::{
 };
 pub use rusage::{ResourceUsage, UsageOf, getrusage};
 pub use splice::{SpliceFlags, ensure_write_end, splice, tee, vmsplice, vmsplice_checked};
+
+/// For unit tests: `result`'s value, or `None` when the error says this
+/// machine cannot (kind [`std::io::ErrorKind::Unsupported`]: what makes
+/// an `ipc` row unavailable and an end exit with `EXIT_UNSUPPORTED`).
+/// The skip is then written where `cargo test` shows it, `skipped: TEST:
+/// WHY` (libtest captures `eprintln!`, not the stderr handle), and with
+/// `PIPESPEED_REQUIRE_<WHAT>=1` it is a failure, as tests/common's `skip`
+/// does. Any other error fails the test.
+#[cfg(test)]
+pub(crate) fn available<T>(what: &str, result: std::io::Result<T>) -> Option<T> {
+    use std::io::Write;
+    let test = std::thread::current().name().unwrap_or("a test").to_owned();
+    match result {
+        Ok(value) => Some(value),
+        Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
+            let var = format!("PIPESPEED_REQUIRE_{}", what.to_uppercase());
+            assert!(
+                std::env::var_os(&var).is_none_or(|v| v != "1"),
+                "{test}: {what}: {e}, and {var}=1 requires the check"
+            );
+            let _ = writeln!(std::io::stderr(), "skipped: {test}: {what}: {e}");
+            None
+        }
+        Err(e) => panic!("{test}: {what}: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io;
+
+    #[test]
+    fn a_machine_that_cannot_is_a_skip_and_the_rest_a_value() {
+        assert_eq!(super::available("nothing", Ok::<_, io::Error>(5)), Some(5));
+        // ENOSYS is of kind Unsupported, as what the library refuses.
+        let nosys = io::Error::from_raw_os_error(libc::ENOSYS);
+        assert_eq!(super::available::<()>("nothing", Err(nosys)), None);
+    }
+
+    #[test]
+    #[should_panic(expected = "nothing: Operation not permitted")]
+    fn any_other_error_fails_the_test() {
+        let eperm = io::Error::from_raw_os_error(libc::EPERM);
+        super::available::<()>("nothing", Err(eperm));
+    }
+}

@@ -43,9 +43,12 @@ pub fn splice(
 ///
 /// `fd` must be open for writing ([`ensure_write_end`] checks it): on a
 /// read end, vmsplice copies pipe data *into* `buf`, which is only
-/// borrowed for reading. With [`SpliceFlags::GIFT`], `buf` must start on a page boundary, its
-/// length must be a multiple of the page size, and its contents must never
-/// be modified after the call: the kernel may take the pages over.
+/// borrowed for reading. With [`SpliceFlags::GIFT`], `buf` must start on
+/// a page boundary, its length must be a multiple of the page size, and
+/// its contents must not be modified while the pipe may still hold its
+/// pages: gifted pages are the kernel's to take over until then
+/// ([`crate::DoubleBuffer`] refills a half only once the pipe has let go
+/// of it, and refuses the gift with early reuse).
 ///
 /// # References
 ///  - [vmsplice(2)](https://man7.org/linux/man-pages/man2/vmsplice.2.html)
@@ -73,6 +76,10 @@ pub fn ensure_write_end(fd: impl AsFd) -> io::Result<()> {
 
 /// [`vmsplice`] of `buf` into the pipe `fd` (no flags), after checking
 /// that `fd` is open for writing: safe, at the cost of one fcntl per call.
+/// The pipe still references `buf`'s pages after the call: what the
+/// caller writes there before a reader takes them is what the reader gets
+/// (a matter of which bytes arrive, not of memory safety: the kernel only
+/// reads those pages).
 /// For occasional calls (the copy check); loops call [`ensure_write_end`]
 /// once and [`vmsplice`] after.
 pub fn vmsplice_checked(fd: impl AsFd, buf: &[u8]) -> io::Result<usize> {

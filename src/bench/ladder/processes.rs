@@ -449,6 +449,7 @@ pub fn splice_limit(
             options,
             Layout::Separate,
             Reuse::AfterConsumed,
+            false,
         )
         .map_err(|e| failed("cannot set up the buffer", e))?;
         let start = Instant::now();
@@ -457,7 +458,7 @@ pub fn splice_limit(
             if interrupted().is_some() {
                 return Err(RunError::Failed("interrupted".into()));
             }
-            db.splice_next(half, Wait::Block, false)
+            db.splice_next(half, Wait::Block)
                 .map_err(|e| failed("vmsplice", vmsplice_refusal(e)))?;
             let mut drained = 0;
             while drained < half {
