@@ -2,7 +2,7 @@
 //! started in a process group of their own, finished within a deadline,
 //! heard through their last message, and killed with their group when
 //! the [`Group`] is dropped: on success, on error and, through the
-//! interrupt handler, on SIGINT or SIGTERM.
+//! interrupt handler, on SIGINT, SIGTERM or SIGHUP.
 //!
 //! What the children are (the ends of a ladder rung, latency's ponger,
 //! contend's workers and memory hogs) is [`crate::bench::worker`]'s
@@ -108,7 +108,7 @@ pub fn last_message(stderr: &str) -> &str {
     })
 }
 
-/// The error a run returns when SIGINT or SIGTERM stopped it.
+/// The error a run returns when SIGINT, SIGTERM or SIGHUP stopped it.
 pub fn interrupted_error() -> Option<io::Error> {
     interrupted().map(|signal| {
         io::Error::new(

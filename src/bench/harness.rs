@@ -166,7 +166,7 @@ pub struct Header {
     pub build: Option<BuildInfo>,
     /// The machine.
     pub system: SystemFacts,
-    /// Whether SIGINT or SIGTERM stopped the measurement: the document
+    /// Whether SIGINT, SIGTERM or SIGHUP stopped the measurement: the document
     /// holds the runs made before it.
     #[serde(default)]
     pub interrupted: bool,

@@ -40,7 +40,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         profile: args.profile,
     };
     crate::output::check_outputs(outputs(&args))?;
-    // SIGINT or SIGTERM: the children are killed at once, no run starts,
+    // SIGINT, SIGTERM or SIGHUP: the children are killed at once, no run starts,
     // and what was measured is printed and written, marked interrupted.
     catch_interrupts()?;
     let exe = std::env::current_exe()

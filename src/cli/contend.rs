@@ -29,7 +29,7 @@ use crate::progress;
                         latency: per read(2) that returned data, waiting included. See \
                         docs/contend.md.\n\nExit status: 0 measured, 1 an error (a worker \
                         died, with --verify a lost, duplicated or torn message), 2 bad usage or \
-                        a value outside its range, 130/143 stopped by SIGINT/SIGTERM (helpers \
+                        a value outside its range, 129/130/143 stopped by SIGHUP/SIGINT/SIGTERM (helpers \
                         reaped first; the cells measured are printed and written, marked \
                         interrupted)."
 )]

@@ -28,7 +28,7 @@ use crate::progress;
                   time per GiB moved.\n\n\
                   Exit status: 0 measured (rows this machine cannot run say why in the table), \
                   1 a run failed (bytes lost, an end died: the table says which), 2 bad usage, \
-                  3 nothing asked for could run here, 130/143 interrupted by SIGINT/SIGTERM \
+                  3 nothing asked for could run here, 129/130/143 interrupted by SIGHUP/SIGINT/SIGTERM \
                   (the runs made are printed and written, marked interrupted)."
 )]
 pub struct IpcArgs {

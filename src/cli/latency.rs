@@ -24,7 +24,7 @@ use crate::progress;
     after_help = "Times are ROUND TRIPS (there and back); one way is about half. What perf bench \
                   sched pipe (-T for threads) and lmbench lat_pipe measure, with percentiles.\n\n\
                   Exit status: 0 measured, 1 an error (the ponger died, a closed stdout), 2 bad \
-                  usage or a value outside its range, 130/143 interrupted by SIGINT/SIGTERM (the \
+                  usage or a value outside its range, 129/130/143 interrupted by SIGHUP/SIGINT/SIGTERM (the \
                   sizes measured are printed and written, marked interrupted)."
 )]
 pub struct LatencyArgs {

@@ -43,7 +43,7 @@ impl Runner<CellJob> for Processes {
 /// Runs every cell `config.runs` times (under memory pressure if asked),
 /// reporting progress to `on_event`.
 ///
-/// After SIGINT or SIGTERM (see
+/// After SIGINT, SIGTERM or SIGHUP (see
 /// [`crate::sys::process::catch_interrupts`]) no run starts, the run cut
 /// short counts for nothing, and the result holds the cells measured
 /// before it (with the runs they had), marked `interrupted`; every worker

@@ -47,7 +47,7 @@ enum Metric {
 
 /// Runs every row of `config` with `runner` and summarises.
 ///
-/// After SIGINT or SIGTERM no run starts, the run it cut short counts for
+/// After SIGINT, SIGTERM or SIGHUP no run starts, the run it cut short counts for
 /// nothing, and the result holds the runs made before it, marked
 /// `interrupted`.
 pub fn run_ipc<R>(

@@ -114,7 +114,7 @@ pub fn pin(cpu: Option<usize>, who: &str) -> io::Result<()> {
 
 /// Runs every size `config.runs` times with `runner`, reporting each run
 /// to `progress`, and summarises.
-/// After SIGINT or SIGTERM (see
+/// After SIGINT, SIGTERM or SIGHUP (see
 /// [`catch_interrupts`](crate::sys::process::catch_interrupts)) no run
 /// starts, the run it cut short counts for nothing, and the result holds
 /// the sizes measured before it, marked `interrupted`.
