@@ -95,6 +95,12 @@ fn cases() -> Vec<Case> {
         ]),
         case(&["write", "--bytes", V]),
         case(&["write", "--verify", "--bytes", V]),
+        // A CPU the process may not use (1 on one CPU): status 1.
+        Case {
+            args: &["write", "--bytes", "64K", "--cpu", V],
+            input: Input::Null,
+            also: &[1],
+        },
     ];
     for args in [
         &["read", "--bytes", "64K", "--buf-size", V][..],
@@ -468,4 +474,35 @@ fn every_size_and_count_measures_or_is_refused_in_one_line() {
         runs.len(),
         wrong.join("\n\n")
     );
+}
+
+#[test]
+fn cpu_numbers_past_the_affinity_mask_are_bad_usage() {
+    // The kernel's mask holds 1024 CPUs: a larger number is a mistake in
+    // the command line (status 2), not a failure to pin (status 1).
+    for (args, cpu) in [
+        (&["write", "--bytes", "1K", "--cpu"][..], "1024"),
+        (&["read", "--bytes", "1K", "--cpu"], "18446744073709551615"),
+        (
+            &["latency", "--threads", "--round-trips", "10", "--cpus"],
+            "0,4096",
+        ),
+        (&["contend", "--duration", "0.01", "--cpus"], "0,4096"),
+        (&["ipc", "--sizes", "4K", "--cpus"], "0,4096"),
+        (&["bench", "--rungs", "write-read", "--cpus"], "0,4096"),
+    ] {
+        let out = Command::new(EXE)
+            .args(args)
+            .arg(cpu)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?} {cpu}: {stderr}");
+        assert!(
+            stderr.contains("is not a CPU number from 0 to 1023") && stderr.lines().count() == 1,
+            "{args:?} {cpu}: {stderr}"
+        );
+    }
 }

@@ -120,6 +120,20 @@ pub fn count(
     }
 }
 
+/// The largest CPU number any option takes: the last of the kernel's
+/// affinity mask of `CPU_SETSIZE` (1024) CPUs, as sched_setaffinity(2)
+/// and taskset see it.
+pub const MAX_CPU: usize = 1023;
+
+/// A CPU number from 0 to [`MAX_CPU`] (`--cpu`, `--cpus`); whether this
+/// process may use it is checked where the command pins.
+pub fn cpu(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if n <= MAX_CPU => Ok(n),
+        _ => Err(format!("'{text}' is not a CPU number from 0 to {MAX_CPU}")),
+    }
+}
+
 /// The shortest and longest durations any option takes, in seconds: below
 /// 10 ms a run measures its own start-up (a contend run of 1 ns printed
 /// zeros), above a day it is a mistake (`1e30` ran forever).
@@ -313,8 +327,8 @@ pub struct EndArgs {
     /// Send (write) or check (read) a stream where every byte is checkable.
     #[arg(long)]
     pub verify: bool,
-    /// Pin this process to CPU N.
-    #[arg(long, value_name = "N")]
+    /// Pin this process to CPU N [range: 0-1023].
+    #[arg(long, value_name = "N", value_parser = cpu)]
     pub cpu: Option<usize>,
     /// Print the settings to stderr before starting.
     #[arg(long)]
@@ -406,12 +420,14 @@ pub struct BenchArgs {
     /// [range: 1-1G].
     #[arg(long = "pipe-size", alias = "pipe_size", value_name = "SIZE", value_parser = pipe_size)]
     pub pipe_size: Option<usize>,
-    /// Writer and reader CPUs (default: the first two allowed CPUs).
+    /// Writer and reader CPUs (default: the first two allowed CPUs)
+    /// [range: 0-1023].
     #[arg(
         long,
         value_delimiter = ',',
         value_name = "W,R",
         num_args = 1,
+        value_parser = cpu,
         conflicts_with_all = ["no_pin", "placement"]
     )]
     pub cpus: Vec<usize>,

@@ -62,8 +62,9 @@ pub struct ContendArgs {
     /// Runs per cell; rows show the median and the spread [at most 1000].
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub runs: u64,
-    /// Writers on CPU W, readers on CPU R [default: unpinned, as pipe_bench].
-    #[arg(long, value_delimiter = ',', value_name = "W,R", num_args = 1)]
+    /// Writers on CPU W, readers on CPU R [default: unpinned, as pipe_bench;
+    /// range: 0-1023].
+    #[arg(long, value_delimiter = ',', value_name = "W,R", num_args = 1, value_parser = crate::args::cpu)]
     pub cpus: Vec<usize>,
     /// Check that no message is lost, duplicated or torn (slower: this
     /// measures correctness, not speed).

@@ -64,12 +64,14 @@ pub struct IpcArgs {
     /// (rounded up to whole messages). Takes K, M, G, T [range: 1-1024T].
     #[arg(long, value_name = "SIZE", value_parser = positive_size)]
     pub bytes: Option<u64>,
-    /// Pin the sender (pinger) and the receiver (ponger) to these CPUs.
+    /// Pin the sender (pinger) and the receiver (ponger) to these CPUs
+    /// [range: 0-1023].
     #[arg(
         long,
         value_delimiter = ',',
         num_args = 1,
         value_name = "SENDER,RECEIVER",
+        value_parser = crate::args::cpu,
         conflicts_with = "placement"
     )]
     pub cpus: Vec<usize>,

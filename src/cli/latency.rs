@@ -47,12 +47,13 @@ pub struct LatencyArgs {
     /// first, or spin on EAGAIN (needs two CPUs).
     #[arg(long, value_enum, default_value_t = WaitArg::Block)]
     pub wait: WaitArg,
-    /// Pin the pinger and the ponger to these CPUs.
+    /// Pin the pinger and the ponger to these CPUs [range: 0-1023].
     #[arg(
         long,
         value_delimiter = ',',
         num_args = 1,
         value_name = "PINGER,PONGER",
+        value_parser = crate::args::cpu,
         conflicts_with = "placement"
     )]
     pub cpus: Vec<usize>,
