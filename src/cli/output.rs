@@ -30,7 +30,7 @@ use pipespeed::sys::replace::{self, Entry, Target};
 #[error("{}: {}", Stdio::Stdout.name(), crate::strerror(.0))]
 pub struct StdoutError(pub io::Error);
 
-/// A write that SIGINT or SIGTERM ended: a reader that stopped reading a
+/// A write that SIGINT, SIGTERM or SIGHUP ended: a reader that stopped reading a
 /// FIFO, say. The command exits with 128 + the signal.
 #[derive(Debug, thiserror::Error)]
 #[error("interrupted by {}", signal_name(*.0))]
