@@ -5,11 +5,11 @@
 //! at once, so that each line shows as it comes.
 
 use std::ffi::OsStr;
-use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 
 use super::format::{FormatOptions, Formatter};
+use super::open::open_input;
 use crate::copy::{Copier, CopyOptions, Rewrite, Side, input_is_output};
 use crate::sys::{FdInfo, fd_info};
 use crate::units::KIB;
@@ -43,7 +43,7 @@ pub fn cat_file(
     let input = if name == "-" {
         stdin
     } else {
-        file = File::open(name).map_err(Failure::Read)?;
+        file = open_input(name).map_err(Failure::Read)?;
         file.as_fd()
     };
     let info = fd_info(input).map_err(Failure::Read)?;
