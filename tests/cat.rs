@@ -20,6 +20,8 @@ const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
 mod errors;
 #[path = "cat/inplace.rs"]
 mod inplace;
+#[path = "cat/records.rs"]
+mod records;
 
 // ---------------------------------------------------------------------------
 // A small harness in the manner of uutils' tests:

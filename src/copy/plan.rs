@@ -45,7 +45,10 @@ impl fmt::Display for Mechanism {
 /// How [`Copier::copy`](super::Copier::copy) works.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CopyOptions {
-    /// Copy at most this many bytes.
+    /// Copy at most this many bytes. From a socket that keeps record
+    /// boundaries, records are copied whole: the last one may pass the
+    /// limit, by less than its length, rather than be cut (the rest of a
+    /// record that is read is lost).
     pub limit: Option<u64>,
     /// Start with this mechanism instead of choosing (for tests and
     /// benchmarks); a refusal still falls back.

@@ -14,6 +14,7 @@ pub mod pipe;
 pub mod process;
 pub mod rusage;
 pub mod signal;
+pub mod socket;
 pub mod splice;
 pub mod uring;
 pub mod zerocopy;
