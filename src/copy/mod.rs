@@ -2,7 +2,7 @@
 //! fastest mechanism the kernel accepts for that pair, falling back without
 //! losing, duplicating or reordering a byte.
 //!
-//! [`copy`] classifies both ends ([`FdKind`](crate::sys::FdKind)) and chooses in one place
+//! [`copy`] classifies both ends ([`FdKind`]) and chooses in one place
 //! ([`choose`]):
 //!
 //! | source -> destination | mechanism |
