@@ -16,6 +16,7 @@ pub mod process;
 pub mod replace;
 pub mod rusage;
 pub mod signal;
+pub mod socket;
 pub mod splice;
 pub mod uring;
 pub mod zerocopy;
