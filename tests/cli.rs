@@ -754,9 +754,24 @@ fn an_unwritable_chart_is_a_one_line_error_before_measuring() {
 /// `bench` with `args` and a JSON file: its status, stderr and the JSON
 /// (null when none was written).
 fn bench_status(args: &[&str]) -> (Output, serde_json::Value) {
+    bench_status_within(None, args)
+}
+
+/// [`bench_status`] with its address space limited to `kib` (`ulimit
+/// -v`), when given: a writer cannot map a 1 GiB buffer then.
+fn bench_status_within(kib: Option<u64>, args: &[&str]) -> (Output, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
-    let mut cmd = pipespeed(&["bench", "--runs", "1", "--bytes", "1M"]);
+    let mut cmd = match kib {
+        Some(kib) => {
+            let mut sh = Command::new("sh");
+            let script = format!(r#"ulimit -v {kib} && exec "$0" "$@""#);
+            sh.args(["-c", &script, EXE]);
+            sh
+        }
+        None => Command::new(EXE),
+    };
+    cmd.args(["bench", "--runs", "1", "--bytes", "1M"]);
     cmd.args(args).arg("--json").arg(&json);
     let out = cmd.output().unwrap();
     let value = std::fs::read(&json).map_or(serde_json::Value::Null, |text| {
@@ -767,7 +782,9 @@ fn bench_status(args: &[&str]) -> (Output, serde_json::Value) {
 
 #[test]
 fn a_failed_rung_makes_bench_fail_after_its_table_and_files() {
-    let (out, json) = bench_status(&["--rungs", "write-read", "--buf-size", "1T"]);
+    // The buffer cannot be mapped within 512 MiB of address space.
+    let small = Some(512 << 10);
+    let (out, json) = bench_status_within(small, &["--rungs", "write-read", "--buf-size", "1G"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stdout(&out).contains("failed"), "{}", stdout(&out));
     // Nothing measured: no result file to replace an older one.
@@ -781,7 +798,8 @@ fn a_failed_rung_makes_bench_fail_after_its_table_and_files() {
     assert!(!err.contains("os error"), "{err}");
     // Beside a measured rung (tuned sizes its own buffer), the failure is
     // in the file too.
-    let (out, json) = bench_status(&["--rungs", "write-read,tuned", "--buf-size", "1T"]);
+    let (out, json) =
+        bench_status_within(small, &["--rungs", "write-read,tuned", "--buf-size", "1G"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("1 of 2 rungs failed: write-read"));
     let statuses: Vec<&str> = json["rungs"]

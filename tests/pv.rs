@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 mod common;
 use common::{SIZES, pty, read_until_hangup};
 
+#[path = "pv/counts.rs"]
+mod counts;
 #[path = "pv/dropin.rs"]
 mod dropin;
 #[path = "pv/messages.rs"]
@@ -22,6 +24,8 @@ mod remote;
 mod splice;
 #[path = "pv/stdio.rs"]
 mod stdio;
+#[path = "pv/targets.rs"]
+mod targets;
 
 const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
 
@@ -253,7 +257,7 @@ fn bad_options_and_sizes_give_one_line_and_status_2() {
     for args in [
         &["-s", "12Q"][..],
         &["-L", "fast"][..],
-        &["-i", "0"][..],
+        &["-i", "-1"][..],
         &["--bogus"][..],
     ] {
         let out = pv(args).stdin(Stdio::null()).output().unwrap();
@@ -410,7 +414,7 @@ fn an_input_that_is_the_output_is_refused_with_status_4() {
     assert_eq!(
         stderr(&out),
         format!(
-            "pipespeed pv: {}: input file is output file\n",
+            "pipespeed pv: {}: input file is also the output\n",
             path.display()
         )
     );

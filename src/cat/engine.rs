@@ -10,7 +10,7 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 
 use super::format::{FormatOptions, Formatter};
-use crate::copy::{Copier, CopyOptions, Side, input_is_output};
+use crate::copy::{Copier, CopyOptions, Rewrite, Side, input_is_output};
 use crate::sys::{FdInfo, fd_info};
 use crate::units::KIB;
 use crate::wait::{read, write_all};
@@ -23,8 +23,9 @@ pub const CHUNK: usize = 128 * KIB as usize;
 pub enum Failure {
     /// Opening, examining or reading the input failed: say so, go on.
     Read(io::Error),
-    /// The input is the output file, and the output is ahead of where it
-    /// would be read: copying it would grow it without end.
+    /// The input is the output file, and copying it would write over
+    /// bytes not read yet or read bytes it wrote (see
+    /// [`input_is_output`]).
     InputIsOutput,
     /// Writing failed: say so and stop.
     Write(io::Error),
@@ -46,7 +47,7 @@ pub fn cat_file(
         file.as_fd()
     };
     let info = fd_info(input).map_err(Failure::Read)?;
-    if input_is_output(input, &info, out, out_info) {
+    if input_is_output(input, &info, out, out_info, engine.rewrite()) {
         return Err(Failure::InputIsOutput);
     }
     engine.cat(input, out)
@@ -83,6 +84,14 @@ impl Engine {
                 input: vec![0; CHUNK],
                 output: Vec::with_capacity(2 * CHUNK),
             }
+        }
+    }
+
+    /// Whether this engine writes the bytes it reads or formats them.
+    pub fn rewrite(&self) -> Rewrite {
+        match self {
+            Engine::Copy(_) => Rewrite::Verbatim,
+            Engine::Format { .. } => Rewrite::Formatted,
         }
     }
 

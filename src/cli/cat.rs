@@ -1,6 +1,8 @@
 //! `pipespeed cat`: GNU cat (coreutils 9.1, with 9.6's rule for a file
-//! that is both input and output), byte for byte, with the same messages
-//! and exit status, also when the binary is called by the name `cat`.
+//! that is both input and output, stricter where that rule destroys the
+//! file: see [`input_is_output`](pipespeed::copy::input_is_output)), byte
+//! for byte, with the same messages and exit status, also when the binary
+//! is called by the name `cat`.
 //!
 //! Each file is opened, checked, and either handed to the copy engine (no
 //! option changes the bytes) or read in chunks, run through the library's

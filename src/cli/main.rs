@@ -181,7 +181,7 @@ pub fn clap_error(err: clap::Error) -> ExitCode {
     }
 }
 
-/// After a measurement: if SIGINT or SIGTERM stopped it, says on stderr
+/// After a measurement: if SIGINT, SIGTERM or SIGHUP stopped it, says on stderr
 /// what the table and files hold (`count` of `what`, made or measured
 /// before it) and who was stopped, and returns the status 128 + the
 /// signal, as a shell reports a command killed by it.

@@ -9,6 +9,8 @@ mod args;
 mod inputs;
 #[path = "pv/name.rs"]
 mod name;
+#[path = "pv/targets.rs"]
+mod targets;
 
 use std::fs::File;
 use std::io;
@@ -119,7 +121,7 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         size: None,
         bits: args.bits,
         gauge: args.gauge,
-        width: args.width,
+        width: args.width.filter(|&w| w > 0),
         average_window: args.average_window.map_or(30.0, |d| d.as_secs_f64()),
         window_title,
         process_title,
@@ -146,12 +148,15 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         let total: u64 = names.iter().filter_map(|n| regular_size(n)).sum();
         (!args.line_mode && total > 0).then_some(total)
     });
-    let output = match open_output(&args) {
-        Ok(output) => output,
-        Err(err) => {
-            me.say(&err);
-            return ExitCode::from(EXIT_ACCESS);
-        }
+    let targets = match targets::open(
+        me,
+        args.discard,
+        args.output.as_deref(),
+        args.store_and_forward.as_deref(),
+        &names,
+    ) {
+        Ok(targets) => targets,
+        Err(status) => return ExitCode::from(status),
     };
     let buf_size = match args.buffer_size {
         Some(bytes) => match allocate(bytes) {
@@ -218,11 +223,11 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         me,
         names: &names,
         direct_io: args.direct_io,
-        store: args.store_and_forward.as_deref(),
+        store: targets.store,
         show,
         skip_errors: args.skip_errors,
     };
-    ExitCode::from(meter.run(transfer, &display, output, start))
+    ExitCode::from(meter.run(transfer, &display, targets.output, start))
 }
 
 /// What `-R` sends: the options given, and the display items if any.
@@ -269,22 +274,6 @@ impl Output {
             Output::Stdout(stdout) => stdout.as_fd(),
             Output::File(file) => file.as_fd(),
         }
-    }
-}
-
-fn open_output(args: &PvArgs) -> Result<Output, String> {
-    if args.discard {
-        return File::options()
-            .write(true)
-            .open("/dev/null")
-            .map(Output::File)
-            .map_err(|err| format!("/dev/null: {}", strerror(&err)));
-    }
-    match &args.output {
-        None => Ok(Output::Stdout(io::stdout())),
-        Some(path) => File::create(path)
-            .map(Output::File)
-            .map_err(|err| format!("{}: {}", path.display(), strerror(&err))),
     }
 }
 
@@ -335,14 +324,21 @@ impl Drop for PidFile {
     }
 }
 
+/// The largest `-B`: 1 TiB, far past what one read or write moves (Linux
+/// caps both at 2 GiB less a page). A larger one is refused as a buffer
+/// the system cannot give (status 64), never handed to the allocator.
+const MAX_BUFFER: u64 = 1 << 40;
+
 /// A read/write buffer of `bytes` (at least 1) can be had: tried now, so
 /// that a size the system cannot give is refused before anything is
 /// copied (pv: "buffer allocation failed", status 64), not met as a
 /// failure in the middle of a copy, or not at all when every input goes
 /// by splice. The copier makes its own buffer on first use.
 fn allocate(bytes: u64) -> io::Result<usize> {
-    let size =
-        usize::try_from(bytes.max(1)).map_err(|_| io::Error::from_raw_os_error(libc::ENOMEM))?;
+    let size = usize::try_from(bytes.max(1))
+        .ok()
+        .filter(|&size| size as u64 <= MAX_BUFFER)
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
     let options = BufferOptions {
         dont_touch: true,
         ..BufferOptions::default()

@@ -90,7 +90,8 @@ mod rw;
 
 pub use pipes::SHOWN_LARGE;
 pub use plan::{
-    Copied, CopyError, CopyOptions, Fallback, Mechanism, SMALL_FILE, Side, choose, input_is_output,
+    Copied, CopyError, CopyOptions, Fallback, Mechanism, Rewrite, SMALL_FILE, Side, choose,
+    input_is_output,
 };
 
 use std::fmt;

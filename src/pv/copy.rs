@@ -62,7 +62,8 @@ pub struct TransferOptions {
     /// `-E`: skip read errors, writing zeros in place of what could not
     /// be read (given twice: report once per input).
     pub skip_errors: u8,
-    /// `-Z`: skip this many bytes at each error instead of growing skips.
+    /// `-Z`: skip this many bytes at each error instead of growing skips
+    /// (any size: a skip stops at the input's end).
     pub error_skip_block: Option<u64>,
     /// `-K`: every read a whole number of these (O_DIRECT blocks); 0 or 1:
     /// any size.
@@ -91,6 +92,9 @@ pub struct Skipped {
 
 /// The last bytes written, for `-A`.
 pub type Tail = Arc<Mutex<VecDeque<u8>>>;
+
+/// The most zeros `-E` writes at once in place of a skipped stretch.
+const ZERO_CHUNK: u64 = 64 * 1024;
 
 /// Largest stretch written between two flushes with `-Y`.
 const SYNC_STRETCH: u64 = 1 << 20;
@@ -242,8 +246,8 @@ impl Transfer {
                 Err(err) if err.side == Side::Input && self.options.skip_errors > 0 => {
                     let at = rustix::fs::seek(input, rustix::fs::SeekFrom::Current(0));
                     let Ok(offset) = at else { return Err(err) };
-                    let bytes = skip.next(self.options.error_skip_block);
-                    self.skip(input, output, offset, bytes)?;
+                    let asked = skip.next(self.options.error_skip_block);
+                    let bytes = self.skip(input, output, offset, asked)?;
                     skipped(Skipped {
                         offset,
                         bytes,
@@ -265,29 +269,42 @@ impl Transfer {
     }
 
     /// `-E`: zeros in the output in place of `bytes` unreadable bytes at
-    /// `offset`, and the input moved past them.
+    /// `offset` (fewer where the input ends first), and the input moved
+    /// past them; how many.
     fn skip(
         &mut self,
         input: BorrowedFd<'_>,
         output: BorrowedFd<'_>,
         offset: u64,
         bytes: u64,
-    ) -> Result<(), CopyError> {
+    ) -> Result<u64, CopyError> {
         let fail = |side, source| CopyError {
             side,
             moved: 0,
             source,
         };
-        let to = offset.saturating_add(bytes);
-        rustix::fs::seek(input, rustix::fs::SeekFrom::Start(to))
-            .map_err(|e| fail(Side::Input, e.into()))?;
-        let zeros = vec![0u8; bytes as usize];
-        write_all(output, &zeros, |n| {
-            if !self.options.lines {
-                self.count.fetch_add(n as u64, Ordering::Relaxed);
-            }
-        })
-        .map_err(|e| fail(Side::Output, e))
+        use rustix::fs::{SeekFrom, seek};
+        // Never past the input's end: a -Z larger than what is left
+        // stands for what is left, not for zeros the input never had.
+        let end = seek(input, SeekFrom::End(0)).map_err(|e| fail(Side::Input, e.into()))?;
+        let to = match offset.saturating_add(bytes) {
+            to if end > offset => to.min(end),
+            to => to,
+        };
+        seek(input, SeekFrom::Start(to)).map_err(|e| fail(Side::Input, e.into()))?;
+        let mut left = to - offset;
+        let zeros = vec![0u8; left.min(ZERO_CHUNK) as usize];
+        while left > 0 {
+            let now = left.min(ZERO_CHUNK) as usize;
+            write_all(output, &zeros[..now], |n| {
+                if !self.options.lines {
+                    self.count.fetch_add(n as u64, Ordering::Relaxed);
+                }
+            })
+            .map_err(|e| fail(Side::Output, e))?;
+            left -= now as u64;
+        }
+        Ok(to - offset)
     }
 
     /// `-l` with `-L`: the limit counts lines, so the bytes are written a

@@ -17,6 +17,28 @@ use super::cursor::Cursor;
 use super::format::{Format, Segment, size_text};
 use super::meter::{Items, Snapshot, render_numeric};
 
+/// The longest interval, `-D` delay or `-m` window, in seconds: about
+/// 11.6 days, more than any display needs (pv 1.12 takes any number).
+pub const MAX_SECONDS: f64 = 1_000_000.0;
+
+/// The shortest interval between two frames: pv 1.12 draws at most ten
+/// times a second, and takes a shorter interval (0 too) as this one; a
+/// display drawn without pause would flood stderr.
+pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
+
+/// The widest line drawn (`-w`, and the rows of `-H`): pv 1.12 cuts its
+/// line at 4095 bytes (and draws nothing past 32748 columns).
+pub const MAX_COLUMNS: usize = 4095;
+
+/// An interval in seconds held to [`MIN_INTERVAL`] and [`MAX_SECONDS`];
+/// `None` if it is not a number of seconds (negative, NaN).
+pub fn interval_of(seconds: f64) -> Option<Duration> {
+    (seconds >= 0.0)
+        .then(|| Duration::try_from_secs_f64(seconds.min(MAX_SECONDS)).ok())
+        .flatten()
+        .map(|d| d.max(MIN_INTERVAL))
+}
+
 /// What a meter shows and how: the part of pv's options that `pv -R` can
 /// change while it runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -144,7 +166,7 @@ impl Meter {
         // The bounce of an unknown size moves while bytes flow (and on the
         // last line, whose rate is the whole transfer's), as pv's does.
         if rate > 0.0 {
-            self.tick += 2;
+            self.tick = self.tick.wrapping_add(2);
         }
         self.history.push_back((now, count));
         while self

@@ -94,9 +94,9 @@ impl Snapshot {
     /// Percentage done, when the size is known: past 100 when more came
     /// than the size said, as pv shows it.
     pub fn percent(&self) -> Option<u64> {
-        self.size
-            .filter(|&s| s > 0)
-            .map(|s| (u128::from(self.count) * 100 / u128::from(s)) as u64)
+        self.size.filter(|&s| s > 0).map(|s| {
+            u64::try_from(u128::from(self.count) * 100 / u128::from(s)).unwrap_or(u64::MAX)
+        })
     }
 }
 
@@ -122,7 +122,7 @@ pub fn render_numeric(snap: &Snapshot, items: &Items) -> String {
     }
     if items.bytes {
         let count = if snap.bits && !snap.lines {
-            snap.count * 8
+            snap.count.saturating_mul(8)
         } else {
             snap.count
         };

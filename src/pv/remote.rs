@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::display::{Meter, Settings, lock};
+use super::display::{Meter, Settings, interval_of, lock};
 use super::meter::Items;
 
 /// What `pv -R` changes; `None` (or no items) leaves a setting as it is.
@@ -227,10 +227,8 @@ pub fn apply(settings: &mut Settings, changes: &Changes) {
     if let Some(name) = &changes.name {
         settings.items.name = Some(name.clone());
     }
-    if let Some(seconds) = changes.interval
-        && let Ok(interval) = Duration::try_from_secs_f64(seconds)
-        && seconds > 0.0
-    {
+    // Held to the range the command line allows: a request is any JSON.
+    if let Some(interval) = changes.interval.and_then(interval_of) {
         settings.interval = interval;
     }
     if let Some(size) = changes.size {
@@ -310,5 +308,26 @@ mod tests {
         assert_eq!(settings.items.name.as_deref(), Some("before"));
         assert_eq!(settings.size, Some(5));
         assert_eq!(settings.interval, Duration::from_secs(1));
+    }
+
+    #[test]
+    fn a_requested_interval_is_held_to_the_command_lines_range() {
+        let mut settings = Settings::default();
+        for (asked, got) in [(1e-9, 0.1), (0.0, 0.1), (1e300, 1_000_000.0), (2.5, 2.5)] {
+            let changes = Changes {
+                interval: Some(asked),
+                ..Changes::default()
+            };
+            apply(&mut settings, &changes);
+            assert_eq!(settings.interval.as_secs_f64(), got, "{asked}");
+        }
+        for bad in [f64::NAN, -1.0, f64::NEG_INFINITY] {
+            let changes = Changes {
+                interval: Some(bad),
+                ..Changes::default()
+            };
+            apply(&mut settings, &changes);
+            assert_eq!(settings.interval.as_secs_f64(), 2.5, "{bad}");
+        }
     }
 }

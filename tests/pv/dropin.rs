@@ -118,6 +118,12 @@ fn numbers_need_no_terminal_and_always_end_with_a_final_line() {
     assert_eq!(stderr(&out), "25\n");
 }
 
+/// Behaviour, not timing: a machine under load only makes the transfer
+/// slower, so the checks are what the limit guarantees at the least (it
+/// cannot end sooner than the rate allows, so some frame is drawn before
+/// the end), never how many frames or how long at the most. How the limit
+/// counts lines with `-l` is checked on a fake clock
+/// (`src/pv/copy/tests.rs`, `a_line_limit_counts_lines_not_bytes`).
 #[test]
 fn a_rate_limit_spreads_even_a_tiny_transfer_over_its_time() {
     let pv = PvLink::new();
@@ -127,23 +133,21 @@ fn a_rate_limit_spreads_even_a_tiny_transfer_over_its_time() {
     assert_eq!(out.stdout.len(), 100);
     let err = stderr(&out);
     let lines: Vec<&str> = err.lines().collect();
+    // The bucket starts empty and holds a tenth of a second's worth.
     assert!(took >= Duration::from_millis(800), "{took:?}");
-    assert!((7..=13).contains(&lines.len()), "{err:?}");
     assert_eq!(lines.last(), Some(&"100"));
-    // Percentages only grow.
+    // Percentages only grow, and the display came before the end.
     let numbers: Vec<u64> = lines.iter().map(|l| l.parse().unwrap()).collect();
     assert!(numbers.windows(2).all(|w| w[0] <= w[1]), "{numbers:?}");
-    // With -l, the limit counts lines: 20 lines at 40 a second, half a
-    // second, however long the lines.
+    assert!(numbers.len() >= 2 && numbers[0] < 100, "{numbers:?}");
+    // With -l the limit counts lines: 20 lines at 40 a second take half a
+    // second at the least, and every byte arrives.
     let text = "a long line of text, much longer than one byte\n".repeat(20);
     let start = Instant::now();
     let out = pv.piped(&["-q", "-l", "-L", "40"], text.as_bytes());
     let took = start.elapsed();
     assert_eq!(out.stdout, text.as_bytes());
-    assert!(
-        (Duration::from_millis(400)..Duration::from_secs(3)).contains(&took),
-        "{took:?}"
-    );
+    assert!(took >= Duration::from_millis(400), "{took:?}");
 }
 
 #[test]
@@ -231,11 +235,10 @@ fn third_read_fails(args: &[&str], file: &std::path::Path) -> Option<Output> {
         .status()
         .is_ok_and(|s| s.success());
     if !works {
-        assert!(
-            std::env::var_os("PIPESPEED_REQUIRE_STRACE").is_none_or(|v| v != "1"),
-            "strace cannot trace here, and PIPESPEED_REQUIRE_STRACE=1 requires it"
+        crate::common::skip(
+            "strace",
+            "fault injection needs strace, which cannot trace here",
         );
-        eprintln!("skipped: fault injection needs strace");
         return None;
     }
     let out = Command::new("strace")
@@ -279,6 +282,22 @@ fn skipped_read_errors_become_zeros_and_the_rest_goes_on() {
     let mut expected = input.clone();
     expected[8192..8192 + 512].fill(0);
     assert!(out.stdout == expected);
+    // -Z past the input's end: zeros to the end, never more than the
+    // input held (-Z 2^63 once wrote without end).
+    for block in ["1G", "9223372036854775808"] {
+        let Some(out) = third_read_fails(&["-q", "-C", "-E", "-Z", block, "-B", "4096"], f.path())
+        else {
+            return;
+        };
+        assert!(out.status.success(), "-Z {block}: {}", stderr(&out));
+        let mut expected = input.clone();
+        expected[8192..].fill(0);
+        assert!(
+            out.stdout == expected,
+            "-Z {block}: {} bytes",
+            out.stdout.len()
+        );
+    }
     // Without -E, the read error is the transfer's (status 16).
     let Some(out) = third_read_fails(&["-q", "-C", "-B", "4096"], f.path()) else {
         return;

@@ -4,7 +4,7 @@
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::stdio::{pv_installed, sh};
+use super::stdio::{reference_pv, sh};
 use super::{file_with, pv, stderr};
 
 /// A directory holding `f`, 100000 bytes.
@@ -32,7 +32,7 @@ fn capital_s_without_a_size_is_one_complete_line() {
 #[test]
 fn a_buffer_the_system_cannot_give_is_refused_before_copying() {
     let dir = files();
-    let compare = pv_installed();
+    let reference = reference_pv();
     for input in ["f", "<f"] {
         let out = sh(dir.path(), &format!("\"$P\" pv -q -B 200T {input}"));
         assert_eq!(out.status.code(), Some(64), "{input}: {}", stderr(&out));
@@ -45,8 +45,11 @@ fn a_buffer_the_system_cannot_give_is_refused_before_copying() {
             stderr(&out),
             "pipespeed pv: buffer allocation failed: -B 200TiB: Cannot allocate memory\n"
         );
-        if compare {
-            let theirs = sh(dir.path(), &format!("timeout 20 pv -q -B 200T {input}"));
+        if let Some(theirs) = &reference {
+            let theirs = sh(
+                dir.path(),
+                &format!("timeout 20 {theirs} -q -B 200T {input}"),
+            );
             assert_eq!(theirs.status.code(), Some(64), "pv {input}");
             assert!(theirs.stdout.is_empty(), "pv {input}");
         }
@@ -56,14 +59,17 @@ fn a_buffer_the_system_cannot_give_is_refused_before_copying() {
 #[test]
 fn size_0_is_no_size_and_capital_s_then_copies_everything() {
     let dir = files();
-    let compare = pv_installed();
+    let reference = reference_pv();
     for input in ["f", "<f", "- <f"] {
         let script = format!("\"$P\" pv -q -s 0 -S {input}");
         let out = sh(dir.path(), &script);
         assert_eq!(out.status.code(), Some(0), "{script}: {}", stderr(&out));
         assert_eq!(out.stdout.len(), 100_000, "{script}");
-        if compare {
-            let theirs = sh(dir.path(), &format!("timeout 20 pv -q -s 0 -S {input}"));
+        if let Some(theirs) = &reference {
+            let theirs = sh(
+                dir.path(),
+                &format!("timeout 20 {theirs} -q -s 0 -S {input}"),
+            );
             assert_eq!(theirs.stdout.len(), 100_000, "pv {input}");
         }
     }
@@ -83,7 +89,7 @@ fn holder() -> Child {
 fn watching_a_pipe_or_a_device_is_refused_as_pv_refuses_it() {
     let mut held = holder();
     let pid = held.id();
-    let compare = pv_installed();
+    let reference = reference_pv();
     for (fd, name) in [(0, "pipe:["), (1, "/dev/null")] {
         let target = format!("{pid}:{fd}");
         let out = pv(&["-d", &target, "-f"])
@@ -98,9 +104,9 @@ fn watching_a_pipe_or_a_device_is_refused_as_pv_refuses_it() {
             err.ends_with("): not a regular file or block device\n"),
             "{err}"
         );
-        if compare {
+        if let Some(theirs) = &reference {
             let theirs = Command::new("timeout")
-                .args(["20", "pv", "-d", &target])
+                .args(["20", theirs, "-d", &target])
                 .stdin(Stdio::null())
                 .output()
                 .unwrap();

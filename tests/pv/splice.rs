@@ -12,7 +12,7 @@ use super::{pv, stderr};
 
 /// pv's output pipe, filled by `pv -q options f`, read only after pv has
 /// exited and `f` has been overwritten in place: `(old, read)`, or `None`
-/// (said on stderr) when the pipe cannot hold the file.
+/// (a skip, said) when the pipe cannot hold the file.
 fn read_after_overwrite(options: &[&str]) -> Option<(Vec<u8>, Vec<u8>)> {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("f");
@@ -24,7 +24,10 @@ fn read_after_overwrite(options: &[&str]) -> Option<(Vec<u8>, Vec<u8>)> {
     // A user past pipe-user-pages-soft gets 8 KiB pipes: pv would block.
     let size = rustix::pipe::fcntl_setpipe_size(&writer, 64 * 1024).unwrap_or(0);
     if size < old.len() {
-        eprintln!("skipped: a pipe of 64 KiB was refused (pipe quota used up?), got {size}");
+        crate::common::skip(
+            "pipe_quota",
+            &format!("a pipe of 64 KiB was refused (pipe quota used up?), got {size}"),
+        );
         return None;
     }
     let out = pv(&[&["-q"], options, &[f.to_str().unwrap()]].concat())

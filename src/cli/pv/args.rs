@@ -6,16 +6,37 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args};
 
+use pipespeed::pv::display::{MAX_COLUMNS, MAX_SECONDS, MIN_INTERVAL};
+use pipespeed::pv::format::MAX_LAST_WRITTEN;
+
 use crate::args::size;
 
-/// pv's `-i`, `-D`, `-m`: any positive number of seconds, as pv takes it
-/// (not the range of the measuring commands' durations).
+/// pv's `-D`, `-m`: a number of seconds from 0 to [`MAX_SECONDS`], as pv
+/// takes it (not the range of the measuring commands' durations).
 fn seconds(text: &str) -> Result<Duration, String> {
-    text.parse::<f64>()
+    text.trim()
+        .parse::<f64>()
         .ok()
-        .filter(|s| *s > 0.0)
+        .filter(|s| (0.0..=MAX_SECONDS).contains(s))
         .and_then(|s| Duration::try_from_secs_f64(s).ok())
-        .ok_or_else(|| format!("'{text}' is not a positive number of seconds"))
+        .ok_or_else(|| format!("'{text}' is not a number of seconds from 0 to {MAX_SECONDS}"))
+}
+
+/// pv's `-i`: [`seconds`], and below [`MIN_INTERVAL`] that interval, as
+/// pv 1.12 does (a display drawn without pause would flood stderr).
+fn interval(text: &str) -> Result<Duration, String> {
+    seconds(text).map(|d| d.max(MIN_INTERVAL))
+}
+
+/// `-w`, `-H`: a whole number of columns (rows); 0 is the terminal's, as
+/// in pv, and more than [`MAX_COLUMNS`] is [`MAX_COLUMNS`].
+fn columns(text: &str) -> Result<usize, String> {
+    match text.parse::<u64>() {
+        Ok(n) => Ok(usize::try_from(n).unwrap_or(MAX_COLUMNS).min(MAX_COLUMNS)),
+        Err(_) => Err(format!(
+            "'{text}' is not a whole number (0 for the terminal's, at most {MAX_COLUMNS} used)"
+        )),
+    }
 }
 
 /// `-s`: a size, or `@FILE` for the size of that file.
@@ -34,23 +55,30 @@ fn size_spec(text: &str) -> Result<SizeSpec, String> {
     }
 }
 
+/// `-A`: how many bytes, 0 (none) or more; more than [`MAX_LAST_WRITTEN`]
+/// (pv's limit) show [`MAX_LAST_WRITTEN`].
 fn count_of(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(format!("'{text}' is not a positive whole number")),
+    match text.parse::<u64>() {
+        Ok(n) => Ok(usize::try_from(n)
+            .unwrap_or(MAX_LAST_WRITTEN)
+            .min(MAX_LAST_WRITTEN)),
+        Err(_) => Err(format!("'{text}' is not a whole number")),
     }
 }
 
 /// `-d PID[:FD]`.
+/// A process or descriptor number past what Linux has (`PID_MAX_LIMIT`
+/// is 4194304) is still a number: "no such process" says the rest.
 fn watch_target(text: &str) -> Result<(u32, Option<u32>), String> {
     let bad = || format!("'{text}' is not PID or PID:FD");
-    let (pid, fd) = match text.split_once(':') {
+    let (pid_text, fd) = match text.split_once(':') {
         Some((pid, fd)) => (pid, Some(fd.parse().map_err(|_| bad())?)),
         None => (text, None),
     };
-    Ok((pid.parse().map_err(|_| bad())?, fd))
+    Ok((pid(pid_text).map_err(|_| bad())?, fd))
 }
 
+/// `-R`, `-Q`, `-d`: a process ID, 1 to 2^32 - 1.
 fn pid(text: &str) -> Result<u32, String> {
     text.parse::<u32>()
         .ok()
@@ -77,7 +105,8 @@ fn extra(text: &str) -> Result<(bool, bool), String> {
 #[derive(Debug, Default, Args)]
 #[command(
     after_help = "Exit status: 0 success; bits, combined as pv's: 1 a -R, -Q or -P problem, 2 a \
-    file (or -d's process) could not be opened, 4 an input was the output, 16 a read or write \
+    file (or -d's process) could not be opened or the -U store is not a regular file, 4 an \
+    input was the output, 16 a read or write \
     failed, 64 the -B buffer could not be had. Bad usage: 2 as `pipespeed pv`, 64 as `pv`. A \
     reader that goes away ends pv quietly with 0."
 )]
@@ -105,7 +134,8 @@ pub struct PvArgs {
     /// Show the average rate.
     #[arg(short = 'a', long = "average-rate", help_heading = "Display")]
     pub average_rate: bool,
-    /// Seconds the average rate and the ETA are taken over (default 30).
+    /// Seconds the average rate and the ETA are taken over (default 30; 0
+    /// to 1000000).
     #[arg(short = 'm', long = "average-rate-window", value_name = "SEC", value_parser = seconds, help_heading = "Display")]
     pub average_window: Option<Duration>,
     /// Show the count so far.
@@ -117,7 +147,7 @@ pub struct PvArgs {
     /// Show how full the pipe to the reader is.
     #[arg(short = 'T', long = "buffer-percent", help_heading = "Display")]
     pub buffer_percent: bool,
-    /// Show the last NUM bytes written.
+    /// Show the last NUM bytes written (at most 256, pv's limit).
     #[arg(short = 'A', long = "last-written", value_name = "NUM", value_parser = count_of, help_heading = "Display")]
     pub last_written: Option<usize>,
     /// Show FORMAT: %p %t %e %I %r %a %b %T %NUMA %N %%, or %{progress} ...
@@ -143,7 +173,7 @@ pub struct PvArgs {
     /// Show nothing until the first byte has gone through.
     #[arg(short = 'W', long, help_heading = "Display")]
     pub wait: bool,
-    /// Show nothing until SEC seconds have passed.
+    /// Show nothing until SEC seconds have passed (0 to 1000000).
     #[arg(short = 'D', long = "delay-start", value_name = "SEC", value_parser = seconds, help_heading = "Display")]
     pub delay_start: Option<Duration>,
     /// The expected total (bytes, or lines with -l), or @FILE for that
@@ -156,14 +186,17 @@ pub struct PvArgs {
     /// Lines end with NUL, not newline (with -l).
     #[arg(short = '0', long, help_heading = "Display")]
     pub null: bool,
-    /// Seconds between updates.
-    #[arg(short = 'i', long, value_name = "SEC", value_parser = seconds, help_heading = "Display")]
+    /// Seconds between updates (default 1; 0.1 to 1000000, a shorter one
+    /// is 0.1 as in pv 1.12).
+    #[arg(short = 'i', long, value_name = "SEC", value_parser = interval, help_heading = "Display")]
     pub interval: Option<Duration>,
-    /// Assume the terminal is WIDTH columns wide.
-    #[arg(short = 'w', long, value_name = "WIDTH", value_parser = count_of, help_heading = "Display")]
+    /// Assume the terminal is WIDTH columns wide (0: the terminal's; at
+    /// most 4095 are drawn, as pv 1.12).
+    #[arg(short = 'w', long, value_name = "WIDTH", value_parser = columns, help_heading = "Display")]
     pub width: Option<usize>,
-    /// Assume the terminal is HEIGHT rows high.
-    #[arg(short = 'H', long, value_name = "HEIGHT", value_parser = count_of, help_heading = "Display")]
+    /// Assume the terminal is HEIGHT rows high (0: the terminal's; at most
+    /// 4095).
+    #[arg(short = 'H', long, value_name = "HEIGHT", value_parser = columns, help_heading = "Display")]
     pub height: Option<usize>,
     /// A name in front of the display.
     #[arg(short = 'N', long, value_name = "NAME", help_heading = "Display")]
@@ -180,7 +213,8 @@ pub struct PvArgs {
     /// At most RATE bytes (lines, with -l) a second. Takes K, M, G.
     #[arg(short = 'L', long = "rate-limit", value_name = "RATE", value_parser = size, help_heading = "Transfer")]
     pub rate_limit: Option<u64>,
-    /// Read/write buffer size. Takes K, M, G.
+    /// Read/write buffer size, at most 1T (status 64 past it, or past
+    /// what the system gives). Takes K, M, G.
     #[arg(short = 'B', long = "buffer-size", value_name = "SIZE", value_parser = size, help_heading = "Transfer")]
     pub buffer_size: Option<u64>,
     /// Never splice(2): copy every byte by read/write, at a cost in speed.
@@ -195,7 +229,8 @@ pub struct PvArgs {
     /// one warning per file).
     #[arg(short = 'E', long = "skip-errors", action = ArgAction::Count, help_heading = "Transfer")]
     pub skip_errors: u8,
-    /// With -E, skip SIZE bytes at each error. Takes K, M, G.
+    /// With -E, skip SIZE bytes at each error (never past the input's
+    /// end). Takes K, M, G.
     #[arg(short = 'Z', long = "error-skip-block", value_name = "SIZE", value_parser = size, help_heading = "Transfer")]
     pub error_skip_block: Option<u64>,
     /// Stop after the -s size (-s 0: copy everything, as pv).
@@ -207,7 +242,11 @@ pub struct PvArgs {
     /// Read regular files with O_DIRECT, around the page cache.
     #[arg(short = 'K', long = "direct-io", help_heading = "Transfer")]
     pub direct_io: bool,
-    /// Write to FILE instead of stdout.
+    /// Write to FILE instead of stdout (`-`: stdout).
+    ///
+    /// FILE is emptied only once it is known to be none of the inputs: an
+    /// input that is FILE (by name, hard link, /dev/stdin or `<`) is
+    /// refused with status 4 and every file left as it was.
     #[arg(short = 'o', long, value_name = "FILE", help_heading = "Transfer")]
     pub output: Option<PathBuf>,
     /// Write nothing: read, count and drop (as to /dev/null).
@@ -219,6 +258,11 @@ pub struct PvArgs {
     )]
     pub discard: bool,
     /// Read all input into FILE first, then send FILE on.
+    ///
+    /// FILE must be a regular file (it is read back from its start), none
+    /// of the inputs and not the output; `-` stores in an unnamed
+    /// temporary file. A write to FILE that fails ends the run with status
+    /// 16 and nothing forwarded.
     #[arg(
         short = 'U',
         long = "store-and-forward",

@@ -1,7 +1,7 @@
 //! A meter's run: every input to the output in order, the display drawn
 //! meanwhile, and pv's messages and status bits for what fails.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::OpenOptionsExt;
@@ -15,6 +15,7 @@ use pipespeed::pv::display::{Display, draw};
 use pipespeed::sys::inherited::{self, Stdio};
 use pipespeed::sys::{FdInfo, FdKind, fd_info};
 
+use super::targets::{SAME, Store};
 use super::{EXIT_ACCESS, EXIT_SAME, EXIT_TRANSFER, Invocation, Output, Reading, ebadf};
 use crate::strerror;
 
@@ -23,7 +24,7 @@ pub struct Meter<'a> {
     pub me: &'a Invocation,
     pub names: &'a [PathBuf],
     pub direct_io: bool,
-    pub store: Option<&'a Path>,
+    pub store: Option<Store>,
     pub show: bool,
     pub skip_errors: u8,
 }
@@ -58,8 +59,8 @@ impl Meter<'_> {
                 let (reading, stderr) = (&reading, &stderr);
                 scope.spawn(move || draw(display, reading, start, &done_rx, stderr))
             });
-            status = match self.store {
-                None => self.copy_all(&mut transfer, out, &out_info),
+            status = match &self.store {
+                None => self.copy_all(&mut transfer, out, &out_info, None).0,
                 Some(store) => self.store_and_forward(&mut transfer, store, out),
             };
             drop(done_tx);
@@ -70,41 +71,73 @@ impl Meter<'_> {
         status
     }
 
-    /// `-U`: every input into `store` (metered), then `store` to `out`.
-    fn store_and_forward(&self, transfer: &mut Transfer, store: &Path, out: BorrowedFd<'_>) -> u8 {
-        let file = match OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(store)
-        {
-            Ok(file) => file,
+    /// `-U`: every input into `store` (metered), then `store` from its
+    /// start to `out`. A write to the store that fails ends the run there:
+    /// nothing is forwarded (status 16).
+    fn store_and_forward(&self, transfer: &mut Transfer, store: &Store, out: BorrowedFd<'_>) -> u8 {
+        let file = store.file.as_fd();
+        let named = store.name.display();
+        let store_info = match fd_info(file) {
+            Ok(info) => info,
             Err(err) => {
-                self.me
-                    .say(&format!("{}: {}", store.display(), strerror(&err)));
+                self.me.say(&format!("{named}: {}", strerror(&err)));
                 return EXIT_ACCESS;
             }
         };
-        let Ok(store_info) = fd_info(&file) else {
-            return EXIT_ACCESS;
-        };
-        let mut status = self.copy_all(transfer, file.as_fd(), &store_info);
-        let forward = File::open(store).and_then(|from| {
-            let mut copier = pipespeed::copy::Copier::new(CopyOptions::default());
-            copier.copy(&from, out).map_err(|e| e.source)
-        });
-        if let Err(err) = forward
-            && err.kind() != io::ErrorKind::BrokenPipe
-        {
-            self.me.say(&format!("write failed: {}", strerror(&err)));
-            status |= EXIT_TRANSFER;
+        let (mut status, write_failed) =
+            self.copy_all(transfer, file, &store_info, Some(&store.name));
+        if write_failed {
+            return status;
+        }
+        // As much as went in: the store's end, wherever it is.
+        let forward = rustix::fs::seek(file, rustix::fs::SeekFrom::End(0))
+            .and_then(|stored| {
+                rustix::fs::seek(file, rustix::fs::SeekFrom::Start(0)).map(|_| stored)
+            })
+            .map_err(io::Error::from)
+            .map_err(|err| (Side::Input, err))
+            .and_then(|stored| {
+                let mut copier = pipespeed::copy::Copier::new(CopyOptions {
+                    limit: Some(stored),
+                    ..CopyOptions::default()
+                });
+                let copied = copier
+                    .copy(file, out)
+                    .map_err(|err| (err.side, err.source))?;
+                if copied.bytes < stored {
+                    // Cut short by another process: not all went on.
+                    return Err((
+                        Side::Input,
+                        io::Error::new(io::ErrorKind::UnexpectedEof, "the store shrank"),
+                    ));
+                }
+                Ok(())
+            });
+        match forward {
+            Ok(()) => {}
+            Err((Side::Output, err)) if err.kind() == io::ErrorKind::BrokenPipe => {}
+            Err((Side::Output, err)) => {
+                self.me.say(&format!("write failed: {}", strerror(&err)));
+                status |= EXIT_TRANSFER;
+            }
+            Err((Side::Input, err)) => {
+                self.me
+                    .say(&format!("{named}: read failed: {}", strerror(&err)));
+                status |= EXIT_TRANSFER;
+            }
         }
         status
     }
 
-    /// Every input to `out`, in order; the status bits of what failed.
-    fn copy_all(&self, transfer: &mut Transfer, out: BorrowedFd<'_>, out_info: &FdInfo) -> u8 {
+    /// Every input to `out`, in order; the status bits of what failed,
+    /// and whether a write to `out` failed (which ends the copy).
+    fn copy_all(
+        &self,
+        transfer: &mut Transfer,
+        out: BorrowedFd<'_>,
+        out_info: &FdInfo,
+        out_name: Option<&Path>,
+    ) -> (u8, bool) {
         let mut status = 0u8;
         let stdin = io::stdin();
         for name in self.names {
@@ -138,8 +171,7 @@ impl Meter<'_> {
                 continue;
             }
             if fd_info(fd).is_ok_and(|info| input_is_output(&info, out_info)) {
-                self.me
-                    .say(&format!("{}: input file is output file", name.display()));
+                self.me.say(&format!("{}: {SAME}", name.display()));
                 status |= EXIT_SAME;
                 continue;
             }
@@ -154,11 +186,15 @@ impl Meter<'_> {
                 Ok(Ended::StopSize) => break,
                 Err(err) if err.side == Side::Output => {
                     if err.source.kind() != io::ErrorKind::BrokenPipe {
-                        self.me
-                            .say(&format!("write failed: {}", strerror(&err.source)));
+                        let named = out_name.map(|n| format!("{}: ", n.display()));
+                        self.me.say(&format!(
+                            "{}write failed: {}",
+                            named.unwrap_or_default(),
+                            strerror(&err.source)
+                        ));
                         status |= EXIT_TRANSFER;
                     }
-                    break;
+                    return (status, true);
                 }
                 Err(err) => {
                     self.me.say(&format!(
@@ -170,7 +206,7 @@ impl Meter<'_> {
                 }
             }
         }
-        status
+        (status, false)
     }
 
     /// `-E`'s warning for a skipped stretch (`-EE`: the first of a file
@@ -190,13 +226,13 @@ impl Meter<'_> {
     }
 
     /// The message and status bit for reading a standard input that was
-    /// closed when pv started, as pv 1.6 words them, or `None` if it was
+    /// closed when pv started, as pv 1.12 words them, or `None` if it was
     /// open. Without the check the read fails on the placeholder
     /// descriptor with a transfer error (16), where pv says it cannot stat
     /// the input (2).
     fn closed_stdin(&self) -> Option<u8> {
         inherited::closed_at_start(Stdio::Stdin).then(|| {
-            self.me.say(&format!("failed to stat file: -: {}", ebadf()));
+            self.me.say(&format!("-: {}", ebadf()));
             EXIT_ACCESS
         })
     }
@@ -215,8 +251,7 @@ impl Meter<'_> {
             return None;
         }
         Some(if is_stdin {
-            self.me
-                .say(&format!("failed to stat output file: {}", ebadf()));
+            self.me.say(&format!("(stdout): {}", ebadf()));
             EXIT_ACCESS
         } else {
             self.me.say(&format!(

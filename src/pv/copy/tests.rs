@@ -153,3 +153,27 @@ fn line_mode_counts_lines_and_copies_every_byte() {
     assert_eq!(transfer.count().load(Ordering::Relaxed), 3000);
     assert_eq!(contents(out), text);
 }
+
+/// `-l -L`: the limit counts lines, however long they are: 20 lines of
+/// 47 bytes at 40 lines a second take half a second of the fake clock
+/// (counted in bytes they would take 23).
+#[test]
+fn a_line_limit_counts_lines_not_bytes() {
+    let text = "a long line of text, much longer than one byte\n".repeat(20);
+    let out = tempfile::tempfile().unwrap();
+    let (mut transfer, seen) = faked(TransferOptions {
+        lines: true,
+        rate_limit: Some(40),
+        ..TransferOptions::default()
+    });
+    assert_eq!(
+        transfer
+            .copy(file_of(text.as_bytes()), &out, &mut |_| {})
+            .unwrap(),
+        Ended::Input
+    );
+    assert_eq!(transfer.count().load(Ordering::Relaxed), 20);
+    assert_eq!(contents(out), text.as_bytes());
+    let secs = seen.lock().unwrap().elapsed.as_secs_f64();
+    assert!((0.35..=0.55).contains(&secs), "{secs} s");
+}

@@ -1,0 +1,276 @@
+//! What pv writes to, `-o FILE` and the `-U FILE` store, opened only once
+//! it is known that neither is one of the inputs (nor the store the
+//! output): a file is truncated after that check, never before, so a
+//! refused run leaves every file as it was.
+//!
+//! pv 1.12 truncates first and checks after (`pv -q -o f f` says "input
+//! file is also the output", exits 4 and leaves `f` empty; so does `-U f
+//! f`): docs/pv.md says where this differs.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::AsFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use pipespeed::sys::inherited::{self, Stdio};
+use pipespeed::sys::{FdInfo, FdKind, fd_info};
+
+use super::{EXIT_ACCESS, EXIT_SAME, Invocation, Output};
+use crate::strerror;
+
+/// pv 1.12's words for an input that is the output.
+pub const SAME: &str = "input file is also the output";
+
+/// The `-U` store: a regular file, read back from its start once every
+/// input is in it.
+pub struct Store {
+    /// Its name, for messages (`-` for an unnamed temporary file).
+    pub name: PathBuf,
+    /// Open for reading and writing.
+    pub file: File,
+}
+
+/// Where the bytes go.
+pub struct Targets {
+    /// `-o FILE`, `-X`'s /dev/null, or stdout.
+    pub output: Output,
+    /// `-U FILE`.
+    pub store: Option<Store>,
+}
+
+/// A file that can be written through (a regular file or a block device)
+/// and so be an input and the output at once; `(dev, ino)`.
+fn writable_id(kind: FdKind, dev: u64, ino: u64) -> Option<(u64, u64)> {
+    matches!(kind, FdKind::Regular | FdKind::BlockDevice).then_some((dev, ino))
+}
+
+/// The identity of every input that is a regular file or block device,
+/// known without opening it (opening a FIFO would wait for a writer):
+/// `stat` of a name (following links: `/dev/stdin` is what stdin is), and
+/// `fstat` of stdin for `-`.
+fn input_ids(names: &[PathBuf]) -> Vec<(&Path, (u64, u64))> {
+    names
+        .iter()
+        .filter_map(|name| {
+            let id = if name.as_os_str() == "-" {
+                if inherited::closed_at_start(Stdio::Stdin) {
+                    return None;
+                }
+                let info = fd_info(io::stdin().as_fd()).ok()?;
+                writable_id(info.kind, info.dev, info.ino)?
+            } else {
+                let meta = std::fs::metadata(name).ok()?;
+                let kind = if meta.is_file() {
+                    FdKind::Regular
+                } else if meta.file_type().is_block_device() {
+                    FdKind::BlockDevice
+                } else {
+                    return None;
+                };
+                writable_id(kind, meta.dev(), meta.ino())?
+            };
+            Some((name.as_path(), id))
+        })
+        .collect()
+}
+
+/// A file opened for writing and not yet truncated, and whether this run
+/// made it (removed again if the run is refused).
+struct Opened {
+    file: File,
+    info: FdInfo,
+    made: Option<PathBuf>,
+}
+
+impl Opened {
+    /// Removes the file if this run made it.
+    fn abandon(self) {
+        if let Some(path) = self.made {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Opens `path` for writing (and reading, with `read`) without
+/// truncating it: made new if missing (mode 0666 less the umask).
+/// `O_NONBLOCK` with `nonblocking`: opening a FIFO then does not wait.
+fn open_untruncated(path: &Path, read: bool, nonblocking: bool) -> io::Result<Opened> {
+    let mut options = OpenOptions::new();
+    options.write(true).read(read);
+    let mut flags = libc::O_NOCTTY;
+    if nonblocking {
+        flags |= libc::O_NONBLOCK;
+    }
+    options.custom_flags(flags);
+    let (file, made) = match options.clone().create_new(true).open(path) {
+        Ok(file) => (file, Some(path.to_owned())),
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => (options.open(path)?, None),
+        Err(err) => return Err(err),
+    };
+    let info = fd_info(&file)?;
+    Ok(Opened { file, info, made })
+}
+
+/// `-U -`: an unnamed file in the temporary directory (`O_TMPFILE`),
+/// gone with the process whatever ends it.
+fn temporary_store() -> io::Result<File> {
+    use rustix::fs::{Mode, OFlags, open};
+    let dir = std::env::temp_dir();
+    let fd = open(
+        &dir,
+        OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )
+    .map_err(|err| {
+        io::Error::new(
+            io::Error::from(err).kind(),
+            format!(
+                "cannot make a temporary file in {}: {}",
+                dir.display(),
+                strerror(&err.into())
+            ),
+        )
+    })?;
+    Ok(File::from(fd))
+}
+
+/// Opens the output and the store, refusing (with pv's message and
+/// status bit) a target that is an input, a store that is the output,
+/// and a store that is not a regular file; only then truncates them.
+pub fn open(
+    me: &Invocation,
+    discard: bool,
+    output: Option<&Path>,
+    store: Option<&Path>,
+    names: &[PathBuf],
+) -> Result<Targets, u8> {
+    let inputs = input_ids(names);
+    // The output, untruncated.
+    let out = match output {
+        _ if discard => None,
+        Some(path) if path.as_os_str() != "-" => match open_untruncated(path, false, false) {
+            Ok(opened) => Some(opened),
+            Err(err) => {
+                me.say(&format!("{}: {}", path.display(), strerror(&err)));
+                return Err(EXIT_ACCESS);
+            }
+        },
+        _ => None,
+    };
+    let out_id = match &out {
+        Some(opened) => writable_id(opened.info.kind, opened.info.dev, opened.info.ino),
+        None if discard || inherited::closed_at_start(Stdio::Stdout) => None,
+        None => fd_info(io::stdout().as_fd())
+            .ok()
+            .and_then(|info| writable_id(info.kind, info.dev, info.ino)),
+    };
+    // The store, untruncated, and a regular file.
+    let stored = match store {
+        None => None,
+        Some(path) if path.as_os_str() == "-" => match temporary_store() {
+            Ok(file) => Some((file, None)),
+            Err(err) => {
+                me.say(&strerror(&err));
+                out.into_iter().for_each(Opened::abandon);
+                return Err(EXIT_ACCESS);
+            }
+        },
+        Some(path) => match open_store(path) {
+            Ok(opened) => {
+                let id = (opened.info.dev, opened.info.ino);
+                Some((opened.file, Some((id, opened.made))))
+            }
+            Err(err) => {
+                me.say(&format!("{}: {err}", path.display()));
+                out.into_iter().for_each(Opened::abandon);
+                return Err(EXIT_ACCESS);
+            }
+        },
+    };
+    let store_id = stored
+        .as_ref()
+        .and_then(|(_, named)| named.as_ref().map(|(id, _)| *id));
+    // What may not be the same file: each input and the output (with -o,
+    // or with -U, whose forward cannot skip an input), each input and the
+    // store, the store and the output.
+    let mut same: Vec<String> = Vec::new();
+    for (name, id) in &inputs {
+        let is_output = Some(*id) == out_id && (out.is_some() || store.is_some());
+        if is_output || Some(*id) == store_id {
+            same.push(name.display().to_string());
+        }
+    }
+    if let (Some(store), Some(id)) = (store, store_id)
+        && Some(id) == out_id
+    {
+        same.push(store.display().to_string());
+    }
+    if !same.is_empty() {
+        for name in same {
+            me.say(&format!("{name}: {SAME}"));
+        }
+        out.into_iter().for_each(Opened::abandon);
+        if let Some((_, Some((_, Some(made))))) = stored {
+            let _ = std::fs::remove_file(made);
+        }
+        return Err(EXIT_SAME);
+    }
+    // Now, and only now, emptied.
+    let output = match out {
+        Some(opened) => {
+            if opened.info.kind == FdKind::Regular
+                && let Err(err) = opened.file.set_len(0)
+            {
+                me.say(&format!(
+                    "{}: {}",
+                    output.unwrap_or(Path::new("-")).display(),
+                    strerror(&err)
+                ));
+                return Err(EXIT_ACCESS);
+            }
+            Output::File(opened.file)
+        }
+        None if discard => match File::options().write(true).open("/dev/null") {
+            Ok(file) => Output::File(file),
+            Err(err) => {
+                me.say(&format!("/dev/null: {}", strerror(&err)));
+                return Err(EXIT_ACCESS);
+            }
+        },
+        None => Output::Stdout(io::stdout()),
+    };
+    let store = match (stored, store) {
+        (Some((file, _)), Some(name)) => {
+            if let Err(err) = file.set_len(0) {
+                me.say(&format!("{}: {}", name.display(), strerror(&err)));
+                return Err(EXIT_ACCESS);
+            }
+            Some(Store {
+                name: name.to_owned(),
+                file,
+            })
+        }
+        _ => None,
+    };
+    Ok(Targets { output, store })
+}
+
+/// Opens the `-U` store: a regular file, or one to make. Anything else
+/// (a device, a FIFO, a socket, a directory, `/dev/stdout` on a pipe) is
+/// refused before it is opened where it can be told by name, and after
+/// opening it without waiting otherwise: the store is read back from its
+/// start, which only a regular file allows.
+fn open_store(path: &Path) -> Result<Opened, String> {
+    let not_regular = || "the store (-U) must be a regular file".to_owned();
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => return Err(not_regular()),
+        _ => {}
+    }
+    let opened = open_untruncated(path, true, true).map_err(|err| strerror(&err))?;
+    if opened.info.kind != FdKind::Regular {
+        opened.abandon();
+        return Err(not_regular());
+    }
+    Ok(opened)
+}

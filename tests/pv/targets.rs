@@ -1,0 +1,144 @@
+//! `-o FILE` and `-U FILE`: a target that is an input (by name, by hard
+//! link, by /dev/stdin, by `<`), or a store that is the output, is refused
+//! before anything is written or truncated; the store must be a regular
+//! file, and a store that cannot be written ends the run with nothing
+//! forwarded.
+
+use std::path::Path;
+
+use super::stderr;
+use super::stdio::{reference_pv, sh};
+
+/// 588895 bytes, `seq 100000`'s.
+fn numbers() -> Vec<u8> {
+    (1..=100_000)
+        .map(|i| format!("{i}\n"))
+        .collect::<String>()
+        .into_bytes()
+}
+
+/// A directory holding `f` (the numbers), `g` (a short text) and `h`, a
+/// hard link to `f`.
+fn files() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f"), numbers()).unwrap();
+    std::fs::write(dir.path().join("g"), "g\n").unwrap();
+    std::fs::hard_link(dir.path().join("f"), dir.path().join("h")).unwrap();
+    dir
+}
+
+/// The arguments, the names said to be the output, and whether pv 1.12
+/// refuses the case with status 4 too (it truncates first, though).
+const SAME: [(&str, &[&str], bool); 12] = [
+    ("-q -o f f", &["f"], true),
+    ("-q -o f - <f", &["-"], true),
+    ("-q -o f <f", &["-"], true),
+    ("-q -o h f", &["f"], true),
+    ("-q -o f /dev/stdin <f", &["/dev/stdin"], true),
+    ("-q -o f g f", &["f"], true),
+    ("-q -U f f >/dev/null", &["f"], true),
+    ("-q -U f <f >/dev/null", &["-"], true),
+    ("-q -U h g f >/dev/null", &["f"], true),
+    // pv 1.12 exits 0 and leaves f empty.
+    ("-q -U - -o f f", &["f"], false),
+    // The store is the output, or an input will be when forwarded.
+    ("-q -U /dev/stdout g >>f", &["/dev/stdout"], true),
+    ("-q -U s f >>f", &["f"], false),
+];
+
+#[test]
+fn an_output_or_store_that_is_an_input_is_refused_and_nothing_is_truncated() {
+    let reference = reference_pv();
+    for (args, names, pv_refuses) in SAME {
+        let dir = files();
+        let out = sh(dir.path(), &format!("timeout 20 \"$P\" pv {args}"));
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(4), "{args}: {err}");
+        let want: String = names
+            .iter()
+            .map(|n| format!("pipespeed pv: {n}: input file is also the output\n"))
+            .collect();
+        assert_eq!(err, want, "{args}");
+        assert!(out.stdout.is_empty(), "{args}");
+        assert!(
+            std::fs::read(dir.path().join("f")).unwrap() == numbers(),
+            "{args}: f was changed"
+        );
+        assert!(!dir.path().join("s").exists(), "{args}: the store stayed");
+        if let Some(theirs) = reference.as_deref().filter(|_| pv_refuses) {
+            let dir = files();
+            let theirs = sh(dir.path(), &format!("timeout 20 {theirs} {args}"));
+            assert_eq!(theirs.status.code(), Some(4), "pv 1.12 {args}");
+            assert!(
+                stderr(&theirs).contains(": input file is also the output\n"),
+                "pv 1.12 {args}: {}",
+                stderr(&theirs)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_store_that_is_not_a_regular_file_is_refused_before_anything_is_written() {
+    let dir = files();
+    std::fs::create_dir(dir.path().join("d")).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        dir.path().join("fifo"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    // /dev/stdout on a pipe; a FIFO would wait for a reader, /dev/null
+    // and /dev/full could not be read back.
+    for store in ["/dev/null", "/dev/full", "fifo", "d", "/dev/stdout"] {
+        let script = format!("timeout 20 \"$P\" pv -q -U {store} f | wc -c");
+        let out = sh(dir.path(), &script);
+        let err = stderr(&out);
+        assert_eq!(
+            err,
+            format!("pipespeed pv: {store}: the store (-U) must be a regular file\n"),
+            "{script}"
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "0", "{script}");
+        let status = sh(
+            dir.path(),
+            &format!("timeout 20 \"$P\" pv -q -U {store} f >/dev/null; echo $?"),
+        );
+        assert_eq!(String::from_utf8_lossy(&status.stdout), "2\n", "{script}");
+    }
+}
+
+#[test]
+fn a_store_that_fails_part_way_forwards_nothing_and_says_so() {
+    let dir = files();
+    // A file size limit of 100 blocks (51200 bytes), its signal ignored:
+    // the store's write fails with EFBIG past it.
+    let script = "trap '' XFSZ; ulimit -f 100; timeout 20 \"$P\" pv -q -U s f >out; echo $? >&2";
+    let out = sh(dir.path(), script);
+    assert_eq!(
+        stderr(&out),
+        "pipespeed pv: s: write failed: File too large\n16\n"
+    );
+    assert_eq!(std::fs::metadata(dir.path().join("out")).unwrap().len(), 0);
+}
+
+#[test]
+fn a_store_named_dash_is_a_temporary_file_and_dash_as_output_is_stdout() {
+    let dir = files();
+    for args in ["-q -U - f", "-q -o - f", "-q -U s -o - f"] {
+        let out = sh(dir.path(), &format!("timeout 20 \"$P\" pv {args}"));
+        assert!(out.status.success(), "{args}: {}", stderr(&out));
+        assert!(out.stdout == numbers(), "{args}");
+        assert!(!dir.path().join("-").exists(), "{args}");
+    }
+    assert!(std::fs::read(dir.path().join("s")).unwrap() == numbers());
+    // -o FILE: written whole, over a longer file.
+    let out = sh(dir.path(), "\"$P\" pv -q -o f g");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read(Path::new(dir.path()).join("f")).unwrap(),
+        b"g\n"
+    );
+}
