@@ -267,6 +267,10 @@ fn report(err: &anyhow::Error) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     eprintln!("pipespeed: {}", message(err));
+    if let Some(signal) = output::interrupted_by(err) {
+        // A write that SIGINT or SIGTERM ended (a FIFO nobody read).
+        return ExitCode::from((128 + signal).clamp(0, 255) as u8);
+    }
     if io_kind == Some(io::ErrorKind::Unsupported) {
         return ExitCode::from(pipespeed::bench::ladder::EXIT_UNSUPPORTED as u8);
     }

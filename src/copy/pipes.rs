@@ -46,7 +46,7 @@ impl Copier {
         }
         self.pause_at = None;
         let limit = self.options.limit.unwrap_or(u64::MAX);
-        self.fit_pipes(ends, limit - moved);
+        self.fit_pipes(ends, limit.saturating_sub(moved));
         true
     }
 

@@ -45,7 +45,10 @@ impl fmt::Display for Mechanism {
 /// How [`Copier::copy`](super::Copier::copy) works.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CopyOptions {
-    /// Copy at most this many bytes.
+    /// Copy at most this many bytes. From a socket that keeps record
+    /// boundaries, records are copied whole: the last one may pass the
+    /// limit, by less than its length, rather than be cut (the rest of a
+    /// record that is read is lost).
     pub limit: Option<u64>,
     /// Start with this mechanism instead of choosing (for tests and
     /// benchmarks); a refusal still falls back.
@@ -164,20 +167,20 @@ pub enum Rewrite {
 ///
 /// Only a file that is the output's file (same device and inode: through
 /// a hard link, a symbolic link, `/proc/self/fd/N` or stdin), other than a
-/// pipe or socket, can be; and not from its end, where there is nothing
-/// left to read. Such an input is refused when:
+/// pipe or socket, can be. Such an input is refused when:
 ///
-/// - the copy is [`Rewrite::Formatted`], for a regular file or a block
-///   device, wherever the two stand (GNU cat 9.10 refuses only what
-///   follows, and `cat -n f 1<>f` grows `f` until the disk is full;
-///   `cat -s f 1<>f` leaves the file's tail repeated);
 /// - the output's position (its end, when it appends) is past the
 ///   input's: every byte written would be read again, and the file would
 ///   grow until the disk is full (GNU cat's test since coreutils 9.6);
-/// - the two are one open file (`cat <>f >&0`), sharing one position: each
-///   read moves the output past what was read, so each write lands on
-///   bytes not read yet (GNU cat 9.10 copies a file of 256 KiB runs
-///   `A B C D` into `A A C C`).
+/// - the copy is [`Rewrite::Formatted`], for a regular file with bytes
+///   left to read from its position, or a block device, wherever the two
+///   stand (GNU cat 9.10 refuses only what the rule above refuses, and
+///   `cat -n f 1<>f` grows `f` until the disk is full; `cat -s f 1<>f`
+///   leaves the file's tail repeated);
+/// - the two are one open file (`cat <>f >&0`), sharing one position,
+///   with bytes left to read: each read moves the output past what was
+///   read, so each write lands on bytes not read yet (GNU cat 9.10 copies
+///   a file of 256 KiB runs `A B C D` into `A A C C`).
 ///
 /// An output at or before the input's position, in a file of its own,
 /// rewrites the file in place, which ends (`cat - f2 <f1 1<>f1`). A
@@ -197,10 +200,12 @@ pub fn input_is_output(
     let Ok(input_at) = seek(input, SeekFrom::Current(0)) else {
         return false;
     };
-    if info.kind == FdKind::Regular && input_at >= info.size {
-        return false;
-    }
-    if rewrite == Rewrite::Formatted && matches!(info.kind, FdKind::Regular | FdKind::BlockDevice) {
+    // Nothing left to read: only GNU's rule below can refuse it.
+    let at_end = info.kind == FdKind::Regular && input_at >= info.size;
+    if rewrite == Rewrite::Formatted
+        && matches!(info.kind, FdKind::Regular | FdKind::BlockDevice)
+        && !at_end
+    {
         return true;
     }
     let output = output.as_fd();
@@ -212,7 +217,9 @@ pub fn input_is_output(
     };
     match seek(output, whence) {
         Ok(output_at) if input_at < output_at => true,
-        Ok(output_at) if input_at == output_at && !appends => one_position(input, output, input_at),
+        Ok(output_at) if input_at == output_at && !appends && !at_end => {
+            one_position(input, output, input_at)
+        }
         _ => false,
     }
 }

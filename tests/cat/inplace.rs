@@ -169,6 +169,21 @@ fn a_formatted_input_with_nothing_left_to_read_is_no_input() {
     );
     assert!(out.status.success(), "{out:?}");
     assert_eq!(read(&dir, "f"), TEXT);
+    // An output past its end is still refused, as GNU cat refuses it.
+    for options in ["", "-n"] {
+        let script = format!(
+            "exec 3<f; $cat <&3 >/dev/null; exec 4<>f; dd bs=1 skip=100 count=0 <&4 2>/dev/null; \
+             $cat {options} <&3 >&4"
+        );
+        dir.write("f", TEXT);
+        let out = sh(&dir, &script);
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "pipespeed cat: -: input file is output file\n",
+            "{script}"
+        );
+        assert_eq!(out.status.code(), Some(1), "{script}");
+    }
 }
 
 /// Stdin and stdout one open file (`<>f >&0`) share one position: each
