@@ -39,7 +39,7 @@
 #![allow(unsafe_code)]
 
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 
 use crate::buf::{Buffer, BufferOptions};
 use crate::sys::{SpliceFlags, ensure_write_end, fcntl_setpipe_size, vmsplice};
@@ -54,26 +54,6 @@ pub enum Layout {
     Separate,
     /// Two halves of one contiguous mapping (the blog's `--same_buffer`).
     Contiguous,
-}
-
-/// A descriptor type whose `as_fd` gives the same descriptor every time:
-/// [`OwnedFd`], [`BorrowedFd`], or a shared reference to one. What
-/// [`DoubleBuffer::new`] checks is then what every vmsplice uses. Sealed:
-/// an `AsFd` of another type could answer differently from one call to
-/// the next.
-pub trait PipeFd: AsFd + sealed::Sealed {}
-
-impl PipeFd for OwnedFd {}
-impl PipeFd for BorrowedFd<'_> {}
-impl<T: PipeFd> PipeFd for &T {}
-
-mod sealed {
-    use std::os::fd::{BorrowedFd, OwnedFd};
-
-    pub trait Sealed {}
-    impl Sealed for OwnedFd {}
-    impl Sealed for BorrowedFd<'_> {}
-    impl<T: Sealed> Sealed for &T {}
 }
 
 /// Whether the pipe is sized so reuse is safe.
@@ -109,41 +89,22 @@ impl Reuse {
     }
 }
 
-/// Two page-aligned halves vmspliced in turn into the write end `P` of a
+/// Two page-aligned halves vmspliced in turn into the write end of a
 /// pipe sized to one half.
 ///
 /// The write end is checked once, in [`DoubleBuffer::new`], and used for
-/// every vmsplice after: `P` is a descriptor type whose `as_fd` cannot
-/// change its answer ([`PipeFd`]). An `AsFd` of the caller's own could
-/// give the write end to the check and a read end to a vmsplice, which
-/// would then copy pipe data into a half that is only borrowed for
-/// reading; such a type is refused at compile time:
-///
-/// ```compile_fail,E0277
-/// use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-/// use pipespeed::buf::BufferOptions;
-/// use pipespeed::double_buffer::{DoubleBuffer, Layout, Reuse};
-///
-/// struct Fickle(OwnedFd);
-/// impl AsFd for Fickle {
-///     fn as_fd(&self) -> BorrowedFd<'_> {
-///         self.0.as_fd()
-///     }
-/// }
-///
-/// let p = pipespeed::sys::pipe().unwrap();
-/// let _ = DoubleBuffer::new(
-///     Fickle(p.write),
-///     4096,
-///     BufferOptions::default(),
-///     Layout::Separate,
-///     Reuse::AfterConsumed,
-///     false,
-/// );
-/// ```
+/// every vmsplice after, as a descriptor of its own: `new` duplicates the
+/// caller's descriptor and checks the duplicate. Asking the caller's
+/// `AsFd` again could give another descriptor (an `AsFd` may answer as it
+/// likes, and safe code may `dup2` another file over a standard
+/// descriptor while it is borrowed: `rustix::stdio::dup2_stdout`), and a
+/// vmsplice into a read end would copy pipe data into a half that is only
+/// borrowed for reading. The duplicate shares the caller's open file
+/// description: its `O_NONBLOCK` and its pipe are the caller's.
 #[derive(Debug)]
-pub struct DoubleBuffer<P: PipeFd> {
-    pipe: P,
+pub struct DoubleBuffer {
+    /// The write end checked in `new`: a duplicate nobody else holds.
+    pipe: OwnedFd,
     halves: Halves,
     half_len: usize,
     next: usize,
@@ -157,7 +118,7 @@ enum Halves {
     Contiguous(Buffer),
 }
 
-impl<P: PipeFd> DoubleBuffer<P> {
+impl DoubleBuffer {
     /// Maps two halves of `half_len` bytes and sizes `pipe` to one half.
     ///
     /// `gift` adds `SPLICE_F_GIFT` to the vmsplices of whole pages (see
@@ -169,14 +130,16 @@ impl<P: PipeFd> DoubleBuffer<P> {
     /// grants a different pipe size (it rounds up to a power-of-two number
     /// of pages, and caps at `/proc/sys/fs/pipe-max-size`).
     pub fn new(
-        pipe: P,
+        pipe: impl AsFd,
         half_len: usize,
         options: BufferOptions,
         layout: Layout,
         reuse: Reuse,
         gift: bool,
-    ) -> io::Result<DoubleBuffer<P>> {
+    ) -> io::Result<DoubleBuffer> {
         reuse.allows_gift(gift)?;
+        // Asked once: the duplicate is what is checked and what is used.
+        let pipe = pipe.as_fd().try_clone_to_owned()?;
         ensure_write_end(&pipe)?;
         let page = rustix::param::page_size();
         if half_len == 0 || !half_len.is_multiple_of(page) {
@@ -288,8 +251,9 @@ impl<P: PipeFd> DoubleBuffer<P> {
             {
                 flags |= SpliceFlags::GIFT;
             }
-            // SAFETY: `pipe` is a write end: `new` checked it, and a
-            // `PipeFd` gives the same descriptor every time. GIFT is only
+            // SAFETY: `pipe` is a write end: `new` checked this very
+            // descriptor, which only this type holds (the access mode of
+            // its open file description never changes). GIFT is only
             // passed for a page-aligned start and a whole number of pages
             // (checked just above), and only with `Reuse::AfterConsumed`
             // (`new` refuses it with `Early`), under which this type
@@ -316,6 +280,81 @@ mod tests {
     use crate::buf::MALLOC_OFFSET;
     use crate::sys::pipe;
     use crate::verify::{Verifier, fill_pattern};
+
+    /// The standard descriptors may be replaced by safe code
+    /// (`rustix::stdio::dup2_stdin`) while borrowed: a double buffer over
+    /// stdin, a pipe's write end when it is made, keeps splicing into
+    /// that pipe after stdin becomes another pipe's read end (a vmsplice
+    /// there would copy that pipe's bytes into a half).
+    #[test]
+    fn a_descriptor_replaced_after_the_check_is_not_used() {
+        let original = std::io::stdin().as_fd().try_clone_to_owned().unwrap();
+        let (checked, other) = (pipe().unwrap(), pipe().unwrap());
+        rustix::stdio::dup2_stdin(&checked.write).unwrap();
+        let stdin = std::io::stdin();
+        let made = DoubleBuffer::new(
+            stdin.as_fd(),
+            4096,
+            BufferOptions::default(),
+            Layout::Separate,
+            Reuse::AfterConsumed,
+            false,
+        );
+        // Stdin is now a read end with bytes waiting.
+        rustix::io::write(&other.write, &[7; 4096]).unwrap();
+        rustix::stdio::dup2_stdin(&other.read).unwrap();
+        let spliced = made.and_then(|mut db| {
+            db.next_half().fill(b'X');
+            crate::sys::set_nonblocking(&checked.write, true)?;
+            db.splice_next(4096, Wait::Block).map(|()| db)
+        });
+        rustix::stdio::dup2_stdin(&original).unwrap();
+        let db = spliced.unwrap();
+        crate::sys::set_nonblocking(&checked.read, true).unwrap();
+        crate::sys::set_nonblocking(&other.read, true).unwrap();
+        let mut got = vec![0u8; 8192];
+        assert_eq!(rustix::io::read(&checked.read, &mut got), Ok(4096));
+        assert!(got[..4096].iter().all(|&b| b == b'X'), "the wrong bytes");
+        assert_eq!(rustix::io::read(&other.read, &mut got), Ok(4096));
+        drop(db);
+    }
+
+    /// An `AsFd` of the caller's own is asked for its descriptor once:
+    /// one that gives a write end to the check and a read end after gets
+    /// its write end used throughout.
+    #[test]
+    fn a_callers_as_fd_is_asked_once() {
+        struct Fickle<'a> {
+            write: &'a OwnedFd,
+            read: &'a OwnedFd,
+            asked: std::cell::Cell<u32>,
+        }
+        impl AsFd for Fickle<'_> {
+            fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+                self.asked.set(self.asked.get() + 1);
+                match self.asked.get() {
+                    1 => self.write.as_fd(),
+                    _ => self.read.as_fd(),
+                }
+            }
+        }
+        let p = pipe().unwrap();
+        let fickle = Fickle {
+            write: &p.write,
+            read: &p.read,
+            asked: std::cell::Cell::new(0),
+        };
+        let options = BufferOptions::default();
+        let after = Reuse::AfterConsumed;
+        let mut db =
+            DoubleBuffer::new(&fickle, 4096, options, Layout::Separate, after, false).unwrap();
+        db.next_half().fill(b'X');
+        db.splice_next(4096, Wait::Block).unwrap();
+        assert_eq!(fickle.asked.get(), 1);
+        let mut got = [0u8; 4096];
+        assert_eq!(rustix::io::read(&p.read, &mut got), Ok(4096));
+        assert!(got.iter().all(|&b| b == b'X'));
+    }
 
     #[test]
     fn halves_must_be_whole_pages() {

@@ -49,9 +49,10 @@
 //!
 //! `unsafe` code lives in [`sys`] and the engines ([`buf`],
 //! [`double_buffer`], [`ring`]), each block with its argument; every safe function is sound whatever its safe caller does:
-//! what a call's soundness needs is either checked (the ring's claims and
-//! seals), held by a type ([`double_buffer::PipeFd`]), or the function is
-//! `unsafe` with its contract ([`sys::vmsplice`]).
+//! what a call's soundness needs is either checked and then held (the
+//! ring's claims and seals, the double buffer's own duplicate of the write
+//! end it checked), or the function is `unsafe` with its contract
+//! ([`sys::vmsplice`]).
 
 #![deny(missing_docs)]
 

@@ -47,7 +47,9 @@
 //!   once it has seen that seal.
 //!
 //! Claims are never given back: a ring has one producer and one consumer
-//! for its life.
+//! for its life. Before the seal, a `write(2)` to the file could change
+//! its bytes under the ends; they touch them then only through atomics
+//! and raw copies, never through a reference to the bytes.
 #![allow(unsafe_code)]
 
 use std::io;

@@ -41,17 +41,29 @@ pub use splice::{SpliceFlags, ensure_write_end, splice, tee, vmsplice, vmsplice_
 #[cfg(test)]
 pub(crate) fn available<T>(what: &str, result: std::io::Result<T>) -> Option<T> {
     use std::io::Write;
+    match unavailable(what, result) {
+        Ok(value) => Some(value),
+        Err(why) => {
+            let _ = writeln!(std::io::stderr(), "skipped: {why}");
+            None
+        }
+    }
+}
+
+/// [`available`]'s rule: the value, or why the test is skipped; panics
+/// where it must fail.
+#[cfg(test)]
+fn unavailable<T>(what: &str, result: std::io::Result<T>) -> Result<T, String> {
     let test = std::thread::current().name().unwrap_or("a test").to_owned();
     match result {
-        Ok(value) => Some(value),
+        Ok(value) => Ok(value),
         Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
             let var = format!("PIPESPEED_REQUIRE_{}", what.to_uppercase());
             assert!(
                 std::env::var_os(&var).is_none_or(|v| v != "1"),
                 "{test}: {what}: {e}, and {var}=1 requires the check"
             );
-            let _ = writeln!(std::io::stderr(), "skipped: {test}: {what}: {e}");
-            None
+            Err(format!("{test}: {what}: {e}"))
         }
         Err(e) => panic!("{test}: {what}: {e}"),
     }
@@ -63,16 +75,20 @@ mod tests {
 
     #[test]
     fn a_machine_that_cannot_is_a_skip_and_the_rest_a_value() {
-        assert_eq!(super::available("nothing", Ok::<_, io::Error>(5)), Some(5));
+        assert_eq!(super::unavailable("nothing", Ok::<_, io::Error>(5)), Ok(5));
         // ENOSYS is of kind Unsupported, as what the library refuses.
         let nosys = io::Error::from_raw_os_error(libc::ENOSYS);
-        assert_eq!(super::available::<()>("nothing", Err(nosys)), None);
+        let why = super::unavailable::<()>("nothing", Err(nosys)).unwrap_err();
+        assert!(
+            why.ends_with("nothing: Function not implemented (os error 38)"),
+            "{why}"
+        );
     }
 
     #[test]
     #[should_panic(expected = "nothing: Operation not permitted")]
     fn any_other_error_fails_the_test() {
         let eperm = io::Error::from_raw_os_error(libc::EPERM);
-        super::available::<()>("nothing", Err(eperm));
+        let _ = super::unavailable::<()>("nothing", Err(eperm));
     }
 }

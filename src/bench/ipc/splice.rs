@@ -19,7 +19,7 @@ use crate::wait::Wait;
 /// rounded up to whole pages), so that a half is refilled only once the
 /// receiver has taken it.
 pub struct VmspliceSender {
-    double: DoubleBuffer<OwnedFd>,
+    double: DoubleBuffer,
     size: usize,
     /// Halves not yet filled with `X`.
     fresh: usize,
