@@ -350,8 +350,9 @@ pub struct WriteArgs {
     #[arg(long = "same-buffer", alias = "same_buffer")]
     pub same_buffer: bool,
     /// UNSAFE, for showing the hazard: size the pipe to SIZE instead of half
-    /// the buffer, so halves are refilled while still in the pipe
-    /// [range: 1-1G].
+    /// the buffer, so halves are refilled while still in the pipe. Not
+    /// with --gift (gifted pages must not change in the pipe) [range:
+    /// 1-1G].
     #[arg(long = "unsafe-early-reuse", value_name = "SIZE", value_parser = pipe_size, requires = "vmsplice", conflicts_with = "gift")]
     pub unsafe_early_reuse: Option<usize>,
     /// Stop after SIZE bytes (default: until the reader goes away) [at
