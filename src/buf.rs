@@ -76,11 +76,32 @@ impl Buffer {
         } else {
             page
         };
-        let map_len = (len + options.offset).max(1).div_ceil(align) * align;
+        // Every length is checked: a sum that wrapped would map less than
+        // `len` and hand out a slice past the mapping (`--buf-size
+        // 18446744073709551615` mapped one page and wrote past it). A slice
+        // may not exceed isize::MAX bytes either.
+        let too_large = || {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "cannot map a buffer of {len} bytes{}: larger than the address space",
+                    match options.offset {
+                        0 => String::new(),
+                        n => format!(" at offset {n}"),
+                    }
+                ),
+            )
+        };
+        let map_len = len
+            .checked_add(options.offset)
+            .map(|n| n.max(1).div_ceil(align))
+            .and_then(|units| units.checked_mul(align))
+            .filter(|&n| isize::try_from(n).is_ok())
+            .ok_or_else(too_large)?;
         // Over-allocate by one alignment unit so an aligned start exists,
         // then give back the slop on both sides.
         let over_len = if options.huge_pages {
-            map_len + align
+            map_len.checked_add(align).ok_or_else(too_large)?
         } else {
             map_len
         };
@@ -92,7 +113,17 @@ impl Buffer {
                 ProtFlags::READ | ProtFlags::WRITE,
                 MapFlags::PRIVATE,
             )
-        }?;
+        }
+        .map_err(|e| {
+            io::Error::new(
+                io::Error::from(e).kind(),
+                format!(
+                    "cannot map a buffer of {} (mmap): {}",
+                    crate::units::Size(over_len as u64),
+                    crate::quote::strerror(&io::Error::from(e))
+                ),
+            )
+        })?;
         let addr = raw as usize;
         let start = addr.next_multiple_of(align);
         let head = start - addr;
@@ -110,7 +141,8 @@ impl Buffer {
         let map =
             NonNull::new(start as *mut u8).ok_or_else(|| io::Error::other("mmap returned null"))?;
         // SAFETY: `offset < page <= map_len`, so the pointer stays inside
-        // the mapping.
+        // the mapping; `offset + len <= map_len` was checked above without
+        // wrapping, so the `len` bytes from it do too.
         let ptr = unsafe { map.add(options.offset) };
         let buffer = Buffer {
             ptr,
@@ -373,6 +405,51 @@ mod tests {
         // when the policy forbids them, none may be reported.
         if !crate::sys::ThpMode::current().allows_madvise() {
             assert_eq!(got.huge_bytes, 0);
+        }
+    }
+
+    #[test]
+    fn lengths_past_the_address_space_are_refused_not_wrapped() {
+        let page = rustix::param::page_size();
+        let malloc_like = BufferOptions {
+            offset: MALLOC_OFFSET,
+            ..Default::default()
+        };
+        let huge = BufferOptions {
+            huge_pages: true,
+            ..Default::default()
+        };
+        for (len, options) in [
+            (usize::MAX, BufferOptions::default()),
+            (usize::MAX, malloc_like),
+            (usize::MAX - MALLOC_OFFSET + 1, malloc_like),
+            (usize::MAX - page + 2, BufferOptions::default()),
+            (usize::MAX - HUGE_PAGE_SIZE + 2, huge),
+            (usize::MAX - 2 * HUGE_PAGE_SIZE + 1, huge),
+            (isize::MAX as usize + 1, BufferOptions::default()),
+            (1 << 62, BufferOptions::default()),
+        ] {
+            match Buffer::new(len, options) {
+                Err(err) => assert!(err.to_string().contains("cannot map"), "{len}: {err}"),
+                Ok(b) => panic!("{len} bytes mapped as {} bytes", b.map_len),
+            }
+        }
+    }
+
+    #[test]
+    fn a_buffer_maps_at_least_its_length_past_its_offset() {
+        let page = rustix::param::page_size();
+        for len in [0, 1, page - 17, page - 16, page - 15, page, page + 1] {
+            let options = BufferOptions {
+                offset: MALLOC_OFFSET,
+                ..Default::default()
+            };
+            let b = Buffer::new(len, options).unwrap();
+            assert!(
+                b.map_len >= len + MALLOC_OFFSET && b.map_len >= page,
+                "{len}"
+            );
+            assert_eq!(b.map_len % page, 0);
         }
     }
 

@@ -2,7 +2,7 @@
 //! started in a process group of their own, finished within a deadline,
 //! heard through their last message, and killed with their group when
 //! the [`Group`] is dropped: on success, on error and, through the
-//! interrupt handler, on SIGINT or SIGTERM.
+//! interrupt handler, on SIGINT, SIGTERM or SIGHUP.
 //!
 //! What the children are (the ends of a ladder rung, latency's ponger,
 //! contend's workers and memory hogs) is [`crate::bench::worker`]'s
@@ -52,6 +52,38 @@ impl Ended {
     pub fn success(&self) -> bool {
         !self.killed && self.status.is_some_and(|s| s.success())
     }
+
+    /// `killed by SIGSEGV` when a signal it did not get from us ended it.
+    pub fn died(&self) -> Option<String> {
+        self.status.filter(|_| !self.killed).and_then(died)
+    }
+}
+
+/// `killed by SIGSEGV` when `status` is a death by a signal: what a
+/// child that crashed says, since it could not say it itself (the other
+/// end only sees its pipe end, and would be blamed).
+pub fn died(status: ExitStatus) -> Option<String> {
+    use std::os::unix::process::ExitStatusExt;
+    let signal = status.signal()?;
+    let name = match signal {
+        libc::SIGSEGV => "SIGSEGV".to_string(),
+        libc::SIGBUS => "SIGBUS".to_string(),
+        libc::SIGABRT => "SIGABRT".to_string(),
+        libc::SIGILL => "SIGILL".to_string(),
+        libc::SIGFPE => "SIGFPE".to_string(),
+        libc::SIGKILL => "SIGKILL".to_string(),
+        libc::SIGPIPE => "SIGPIPE".to_string(),
+        libc::SIGHUP => "SIGHUP".to_string(),
+        libc::SIGXFSZ => "SIGXFSZ".to_string(),
+        libc::SIGXCPU => "SIGXCPU".to_string(),
+        other => signal_name(other),
+    };
+    let core = if status.core_dumped() {
+        " (core dumped)"
+    } else {
+        ""
+    };
+    Some(format!("killed by {name}{core}"))
 }
 
 /// A child's own words for why it failed: its last line that starts
@@ -76,7 +108,7 @@ pub fn last_message(stderr: &str) -> &str {
     })
 }
 
-/// The error a run returns when SIGINT or SIGTERM stopped it.
+/// The error a run returns when SIGINT, SIGTERM or SIGHUP stopped it.
 pub fn interrupted_error() -> Option<io::Error> {
     interrupted().map(|signal| {
         io::Error::new(

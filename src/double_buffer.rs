@@ -39,7 +39,7 @@
 #![allow(unsafe_code)]
 
 use std::io;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 
 use crate::buf::{Buffer, BufferOptions};
 use crate::sys::{SpliceFlags, ensure_write_end, fcntl_setpipe_size, vmsplice};
@@ -64,22 +64,52 @@ pub enum Reuse {
     AfterConsumed,
     /// The pipe is sized to `pipe_size` (larger than a half): a half may be
     /// refilled while the pipe still references its pages. Exists to show,
-    /// with `--verify`, the corruption the discipline prevents.
+    /// with `--verify`, the corruption the discipline prevents. Refused
+    /// with `SPLICE_F_GIFT`, whose pages must not change while the kernel
+    /// may hold them ([`crate::sys::vmsplice`]'s contract).
     Early {
         /// The pipe size to ask for.
         pipe_size: usize,
     },
 }
 
-/// Two page-aligned halves vmspliced in turn into the write end `P` of a
+impl Reuse {
+    /// Fails with [`io::ErrorKind::InvalidInput`] for `gift` with
+    /// [`Reuse::Early`]: gifted pages must not change while the pipe holds
+    /// them, and early reuse refills them then.
+    pub fn allows_gift(self, gift: bool) -> io::Result<()> {
+        match self {
+            Reuse::Early { .. } if gift => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "SPLICE_F_GIFT and early reuse do not go together: gifted pages are the \
+                 kernel's while the pipe holds them, and early reuse refills them then",
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Two page-aligned halves vmspliced in turn into the write end of a
 /// pipe sized to one half.
+///
+/// The write end is checked once, in [`DoubleBuffer::new`], and used for
+/// every vmsplice after, as a descriptor of its own: `new` duplicates the
+/// caller's descriptor and checks the duplicate. Asking the caller's
+/// `AsFd` again could give another descriptor (an `AsFd` may answer as it
+/// likes, and safe code may `dup2` another file over a standard
+/// descriptor while it is borrowed: `rustix::stdio::dup2_stdout`), and a
+/// vmsplice into a read end would copy pipe data into a half that is only
+/// borrowed for reading. The duplicate shares the caller's open file
+/// description: its `O_NONBLOCK` and its pipe are the caller's.
 #[derive(Debug)]
-pub struct DoubleBuffer<P: AsFd> {
-    pipe: P,
+pub struct DoubleBuffer {
+    /// The write end checked in `new`: a duplicate nobody else holds.
+    pipe: OwnedFd,
     halves: Halves,
     half_len: usize,
     next: usize,
     pipe_size: usize,
+    gift: bool,
 }
 
 #[derive(Debug)]
@@ -88,20 +118,28 @@ enum Halves {
     Contiguous(Buffer),
 }
 
-impl<P: AsFd> DoubleBuffer<P> {
+impl DoubleBuffer {
     /// Maps two halves of `half_len` bytes and sizes `pipe` to one half.
     ///
+    /// `gift` adds `SPLICE_F_GIFT` to the vmsplices of whole pages (see
+    /// [`DoubleBuffer::splice_next`]).
+    ///
     /// Fails when `pipe` is not open for writing, `half_len` is not a whole
-    /// number of pages, or the kernel
+    /// number of pages, `gift` comes with [`Reuse::Early`] (an error of
+    /// kind [`io::ErrorKind::InvalidInput`]), or the kernel
     /// grants a different pipe size (it rounds up to a power-of-two number
     /// of pages, and caps at `/proc/sys/fs/pipe-max-size`).
     pub fn new(
-        pipe: P,
+        pipe: impl AsFd,
         half_len: usize,
         options: BufferOptions,
         layout: Layout,
         reuse: Reuse,
-    ) -> io::Result<DoubleBuffer<P>> {
+        gift: bool,
+    ) -> io::Result<DoubleBuffer> {
+        reuse.allows_gift(gift)?;
+        // Asked once: the duplicate is what is checked and what is used.
+        let pipe = pipe.as_fd().try_clone_to_owned()?;
         ensure_write_end(&pipe)?;
         let page = rustix::param::page_size();
         if half_len == 0 || !half_len.is_multiple_of(page) {
@@ -136,7 +174,15 @@ impl<P: AsFd> DoubleBuffer<P> {
                 Buffer::new(half_len, options)?,
                 Buffer::new(half_len, options)?,
             ]),
-            Layout::Contiguous => Halves::Contiguous(Buffer::new(2 * half_len, options)?),
+            Layout::Contiguous => {
+                let both = half_len.checked_mul(2).ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("two halves of {half_len} bytes are more than memory holds"),
+                    )
+                })?;
+                Halves::Contiguous(Buffer::new(both, options)?)
+            }
         };
         Ok(DoubleBuffer {
             pipe,
@@ -144,6 +190,7 @@ impl<P: AsFd> DoubleBuffer<P> {
             half_len,
             next: 0,
             pipe_size: granted,
+            gift,
         })
     }
 
@@ -180,11 +227,12 @@ impl<P: AsFd> DoubleBuffer<P> {
     /// `pipe`, waiting as `wait` says, then makes the other half the next
     /// one.
     ///
-    /// `gift` adds `SPLICE_F_GIFT` while the remaining part starts on a
-    /// page boundary and is a whole number of pages. A reader gone away gives an error of kind
+    /// With `gift` (given to [`DoubleBuffer::new`]), `SPLICE_F_GIFT` is
+    /// added while the remaining part starts on a page boundary and is a
+    /// whole number of pages. A reader gone away gives an error of kind
     /// [`io::ErrorKind::BrokenPipe`]; retryable errors are retried, so a
     /// half is never left partly spliced on success.
-    pub fn splice_next(&mut self, len: usize, wait: Wait, gift: bool) -> io::Result<()> {
+    pub fn splice_next(&mut self, len: usize, wait: Wait) -> io::Result<()> {
         let page = rustix::param::page_size();
         let len = len.min(self.half_len);
         let mut done = 0;
@@ -197,17 +245,20 @@ impl<P: AsFd> DoubleBuffer<P> {
                     &one[self.next * self.half_len + done..self.next * self.half_len + len]
                 }
             };
-            if gift
+            if self.gift
                 && (half.as_ptr() as usize).is_multiple_of(page)
                 && half.len().is_multiple_of(page)
             {
                 flags |= SpliceFlags::GIFT;
             }
-            // SAFETY: `pipe` is a write end (checked in `new`); GIFT is only
+            // SAFETY: `pipe` is a write end: `new` checked this very
+            // descriptor, which only this type holds (the access mode of
+            // its open file description never changes). GIFT is only
             // passed for a page-aligned start and a whole number of pages
-            // (checked just above), and this type leaves a
-            // half untouched until the pipe has let go of its pages (see the
-            // module documentation).
+            // (checked just above), and only with `Reuse::AfterConsumed`
+            // (`new` refuses it with `Early`), under which this type
+            // leaves a half untouched until the pipe has let go of its
+            // pages (see the module documentation).
             match unsafe { vmsplice(&self.pipe, half, flags) } {
                 Ok(n) => done += n,
                 Err(err) if is_retryable(&err) => {
@@ -230,6 +281,81 @@ mod tests {
     use crate::sys::pipe;
     use crate::verify::{Verifier, fill_pattern};
 
+    /// The standard descriptors may be replaced by safe code
+    /// (`rustix::stdio::dup2_stdin`) while borrowed: a double buffer over
+    /// stdin, a pipe's write end when it is made, keeps splicing into
+    /// that pipe after stdin becomes another pipe's read end (a vmsplice
+    /// there would copy that pipe's bytes into a half).
+    #[test]
+    fn a_descriptor_replaced_after_the_check_is_not_used() {
+        let original = std::io::stdin().as_fd().try_clone_to_owned().unwrap();
+        let (checked, other) = (pipe().unwrap(), pipe().unwrap());
+        rustix::stdio::dup2_stdin(&checked.write).unwrap();
+        let stdin = std::io::stdin();
+        let made = DoubleBuffer::new(
+            stdin.as_fd(),
+            4096,
+            BufferOptions::default(),
+            Layout::Separate,
+            Reuse::AfterConsumed,
+            false,
+        );
+        // Stdin is now a read end with bytes waiting.
+        rustix::io::write(&other.write, &[7; 4096]).unwrap();
+        rustix::stdio::dup2_stdin(&other.read).unwrap();
+        let spliced = made.and_then(|mut db| {
+            db.next_half().fill(b'X');
+            crate::sys::set_nonblocking(&checked.write, true)?;
+            db.splice_next(4096, Wait::Block).map(|()| db)
+        });
+        rustix::stdio::dup2_stdin(&original).unwrap();
+        let db = spliced.unwrap();
+        crate::sys::set_nonblocking(&checked.read, true).unwrap();
+        crate::sys::set_nonblocking(&other.read, true).unwrap();
+        let mut got = vec![0u8; 8192];
+        assert_eq!(rustix::io::read(&checked.read, &mut got), Ok(4096));
+        assert!(got[..4096].iter().all(|&b| b == b'X'), "the wrong bytes");
+        assert_eq!(rustix::io::read(&other.read, &mut got), Ok(4096));
+        drop(db);
+    }
+
+    /// An `AsFd` of the caller's own is asked for its descriptor once:
+    /// one that gives a write end to the check and a read end after gets
+    /// its write end used throughout.
+    #[test]
+    fn a_callers_as_fd_is_asked_once() {
+        struct Fickle<'a> {
+            write: &'a OwnedFd,
+            read: &'a OwnedFd,
+            asked: std::cell::Cell<u32>,
+        }
+        impl AsFd for Fickle<'_> {
+            fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+                self.asked.set(self.asked.get() + 1);
+                match self.asked.get() {
+                    1 => self.write.as_fd(),
+                    _ => self.read.as_fd(),
+                }
+            }
+        }
+        let p = pipe().unwrap();
+        let fickle = Fickle {
+            write: &p.write,
+            read: &p.read,
+            asked: std::cell::Cell::new(0),
+        };
+        let options = BufferOptions::default();
+        let after = Reuse::AfterConsumed;
+        let mut db =
+            DoubleBuffer::new(&fickle, 4096, options, Layout::Separate, after, false).unwrap();
+        db.next_half().fill(b'X');
+        db.splice_next(4096, Wait::Block).unwrap();
+        assert_eq!(fickle.asked.get(), 1);
+        let mut got = [0u8; 4096];
+        assert_eq!(rustix::io::read(&p.read, &mut got), Ok(4096));
+        assert!(got.iter().all(|&b| b == b'X'));
+    }
+
     #[test]
     fn halves_must_be_whole_pages() {
         let p = pipe().unwrap();
@@ -239,9 +365,42 @@ mod tests {
             BufferOptions::default(),
             Layout::Separate,
             Reuse::AfterConsumed,
+            false,
         )
         .unwrap_err();
         assert!(err.to_string().contains("whole number of pages"), "{err}");
+    }
+
+    #[test]
+    fn gift_with_early_reuse_is_refused() {
+        let p = pipe().unwrap();
+        let early = Reuse::Early {
+            pipe_size: 64 * 1024,
+        };
+        let options = BufferOptions::default();
+        let err =
+            DoubleBuffer::new(&p.write, 4096, options, Layout::Separate, early, true).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
+        assert!(
+            err.to_string().contains("SPLICE_F_GIFT and early reuse"),
+            "{err}"
+        );
+        // Each alone is allowed.
+        DoubleBuffer::new(&p.write, 4096, options, Layout::Separate, early, false).unwrap();
+        let after = Reuse::AfterConsumed;
+        DoubleBuffer::new(&p.write, 4096, options, Layout::Separate, after, true).unwrap();
+    }
+
+    /// Two halves of a contiguous mapping are counted without wrapping:
+    /// halves of 2^63 bytes are refused, not mapped as 0 bytes.
+    #[test]
+    fn halves_too_large_to_count_are_refused() {
+        let p = pipe().unwrap();
+        let early = Reuse::Early { pipe_size: 4096 };
+        let options = BufferOptions::default();
+        let err = DoubleBuffer::new(&p.write, 1 << 63, options, Layout::Contiguous, early, false)
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
     }
 
     #[test]
@@ -254,6 +413,7 @@ mod tests {
             BufferOptions::default(),
             Layout::Separate,
             Reuse::AfterConsumed,
+            false,
         )
         .unwrap_err();
         assert!(err.to_string().contains("granted 16KiB"), "{err}");
@@ -273,7 +433,8 @@ mod tests {
                 ..Default::default()
             };
             let mut db =
-                DoubleBuffer::new(&p.write, half, options, layout, Reuse::AfterConsumed).unwrap();
+                DoubleBuffer::new(&p.write, half, options, layout, Reuse::AfterConsumed, false)
+                    .unwrap();
             assert_eq!(db.pipe_size(), half);
             let total = 40 * half as u64;
             std::thread::scope(|s| {
@@ -288,7 +449,7 @@ mod tests {
                 let mut sent = 0u64;
                 while sent < total {
                     fill_pattern(db.next_half(), sent);
-                    db.splice_next(half, Wait::Block, false).unwrap();
+                    db.splice_next(half, Wait::Block).unwrap();
                     sent += half as u64;
                 }
                 reader.join().unwrap();

@@ -15,7 +15,9 @@
 //! - [`double_buffer`]: the vmsplice double-buffer discipline in one type,
 //!   with its safety argument and its limits.
 //! - [`ring`]: a byte ring in shared memory between two processes, one
-//!   `memcpy` per byte, futex or spinning wake-ups.
+//!   `memcpy` per byte, futex or spinning wake-ups; its file
+//!   ([`ring::create`]) lets each ring have one producer and one
+//!   consumer, whoever opens them.
 //! - [`copy`](mod@copy): the copy engine: [`copy()`](copy::copy) moves every
 //!   byte from one descriptor to another by the fastest mechanism the
 //!   kernel accepts (copy_file_range, sendfile, splice, read/write),
@@ -44,6 +46,13 @@
 //!
 //! Library code never prints; errors are [`std::io::Error`]s whose
 //! messages name the thing and the cause.
+//!
+//! `unsafe` code lives in [`sys`] and the engines ([`buf`],
+//! [`double_buffer`], [`ring`]), each block with its argument; every safe function is sound whatever its safe caller does:
+//! what a call's soundness needs is either checked and then held (the
+//! ring's claims and seals, the double buffer's own duplicate of the write
+//! end it checked), or the function is `unsafe` with its contract
+//! ([`sys::vmsplice`]).
 
 #![deny(missing_docs)]
 

@@ -23,13 +23,41 @@
 //!
 //! `bench/ipc_ref.c` has the same ring in C, the reference it is measured
 //! against.
+//!
+//! # One producer, one consumer
+//!
+//! The protocol is sound only with one producer and one consumer per
+//! ring, each in whatever process, and nothing else writing the ring's
+//! memory: two producers would copy into the same bytes at once, and a
+//! consumer hands the bytes on in place, as `&[u8]`. The ends are opened
+//! from a descriptor that may travel to other processes, so the file
+//! itself enforces this rather than the caller:
+//!
+//! - only a file made by [`create`] is opened: a memfd whose size is
+//!   sealed (it can neither shrink under a mapping, which would fault,
+//!   nor be read past) and whose first page says the message size and
+//!   the number of rings every end must use;
+//! - each ring has a producer's and a consumer's claim word: an end
+//!   takes its claim with a compare-and-swap when it opens, and a second
+//!   producer or consumer of the ring, in any process, is refused;
+//! - once every end of every ring has claimed, the end that completes
+//!   the set seals the file against writes (`F_SEAL_FUTURE_WRITE`): no
+//!   `write(2)` and no new writable mapping from then on, while the ends'
+//!   own mappings keep working. A consumer hands bytes on in place only
+//!   once it has seen that seal.
+//!
+//! Claims are never given back: a ring has one producer and one consumer
+//! for its life. Before the seal, a `write(2)` to the file could change
+//! its bytes under the ends; they touch them then only through atomics
+//! and raw copies, never through a reference to the bytes.
 #![allow(unsafe_code)]
 
 use std::io;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering, fence};
 
+use rustix::fs::{MemfdFlags, SealFlags, fcntl_add_seals, fcntl_get_seals, fstat};
 use rustix::mm::{MapFlags, ProtFlags};
 use std::time::{Duration, Instant};
 
@@ -67,11 +95,174 @@ const TAIL: usize = 64;
 const PRODUCER_WAITING: usize = 128;
 const CONSUMER_WAITING: usize = 192;
 const CLOSED: usize = 256;
+/// Set (1) once the ring's producer, or its consumer, has opened.
+const PRODUCER: usize = 320;
+const CONSUMER: usize = 384;
+/// In the first ring's header: the file's layout, written by [`create`]
+/// before the descriptor is anyone else's, and never changed.
+const FILE_MAGIC: usize = 512;
+const FILE_SIZE: usize = 576;
+const FILE_RINGS: usize = 640;
+const MAGIC: u32 = u32::from_le_bytes(*b"PSR1");
+
+/// Which end of a ring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Producer,
+    Consumer,
+}
+
+impl Role {
+    /// Its claim word.
+    fn claim(self) -> usize {
+        match self {
+            Role::Producer => PRODUCER,
+            Role::Consumer => CONSUMER,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Role::Producer => "producer",
+            Role::Consumer => "consumer",
+        }
+    }
+}
+
+/// Fails unless a ring takes messages of `size`.
+fn check_size(size: usize) -> io::Result<()> {
+    // Positions are u32 counts: the ring must stay far below 2^31.
+    if size == 0 || size > MAX_MESSAGE {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("a ring takes messages of 1 byte to {MAX_MESSAGE} bytes, not {size}"),
+        ));
+    }
+    Ok(())
+}
+
+/// The bytes of `rings` rings for messages of `size`, if they can be
+/// counted.
+fn file_bytes(size: usize, rings: usize) -> io::Result<usize> {
+    ring_bytes(size).checked_mul(rings).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{rings} rings for {size}-byte messages are more bytes than there are"),
+        )
+    })
+}
+
+/// A file of `rings` rings for messages of `size`, every position at 0
+/// and no end open yet: a memfd whose size is sealed and whose first page
+/// records `size` and `rings`. Its descriptor may be handed to other
+/// processes; each ring takes one [`ShmSender`] and one [`ShmReceiver`],
+/// wherever they are.
+pub fn create(size: usize, rings: usize) -> io::Result<OwnedFd> {
+    check_size(size)?;
+    let rings32 = u32::try_from(rings)
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("a ring file holds 1 to {} rings, not {rings}", u32::MAX),
+            )
+        })?;
+    let len = file_bytes(size, rings)?;
+    let fd = rustix::fs::memfd_create(
+        "pipespeed-ring",
+        MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING,
+    )?;
+    rustix::fs::ftruncate(&fd, len as u64)?;
+    for (at, value) in [
+        (FILE_MAGIC, MAGIC),
+        (FILE_SIZE, size as u32),
+        (FILE_RINGS, rings32),
+    ] {
+        if rustix::io::pwrite(&fd, &value.to_ne_bytes(), at as u64)? != 4 {
+            return Err(io::Error::other("a short write into a new memfd"));
+        }
+    }
+    fcntl_add_seals(&fd, SealFlags::SHRINK | SealFlags::GROW)?;
+    Ok(fd)
+}
+
+/// The word at `at` of the file `fd`, read with `pread(2)` (a copy made
+/// by the kernel, whoever writes the word meanwhile).
+fn read_word(fd: BorrowedFd<'_>, at: usize) -> io::Result<u32> {
+    let mut word = [0u8; 4];
+    if rustix::io::pread(fd, &mut word, at as u64)? != 4 {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "the ring file ends inside its header",
+        ));
+    }
+    Ok(u32::from_ne_bytes(word))
+}
+
+/// Checks that `fd` is a file made by [`create`] for messages of `size`
+/// with a ring `index`; its number of rings.
+fn layout(fd: BorrowedFd<'_>, size: usize, index: usize) -> io::Result<usize> {
+    let not = |why: String| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("not a ring file for {size}-byte messages with a ring {index}: {why}"),
+        )
+    };
+    let seals = fcntl_get_seals(fd).map_err(|e| not(format!("no seals ({e})")))?;
+    if !seals.contains(SealFlags::SHRINK | SealFlags::GROW) {
+        return Err(not("its size is not sealed".into()));
+    }
+    let file_len = fstat(fd)?.st_size as u64;
+    if file_len < HEADER as u64 {
+        return Err(not(format!("{file_len} bytes, less than a header")));
+    }
+    if read_word(fd, FILE_MAGIC)? != MAGIC {
+        return Err(not("it was not made by ring::create".into()));
+    }
+    let made_for = read_word(fd, FILE_SIZE)? as usize;
+    if made_for != size {
+        return Err(not(format!("it was made for {made_for}-byte messages")));
+    }
+    let rings = read_word(fd, FILE_RINGS)? as usize;
+    if index >= rings {
+        return Err(not(format!("it holds {rings} rings")));
+    }
+    if (file_len as u128) < file_bytes(size, rings)? as u128 {
+        return Err(not(format!(
+            "{file_len} bytes are too few for {rings} rings"
+        )));
+    }
+    Ok(rings)
+}
+
+/// Seals the file against writes once every end of each of its `rings`
+/// rings has claimed: from then on only the ends' own mappings write it.
+fn seal_when_complete(fd: BorrowedFd<'_>, size: usize, rings: usize) -> io::Result<()> {
+    // The claim just made is stored (SeqCst) before these loads: of two
+    // ends that complete the set at once, at least one sees it complete.
+    fence(Ordering::SeqCst);
+    for ring in 0..rings {
+        let at = ring * ring_bytes(size);
+        for claim in [PRODUCER, CONSUMER] {
+            if read_word(fd, at + claim)? == 0 {
+                return Ok(());
+            }
+        }
+    }
+    Ok(fcntl_add_seals(fd, SealFlags::FUTURE_WRITE)?)
+}
+
+/// Whether the file is sealed against writes.
+fn sealed(fd: BorrowedFd<'_>) -> io::Result<bool> {
+    Ok(fcntl_get_seals(fd)?.contains(SealFlags::FUTURE_WRITE))
+}
 
 /// The data bytes of a ring for messages of `size`: at least 1 MiB and
-/// four messages, a power of two.
+/// four messages, a power of two. A size over [`MAX_MESSAGE`], which no
+/// ring takes, counts as [`MAX_MESSAGE`].
 pub fn capacity(size: usize) -> usize {
-    (4 * size).max(1 << 20).next_power_of_two()
+    (4 * size.min(MAX_MESSAGE)).max(1 << 20).next_power_of_two()
 }
 
 /// The bytes one ring for messages of `size` takes in the shared file
@@ -89,6 +280,8 @@ struct Ring {
     wait: RingWait,
     /// How long an end waits in vain before it fails.
     silence: Duration,
+    /// The file, for its seals.
+    file: OwnedFd,
 }
 
 /// How a ring end waits for the other.
@@ -118,24 +311,40 @@ const CLOSE_WAKE_FOR: std::time::Duration = std::time::Duration::from_millis(100
 unsafe impl Send for Ring {}
 
 impl Ring {
-    fn map(
-        fd: impl AsFd,
+    /// Maps the `index`th ring of `fd`, a file made by [`create`] for
+    /// messages of `size`, and claims it as `role`.
+    fn open(
+        fd: BorrowedFd<'_>,
         size: usize,
         index: usize,
         wait: RingWait,
         silence: Duration,
+        role: Role,
     ) -> io::Result<Ring> {
-        // Positions are u32 counts: the ring must stay far below 2^31.
-        if size == 0 || size > MAX_MESSAGE {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("a ring takes messages of 1 byte to {MAX_MESSAGE} bytes, not {size}"),
-            ));
-        }
+        check_size(size)?;
+        let rings = layout(fd, size, index)?;
         let len = ring_bytes(size);
-        // SAFETY: a new shared mapping of `len` bytes of `fd` at an
-        // offset that is a multiple of the page size; nothing in this
-        // process aliases it, and it is unmapped only in Drop.
+        let taken = || {
+            io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!(
+                    "ring {index} already has a {}: a ring takes one producer and one consumer",
+                    role.name()
+                ),
+            )
+        };
+        // Said before mapping, which a file sealed against writes (every
+        // end open) would refuse with a less telling EPERM.
+        if read_word(fd, index * len + role.claim())? != 0 {
+            return Err(taken());
+        }
+        // SAFETY: a new shared mapping, at an address the kernel picks,
+        // so it aliases nothing of this process; of `len` bytes at
+        // `index * len`, a multiple of the page size, inside the file
+        // (`layout` checked its length, sealed against shrinking, so no
+        // access faults). It is unmapped only in Drop. What other
+        // processes do with it is the protocol of the module
+        // documentation, enforced by the claims and seals.
         let ptr = unsafe {
             rustix::mm::mmap(
                 std::ptr::null_mut(),
@@ -148,19 +357,30 @@ impl Ring {
         }?;
         let base =
             NonNull::new(ptr.cast::<u8>()).ok_or_else(|| io::Error::other("mmap gave NULL"))?;
-        Ok(Ring {
+        let ring = Ring {
             base,
             len,
             cap: capacity(size),
             wait,
             silence,
-        })
+            file: fd.try_clone_to_owned()?,
+        };
+        if ring
+            .word(role.claim())
+            .compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
+            return Err(taken());
+        }
+        seal_when_complete(fd, size, rings)?;
+        Ok(ring)
     }
 
     fn word(&self, offset: usize) -> &AtomicU32 {
         // SAFETY: `offset` is one of the header's word offsets, inside the
         // mapping and 4-byte aligned (the mapping is page aligned); the
-        // word is only ever accessed atomically, by both processes.
+        // word is only ever accessed atomically, by both ends (`create`
+        // wrote the file's words before any end mapped it).
         unsafe { &*self.base.as_ptr().add(offset).cast::<AtomicU32>() }
     }
 
@@ -254,11 +474,15 @@ pub struct ShmSender {
     /// need not be read back from the shared line.
     head: u32,
     closed: bool,
+    /// The largest message.
+    size: usize,
 }
 
 impl ShmSender {
-    /// The producer of the `index`th ring of `fd`, for messages of
-    /// `size`, failing after `silence` without room.
+    /// The producer of the `index`th ring of `fd`, a file made by
+    /// [`create`] for messages of `size`, failing after `silence` without
+    /// room. The ring's only producer: a second one, in any process, is
+    /// refused (an error of kind [`io::ErrorKind::AlreadyExists`]).
     pub fn open(
         fd: impl AsFd,
         size: usize,
@@ -266,16 +490,28 @@ impl ShmSender {
         wait: RingWait,
         silence: Duration,
     ) -> io::Result<ShmSender> {
-        let ring = Ring::map(fd, size, index, wait, silence)?;
+        let ring = Ring::open(fd.as_fd(), size, index, wait, silence, Role::Producer)?;
         Ok(ShmSender {
             head: ring.word(HEAD).load(Ordering::Acquire),
             ring,
             closed: false,
+            size,
         })
     }
 
-    /// Copies `msg` into the ring, waiting for room.
+    /// Copies `msg`, at most the ring's message size, into the ring,
+    /// waiting for room.
     pub fn send(&mut self, msg: &[u8]) -> io::Result<()> {
+        if msg.len() > self.size {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "a {}-byte message in a ring of {}-byte messages",
+                    msg.len(),
+                    self.size
+                ),
+            ));
+        }
         let r = &self.ring;
         let head = self.head;
         loop {
@@ -345,11 +581,15 @@ pub struct ShmReceiver {
     /// `tail` as this end last stored it (only this end writes it).
     tail: u32,
     max: usize,
+    /// Whether the file was seen sealed against writes.
+    sealed: bool,
 }
 
 impl ShmReceiver {
-    /// The consumer of the `index`th ring of `fd`, taking at most `size`
-    /// bytes at a time.
+    /// The consumer of the `index`th ring of `fd`, a file made by
+    /// [`create`] for messages of `size`, taking at most `size` bytes at a
+    /// time. The ring's only consumer: a second one, in any process, is
+    /// refused (an error of kind [`io::ErrorKind::AlreadyExists`]).
     pub fn open(
         fd: impl AsFd,
         size: usize,
@@ -357,17 +597,23 @@ impl ShmReceiver {
         wait: RingWait,
         silence: Duration,
     ) -> io::Result<ShmReceiver> {
-        let ring = Ring::map(fd, size, index, wait, silence)?;
+        let ring = Ring::open(fd.as_fd(), size, index, wait, silence, Role::Consumer)?;
         Ok(ShmReceiver {
             tail: ring.word(TAIL).load(Ordering::Acquire),
             ring,
             max: size,
+            sealed: false,
         })
     }
 
     /// Takes up to `size` bytes as soon as there are any, handing them in
     /// place to `sink` if there is one; 0 once the producer has closed
     /// and everything is taken.
+    ///
+    /// Bytes are handed on only from a file sealed against writes (every
+    /// end of its rings open): otherwise something other than the
+    /// producer could change them while `sink` looks at them, and this
+    /// fails.
     pub fn recv(&mut self, sink: Sink<'_>) -> io::Result<usize> {
         let r = &self.ring;
         let tail = self.tail;
@@ -387,11 +633,24 @@ impl ShmReceiver {
         };
         let n = (head.wrapping_sub(tail) as usize).min(self.max);
         if let Some(sink) = sink {
+            if !self.sealed {
+                self.sealed = sealed(r.file.as_fd())?;
+                if !self.sealed {
+                    return Err(io::Error::other(
+                        "cannot hand on the ring's bytes: its file is not sealed against \
+                         writes (an end of one of its rings never opened)",
+                    ));
+                }
+            }
             let at = tail as usize & (r.cap - 1);
             let first = n.min(r.cap - at);
-            // SAFETY: [tail, tail + n) was published by the producer's
-            // Release store of `head` (Acquire above) and is not written
-            // again until `tail` moves past it below.
+            // SAFETY: [tail, tail + n) lies in the data area (`at` is
+            // masked, `first` is at most `cap - at`, `n` at most `max` <=
+            // `cap`); it was published by the producer's Release store of
+            // `head` (Acquire above) and is not written again until `tail`
+            // moves past it below: the ring's one producer (claimed) keeps
+            // to that, and nothing else writes the file (sealed, checked
+            // above).
             let (a, b) = unsafe {
                 (
                     std::slice::from_raw_parts(r.data().add(at), first),
@@ -414,14 +673,12 @@ impl ShmReceiver {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use rustix::fs::{MemfdFlags, ftruncate, memfd_create};
 
     #[test]
     fn bytes_cross_the_ring_in_order_past_its_wrap() {
         for wait in [RingWait::Sleep, RingWait::SpinThenSleep, RingWait::Spin] {
             let size = 300_001;
-            let fd = memfd_create("ring", MemfdFlags::CLOEXEC).unwrap();
-            ftruncate(&fd, ring_bytes(size) as u64).unwrap();
+            let fd = create(size, 1).unwrap();
             let mut tx = ShmSender::open(&fd, size, 0, wait, Duration::from_secs(30)).unwrap();
             let mut rx = ShmReceiver::open(&fd, size, 0, wait, Duration::from_secs(30)).unwrap();
             // More than the 2 MiB ring, so it wraps, from another thread.
@@ -452,10 +709,91 @@ mod tests {
         }
     }
 
+    /// One producer and one consumer per ring: a second of either, in
+    /// this process or another, is refused (two producers would write the
+    /// same bytes at once).
+    #[test]
+    fn a_ring_takes_one_producer_and_one_consumer() {
+        let silence = Duration::from_secs(30);
+        let fd = create(64, 1).unwrap();
+        let _tx = ShmSender::open(&fd, 64, 0, RingWait::Sleep, silence).unwrap();
+        let _rx = ShmReceiver::open(&fd, 64, 0, RingWait::Sleep, silence).unwrap();
+        let err = ShmSender::open(&fd, 64, 0, RingWait::Sleep, silence)
+            .err()
+            .expect("a second producer was let in");
+        assert!(err.to_string().contains("already has a producer"), "{err}");
+        let err = ShmReceiver::open(&fd, 64, 0, RingWait::Sleep, silence)
+            .err()
+            .expect("a second consumer was let in");
+        assert!(err.to_string().contains("already has a consumer"), "{err}");
+    }
+
+    /// Only a file made by `create`, for this message size and with this
+    /// ring, is opened: another layout would put the ends' words in each
+    /// other's bytes, and a file that can shrink faults its mappings.
+    #[test]
+    fn only_a_ring_file_of_the_same_layout_is_opened() {
+        let silence = Duration::from_secs(30);
+        let open = |fd: &OwnedFd, size, index| {
+            ShmSender::open(fd, size, index, RingWait::Sleep, silence)
+                .err()
+                .expect("opened")
+                .to_string()
+        };
+        let plain = rustix::fs::memfd_create("ring", MemfdFlags::CLOEXEC).unwrap();
+        rustix::fs::ftruncate(&plain, ring_bytes(64) as u64).unwrap();
+        assert!(open(&plain, 64, 0).contains("not a ring file"));
+        let fd = create(64, 2).unwrap();
+        assert!(open(&fd, 128, 0).contains("made for 64-byte messages"));
+        assert!(open(&fd, 64, 2).contains("it holds 2 rings"));
+        let err = create(0, 1).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
+        let err = create(64, usize::MAX).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
+    }
+
+    /// Once every end of every ring is open, nothing else writes the
+    /// file; before that, a consumer does not hand on bytes in place.
+    #[test]
+    fn the_file_is_sealed_once_every_end_is_open() {
+        let silence = Duration::from_secs(30);
+        let fd = create(64, 2).unwrap();
+        let mut tx = ShmSender::open(&fd, 64, 0, RingWait::Sleep, silence).unwrap();
+        let mut rx = ShmReceiver::open(&fd, 64, 0, RingWait::Sleep, silence).unwrap();
+        // Ring 1 has no end yet: the file may still be written.
+        assert_eq!(rustix::io::pwrite(&fd, &[0], 4096 - 1), Ok(1));
+        tx.send(b"hello").unwrap();
+        let mut sink = |_: &[u8]| Ok(());
+        let err = rx.recv(Some(&mut sink)).unwrap_err();
+        assert!(err.to_string().contains("not sealed"), "{err}");
+        let err = tx.send(&[0; 65]).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
+        let _back_tx = ShmSender::open(&fd, 64, 1, RingWait::Sleep, silence).unwrap();
+        let _back_rx = ShmReceiver::open(&fd, 64, 1, RingWait::Sleep, silence).unwrap();
+        assert_eq!(
+            rustix::io::pwrite(&fd, &[0], 4096 - 1),
+            Err(Errno::PERM),
+            "the file was not sealed"
+        );
+        let mut got = Vec::new();
+        let mut sink = |b: &[u8]| {
+            got.extend_from_slice(b);
+            Ok(())
+        };
+        assert_eq!(rx.recv(Some(&mut sink)).unwrap(), 5);
+        assert_eq!(got, b"hello");
+    }
+
+    #[test]
+    fn any_size_counts_without_overflow() {
+        assert_eq!(capacity(1), 1 << 20);
+        assert_eq!(capacity(usize::MAX), capacity(MAX_MESSAGE));
+        assert_eq!(ring_bytes(MAX_MESSAGE), HEADER + (1 << 30));
+    }
+
     #[test]
     fn a_producer_closes_even_when_the_consumer_died_asleep() {
-        let fd = memfd_create("ring", MemfdFlags::CLOEXEC).unwrap();
-        ftruncate(&fd, ring_bytes(64) as u64).unwrap();
+        let fd = create(64, 1).unwrap();
         let tx = ShmSender::open(&fd, 64, 0, RingWait::Sleep, Duration::from_secs(30)).unwrap();
         let rx = ShmReceiver::open(&fd, 64, 0, RingWait::Sleep, Duration::from_secs(30)).unwrap();
         // A consumer killed in FUTEX_WAIT leaves its flag up.

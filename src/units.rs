@@ -10,6 +10,18 @@ pub const MIB: u64 = 1 << 20;
 /// One gibibyte, the unit behind the `G` suffix.
 pub const GIB: u64 = 1 << 30;
 
+/// The largest buffer and the largest pipe the command line takes: 1 GiB.
+/// The blog's buffers are 256 KiB and pipe-max-size is 1 MiB by default;
+/// past a gigabyte a buffer measures the memory, and the kernel refuses
+/// pipes past 2 GiB (`round_pipe_size`). Also the bound that keeps every
+/// sum and product of buffer sizes far from overflowing.
+pub const MAX_BUFFER: u64 = GIB;
+
+/// The most bytes one run may be asked to move (`--bytes`): 1 PiB, about
+/// a day (the longest run `--duration` allows) at 12 GiB/s, and small
+/// enough that rounding it up to whole messages cannot overflow.
+pub const MAX_RUN_BYTES: u64 = 1 << 50;
+
 /// Why a size given on the command line could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParseSizeError {

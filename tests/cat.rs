@@ -16,10 +16,14 @@ use std::time::Duration;
 
 const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
 
+mod common;
+
 #[path = "cat/errors.rs"]
 mod errors;
 #[path = "cat/inplace.rs"]
 mod inplace;
+#[path = "cat/records.rs"]
+mod records;
 
 // ---------------------------------------------------------------------------
 // A small harness in the manner of uutils' tests:
@@ -181,11 +185,9 @@ fn gnu_cat() -> Option<&'static str> {
     if found {
         Some("cat")
     } else {
-        // Straight to the descriptor, past the test harness's capture: a
-        // skipped comparison must show.
-        let _ = writeln!(
-            io::stderr(),
-            "skipped: the differential tests compare with GNU cat, and no GNU cat is installed"
+        common::skip(
+            "gnu_cat",
+            "the differential tests compare with GNU cat, and no GNU cat is installed",
         );
         None
     }
@@ -705,7 +707,7 @@ fn input_file_is_output_file_matches_gnu() {
 #[test]
 fn a_full_disk_is_a_write_error_and_ends_cat_at_once() {
     let Ok(full) = File::options().write(true).open("/dev/full") else {
-        let _ = writeln!(io::stderr(), "skipped: no /dev/full here");
+        common::skip("dev_full", "no /dev/full here");
         return;
     };
     let dir = Dir::new();

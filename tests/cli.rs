@@ -204,6 +204,28 @@ fn early_reuse_of_a_vmspliced_buffer_is_caught_and_the_discipline_is_not() {
     }
 }
 
+/// SPLICE_F_GIFT gives the pages to the kernel: refilling them early
+/// breaks vmsplice's contract, so the two are refused together.
+#[test]
+fn gift_with_early_reuse_is_a_usage_error() {
+    let out = pipespeed(&[
+        "write",
+        "--vmsplice",
+        "--gift",
+        "--unsafe-early-reuse",
+        "4K",
+    ])
+    .stdout(Stdio::null())
+    .output()
+    .unwrap();
+    assert_one_line_error(&out, 2, "--gift");
+    assert!(
+        stderr(&out).contains("--unsafe-early-reuse"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn a_closed_reader_ends_the_writer_quietly() {
     for method in [
@@ -732,9 +754,24 @@ fn an_unwritable_chart_is_a_one_line_error_before_measuring() {
 /// `bench` with `args` and a JSON file: its status, stderr and the JSON
 /// (null when none was written).
 fn bench_status(args: &[&str]) -> (Output, serde_json::Value) {
+    bench_status_within(None, args)
+}
+
+/// [`bench_status`] with its address space limited to `kib` (`ulimit
+/// -v`), when given: a writer cannot map a 1 GiB buffer then.
+fn bench_status_within(kib: Option<u64>, args: &[&str]) -> (Output, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
-    let mut cmd = pipespeed(&["bench", "--runs", "1", "--bytes", "1M"]);
+    let mut cmd = match kib {
+        Some(kib) => {
+            let mut sh = Command::new("sh");
+            let script = format!(r#"ulimit -v {kib} && exec "$0" "$@""#);
+            sh.args(["-c", &script, EXE]);
+            sh
+        }
+        None => Command::new(EXE),
+    };
+    cmd.args(["bench", "--runs", "1", "--bytes", "1M"]);
     cmd.args(args).arg("--json").arg(&json);
     let out = cmd.output().unwrap();
     let value = std::fs::read(&json).map_or(serde_json::Value::Null, |text| {
@@ -745,7 +782,9 @@ fn bench_status(args: &[&str]) -> (Output, serde_json::Value) {
 
 #[test]
 fn a_failed_rung_makes_bench_fail_after_its_table_and_files() {
-    let (out, json) = bench_status(&["--rungs", "write-read", "--buf-size", "1T"]);
+    // The buffer cannot be mapped within 512 MiB of address space.
+    let small = Some(512 << 10);
+    let (out, json) = bench_status_within(small, &["--rungs", "write-read", "--buf-size", "1G"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stdout(&out).contains("failed"), "{}", stdout(&out));
     // Nothing measured: no result file to replace an older one.
@@ -759,7 +798,8 @@ fn a_failed_rung_makes_bench_fail_after_its_table_and_files() {
     assert!(!err.contains("os error"), "{err}");
     // Beside a measured rung (tuned sizes its own buffer), the failure is
     // in the file too.
-    let (out, json) = bench_status(&["--rungs", "write-read,tuned", "--buf-size", "1T"]);
+    let (out, json) =
+        bench_status_within(small, &["--rungs", "write-read,tuned", "--buf-size", "1G"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("1 of 2 rungs failed: write-read"));
     let statuses: Vec<&str> = json["rungs"]
@@ -829,11 +869,13 @@ fn a_reader_fed_less_than_asked_fails_and_says_how_much_came() {
 #[test]
 fn cpus_and_pipe_sizes_are_checked_by_one_rule_in_every_command() {
     for command in ["bench", "latency", "contend"] {
-        let out = pipespeed(&[command, "--cpus", "0,4096"]).output().unwrap();
+        // A CPU number the parser takes (0-1023, tests/sizes.rs tries
+        // past it) that this machine does not have.
+        let out = pipespeed(&[command, "--cpus", "0,1000"]).output().unwrap();
         assert_one_line_error(
             &out,
             2,
-            "--cpus: CPU 4096 is not one this process may use (allowed: ",
+            "--cpus: CPU 1000 is not one this process may use (allowed: ",
         );
         let out = pipespeed(&[command, "--cpus", "0"]).output().unwrap();
         assert_one_line_error(&out, 2, "--cpus takes two CPUs, the ");

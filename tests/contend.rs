@@ -452,7 +452,14 @@ fn bad_options_are_one_line_errors_with_status_2() {
             "--pressure-workers",
         ),
         (&["--cpus", "0"], "two CPUs"),
-        (&["--cpus", "0,4000"], "CPU 4000"),
+        (
+            &["--cpus", "0,1000"],
+            "CPU 1000 is not one this process may use",
+        ),
+        (
+            &["--cpus", "0,4000"],
+            "'4000' is not a CPU number from 0 to 1023",
+        ),
         (&["--bogus"], "--bogus"),
     ];
     for (args, needle) in cases {

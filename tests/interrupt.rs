@@ -142,6 +142,13 @@ fn sigterm_stops_bench_the_same_way() {
 }
 
 #[test]
+fn sighup_stops_bench_the_same_way() {
+    // A closed terminal or an ssh session that drops: the children and
+    // the scratch files go as they do on SIGINT (status 128 + 1).
+    interrupt_bench(rustix::process::Signal::HUP, 129);
+}
+
+#[test]
 fn sigint_stops_latency_with_the_sizes_measured() {
     let args = [
         "latency",

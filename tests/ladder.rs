@@ -1,5 +1,6 @@
 //! The ladder's scheduling and statistics, with a mock executor: no
-//! processes, no timings.
+//! processes, no timings; and how the process executor words an end's
+//! crash.
 
 #![allow(clippy::unwrap_used)]
 
@@ -489,4 +490,34 @@ fn on_one_cpu_the_check_says_what_it_cannot_measure() {
     assert!(different.reason.as_deref().unwrap().contains("one CPU"));
     assert!(check.wakeup.is_none());
     assert!(check.wakeup_reason.as_deref().unwrap().contains("one CPU"));
+}
+
+/// A writer that crashes is named, with its signal, rather than the
+/// reader blamed for the end of its input (a writer's SIGSEGV was
+/// reported as "reader: read: Invalid argument").
+#[test]
+fn an_end_killed_by_a_signal_is_named_with_it() {
+    use pipespeed::bench::ladder::ProcessExecutor;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("crashing-writer");
+    // The writer's spec names its role; the reader is the real one.
+    let script = format!(
+        "#!/bin/sh\ncase \"$2\" in *'\"role\":\"writer\"'*) kill -SEGV $$ ;; esac\nexec {} \"$@\"\n",
+        env!("CARGO_BIN_EXE_pipespeed")
+    );
+    std::fs::write(&exe, script).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let facts = SystemFacts::collect();
+    let mut config = config(&[Rung::WriteRead], &facts);
+    config.bytes = Some(1 << 20);
+    config.placement = Placement::Unpinned;
+    let job = job_for(Rung::WriteRead, &config, &facts).unwrap();
+    let mut executor = ProcessExecutor::new(exe);
+    match executor.run(&job) {
+        Err(RunError::Failed(why)) => {
+            assert!(why.starts_with("writer: killed by SIGSEGV"), "{why}")
+        }
+        other => panic!("{other:?}"),
+    }
 }

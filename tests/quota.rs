@@ -22,6 +22,8 @@ use std::sync::Mutex;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
+mod common;
+
 use pipespeed::sys::fcntl_getpipe_size;
 use rustix::fs::{Mode, OFlags, fstat, open};
 
@@ -214,7 +216,7 @@ fn user_shell(files: &[(&str, usize)]) -> Option<UserShell> {
     match UserShell::start(files) {
         Ok(shell) => Some(shell),
         Err(why) => {
-            eprintln!("skipped: {why}");
+            common::skip("pipe_budget", &why);
             None
         }
     }
@@ -262,7 +264,10 @@ fn a_spent_budget_only_leaves_the_pipes_small() {
     let per_copy = 2 * max / page;
     let copies = soft.div_ceil(per_copy.max(1)) + 4;
     if copies > 400 {
-        eprintln!("skipped: spending a budget of {soft} pages takes {copies} copies");
+        common::skip(
+            "pipe_budget",
+            &format!("spending a budget of {soft} pages takes {copies} copies"),
+        );
         return;
     }
     let big = 2 * max;

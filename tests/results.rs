@@ -6,9 +6,12 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
@@ -219,4 +222,263 @@ fn readers_that_die_make_contend_fail_with_a_message_not_end_quietly() {
     // The writers' broken pipe is not our stdout's: a failure, said.
     assert_eq!(status.code(), Some(1), "{err}");
     assert!(err.starts_with("pipespeed: "), "{err}");
+}
+
+/// The shortest measuring run, for the tests of where its files go.
+const QUICK: [&str; 5] = ["latency", "--duration", "0.05", "--warmup", "0"];
+
+/// Waits for `child` and its output, or kills it and fails: a command
+/// that hangs fails its test rather than the whole run. The bound is a
+/// hang's, far above any run's length, not a timing.
+fn finish(mut child: Child, what: &str) -> Output {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "{what}: hung; stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn quick(dir: &Path, args: &[&str]) -> Child {
+    Command::new(EXE)
+        .args(QUICK)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn mkfifo(path: &Path) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+}
+
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_fifo_s_reader_gets_the_whole_result_and_then_its_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("ff");
+    mkfifo(&fifo);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let out = finish(quick(dir.path(), &["--json", "ff"]), "--json FIFO");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let got = reader.join().unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&got)
+        .unwrap_or_else(|e| panic!("the reader got {} bytes, not a result: {e}", got.len()));
+    assert_eq!(json["schema"], "pipespeed.latency/1");
+    assert!(
+        rustix::fs::stat(&fifo).unwrap().st_mode & 0o170000 == 0o010000,
+        "the FIFO was replaced"
+    );
+}
+
+#[test]
+fn a_fifo_without_a_reader_is_refused_before_the_run_not_waited_for() {
+    let dir = tempfile::tempdir().unwrap();
+    mkfifo(&dir.path().join("ff"));
+    let out = finish(
+        quick(dir.path(), &["--json", "ff"]),
+        "--json FIFO, no reader",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "pipespeed: cannot write ff: no process has this FIFO open for reading \
+         (start its reader first)\n"
+    );
+    assert!(out.stdout.is_empty(), "nothing was measured");
+}
+
+#[test]
+fn sigterm_ends_a_write_to_a_fifo_that_is_not_read() {
+    use rustix::fs::{Mode, OFlags, open};
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("ff");
+    mkfifo(&fifo);
+    // A reader that never reads, its FIFO one page big: the chart (more
+    // than a page) fills it and the rest waits.
+    let reader = open(&fifo, OFlags::RDONLY | OFlags::NONBLOCK, Mode::empty()).unwrap();
+    let size = rustix::pipe::fcntl_setpipe_size(&reader, 4096).unwrap();
+    let child = quick(dir.path(), &["--svg", "ff"]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while rustix::io::ioctl_fionread(&reader).unwrap() < size as u64 {
+        assert!(Instant::now() < deadline, "the chart never filled the FIFO");
+        sleep(Duration::from_millis(20));
+    }
+    kill_process(Pid::from_raw(child.id() as i32).unwrap(), Signal::TERM).unwrap();
+    let out = finish(child, "a write to a FIFO nobody reads, after SIGTERM");
+    assert_eq!(out.status.code(), Some(143));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "pipespeed: cannot write ff: interrupted by SIGTERM\n"
+    );
+}
+
+#[test]
+fn dev_stdout_is_standard_output_written_where_it_points() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("log"), "LOG\n").unwrap();
+    let run = format!("\"$P\" {} --json /dev/stdout", QUICK.join(" "));
+    let out = common::sh(dir.path(), &format!("{run} >> log && {run} > out.txt"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    // The table went to stderr, as with `-`; each file holds results only.
+    assert_eq!(err.matches("ROUND-TRIP").count(), 2, "{err}");
+    let log = std::fs::read_to_string(dir.path().join("log")).unwrap();
+    let json = log.strip_prefix("LOG\n").expect(">> log appends");
+    serde_json::from_str::<serde_json::Value>(json).unwrap();
+    let out_txt = std::fs::read(dir.path().join("out.txt")).unwrap();
+    serde_json::from_slice::<serde_json::Value>(&out_txt).unwrap();
+}
+
+#[test]
+fn a_size_limit_leaves_the_older_result_and_no_temporary_file() {
+    let dir = with_old_results();
+    let out = common::sh(
+        dir.path(),
+        &format!(
+            "ulimit -f 1; exec \"$P\" {} --json r.json --csv r.csv",
+            QUICK.join(" ")
+        ),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err, "pipespeed: cannot write r.json: File too large\n");
+    assert_untouched(dir.path(), "under ulimit -f 1");
+}
+
+#[test]
+fn a_replaced_result_keeps_its_mode_owner_and_hard_links() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name);
+    for name in ["private.json", "linked.csv", "theirs.svg"] {
+        std::fs::write(path(name), OLD).unwrap();
+    }
+    std::fs::set_permissions(path("private.json"), PermissionsExt::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(path("theirs.svg"), PermissionsExt::from_mode(0o664)).unwrap();
+    std::fs::hard_link(path("linked.csv"), path("other-name.csv")).unwrap();
+    let root = rustix::process::geteuid().is_root();
+    if root {
+        std::os::unix::fs::chown(path("theirs.svg"), Some(65534), Some(65534)).unwrap();
+    }
+    let args = [
+        "--json",
+        "private.json",
+        "--csv",
+        "linked.csv",
+        "--svg",
+        "theirs.svg",
+    ];
+    let out = finish(quick(dir.path(), &args), "replacing results");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta = |name: &str| std::fs::metadata(path(name)).unwrap();
+    assert_eq!(meta("private.json").mode() & 0o7777, 0o600);
+    assert_ne!(std::fs::read_to_string(path("private.json")).unwrap(), OLD);
+    // Both names still one file, holding the new result.
+    assert_eq!(meta("linked.csv").nlink(), 2);
+    assert_eq!(meta("linked.csv").ino(), meta("other-name.csv").ino());
+    assert!(
+        std::fs::read_to_string(path("other-name.csv"))
+            .unwrap()
+            .starts_with("size")
+    );
+    assert_eq!(meta("theirs.svg").mode() & 0o7777, 0o664);
+    if root {
+        assert_eq!(
+            (meta("theirs.svg").uid(), meta("theirs.svg").gid()),
+            (65534, 65534)
+        );
+    } else {
+        common::skip(
+            "root",
+            "only root can give a file to another user to see it kept",
+        );
+    }
+    assert_eq!(
+        names_in(dir.path()),
+        ["linked.csv", "other-name.csv", "private.json", "theirs.svg"]
+    );
+}
+
+#[test]
+fn a_symbolic_link_planted_in_a_sticky_directory_is_not_followed() {
+    if !rustix::process::geteuid().is_root() {
+        // Planting needs a link of another user's.
+        common::skip("root", "only root can make a link owned by another user");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let sticky = dir.path().join("tmp");
+    std::fs::create_dir(&sticky).unwrap();
+    std::fs::set_permissions(&sticky, PermissionsExt::from_mode(0o1777)).unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, OLD).unwrap();
+    let link = sticky.join("r.json");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).unwrap();
+    let out = finish(
+        quick(dir.path(), &["--json", "tmp/r.json"]),
+        "a planted link",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "pipespeed: cannot write tmp/r.json: it goes through a symbolic link of uid 65534 \
+         in the sticky directory tmp, which is not followed (see protected_symlinks in \
+         proc_sys_fs(5))\n"
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), OLD);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    // Root's own link there is followed, and its target replaced.
+    std::os::unix::fs::lchown(&link, Some(0), Some(0)).unwrap();
+    let out = finish(
+        quick(dir.path(), &["--json", "tmp/r.json"]),
+        "root's own link",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_ne!(std::fs::read_to_string(&victim).unwrap(), OLD);
+    assert_eq!(names_in(&sticky), ["r.json"]);
 }

@@ -92,6 +92,54 @@ fn closed_standard_descriptors_are_reported_as_gnu_cat_reports_them() {
     }
 }
 
+/// A name that leads to a standard descriptor the parent closed does not
+/// exist, as in GNU cat (coreutils 9.10 and 9.1): the Rust runtime put
+/// /dev/null on the descriptor, and opening `/dev/stdin` reached it, so
+/// `cat /dev/stdin <&-` printed nothing and exited 0.
+#[test]
+fn a_name_of_a_closed_standard_descriptor_does_not_exist() {
+    let dir = files();
+    for (name, closed) in [
+        ("/dev/stdin", "<&-"),
+        ("/proc/self/fd/0", "<&-"),
+        ("/dev/fd/0", "<&-"),
+        ("in", "<&-"),
+        ("/dev/stderr", "2>&-"),
+    ] {
+        std::os::unix::fs::symlink("/dev/stdin", dir.path().join("in")).ok();
+        let script = format!("\"$P\" cat {name} f {closed}");
+        let out = sh(dir.path(), &script);
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "hi\n", "{script}");
+        let expected = if closed == "2>&-" {
+            String::new()
+        } else {
+            format!("pipespeed cat: {name}: No such file or directory\n")
+        };
+        assert_eq!(stderr(&out), expected, "{script}");
+        assert_eq!(out.status.code(), Some(1), "{script}");
+        if gnu_cat() {
+            let gnu = sh(dir.path(), &format!("cat {name} f {closed}"));
+            assert_eq!(
+                stderr(&gnu).replace("cat: ", "pipespeed cat: "),
+                expected,
+                "GNU cat {name} {closed}"
+            );
+            assert_eq!(gnu.status.code(), Some(1), "GNU cat {name} {closed}");
+        }
+    }
+    // What is open is still found, /dev/null too though it stands in for
+    // the closed stdin.
+    for script in [
+        "\"$P\" cat /dev/null /proc/self/fd/3 3<f <&-",
+        "\"$P\" cat /dev/stdin <f 2>&-",
+    ] {
+        let out = sh(dir.path(), script);
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "hi\n", "{script}");
+        assert_eq!(stderr(&out), "", "{script}");
+        assert_eq!(out.status.code(), Some(0), "{script}");
+    }
+}
+
 #[test]
 fn a_standard_output_on_dev_null_is_not_taken_for_a_closed_one() {
     let dir = files();

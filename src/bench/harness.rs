@@ -23,6 +23,11 @@ use crate::sys::SystemFacts;
 /// messages measure memory, not the pipe.
 pub const MAX_MESSAGE: usize = 64 << 20;
 
+/// The most measured runs any measurement makes of one row (a rung, a
+/// size, a cell): the command line's bound on every `--runs`, which keeps
+/// the counts of a progress display far from overflowing.
+pub const MAX_RUNS: usize = 1000;
+
 /// Whether the two sides (or all the ends) of a measurement are threads
 /// of this process or processes of their own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -161,7 +166,7 @@ pub struct Header {
     pub build: Option<BuildInfo>,
     /// The machine.
     pub system: SystemFacts,
-    /// Whether SIGINT or SIGTERM stopped the measurement: the document
+    /// Whether SIGINT, SIGTERM or SIGHUP stopped the measurement: the document
     /// holds the runs made before it.
     #[serde(default)]
     pub interrupted: bool,

@@ -105,7 +105,17 @@ pub fn run_reader(input: impl AsFd, config: &ReaderConfig) -> io::Result<ReadRep
         }
         ReadMethod::Splice if config.verify => {
             let file = memfd_create("pipespeed-verify", MemfdFlags::CLOEXEC)?;
-            Sink::CheckedFile(file, vec![0; config.buf_size])
+            // Reserved, not `vec!`: a size the heap cannot give is an
+            // error, not an abort.
+            let mut scratch = Vec::new();
+            scratch.try_reserve_exact(config.buf_size).map_err(|_| {
+                io::Error::new(
+                    io::ErrorKind::OutOfMemory,
+                    format!("cannot allocate a buffer of {} bytes", config.buf_size),
+                )
+            })?;
+            scratch.resize(config.buf_size, 0);
+            Sink::CheckedFile(file, scratch)
         }
         ReadMethod::Splice => {
             let null =
@@ -213,6 +223,32 @@ impl Sink {
                 }
                 Ok(verifier.check(&scratch[..n]))
             }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_buffer_the_machine_cannot_hold_is_an_error_for_every_method() {
+        for (method, verify) in [
+            (ReadMethod::Read, false),
+            (ReadMethod::Read, true),
+            (ReadMethod::Splice, true),
+        ] {
+            let pipe = crate::sys::pipe().unwrap();
+            let config = ReaderConfig {
+                method,
+                verify,
+                buf_size: usize::MAX / 2,
+                bytes: 1,
+                ..ReaderConfig::default()
+            };
+            let err = run_reader(&pipe.read, &config).unwrap_err();
+            assert!(err.to_string().contains("cannot"), "{method:?}: {err}");
         }
     }
 }

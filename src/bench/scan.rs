@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::ladder::placement::placements;
 use super::ladder::{LadderConfig, LadderResult, Rung};
 use crate::sys::SystemFacts;
-use crate::units::{Size, parse_size};
+use crate::units::{MAX_BUFFER, Size, parse_size};
 
 /// The setting a scan varies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,7 +75,8 @@ impl ScanParam {
         facts: &SystemFacts,
     ) -> Option<LadderConfig> {
         let mut config = config.clone();
-        // Values come from `Scan::from_str`, which keeps them in usize.
+        // Values come from `Scan::from_str`, which keeps them at most
+        // MAX_BUFFER (1 GiB).
         let value = usize::try_from(value).unwrap_or(usize::MAX);
         match self {
             ScanParam::BufSize => config.buf_size = value,
@@ -144,9 +145,15 @@ impl FromStr for Scan {
                 if n == 0 {
                     return Err(format!("{name}: '{v}' is not a size to measure (0 bytes)"));
                 }
-                usize::try_from(n)
-                    .map(|_| n)
-                    .map_err(|_| format!("size '{v}' is too large"))
+                // Buffers and pipes alike: at most MAX_BUFFER, the limit
+                // of --buf-size and --pipe-size.
+                if n > MAX_BUFFER {
+                    return Err(format!(
+                        "{name}: '{v}' is too large: at most {} ({MAX_BUFFER} bytes)",
+                        Size(MAX_BUFFER)
+                    ));
+                }
+                Ok(n)
             })
             .collect::<Result<Vec<u64>, String>>()?;
         if values.len() < 2 {
@@ -266,6 +273,10 @@ mod tests {
         assert!(err("buf-size=64K").contains("at least two values"));
         assert!(err("buf-size=64K,lots").contains("lots"));
         assert!(err("pipe-size=0,64K").contains("0 bytes"));
+        assert!(err("buf-size=4K,1025M").contains("at most 1GiB"));
+        assert!(err("pipe-size=18446744073709551615,4K").contains("at most 1GiB"));
+        assert!(err("pipe-size=18446744073709551616,4K").contains("too large"));
+        assert!("buf-size=4K,1G".parse::<Scan>().is_ok());
     }
 
     #[test]

@@ -46,6 +46,7 @@ pub struct WriterConfig {
     pub layout: Layout,
     /// Size the pipe to this instead of one half, breaking the double
     /// buffer discipline on purpose (with `--verify`, shows the hazard).
+    /// Refused with `gift`.
     pub unsafe_early_reuse: Option<usize>,
     /// Send the checkable stream of [`crate::verify`] instead of `X`s.
     pub verify: bool,
@@ -91,8 +92,15 @@ pub enum WriterEnd {
 ///
 /// Errors of kind [`io::ErrorKind::Unsupported`] mean this machine cannot
 /// do what was asked (huge pages not granted, vmsplice refused).
+///
+/// `gift` with `unsafe_early_reuse` is refused (an error of kind
+/// [`io::ErrorKind::InvalidInput`]) before anything is done:
+/// [`Reuse::allows_gift`].
 pub fn run_writer(out: impl AsFd, config: &WriterConfig) -> io::Result<WriterEnd> {
     let out = out.as_fd();
+    if config.method == WriteMethod::Vmsplice {
+        config.reuse().allows_gift(config.gift)?;
+    }
     config.wait.prepare(out)?;
     let limit = config.bytes.unwrap_or(u64::MAX);
     let result = match config.method {
@@ -150,14 +158,21 @@ fn write_loop(out: std::os::fd::BorrowedFd<'_>, config: &WriterConfig, limit: u6
     Ok(sent)
 }
 
+impl WriterConfig {
+    /// How vmsplice may reuse a half.
+    fn reuse(&self) -> Reuse {
+        match self.unsafe_early_reuse {
+            Some(pipe_size) => Reuse::Early { pipe_size },
+            None => Reuse::AfterConsumed,
+        }
+    }
+}
+
 fn vmsplice_loop(out: std::os::fd::BorrowedFd<'_>, config: &WriterConfig, limit: u64) -> Sent<u64> {
     let half = config.buf_size / 2;
-    let reuse = match config.unsafe_early_reuse {
-        Some(pipe_size) => Reuse::Early { pipe_size },
-        None => Reuse::AfterConsumed,
-    };
-    let mut db =
-        DoubleBuffer::new(out, half, config.buffer, config.layout, reuse).map_err(|e| (0, e))?;
+    let reuse = config.reuse();
+    let mut db = DoubleBuffer::new(out, half, config.buffer, config.layout, reuse, config.gift)
+        .map_err(|e| (0, e))?;
     if config.check_huge_pages {
         check_huge_pages(&db.buffers()).map_err(|e| (0, e))?;
     }
@@ -167,7 +182,7 @@ fn vmsplice_loop(out: std::os::fd::BorrowedFd<'_>, config: &WriterConfig, limit:
         if config.verify {
             fill_pattern(&mut db.next_half()[..len], sent);
         }
-        db.splice_next(len, config.wait, config.gift)
+        db.splice_next(len, config.wait)
             .map_err(|e| (sent, vmsplice_refusal(e)))?;
         sent += len as u64;
     }
@@ -214,4 +229,41 @@ pub fn check_huge_pages(buffers: &[&Buffer]) -> io::Result<Vec<HugePages>> {
         found.push(got);
     }
     Ok(found)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::sys::pipe;
+
+    /// `SPLICE_F_GIFT` gives the pages to the kernel; early reuse refills
+    /// them while the pipe still holds them: the two are refused together,
+    /// before anything is spliced.
+    #[test]
+    fn gift_with_early_reuse_is_refused_before_anything_is_sent() {
+        let p = pipe().unwrap();
+        let config = WriterConfig {
+            method: WriteMethod::Vmsplice,
+            buf_size: 64 * 1024,
+            gift: true,
+            unsafe_early_reuse: Some(256 * 1024),
+            bytes: Some(64 * 1024),
+            ..WriterConfig::default()
+        };
+        let err = run_writer(&p.write, &config).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("SPLICE_F_GIFT") && msg.contains("early reuse"),
+            "{msg}"
+        );
+        crate::sys::set_nonblocking(&p.read, true).unwrap();
+        let mut buf = [0u8; 1];
+        assert_eq!(
+            rustix::io::read(&p.read, &mut buf),
+            Err(rustix::io::Errno::AGAIN),
+            "something was spliced"
+        );
+    }
 }

@@ -5,12 +5,13 @@
 //! at once, so that each line shows as it comes.
 
 use std::ffi::OsStr;
-use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 
 use super::format::{FormatOptions, Formatter};
-use crate::copy::{Copier, CopyOptions, Side, input_is_output};
+use super::open::open_input;
+use crate::copy::{Copier, CopyOptions, RecordWriter, Rewrite, Side, input_is_output, recv_record};
+use crate::sys::socket::keeps_records;
 use crate::sys::{FdInfo, fd_info};
 use crate::units::KIB;
 use crate::wait::{read, write_all};
@@ -23,8 +24,9 @@ pub const CHUNK: usize = 128 * KIB as usize;
 pub enum Failure {
     /// Opening, examining or reading the input failed: say so, go on.
     Read(io::Error),
-    /// The input is the output file, and the output is ahead of where it
-    /// would be read: copying it would grow it without end.
+    /// The input is the output file, and copying it would write over
+    /// bytes not read yet or read bytes it wrote (see
+    /// [`input_is_output`]).
     InputIsOutput,
     /// Writing failed: say so and stop.
     Write(io::Error),
@@ -42,11 +44,11 @@ pub fn cat_file(
     let input = if name == "-" {
         stdin
     } else {
-        file = File::open(name).map_err(Failure::Read)?;
+        file = open_input(name).map_err(Failure::Read)?;
         file.as_fd()
     };
     let info = fd_info(input).map_err(Failure::Read)?;
-    if input_is_output(input, &info, out, out_info) {
+    if input_is_output(input, &info, out, out_info, engine.rewrite()) {
         return Err(Failure::InputIsOutput);
     }
     engine.cat(input, out)
@@ -86,6 +88,14 @@ impl Engine {
         }
     }
 
+    /// Whether this engine writes the bytes it reads or formats them.
+    pub fn rewrite(&self) -> Rewrite {
+        match self {
+            Engine::Copy(_) => Rewrite::Verbatim,
+            Engine::Format { .. } => Rewrite::Formatted,
+        }
+    }
+
     /// Copies `src` to `out`, formatted if asked.
     pub fn cat(&mut self, src: BorrowedFd<'_>, out: BorrowedFd<'_>) -> Result<(), Failure> {
         match self {
@@ -100,16 +110,27 @@ impl Engine {
                 formatter,
                 input,
                 output,
-            } => loop {
-                let n = read(src, input).map_err(Failure::Read)?;
-                if n == 0 {
-                    return Ok(());
+            } => {
+                // A record socket is read a whole record at a time, and
+                // written in records it takes (see `copy::recv_record`).
+                let records = keeps_records(src);
+                let mut writer = Writer::new(out);
+                loop {
+                    let n = if records {
+                        recv_record(src, input)
+                    } else {
+                        read(src, input)
+                    }
+                    .map_err(Failure::Read)?;
+                    if n == 0 {
+                        return Ok(());
+                    }
+                    output.clear();
+                    formatter.format(&input[..n], output);
+                    // Written at once, so that each line shows as it comes.
+                    writer.write_all(out, output).map_err(Failure::Write)?;
                 }
-                output.clear();
-                formatter.format(&input[..n], output);
-                // Written at once, so that each line shows as it comes.
-                write_all(out, output, |_| {}).map_err(Failure::Write)?;
-            },
+            }
         }
     }
 
@@ -122,8 +143,32 @@ impl Engine {
             } => {
                 output.clear();
                 formatter.finish(output);
-                write_all(out, output, |_| {})
+                Writer::new(out).write_all(out, output)
             }
+        }
+    }
+}
+
+/// How the formatter's output is written: as a stream, or in records a
+/// record socket takes.
+enum Writer {
+    Stream,
+    Records(RecordWriter),
+}
+
+impl Writer {
+    fn new(out: BorrowedFd<'_>) -> Writer {
+        if keeps_records(out) {
+            Writer::Records(RecordWriter::default())
+        } else {
+            Writer::Stream
+        }
+    }
+
+    fn write_all(&mut self, out: BorrowedFd<'_>, bytes: &[u8]) -> io::Result<()> {
+        match self {
+            Writer::Stream => write_all(out, bytes, |_| {}),
+            Writer::Records(writer) => writer.write_all(out, bytes, |_| {}),
         }
     }
 }

@@ -5,10 +5,10 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
-use pipespeed::bench::harness::MAX_MESSAGE;
+use pipespeed::bench::harness::{MAX_MESSAGE, MAX_RUNS};
 use pipespeed::bench::ladder::Rung;
 use pipespeed::bench::scan::Scan;
-use pipespeed::units::{Size, parse_size};
+use pipespeed::units::{MAX_BUFFER, MAX_RUN_BYTES, Size, parse_size};
 
 /// How fast are Linux pipes on this machine? The fast-pipes ladder,
 /// measured honestly.
@@ -120,6 +120,20 @@ pub fn count(
     }
 }
 
+/// The largest CPU number any option takes: the last of the kernel's
+/// affinity mask of `CPU_SETSIZE` (1024) CPUs, as sched_setaffinity(2)
+/// and taskset see it.
+pub const MAX_CPU: usize = 1023;
+
+/// A CPU number from 0 to [`MAX_CPU`] (`--cpu`, `--cpus`); whether this
+/// process may use it is checked where the command pins.
+pub fn cpu(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if n <= MAX_CPU => Ok(n),
+        _ => Err(format!("'{text}' is not a CPU number from 0 to {MAX_CPU}")),
+    }
+}
+
 /// The shortest and longest durations any option takes, in seconds: below
 /// 10 ms a run measures its own start-up (a contend run of 1 ns printed
 /// zeros), above a day it is a mistake (`1e30` ran forever).
@@ -204,28 +218,62 @@ pub fn placement(
     }
 }
 
-/// A pipe size: at least one byte (the kernel rounds it up to a page).
-pub fn pipe_size(text: &str) -> Result<usize, String> {
-    match usize_size(text)? {
-        0 => Err(format!(
-            "'{text}': a pipe holds at least one page: give 4K or more"
+/// A size no larger than `max`; `what` names it in the error (`a
+/// buffer`).
+fn size_at_most(text: &str, max: u64, what: &str) -> Result<u64, String> {
+    match size(text)? {
+        n if n > max => Err(format!(
+            "'{text}' is too large: {what} is at most {} ({max} bytes)",
+            Size(max)
         )),
         n => Ok(n),
     }
 }
 
-/// A size of at least one byte: what a measurement must move.
+/// A pipe size: at least one byte (the kernel rounds it up to a page), at
+/// most [`MAX_BUFFER`].
+pub fn pipe_size(text: &str) -> Result<usize, String> {
+    match size_at_most(text, MAX_BUFFER, "a pipe")? {
+        0 => Err(format!(
+            "'{text}': a pipe holds at least one page: give 4K or more"
+        )),
+        // At most MAX_BUFFER (1 GiB): fits in usize.
+        n => Ok(n as usize),
+    }
+}
+
+/// Bytes a run moves: 0 to [`MAX_RUN_BYTES`].
+pub fn run_bytes(text: &str) -> Result<u64, String> {
+    size_at_most(text, MAX_RUN_BYTES, "a run")
+}
+
+/// Bytes a measurement moves: 1 to [`MAX_RUN_BYTES`].
 pub fn positive_size(text: &str) -> Result<u64, String> {
-    match size(text)? {
+    match run_bytes(text)? {
         0 => Err(format!("'{text}': a measurement needs at least 1 byte")),
         n => Ok(n),
     }
 }
 
-/// A size that fits in memory (a buffer's).
-pub fn usize_size(text: &str) -> Result<usize, String> {
-    let n = size(text)?;
-    usize::try_from(n).map_err(|_| format!("size '{text}' is too large"))
+/// A buffer's size: 1 byte to [`MAX_BUFFER`].
+pub fn buffer_size(text: &str) -> Result<usize, String> {
+    match size_at_most(text, MAX_BUFFER, "a buffer")? {
+        0 => Err(format!("'{text}': a buffer holds at least 1 byte")),
+        // At most MAX_BUFFER (1 GiB): fits in usize.
+        n => Ok(n as usize),
+    }
+}
+
+/// Where a buffer starts past a page boundary: 0 to a page less one byte.
+pub fn buffer_offset(text: &str) -> Result<usize, String> {
+    let page = rustix::param::page_size();
+    match text.parse::<usize>() {
+        Ok(n) if n < page => Ok(n),
+        _ => Err(format!(
+            "'{text}' is not a buffer offset: give bytes from 0 to {} (less than a page)",
+            page - 1
+        )),
+    }
 }
 
 /// `--placement` of bench and latency: where the two ends run.
@@ -242,16 +290,18 @@ pub enum PlacementArg {
 /// Options both ends share (the blog's programs share one option parser).
 #[derive(Debug, Args)]
 pub struct EndArgs {
-    /// Buffer size (vmsplice splits it into two halves). Takes K, M, G.
-    #[arg(long = "buf-size", visible_alias = "buf", alias = "buf_size", value_name = "SIZE", default_value = "256K", value_parser = usize_size)]
+    /// Buffer size (vmsplice splits it into two halves). Takes K, M, G
+    /// [range: 1-1G].
+    #[arg(long = "buf-size", visible_alias = "buf", alias = "buf_size", value_name = "SIZE", default_value = "256K", value_parser = buffer_size)]
     pub buf_size: usize,
-    /// Pipe size to set with F_SETPIPE_SZ (vmsplice: always half the buffer).
+    /// Pipe size to set with F_SETPIPE_SZ (vmsplice: always half the
+    /// buffer) [range: 1-1G].
     #[arg(long = "pipe-size", alias = "pipe_size", value_name = "SIZE", value_parser = pipe_size)]
     pub pipe_size: Option<usize>,
-    /// Start the buffer BYTES past a page boundary. Default: 16 for the
-    /// writer (where malloc puts it, as in the blog), 0 with --huge-page or
-    /// --gift and for the reader.
-    #[arg(long = "buf-offset", value_name = "BYTES")]
+    /// Start the buffer BYTES past a page boundary, less than a page.
+    /// Default: 16 for the writer (where malloc puts it, as in the blog),
+    /// 0 with --huge-page or --gift and for the reader.
+    #[arg(long = "buf-offset", value_name = "BYTES", value_parser = buffer_offset)]
     pub buf_offset: Option<usize>,
     /// Put the buffer on 2 MiB transparent huge pages (aligned + MADV_HUGEPAGE).
     #[arg(long = "huge-page", visible_alias = "huge", alias = "huge_page")]
@@ -277,8 +327,8 @@ pub struct EndArgs {
     /// Send (write) or check (read) a stream where every byte is checkable.
     #[arg(long)]
     pub verify: bool,
-    /// Pin this process to CPU N.
-    #[arg(long, value_name = "N")]
+    /// Pin this process to CPU N [range: 0-1023].
+    #[arg(long, value_name = "N", value_parser = cpu)]
     pub cpu: Option<usize>,
     /// Print the settings to stderr before starting.
     #[arg(long)]
@@ -300,11 +350,14 @@ pub struct WriteArgs {
     #[arg(long = "same-buffer", alias = "same_buffer")]
     pub same_buffer: bool,
     /// UNSAFE, for showing the hazard: size the pipe to SIZE instead of half
-    /// the buffer, so halves are refilled while still in the pipe.
-    #[arg(long = "unsafe-early-reuse", value_name = "SIZE", value_parser = usize_size, requires = "vmsplice")]
+    /// the buffer, so halves are refilled while still in the pipe. Not
+    /// with --gift (gifted pages must not change in the pipe) [range:
+    /// 1-1G].
+    #[arg(long = "unsafe-early-reuse", value_name = "SIZE", value_parser = pipe_size, requires = "vmsplice", conflicts_with = "gift")]
     pub unsafe_early_reuse: Option<usize>,
-    /// Stop after SIZE bytes (default: until the reader goes away).
-    #[arg(long, aliases = ["bytes_to_pipe", "bytes-to-pipe"], value_name = "SIZE", value_parser = size)]
+    /// Stop after SIZE bytes (default: until the reader goes away) [at
+    /// most 1024T].
+    #[arg(long, aliases = ["bytes_to_pipe", "bytes-to-pipe"], value_name = "SIZE", value_parser = run_bytes)]
     pub bytes: Option<u64>,
 }
 
@@ -319,8 +372,8 @@ pub struct ReadArgs {
     /// splice(2) to /dev/null instead of read(2).
     #[arg(long, aliases = ["read_with_splice", "read-with-splice"])]
     pub splice: bool,
-    /// Bytes to consume (at least 1); fewer before the input ends is an
-    /// error (status 1).
+    /// Bytes to consume [range: 1-1024T]; fewer before the input ends is
+    /// an error (status 1).
     #[arg(long, aliases = ["bytes_to_pipe", "bytes-to-pipe"], value_name = "SIZE", default_value = "10G", value_parser = positive_size)]
     pub bytes: u64,
     /// Print one CSV line, the columns: gib_s, bytes, buf_size, pipe_size,
@@ -336,7 +389,7 @@ pub struct ReadArgs {
 /// `pipespeed bench`.
 #[derive(Debug, Args, Default)]
 #[command(
-    after_help = "Exit status: 0 every rung measured, or unable to run on this machine (said in the table); 1 a rung failed (no result file is written when nothing was measured); 2 bad usage or a value outside its range; 3 every rung named with --rungs is unavailable here; 130 or 143 interrupted by SIGINT or SIGTERM (the part measured is printed and written, marked interrupted)."
+    after_help = "Exit status: 0 every rung measured, or unable to run on this machine (said in the table); 1 a rung failed (no result file is written when nothing was measured); 2 bad usage or a value outside its range; 3 every rung named with --rungs is unavailable here; 129, 130 or 143 interrupted by SIGHUP, SIGINT, SIGTERM or SIGHUP (the part measured is printed and written, marked interrupted)."
 )]
 pub struct BenchArgs {
     /// Rungs to run, comma-separated (default: all).
@@ -354,24 +407,28 @@ pub struct BenchArgs {
     /// most 1000].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub max_runs: Option<u64>,
-    /// Bytes per run (default: about --run-seconds worth, from the warm-up).
+    /// Bytes per run (default: about --run-seconds worth, from the
+    /// warm-up) [range: 1-1024T].
     #[arg(long, value_name = "SIZE", value_parser = positive_size)]
     pub bytes: Option<u64>,
     /// Wanted seconds per run when --bytes is not given [range: 0.01-86400].
     #[arg(long, value_name = "SECS", default_value_t = 0.4, value_parser = seconds)]
     pub run_seconds: f64,
-    /// Buffer size of every rung but tuned.
-    #[arg(long = "buf-size", alias = "buf_size", value_name = "SIZE", default_value = "256K", value_parser = usize_size)]
+    /// Buffer size of every rung but tuned [range: 8K-1G].
+    #[arg(long = "buf-size", alias = "buf_size", value_name = "SIZE", default_value = "256K", value_parser = buffer_size)]
     pub buf_size: usize,
-    /// Pipe size of write-read (the vmsplice rungs use half the buffer).
+    /// Pipe size of write-read (the vmsplice rungs use half the buffer)
+    /// [range: 1-1G].
     #[arg(long = "pipe-size", alias = "pipe_size", value_name = "SIZE", value_parser = pipe_size)]
     pub pipe_size: Option<usize>,
-    /// Writer and reader CPUs (default: the first two allowed CPUs).
+    /// Writer and reader CPUs (default: the first two allowed CPUs)
+    /// [range: 0-1023].
     #[arg(
         long,
         value_delimiter = ',',
         value_name = "W,R",
         num_args = 1,
+        value_parser = cpu,
         conflicts_with_all = ["no_pin", "placement"]
     )]
     pub cpus: Vec<usize>,
@@ -384,8 +441,9 @@ pub struct BenchArgs {
     pub placement: Option<PlacementArg>,
     /// Runs of write-read in each placement (same CPU, different CPUs,
     /// unpinned), with the cost of a cross-CPU wake-up, after the ladder:
-    /// how much placement alone changes the baseline. 0: skip.
-    #[arg(long, value_name = "N", default_value_t = 3)]
+    /// how much placement alone changes the baseline. 0: skip [at most
+    /// 1000].
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = count(0, MAX_RUNS))]
     pub placement_runs: usize,
     /// Check every byte (slower; measures correctness, not speed).
     #[arg(long)]
@@ -420,8 +478,8 @@ pub struct BenchArgs {
     pub html: Option<PathBuf>,
     /// Run the ladder once per value of a setting and chart GiB/s against
     /// it: buf-size=64K,256K,1M, pipe-size=64K,256K,1M or
-    /// placement=same-cpu,different-cpu,unpinned. Rungs default to those
-    /// the setting changes.
+    /// placement=same-cpu,different-cpu,unpinned (sizes at most 1G). Rungs
+    /// default to those the setting changes.
     #[arg(long, value_name = "SETTING=VALUES")]
     pub scan: Option<Scan>,
 }

@@ -40,7 +40,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         profile: args.profile,
     };
     crate::output::check_outputs(outputs(&args))?;
-    // SIGINT or SIGTERM: the children are killed at once, no run starts,
+    // SIGINT, SIGTERM or SIGHUP: the children are killed at once, no run starts,
     // and what was measured is printed and written, marked interrupted.
     catch_interrupts()?;
     let exe = std::env::current_exe()
@@ -233,6 +233,7 @@ fn rungs(args: &BenchArgs) -> anyhow::Result<Vec<Rung>> {
     })
 }
 
+/// The ladder's least buffer (the parser took care of the most, 1 GiB).
 fn check_buf_size(buf_size: usize) -> anyhow::Result<()> {
     if buf_size < 2 * 4096 {
         return Err(UsageError(

@@ -1,6 +1,8 @@
 //! `pipespeed cat`: GNU cat (coreutils 9.1, with 9.6's rule for a file
-//! that is both input and output), byte for byte, with the same messages
-//! and exit status, also when the binary is called by the name `cat`.
+//! that is both input and output, stricter where that rule destroys the
+//! file: see [`input_is_output`](pipespeed::copy::input_is_output)), byte
+//! for byte, with the same messages and exit status, also when the binary
+//! is called by the name `cat`.
 //!
 //! Each file is opened, checked, and either handed to the copy engine (no
 //! option changes the bytes) or read in chunks, run through the library's
@@ -312,14 +314,21 @@ fn no_splice() -> bool {
 
 /// What `--help` says of page references; docs/cat.md has the details.
 const PAGE_REFERENCES: &str = "\
-Files larger than 32 KiB go into pipes and sockets by splice(2): the reader
-gets references to the file's page-cache pages, not copies, so a file
+Files larger than 32 KiB go into pipes and stream sockets by splice(2): the
+reader gets references to the file's page-cache pages, not copies, so a file
 overwritten in place after cat has finished but before the reader has read
 it shows the reader the new bytes. Set PIPESPEED_NO_SPLICE=1 to copy them
-instead (by read/write, as GNU cat 9.1 does).
+instead (by read/write, as GNU cat 9.1 does). Sockets that keep records
+(SOCK_SEQPACKET, SOCK_DGRAM) are read a whole record at a time, and written
+in records they take.
+
+An input that is the output's file is refused (\"input file is output file\")
+when the output stands past where it would be read, when both are one open
+file (<>f >&0), and, with any option that changes the bytes, wherever the
+two stand: only a plain copy rewrites a file in place.
 
 Exit status: 0 if every file was copied, 1 otherwise (a file that cannot be
-read, a write error, a closed standard input or output).
+read or is the output, a write error, a closed standard input or output).
 ";
 
 /// Whether the locale's character set is UTF-8, as setlocale would find

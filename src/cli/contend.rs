@@ -29,7 +29,7 @@ use crate::progress;
                         latency: per read(2) that returned data, waiting included. See \
                         docs/contend.md.\n\nExit status: 0 measured, 1 an error (a worker \
                         died, with --verify a lost, duplicated or torn message), 2 bad usage or \
-                        a value outside its range, 130/143 stopped by SIGINT/SIGTERM (helpers \
+                        a value outside its range, 129/130/143 stopped by SIGHUP/SIGINT/SIGTERM (helpers \
                         reaped first; the cells measured are printed and written, marked \
                         interrupted)."
 )]
@@ -40,11 +40,12 @@ pub struct ContendArgs {
     /// Readers on the pipe.
     #[arg(long, value_name = "M", default_value_t = 1, value_parser = count(1, MAX_ENDS))]
     pub readers: usize,
-    /// Bytes per message, as K and M [default: 64K, pipe_bench's].
+    /// Bytes per message, as K and M [default: 64K, pipe_bench's] [range:
+    /// 1-64M].
     #[arg(long = "msg-size", value_name = "SIZE", value_parser = message_size)]
     pub msg_size: Option<usize>,
     /// Pipe size to ask for [default: 1M, pipe_bench's, cut to
-    /// /proc/sys/fs/pipe-max-size].
+    /// /proc/sys/fs/pipe-max-size] [range: 1-1G].
     #[arg(long = "pipe-size", value_name = "SIZE", value_parser = crate::args::pipe_size)]
     pub pipe_size: Option<usize>,
     /// Seconds the writers write, per run [range: 0.01-86400].
@@ -58,11 +59,12 @@ pub struct ContendArgs {
     /// --pipe-size say otherwise.
     #[arg(long, conflicts_with_all = ["writers", "readers"])]
     pub sweep: bool,
-    /// Runs per cell; rows show the median and the spread.
+    /// Runs per cell; rows show the median and the spread [at most 1000].
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub runs: u64,
-    /// Writers on CPU W, readers on CPU R [default: unpinned, as pipe_bench].
-    #[arg(long, value_delimiter = ',', value_name = "W,R", num_args = 1)]
+    /// Writers on CPU W, readers on CPU R [default: unpinned, as pipe_bench;
+    /// range: 0-1023].
+    #[arg(long, value_delimiter = ',', value_name = "W,R", num_args = 1, value_parser = crate::args::cpu)]
     pub cpus: Vec<usize>,
     /// Check that no message is lost, duplicated or torn (slower: this
     /// measures correctness, not speed).

@@ -21,9 +21,6 @@ use crate::args::{EndArgs, ReadArgs, WriteArgs};
 /// Checks the options both ends share and pins the process. `offset` is
 /// the buffer offset when `--buf-offset` is not given.
 fn prepare(end: &EndArgs, offset: usize) -> anyhow::Result<BufferOptions> {
-    if end.buf_size == 0 {
-        return Err(UsageError("--buf-size must be at least 1 byte".into()).into());
-    }
     if end.dont_touch_pages && end.check_huge_page {
         return Err(UsageError(
             "--dont-touch-pages and --check-huge-page exclude each other: untouched pages cannot be checked".into(),
@@ -50,6 +47,17 @@ pub fn write(args: WriteArgs) -> anyhow::Result<ExitCode> {
         MALLOC_OFFSET
     };
     let buffer = prepare(&args.end, offset)?;
+    let page = rustix::param::page_size();
+    let half = args.end.buf_size / 2;
+    if args.vmsplice && (half == 0 || !half.is_multiple_of(page)) {
+        return Err(UsageError(format!(
+            "--vmsplice needs a --buf-size of two halves of whole pages (e.g. 8K or 256K), \
+             and half of {} is {}",
+            Size(args.end.buf_size as u64),
+            Size(half as u64)
+        ))
+        .into());
+    }
     if args.vmsplice && args.end.pipe_size.is_some() {
         return Err(UsageError(
             "--pipe-size does not go with --vmsplice: the pipe is sized to half of --buf-size"

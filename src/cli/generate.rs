@@ -3,13 +3,14 @@
 //! own definition, so they never disagree with `--help`.
 
 use std::fs;
-use std::io::Write;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, CommandFactory, Subcommand, ValueEnum};
 use clap_complete::Shell;
+use pipespeed::sys::replace::Target;
 
 use crate::args::Cli;
 
@@ -83,12 +84,25 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes pipespeed.1 and a page per visible subcommand into `dir`, and
-/// returns their paths.
+/// Writes pipespeed.1 and a page per visible subcommand into `dir`, all
+/// of them or none: each is made whole in a temporary file beside its
+/// old page before the first takes its place (a full disk or `ulimit
+/// -f` leaves the old pages as they were), and returns their paths.
+/// A page is replaced as a result file is (its mode and owner kept,
+/// `pipespeed::sys::replace`); one that is not a regular file is refused.
 fn man_pages(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    fs::create_dir_all(dir).with_context(|| format!("cannot make {}", dir.display()))?;
+    let cannot = || format!("cannot write the manual pages in {}", dir.display());
+    match fs::metadata(dir) {
+        Ok(meta) if !meta.is_dir() => {
+            return Err(io::Error::from_raw_os_error(libc::ENOTDIR)).with_context(cannot);
+        }
+        Ok(_) => {}
+        Err(_) => {
+            fs::create_dir_all(dir).with_context(|| format!("cannot make {}", dir.display()))?
+        }
+    }
     let cli = visible();
-    let mut written = vec![write_page(dir, "pipespeed", cli.clone())?];
+    let mut pages = vec![render_page("pipespeed", cli.clone())?];
     for sub in cli.get_subcommands().filter(|s| shown(s)) {
         let name = format!("pipespeed-{}", sub.get_name());
         let page = sub
@@ -96,7 +110,28 @@ fn man_pages(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
             .name(&name)
             .bin_name(format!("pipespeed {}", sub.get_name()))
             .version(env!("CARGO_PKG_VERSION"));
-        written.push(write_page(dir, &name, page)?);
+        pages.push(render_page(&name, page)?);
+    }
+    // Held until every page is in place: a signal's default action (no
+    // handler here) would leave temporary files, or half the pages new.
+    let _held = pipespeed::sys::hold::hold_signals()?;
+    let mut prepared = Vec::with_capacity(pages.len());
+    let mut written = Vec::with_capacity(pages.len());
+    for (name, bytes) in pages {
+        let path = dir.join(format!("{name}.1"));
+        let cannot = || format!("cannot write {}", path.display());
+        let target = match Target::resolve(&path).with_context(cannot)? {
+            Target::File(target) => target,
+            Target::Descriptor(_) | Target::Special(_) => {
+                anyhow::bail!("cannot write {}: not a regular file", path.display())
+            }
+        };
+        prepared.push((target.prepare(bytes).with_context(cannot)?, path.clone()));
+        written.push(path);
+    }
+    for (page, path) in prepared {
+        page.commit()
+            .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(written)
 }
@@ -127,8 +162,8 @@ fn visible() -> clap::Command {
         .subcommands(subcommands)
 }
 
-fn write_page(dir: &Path, name: &str, command: clap::Command) -> anyhow::Result<PathBuf> {
-    let path = dir.join(format!("{name}.1"));
+/// The manual page of `command`, named `name`.
+fn render_page(name: &str, command: clap::Command) -> anyhow::Result<(String, Vec<u8>)> {
     let mut page = Vec::new();
     clap_mangen::Man::new(command)
         .date(env!("PIPESPEED_BUILD_DATE"))
@@ -136,8 +171,5 @@ fn write_page(dir: &Path, name: &str, command: clap::Command) -> anyhow::Result<
         .source(concat!("pipespeed ", env!("CARGO_PKG_VERSION")))
         .render(&mut page)
         .with_context(|| format!("cannot render {name}(1)"))?;
-    fs::File::create(&path)
-        .and_then(|mut f| f.write_all(&page))
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(path)
+    Ok((name.to_owned(), page))
 }

@@ -28,7 +28,7 @@ use crate::progress;
                   time per GiB moved.\n\n\
                   Exit status: 0 measured (rows this machine cannot run say why in the table), \
                   1 a run failed (bytes lost, an end died: the table says which), 2 bad usage, \
-                  3 nothing asked for could run here, 130/143 interrupted by SIGINT/SIGTERM \
+                  3 nothing asked for could run here, 129/130/143 interrupted by SIGHUP/SIGINT/SIGTERM \
                   (the runs made are printed and written, marked interrupted)."
 )]
 pub struct IpcArgs {
@@ -37,7 +37,8 @@ pub struct IpcArgs {
     /// mqueue, shm, shm-spin, io-uring, io-uring-splice.
     #[arg(long, value_delimiter = ',', value_name = "NAMES", value_parser = mechanism)]
     pub mechanisms: Vec<Mechanism>,
-    /// Message sizes, comma-separated, a row each. Take K and M.
+    /// Message sizes, comma-separated, a row each. Take K and M [range:
+    /// 1-64M].
     #[arg(long, value_delimiter = ',', value_name = "SIZES", default_value = "64,4K,64K,1M", value_parser = message_size)]
     pub sizes: Vec<usize>,
     /// What to measure, comma-separated.
@@ -48,26 +49,29 @@ pub struct IpcArgs {
         default_value = "throughput,latency"
     )]
     pub metrics: Vec<MetricArg>,
-    /// Measured runs per row and metric, at least.
+    /// Measured runs per row and metric, at least [at most 1000].
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub runs: u64,
     /// Runs a noisy row may take, one more at a time while the 95%
-    /// interval of its mean is wider than +-10% [default: 6, or --runs].
+    /// interval of its mean is wider than +-10% [default: 6, or --runs; at
+    /// most 1000].
     #[arg(long = "max-runs", value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub max_runs: Option<u64>,
     /// Seconds per measured run, about [range: 0.01-86400].
     #[arg(long, value_name = "SECS", default_value = "0.05", value_parser = seconds)]
     pub duration: f64,
     /// Bytes per measured throughput run, instead of --duration's worth
-    /// (rounded up to whole messages). Takes K, M, G.
+    /// (rounded up to whole messages). Takes K, M, G, T [range: 1-1024T].
     #[arg(long, value_name = "SIZE", value_parser = positive_size)]
     pub bytes: Option<u64>,
-    /// Pin the sender (pinger) and the receiver (ponger) to these CPUs.
+    /// Pin the sender (pinger) and the receiver (ponger) to these CPUs
+    /// [range: 0-1023].
     #[arg(
         long,
         value_delimiter = ',',
         num_args = 1,
         value_name = "SENDER,RECEIVER",
+        value_parser = crate::args::cpu,
         conflicts_with = "placement"
     )]
     pub cpus: Vec<usize>,

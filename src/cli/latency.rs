@@ -6,7 +6,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, anyhow};
 use clap::{Args, ValueEnum};
-use pipespeed::bench::latency::{LatencyConfig, Mode, Placement, Span, run_latency};
+use pipespeed::bench::harness::MAX_RUNS;
+use pipespeed::bench::latency::{
+    LatencyConfig, MAX_ROUND_TRIPS, Mode, Placement, Span, run_latency,
+};
 use pipespeed::sys::SystemFacts;
 use pipespeed::sys::process::catch_interrupts;
 use pipespeed::wait::Wait;
@@ -21,33 +24,36 @@ use crate::progress;
     after_help = "Times are ROUND TRIPS (there and back); one way is about half. What perf bench \
                   sched pipe (-T for threads) and lmbench lat_pipe measure, with percentiles.\n\n\
                   Exit status: 0 measured, 1 an error (the ponger died, a closed stdout), 2 bad \
-                  usage or a value outside its range, 130/143 interrupted by SIGINT/SIGTERM (the \
+                  usage or a value outside its range, 129/130/143 interrupted by SIGHUP/SIGINT/SIGTERM (the \
                   sizes measured are printed and written, marked interrupted)."
 )]
 pub struct LatencyArgs {
-    /// Message sizes, comma-separated, one row each. Take K and M (1,64,4K,64K).
+    /// Message sizes, comma-separated, one row each. Take K and M
+    /// (1,64,4K,64K) [range: 1-64M].
     #[arg(long, value_delimiter = ',', value_name = "SIZES", default_value = "1", value_parser = message_size)]
     pub sizes: Vec<usize>,
-    /// Round trips per run (instead of --duration).
-    #[arg(long = "round-trips", value_name = "N", conflicts_with = "duration", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Round trips per run (instead of --duration) [range:
+    /// 1-1000000000].
+    #[arg(long = "round-trips", value_name = "N", conflicts_with = "duration", value_parser = round_trips)]
     pub round_trips: Option<u64>,
     /// Seconds per run [default: 1] [range: 0.01-86400].
     #[arg(long, value_name = "SECS", value_parser = seconds)]
     pub duration: Option<f64>,
-    /// Before each run, N round trips or, with an s suffix, seconds (0.2s),
-    /// not recorded.
+    /// Before each run, N round trips (at most 1000000000) or, with an s
+    /// suffix, seconds (0.2s, at most 86400), not recorded.
     #[arg(long, value_name = "N|SECSs", default_value = "0.1s", value_parser = warmup)]
     pub warmup: Span,
     /// How both sides wait for their pipe: sleep in read/write, poll(2)
     /// first, or spin on EAGAIN (needs two CPUs).
     #[arg(long, value_enum, default_value_t = WaitArg::Block)]
     pub wait: WaitArg,
-    /// Pin the pinger and the ponger to these CPUs.
+    /// Pin the pinger and the ponger to these CPUs [range: 0-1023].
     #[arg(
         long,
         value_delimiter = ',',
         num_args = 1,
         value_name = "PINGER,PONGER",
+        value_parser = crate::args::cpu,
         conflicts_with = "placement"
     )]
     pub cpus: Vec<usize>,
@@ -61,8 +67,9 @@ pub struct LatencyArgs {
     /// Pinger and ponger as two processes (the default).
     #[arg(long)]
     pub processes: bool,
-    /// Measured runs per size (medians and spread over them).
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Measured runs per size (medians and spread over them) [at most
+    /// 1000].
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS as u64))]
     pub runs: u64,
     /// Check every byte of every message (first and last are always checked).
     #[arg(long)]
@@ -99,14 +106,33 @@ impl WaitArg {
     }
 }
 
+/// `--round-trips`: 1 to [`MAX_ROUND_TRIPS`].
+fn round_trips(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(n) if (1..=MAX_ROUND_TRIPS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "'{text}' is not a count of round trips from 1 to {MAX_ROUND_TRIPS}"
+        )),
+    }
+}
+
 fn warmup(text: &str) -> Result<Span, String> {
-    let bad = || format!("'{text}' is not a warm-up (give round trips, 1000, or seconds, 0.2s)");
+    let max_s = crate::args::SECONDS_RANGE.1;
+    let bad = || {
+        format!(
+            "'{text}' is not a warm-up (give round trips, 0 to {MAX_ROUND_TRIPS}, or seconds, \
+             0s to {max_s}s)"
+        )
+    };
     match text.strip_suffix('s') {
         Some(secs) => match secs.parse::<f64>() {
-            Ok(s) if (0.0..=crate::args::SECONDS_RANGE.1).contains(&s) => Ok(Span::Seconds(s)),
+            Ok(s) if (0.0..=max_s).contains(&s) => Ok(Span::Seconds(s)),
             _ => Err(bad()),
         },
-        None => text.parse().map(Span::RoundTrips).map_err(|_| bad()),
+        None => match text.parse::<u64>() {
+            Ok(n) if n <= MAX_ROUND_TRIPS => Ok(Span::RoundTrips(n)),
+            _ => Err(bad()),
+        },
     }
 }
 
@@ -184,6 +210,8 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     catch_interrupts()?;
     let exe = std::env::current_exe().context("cannot find the pipespeed binary")?;
     let mut runner = config.mode.runner(exe);
+    // Runs at most MAX_RUNS (1000), sizes as many as the command line
+    // holds: no overflow.
     let bar = progress::bar(config.sizes.len() * config.runs);
     let result = run_latency(&config, facts, runner.as_mut(), &mut |event| {
         progress::show(&bar, event)

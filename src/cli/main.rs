@@ -181,7 +181,7 @@ pub fn clap_error(err: clap::Error) -> ExitCode {
     }
 }
 
-/// After a measurement: if SIGINT or SIGTERM stopped it, says on stderr
+/// After a measurement: if SIGINT, SIGTERM or SIGHUP stopped it, says on stderr
 /// what the table and files hold (`count` of `what`, made or measured
 /// before it) and who was stopped, and returns the status 128 + the
 /// signal, as a shell reports a command killed by it.
@@ -267,6 +267,10 @@ fn report(err: &anyhow::Error) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     eprintln!("pipespeed: {}", message(err));
+    if let Some(signal) = output::interrupted_by(err) {
+        // A write that SIGINT or SIGTERM ended (a FIFO nobody read).
+        return ExitCode::from((128 + signal).clamp(0, 255) as u8);
+    }
     if io_kind == Some(io::ErrorKind::Unsupported) {
         return ExitCode::from(pipespeed::bench::ladder::EXIT_UNSUPPORTED as u8);
     }

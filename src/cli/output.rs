@@ -1,40 +1,94 @@
-//! Where results go: files written whole or not at all, and standard
-//! output, whose reader going away is the one broken pipe that ends a
-//! command quietly.
+//! Where results go: files written whole or not at all, FIFOs and devices
+//! written in place as streams, and standard output, whose reader going
+//! away is the one broken pipe that ends a command quietly.
+//!
+//! How a path is written is `pipespeed::sys::replace`'s: a regular file
+//! is replaced by renaming a finished temporary file over it (keeping its
+//! mode and owner), one with hard links is written in place, anything
+//! else (a FIFO, a terminal, a device) is written in place, and
+//! `/dev/stdout` is standard output, like `-`.
 
-use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use pipespeed::report::{Csv, Exporter, Json, Svg, Text};
 use pipespeed::sys::inherited::{self, Stdio};
+use pipespeed::sys::process::{interrupted, signal_name};
+use pipespeed::sys::replace::{self, Entry, Target};
 
 /// An error writing standard output. A broken pipe here means our reader
 /// went away, which ends a command quietly, as GNU tools do; a broken pipe
 /// anywhere else (a child's pipe, say) is a failure like any other.
+///
+/// The cause is said in the message, not chained as its source, so that
+/// it is said once ("standard output: No space left on device").
 #[derive(Debug, thiserror::Error)]
 #[error("{}: {}", Stdio::Stdout.name(), crate::strerror(.0))]
-pub struct StdoutError(#[source] pub io::Error);
+pub struct StdoutError(pub io::Error);
+
+/// A write that SIGINT, SIGTERM or SIGHUP ended: a reader that stopped reading a
+/// FIFO, say. The command exits with 128 + the signal.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted by {}", signal_name(*.0))]
+pub struct Interrupted(pub i32);
+
+/// The signal that ended a write, if one did (an [`Interrupted`] in the
+/// chain, or inside one of its `io::Error`s).
+pub fn interrupted_by(err: &anyhow::Error) -> Option<i32> {
+    err.chain().find_map(|e| {
+        let inner = match e.downcast_ref::<io::Error>() {
+            Some(io) => io
+                .get_ref()
+                .map(|i| i as &(dyn std::error::Error + 'static)),
+            None => match e.downcast_ref::<StdoutError>() {
+                Some(StdoutError(io)) => io.get_ref().map(|i| i as _),
+                None => Some(e),
+            },
+        };
+        inner?.downcast_ref::<Interrupted>().map(|i| i.0)
+    })
+}
+
+/// Writes `bytes` to `fd` as a stream until done, or until a SIGINT or
+/// SIGTERM comes that had not come when it started (after one, the
+/// second kills: see `catch_interrupts`).
+fn stream(fd: BorrowedFd<'_>, bytes: &[u8]) -> io::Result<()> {
+    let before = interrupted();
+    let stop = || before.is_none() && interrupted().is_some();
+    replace::write_stream(fd, bytes, &stop).map_err(|err| match interrupted() {
+        Some(signal) if err.kind() == io::ErrorKind::Interrupted => {
+            io::Error::new(io::ErrorKind::Interrupted, Interrupted(signal))
+        }
+        _ => err,
+    })
+}
 
 /// Writes `bytes` to standard output, all of them.
 ///
 /// `std`'s `Stdout` takes `EBADF` for success; a standard output that was
-/// closed when we started is therefore checked here.
+/// closed when we started is therefore checked here. The bytes go
+/// straight to descriptor 1 (nothing else of ours buffers in `std`'s
+/// `Stdout`), so a reader that stops reading holds us only until a
+/// signal says to stop.
 pub fn print(bytes: &[u8]) -> Result<(), StdoutError> {
     if inherited::closed_at_start(Stdio::Stdout) {
         return Err(StdoutError(io::Error::from_raw_os_error(libc::EBADF)));
     }
-    let mut out = io::stdout().lock();
-    out.write_all(bytes)
-        .and_then(|()| out.flush())
-        .map_err(StdoutError)
+    let out = io::stdout();
+    let _ = out.lock().flush();
+    stream(out.as_fd(), bytes).map_err(StdoutError)
 }
 
-/// Whether `path` is `-`: standard output.
+/// Whether `path` is standard output: `-`, or a path that names our
+/// descriptor 1 (`/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`), which is
+/// written where it points, at its offset (`>> log` appends), never
+/// reopened.
 pub fn is_stdout(path: &Path) -> bool {
-    path.as_os_str() == "-"
+    path.as_os_str() == "-" || matches!(Target::resolve(path), Ok(Target::Descriptor(1)))
 }
 
 /// Writes `render()` to `path`, when there is one, whole or not at all
@@ -66,7 +120,7 @@ where
     Text: Exporter<R>,
 {
     let [json, csv, svg] = files;
-    if pipespeed::sys::process::interrupted().is_none() || rows > 0 {
+    if interrupted().is_none() || rows > 0 {
         write_file(json, || Json.export(result))?;
         write_file(csv, || Csv.export(result))?;
         write_file(svg, || Svg.export(result))?;
@@ -75,7 +129,8 @@ where
 }
 
 /// Prints a command's table: on stdout, or on stderr when one of its
-/// result files (`paths`) goes to stdout (`-`), so as not to mix the two.
+/// result files (`paths`) goes to stdout (`-`, `/dev/stdout`), so as not
+/// to mix the two.
 pub fn print_table<'a>(
     table: &[u8],
     paths: impl IntoIterator<Item = &'a Option<PathBuf>>,
@@ -89,10 +144,23 @@ pub fn print_table<'a>(
     Ok(print(table)?)
 }
 
+/// FIFOs, terminals and devices opened by [`check_outputs`], kept open
+/// until their result is written: a FIFO's reader then gets the result
+/// and its end, not an end before it (closing after the check would
+/// give it end-of-file at once).
+static OPENED: Mutex<Vec<(PathBuf, OwnedFd)>> = Mutex::new(Vec::new());
+
+/// How long the check waits for a process to open a FIFO for reading
+/// (`cat ff & pipespeed ... --json ff` starts both at once) before it
+/// says none does.
+const FIFO_READER_WAIT: Duration = Duration::from_secs(2);
+
 /// Checks, before measuring, that every output file asked for can be
 /// written, without touching what is there: a path that cannot be written
 /// is an error before the run, and a run that fails leaves an older result
-/// as it was. At most one may be `-` (standard output).
+/// as it was. At most one may be standard output (`-`, `/dev/stdout`).
+/// FIFOs and devices are opened here, without blocking, and stay open
+/// until written.
 pub fn check_outputs<'a>(
     paths: impl IntoIterator<Item = &'a Option<PathBuf>>,
 ) -> anyhow::Result<()> {
@@ -113,93 +181,73 @@ pub fn check_outputs<'a>(
     Ok(())
 }
 
-/// Where a result for `path` is written: a regular file (or a new one) is
-/// replaced by renaming a finished temporary file over it, in the
-/// directory of the file a symbolic link points to; anything else (a
-/// FIFO, `/dev/stdout`, a terminal) is written in place.
-enum Target {
-    Replace { path: PathBuf, dir: PathBuf },
-    InPlace(PathBuf),
-}
-
-fn target(path: &Path) -> io::Result<Target> {
-    match fs::metadata(path) {
-        Ok(meta) if !meta.is_file() => Ok(Target::InPlace(path.to_owned())),
-        Ok(_) => {
-            let path = fs::canonicalize(path)?;
-            let dir = path
-                .parent()
-                .map_or_else(|| PathBuf::from("/"), Path::to_owned);
-            Ok(Target::Replace { path, dir })
-        }
-        Err(err) if err.kind() == io::ErrorKind::NotFound => {
-            let dir = match path.parent() {
-                Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
-                _ => PathBuf::from("."),
-            };
-            Ok(Target::Replace {
-                path: path.to_owned(),
-                dir,
-            })
-        }
-        Err(err) => Err(err),
-    }
-}
-
-/// A new file beside the target, named after it and this process, created
-/// with the permissions a new file gets (0666 less the umask).
-fn temporary(path: &Path, dir: &Path) -> io::Result<(PathBuf, File)> {
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let mut attempt = 0;
-    loop {
-        let temp = dir.join(format!(".{name}.{}.{attempt}.tmp", std::process::id()));
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o666)
-            .open(&temp)
-        {
-            Ok(file) => return Ok((temp, file)),
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => attempt += 1,
-            Err(err) => return Err(err),
-        }
-    }
-}
-
 fn check_writable(path: &Path) -> io::Result<()> {
-    match target(path)? {
-        Target::InPlace(path) => OpenOptions::new().write(true).open(path).map(drop),
-        Target::Replace { path, dir } => {
-            let (temp, _) = temporary(&path, &dir)?;
-            fs::remove_file(temp)
+    match Target::resolve(path)? {
+        Target::Descriptor(fd) => replace::writable(replace::dup_descriptor(fd)?.as_fd()),
+        Target::Special(entry) => {
+            let fd = open_special(&entry)?;
+            lock_opened().push((path.to_owned(), fd));
+            Ok(())
+        }
+        Target::File(file) => file.check(),
+    }
+}
+
+fn lock_opened() -> std::sync::MutexGuard<'static, Vec<(PathBuf, OwnedFd)>> {
+    OPENED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Opens a FIFO, terminal or device without blocking; a FIFO that no
+/// process reads is waited for up to [`FIFO_READER_WAIT`] (or until a
+/// signal), then refused: never a wait without end.
+fn open_special(entry: &Entry) -> io::Result<OwnedFd> {
+    let start = Instant::now();
+    loop {
+        match entry.open_stream() {
+            Err(err) if err.raw_os_error() == Some(libc::ENXIO) && entry.is_fifo() => {
+                if start.elapsed() >= FIFO_READER_WAIT || interrupted().is_some() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::NotConnected,
+                        "no process has this FIFO open for reading (start its reader first)",
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            other => return other,
         }
     }
 }
 
-/// Writes `bytes` to `path` whole or not at all: into a temporary file
-/// beside it, synced, then renamed over it. A failure removes the
-/// temporary file and leaves `path` as it was.
+/// Writes `bytes` to `path`: a regular file whole or not at all (into a
+/// temporary file beside it, given the old file's mode and owner, synced,
+/// then renamed over it; a failure removes the temporary file and leaves
+/// `path` as it was); a file with several hard links, a FIFO, a device
+/// or a descriptor (`/dev/fd/N`) in place.
 pub fn write_whole(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let (path, dir) = match target(path)? {
-        Target::InPlace(path) => {
-            return OpenOptions::new().write(true).open(path)?.write_all(bytes);
-        }
-        Target::Replace { path, dir } => (path, dir),
+    let opened = {
+        let mut opened = lock_opened();
+        let at = opened.iter().position(|(p, _)| p == path);
+        at.map(|i| opened.remove(i).1)
     };
-    let (temp, mut file) = temporary(&path, &dir)?;
-    let written = file
-        .write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .and_then(|()| fs::rename(&temp, &path));
-    if written.is_err() {
-        let _ = fs::remove_file(&temp);
+    if let Some(fd) = opened {
+        return stream(fd.as_fd(), bytes);
     }
-    written
+    match Target::resolve(path)? {
+        Target::Descriptor(fd) => stream(replace::dup_descriptor(fd)?.as_fd(), bytes),
+        Target::Special(entry) => stream(open_special(&entry)?.as_fd(), bytes),
+        Target::File(file) => {
+            let _held = pipespeed::sys::hold::hold_signals()?;
+            file.prepare(bytes.to_vec())?.commit()
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn a_file_is_replaced_whole() {
@@ -246,9 +294,55 @@ mod tests {
         assert!(check_outputs([&missing]).is_err());
     }
 
+    /// (device, inode, device number, type): what renaming a file over a
+    /// path would change.
+    fn identity(path: &Path) -> (u64, u64, u64, u32) {
+        let st = rustix::fs::stat(path).unwrap();
+        (st.st_dev, st.st_ino, st.st_rdev, st.st_mode & 0o170000)
+    }
+
     #[test]
     fn a_device_is_written_in_place() {
-        write_whole(Path::new("/dev/null"), b"x").unwrap();
-        check_outputs([&Some(PathBuf::from("/dev/null"))]).unwrap();
+        let null = Path::new("/dev/null");
+        let before = identity(null);
+        assert_eq!(before.3, 0o020000, "/dev/null is a character device");
+        check_outputs([&Some(null.to_owned())]).unwrap();
+        write_whole(null, b"x").unwrap();
+        assert_eq!(identity(null), before, "/dev/null was replaced");
+        // /dev/full takes nothing: the error is its own, not a rename's.
+        let full = Path::new("/dev/full");
+        let before = identity(full);
+        let err = write_whole(full, b"x").unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ENOSPC), "{err}");
+        assert_eq!(identity(full), before, "/dev/full was replaced");
+    }
+
+    #[test]
+    fn a_fifo_is_written_in_place_as_a_stream() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("ff");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let before = identity(&fifo);
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || fs::read(fifo).unwrap())
+        };
+        let bytes = vec![b'r'; 200_000];
+        check_outputs([&Some(fifo.clone())]).unwrap();
+        write_whole(&fifo, &bytes).unwrap();
+        assert!(
+            lock_opened().iter().all(|(p, _)| p != &fifo),
+            "the FIFO stayed open"
+        );
+        assert_eq!(reader.join().unwrap(), bytes);
+        assert_eq!(identity(&fifo), before, "the FIFO was replaced");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }

@@ -149,7 +149,8 @@ pub fn extract(doc: &Document) -> Extract {
     };
     if interrupted {
         out.notes.push(
-            "interrupted by SIGINT or SIGTERM: it holds only the runs made before".to_string(),
+            "interrupted by SIGINT, SIGTERM or SIGHUP: it holds only the runs made before"
+                .to_string(),
         );
     }
     out

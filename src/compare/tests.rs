@@ -297,7 +297,7 @@ fn an_interrupted_result_is_said_to_be_partial() {
     let warnings = run(&base, &Document::Bench(new)).warnings();
     assert_eq!(
         warnings,
-        ["b.json: interrupted by SIGINT or SIGTERM: it holds only the runs made before"]
+        ["b.json: interrupted by SIGINT, SIGTERM or SIGHUP: it holds only the runs made before"]
     );
 }
 

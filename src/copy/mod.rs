@@ -2,7 +2,7 @@
 //! fastest mechanism the kernel accepts for that pair, falling back without
 //! losing, duplicating or reordering a byte.
 //!
-//! [`copy`] classifies both ends ([`FdKind`](crate::sys::FdKind)) and chooses in one place
+//! [`copy`] classifies both ends ([`FdKind`]) and chooses in one place
 //! ([`choose`]):
 //!
 //! | source -> destination | mechanism |
@@ -11,6 +11,7 @@
 //! | pipe -> pipe | [`Mechanism::Splice`] |
 //! | any other pair of files, pipes, sockets and devices | [`Mechanism::SplicePipe`]: splice through an intermediate pipe, made once and reused |
 //! | a terminal at either end, a regular file with 32 KiB or less left from its position, or one whose size says 0 (procfs) | [`Mechanism::ReadWrite`] |
+//! | a socket that keeps record boundaries (`SOCK_SEQPACKET`, `SOCK_DGRAM`) at either end, whatever [`CopyOptions::force`] says | [`Mechanism::ReadWrite`], a whole record at a time ([`recv_record`], [`RecordWriter`]) |
 //!
 //! A file goes to a pipe through the intermediate pipe, not straight, for
 //! speed: splice holds the destination pipe's lock while it reads the
@@ -86,12 +87,15 @@
 mod kernel;
 mod pipes;
 mod plan;
+mod records;
 mod rw;
 
 pub use pipes::SHOWN_LARGE;
 pub use plan::{
-    Copied, CopyError, CopyOptions, Fallback, Mechanism, SMALL_FILE, Side, choose, input_is_output,
+    Copied, CopyError, CopyOptions, Fallback, Mechanism, Rewrite, SMALL_FILE, Side, choose,
+    input_is_output,
 };
+pub use records::{RecordWriter, recv_record};
 
 use std::fmt;
 use std::io;
@@ -100,7 +104,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::buf::{Buffer, BufferOptions};
-use crate::sys::{FdInfo, PipePair, fd_info};
+use crate::sys::socket::keeps_records;
+use crate::sys::{FdInfo, FdKind, PipePair, fd_info};
 use pipes::bytes_ahead;
 
 /// Copies with the default options: see [`Copier`].
@@ -116,6 +121,8 @@ pub struct Copier {
     /// Bytes in the intermediate pipe not yet written out.
     pending: usize,
     buf: Option<Buffer>,
+    /// The buffer records are received into, grown to the largest.
+    record_buf: Vec<u8>,
     progress: Arc<AtomicU64>,
     inspector: Option<Inspector>,
     /// `/proc/sys/fs/pipe-max-size`, once read (0: unknown).
@@ -142,6 +149,17 @@ impl fmt::Debug for Copier {
             .field("inspector", &self.inspector.is_some())
             .finish_non_exhaustive()
     }
+}
+
+/// Which ends of a copy are sockets that keep record boundaries: those
+/// are read a whole record at a time, and written in records they take
+/// (see [`records`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Records {
+    /// The source.
+    pub(crate) input: bool,
+    /// The destination.
+    pub(crate) output: bool,
 }
 
 /// How a mechanism's loop ended.
@@ -204,6 +222,7 @@ impl Copier {
             mid: None,
             pending: 0,
             buf: None,
+            record_buf: Vec::new(),
             progress: Arc::new(AtomicU64::new(0)),
             inspector: None,
             pipe_max_size: None,
@@ -257,7 +276,14 @@ impl Copier {
         let src_info = fd_info(src).map_err(input)?;
         let dst_info = fd_info(dst).map_err(output)?;
         let ahead = bytes_ahead(src, &src_info);
+        let records = Records {
+            input: src_info.kind == FdKind::Socket && keeps_records(src),
+            output: dst_info.kind == FdKind::Socket && keeps_records(dst),
+        };
         let mut mechanism = match (&self.inspector, self.options.force) {
+            // Splice would cut records where it stops; read/write takes
+            // and makes them whole.
+            _ if records.input || records.output => Mechanism::ReadWrite,
             // Only read/write sees the bytes.
             (Some(_), _) => Mechanism::ReadWrite,
             (None, Some(forced)) => forced,
@@ -272,6 +298,10 @@ impl Copier {
         };
         let ends = [(src, src_info.kind), (dst, dst_info.kind)];
         self.size_pipes_at_start(ends, ahead);
+        if records.input {
+            // Whole records pass any byte count: no pause at one.
+            self.pause_at = None;
+        }
         let mut moved = 0u64;
         // What `moved` was when the current mechanism took over (a pause
         // to enlarge the pipes does not start it again).
@@ -285,7 +315,7 @@ impl Copier {
             let before = moved;
             let outcome = match mechanism {
                 Mechanism::ReadWrite => {
-                    let read = match self.read_write(src, dst, &mut moved) {
+                    let read = match self.read_write(src, dst, &mut moved, records) {
                         Ok(read) => read,
                         Err(err) => {
                             self.discard_pending();

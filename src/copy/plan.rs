@@ -4,7 +4,7 @@
 
 use std::fmt;
 use std::io;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd};
 
 use crate::sys::{FdInfo, FdKind};
 use crate::units::KIB;
@@ -45,7 +45,10 @@ impl fmt::Display for Mechanism {
 /// How [`Copier::copy`](super::Copier::copy) works.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CopyOptions {
-    /// Copy at most this many bytes.
+    /// Copy at most this many bytes. From a socket that keeps record
+    /// boundaries, records are copied whole: the last one may pass the
+    /// limit, by less than its length, rather than be cut (the rest of a
+    /// record that is read is lost).
     pub limit: Option<u64>,
     /// Start with this mechanism instead of choosing (for tests and
     /// benchmarks); a refusal still falls back.
@@ -146,26 +149,65 @@ pub fn choose(src: &FdInfo, dst: &FdInfo, options: &CopyOptions) -> Mechanism {
     }
 }
 
-/// Whether copying `input` to `output` would read what it writes: GNU
-/// cat's test since coreutils 9.6. The input is the output's file (and
-/// not a pipe or socket), and the output's position (its end, when it
-/// appends) is past the input's: every byte written would then be read
-/// again, and the file would grow until the disk is full. An output at or
-/// before the input's position rewrites the file in place, which ends
-/// (`cat - f2 <f1 1<>f1`). A position `lseek` cannot tell never refuses.
+/// What a copy writes of what it reads, for [`input_is_output`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rewrite {
+    /// The bytes as read: a file copied over itself from where it is
+    /// read, or from before, is rewritten with what it holds.
+    Verbatim,
+    /// Other bytes (cat's options): more or fewer than were read, so no
+    /// position of the output is safe; more, and the output overtakes the
+    /// input and grows the file without end.
+    Formatted,
+}
+
+/// Whether copying `input` to `output` would write over what it reads, or
+/// read what it writes: then cat says "input file is output file" and
+/// copies nothing of that input.
+///
+/// Only a file that is the output's file (same device and inode: through
+/// a hard link, a symbolic link, `/proc/self/fd/N` or stdin), other than a
+/// pipe or socket, can be. Such an input is refused when:
+///
+/// - the output's position (its end, when it appends) is past the
+///   input's: every byte written would be read again, and the file would
+///   grow until the disk is full (GNU cat's test since coreutils 9.6);
+/// - the copy is [`Rewrite::Formatted`], for a regular file with bytes
+///   left to read from its position, or a block device, wherever the two
+///   stand (GNU cat 9.10 refuses only what the rule above refuses, and
+///   `cat -n f 1<>f` grows `f` until the disk is full; `cat -s f 1<>f`
+///   leaves the file's tail repeated);
+/// - the two are one open file (`cat <>f >&0`), sharing one position,
+///   with bytes left to read: each read moves the output past what was
+///   read, so each write lands on bytes not read yet (GNU cat 9.10 copies
+///   a file of 256 KiB runs `A B C D` into `A A C C`).
+///
+/// An output at or before the input's position, in a file of its own,
+/// rewrites the file in place, which ends (`cat - f2 <f1 1<>f1`). A
+/// position `lseek` cannot tell (a terminal) never refuses.
 pub fn input_is_output(
     input: impl AsFd,
     info: &FdInfo,
     output: impl AsFd,
     output_info: &FdInfo,
+    rewrite: Rewrite,
 ) -> bool {
     use rustix::fs::{OFlags, SeekFrom, fcntl_getfl, seek};
     if matches!(info.kind, FdKind::Pipe | FdKind::Socket) || !info.same_file(output_info) {
         return false;
     }
+    let input = input.as_fd();
     let Ok(input_at) = seek(input, SeekFrom::Current(0)) else {
         return false;
     };
+    // Nothing left to read: only GNU's rule below can refuse it.
+    let at_end = info.kind == FdKind::Regular && input_at >= info.size;
+    if rewrite == Rewrite::Formatted
+        && matches!(info.kind, FdKind::Regular | FdKind::BlockDevice)
+        && !at_end
+    {
+        return true;
+    }
     let output = output.as_fd();
     let appends = fcntl_getfl(output).is_ok_and(|flags| flags.contains(OFlags::APPEND));
     let whence = if appends {
@@ -173,5 +215,28 @@ pub fn input_is_output(
     } else {
         SeekFrom::Current(0)
     };
-    seek(output, whence).is_ok_and(|output_at| input_at < output_at)
+    match seek(output, whence) {
+        Ok(output_at) if input_at < output_at => true,
+        Ok(output_at) if input_at == output_at && !appends && !at_end => {
+            one_position(input, output, input_at)
+        }
+        _ => false,
+    }
+}
+
+/// Whether `input` and `output`, both at `at`, are one open file (one
+/// position): moving the input's position one byte on moves the
+/// output's. The input is put back at `at`.
+fn one_position(input: BorrowedFd<'_>, output: BorrowedFd<'_>, at: u64) -> bool {
+    use rustix::fs::{SeekFrom, seek};
+    let Some(next) = at.checked_add(1) else {
+        return false;
+    };
+    if seek(input, SeekFrom::Start(next)).is_err() {
+        return false;
+    }
+    let shared = seek(output, SeekFrom::Current(0)).is_ok_and(|output_at| output_at == next);
+    // Back where it was; if even that fails, the copy is refused rather
+    // than started from a wrong position.
+    seek(input, SeekFrom::Start(at)).is_err() || shared
 }

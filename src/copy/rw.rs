@@ -3,28 +3,43 @@
 
 use std::io;
 use std::os::fd::BorrowedFd;
+use std::sync::Arc;
 
-use super::{Copier, CopyError, Side, count};
+use super::records::{RecordWriter, recv_record};
+use super::{Copier, CopyError, Records, Side, count};
 use crate::wait::{read, write_all};
 
 impl Copier {
     /// Copies by read/write until the input ends or the limit is reached,
     /// after writing out what an interrupted splice left in the
     /// intermediate pipe. Returns how many bytes it read from `src`.
+    /// A record socket at either end ([`Records`]) is read a whole record
+    /// at a time, and written in records it takes.
     pub(super) fn read_write(
         &mut self,
         src: BorrowedFd<'_>,
         dst: BorrowedFd<'_>,
         moved: &mut u64,
+        records: Records,
     ) -> Result<u64, CopyError> {
         let fail = |side, source, moved: &u64| CopyError {
             side,
             moved: *moved,
             source,
         };
-        // The buffer is taken out of `self` for the loop, so that `self`
+        // The buffers are taken out of `self` for the loop, so that `self`
         // can still answer `want`.
         let mut buf = self.take_buf().map_err(|e| fail(Side::Output, e, moved))?;
+        let mut record = std::mem::take(&mut self.record_buf);
+        let progress = Arc::clone(&self.progress);
+        let mut writer = records.output.then(RecordWriter::default);
+        let mut put = |data: &[u8], moved: &mut u64| {
+            let counted = |n| count(moved, &progress, n);
+            match &mut writer {
+                Some(writer) => writer.write_all(dst, data, counted),
+                None => write_all(dst, data, counted),
+            }
+        };
         let result = (|| {
             while self.pending > 0 {
                 let Some(mid) = &self.mid else {
@@ -41,8 +56,7 @@ impl Copier {
                     return Err(fail(Side::Input, lost, moved));
                 }
                 self.pending -= n;
-                write_all(dst, &buf[..n], |n| count(moved, &self.progress, n))
-                    .map_err(|e| fail(Side::Output, e, moved))?;
+                put(&buf[..n], moved).map_err(|e| fail(Side::Output, e, moved))?;
             }
             let mut read_total = 0u64;
             loop {
@@ -50,19 +64,26 @@ impl Copier {
                 if want == 0 {
                     return Ok(read_total);
                 }
-                let n = read(src, &mut buf[..want]).map_err(|e| fail(Side::Input, e, moved))?;
-                if n == 0 {
+                let data = if records.input {
+                    let n =
+                        recv_record(src, &mut record).map_err(|e| fail(Side::Input, e, moved))?;
+                    &record[..n]
+                } else {
+                    let n = read(src, &mut buf[..want]).map_err(|e| fail(Side::Input, e, moved))?;
+                    &buf[..n]
+                };
+                if data.is_empty() {
                     return Ok(read_total);
                 }
-                read_total += n as u64;
+                read_total += data.len() as u64;
                 if let Some(inspect) = &mut self.inspector {
-                    inspect(&buf[..n]);
+                    inspect(data);
                 }
-                write_all(dst, &buf[..n], |n| count(moved, &self.progress, n))
-                    .map_err(|e| fail(Side::Output, e, moved))?;
+                put(data, moved).map_err(|e| fail(Side::Output, e, moved))?;
             }
         })();
         self.buf = Some(buf);
+        self.record_buf = record;
         result
     }
 }

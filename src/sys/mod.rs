@@ -7,13 +7,16 @@ pub mod clock;
 pub mod cpu;
 pub mod facts;
 pub mod file;
+pub mod hold;
 pub mod inherited;
 pub mod mq;
 pub mod noise;
 pub mod pipe;
 pub mod process;
+pub mod replace;
 pub mod rusage;
 pub mod signal;
+pub mod socket;
 pub mod splice;
 pub mod uring;
 pub mod zerocopy;
@@ -27,3 +30,65 @@ pub use pipe::{
 };
 pub use rusage::{ResourceUsage, UsageOf, getrusage};
 pub use splice::{SpliceFlags, ensure_write_end, splice, tee, vmsplice, vmsplice_checked};
+
+/// For unit tests: `result`'s value, or `None` when the error says this
+/// machine cannot (kind [`std::io::ErrorKind::Unsupported`]: what makes
+/// an `ipc` row unavailable and an end exit with `EXIT_UNSUPPORTED`).
+/// The skip is then written where `cargo test` shows it, `skipped: TEST:
+/// WHY` (libtest captures `eprintln!`, not the stderr handle), and with
+/// `PIPESPEED_REQUIRE_<WHAT>=1` it is a failure, as tests/common's `skip`
+/// does. Any other error fails the test.
+#[cfg(test)]
+pub(crate) fn available<T>(what: &str, result: std::io::Result<T>) -> Option<T> {
+    use std::io::Write;
+    match unavailable(what, result) {
+        Ok(value) => Some(value),
+        Err(why) => {
+            let _ = writeln!(std::io::stderr(), "skipped: {why}");
+            None
+        }
+    }
+}
+
+/// [`available`]'s rule: the value, or why the test is skipped; panics
+/// where it must fail.
+#[cfg(test)]
+fn unavailable<T>(what: &str, result: std::io::Result<T>) -> Result<T, String> {
+    let test = std::thread::current().name().unwrap_or("a test").to_owned();
+    match result {
+        Ok(value) => Ok(value),
+        Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
+            let var = format!("PIPESPEED_REQUIRE_{}", what.to_uppercase());
+            assert!(
+                std::env::var_os(&var).is_none_or(|v| v != "1"),
+                "{test}: {what}: {e}, and {var}=1 requires the check"
+            );
+            Err(format!("{test}: {what}: {e}"))
+        }
+        Err(e) => panic!("{test}: {what}: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io;
+
+    #[test]
+    fn a_machine_that_cannot_is_a_skip_and_the_rest_a_value() {
+        assert_eq!(super::unavailable("nothing", Ok::<_, io::Error>(5)), Ok(5));
+        // ENOSYS is of kind Unsupported, as what the library refuses.
+        let nosys = io::Error::from_raw_os_error(libc::ENOSYS);
+        let why = super::unavailable::<()>("nothing", Err(nosys)).unwrap_err();
+        assert!(
+            why.ends_with("nothing: Function not implemented (os error 38)"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "nothing: Operation not permitted")]
+    fn any_other_error_fails_the_test() {
+        let eperm = io::Error::from_raw_os_error(libc::EPERM);
+        let _ = super::unavailable::<()>("nothing", Err(eperm));
+    }
+}

@@ -1,5 +1,5 @@
 //! Child processes that must not outlive us: the parent-death signal,
-//! killing a process group, and SIGINT/SIGTERM turned into a flag plus
+//! killing a process group, and SIGINT/SIGTERM/SIGHUP turned into a flag plus
 //! the killing of registered process groups.
 //!
 //! Every measurement starts its children as workers in a
@@ -7,7 +7,7 @@
 //! contend's ends and memory hogs. They are stopped three ways, so that
 //! none survives the command:
 //! - normally, by the group that started them (kill, then wait);
-//! - on SIGINT or SIGTERM, by [`catch_interrupts`]'s handler, which kills
+//! - on SIGINT, SIGTERM or SIGHUP, by [`catch_interrupts`]'s handler, which kills
 //!   every group registered with [`kill_on_interrupt`] at once and sets
 //!   the flag [`interrupted`] that the runner polls to unwind (and so
 //!   reach the guards);
@@ -97,7 +97,8 @@ fn group_pid(pgid: u32) -> io::Result<Pid> {
         })
 }
 
-/// Catches SIGINT and SIGTERM for the rest of the process's life: the
+/// Catches SIGINT, SIGTERM and SIGHUP (a closed terminal or a dropped ssh
+/// session) for the rest of the process's life: the
 /// first one sets [`interrupted`] and kills the registered groups; a
 /// second one kills them again and exits at once with status 128 + the
 /// signal number (so a stuck clean-up can still be interrupted).
@@ -116,7 +117,7 @@ fn group_pid(pgid: u32) -> io::Result<Pid> {
 ///  - [signal-safety(7)](https://man7.org/linux/man-pages/man7/signal-safety.7.html)
 #[doc(alias = "sigaction")]
 pub fn catch_interrupts() -> io::Result<()> {
-    for signal in [libc::SIGINT, libc::SIGTERM] {
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: `sigaction` is plain data; all-zero is a valid value
         // (no flags, an empty mask on Linux).
         let mut current: libc::sigaction = unsafe { std::mem::zeroed() };
@@ -165,7 +166,7 @@ extern "C" fn on_interrupt(signal: libc::c_int) {
     }
 }
 
-/// The signal number of the SIGINT or SIGTERM caught by
+/// The signal number of the SIGINT, SIGTERM or SIGHUP caught by
 /// [`catch_interrupts`], if one came.
 pub fn interrupted() -> Option<i32> {
     match SIGNALLED.load(Ordering::Relaxed) {
@@ -179,6 +180,7 @@ pub fn signal_name(signal: i32) -> String {
     match signal {
         libc::SIGINT => "SIGINT".to_string(),
         libc::SIGTERM => "SIGTERM".to_string(),
+        libc::SIGHUP => "SIGHUP".to_string(),
         other => format!("signal {other}"),
     }
 }

@@ -43,9 +43,14 @@ pub fn splice(
 ///
 /// `fd` must be open for writing ([`ensure_write_end`] checks it): on a
 /// read end, vmsplice copies pipe data *into* `buf`, which is only
-/// borrowed for reading. With [`SpliceFlags::GIFT`], `buf` must start on a page boundary, its
-/// length must be a multiple of the page size, and its contents must never
-/// be modified after the call: the kernel may take the pages over.
+/// borrowed for reading. A check holds for the descriptor checked: a
+/// borrowed standard descriptor may have another file `dup2`ed over it
+/// by safe code afterwards, so check and use a duplicate of your own. With [`SpliceFlags::GIFT`], `buf` must start on
+/// a page boundary, its length must be a multiple of the page size, and
+/// its contents must not be modified while the pipe may still hold its
+/// pages: gifted pages are the kernel's to take over until then
+/// ([`crate::DoubleBuffer`] refills a half only once the pipe has let go
+/// of it, and refuses the gift with early reuse).
 ///
 /// # References
 ///  - [vmsplice(2)](https://man7.org/linux/man-pages/man2/vmsplice.2.html)
@@ -59,7 +64,9 @@ pub unsafe fn vmsplice(fd: impl AsFd, buf: &[u8], flags: SpliceFlags) -> io::Res
 
 /// Fails with `EBADF` unless `fd` is open for writing, the condition under
 /// which [`vmsplice`] only reads the caller's memory. Checked once, not on
-/// every call: a busy-looping writer makes millions of calls.
+/// every call: a busy-looping writer makes millions of calls. The answer
+/// stays true for this descriptor (the access mode of an open file
+/// description never changes) as long as no other file takes its number.
 pub fn ensure_write_end(fd: impl AsFd) -> io::Result<()> {
     let access = fcntl_getfl(fd)? & OFlags::RWMODE;
     if access == OFlags::WRONLY || access == OFlags::RDWR {
@@ -73,14 +80,23 @@ pub fn ensure_write_end(fd: impl AsFd) -> io::Result<()> {
 
 /// [`vmsplice`] of `buf` into the pipe `fd` (no flags), after checking
 /// that `fd` is open for writing: safe, at the cost of one fcntl per call.
+/// The pipe still references `buf`'s pages after the call: what the
+/// caller writes there before a reader takes them is what the reader gets
+/// (a matter of which bytes arrive, not of memory safety: the kernel only
+/// reads those pages).
 /// For occasional calls (the copy check); loops call [`ensure_write_end`]
 /// once and [`vmsplice`] after.
+///
+/// The check and the call use a duplicate of `fd` made for them: a
+/// borrowed standard descriptor may have another file `dup2`ed over it by
+/// safe code (`rustix::stdio::dup2_stdout`) between the two.
 pub fn vmsplice_checked(fd: impl AsFd, buf: &[u8]) -> io::Result<usize> {
-    let fd = fd.as_fd();
-    ensure_write_end(fd)?;
-    // SAFETY: `fd` is open for writing (checked above), so the kernel only
-    // reads `buf`; without GIFT the pages stay the caller's.
-    unsafe { vmsplice(fd, buf, SpliceFlags::empty()) }
+    let fd = fd.as_fd().try_clone_to_owned()?;
+    ensure_write_end(&fd)?;
+    // SAFETY: `fd` is open for writing (checked above, on this very
+    // descriptor, which nobody else holds), so the kernel only reads
+    // `buf`; without GIFT the pages stay the caller's.
+    unsafe { vmsplice(&fd, buf, SpliceFlags::empty()) }
 }
 
 /// `tee(fd_in, fd_out, len, flags)`: duplicates up to `len` bytes from one

@@ -51,8 +51,9 @@ impl Uring {
     ///
     /// The buffers `entry` points to must stay valid, and not be used
     /// otherwise, until this returns: it returns only once the kernel has
-    /// completed the operation, or when it never took it (the ring is
-    /// then poisoned, so that the entry is never submitted later).
+    /// completed the operation (its own completion, whatever other comes
+    /// first), or when it never took it (the ring is then poisoned, so
+    /// that the entry is never submitted later).
     unsafe fn run(&mut self, entry: squeue::Entry) -> io::Result<usize> {
         if self.poisoned {
             return Err(io::Error::other(
@@ -65,6 +66,7 @@ impl Uring {
         // completion, which is waited for below before returning.
         unsafe { self.ring.submission().push(&entry.user_data(tag)) }
             .map_err(|_| io::Error::other("the io_uring submission queue is full"))?;
+        let mut stray = None;
         loop {
             match self.ring.submit_and_wait(1) {
                 Ok(_) => {}
@@ -88,20 +90,31 @@ impl Uring {
                     std::process::abort();
                 }
             }
-            if let Some(done) = self.ring.completion().next() {
-                if done.user_data() != tag {
-                    return Err(io::Error::other(format!(
-                        "io_uring completed operation {} while {tag} was waited for",
-                        done.user_data()
-                    )));
-                }
-                let res = done.result();
-                return if res < 0 {
-                    Err(io::Error::from_raw_os_error(-res))
+            // Only the own completion ends the wait: returning on another
+            // would let the kernel write into a buffer whose borrow has
+            // ended. Another is not expected (one operation at a time);
+            // it is taken out of the way and reported once the own
+            // operation is over.
+            let mut own = None;
+            for done in self.ring.completion() {
+                if done.user_data() == tag {
+                    own = Some(done.result());
                 } else {
-                    Ok(res as usize)
-                };
+                    stray.get_or_insert(done.user_data());
+                }
             }
+            let Some(res) = own else { continue };
+            if let Some(other) = stray {
+                return Err(io::Error::other(format!(
+                    "io_uring completed operation {other} while {tag} was waited for \
+                     (which then gave {res})"
+                )));
+            }
+            return if res < 0 {
+                Err(io::Error::from_raw_os_error(-res))
+            } else {
+                Ok(res as usize)
+            };
         }
     }
 
@@ -164,8 +177,7 @@ mod tests {
 
     #[test]
     fn a_write_and_a_read_through_the_ring() {
-        let Ok(mut ring) = Uring::new() else {
-            // io_uring refused here: the ends say so, tested elsewhere.
+        let Some(mut ring) = crate::sys::available("io_uring", Uring::new()) else {
             return;
         };
         let p = pipe().unwrap();
@@ -175,5 +187,34 @@ mod tests {
         assert_eq!(&buf[..5], b"hello");
         drop(p.write);
         assert_eq!(ring.read(&p.read, &mut buf).unwrap(), 0);
+    }
+
+    /// A completion that is not the operation's own (none should come:
+    /// one operation at a time) does not end the wait: the call returns
+    /// only once the kernel is done with the caller's buffer.
+    #[test]
+    fn a_stray_completion_does_not_end_the_wait_for_the_own_one() {
+        let Some(mut ring) = crate::sys::available("io_uring", Uring::new()) else {
+            return;
+        };
+        // A no-op tagged as no operation of `run`, completed and left in
+        // the completion queue.
+        let nop = opcode::Nop::new().build().user_data(u64::MAX - 1);
+        // SAFETY: a no-op names no memory.
+        unsafe { ring.ring.submission().push(&nop) }.unwrap();
+        ring.ring.submit_and_wait(1).unwrap();
+        let p = pipe().unwrap();
+        rustix::io::write(&p.write, b"hello").unwrap();
+        let mut buf = [0u8; 16];
+        let got = ring.read(&p.read, &mut buf);
+        // Whatever the call says, its read is over: nothing is left in
+        // the completion queue to write into `buf` later.
+        assert!(
+            ring.ring.completion().is_empty(),
+            "returned before its own completion: {got:?}"
+        );
+        let err = got.unwrap_err();
+        assert!(err.to_string().contains("completed operation"), "{err}");
+        assert_eq!(&buf[..5], b"hello");
     }
 }

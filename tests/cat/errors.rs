@@ -15,13 +15,9 @@ fn strace() -> Option<&'static str> {
             .is_ok_and(|status| status.success())
     });
     if !works {
-        assert!(
-            std::env::var_os("PIPESPEED_REQUIRE_STRACE").is_none_or(|v| v != "1"),
-            "strace cannot trace here, and PIPESPEED_REQUIRE_STRACE=1 requires it"
-        );
-        let _ = writeln!(
-            io::stderr(),
-            "skipped: fault injection needs strace, which is missing or may not trace here"
+        common::skip(
+            "strace",
+            "fault injection needs strace, which is missing or may not trace here",
         );
     }
     works.then_some("strace")

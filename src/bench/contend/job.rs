@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::super::harness;
-use super::super::harness::MAX_MESSAGE;
 pub use super::super::harness::Mode;
+use super::super::harness::{MAX_MESSAGE, MAX_RUNS};
 use super::super::ladder::Placement;
 use super::ends::EndSetup;
 use super::frame::CELL;
@@ -146,8 +146,11 @@ impl ContendConfig {
                 self.msg_size
             ));
         }
-        if self.runs == 0 || self.duration.is_zero() {
-            return bad("runs and duration must be more than 0".into());
+        if !(1..=MAX_RUNS).contains(&self.runs) || self.duration.is_zero() {
+            return bad(format!(
+                "runs must be 1 to {MAX_RUNS} and duration more than 0 (runs {})",
+                self.runs
+            ));
         }
         Ok(())
     }

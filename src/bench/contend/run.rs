@@ -43,7 +43,7 @@ impl Runner<CellJob> for Processes {
 /// Runs every cell `config.runs` times (under memory pressure if asked),
 /// reporting progress to `on_event`.
 ///
-/// After SIGINT or SIGTERM (see
+/// After SIGINT, SIGTERM or SIGHUP (see
 /// [`crate::sys::process::catch_interrupts`]) no run starts, the run cut
 /// short counts for nothing, and the result holds the cells measured
 /// before it (with the runs they had), marked `interrupted`; every worker
@@ -74,7 +74,9 @@ pub fn run_contend(
     let atomic = config.msg_size <= PIPE_BUF;
     let mut per_cell = vec![Vec::new(); config.cells.len()];
     let mut runner = config.mode.runner::<CellJob>(config.exe.clone());
-    let total = config.runs * config.cells.len();
+    // validate() bounds runs (MAX_RUNS); cells are as many as the caller
+    // gave: saturate rather than overflow.
+    let total = config.runs.saturating_mul(config.cells.len());
     'runs: for run in 0..config.runs {
         for (i, &cell) in config.cells.iter().enumerate() {
             if interrupted().is_some() {

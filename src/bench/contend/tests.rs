@@ -158,6 +158,16 @@ fn bad_configurations_are_refused_naming_the_value() {
             .to_string()
             .contains("multiple of 16")
     );
+    let cell = Cell {
+        writers: 1,
+        readers: 1,
+    };
+    for runs in [0, 1001, usize::MAX] {
+        let mut c = config(vec![cell], 1024);
+        c.runs = runs;
+        let err = c.validate().unwrap_err().to_string();
+        assert!(err.contains(&format!("(runs {runs})")), "{err}");
+    }
 }
 
 #[test]

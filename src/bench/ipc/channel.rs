@@ -15,11 +15,10 @@ use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use rustix::fs::{MemfdFlags, Mode, OFlags};
+use rustix::fs::{Mode, OFlags};
 use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType};
 
 use super::mechanism::Mechanism;
-use crate::ring::ring_bytes;
 use crate::sys::mq::{MSG_MAX, MSGSIZE_MAX, mq_open_private, mqueue_limit};
 use crate::sys::pipe;
 use crate::units::Size;
@@ -290,10 +289,9 @@ fn queue(size: usize) -> io::Result<OwnedFd> {
     })
 }
 
-/// A memfd holding `rings` shared-memory rings for messages of `size`,
-/// all zero: every position at 0, no end waiting.
+/// A file of `rings` shared-memory rings for messages of `size`
+/// ([`crate::ring::create`]): every position at 0, no end open yet. Each
+/// ring takes one sender and one receiver, wherever they run.
 fn ring_file(size: usize, rings: usize) -> io::Result<OwnedFd> {
-    let file = rustix::fs::memfd_create("pipespeed-ring", MemfdFlags::CLOEXEC)?;
-    rustix::fs::ftruncate(&file, (rings * ring_bytes(size)) as u64)?;
-    Ok(file)
+    crate::ring::create(size, rings)
 }

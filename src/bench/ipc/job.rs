@@ -84,10 +84,15 @@ impl harness::Job for TripJob {
 impl StreamJob {
     /// `bytes` rounded up to a whole number of messages, at least two:
     /// the receiver's clock starts at its first receive, so one message
-    /// times nothing.
+    /// times nothing. Rounded down where up does not fit in 64 bits: the
+    /// unchecked product wrapped to 0 for `--bytes 18446744073709551615`,
+    /// and a run of 0 bytes was never made.
     pub fn whole_messages(size: usize, bytes: u64) -> u64 {
         let size = size.max(1) as u64;
-        bytes.div_ceil(size).max(2) * size
+        let messages = bytes.div_ceil(size).max(2);
+        messages
+            .checked_mul(size)
+            .unwrap_or((u64::MAX / size).max(2).saturating_mul(size))
     }
 }
 
@@ -100,5 +105,28 @@ pub fn one_cpu(placement: Placement, allowed: &[usize]) -> bool {
             reader_cpu,
         } => writer_cpu == reader_cpu,
         Placement::Unpinned => allowed.len() < 2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_messages_round_up_and_never_wrap() {
+        assert_eq!(StreamJob::whole_messages(4096, 1), 2 * 4096);
+        assert_eq!(StreamJob::whole_messages(4096, 3 * 4096 + 1), 4 * 4096);
+        assert_eq!(StreamJob::whole_messages(64, u64::MAX), u64::MAX / 64 * 64);
+        for size in [1, 3, 64, 4096, 1 << 20, 64 << 20, usize::MAX] {
+            for bytes in [0, 1, 1 << 31, 1 << 32, 1 << 63, u64::MAX - 1, u64::MAX] {
+                let whole = StreamJob::whole_messages(size, bytes);
+                let size = size as u64;
+                assert!(
+                    whole > 0 && whole.is_multiple_of(size),
+                    "{size} {bytes}: {whole}"
+                );
+                assert!(whole >= bytes.min(u64::MAX / size * size), "{size} {bytes}");
+            }
+        }
     }
 }

@@ -90,6 +90,20 @@ impl Mechanism {
         self == Mechanism::ShmSpin
     }
 
+    /// The kernel facility it needs beyond pipes, sockets and shared
+    /// memory, which a machine may refuse (a kernel built without it, a
+    /// sandbox, `io_uring_disabled`, a locked-memory limit): then its
+    /// rows are unavailable, not failed. The name is what the tests call
+    /// it (`PIPESPEED_REQUIRE_IO_URING=1` makes a refusal fail them).
+    pub fn facility(self) -> Option<&'static str> {
+        match self {
+            Mechanism::IoUring | Mechanism::IoUringSplice => Some("io_uring"),
+            Mechanism::TcpZerocopy => Some("so_zerocopy"),
+            Mechanism::Mqueue => Some("mqueue"),
+            _ => None,
+        }
+    }
+
     /// Where its cost goes, in one sentence.
     pub fn cost(self) -> &'static str {
         match self {

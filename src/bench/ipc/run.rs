@@ -16,14 +16,19 @@ use crate::units::{GIB, Size};
 /// Bytes of a throughput warm-up for messages of `size`: a thousand
 /// messages, from 256 KiB to 64 MiB.
 pub fn warmup_bytes(size: usize) -> u64 {
-    StreamJob::whole_messages(size, (size as u64 * 1024).clamp(256 << 10, 64 << 20))
+    StreamJob::whole_messages(
+        size,
+        (size as u64)
+            .saturating_mul(1024)
+            .clamp(256 << 10, 64 << 20),
+    )
 }
 
 /// Bytes of a measured run at `gib_s` lasting about `seconds`: at least
 /// 16 messages, a whole number of them.
 pub fn bytes_for(size: usize, gib_s: f64, seconds: f64) -> u64 {
     let bytes = (gib_s * seconds * GIB as f64).clamp(0.0, (64u64 << 30) as f64) as u64;
-    StreamJob::whole_messages(size, bytes.max(16 * size as u64))
+    StreamJob::whole_messages(size, bytes.max((size as u64).saturating_mul(16)))
 }
 
 /// Seconds of round trips before each latency run, not recorded.
@@ -42,7 +47,7 @@ enum Metric {
 
 /// Runs every row of `config` with `runner` and summarises.
 ///
-/// After SIGINT or SIGTERM no run starts, the run it cut short counts for
+/// After SIGINT, SIGTERM or SIGHUP no run starts, the run it cut short counts for
 /// nothing, and the result holds the runs made before it, marked
 /// `interrupted`.
 pub fn run_ipc<R>(
@@ -223,6 +228,31 @@ where
         total += order.len();
     }
 
+    // A metric left "ok" without a single run, when no signal stopped the
+    // measurement, measured nothing: say so rather than "ok" (runs sized
+    // to 0 bytes once made `ipc` exit 0 with every row empty).
+    if interrupted().is_none() {
+        for (row, name) in rows.iter_mut().zip(&names) {
+            if let Some(t) = &mut row.throughput
+                && t.status == Status::Ok
+                && t.runs.is_empty()
+            {
+                let why = RunError::Failed(format!(
+                    "no run was made (runs of {} bytes)",
+                    t.bytes_per_run
+                ));
+                mark(&mut t.status, &mut t.reason, why, name, progress);
+            }
+            if let Some(l) = &mut row.latency
+                && l.status == Status::Ok
+                && l.runs.is_empty()
+            {
+                let why = RunError::Failed("no run was made".to_string());
+                mark(&mut l.status, &mut l.reason, why, name, progress);
+            }
+        }
+    }
+
     let ends = Ends {
         unpinned: config.placement == Placement::Unpinned,
         one_cpu: shared,
@@ -304,4 +334,66 @@ fn mark(
     *status = s;
     progress(Event::Skipped { row, reason: &why });
     *reason = Some(why);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::result::StreamRun;
+    use super::*;
+
+    /// Makes every throughput run at once, keeping the bytes asked for.
+    struct Mock {
+        bytes: Vec<u64>,
+    }
+
+    impl Runner<StreamJob> for Mock {
+        fn run(&mut self, job: &StreamJob) -> Result<StreamRun, RunError> {
+            self.bytes.push(job.bytes);
+            Ok(StreamRun {
+                timed_bytes: job.bytes,
+                seconds: 1.0,
+                gib_s: 1.0,
+                msgs_per_s: 1.0,
+                cpu_s: None,
+                bytes: job.bytes,
+                noise: None,
+            })
+        }
+    }
+
+    impl Runner<TripJob> for Mock {
+        fn run(&mut self, _: &TripJob) -> Result<super::super::result::TripRun, RunError> {
+            Err(RunError::Failed("not here".into()))
+        }
+    }
+
+    #[test]
+    fn the_largest_byte_counts_still_measure() {
+        for bytes in [u64::MAX, u64::MAX - 1, 1 << 63] {
+            let config = IpcConfig {
+                mechanisms: vec![super::super::Mechanism::Pipe],
+                sizes: vec![64, 4096],
+                throughput: true,
+                latency: false,
+                runs: 1,
+                max_runs: 1,
+                duration_s: 0.01,
+                bytes: Some(bytes),
+                placement: Placement::Unpinned,
+                verify: false,
+                seed: 1,
+            };
+            let mut mock = Mock { bytes: Vec::new() };
+            let result = run_ipc(&config, &SystemFacts::collect(), &mut mock, &mut |_| {});
+            assert!(
+                mock.bytes.iter().all(|&b| b > 0),
+                "{bytes}: {:?}",
+                mock.bytes
+            );
+            for row in &result.rows {
+                let t = row.throughput.as_ref().map(|t| (t.status, t.runs.len()));
+                assert_eq!(t, Some((Status::Ok, 1)), "{bytes} in {}", row.size);
+            }
+        }
+    }
 }

@@ -19,7 +19,7 @@ use crate::wait::Wait;
 /// rounded up to whole pages), so that a half is refilled only once the
 /// receiver has taken it.
 pub struct VmspliceSender {
-    double: DoubleBuffer<OwnedFd>,
+    double: DoubleBuffer,
     size: usize,
     /// Halves not yet filled with `X`.
     fresh: usize,
@@ -29,13 +29,19 @@ impl VmspliceSender {
     /// The sender into the pipe `fd`, for messages of `size`.
     pub fn new(fd: OwnedFd, size: usize) -> io::Result<VmspliceSender> {
         let page = rustix::param::page_size();
-        let half = size.div_ceil(page) * page;
+        let half = size.checked_next_multiple_of(page).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("a {size}-byte message is more than whole pages can count"),
+            )
+        })?;
         let double = DoubleBuffer::new(
             fd,
             half,
             BufferOptions::default(),
             Layout::Separate,
             Reuse::AfterConsumed,
+            false,
         )
         .map_err(|e| match e.kind() {
             // The kernel grants only a power of two pages: a message of
@@ -66,7 +72,7 @@ impl Sender for VmspliceSender {
     }
 
     fn send(&mut self, len: usize) -> io::Result<()> {
-        self.double.splice_next(len, Wait::Block, false)
+        self.double.splice_next(len, Wait::Block)
     }
 
     fn finish(&mut self) -> io::Result<()> {
@@ -144,5 +150,18 @@ impl Receiver for SpliceReceiver {
             sink(&buf[..n])?;
         }
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_too_large_to_count_in_pages_is_refused() {
+        let p = crate::sys::pipe().unwrap();
+        let err = VmspliceSender::new(p.write, usize::MAX).err().unwrap();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
     }
 }

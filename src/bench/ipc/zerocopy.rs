@@ -104,8 +104,14 @@ impl Sender for ZerocopySender {
                     self.sends = self.sends.wrapping_add(1);
                 }
                 Err(Errno::INTR) => {}
-                // Too many sends awaiting completion (optmem_max).
-                Err(Errno::NOBUFS) => self.reap(true)?,
+                // With sends awaiting completion: too many of them
+                // (optmem_max) or their pinned pages: each completion
+                // frees some. With none, only the locked-memory limit
+                // refuses: no completion will ever come.
+                Err(Errno::NOBUFS) if self.pending.iter().any(|s| !s.is_empty()) => {
+                    self.reap(true)?
+                }
+                Err(Errno::NOBUFS) => return Err(memlock_too_small(len)),
                 Err(e) => return Err(named("send", e.into())),
             }
         }
@@ -122,6 +128,30 @@ impl Sender for ZerocopySender {
         }
         Ok(())
     }
+}
+
+/// The refusal of a `MSG_ZEROCOPY` send when nothing else is pinned:
+/// its pages count against `RLIMIT_MEMLOCK` (unless the process has
+/// `CAP_IPC_LOCK`), and a message larger than the limit can never be
+/// sent so (`ENOBUFS`, from `mm_account_pinned_pages`): this machine
+/// cannot run it, as an [`io::ErrorKind::Unsupported`] error.
+///
+/// # References
+///  - [MSG_ZEROCOPY](https://docs.kernel.org/networking/msg_zerocopy.html), "Limits"
+fn memlock_too_small(len: usize) -> io::Error {
+    use rustix::process::{Resource, getrlimit};
+    let limit = match getrlimit(Resource::Memlock).current {
+        Some(bytes) => format!("{}", crate::units::Size(bytes)),
+        None => "unlimited".to_string(),
+    };
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!(
+            "send: the locked-memory limit (RLIMIT_MEMLOCK {limit}) is too small for \
+             MSG_ZEROCOPY sends of {} (ENOBUFS): raise it with ulimit -l",
+            crate::units::Size(len as u64)
+        ),
+    )
 }
 
 impl Drop for ZerocopySender {

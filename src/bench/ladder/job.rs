@@ -121,7 +121,8 @@ impl LadderConfig {
     /// The steps a progress display counts: every rung's warm-up and
     /// measured runs, and its profile.
     pub fn steps(&self) -> usize {
-        self.rungs.len() * (self.runs + 1 + usize::from(self.profile))
+        let per_rung = self.runs.saturating_add(1 + usize::from(self.profile));
+        self.rungs.len().saturating_mul(per_rung)
     }
 
     /// The most runs a rung may take.

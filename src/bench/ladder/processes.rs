@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::buf::{Buffer, BufferOptions};
-use crate::child::{Group, said};
+use crate::child::{Group, died, said};
 use crate::double_buffer::{DoubleBuffer, Layout, Reuse};
 use crate::sys::process::interrupted;
 use crate::sys::{NoiseProbe, ResourceUsage, SpliceFlags, UsageOf, getrusage, pin_to_cpu, splice};
@@ -294,6 +294,16 @@ fn pipe(mut writer: Command, mut reader: Command) -> Result<ReadReport, RunError
     let writer = group.finish(w, WRITER_EXIT_TIMEOUT);
     let out =
         out.map_err(|e| RunError::Failed(format!("reader: {}", crate::quote::strerror(&e))))?;
+    // An end killed by a signal (a crash) is the cause, whatever the
+    // other end then said of its pipe: a writer that segfaulted was
+    // reported as "reader: read: Invalid argument".
+    let deaths: Vec<String> = [("writer", writer.died()), ("reader", died(out.status))]
+        .into_iter()
+        .filter_map(|(end, death)| Some(format!("{end}: {}", death?)))
+        .collect();
+    if !deaths.is_empty() && crate::sys::process::interrupted().is_none() {
+        return Err(RunError::Failed(deaths.join("; ")));
+    }
     let reader_err = String::from_utf8_lossy(&out.stderr).trim().to_string();
     if writer.code() == Some(EXIT_UNSUPPORTED) {
         return Err(RunError::Unavailable(message(&writer.stderr)));
@@ -368,7 +378,9 @@ pub fn memcpy(buf_size: usize, bytes: u64, cpu: Option<usize>) -> Result<Sample,
                 std::hint::black_box(&mut dst);
             }
             let seconds = start.elapsed().as_secs_f64();
-            let copied = rounds * buf_size as u64;
+            // rounds * buf_size < bytes + buf_size: no overflow for the
+            // command line's bytes (1 PiB) and buffers (1 GiB).
+            let copied = rounds.saturating_mul(buf_size as u64);
             let usage = thread_usage_since(before);
             Ok(Sample {
                 bytes: copied,
@@ -437,6 +449,7 @@ pub fn splice_limit(
             options,
             Layout::Separate,
             Reuse::AfterConsumed,
+            false,
         )
         .map_err(|e| failed("cannot set up the buffer", e))?;
         let start = Instant::now();
@@ -445,7 +458,7 @@ pub fn splice_limit(
             if interrupted().is_some() {
                 return Err(RunError::Failed("interrupted".into()));
             }
-            db.splice_next(half, Wait::Block, false)
+            db.splice_next(half, Wait::Block)
                 .map_err(|e| failed("vmsplice", vmsplice_refusal(e)))?;
             let mut drained = 0;
             while drained < half {

@@ -46,7 +46,7 @@ pub enum RunError {
 /// Runs the ladder: a warm-up per rung, then `runs` runs of each in a
 /// shuffled order, and the statistics.
 ///
-/// After SIGINT or SIGTERM (see
+/// After SIGINT, SIGTERM or SIGHUP (see
 /// [`catch_interrupts`](crate::sys::process::catch_interrupts)) no run
 /// starts, the run it cut short counts for nothing, and the result holds
 /// the runs made before it, marked `interrupted`.

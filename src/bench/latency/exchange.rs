@@ -18,6 +18,7 @@ use std::time::Instant;
 
 use rustix::io::Errno;
 
+use super::super::harness::MAX_MESSAGE;
 use super::super::hist::{LatencyNs, new_histogram, record};
 use super::job::{Exchange, PingConfig};
 use super::result::LatencyRun;
@@ -39,6 +40,13 @@ impl Pattern {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "a message must be at least 1 byte: an empty write wakes no reader",
+            ));
+        }
+        // The table below is a message and 255 bytes more.
+        if size > MAX_MESSAGE {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("a message is at most {MAX_MESSAGE} bytes, not {size}"),
             ));
         }
         let table = (0..size + 255).map(|j| j as u8 ^ (j >> 8) as u8).collect();
@@ -261,5 +269,19 @@ mod tests {
         assert!(cheap.check(&stale, 2, "t").is_err());
         assert!(cheap.check(&stale, 1, "t").is_ok());
         assert!(Pattern::new(&Exchange { size: 0, ..ex }).is_err());
+    }
+
+    #[test]
+    fn a_message_past_the_largest_is_refused_not_allocated() {
+        let ex = |size| Exchange {
+            size,
+            wait: Wait::Block,
+            verify: false,
+        };
+        for size in [MAX_MESSAGE + 1, usize::MAX - 254, usize::MAX] {
+            let err = Pattern::new(&ex(size)).err().unwrap();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{size}: {err}");
+        }
+        assert!(Pattern::new(&ex(MAX_MESSAGE)).is_ok());
     }
 }

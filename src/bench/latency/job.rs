@@ -48,6 +48,11 @@ impl std::fmt::Display for Placement {
     }
 }
 
+/// The most round trips a run or its warm-up may be asked for: a
+/// billion, half an hour at 2 us a round trip, seventeen hours at the
+/// 62 us of a busy host's cross-CPU wake-ups.
+pub const MAX_ROUND_TRIPS: u64 = 1_000_000_000;
+
 /// How long a warm-up or a measurement lasts.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

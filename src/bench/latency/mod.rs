@@ -25,6 +25,8 @@ pub mod result;
 pub mod run;
 
 pub use exchange::{ping, pong};
-pub use job::{Exchange, LatencyConfig, Mode, PingConfig, PingJob, Placement, Span};
+pub use job::{
+    Exchange, LatencyConfig, MAX_ROUND_TRIPS, Mode, PingConfig, PingJob, Placement, Span,
+};
 pub use result::{LatencyResult, LatencyRow, LatencyRun, SCHEMA, Spread};
 pub use run::{pin, run_latency};

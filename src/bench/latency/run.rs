@@ -114,7 +114,7 @@ pub fn pin(cpu: Option<usize>, who: &str) -> io::Result<()> {
 
 /// Runs every size `config.runs` times with `runner`, reporting each run
 /// to `progress`, and summarises.
-/// After SIGINT or SIGTERM (see
+/// After SIGINT, SIGTERM or SIGHUP (see
 /// [`catch_interrupts`](crate::sys::process::catch_interrupts)) no run
 /// starts, the run it cut short counts for nothing, and the result holds
 /// the sizes measured before it, marked `interrupted`.
@@ -125,7 +125,10 @@ pub fn run_latency(
     progress: &mut dyn FnMut(Event<'_>),
 ) -> io::Result<LatencyResult> {
     let mut rows = Vec::with_capacity(config.sizes.len());
-    let total = config.sizes.len() * config.runs;
+    // The command line bounds runs (1000); a library caller may not:
+    // saturate the count, and let the runs' vector grow as runs are made
+    // (`--runs 2147483648` asked for 2^31 runs' memory at once and aborted).
+    let total = config.sizes.len().saturating_mul(config.runs);
     for &size in &config.sizes {
         let row = Size(size as u64).to_string();
         let ping = PingConfig {
@@ -137,7 +140,7 @@ pub fn run_latency(
             warmup: config.warmup,
             measure: config.measure,
         };
-        let mut runs = Vec::with_capacity(config.runs);
+        let mut runs = Vec::new();
         for i in 0..config.runs {
             if interrupted().is_some() {
                 break;
@@ -162,7 +165,7 @@ pub fn run_latency(
             })?;
             progress(Event::Measured {
                 row: &row,
-                index: rows.len() * config.runs + i + 1,
+                index: rows.len().saturating_mul(config.runs).saturating_add(i + 1),
                 total,
                 figure: Figure::RoundTripNs(run.rtt_ns.p50 as f64),
             });

@@ -202,19 +202,34 @@ pub fn find_program(name: &str, path: &OsStr) -> Option<PathBuf> {
 
 /// A private directory for perf's data, removed with everything in it
 /// when dropped.
+///
+/// perf needs a path to write to and the ends a link to run by name, so
+/// the directory cannot be one the kernel removes by itself; a process
+/// killed by SIGKILL (or by a signal it does not catch) leaves it behind.
+/// So each new one first removes those that are stale: this user's, of
+/// a PID no longer alive.
 #[derive(Debug)]
 pub struct Scratch {
     path: PathBuf,
 }
 
+/// The name's start of every [`Scratch`] directory.
+const SCRATCH_PREFIX: &str = "pipespeed-profile-";
+
 impl Scratch {
     /// `$TMPDIR/pipespeed-profile-PID-N`, mode 0700.
     pub fn new() -> io::Result<Scratch> {
+        Scratch::new_in(&std::env::temp_dir())
+    }
+
+    /// `BASE/pipespeed-profile-PID-N`, mode 0700, after removing the
+    /// stale ones in `base`.
+    pub fn new_in(base: &Path) -> io::Result<Scratch> {
         static NEXT: AtomicU32 = AtomicU32::new(0);
-        let base = std::env::temp_dir();
+        remove_stale(base);
         loop {
             let n = NEXT.fetch_add(1, Ordering::Relaxed);
-            let path = base.join(format!("pipespeed-profile-{}-{n}", std::process::id()));
+            let path = base.join(format!("{SCRATCH_PREFIX}{}-{n}", std::process::id()));
             match fs::DirBuilder::new().mode(0o700).create(&path) {
                 Ok(()) => return Ok(Scratch { path }),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1000 => continue,
@@ -240,9 +255,80 @@ impl Drop for Scratch {
     }
 }
 
+/// Removes from `base` the [`Scratch`] directories left by processes that
+/// died without dropping them: directories (not links) owned by this
+/// user, named after a PID that no process has now. Another user's, or
+/// a live process's, are left alone; what cannot be removed stays.
+/// `remove_dir_all` does not follow links inside them.
+fn remove_stale(base: &Path) {
+    use rustix::process::{Pid, test_kill_process};
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = fs::read_dir(base) else {
+        return;
+    };
+    let me = rustix::process::geteuid().as_raw();
+    let own = std::process::id();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(SCRATCH_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .filter(|(_, n)| n.parse::<u32>().is_ok())
+            .and_then(|(pid, _)| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Some(pid) = Pid::from_raw(pid).filter(|p| p.as_raw_pid() as u32 != own) else {
+            continue;
+        };
+        let ours = entry.metadata().is_ok_and(|m| m.is_dir() && m.uid() == me);
+        // ESRCH: no such process. EPERM: alive, another user's.
+        if ours && test_kill_process(pid) == Err(rustix::io::Errno::SRCH) {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stale_scratch_directories_of_dead_processes_are_removed() {
+        let base = tempfile::tempdir().unwrap();
+        // A PID that was alive and is no more (reaped).
+        let mut child = Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let dir = |name: &str| base.path().join(name);
+        let stale = dir(&format!("{SCRATCH_PREFIX}{dead}-0"));
+        fs::create_dir(&stale).unwrap();
+        fs::write(stale.join("writer.data"), b"perf").unwrap();
+        std::os::unix::fs::symlink("/", stale.join("ps-writer")).unwrap();
+        let kept = [
+            // Alive: init, and this process.
+            dir(&format!("{SCRATCH_PREFIX}1-0")),
+            dir(&format!("{SCRATCH_PREFIX}{}-900", std::process::id())),
+            // Not a name of ours.
+            dir(&format!("{SCRATCH_PREFIX}{dead}")),
+            dir(&format!("{SCRATCH_PREFIX}{dead}-x")),
+        ];
+        for keep in &kept {
+            fs::create_dir(keep).unwrap();
+        }
+        // A link of the right name is not followed nor removed.
+        let target = tempfile::tempdir().unwrap();
+        let link = dir(&format!("{SCRATCH_PREFIX}{dead}-1"));
+        std::os::unix::fs::symlink(target.path(), &link).unwrap();
+        let scratch = Scratch::new_in(base.path()).unwrap();
+        assert!(!stale.exists(), "the dead process's directory stays");
+        for keep in &kept {
+            assert!(keep.exists(), "{} was removed", keep.display());
+        }
+        assert!(fs::symlink_metadata(&link).is_ok() && target.path().exists());
+        assert!(scratch.path().is_dir());
+    }
 
     fn access(paranoid: Option<i64>, kptr_restrict: i64, root: bool) -> Result<(), String> {
         PerfAccess {

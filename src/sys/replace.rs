@@ -1,0 +1,572 @@
+//! Writing the file a user named: a regular file replaced whole or not at
+//! all, keeping its mode and owner; anything else written in place; and
+//! the symbolic links on the way followed only where
+//! `fs.protected_symlinks` would follow them, whatever that setting is.
+//!
+//! A path is walked one component at a time from a directory descriptor
+//! (as `openat2`'s `RESOLVE_` flags would, by hand): every symbolic link
+//! met is checked, then read and walked in its turn, and what the walk
+//! ends on is one of four [`Target`]s:
+//! - one of our own descriptors named by path (`/dev/stdout`, `/dev/fd/N`,
+//!   `/proc/self/fd/N`): written there, at its offset and with its flags,
+//!   so a shell's `>>` appends; reopening it would start at offset 0;
+//! - not a regular file (a FIFO, a terminal, a device): opened without
+//!   blocking and written in place as a stream, never renamed over;
+//! - a regular file, or none yet: a temporary file made beside it with
+//!   `O_CREAT|O_EXCL|O_NOFOLLOW` in the directory the walk ended in, given
+//!   the old file's owner and mode, written, synced and renamed over it
+//!   with `renameat` in that same directory, as `sed -i` and `install` do;
+//! - a regular file with several names (hard links), or whose owner we
+//!   cannot give a new file (another user's, writable by us): written in
+//!   place, as `cp` does, so its links and owner stay; the room is
+//!   reserved first (`RLIMIT_FSIZE` checked, `fallocate`), so a full disk
+//!   or a size limit fails before its first byte changes.
+//!
+//! The rule of `fs.protected_symlinks` (proc_sys_fs(5)): in a directory
+//! that is sticky and writable by all (`/tmp`), a symbolic link is followed
+//! only by its owner or when the directory's owner made it. Anyone may
+//! plant a link there; root following it would write where its maker
+//! chose. With the setting off (0, as on this project's VMs), the kernel
+//! follows them all: we check it ourselves.
+//!
+//! # References
+//!  - [openat2(2)](https://man7.org/linux/man-pages/man2/openat2.2.html), [rename(2)](https://man7.org/linux/man-pages/man2/rename.2.html)
+//!  - [proc_sys_fs(5)](https://man7.org/linux/man-pages/man5/proc_sys_fs.5.html) (`protected_symlinks`, `protected_regular`)
+
+use std::collections::VecDeque;
+use std::ffi::{OsStr, OsString};
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+use rustix::fs::{AtFlags, CWD, FallocateFlags, FileType, Mode, OFlags, Stat};
+use rustix::io::Errno;
+
+/// How many symbolic links one path may go through (the kernel's
+/// `MAXSYMLINKS`).
+const MAX_LINKS: usize = 40;
+
+/// How long a wait for a stream to take more bytes lasts before the
+/// caller's `stop` is asked again.
+const POLL_SLICE: Duration = Duration::from_millis(100);
+
+/// Where the bytes for a path go, found before they exist.
+#[derive(Debug)]
+pub enum Target {
+    /// One of our descriptors, named by path (`/dev/stdout` is 1).
+    Descriptor(RawFd),
+    /// Not a regular file: a FIFO, a terminal, a device.
+    Special(Entry),
+    /// A regular file, or none yet.
+    File(FileTarget),
+}
+
+/// A directory entry the walk ended on: `name` in `dir`.
+#[derive(Debug)]
+pub struct Entry {
+    dir: OwnedFd,
+    name: OsString,
+    /// What it was when the walk reached it (`None`: nothing yet).
+    stat: Option<Stat>,
+}
+
+/// A regular file to write (or to make), and how.
+#[derive(Debug)]
+pub struct FileTarget {
+    entry: Entry,
+    /// Written in place rather than replaced (see the module's doc).
+    in_place: bool,
+}
+
+impl Target {
+    /// Walks `path` (see the module's doc) without opening or changing
+    /// what it ends on.
+    ///
+    /// Errors: `EISDIR` for a directory or a path ending in `/`,
+    /// `ENOTDIR`, `ELOOP`, `ENOENT` for a missing directory, the
+    /// refusal of a protected symbolic link (`PermissionDenied`, naming
+    /// it), and a socket (`ENXIO`, said so).
+    pub fn resolve(path: &Path) -> io::Result<Target> {
+        let bytes = path.as_os_str().as_bytes();
+        if bytes.is_empty() {
+            return Err(Errno::NOENT.into());
+        }
+        if bytes.ends_with(b"/") {
+            return Err(Errno::ISDIR.into());
+        }
+        let mut walk = Walk::start(path)?;
+        while let Some(name) = walk.pending.pop_front() {
+            let last = walk.pending.is_empty();
+            if name == ".." {
+                walk.dir = open_dir(&walk.dir, "..")?;
+                walk.shown.pop();
+                continue;
+            }
+            if last && let Some(fd) = walk.descriptor(&name)? {
+                return Ok(Target::Descriptor(fd));
+            }
+            let stat = match rustix::fs::statat(&walk.dir, &*name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(stat) => stat,
+                Err(Errno::NOENT) if last => {
+                    return Ok(Target::File(FileTarget {
+                        entry: Entry {
+                            dir: walk.dir,
+                            name,
+                            stat: None,
+                        },
+                        in_place: false,
+                    }));
+                }
+                Err(e) => return Err(e.into()),
+            };
+            match FileType::from_raw_mode(stat.st_mode) {
+                FileType::Symlink => walk.follow(&name, &stat)?,
+                FileType::Directory if !last => {
+                    walk.dir = open_dir(&walk.dir, &name)?;
+                    walk.shown.push(&name);
+                }
+                _ if !last => return Err(Errno::NOTDIR.into()),
+                FileType::Directory => return Err(Errno::ISDIR.into()),
+                FileType::Socket => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        "it is a socket, which cannot be opened",
+                    ));
+                }
+                FileType::RegularFile => {
+                    let in_place = stat.st_nlink > 1 || !can_give(&stat);
+                    let entry = Entry {
+                        dir: walk.dir,
+                        name,
+                        stat: Some(stat),
+                    };
+                    if in_place {
+                        entry.check_not_planted()?;
+                    }
+                    return Ok(Target::File(FileTarget { entry, in_place }));
+                }
+                _ => {
+                    return Ok(Target::Special(Entry {
+                        dir: walk.dir,
+                        name,
+                        stat: Some(stat),
+                    }));
+                }
+            }
+        }
+        // "/", "." or "a/..": a directory.
+        Err(Errno::ISDIR.into())
+    }
+}
+
+/// Whether we can give a new file `old`'s owner: root can, anyone else
+/// only their own (the group is tried when it comes to it).
+fn can_give(old: &Stat) -> bool {
+    let euid = rustix::process::geteuid();
+    euid.is_root() || euid.as_raw() == old.st_uid
+}
+
+/// A path being walked: the directory reached, what is left, and a
+/// printable name for messages.
+struct Walk {
+    dir: OwnedFd,
+    pending: VecDeque<OsString>,
+    shown: PathBuf,
+    links: usize,
+}
+
+impl Walk {
+    fn start(path: &Path) -> io::Result<Walk> {
+        let mut walk = Walk {
+            dir: open_dir(CWD, ".")?,
+            pending: VecDeque::new(),
+            shown: PathBuf::new(),
+            links: 0,
+        };
+        walk.prepend(path)?;
+        Ok(walk)
+    }
+
+    /// Puts the components of `path` in front of what is left; an
+    /// absolute one restarts the walk at `/`.
+    fn prepend(&mut self, path: &Path) -> io::Result<()> {
+        let mut names = Vec::new();
+        for component in path.components() {
+            match component {
+                Component::RootDir => {
+                    self.dir = open_dir(CWD, "/")?;
+                    self.shown = PathBuf::from("/");
+                }
+                Component::CurDir | Component::Prefix(_) => {}
+                Component::ParentDir => names.push(OsString::from("..")),
+                Component::Normal(name) => names.push(name.to_owned()),
+            }
+        }
+        for name in names.into_iter().rev() {
+            self.pending.push_front(name);
+        }
+        Ok(())
+    }
+
+    /// Reads the symbolic link `name` and walks on through what it holds,
+    /// unless `fs.protected_symlinks` would refuse to follow it.
+    fn follow(&mut self, name: &OsStr, link: &Stat) -> io::Result<()> {
+        self.links += 1;
+        if self.links > MAX_LINKS {
+            return Err(Errno::LOOP.into());
+        }
+        let dir = rustix::fs::fstat(&self.dir)?;
+        if planted(&dir, link.st_uid) {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "it goes through a symbolic link of uid {} in the sticky directory {}, \
+                     which is not followed (see protected_symlinks in proc_sys_fs(5))",
+                    link.st_uid,
+                    match self.shown.as_os_str().is_empty() {
+                        true => Path::new("."),
+                        false => &self.shown,
+                    }
+                    .display(),
+                ),
+            ));
+        }
+        let target = rustix::fs::readlinkat(&self.dir, name, Vec::new())?;
+        let target = PathBuf::from(OsString::from_vec(target.into_bytes()));
+        self.prepend(&target)
+    }
+
+    /// The descriptor `name` names if the walk is in our own
+    /// `/proc/self/fd` (or `/proc/thread-self/fd`): a number there is one
+    /// of our descriptors, not a file to open again.
+    fn descriptor(&self, name: &OsStr) -> io::Result<Option<RawFd>> {
+        let Some(fd) = name.to_str().and_then(|n| n.parse::<RawFd>().ok()) else {
+            return Ok(None);
+        };
+        let here = rustix::fs::fstat(&self.dir)?;
+        let ours = ["/proc/self/fd", "/proc/thread-self/fd"]
+            .iter()
+            .filter_map(|dir| rustix::fs::stat(*dir).ok())
+            .any(|st| st.st_dev == here.st_dev && st.st_ino == here.st_ino);
+        Ok(ours.then_some(fd))
+    }
+}
+
+/// Whether a file of `owner` in the directory `dir` is one another user
+/// may have planted there: the directory is sticky and writable by all,
+/// and neither we nor the directory's owner own it.
+fn planted(dir: &Stat, owner: u32) -> bool {
+    let sticky_and_open = dir.st_mode & 0o1002 == 0o1002;
+    let euid = rustix::process::geteuid().as_raw();
+    sticky_and_open && owner != euid && owner != dir.st_uid
+}
+
+fn open_dir(dir: impl AsFd, name: impl rustix::path::Arg) -> io::Result<OwnedFd> {
+    Ok(rustix::fs::openat(
+        dir,
+        name,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?)
+}
+
+impl Entry {
+    /// `fs.protected_regular` and `protected_fifos`' rule for a file
+    /// written in place: in a sticky directory writable by all, another
+    /// user's file (not the directory owner's) is refused.
+    fn check_not_planted(&self) -> io::Result<()> {
+        let owner = self.stat.map_or(0, |s| s.st_uid);
+        if planted(&rustix::fs::fstat(&self.dir)?, owner) {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "it belongs to another user (uid {owner}) in a sticky directory and \
+                     would be written in place; it is not (see protected_regular in \
+                     proc_sys_fs(5))"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Opens the entry for writing, without blocking, following no link,
+    /// and checks it is still what the walk found.
+    fn open(&self) -> io::Result<OwnedFd> {
+        let fd = rustix::fs::openat(
+            &self.dir,
+            &*self.name,
+            OFlags::WRONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let now = rustix::fs::fstat(&fd)?;
+        if let Some(then) = self.stat
+            && (now.st_dev, now.st_ino) != (then.st_dev, then.st_ino)
+        {
+            return Err(io::Error::other(
+                "it was replaced by another file meanwhile",
+            ));
+        }
+        Ok(fd)
+    }
+
+    /// Opens a FIFO, a terminal or a device for writing in place, without
+    /// blocking: a FIFO no process reads is `ENXIO` at once, never a wait.
+    pub fn open_stream(&self) -> io::Result<OwnedFd> {
+        self.check_not_planted()?;
+        self.open()
+    }
+
+    /// Whether the entry is a FIFO.
+    pub fn is_fifo(&self) -> bool {
+        self.stat
+            .is_some_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Fifo)
+    }
+}
+
+impl FileTarget {
+    /// Checks, changing nothing that is there, that the file can be
+    /// written: a temporary file is made beside it and removed, or, for
+    /// one written in place, it is opened for writing.
+    pub fn check(&self) -> io::Result<()> {
+        if self.in_place {
+            return self.entry.open().map(drop);
+        }
+        Temp::create(&self.entry, Mode::from_raw_mode(0o600)).map(drop)
+    }
+
+    /// Makes the new file whole beside the old one, ready to take its
+    /// place with [`Prepared::commit`]; dropped uncommitted, it is
+    /// removed. A file written in place is only checked for room here
+    /// and written by `commit`.
+    ///
+    /// Hold [`hold_signals`](super::hold::hold_signals) from before this
+    /// until the commit: a signal's default action, or `ulimit -f`'s
+    /// SIGXFSZ, would otherwise leave the temporary file behind.
+    pub fn prepare(self, bytes: Vec<u8>) -> io::Result<Prepared> {
+        if self.in_place {
+            let fd = self.entry.open()?;
+            reserve(&fd, bytes.len())?;
+            return Ok(Prepared(How::InPlace(fd, bytes)));
+        }
+        // A new file gets what a new file gets (0666 less the umask);
+        // one that replaces another is private until it has its mode.
+        let mode = if self.entry.stat.is_some() {
+            0o600
+        } else {
+            0o666
+        };
+        let mut temp = Temp::create(&self.entry, Mode::from_raw_mode(mode))?;
+        if let Some(old) = self.entry.stat {
+            let made = rustix::fs::fstat(&temp.fd)?;
+            let uid = (made.st_uid != old.st_uid).then(|| rustix::fs::Uid::from_raw(old.st_uid));
+            let gid = (made.st_gid != old.st_gid).then(|| rustix::fs::Gid::from_raw(old.st_gid));
+            match rustix::fs::fchown(&temp.fd, uid, gid) {
+                Ok(()) => {}
+                // A group of the old file's that we are not in: the file
+                // keeps its group only if written in place.
+                Err(Errno::PERM) => {
+                    drop(temp);
+                    return FileTarget {
+                        entry: self.entry,
+                        in_place: true,
+                    }
+                    .prepare(bytes);
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        write_all_at(&temp.fd, &bytes)?;
+        if let Some(old) = self.entry.stat {
+            // After the write: a write by its owner clears set-user-ID.
+            rustix::fs::fchmod(&temp.fd, Mode::from_raw_mode(old.st_mode & 0o7777))?;
+        }
+        rustix::fs::fsync(&temp.fd)?;
+        temp.target = Some(self.entry.name);
+        Ok(Prepared(How::Rename(temp)))
+    }
+}
+
+/// A file made whole and waiting to take its place (see
+/// [`FileTarget::prepare`]).
+#[derive(Debug)]
+pub struct Prepared(How);
+
+#[derive(Debug)]
+enum How {
+    Rename(Temp),
+    InPlace(OwnedFd, Vec<u8>),
+}
+
+impl Prepared {
+    /// Puts the new file in place: renamed over the old one, or written
+    /// over it, then cut to its length.
+    pub fn commit(self) -> io::Result<()> {
+        match self.0 {
+            How::Rename(mut temp) => {
+                let name = temp.target.take().unwrap_or_default();
+                rustix::fs::renameat(&temp.dir, &*temp.name, &temp.dir, &*name)?;
+                temp.renamed = true;
+                Ok(())
+            }
+            How::InPlace(fd, bytes) => {
+                write_all_at(&fd, &bytes)?;
+                rustix::fs::ftruncate(&fd, bytes.len() as u64)?;
+                Ok(rustix::fs::fsync(&fd)?)
+            }
+        }
+    }
+}
+
+/// Checks that `len` bytes fit under `RLIMIT_FSIZE` and asks the file
+/// system for the room (`fallocate` keeping the size; a file system that
+/// cannot is not an error), before a byte of the file changes.
+fn reserve(fd: impl AsFd, len: usize) -> io::Result<()> {
+    let len = len as u64;
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Fsize);
+    if limit.current.is_some_and(|max| len > max) {
+        return Err(Errno::FBIG.into());
+    }
+    if len == 0 {
+        return Ok(());
+    }
+    match rustix::fs::fallocate(fd, FallocateFlags::KEEP_SIZE, 0, len) {
+        Ok(()) | Err(Errno::OPNOTSUPP | Errno::NOSYS | Errno::INVAL) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn write_all_at(fd: impl AsFd, bytes: &[u8]) -> io::Result<()> {
+    let mut done = 0;
+    while done < bytes.len() {
+        match rustix::io::pwrite(&fd, &bytes[done..], done as u64) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => done += n,
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+/// A temporary file beside a target, removed on drop unless renamed.
+#[derive(Debug)]
+struct Temp {
+    dir: OwnedFd,
+    name: OsString,
+    fd: OwnedFd,
+    /// The name it takes on commit.
+    target: Option<OsString>,
+    renamed: bool,
+}
+
+impl Temp {
+    /// `.NAME.PID.N.tmp` in the target's directory, made with `O_EXCL`
+    /// and `O_NOFOLLOW`: never a file or link that was there.
+    fn create(entry: &Entry, mode: Mode) -> io::Result<Temp> {
+        // The name stays under NAME_MAX (255) with what is added.
+        let base: Vec<u8> = entry.name.as_bytes().iter().copied().take(200).collect();
+        let base = String::from_utf8_lossy(&base).into_owned();
+        // Before the file: made after it, a failure would leave it there.
+        let dir = entry.dir.try_clone()?;
+        for attempt in 0..100 {
+            let name = OsString::from(format!(".{base}.{}.{attempt}.tmp", std::process::id()));
+            match rustix::fs::openat(
+                &entry.dir,
+                &*name,
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                mode,
+            ) {
+                Ok(fd) => {
+                    return Ok(Temp {
+                        dir,
+                        name,
+                        fd,
+                        target: None,
+                        renamed: false,
+                    });
+                }
+                Err(Errno::EXIST) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(Errno::EXIST.into())
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        if !self.renamed {
+            let _ = rustix::fs::unlinkat(&self.dir, &*self.name, AtFlags::empty());
+        }
+    }
+}
+
+/// Writes all of `bytes` to `fd` as a stream (a FIFO, a terminal, a
+/// pipe, any descriptor), whether it blocks or not: a full non-blocking
+/// one is waited on with `poll` in slices of 100 ms. Between slices, and
+/// after a signal interrupts a blocking write (`EINTR`), `stop` is asked;
+/// when it says so the write ends with [`io::ErrorKind::Interrupted`] and
+/// what was written stays written. So a reader that never reads holds
+/// the writer only until it is told to stop.
+///
+/// # References
+///  - [poll(2)](https://man7.org/linux/man-pages/man2/poll.2.html), [pipe(7)](https://man7.org/linux/man-pages/man7/pipe.7.html) (`O_NONBLOCK`)
+pub fn write_stream(fd: BorrowedFd<'_>, bytes: &[u8], stop: &dyn Fn() -> bool) -> io::Result<()> {
+    use rustix::event::{PollFd, PollFlags, poll};
+    let slice = rustix::time::Timespec {
+        tv_sec: 0,
+        tv_nsec: POLL_SLICE.as_nanos() as i64,
+    };
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        if stop() {
+            return Err(io::ErrorKind::Interrupted.into());
+        }
+        match rustix::io::write(fd, rest) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => rest = &rest[n..],
+            Err(Errno::AGAIN) => {
+                let mut fds = [PollFd::new(&fd, PollFlags::OUT)];
+                match poll(&mut fds, Some(&slice)) {
+                    Ok(_) | Err(Errno::INTR) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+/// Whether `fd` is open for writing.
+pub fn writable(fd: BorrowedFd<'_>) -> io::Result<()> {
+    let flags = rustix::fs::fcntl_getfl(fd)?;
+    if flags.contains(OFlags::WRONLY) || flags.contains(OFlags::RDWR) {
+        Ok(())
+    } else {
+        Err(Errno::BADF.into())
+    }
+}
+
+/// A descriptor of our own, `fd`, that a path named (`/dev/fd/3`):
+/// duplicated, so writes share its offset and flags (`>>` appends) and
+/// closing ours leaves it open. A number that is not open is `EBADF`.
+///
+/// # References
+///  - [fcntl(2)](https://man7.org/linux/man-pages/man2/fcntl.2.html) (`F_DUPFD_CLOEXEC`)
+#[allow(unsafe_code)]
+pub fn dup_descriptor(fd: RawFd) -> io::Result<OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: F_DUPFD_CLOEXEC takes no pointer and changes nothing about
+    // `fd` (a number that is not open gives EBADF); the new descriptor,
+    // 3 or above, is a fresh entry of the table that nothing else owns.
+    let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
+    if new < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `new` was just made by the kernel for us alone.
+    Ok(unsafe { OwnedFd::from_raw_fd(new) })
+}
