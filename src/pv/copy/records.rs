@@ -1,5 +1,5 @@
 //! Copies to or from a socket that keeps message boundaries
-//! (`SOCK_SEQPACKET`, `SOCK_DGRAM`): a read of such a socket takes one
+//! (`SOCK_SEQPACKET`, `SOCK_DGRAM`, ...): a read of such a socket takes one
 //! whole record, and discards what does not fit the buffer; a splice
 //! takes what fits a pipe and drops the rest of the record (5000-byte
 //! records lost 4464 bytes each through a 536-byte splice). So from such
@@ -11,26 +11,19 @@
 //! than the socket takes (a write larger than its send buffer fails with
 //! `EMSGSIZE`: the piece is halved and tried again).
 //!
-//! The socket type is asked of the descriptor itself (`SO_TYPE`); nothing
-//! here needs the copy engine's probe.
+//! Which sockets keep records is [`crate::sys::socket::keeps_records`]'s
+//! answer (`SO_TYPE`), the copy engine's too.
 
 use std::io;
 use std::os::fd::BorrowedFd;
 
 use rustix::event::{PollFd, PollFlags, poll};
 use rustix::io::Errno;
-use rustix::net::sockopt::socket_type;
-use rustix::net::{RecvFlags, SocketType, recv};
+use rustix::net::{RecvFlags, recv};
 
 use crate::wait::{read, write_all};
 
-/// Whether `fd` is a socket that keeps message boundaries.
-pub fn keeps_records(fd: BorrowedFd<'_>) -> bool {
-    matches!(
-        socket_type(fd),
-        Ok(SocketType::SEQPACKET | SocketType::DGRAM)
-    )
-}
+pub use crate::sys::socket::keeps_records;
 
 /// The size of the next record waiting on `fd`, waiting for one; `None`
 /// at the end (the peer shut down or closed: a 0).
