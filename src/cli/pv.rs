@@ -78,8 +78,8 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         return me.control(pid, &Request::Query);
     }
     // A meter makes files (-P, its control socket, -c's counter) that go
-    // when it is stopped: SIGINT and SIGTERM set a flag the main thread
-    // looks at (a second one ends the process at once).
+    // when it is stopped: SIGINT, SIGTERM and SIGHUP set a flag the main
+    // thread looks at (a second one ends the process at once).
     if let Err(err) = process::catch_interrupts() {
         me.say(&strerror(&err));
         return ExitCode::from(EXIT_CONTROL);
@@ -263,7 +263,7 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
 
 /// Runs `work` (opening the targets, the copy, or -d's watch) in a thread
 /// of its own, and returns what it returns, or `Err` with pv's status 32
-/// as soon as SIGINT or SIGTERM comes (said on stderr): the caller then
+/// as soon as SIGINT, SIGTERM or SIGHUP comes (said on stderr): the caller then
 /// returns from `main`, dropping the pidfile and the control socket (which
 /// removes them), while the thread may still be blocked in an open, a read
 /// or a write. pv 1.12 says "interrupted by a signal: Terminated" and

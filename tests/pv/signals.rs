@@ -1,4 +1,4 @@
-//! A meter stopped by SIGINT or SIGTERM removes what it made (the `-P`
+//! A meter stopped by SIGINT, SIGTERM or SIGHUP removes what it made (the `-P`
 //! pidfile, its control socket, `-c`'s row counter), says so in one line
 //! and exits 32, as pv 1.12 does; a meter that finds the socket of a dead
 //! one removes it.
@@ -58,7 +58,7 @@ fn signal(child: &Child, signal: Signal) {
 }
 
 #[test]
-fn sigint_and_sigterm_remove_the_pidfile_socket_and_counter_and_exit_32() {
+fn sigint_sigterm_and_sighup_remove_the_pidfile_socket_and_counter_and_exit_32() {
     let cases = [(Signal::INT, "Interrupt"), (Signal::TERM, "Terminated")];
     for (sig, words) in cases {
         for args in [&["pv", "-q"][..], &["pv", "-c", "-f", "-i", "0.1"]] {

@@ -107,7 +107,7 @@ fn extra(text: &str) -> Result<(bool, bool), String> {
     after_help = "Exit status: 0 success; bits, combined as pv's: 1 a -R, -Q or -P problem, 2 a \
     file (or -d's process) could not be opened or the -U store is not a regular file, 4 an \
     input was the output, 16 a read or write \
-    failed, 32 stopped by SIGINT or SIGTERM (the -P file and control socket removed), 64 the -B \
+    failed, 32 stopped by SIGINT, SIGTERM or SIGHUP (the -P file and control socket removed), 64 the -B \
     buffer could not be had. Bad usage: 2 as `pipespeed pv`, 64 as `pv`. A \
     reader that goes away ends pv quietly with 0."
 )]
