@@ -129,6 +129,19 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
     };
     if !args.watchfd.is_empty() {
         settings.size = given_size;
+        // -d copies nothing: the pidfile has no file of a copy to be.
+        let _pidfile = match args
+            .pidfile
+            .as_deref()
+            .map(|p| PidFile::write(p, &[], None))
+        {
+            None => None,
+            Some(Ok(pidfile)) => Some(pidfile),
+            Some(Err(err)) => {
+                me.say(&err);
+                return ExitCode::from(EXIT_CONTROL);
+            }
+        };
         let (watched, said) = (args.watchfd.clone(), me.clone());
         let status = until_signalled(me, move || {
             match watch::run(&watched, &settings, show, &io::stderr()) {
@@ -172,7 +185,7 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
     // files copied, or not a regular file, is refused first.
     let _pidfile = match args.pidfile.as_deref() {
         None => None,
-        Some(path) => match PidFile::write(path, &names, &targets) {
+        Some(path) => match PidFile::write(path, &names, Some(&targets)) {
             Ok(pidfile) => Some(pidfile),
             Err(err) => {
                 me.say(&err);
@@ -405,7 +418,7 @@ impl PidFile {
     fn write(
         path: &Path,
         names: &[PathBuf],
-        targets: &targets::Targets,
+        targets: Option<&targets::Targets>,
     ) -> Result<PidFile, String> {
         use std::io::Write;
         use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -415,7 +428,7 @@ impl PidFile {
                 return Err(format!("{named}: the pidfile (-P) must be a regular file"));
             }
             let id = (meta.dev(), meta.ino());
-            if targets.holds(id, names) {
+            if targets.is_some_and(|targets| targets.holds(id, names)) {
                 return Err(format!(
                     "{named}: the pidfile (-P) is also an input or the output"
                 ));

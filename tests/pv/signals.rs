@@ -171,3 +171,33 @@ fn a_signal_ends_the_wait_for_a_fifos_reader() {
     );
     assert!(!dir.path().join("pid").exists());
 }
+
+/// `-d` with `-P`: the pidfile holds the ID while the watch runs, and a
+/// signal ends the watch and removes it.
+#[test]
+fn a_watch_holds_its_pidfile_and_a_signal_removes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f");
+    std::fs::write(&file, "watched\n").unwrap();
+    let mut watched = Command::new("sleep")
+        .arg("60")
+        .stdin(std::fs::File::open(&file).unwrap())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let target = format!("{}:0", watched.id());
+    std::fs::create_dir(dir.path().join("run")).unwrap();
+    let (child, input) = meter(EXE, &["pv", "-q", "-d", &target], dir.path());
+    let pidfile = dir.path().join("pid");
+    let pid = format!("{}\n", child.id());
+    wait_for("the watch's pidfile", || {
+        std::fs::read_to_string(&pidfile).is_ok_and(|t| t == pid)
+    });
+    signal(&child, Signal::TERM);
+    let out = ended(child);
+    drop(input);
+    watched.kill().unwrap();
+    watched.wait().unwrap();
+    assert_eq!(out.status.code(), Some(32), "{}", stderr(&out));
+    assert!(!pidfile.exists());
+}
