@@ -95,7 +95,7 @@ pub use plan::{
     Copied, CopyError, CopyOptions, Fallback, Mechanism, Rewrite, SMALL_FILE, Side, choose,
     input_is_output,
 };
-pub use records::{RecordWriter, recv_record};
+pub use records::{RecordWriter, next_record_len, recv_measured, recv_record};
 
 use std::fmt;
 use std::io;

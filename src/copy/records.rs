@@ -46,23 +46,32 @@ fn recv(fd: BorrowedFd<'_>, buf: &mut [u8], flags: RecvFlags) -> io::Result<Recv
     }
 }
 
-/// Receives the next record of `fd` whole into `buf`, grown to hold it,
-/// and returns its length: 0 at the end of the input (an empty record
-/// ends it too, as a read of 0 bytes does in GNU cat). Waits for a record
-/// if none is there.
-pub fn recv_record(fd: impl AsFd, buf: &mut Vec<u8>) -> io::Result<usize> {
-    let fd = fd.as_fd();
+/// The length of the next record of `fd`, waiting for one: 0 at the end
+/// of the input (an empty record ends it too, as a read of 0 bytes does in
+/// GNU cat). A protocol that does not tell lengths gets
+/// [`UNKNOWN_LENGTH`]. What is measured is what [`recv_measured`] takes,
+/// so a caller may decide on a record before reading it (pv's `-S` and
+/// `-L`).
+pub fn next_record_len(fd: impl AsFd) -> io::Result<usize> {
     let mut first = [0u8; 1];
-    let peeked = recv(fd, &mut first, RecvFlags::PEEK | RecvFlags::TRUNC)?;
-    let len = match peeked.bytes {
+    let peeked = recv(fd.as_fd(), &mut first, RecvFlags::PEEK | RecvFlags::TRUNC)?;
+    Ok(match peeked.bytes {
         // The protocol did not say how long: one byte and cut.
-        1 if peeked.flags.contains(ReturnFlags::TRUNC) => UNKNOWN_LENGTH.max(buf.len()),
+        1 if peeked.flags.contains(ReturnFlags::TRUNC) => UNKNOWN_LENGTH,
         len => len,
-    };
+    })
+}
+
+/// Receives the next record of `fd`, of `len` bytes as
+/// [`next_record_len`] measured it, whole into `buf` (grown to hold it),
+/// and returns its length; a record that does not fit after all (another
+/// reader of the socket took the measured one) is an error, never a
+/// silent loss.
+pub fn recv_measured(fd: impl AsFd, len: usize, buf: &mut Vec<u8>) -> io::Result<usize> {
     if buf.len() < len.max(1) {
         buf.resize(len.max(1), 0);
     }
-    let got = recv(fd, buf, RecvFlags::TRUNC)?;
+    let got = recv(fd.as_fd(), buf, RecvFlags::TRUNC)?;
     if got.bytes > buf.len() || got.flags.contains(ReturnFlags::TRUNC) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
@@ -74,6 +83,15 @@ pub fn recv_record(fd: impl AsFd, buf: &mut Vec<u8>) -> io::Result<usize> {
         ));
     }
     Ok(got.bytes)
+}
+
+/// Receives the next record of `fd` whole into `buf`, grown to hold it,
+/// and returns its length: 0 at the end of the input. Waits for a record
+/// if none is there.
+pub fn recv_record(fd: impl AsFd, buf: &mut Vec<u8>) -> io::Result<usize> {
+    let fd = fd.as_fd();
+    let len = next_record_len(fd)?;
+    recv_measured(fd, len, buf)
 }
 
 /// Writes to a socket that keeps record boundaries, in records it takes.

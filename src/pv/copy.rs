@@ -16,7 +16,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::meter::{TokenBucket, count_lines};
-use crate::copy::{Copier, CopyError, CopyOptions, Side};
+use crate::copy::{
+    Copier, CopyError, CopyOptions, RecordWriter, Side, next_record_len, recv_measured,
+};
+use crate::sys::socket::keeps_records;
 use crate::sys::{FdInfo, FdKind};
 use crate::wait::{read, write_all};
 
@@ -222,7 +225,7 @@ impl Transfer {
         skipped: &mut dyn FnMut(Skipped),
     ) -> Result<Ended, CopyError> {
         let (input, output) = (input.as_fd(), output.as_fd());
-        if records::keeps_records(input) || records::keeps_records(output) {
+        if keeps_records(input) || keeps_records(output) {
             return self.copy_records(input, output);
         }
         if self.options.lines && self.rate.load(Ordering::Relaxed) > 0 {
@@ -324,10 +327,11 @@ impl Transfer {
             moved: 0,
             source,
         };
-        let from_records = records::keeps_records(input);
+        let from_records = keeps_records(input);
         let end = if self.options.null { 0 } else { b'\n' };
         let mut buf = Vec::new();
-        let mut piece = self.options.copy.buf_size.max(1);
+        let piece = self.options.copy.buf_size.max(1);
+        let mut writer = RecordWriter::default();
         loop {
             let so_far = self.count.load(Ordering::Relaxed);
             let left = self.options.stop_at.map(|stop| stop.saturating_sub(so_far));
@@ -335,15 +339,14 @@ impl Transfer {
                 return Ok(Ended::StopSize);
             }
             let n = if from_records {
-                let Some(size) =
-                    records::next_record_size(input).map_err(|e| fail(Side::Input, e))?
-                else {
+                let size = next_record_len(input).map_err(|e| fail(Side::Input, e))?;
+                if size == 0 {
                     return Ok(Ended::Input);
-                };
+                }
                 if left.is_some_and(|left| size as u64 > left) {
                     return Ok(Ended::StopSize);
                 }
-                records::read_record(input, size, &mut buf).map_err(|e| fail(Side::Input, e))?
+                recv_measured(input, size, &mut buf).map_err(|e| fail(Side::Input, e))?
             } else {
                 if buf.is_empty() {
                     buf.resize(piece, 0);
@@ -351,8 +354,7 @@ impl Transfer {
                 let want = left.map_or(buf.len(), |left| {
                     usize::try_from(left).map_or(buf.len(), |l| l.min(buf.len()))
                 });
-                let n = records::read_stream(input, &mut buf[..want])
-                    .map_err(|e| fail(Side::Input, e))?;
+                let n = read(input, &mut buf[..want]).map_err(|e| fail(Side::Input, e))?;
                 if n == 0 {
                     return Ok(Ended::Input);
                 }
@@ -365,12 +367,11 @@ impl Transfer {
             while allowed < units {
                 allowed = allowed.saturating_add(self.allowance());
             }
-            let written = if from_records {
-                write_all(output, bytes, |_| {})
-            } else {
-                records::write_pieces(output, bytes, &mut piece, |_| {})
-            };
-            written.map_err(|e| fail(Side::Output, e))?;
+            // One record stays one record where the output takes it; a
+            // stream goes in the largest records the output takes.
+            writer
+                .write_all(output, bytes, |_| {})
+                .map_err(|e| fail(Side::Output, e))?;
             self.count.fetch_add(units, Ordering::Relaxed);
             if let Some(tail) = &self.tail {
                 keep_tail(tail, bytes, self.options.last_written);
@@ -479,9 +480,6 @@ pub fn input_is_output(input: &FdInfo, output: &FdInfo) -> bool {
         FdKind::Regular | FdKind::BlockDevice | FdKind::Pipe
     ) && input.same_file(output)
 }
-
-#[path = "copy/records.rs"]
-mod records;
 
 #[cfg(test)]
 #[path = "copy/tests.rs"]
