@@ -49,7 +49,7 @@ fn recv(fd: BorrowedFd<'_>, buf: &mut [u8], flags: RecvFlags) -> io::Result<Recv
 /// The length of the next record of `fd`, waiting for one: 0 at the end
 /// of the input (an empty record ends it too, as a read of 0 bytes does in
 /// GNU cat). A protocol that does not tell lengths gets
-/// [`UNKNOWN_LENGTH`]. What is measured is what [`recv_measured`] takes,
+/// 256 KiB. What is measured is what [`recv_measured`] takes,
 /// so a caller may decide on a record before reading it (pv's `-S` and
 /// `-L`).
 pub fn next_record_len(fd: impl AsFd) -> io::Result<usize> {

@@ -72,7 +72,7 @@ pub(super) fn file_bytes(size: usize, rings: usize) -> io::Result<usize> {
 /// A file of `rings` rings for messages of `size`, every position at 0
 /// and no end open yet: a memfd whose size is sealed and whose first page
 /// records `size` and `rings`. Its descriptor may be handed to other
-/// processes; each ring takes one [`ShmSender`] and one [`ShmReceiver`],
+/// processes; each ring takes one [`ShmSender`](super::ShmSender) and one [`ShmReceiver`](super::ShmReceiver),
 /// wherever they are.
 pub fn create(size: usize, rings: usize) -> io::Result<OwnedFd> {
     check_size(size)?;
