@@ -482,3 +482,41 @@ fn a_symbolic_link_planted_in_a_sticky_directory_is_not_followed() {
     assert_ne!(std::fs::read_to_string(&victim).unwrap(), OLD);
     assert_eq!(names_in(&sticky), ["r.json"]);
 }
+
+#[test]
+fn a_hard_link_planted_in_a_sticky_directory_is_not_written_through() {
+    if !rustix::process::geteuid().is_root() {
+        // The attack is root's: writing in place through a link another
+        // user made to a file of root's.
+        common::skip(
+            "root",
+            "only root can be shown writing through a link to its file",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let sticky = dir.path().join("tmp");
+    std::fs::create_dir(&sticky).unwrap();
+    std::fs::set_permissions(&sticky, PermissionsExt::from_mode(0o1777)).unwrap();
+    // Root's file, root's directory: a link anyone could make with
+    // fs.protected_hardlinks at 0 (`ln /etc/shadow /tmp/r.json`).
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, OLD).unwrap();
+    std::fs::set_permissions(&victim, PermissionsExt::from_mode(0o600)).unwrap();
+    std::fs::hard_link(&victim, sticky.join("r.json")).unwrap();
+    let out = finish(
+        quick(dir.path(), &["--json", "tmp/r.json"]),
+        "a planted hard link",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "pipespeed: cannot write tmp/r.json: it has 2 hard links and is in a sticky directory \
+         writable by all, where anyone may have made one; it is not written in place (see \
+         protected_hardlinks in proc_sys_fs(5))\n"
+    );
+    assert!(out.stdout.is_empty(), "refused before measuring");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), OLD);
+    assert_eq!(names_in(&sticky), ["r.json"]);
+}
+

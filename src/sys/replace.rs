@@ -29,9 +29,14 @@
 //! chose. With the setting off (0, as on this project's VMs), the kernel
 //! follows them all: we check it ourselves.
 //!
+//! `fs.protected_hardlinks`, likewise: with it off, anyone may link any
+//! file (`ln /etc/shadow /tmp/r.json`), and nothing in the link says who
+//! made it, so in such a directory a file with several links is never
+//! written in place (nor replaced: it is refused).
+//!
 //! # References
 //!  - [openat2(2)](https://man7.org/linux/man-pages/man2/openat2.2.html), [rename(2)](https://man7.org/linux/man-pages/man2/rename.2.html)
-//!  - [proc_sys_fs(5)](https://man7.org/linux/man-pages/man5/proc_sys_fs.5.html) (`protected_symlinks`, `protected_regular`)
+//!  - [proc_sys_fs(5)](https://man7.org/linux/man-pages/man5/proc_sys_fs.5.html) (`protected_symlinks`, `protected_hardlinks`, `protected_regular`)
 
 use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
@@ -258,9 +263,13 @@ impl Walk {
 /// may have planted there: the directory is sticky and writable by all,
 /// and neither we nor the directory's owner own it.
 fn planted(dir: &Stat, owner: u32) -> bool {
-    let sticky_and_open = dir.st_mode & 0o1002 == 0o1002;
     let euid = rustix::process::geteuid().as_raw();
-    sticky_and_open && owner != euid && owner != dir.st_uid
+    sticky_and_open(dir) && owner != euid && owner != dir.st_uid
+}
+
+/// Whether `dir` is sticky and writable by all (`/tmp`).
+fn sticky_and_open(dir: &Stat) -> bool {
+    dir.st_mode & 0o1002 == 0o1002
 }
 
 fn open_dir(dir: impl AsFd, name: impl rustix::path::Arg) -> io::Result<OwnedFd> {
@@ -275,10 +284,26 @@ fn open_dir(dir: impl AsFd, name: impl rustix::path::Arg) -> io::Result<OwnedFd>
 impl Entry {
     /// `fs.protected_regular` and `protected_fifos`' rule for a file
     /// written in place: in a sticky directory writable by all, another
-    /// user's file (not the directory owner's) is refused.
+    /// user's file (not the directory owner's) is refused. And
+    /// `fs.protected_hardlinks`' rule, whatever that setting is: there, a
+    /// file with several links is refused whoever owns it, since its
+    /// owner says nothing of who made the link (with the setting at 0,
+    /// anyone may link any file of the file system there).
     fn check_not_planted(&self) -> io::Result<()> {
         let owner = self.stat.map_or(0, |s| s.st_uid);
-        if planted(&rustix::fs::fstat(&self.dir)?, owner) {
+        let dir = rustix::fs::fstat(&self.dir)?;
+        let links = self.stat.map_or(0, |s| s.st_nlink);
+        if sticky_and_open(&dir) && links > 1 {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "it has {links} hard links and is in a sticky directory writable by \
+                     all, where anyone may have made one; it is not written in place (see \
+                     protected_hardlinks in proc_sys_fs(5))"
+                ),
+            ));
+        }
+        if planted(&dir, owner) {
             return Err(io::Error::new(
                 io::ErrorKind::PermissionDenied,
                 format!(
