@@ -520,3 +520,46 @@ fn a_hard_link_planted_in_a_sticky_directory_is_not_written_through() {
     assert_eq!(names_in(&sticky), ["r.json"]);
 }
 
+#[test]
+fn a_writable_result_in_a_directory_we_cannot_write_is_written_in_place() {
+    if !rustix::process::geteuid().is_root() {
+        common::skip(
+            "root",
+            "only root can give nobody a file in root's directory",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), PermissionsExt::from_mode(0o755)).unwrap();
+    let result = dir.path().join("r.json");
+    std::fs::write(&result, OLD).unwrap();
+    std::os::unix::fs::chown(&result, Some(65534), Some(65534)).unwrap();
+    let ino = std::fs::metadata(&result).unwrap().ino();
+    let child = Command::new(EXE)
+        .args(QUICK)
+        .args(["--json", "r.json"])
+        .current_dir(dir.path())
+        .uid(65534)
+        .gid(65534)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn();
+    let child = match child {
+        Ok(child) => child,
+        Err(e) => {
+            // A clone under a directory closed to nobody.
+            common::skip("nobody", &format!("nobody cannot run {EXE}: {e}"));
+            return;
+        }
+    };
+    let out = finish(child, "nobody's result in root's directory");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let json = std::fs::read(&result).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(json["schema"], "pipespeed.latency/1");
+    let meta = std::fs::metadata(&result).unwrap();
+    assert_eq!((meta.ino(), meta.uid()), (ino, 65534), "written in place");
+    assert_eq!(names_in(dir.path()), ["r.json"]);
+}

@@ -6,7 +6,7 @@
 //! A path is walked one component at a time from a directory descriptor
 //! (as `openat2`'s `RESOLVE_` flags would, by hand): every symbolic link
 //! met is checked, then read and walked in its turn, and what the walk
-//! ends on is one of four [`Target`]s:
+//! ends on (a [`Target`]) is written in one of these ways:
 //! - one of our own descriptors named by path (`/dev/stdout`, `/dev/fd/N`,
 //!   `/proc/self/fd/N`): written there, at its offset and with its flags,
 //!   so a shell's `>>` appends; reopening it would start at offset 0;
@@ -20,7 +20,10 @@
 //!   cannot give a new file (another user's, writable by us): written in
 //!   place, as `cp` does, so its links and owner stay; the room is
 //!   reserved first (`RLIMIT_FSIZE` checked, `fallocate`), so a full disk
-//!   or a size limit fails before its first byte changes.
+//!   or a size limit fails before its first byte changes;
+//! - a regular file in a directory we may not write (no temporary file
+//!   can be made beside it: `EACCES`, `EPERM`, `EROFS`): in place too,
+//!   as `cp` does, if the file itself is writable.
 //!
 //! The rule of `fs.protected_symlinks` (proc_sys_fs(5)): in a directory
 //! that is sticky and writable by all (`/tmp`), a symbolic link is followed
@@ -358,7 +361,24 @@ impl FileTarget {
         if self.in_place {
             return self.entry.open().map(drop);
         }
-        Temp::create(&self.entry, Mode::from_raw_mode(0o600)).map(drop)
+        match Temp::create(&self.entry, Mode::from_raw_mode(0o600)) {
+            Ok(_) => Ok(()),
+            Err(err) if self.can_fall_back(&err) => {
+                self.entry.check_not_planted()?;
+                self.entry.open().map(drop)
+            }
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Whether a file whose temporary file could not be made (`err`) may
+    /// be written in place instead: it is there, and the directory is
+    /// closed to us (`EACCES`, `EPERM`; `EROFS`, whose file then gives
+    /// its own error), as `cp` writes a file it may write in a directory
+    /// it may not.
+    fn can_fall_back(&self, err: &io::Error) -> bool {
+        let closed = [libc::EACCES, libc::EPERM, libc::EROFS];
+        self.entry.stat.is_some() && err.raw_os_error().is_some_and(|e| closed.contains(&e))
     }
 
     /// Makes the new file whole beside the old one, ready to take its
@@ -382,7 +402,18 @@ impl FileTarget {
         } else {
             0o666
         };
-        let mut temp = Temp::create(&self.entry, Mode::from_raw_mode(mode))?;
+        let mut temp = match Temp::create(&self.entry, Mode::from_raw_mode(mode)) {
+            Ok(temp) => temp,
+            Err(err) if self.can_fall_back(&err) => {
+                self.entry.check_not_planted()?;
+                return FileTarget {
+                    entry: self.entry,
+                    in_place: true,
+                }
+                .prepare(bytes);
+            }
+            Err(err) => return Err(err),
+        };
         if let Some(old) = self.entry.stat {
             let made = rustix::fs::fstat(&temp.fd)?;
             let uid = (made.st_uid != old.st_uid).then(|| rustix::fs::Uid::from_raw(old.st_uid));
