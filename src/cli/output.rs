@@ -345,4 +345,21 @@ mod tests {
         assert_eq!(identity(&fifo), before, "the FIFO was replaced");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
     }
+
+    #[test]
+    fn a_long_name_that_is_not_utf8_is_replaced_whole() {
+        use std::os::unix::ffi::OsStrExt;
+        for len in [250, 255] {
+            let dir = tempfile::tempdir().unwrap();
+            // Latin-1 é: each byte is 3 once made "lossy" UTF-8.
+            let path = dir
+                .path()
+                .join(std::ffi::OsStr::from_bytes(&vec![0xe9; len]));
+            fs::write(&path, "old").unwrap();
+            check_outputs([&Some(path.clone())]).unwrap();
+            write_whole(&path, b"new").unwrap_or_else(|e| panic!("{len} bytes: {e}"));
+            assert_eq!(fs::read(&path).unwrap(), b"new");
+            assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+        }
+    }
 }

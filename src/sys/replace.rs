@@ -56,6 +56,9 @@ use rustix::io::Errno;
 /// `MAXSYMLINKS`).
 const MAX_LINKS: usize = 40;
 
+/// The longest name of a directory entry, in bytes (`NAME_MAX`).
+const NAME_MAX: usize = 255;
+
 /// How long a wait for a stream to take more bytes lasts before the
 /// caller's `stop` is asked again.
 const POLL_SLICE: Duration = Duration::from_millis(100);
@@ -521,13 +524,19 @@ impl Temp {
     /// `.NAME.PID.N.tmp` in the target's directory, made with `O_EXCL`
     /// and `O_NOFOLLOW`: never a file or link that was there.
     fn create(entry: &Entry, mode: Mode) -> io::Result<Temp> {
-        // The name stays under NAME_MAX (255) with what is added.
-        let base: Vec<u8> = entry.name.as_bytes().iter().copied().take(200).collect();
-        let base = String::from_utf8_lossy(&base).into_owned();
         // Before the file: made after it, a failure would leave it there.
         let dir = entry.dir.try_clone()?;
         for attempt in 0..100 {
-            let name = OsString::from(format!(".{base}.{}.{attempt}.tmp", std::process::id()));
+            // Bytes, as the name is (not UTF-8 perhaps), its start cut
+            // so that the whole stays within NAME_MAX.
+            let tail = format!(".{}.{attempt}.tmp", std::process::id());
+            let room = NAME_MAX - 1 - tail.len();
+            let base = entry.name.as_bytes();
+            let mut name = Vec::with_capacity(NAME_MAX);
+            name.push(b'.');
+            name.extend_from_slice(&base[..base.len().min(room)]);
+            name.extend_from_slice(tail.as_bytes());
+            let name = OsString::from_vec(name);
             match rustix::fs::openat(
                 &entry.dir,
                 &*name,
