@@ -459,6 +459,14 @@ enum How {
 }
 
 impl Prepared {
+    /// Whether [`commit`](Prepared::commit) writes the file in place,
+    /// which can fail (an I/O error), rather than rename a finished one
+    /// over it, which does not once the file is made: commit these first
+    /// when several files must change all together.
+    pub fn in_place(&self) -> bool {
+        matches!(self.0, How::InPlace(..))
+    }
+
     /// Puts the new file in place: renamed over the old one, or written
     /// over it, then cut to its length.
     pub fn commit(self) -> io::Result<()> {
