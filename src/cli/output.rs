@@ -88,7 +88,8 @@ pub fn print(bytes: &[u8]) -> Result<(), StdoutError> {
 /// written where it points, at its offset (`>> log` appends), never
 /// reopened.
 pub fn is_stdout(path: &Path) -> bool {
-    path.as_os_str() == "-" || matches!(Target::resolve(path), Ok(Target::Descriptor(1)))
+    path.as_os_str() == "-"
+        || matches!(Target::resolve(path), Ok(Target::Descriptor(fd)) if fd.is_stdout())
 }
 
 /// Writes `render()` to `path`, when there is one, whole or not at all
@@ -183,7 +184,7 @@ pub fn check_outputs<'a>(
 
 fn check_writable(path: &Path) -> io::Result<()> {
     match Target::resolve(path)? {
-        Target::Descriptor(fd) => replace::writable(replace::dup_descriptor(fd)?.as_fd()),
+        Target::Descriptor(fd) => replace::writable(fd.dup()?.as_fd()),
         Target::Special(entry) => {
             let fd = open_special(&entry)?;
             lock_opened().push((path.to_owned(), fd));
@@ -235,7 +236,7 @@ pub fn write_whole(path: &Path, bytes: &[u8]) -> io::Result<()> {
         return stream(fd.as_fd(), bytes);
     }
     match Target::resolve(path)? {
-        Target::Descriptor(fd) => stream(replace::dup_descriptor(fd)?.as_fd(), bytes),
+        Target::Descriptor(fd) => stream(fd.dup()?.as_fd(), bytes),
         Target::Special(entry) => stream(open_special(&entry)?.as_fd(), bytes),
         Target::File(file) => {
             let _held = pipespeed::sys::hold::hold_signals()?;

@@ -64,14 +64,44 @@ const NAME_MAX: usize = 255;
 const POLL_SLICE: Duration = Duration::from_millis(100);
 
 /// Where the bytes for a path go, found before they exist.
+///
+/// A descriptor of the process is reached only through a path that names
+/// it: safe code cannot make a `Target` of any number,
+/// ```compile_fail,E0308
+/// let _ = pipespeed::sys::replace::Target::Descriptor(3);
+/// ```
+/// nor duplicate any descriptor by number.
+/// ```compile_fail,E0603
+/// let _ = pipespeed::sys::replace::dup_descriptor(3);
+/// ```
 #[derive(Debug)]
 pub enum Target {
     /// One of our descriptors, named by path (`/dev/stdout` is 1).
-    Descriptor(RawFd),
+    Descriptor(Descriptor),
     /// Not a regular file: a FIFO, a terminal, a device.
     Special(Entry),
     /// A regular file, or none yet.
     File(FileTarget),
+}
+
+/// One of our descriptors that a path named (`/dev/fd/3`): made only by
+/// [`Target::resolve`], from a path in our own `/proc/self/fd`, so that
+/// safe code reaches no descriptor by number that no path asked for.
+#[derive(Debug)]
+pub struct Descriptor(RawFd);
+
+impl Descriptor {
+    /// Whether it is standard output (descriptor 1: `/dev/stdout`).
+    pub fn is_stdout(&self) -> bool {
+        self.0 == 1
+    }
+
+    /// A duplicate of it, sharing its offset and flags (`>>` appends);
+    /// closing the duplicate leaves it open. One closed since the path
+    /// was walked is `EBADF`.
+    pub fn dup(&self) -> io::Result<OwnedFd> {
+        dup_descriptor(self.0)
+    }
 }
 
 /// A directory entry the walk ended on: `name` in `dir`.
@@ -116,7 +146,7 @@ impl Target {
                 continue;
             }
             if last && let Some(fd) = walk.descriptor(&name)? {
-                return Ok(Target::Descriptor(fd));
+                return Ok(Target::Descriptor(Descriptor(fd)));
             }
             let stat = match rustix::fs::statat(&walk.dir, &*name, AtFlags::SYMLINK_NOFOLLOW) {
                 Ok(stat) => stat,
@@ -631,7 +661,7 @@ pub fn writable(fd: BorrowedFd<'_>) -> io::Result<()> {
 /// # References
 ///  - [fcntl(2)](https://man7.org/linux/man-pages/man2/fcntl.2.html) (`F_DUPFD_CLOEXEC`)
 #[allow(unsafe_code)]
-pub fn dup_descriptor(fd: RawFd) -> io::Result<OwnedFd> {
+fn dup_descriptor(fd: RawFd) -> io::Result<OwnedFd> {
     use std::os::fd::FromRawFd;
     // SAFETY: F_DUPFD_CLOEXEC takes no pointer and changes nothing about
     // `fd` (a number that is not open gives EBADF); the new descriptor,
