@@ -301,3 +301,68 @@ fn a_page_that_is_not_a_regular_file_is_refused_and_nothing_written() {
         .collect();
     assert_eq!(names, ["pipespeed-pv.1"]);
 }
+
+/// The strace to watch system calls with: `PIPESPEED_STRACE`, or strace on
+/// the PATH.
+fn strace() -> Option<std::ffi::OsString> {
+    let program = std::env::var_os("PIPESPEED_STRACE").unwrap_or_else(|| "strace".into());
+    match Command::new(&program).arg("-V").output() {
+        Ok(out) if out.status.success() => Some(program),
+        _ => {
+            common::skip("strace", "no strace to run (PIPESPEED_STRACE, or on PATH)");
+            None
+        }
+    }
+}
+
+#[test]
+fn a_hard_linked_page_is_written_before_any_page_is_renamed() {
+    let Some(strace) = strace() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let man = dir.path().join("man");
+    std::fs::create_dir(&man).unwrap();
+    let page = man.join("pipespeed-pv.1");
+    std::fs::write(&page, "old").unwrap();
+    std::fs::hard_link(&page, dir.path().join("other-name")).unwrap();
+    let log = dir.path().join("strace.log");
+    let out = Command::new(strace)
+        .args([
+            "-f",
+            "-y",
+            "-e",
+            "trace=pwrite64,rename,renameat,renameat2",
+            "-o",
+        ])
+        .arg(&log)
+        .args([EXE, "generate", "man"])
+        .arg(&man)
+        .output()
+        .unwrap();
+    if !out.status.success() && text(&out.stderr).contains("ptrace") {
+        common::skip(
+            "strace",
+            &format!("strace cannot trace: {}", text(&out.stderr)),
+        );
+        return;
+    }
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let log = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    // The page with two names is written in place (its commit can fail);
+    // the others are renamed (theirs cannot, once made): the one that can
+    // fail goes first, so a failure leaves every old page.
+    let in_place = lines
+        .iter()
+        .position(|l| l.contains("pwrite64(") && l.contains("/pipespeed-pv.1>"))
+        .unwrap_or_else(|| panic!("no write in place: {log}"));
+    let first_rename = lines
+        .iter()
+        .position(|l| l.contains("rename"))
+        .unwrap_or_else(|| panic!("no rename: {log}"));
+    assert!(in_place < first_rename, "{log}");
+    assert!(
+        std::fs::read_to_string(dir.path().join("other-name"))
+            .unwrap()
+            .contains(".TH")
+    );
+}

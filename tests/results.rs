@@ -278,15 +278,47 @@ fn names_in(dir: &Path) -> Vec<String> {
     names
 }
 
+/// Opens `fifo` for reading now, without blocking (so the writer's check
+/// finds a reader however late a thread would run), and reads it in a
+/// thread until its writer has come and gone: before a writer opens it,
+/// `poll` sees neither data nor a hang-up (pipe(7)).
+fn read_fifo(fifo: &Path) -> std::thread::JoinHandle<Vec<u8>> {
+    use rustix::event::{PollFd, PollFlags, poll};
+    use rustix::fs::{Mode, OFlags, open};
+    use rustix::io::Errno;
+    let fd = open(fifo, OFlags::RDONLY | OFlags::NONBLOCK, Mode::empty()).unwrap();
+    std::thread::spawn(move || {
+        // A hang's bound, not a timing: no writer at all is a failure.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let slice = rustix::time::Timespec {
+            tv_sec: 1,
+            tv_nsec: 0,
+        };
+        let (mut got, mut buf) = (Vec::new(), vec![0; 65536]);
+        loop {
+            assert!(Instant::now() < deadline, "no writer came and went");
+            let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+            match poll(&mut fds, Some(&slice)) {
+                Ok(0) | Err(Errno::INTR) => continue,
+                Ok(_) => {}
+                Err(e) => panic!("poll: {e}"),
+            }
+            match rustix::io::read(&fd, &mut buf) {
+                Ok(0) => return got,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Err(Errno::AGAIN | Errno::INTR) => {}
+                Err(e) => panic!("read: {e}"),
+            }
+        }
+    })
+}
+
 #[test]
 fn a_fifo_s_reader_gets_the_whole_result_and_then_its_end() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("ff");
     mkfifo(&fifo);
-    let reader = {
-        let fifo = fifo.clone();
-        std::thread::spawn(move || std::fs::read(fifo).unwrap())
-    };
+    let reader = read_fifo(&fifo);
     let out = finish(quick(dir.path(), &["--json", "ff"]), "--json FIFO");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
@@ -481,4 +513,85 @@ fn a_symbolic_link_planted_in_a_sticky_directory_is_not_followed() {
     );
     assert_ne!(std::fs::read_to_string(&victim).unwrap(), OLD);
     assert_eq!(names_in(&sticky), ["r.json"]);
+}
+
+#[test]
+fn a_hard_link_planted_in_a_sticky_directory_is_not_written_through() {
+    if !rustix::process::geteuid().is_root() {
+        // The attack is root's: writing in place through a link another
+        // user made to a file of root's.
+        common::skip(
+            "root",
+            "only root can be shown writing through a link to its file",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let sticky = dir.path().join("tmp");
+    std::fs::create_dir(&sticky).unwrap();
+    std::fs::set_permissions(&sticky, PermissionsExt::from_mode(0o1777)).unwrap();
+    // Root's file, root's directory: a link anyone could make with
+    // fs.protected_hardlinks at 0 (`ln /etc/shadow /tmp/r.json`).
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, OLD).unwrap();
+    std::fs::set_permissions(&victim, PermissionsExt::from_mode(0o600)).unwrap();
+    std::fs::hard_link(&victim, sticky.join("r.json")).unwrap();
+    let out = finish(
+        quick(dir.path(), &["--json", "tmp/r.json"]),
+        "a planted hard link",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "pipespeed: cannot write tmp/r.json: it has 2 hard links and is in a sticky directory \
+         writable by all, where anyone may have made one; it is not written in place (see \
+         protected_hardlinks in proc_sys_fs(5))\n"
+    );
+    assert!(out.stdout.is_empty(), "refused before measuring");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), OLD);
+    assert_eq!(names_in(&sticky), ["r.json"]);
+}
+
+#[test]
+fn a_writable_result_in_a_directory_we_cannot_write_is_written_in_place() {
+    if !rustix::process::geteuid().is_root() {
+        common::skip(
+            "root",
+            "only root can give nobody a file in root's directory",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), PermissionsExt::from_mode(0o755)).unwrap();
+    let result = dir.path().join("r.json");
+    std::fs::write(&result, OLD).unwrap();
+    std::os::unix::fs::chown(&result, Some(65534), Some(65534)).unwrap();
+    let ino = std::fs::metadata(&result).unwrap().ino();
+    let child = Command::new(EXE)
+        .args(QUICK)
+        .args(["--json", "r.json"])
+        .current_dir(dir.path())
+        .uid(65534)
+        .gid(65534)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn();
+    let child = match child {
+        Ok(child) => child,
+        Err(e) => {
+            // A clone under a directory closed to nobody.
+            common::skip("nobody", &format!("nobody cannot run {EXE}: {e}"));
+            return;
+        }
+    };
+    let out = finish(child, "nobody's result in root's directory");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let json = std::fs::read(&result).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(json["schema"], "pipespeed.latency/1");
+    let meta = std::fs::metadata(&result).unwrap();
+    assert_eq!((meta.ino(), meta.uid()), (ino, 65534), "written in place");
+    assert_eq!(names_in(dir.path()), ["r.json"]);
 }

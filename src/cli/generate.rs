@@ -90,6 +90,8 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<ExitCode> {
 /// -f` leaves the old pages as they were), and returns their paths.
 /// A page is replaced as a result file is (its mode and owner kept,
 /// `pipespeed::sys::replace`); one that is not a regular file is refused.
+/// Pages written in place (hard links) are written before any is
+/// renamed: their writes can fail, renames cannot.
 fn man_pages(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let cannot = || format!("cannot write the manual pages in {}", dir.display());
     match fs::metadata(dir) {
@@ -129,6 +131,9 @@ fn man_pages(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         prepared.push((target.prepare(bytes).with_context(cannot)?, path.clone()));
         written.push(path);
     }
+    // Pages written in place first: their commit can fail, a rename
+    // cannot once its file is made, so a failure leaves every page old.
+    prepared.sort_by_key(|(page, _)| !page.in_place());
     for (page, path) in prepared {
         page.commit()
             .with_context(|| format!("cannot write {}", path.display()))?;

@@ -88,7 +88,8 @@ pub fn print(bytes: &[u8]) -> Result<(), StdoutError> {
 /// written where it points, at its offset (`>> log` appends), never
 /// reopened.
 pub fn is_stdout(path: &Path) -> bool {
-    path.as_os_str() == "-" || matches!(Target::resolve(path), Ok(Target::Descriptor(1)))
+    path.as_os_str() == "-"
+        || matches!(Target::resolve(path), Ok(Target::Descriptor(fd)) if fd.is_stdout())
 }
 
 /// Writes `render()` to `path`, when there is one, whole or not at all
@@ -183,7 +184,7 @@ pub fn check_outputs<'a>(
 
 fn check_writable(path: &Path) -> io::Result<()> {
     match Target::resolve(path)? {
-        Target::Descriptor(fd) => replace::writable(replace::dup_descriptor(fd)?.as_fd()),
+        Target::Descriptor(fd) => replace::writable(fd.dup()?.as_fd()),
         Target::Special(entry) => {
             let fd = open_special(&entry)?;
             lock_opened().push((path.to_owned(), fd));
@@ -235,7 +236,7 @@ pub fn write_whole(path: &Path, bytes: &[u8]) -> io::Result<()> {
         return stream(fd.as_fd(), bytes);
     }
     match Target::resolve(path)? {
-        Target::Descriptor(fd) => stream(replace::dup_descriptor(fd)?.as_fd(), bytes),
+        Target::Descriptor(fd) => stream(fd.dup()?.as_fd(), bytes),
         Target::Special(entry) => stream(open_special(&entry)?.as_fd(), bytes),
         Target::File(file) => {
             let _held = pipespeed::sys::hold::hold_signals()?;
@@ -317,6 +318,41 @@ mod tests {
         assert_eq!(identity(full), before, "/dev/full was replaced");
     }
 
+    /// Opens `fifo` for reading now, without blocking (so the writer's
+    /// check finds a reader however late a thread would run), and reads
+    /// it in a thread until its writer has come and gone: before a writer
+    /// opens it, `poll` sees neither data nor a hang-up (pipe(7)).
+    fn read_fifo(fifo: &Path) -> std::thread::JoinHandle<Vec<u8>> {
+        use rustix::event::{PollFd, PollFlags, poll};
+        use rustix::fs::{Mode, OFlags, open};
+        use rustix::io::Errno;
+        let fd = open(fifo, OFlags::RDONLY | OFlags::NONBLOCK, Mode::empty()).unwrap();
+        std::thread::spawn(move || {
+            // A hang's bound, not a timing: no writer at all is a failure.
+            let deadline = Instant::now() + Duration::from_secs(60);
+            let slice = rustix::time::Timespec {
+                tv_sec: 1,
+                tv_nsec: 0,
+            };
+            let (mut got, mut buf) = (Vec::new(), vec![0; 65536]);
+            loop {
+                assert!(Instant::now() < deadline, "no writer came and went");
+                let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+                match poll(&mut fds, Some(&slice)) {
+                    Ok(0) | Err(Errno::INTR) => continue,
+                    Ok(_) => {}
+                    Err(e) => panic!("poll: {e}"),
+                }
+                match rustix::io::read(&fd, &mut buf) {
+                    Ok(0) => return got,
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                    Err(Errno::AGAIN | Errno::INTR) => {}
+                    Err(e) => panic!("read: {e}"),
+                }
+            }
+        })
+    }
+
     #[test]
     fn a_fifo_is_written_in_place_as_a_stream() {
         let dir = tempfile::tempdir().unwrap();
@@ -330,10 +366,7 @@ mod tests {
         )
         .unwrap();
         let before = identity(&fifo);
-        let reader = {
-            let fifo = fifo.clone();
-            std::thread::spawn(move || fs::read(fifo).unwrap())
-        };
+        let reader = read_fifo(&fifo);
         let bytes = vec![b'r'; 200_000];
         check_outputs([&Some(fifo.clone())]).unwrap();
         write_whole(&fifo, &bytes).unwrap();
@@ -344,5 +377,22 @@ mod tests {
         assert_eq!(reader.join().unwrap(), bytes);
         assert_eq!(identity(&fifo), before, "the FIFO was replaced");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_long_name_that_is_not_utf8_is_replaced_whole() {
+        use std::os::unix::ffi::OsStrExt;
+        for len in [250, 255] {
+            let dir = tempfile::tempdir().unwrap();
+            // Latin-1 é: each byte is 3 once made "lossy" UTF-8.
+            let path = dir
+                .path()
+                .join(std::ffi::OsStr::from_bytes(&vec![0xe9; len]));
+            fs::write(&path, "old").unwrap();
+            check_outputs([&Some(path.clone())]).unwrap();
+            write_whole(&path, b"new").unwrap_or_else(|e| panic!("{len} bytes: {e}"));
+            assert_eq!(fs::read(&path).unwrap(), b"new");
+            assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+        }
     }
 }

@@ -6,7 +6,7 @@
 //! A path is walked one component at a time from a directory descriptor
 //! (as `openat2`'s `RESOLVE_` flags would, by hand): every symbolic link
 //! met is checked, then read and walked in its turn, and what the walk
-//! ends on is one of four [`Target`]s:
+//! ends on (a [`Target`]) is written in one of these ways:
 //! - one of our own descriptors named by path (`/dev/stdout`, `/dev/fd/N`,
 //!   `/proc/self/fd/N`): written there, at its offset and with its flags,
 //!   so a shell's `>>` appends; reopening it would start at offset 0;
@@ -20,7 +20,10 @@
 //!   cannot give a new file (another user's, writable by us): written in
 //!   place, as `cp` does, so its links and owner stay; the room is
 //!   reserved first (`RLIMIT_FSIZE` checked, `fallocate`), so a full disk
-//!   or a size limit fails before its first byte changes.
+//!   or a size limit fails before its first byte changes;
+//! - a regular file in a directory we may not write (no temporary file
+//!   can be made beside it: `EACCES`, `EPERM`, `EROFS`): in place too,
+//!   as `cp` does, if the file itself is writable.
 //!
 //! The rule of `fs.protected_symlinks` (proc_sys_fs(5)): in a directory
 //! that is sticky and writable by all (`/tmp`), a symbolic link is followed
@@ -29,9 +32,14 @@
 //! chose. With the setting off (0, as on this project's VMs), the kernel
 //! follows them all: we check it ourselves.
 //!
+//! `fs.protected_hardlinks`, likewise: with it off, anyone may link any
+//! file (`ln /etc/shadow /tmp/r.json`), and nothing in the link says who
+//! made it, so in such a directory a file with several links is never
+//! written in place (nor replaced: it is refused).
+//!
 //! # References
 //!  - [openat2(2)](https://man7.org/linux/man-pages/man2/openat2.2.html), [rename(2)](https://man7.org/linux/man-pages/man2/rename.2.html)
-//!  - [proc_sys_fs(5)](https://man7.org/linux/man-pages/man5/proc_sys_fs.5.html) (`protected_symlinks`, `protected_regular`)
+//!  - [proc_sys_fs(5)](https://man7.org/linux/man-pages/man5/proc_sys_fs.5.html) (`protected_symlinks`, `protected_hardlinks`, `protected_regular`)
 
 use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
@@ -48,19 +56,52 @@ use rustix::io::Errno;
 /// `MAXSYMLINKS`).
 const MAX_LINKS: usize = 40;
 
+/// The longest name of a directory entry, in bytes (`NAME_MAX`).
+const NAME_MAX: usize = 255;
+
 /// How long a wait for a stream to take more bytes lasts before the
 /// caller's `stop` is asked again.
 const POLL_SLICE: Duration = Duration::from_millis(100);
 
 /// Where the bytes for a path go, found before they exist.
+///
+/// A descriptor of the process is reached only through a path that names
+/// it: safe code cannot make a `Target` of any number,
+/// ```compile_fail,E0308
+/// let _ = pipespeed::sys::replace::Target::Descriptor(3);
+/// ```
+/// nor duplicate any descriptor by number.
+/// ```compile_fail,E0603
+/// let _ = pipespeed::sys::replace::dup_descriptor(3);
+/// ```
 #[derive(Debug)]
 pub enum Target {
     /// One of our descriptors, named by path (`/dev/stdout` is 1).
-    Descriptor(RawFd),
+    Descriptor(Descriptor),
     /// Not a regular file: a FIFO, a terminal, a device.
     Special(Entry),
     /// A regular file, or none yet.
     File(FileTarget),
+}
+
+/// One of our descriptors that a path named (`/dev/fd/3`): made only by
+/// [`Target::resolve`], from a path in our own `/proc/self/fd`, so that
+/// safe code reaches no descriptor by number that no path asked for.
+#[derive(Debug)]
+pub struct Descriptor(RawFd);
+
+impl Descriptor {
+    /// Whether it is standard output (descriptor 1: `/dev/stdout`).
+    pub fn is_stdout(&self) -> bool {
+        self.0 == 1
+    }
+
+    /// A duplicate of it, sharing its offset and flags (`>>` appends);
+    /// closing the duplicate leaves it open. One closed since the path
+    /// was walked is `EBADF`.
+    pub fn dup(&self) -> io::Result<OwnedFd> {
+        dup_descriptor(self.0)
+    }
 }
 
 /// A directory entry the walk ended on: `name` in `dir`.
@@ -105,7 +146,7 @@ impl Target {
                 continue;
             }
             if last && let Some(fd) = walk.descriptor(&name)? {
-                return Ok(Target::Descriptor(fd));
+                return Ok(Target::Descriptor(Descriptor(fd)));
             }
             let stat = match rustix::fs::statat(&walk.dir, &*name, AtFlags::SYMLINK_NOFOLLOW) {
                 Ok(stat) => stat,
@@ -258,9 +299,13 @@ impl Walk {
 /// may have planted there: the directory is sticky and writable by all,
 /// and neither we nor the directory's owner own it.
 fn planted(dir: &Stat, owner: u32) -> bool {
-    let sticky_and_open = dir.st_mode & 0o1002 == 0o1002;
     let euid = rustix::process::geteuid().as_raw();
-    sticky_and_open && owner != euid && owner != dir.st_uid
+    sticky_and_open(dir) && owner != euid && owner != dir.st_uid
+}
+
+/// Whether `dir` is sticky and writable by all (`/tmp`).
+fn sticky_and_open(dir: &Stat) -> bool {
+    dir.st_mode & 0o1002 == 0o1002
 }
 
 fn open_dir(dir: impl AsFd, name: impl rustix::path::Arg) -> io::Result<OwnedFd> {
@@ -275,10 +320,26 @@ fn open_dir(dir: impl AsFd, name: impl rustix::path::Arg) -> io::Result<OwnedFd>
 impl Entry {
     /// `fs.protected_regular` and `protected_fifos`' rule for a file
     /// written in place: in a sticky directory writable by all, another
-    /// user's file (not the directory owner's) is refused.
+    /// user's file (not the directory owner's) is refused. And
+    /// `fs.protected_hardlinks`' rule, whatever that setting is: there, a
+    /// file with several links is refused whoever owns it, since its
+    /// owner says nothing of who made the link (with the setting at 0,
+    /// anyone may link any file of the file system there).
     fn check_not_planted(&self) -> io::Result<()> {
         let owner = self.stat.map_or(0, |s| s.st_uid);
-        if planted(&rustix::fs::fstat(&self.dir)?, owner) {
+        let dir = rustix::fs::fstat(&self.dir)?;
+        let links = self.stat.map_or(0, |s| s.st_nlink);
+        if sticky_and_open(&dir) && links > 1 {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "it has {links} hard links and is in a sticky directory writable by \
+                     all, where anyone may have made one; it is not written in place (see \
+                     protected_hardlinks in proc_sys_fs(5))"
+                ),
+            ));
+        }
+        if planted(&dir, owner) {
             return Err(io::Error::new(
                 io::ErrorKind::PermissionDenied,
                 format!(
@@ -333,7 +394,24 @@ impl FileTarget {
         if self.in_place {
             return self.entry.open().map(drop);
         }
-        Temp::create(&self.entry, Mode::from_raw_mode(0o600)).map(drop)
+        match Temp::create(&self.entry, Mode::from_raw_mode(0o600)) {
+            Ok(_) => Ok(()),
+            Err(err) if self.can_fall_back(&err) => {
+                self.entry.check_not_planted()?;
+                self.entry.open().map(drop)
+            }
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Whether a file whose temporary file could not be made (`err`) may
+    /// be written in place instead: it is there, and the directory is
+    /// closed to us (`EACCES`, `EPERM`; `EROFS`, whose file then gives
+    /// its own error), as `cp` writes a file it may write in a directory
+    /// it may not.
+    fn can_fall_back(&self, err: &io::Error) -> bool {
+        let closed = [libc::EACCES, libc::EPERM, libc::EROFS];
+        self.entry.stat.is_some() && err.raw_os_error().is_some_and(|e| closed.contains(&e))
     }
 
     /// Makes the new file whole beside the old one, ready to take its
@@ -357,7 +435,18 @@ impl FileTarget {
         } else {
             0o666
         };
-        let mut temp = Temp::create(&self.entry, Mode::from_raw_mode(mode))?;
+        let mut temp = match Temp::create(&self.entry, Mode::from_raw_mode(mode)) {
+            Ok(temp) => temp,
+            Err(err) if self.can_fall_back(&err) => {
+                self.entry.check_not_planted()?;
+                return FileTarget {
+                    entry: self.entry,
+                    in_place: true,
+                }
+                .prepare(bytes);
+            }
+            Err(err) => return Err(err),
+        };
         if let Some(old) = self.entry.stat {
             let made = rustix::fs::fstat(&temp.fd)?;
             let uid = (made.st_uid != old.st_uid).then(|| rustix::fs::Uid::from_raw(old.st_uid));
@@ -400,6 +489,14 @@ enum How {
 }
 
 impl Prepared {
+    /// Whether [`commit`](Prepared::commit) writes the file in place,
+    /// which can fail (an I/O error), rather than rename a finished one
+    /// over it, which does not once the file is made: commit these first
+    /// when several files must change all together.
+    pub fn in_place(&self) -> bool {
+        matches!(self.0, How::InPlace(..))
+    }
+
     /// Puts the new file in place: renamed over the old one, or written
     /// over it, then cut to its length.
     pub fn commit(self) -> io::Result<()> {
@@ -465,13 +562,19 @@ impl Temp {
     /// `.NAME.PID.N.tmp` in the target's directory, made with `O_EXCL`
     /// and `O_NOFOLLOW`: never a file or link that was there.
     fn create(entry: &Entry, mode: Mode) -> io::Result<Temp> {
-        // The name stays under NAME_MAX (255) with what is added.
-        let base: Vec<u8> = entry.name.as_bytes().iter().copied().take(200).collect();
-        let base = String::from_utf8_lossy(&base).into_owned();
         // Before the file: made after it, a failure would leave it there.
         let dir = entry.dir.try_clone()?;
         for attempt in 0..100 {
-            let name = OsString::from(format!(".{base}.{}.{attempt}.tmp", std::process::id()));
+            // Bytes, as the name is (not UTF-8 perhaps), its start cut
+            // so that the whole stays within NAME_MAX.
+            let tail = format!(".{}.{attempt}.tmp", std::process::id());
+            let room = NAME_MAX - 1 - tail.len();
+            let base = entry.name.as_bytes();
+            let mut name = Vec::with_capacity(NAME_MAX);
+            name.push(b'.');
+            name.extend_from_slice(&base[..base.len().min(room)]);
+            name.extend_from_slice(tail.as_bytes());
+            let name = OsString::from_vec(name);
             match rustix::fs::openat(
                 &entry.dir,
                 &*name,
@@ -558,7 +661,7 @@ pub fn writable(fd: BorrowedFd<'_>) -> io::Result<()> {
 /// # References
 ///  - [fcntl(2)](https://man7.org/linux/man-pages/man2/fcntl.2.html) (`F_DUPFD_CLOEXEC`)
 #[allow(unsafe_code)]
-pub fn dup_descriptor(fd: RawFd) -> io::Result<OwnedFd> {
+fn dup_descriptor(fd: RawFd) -> io::Result<OwnedFd> {
     use std::os::fd::FromRawFd;
     // SAFETY: F_DUPFD_CLOEXEC takes no pointer and changes nothing about
     // `fd` (a number that is not open gives EBADF); the new descriptor,
