@@ -167,22 +167,26 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         (!args.line_mode && total > 0).then_some(total)
     });
     // In a thread of its own: opening a FIFO waits for its reader.
-    let (said, discard, output, store, named) = (
+    let (said, discard, output, store, pidfile, named) = (
         me.clone(),
         args.discard,
         args.output.clone(),
         args.store_and_forward.clone(),
+        args.pidfile.clone(),
         names.clone(),
     );
     let opened = until_signalled(me, move || {
-        targets::open(&said, discard, output.as_deref(), store.as_deref(), &named)
+        let (output, store, pidfile) = (output.as_deref(), store.as_deref(), pidfile.as_deref());
+        targets::open(&said, discard, output, store, pidfile, &named)
     });
     let targets = match opened {
         Ok(Ok(targets)) => targets,
         Ok(Err(status)) | Err(status) => return ExitCode::from(status),
     };
     // Written once the targets are open: a pidfile that is one of the
-    // files copied, or not a regular file, is refused first.
+    // files copied, or not a regular file, was refused by targets::open
+    // before any target was emptied, and is checked again here on what
+    // is opened.
     let _pidfile = match args.pidfile.as_deref() {
         None => None,
         Some(path) => match PidFile::write(path, &names, Some(&targets)) {
@@ -410,11 +414,12 @@ struct PidFile {
 }
 
 impl PidFile {
-    /// Replaces `path` with this process's ID. Refused: a path that is
-    /// something else than a regular file (a symlink, /dev/stdout, a
-    /// device: writing the ID there, then removing it at the end, would
+    /// Replaces `path`'s contents with this process's ID. Refused: a path
+    /// that is something else than a regular file (a symlink, /dev/stdout,
+    /// a device: writing the ID there, then removing it at the end, would
     /// send the ID into the data or delete a device node as root), and a
-    /// file that is an input, the output or the store.
+    /// file that is an input, the output or the store: told by `fstat` of
+    /// what was opened, which is emptied only then.
     fn write(
         path: &Path,
         names: &[PathBuf],
@@ -423,30 +428,34 @@ impl PidFile {
         use std::io::Write;
         use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
         let named = path.display();
-        if let Ok(meta) = std::fs::symlink_metadata(path) {
-            if !meta.is_file() {
-                return Err(format!("{named}: the pidfile (-P) must be a regular file"));
-            }
-            let id = (meta.dev(), meta.ino());
-            if targets.is_some_and(|targets| targets.holds(id, names)) {
-                return Err(format!(
-                    "{named}: the pidfile (-P) is also an input or the output"
-                ));
-            }
+        // Not opened at all if it can be told by name (opening a device
+        // can do things).
+        if std::fs::symlink_metadata(path).is_ok_and(|meta| !meta.is_file()) {
+            return Err(format!("{named}: the pidfile (-P) must be a regular file"));
         }
         let mut file = File::options()
             .write(true)
             .create(true)
-            .truncate(true)
             .custom_flags(libc::O_NOFOLLOW | libc::O_NOCTTY | libc::O_NONBLOCK)
             .open(path)
             .map_err(|err| format!("{named}: {}", strerror(&err)))?;
         let meta = file
             .metadata()
             .map_err(|err| format!("{named}: {}", strerror(&err)))?;
+        let id = (meta.dev(), meta.ino());
+        if !meta.is_file() {
+            return Err(format!("{named}: the pidfile (-P) must be a regular file"));
+        }
+        if targets.is_some_and(|targets| targets.holds(id, names)) {
+            return Err(format!(
+                "{named}: the pidfile (-P) is also an input or the output"
+            ));
+        }
+        file.set_len(0)
+            .map_err(|err| format!("{named}: {}", strerror(&err)))?;
         let pidfile = PidFile {
             path: path.to_owned(),
-            id: (meta.dev(), meta.ino()),
+            id,
         };
         writeln!(file, "{}", std::process::id())
             .map_err(|err| format!("{named}: {}", strerror(&err)))?;
