@@ -143,15 +143,17 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
             }
         };
         let (watched, said) = (args.watchfd.clone(), me.clone());
-        let status = until_signalled(me, move || {
-            match watch::run(&watched, &settings, show, &io::stderr()) {
+        let status = until_signalled(
+            me,
+            || {},
+            move || match watch::run(&watched, &settings, show, &io::stderr()) {
                 Ok(()) => 0,
                 Err(err) => {
                     said.say(&err.to_string());
                     EXIT_ACCESS
                 }
-            }
-        });
+            },
+        );
         return ExitCode::from(status.unwrap_or_else(|status| status));
     }
     let names: Vec<PathBuf> = if args.files.is_empty() {
@@ -175,10 +177,15 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         args.pidfile.clone(),
         names.clone(),
     );
-    let opened = until_signalled(me, move || {
-        let (output, store, pidfile) = (output.as_deref(), store.as_deref(), pidfile.as_deref());
-        targets::open(&said, discard, output, store, pidfile, &named)
-    });
+    let opened = until_signalled(
+        me,
+        || {},
+        move || {
+            let (output, store, pidfile) =
+                (output.as_deref(), store.as_deref(), pidfile.as_deref());
+            targets::open(&said, discard, output, store, pidfile, &named)
+        },
+    );
     let targets = match opened {
         Ok(Ok(targets)) => targets,
         Ok(Err(status)) | Err(status) => return ExitCode::from(status),
@@ -269,24 +276,29 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         to_stdout: matches!(targets.output, Output::Stdout(_)),
     };
     let output = targets.output;
-    let status = until_signalled(me, move || meter.run(transfer, &display, output, start));
-    if status.is_err()
-        && let Some(cursor) = cursor
-    {
-        cursor.leave();
+    // Stopped, the meter gives its row back before the words are said:
+    // they go below its line, not after it.
+    let leave = || cursor.iter().for_each(|cursor| cursor.leave());
+    let status = until_signalled(me, leave, move || {
+        meter.run(transfer, &display, output, start)
+    });
+    if status.is_err() {
+        leave();
     }
     ExitCode::from(status.unwrap_or_else(|status| status))
 }
 
 /// Runs `work` (opening the targets, the copy, or -d's watch) in a thread
 /// of its own, and returns what it returns, or `Err` with pv's status 32
-/// as soon as SIGINT, SIGTERM or SIGHUP comes (said on stderr): the caller then
+/// as soon as SIGINT, SIGTERM or SIGHUP comes (said on stderr, after
+/// `before_saying` has run): the caller then
 /// returns from `main`, dropping the pidfile and the control socket (which
 /// removes them), while the thread may still be blocked in an open, a read
 /// or a write. pv 1.12 says "interrupted by a signal: Terminated" and
 /// exits 32 too.
 fn until_signalled<T: Send + 'static>(
     me: &Invocation,
+    before_saying: impl FnOnce(),
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, u8> {
     use std::sync::mpsc::{RecvTimeoutError, channel};
@@ -307,6 +319,7 @@ fn until_signalled<T: Send + 'static>(
             Err(RecvTimeoutError::Disconnected) => return Err(EXIT_TRANSFER),
             Err(RecvTimeoutError::Timeout) => {
                 if let Some(signal) = process::interrupted() {
+                    before_saying();
                     me.say(&format!("interrupted by a signal: {}", signal_text(signal)));
                     return Err(EXIT_SIGNAL);
                 }

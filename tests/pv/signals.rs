@@ -3,6 +3,7 @@
 //! and exits 32, as pv 1.12 does; a meter that finds the socket of a dead
 //! one removes it.
 
+use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -78,16 +79,30 @@ fn sigint_sigterm_and_sighup_remove_the_pidfile_socket_and_counter_and_exit_32()
             gone.wait().unwrap();
             let stale = sockets.join(format!("{}.sock", gone.id()));
             std::fs::write(&stale, "").unwrap();
-            let (child, input) = meter(EXE, args, dir.path());
+            let (mut child, input) = meter(EXE, args, dir.path());
             let socket = sockets.join(format!("{}.sock", child.id()));
             let pidfile = dir.path().join("pid");
             wait_for("the meter's pidfile and socket", || {
                 pidfile.exists() && socket.exists()
             });
             assert!(!stale.exists(), "{args:?}: a dead meter's socket stayed");
+            // With -f, the signal comes once the meter's line is drawn: the
+            // words must still be on a line of their own.
+            let mut drawn = Vec::new();
+            if args.contains(&"-f") {
+                let mut err = child.stderr.take().unwrap();
+                let mut byte = [0u8; 1];
+                while !drawn.ends_with(b"]") {
+                    assert_eq!(err.read(&mut byte).unwrap(), 1, "{args:?}: no line drawn");
+                    drawn.push(byte[0]);
+                }
+                child.stderr = Some(err);
+            }
             signal(&child, sig);
-            let out = ended(child);
+            let mut out = ended(child);
             drop(input);
+            drawn.append(&mut out.stderr);
+            out.stderr = drawn;
             let what = format!("{sig:?} {args:?}: {}", stderr(&out));
             assert_eq!(out.status.code(), Some(32), "{what}");
             let last = stderr(&out)
