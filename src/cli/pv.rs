@@ -143,15 +143,17 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
             }
         };
         let (watched, said) = (args.watchfd.clone(), me.clone());
-        let status = until_signalled(me, move || {
-            match watch::run(&watched, &settings, show, &io::stderr()) {
+        let status = until_signalled(
+            me,
+            || {},
+            move || match watch::run(&watched, &settings, show, &io::stderr()) {
                 Ok(()) => 0,
                 Err(err) => {
                     said.say(&err.to_string());
                     EXIT_ACCESS
                 }
-            }
-        });
+            },
+        );
         return ExitCode::from(status.unwrap_or_else(|status| status));
     }
     let names: Vec<PathBuf> = if args.files.is_empty() {
@@ -167,22 +169,31 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         (!args.line_mode && total > 0).then_some(total)
     });
     // In a thread of its own: opening a FIFO waits for its reader.
-    let (said, discard, output, store, named) = (
+    let (said, discard, output, store, pidfile, named) = (
         me.clone(),
         args.discard,
         args.output.clone(),
         args.store_and_forward.clone(),
+        args.pidfile.clone(),
         names.clone(),
     );
-    let opened = until_signalled(me, move || {
-        targets::open(&said, discard, output.as_deref(), store.as_deref(), &named)
-    });
+    let opened = until_signalled(
+        me,
+        || {},
+        move || {
+            let (output, store, pidfile) =
+                (output.as_deref(), store.as_deref(), pidfile.as_deref());
+            targets::open(&said, discard, output, store, pidfile, &named)
+        },
+    );
     let targets = match opened {
         Ok(Ok(targets)) => targets,
         Ok(Err(status)) | Err(status) => return ExitCode::from(status),
     };
     // Written once the targets are open: a pidfile that is one of the
-    // files copied, or not a regular file, is refused first.
+    // files copied, or not a regular file, was refused by targets::open
+    // before any target was emptied, and is checked again here on what
+    // is opened.
     let _pidfile = match args.pidfile.as_deref() {
         None => None,
         Some(path) => match PidFile::write(path, &names, Some(&targets)) {
@@ -265,24 +276,29 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         to_stdout: matches!(targets.output, Output::Stdout(_)),
     };
     let output = targets.output;
-    let status = until_signalled(me, move || meter.run(transfer, &display, output, start));
-    if status.is_err()
-        && let Some(cursor) = cursor
-    {
-        cursor.leave();
+    // Stopped, the meter gives its row back before the words are said:
+    // they go below its line, not after it.
+    let leave = || cursor.iter().for_each(|cursor| cursor.leave());
+    let status = until_signalled(me, leave, move || {
+        meter.run(transfer, &display, output, start)
+    });
+    if status.is_err() {
+        leave();
     }
     ExitCode::from(status.unwrap_or_else(|status| status))
 }
 
 /// Runs `work` (opening the targets, the copy, or -d's watch) in a thread
 /// of its own, and returns what it returns, or `Err` with pv's status 32
-/// as soon as SIGINT, SIGTERM or SIGHUP comes (said on stderr): the caller then
+/// as soon as SIGINT, SIGTERM or SIGHUP comes (said on stderr, after
+/// `before_saying` has run): the caller then
 /// returns from `main`, dropping the pidfile and the control socket (which
 /// removes them), while the thread may still be blocked in an open, a read
 /// or a write. pv 1.12 says "interrupted by a signal: Terminated" and
 /// exits 32 too.
 fn until_signalled<T: Send + 'static>(
     me: &Invocation,
+    before_saying: impl FnOnce(),
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, u8> {
     use std::sync::mpsc::{RecvTimeoutError, channel};
@@ -303,6 +319,7 @@ fn until_signalled<T: Send + 'static>(
             Err(RecvTimeoutError::Disconnected) => return Err(EXIT_TRANSFER),
             Err(RecvTimeoutError::Timeout) => {
                 if let Some(signal) = process::interrupted() {
+                    before_saying();
                     me.say(&format!("interrupted by a signal: {}", signal_text(signal)));
                     return Err(EXIT_SIGNAL);
                 }
@@ -410,11 +427,12 @@ struct PidFile {
 }
 
 impl PidFile {
-    /// Replaces `path` with this process's ID. Refused: a path that is
-    /// something else than a regular file (a symlink, /dev/stdout, a
-    /// device: writing the ID there, then removing it at the end, would
+    /// Replaces `path`'s contents with this process's ID. Refused: a path
+    /// that is something else than a regular file (a symlink, /dev/stdout,
+    /// a device: writing the ID there, then removing it at the end, would
     /// send the ID into the data or delete a device node as root), and a
-    /// file that is an input, the output or the store.
+    /// file that is an input, the output or the store: told by `fstat` of
+    /// what was opened, which is emptied only then.
     fn write(
         path: &Path,
         names: &[PathBuf],
@@ -423,30 +441,34 @@ impl PidFile {
         use std::io::Write;
         use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
         let named = path.display();
-        if let Ok(meta) = std::fs::symlink_metadata(path) {
-            if !meta.is_file() {
-                return Err(format!("{named}: the pidfile (-P) must be a regular file"));
-            }
-            let id = (meta.dev(), meta.ino());
-            if targets.is_some_and(|targets| targets.holds(id, names)) {
-                return Err(format!(
-                    "{named}: the pidfile (-P) is also an input or the output"
-                ));
-            }
+        // Not opened at all if it can be told by name (opening a device
+        // can do things).
+        if std::fs::symlink_metadata(path).is_ok_and(|meta| !meta.is_file()) {
+            return Err(format!("{named}: the pidfile (-P) must be a regular file"));
         }
         let mut file = File::options()
             .write(true)
             .create(true)
-            .truncate(true)
             .custom_flags(libc::O_NOFOLLOW | libc::O_NOCTTY | libc::O_NONBLOCK)
             .open(path)
             .map_err(|err| format!("{named}: {}", strerror(&err)))?;
         let meta = file
             .metadata()
             .map_err(|err| format!("{named}: {}", strerror(&err)))?;
+        let id = (meta.dev(), meta.ino());
+        if !meta.is_file() {
+            return Err(format!("{named}: the pidfile (-P) must be a regular file"));
+        }
+        if targets.is_some_and(|targets| targets.holds(id, names)) {
+            return Err(format!(
+                "{named}: the pidfile (-P) is also an input or the output"
+            ));
+        }
+        file.set_len(0)
+            .map_err(|err| format!("{named}: {}", strerror(&err)))?;
         let pidfile = PidFile {
             path: path.to_owned(),
-            id: (meta.dev(), meta.ino()),
+            id,
         };
         writeln!(file, "{}", std::process::id())
             .map_err(|err| format!("{named}: {}", strerror(&err)))?;

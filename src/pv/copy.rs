@@ -329,8 +329,15 @@ impl Transfer {
         };
         let from_records = keeps_records(input);
         let end = if self.options.null { 0 } else { b'\n' };
-        let mut buf = Vec::new();
-        let piece = self.options.copy.buf_size.max(1);
+        // A stream is read into `-B` bytes: zeroed by the allocator
+        // (calloc: a large one is fresh pages, left untouched until a read
+        // fills them), never by writing zeros over the whole of it. A
+        // record socket's buffer grows to the records that come.
+        let mut buf = if from_records {
+            Vec::new()
+        } else {
+            vec![0u8; self.options.copy.buf_size.max(1)]
+        };
         let mut writer = RecordWriter::default();
         loop {
             let so_far = self.count.load(Ordering::Relaxed);
@@ -348,9 +355,6 @@ impl Transfer {
                 }
                 recv_measured(input, size, &mut buf).map_err(|e| fail(Side::Input, e))?
             } else {
-                if buf.is_empty() {
-                    buf.resize(piece, 0);
-                }
                 let want = left.map_or(buf.len(), |left| {
                     usize::try_from(left).map_or(buf.len(), |l| l.min(buf.len()))
                 });

@@ -162,3 +162,38 @@ fn every_byte_reaches_a_seqpacket_socket_and_records_stay_records() {
         );
     }
 }
+
+/// pv into a record socket reads a stream into a buffer of `-B` bytes: a
+/// large one is reserved, not touched (it was zeroed whole first: `-B 1G`
+/// for 4 KiB of input held 1 GiB of memory).
+#[test]
+fn a_large_buffer_into_a_seqpacket_socket_is_not_touched_whole() {
+    let (ours, theirs) = seqpacket_pair();
+    let mut child = pv(&["-q", "-B", "1G"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::from(ours))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&data(4096)).unwrap();
+    // Once the bytes are through, the buffer is in use: pv still runs,
+    // its stdin open, and its peak memory can be read.
+    let mut buf = vec![0u8; 8192];
+    let mut got = 0;
+    while got < 4096 {
+        let (n, _) = recv(&theirs, &mut buf[..], RecvFlags::TRUNC).unwrap();
+        assert!(n > 0, "pv ended early");
+        got += n;
+    }
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let peak_kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    assert!(peak_kib < 256 * 1024, "pv's peak memory: {peak_kib} KiB");
+}

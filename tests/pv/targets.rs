@@ -29,7 +29,7 @@ fn files() -> tempfile::TempDir {
 
 /// The arguments, the names said to be the output, and whether pv 1.12
 /// refuses the case with status 4 too (it truncates first, though).
-const SAME: [(&str, &[&str], bool); 12] = [
+const SAME: [(&str, &[&str], bool); 13] = [
     ("-q -o f f", &["f"], true),
     ("-q -o f - <f", &["-"], true),
     ("-q -o f <f", &["-"], true),
@@ -44,6 +44,8 @@ const SAME: [(&str, &[&str], bool); 12] = [
     // The store is the output, or an input will be when forwarded.
     ("-q -U /dev/stdout g >>f", &["/dev/stdout"], true),
     ("-q -U s f >>f", &["f"], false),
+    // pv 1.12 empties f, then refuses.
+    ("-q -o /dev/stdout f >>f", &["f"], true),
 ];
 
 #[test]
@@ -167,6 +169,23 @@ fn a_pidfile_that_is_a_file_of_the_copy_or_not_a_regular_file_is_refused() {
             "-q -P o g >>o",
             "o: the pidfile (-P) is also an input or the output",
         ),
+        // Refused before the output or the store is emptied.
+        (
+            "-q -P f -o f g",
+            "f: the pidfile (-P) is also an input or the output",
+        ),
+        (
+            "-q -P o -U o g >/dev/null",
+            "o: the pidfile (-P) is also an input or the output",
+        ),
+        (
+            "-q -P h -o o g",
+            "h: the pidfile (-P) must be a regular file",
+        ),
+        (
+            "-q -P h -U o g >/dev/null",
+            "h: the pidfile (-P) must be a regular file",
+        ),
     ] {
         let dir = files();
         // h: a symlink to f, here.
@@ -186,6 +205,56 @@ fn a_pidfile_that_is_a_file_of_the_copy_or_not_a_regular_file_is_refused() {
             dir.path().join("h").symlink_metadata().is_ok(),
             "{args}: h went"
         );
+        for (name, was) in [("g", "g\n"), ("o", "o\n")] {
+            let now = std::fs::read_to_string(dir.path().join(name)).unwrap();
+            assert_eq!(now, was, "{args}: {name} was changed");
+        }
+    }
+}
+
+/// `-o` and `-U` naming a dangling symlink make the file it points to,
+/// as pv 1.12 does.
+#[test]
+fn an_output_or_store_through_a_dangling_symlink_makes_its_target() {
+    let reference = reference_pv();
+    for (program, theirs) in [(Some("\"$P\" pv"), false), (reference.as_deref(), true)] {
+        let Some(program) = program else { continue };
+        let dir = files();
+        std::os::unix::fs::symlink("t", dir.path().join("dang")).unwrap();
+        std::os::unix::fs::symlink("u", dir.path().join("dung")).unwrap();
+        for (args, made) in [("-q -o dang g", "t"), ("-q -U dung g >/dev/null", "u")] {
+            let out = sh(dir.path(), &format!("timeout 20 {program} {args}"));
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{theirs} {args}: {}",
+                stderr(&out)
+            );
+            if made == "t" {
+                let now = std::fs::read_to_string(dir.path().join(made)).unwrap();
+                assert_eq!(now, "g\n", "{theirs} {args}");
+            } else {
+                assert!(dir.path().join(made).is_file(), "{theirs} {args}");
+            }
+        }
+    }
+}
+
+/// `-o /dev/stdout` (or /dev/fd/1, /proc/self/fd/1) is stdout as `-o -`
+/// is: a file opened with `>>` is appended to, not emptied (pv 1.12
+/// reopens the name and empties it).
+#[test]
+fn output_to_dev_stdout_appends_where_stdout_appends() {
+    for name in ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "-"] {
+        let dir = files();
+        std::fs::write(dir.path().join("o"), "o\n").unwrap();
+        let out = sh(
+            dir.path(),
+            &format!("timeout 20 \"$P\" pv -q -o {name} g >>o"),
+        );
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+        let now = std::fs::read_to_string(dir.path().join("o")).unwrap();
+        assert_eq!(now, "o\ng\n", "{name}");
     }
 }
 

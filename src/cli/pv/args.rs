@@ -247,7 +247,9 @@ pub struct PvArgs {
     ///
     /// FILE is emptied only once it is known to be none of the inputs: an
     /// input that is FILE (by name, hard link, /dev/stdin or `<`) is
-    /// refused with status 4 and every file left as it was.
+    /// refused with status 4 and every file left as it was. `-`,
+    /// /dev/stdout, /dev/fd/1 and /proc/self/fd/1 are stdout, written as
+    /// it is, never reopened (so a `>>` file is appended to).
     #[arg(short = 'o', long, value_name = "FILE", help_heading = "Transfer")]
     pub output: Option<PathBuf>,
     /// Write nothing: read, count and drop (as to /dev/null).
@@ -285,7 +287,8 @@ pub struct PvArgs {
     #[arg(short = 'Q', long, value_name = "PID", value_parser = pid, help_heading = "Control")]
     pub query: Option<u32>,
     /// Write this process's ID to FILE while it runs (a regular file that
-    /// is no input or output; removed at the end).
+    /// is no input or output, else refused with status 1 before anything
+    /// is emptied; removed at the end).
     #[arg(short = 'P', long, value_name = "FILE", help_heading = "Control")]
     pub pidfile: Option<PathBuf>,
     /// Print the version and exit.

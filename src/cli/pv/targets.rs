@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use pipespeed::sys::inherited::{self, Stdio};
 use pipespeed::sys::{FdInfo, FdKind, fd_info};
 
-use super::{EXIT_ACCESS, EXIT_SAME, Invocation, Output};
+use super::{EXIT_ACCESS, EXIT_CONTROL, EXIT_SAME, Invocation, Output};
 use crate::strerror;
 
 /// pv 1.12's words for an input that is the output.
@@ -64,6 +64,45 @@ fn writable_id(kind: FdKind, dev: u64, ino: u64) -> Option<(u64, u64)> {
     matches!(kind, FdKind::Regular | FdKind::BlockDevice | FdKind::Pipe).then_some((dev, ino))
 }
 
+/// What `meta` (of a name, not an open descriptor) is, as far as
+/// [`writable_id`] tells files apart.
+fn kind_of(meta: &std::fs::Metadata) -> FdKind {
+    let kind = meta.file_type();
+    if kind.is_file() {
+        FdKind::Regular
+    } else if kind.is_block_device() {
+        FdKind::BlockDevice
+    } else if kind.is_fifo() {
+        FdKind::Pipe
+    } else {
+        FdKind::Other
+    }
+}
+
+/// Whether `-o path` names standard output: `-`, and the names Linux
+/// gives descriptor 1. Written to as `-` is, never reopened: reopening
+/// `/dev/stdout` (as pv 1.12 does) and emptying it would empty a file
+/// that the shell opened with `>>`.
+fn names_stdout(path: &Path) -> bool {
+    ["-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"]
+        .iter()
+        .any(|name| path.as_os_str() == *name)
+}
+
+/// The `-P` file's identity if it is there: refused (as pv.rs's
+/// `PidFile::write` would refuse it, but before any target is emptied)
+/// if it is not a regular file; a symlink is not followed.
+fn pidfile_id(path: &Path) -> Result<Option<(u64, u64)>, String> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if !meta.is_file() => Err(format!(
+            "{}: the pidfile (-P) must be a regular file",
+            path.display()
+        )),
+        Ok(meta) => Ok(Some((meta.dev(), meta.ino()))),
+        Err(_) => Ok(None),
+    }
+}
+
 /// The identity of every input that is a regular file or block device,
 /// known without opening it (opening a FIFO would wait for a writer):
 /// `stat` of a name (following links: `/dev/stdin` is what stdin is), and
@@ -80,16 +119,7 @@ fn input_ids(names: &[PathBuf]) -> Vec<(&Path, (u64, u64))> {
                 writable_id(info.kind, info.dev, info.ino)?
             } else {
                 let meta = std::fs::metadata(name).ok()?;
-                let kind = if meta.is_file() {
-                    FdKind::Regular
-                } else if meta.file_type().is_block_device() {
-                    FdKind::BlockDevice
-                } else if meta.file_type().is_fifo() {
-                    FdKind::Pipe
-                } else {
-                    return None;
-                };
-                writable_id(kind, meta.dev(), meta.ino())?
+                writable_id(kind_of(&meta), meta.dev(), meta.ino())?
             };
             Some((name.as_path(), id))
         })
@@ -128,7 +158,12 @@ fn open_untruncated(path: &Path, read: bool, nonblocking: bool) -> io::Result<Op
     options.custom_flags(flags);
     let (file, made) = match options.clone().create_new(true).open(path) {
         Ok(file) => (file, Some(path.to_owned())),
-        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => (options.open(path)?, None),
+        // There already, or a symlink to a file that is not (which
+        // O_EXCL refuses too): opened, made through the link if missing,
+        // and not this run's to remove.
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
+            (options.create(true).open(path)?, None)
+        }
         Err(err) => return Err(err),
     };
     let info = fd_info(&file)?;
@@ -187,30 +222,28 @@ fn temporary_store() -> io::Result<File> {
 
 /// Opens the output and the store, refusing (with pv's message and
 /// status bit) a target that is an input, a store that is the output,
-/// and a store that is not a regular file; only then truncates them.
+/// and a store that is not a regular file, and (status 1) a `pidfile`
+/// that is not a regular file or is an input, the output or the store;
+/// only then truncates them. `-o /dev/stdout` is stdout ([`names_stdout`]).
 pub fn open(
     me: &Invocation,
     discard: bool,
     output: Option<&Path>,
     store: Option<&Path>,
+    pidfile: Option<&Path>,
     names: &[PathBuf],
 ) -> Result<Targets, u8> {
     let inputs = input_ids(names);
+    // `-o /dev/stdout` still refuses an input that stdout is, as `-o f`
+    // does.
+    let named_output = output.is_some_and(|p| p.as_os_str() != "-");
+    let output = output.filter(|p| !names_stdout(p));
     // An output that is an input by name is refused before it is opened:
     // opening a FIFO for writing would wait for a reader first.
-    if let Some(path) = output.filter(|p| !discard && p.as_os_str() != "-")
+    if let Some(path) = output.filter(|_| !discard)
         && let Ok(meta) = std::fs::metadata(path)
     {
-        let kind = if meta.file_type().is_fifo() {
-            FdKind::Pipe
-        } else if meta.is_file() {
-            FdKind::Regular
-        } else if meta.file_type().is_block_device() {
-            FdKind::BlockDevice
-        } else {
-            FdKind::Other
-        };
-        let id = writable_id(kind, meta.dev(), meta.ino());
+        let id = writable_id(kind_of(&meta), meta.dev(), meta.ino());
         let same: Vec<&Path> = inputs
             .iter()
             .filter(|(_, input)| Some(*input) == id)
@@ -226,7 +259,7 @@ pub fn open(
     // The output, untruncated.
     let out = match output {
         _ if discard => None,
-        Some(path) if path.as_os_str() != "-" => match open_untruncated(path, false, false) {
+        Some(path) => match open_untruncated(path, false, false) {
             Ok(opened) => Some(opened),
             Err(err) => {
                 me.say(&format!("{}: {}", path.display(), strerror(&err)));
@@ -273,7 +306,7 @@ pub fn open(
     // store, the store and the output.
     let mut same: Vec<String> = Vec::new();
     for (name, id) in &inputs {
-        let is_output = Some(*id) == out_id && (out.is_some() || store.is_some());
+        let is_output = Some(*id) == out_id && (named_output || store.is_some());
         if is_output || Some(*id) == store_id {
             same.push(name.display().to_string());
         }
@@ -283,15 +316,40 @@ pub fn open(
     {
         same.push(store.display().to_string());
     }
-    if !same.is_empty() {
+    // The pidfile, which pv.rs writes after this, may be none of them.
+    let refused_pidfile = pidfile.and_then(|path| match pidfile_id(path) {
+        Err(err) => Some(err),
+        Ok(Some(id))
+            if Some(id) == out_id
+                || Some(id) == store_id
+                || inputs.iter().any(|(_, input)| *input == id) =>
+        {
+            Some(format!(
+                "{}: the pidfile (-P) is also an input or the output",
+                path.display()
+            ))
+        }
+        Ok(_) => None,
+    });
+    if !same.is_empty() || refused_pidfile.is_some() {
+        let status = if same.is_empty() {
+            EXIT_CONTROL
+        } else {
+            EXIT_SAME
+        };
         for name in same {
             me.say(&format!("{name}: {SAME}"));
+        }
+        if status == EXIT_CONTROL
+            && let Some(err) = refused_pidfile
+        {
+            me.say(&err);
         }
         out.into_iter().for_each(Opened::abandon);
         if let Some((_, Some((_, Some(made))))) = stored {
             let _ = std::fs::remove_file(made);
         }
-        return Err(EXIT_SAME);
+        return Err(status);
     }
     // Now, and only now, emptied.
     let output = match out {
