@@ -563,3 +563,37 @@ fn a_writable_result_in_a_directory_we_cannot_write_is_written_in_place() {
     assert_eq!((meta.ino(), meta.uid()), (ino, 65534), "written in place");
     assert_eq!(names_in(dir.path()), ["r.json"]);
 }
+
+#[test]
+fn one_file_named_for_two_results_is_refused_before_the_run() {
+    // `--json r --csv r` (or a second name of it, a hard link) would
+    // leave only the last result written: a mistake said at once, with
+    // nothing written. Two results into /dev/null stay allowed.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("old"), "OLD\n").unwrap();
+    std::fs::hard_link(dir.path().join("old"), dir.path().join("link")).unwrap();
+    for (json, csv) in [("r", "r"), ("r", "./r"), ("old", "link")] {
+        let out = finish(quick(dir.path(), &["--json", json, "--csv", csv]), json);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "--json {json} --csv {csv}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("names the same file as"), "{err}");
+        assert!(!dir.path().join("r").exists(), "--json {json} --csv {csv}");
+        let old = std::fs::read_to_string(dir.path().join("old")).unwrap();
+        assert_eq!(old, "OLD\n");
+    }
+    let out = finish(
+        quick(dir.path(), &["--json", "/dev/null", "--csv", "/dev/null"]),
+        "/dev/null twice",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -166,6 +166,7 @@ pub fn check_outputs<'a>(
     paths: impl IntoIterator<Item = &'a Option<PathBuf>>,
 ) -> anyhow::Result<()> {
     let mut stdout = 0;
+    let mut files: Vec<(&Path, FileKey)> = Vec::new();
     for path in paths.into_iter().flatten() {
         if is_stdout(path) {
             stdout += 1;
@@ -177,9 +178,47 @@ pub fn check_outputs<'a>(
             }
             continue;
         }
+        if let Some(key) = file_key(path) {
+            if let Some((first, _)) = files.iter().find(|(_, k)| *k == key) {
+                return Err(crate::UsageError(format!(
+                    "{} names the same file as {}: one file takes one result",
+                    path.display(),
+                    first.display()
+                ))
+                .into());
+            }
+            files.push((path, key));
+        }
         check_writable(path).with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(())
+}
+
+/// What makes two result paths one file: a regular file's device and
+/// inode (hard links and other spellings included), or, for a file not
+/// there yet, its directory's device and inode and its name. Devices and
+/// FIFOs have none: two results may go to /dev/null.
+#[derive(PartialEq, Eq)]
+enum FileKey {
+    File(u64, u64),
+    New(u64, u64, std::ffi::OsString),
+}
+
+fn file_key(path: &Path) -> Option<FileKey> {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => Some(FileKey::File(meta.dev(), meta.ino())),
+        Ok(_) => None,
+        Err(_) => {
+            let name = path.file_name()?.to_owned();
+            let dir = match path.parent() {
+                Some(dir) if !dir.as_os_str().is_empty() => dir,
+                _ => Path::new("."),
+            };
+            let meta = std::fs::metadata(dir).ok()?;
+            Some(FileKey::New(meta.dev(), meta.ino(), name))
+        }
+    }
 }
 
 fn check_writable(path: &Path) -> io::Result<()> {
