@@ -266,14 +266,7 @@ fn a_page_that_is_not_a_regular_file_is_refused_and_nothing_written() {
     let dir = tempfile::tempdir().unwrap();
     let man = dir.path().join("man");
     std::fs::create_dir(&man).unwrap();
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        man.join("pipespeed-pv.1"),
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o600),
-        0,
-    )
-    .unwrap();
+    common::fifo::mkfifo(man.join("pipespeed-pv.1"));
     // Bounded: opening a FIFO no one reads for writing would block.
     let mut child = Command::new(EXE)
         .args(["generate", "man", "man"])

@@ -7,9 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
-#[path = "common/fifo.rs"]
-mod fifo;
-use fifo::read_fifo;
+use common::fifo::{mkfifo, read_fifo};
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
@@ -261,17 +259,6 @@ fn quick(dir: &Path, args: &[&str]) -> Child {
         .unwrap()
 }
 
-fn mkfifo(path: &Path) {
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        path,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o600),
-        0,
-    )
-    .unwrap();
-}
-
 fn names_in(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
@@ -303,7 +290,7 @@ fn a_fifo_s_reader_gets_the_whole_result_and_then_its_end() {
 #[test]
 fn a_fifo_without_a_reader_is_refused_before_the_run_not_waited_for() {
     let dir = tempfile::tempdir().unwrap();
-    mkfifo(&dir.path().join("ff"));
+    mkfifo(dir.path().join("ff"));
     let out = finish(
         quick(dir.path(), &["--json", "ff"]),
         "--json FIFO, no reader",

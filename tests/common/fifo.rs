@@ -1,6 +1,6 @@
-//! A FIFO's reader for the tests that write results into one: shared by
-//! tests/results.rs and the unit tests of src/cli/output.rs (each includes
-//! this file with `#[path]`).
+//! FIFOs for the tests: making one, and a reader for the tests that write
+//! results into one. A module of tests/common, and included with
+//! `#[path]` by the unit tests of src/cli/output.rs.
 
 #![allow(dead_code, clippy::unwrap_used)]
 
@@ -41,4 +41,16 @@ pub fn read_fifo(fifo: &Path) -> JoinHandle<Vec<u8>> {
             }
         }
     })
+}
+
+/// Makes a FIFO at `path`, mode 0600.
+pub fn mkfifo(path: impl AsRef<Path>) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path.as_ref(),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
 }

@@ -3,6 +3,8 @@
 
 #![allow(dead_code, clippy::unwrap_used)]
 
+pub mod fifo;
+
 use std::fs::File;
 use std::os::fd::{AsFd, OwnedFd};
 use std::process::{Command, Output};

@@ -161,14 +161,7 @@ fn pv_1_12_removes_its_pidfile_and_exits_32_too() {
 fn a_signal_ends_the_wait_for_a_fifos_reader() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo");
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &fifo,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o600),
-        0,
-    )
-    .unwrap();
+    crate::common::fifo::mkfifo(&fifo);
     std::fs::create_dir(dir.path().join("run")).unwrap();
     let (child, input) = meter(EXE, &["pv", "-q", "-o", fifo.to_str().unwrap()], dir.path());
     // Waiting in open(2) for a reader (`wait_for_partner` in the kernel's

@@ -84,14 +84,7 @@ fn an_output_or_store_that_is_an_input_is_refused_and_nothing_is_truncated() {
 fn a_store_that_is_not_a_regular_file_is_refused_before_anything_is_written() {
     let dir = files();
     std::fs::create_dir(dir.path().join("d")).unwrap();
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        dir.path().join("fifo"),
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o600),
-        0,
-    )
-    .unwrap();
+    crate::common::fifo::mkfifo(dir.path().join("fifo"));
     // /dev/stdout on a pipe; a FIFO would wait for a reader, /dev/null
     // and /dev/full could not be read back.
     for store in ["/dev/null", "/dev/full", "fifo", "d", "/dev/stdout"] {
@@ -281,14 +274,7 @@ fn a_closed_stdout_does_not_matter_with_o_or_x() {
 #[test]
 fn a_pipe_that_is_an_input_and_the_output_is_refused() {
     let dir = files();
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        dir.path().join("fifo"),
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o600),
-        0,
-    )
-    .unwrap();
+    crate::common::fifo::mkfifo(dir.path().join("fifo"));
     for (script, out_want, said) in [
         ("echo hi | timeout 20 \"$P\" pv -q -o /dev/stdin", "", "-"),
         ("timeout 20 \"$P\" pv -q -o fifo fifo", "", "fifo"),
