@@ -45,7 +45,8 @@ def main():
         os.remove(link)
     os.symlink(os.path.abspath(ps), link)
     header("pv-vs.py", args)
-    print(f"pv: {os.popen('pv --version').readline().strip()}")
+    # The version only: the banner's copyright line is pv's, not ours.
+    print(f"pv: {os.popen('pv --version').readline().split(' - ')[0].strip()}")
     print()
     rows = []
 
