@@ -9,6 +9,8 @@ mod args;
 mod inputs;
 #[path = "pv/name.rs"]
 mod name;
+#[path = "pv/pidfile.rs"]
+mod pidfile;
 #[path = "pv/targets.rs"]
 mod targets;
 
@@ -36,6 +38,7 @@ pub use args::{PvArgs, SizeSpec};
 pub use name::Invocation;
 
 use inputs::Meter;
+use pidfile::PidFile;
 
 use crate::strerror;
 
@@ -416,74 +419,6 @@ impl Source for Reading {
 
     fn buffer_percent(&self) -> Option<u64> {
         pipe_fill(self.out.as_ref()?.as_fd())
-    }
-}
-
-/// `-P FILE`: holds this process's ID while it runs; removed at the end
-/// if it is still the file written (not one put in its place meanwhile).
-struct PidFile {
-    path: PathBuf,
-    id: (u64, u64),
-}
-
-impl PidFile {
-    /// Replaces `path`'s contents with this process's ID. Refused: a path
-    /// that is something else than a regular file (a symlink, /dev/stdout,
-    /// a device: writing the ID there, then removing it at the end, would
-    /// send the ID into the data or delete a device node as root), and a
-    /// file that is an input, the output or the store: told by `fstat` of
-    /// what was opened, which is emptied only then.
-    fn write(
-        path: &Path,
-        names: &[PathBuf],
-        targets: Option<&targets::Targets>,
-    ) -> Result<PidFile, String> {
-        use std::io::Write;
-        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-        let named = path.display();
-        // Not opened at all if it can be told by name (opening a device
-        // can do things).
-        if std::fs::symlink_metadata(path).is_ok_and(|meta| !meta.is_file()) {
-            return Err(format!("{named}: the pidfile (-P) must be a regular file"));
-        }
-        let mut file = File::options()
-            .write(true)
-            .create(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NOCTTY | libc::O_NONBLOCK)
-            .open(path)
-            .map_err(|err| format!("{named}: {}", strerror(&err)))?;
-        let meta = file
-            .metadata()
-            .map_err(|err| format!("{named}: {}", strerror(&err)))?;
-        let id = (meta.dev(), meta.ino());
-        if !meta.is_file() {
-            return Err(format!("{named}: the pidfile (-P) must be a regular file"));
-        }
-        if targets.is_some_and(|targets| targets.holds(id, names)) {
-            return Err(format!(
-                "{named}: the pidfile (-P) is also an input or the output"
-            ));
-        }
-        file.set_len(0)
-            .map_err(|err| format!("{named}: {}", strerror(&err)))?;
-        let pidfile = PidFile {
-            path: path.to_owned(),
-            id,
-        };
-        writeln!(file, "{}", std::process::id())
-            .map_err(|err| format!("{named}: {}", strerror(&err)))?;
-        Ok(pidfile)
-    }
-}
-
-impl Drop for PidFile {
-    fn drop(&mut self) {
-        use std::os::unix::fs::MetadataExt;
-        let ours = std::fs::symlink_metadata(&self.path)
-            .is_ok_and(|meta| (meta.dev(), meta.ino()) == self.id);
-        if ours {
-            let _ = std::fs::remove_file(&self.path);
-        }
     }
 }
 
