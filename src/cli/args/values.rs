@@ -1,0 +1,209 @@
+//! The rules of the values every command takes, one function each: sizes,
+//! counts, seconds and CPUs are checked once, against the maximum their
+//! help names, and worded the same everywhere.
+
+use pipespeed::bench::harness::MAX_MESSAGE;
+use pipespeed::bench::ladder::Rung;
+use pipespeed::units::{MAX_BUFFER, MAX_RUN_BYTES, Size, parse_size};
+
+use super::PlacementArg;
+
+/// A size (`4096`, `256K`, `1G`).
+pub fn size(text: &str) -> Result<u64, String> {
+    parse_size(text).map_err(|e| e.to_string())
+}
+
+/// A rung's name, one of the possible values clap lists in errors and
+/// shell completions.
+pub fn rung() -> impl clap::builder::TypedValueParser<Value = Rung> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Rung::ALL.map(Rung::name)).map(|name| {
+        // PossibleValuesParser let only the names of Rung::ALL through.
+        Rung::ALL
+            .into_iter()
+            .find(|r| r.name() == name)
+            .unwrap_or(Rung::WriteRead)
+    })
+}
+
+/// A message of `latency --sizes` or `contend --msg-size`: 1 byte to
+/// [`MAX_MESSAGE`].
+pub fn message_size(text: &str) -> Result<usize, String> {
+    match size(text)? {
+        0 => Err(format!(
+            "'{text}' is not a message size: a message holds at least 1 byte"
+        )),
+        n if n > MAX_MESSAGE as u64 => Err(format!(
+            "'{text}' is not a message size: too large (at most {})",
+            Size(MAX_MESSAGE as u64)
+        )),
+        n => Ok(n as usize),
+    }
+}
+
+/// A count from `min` to `max` (writers, readers, memory hogs).
+pub fn count(
+    min: usize,
+    max: usize,
+) -> impl Fn(&str) -> Result<usize, String> + Clone + Send + Sync + 'static {
+    move |text: &str| match text.parse::<usize>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(format!("'{text}' is not a count from {min} to {max}")),
+    }
+}
+
+/// The largest CPU number any option takes: the last of the kernel's
+/// affinity mask of `CPU_SETSIZE` (1024) CPUs, as sched_setaffinity(2)
+/// and taskset see it.
+pub const MAX_CPU: usize = 1023;
+
+/// A CPU number from 0 to [`MAX_CPU`] (`--cpu`, `--cpus`); whether this
+/// process may use it is checked where the command pins.
+pub fn cpu(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if n <= MAX_CPU => Ok(n),
+        _ => Err(format!("'{text}' is not a CPU number from 0 to {MAX_CPU}")),
+    }
+}
+
+/// The shortest and longest durations any option takes, in seconds: below
+/// 10 ms a run measures its own start-up (a contend run of 1 ns printed
+/// zeros), above a day it is a mistake (`1e30` ran forever).
+pub const SECONDS_RANGE: (f64, f64) = (0.01, 86_400.0);
+
+/// A duration in seconds (`2`, `0.5`, `0.5s`) within [`SECONDS_RANGE`]:
+/// the one rule of every command's seconds.
+pub fn seconds(text: &str) -> Result<f64, String> {
+    let (min, max) = SECONDS_RANGE;
+    match text.strip_suffix('s').unwrap_or(text).parse::<f64>() {
+        Ok(s) if (min..=max).contains(&s) => Ok(s),
+        _ => Err(format!(
+            "'{text}' is not a duration: give seconds from {min} to {max}, e.g. 2 or 0.5"
+        )),
+    }
+}
+
+/// `--cpus A,B` checked against the CPUs this process may use: the one
+/// rule and wording of every command; `ends` names the two sides (`the
+/// writer's and the reader's`).
+pub fn cpu_pair(
+    cpus: &[usize],
+    allowed: &[usize],
+    ends: &str,
+) -> Result<(usize, usize), crate::UsageError> {
+    let [a, b] = cpus[..] else {
+        return Err(crate::UsageError(format!(
+            "--cpus takes two CPUs, {ends} (e.g. --cpus 0,1)"
+        )));
+    };
+    match [a, b].into_iter().find(|c| !allowed.contains(c)) {
+        Some(cpu) => {
+            let list: Vec<String> = allowed.iter().map(usize::to_string).collect();
+            Err(crate::UsageError(format!(
+                "--cpus: CPU {cpu} is not one this process may use (allowed: {})",
+                list.join(",")
+            )))
+        }
+        None => Ok((a, b)),
+    }
+}
+
+/// Where the two ends of `bench` or `ipc` run: `choice`, else `--cpus`
+/// (`ends` names them, as [`cpu_pair`] words it), else the first two
+/// allowed CPUs.
+pub fn placement(
+    choice: Option<PlacementArg>,
+    cpus: &[usize],
+    facts: &pipespeed::sys::SystemFacts,
+    ends: &str,
+) -> anyhow::Result<pipespeed::bench::ladder::Placement> {
+    use crate::UsageError;
+    use pipespeed::bench::ladder::Placement;
+    let allowed = &facts.cpus_allowed;
+    match (choice, &allowed[..]) {
+        (Some(PlacementArg::Unpinned), _) => Ok(Placement::Unpinned),
+        (Some(PlacementArg::SameCpu), [a, ..]) => Ok(Placement::Pinned {
+            writer_cpu: *a,
+            reader_cpu: *a,
+        }),
+        (Some(PlacementArg::DifferentCpu), [a, b, ..]) => Ok(Placement::Pinned {
+            writer_cpu: *a,
+            reader_cpu: *b,
+        }),
+        (Some(PlacementArg::DifferentCpu), _) => Err(UsageError(
+            "--placement different-cpu needs two CPUs, and this process may run on one \
+             (its affinity mask, as set by taskset or a cpuset)"
+                .into(),
+        )
+        .into()),
+        (Some(PlacementArg::SameCpu), []) => {
+            Err(UsageError("this process may run on no CPU at all".into()).into())
+        }
+        (None, _) if cpus.is_empty() => Ok(Placement::default_for(facts)),
+        (None, _) => {
+            let (writer_cpu, reader_cpu) = cpu_pair(cpus, allowed, ends)?;
+            Ok(Placement::Pinned {
+                writer_cpu,
+                reader_cpu,
+            })
+        }
+    }
+}
+
+/// A size no larger than `max`; `what` names it in the error (`a
+/// buffer`).
+fn size_at_most(text: &str, max: u64, what: &str) -> Result<u64, String> {
+    match size(text)? {
+        n if n > max => Err(format!(
+            "'{text}' is too large: {what} is at most {} ({max} bytes)",
+            Size(max)
+        )),
+        n => Ok(n),
+    }
+}
+
+/// A pipe size: at least one byte (the kernel rounds it up to a page), at
+/// most [`MAX_BUFFER`].
+pub fn pipe_size(text: &str) -> Result<usize, String> {
+    match size_at_most(text, MAX_BUFFER, "a pipe")? {
+        0 => Err(format!(
+            "'{text}': a pipe holds at least one page: give 4K or more"
+        )),
+        // At most MAX_BUFFER (1 GiB): fits in usize.
+        n => Ok(n as usize),
+    }
+}
+
+/// Bytes a run moves: 0 to [`MAX_RUN_BYTES`].
+pub fn run_bytes(text: &str) -> Result<u64, String> {
+    size_at_most(text, MAX_RUN_BYTES, "a run")
+}
+
+/// Bytes a measurement moves: 1 to [`MAX_RUN_BYTES`].
+pub fn positive_size(text: &str) -> Result<u64, String> {
+    match run_bytes(text)? {
+        0 => Err(format!("'{text}': a measurement needs at least 1 byte")),
+        n => Ok(n),
+    }
+}
+
+/// A buffer's size: 1 byte to [`MAX_BUFFER`].
+pub fn buffer_size(text: &str) -> Result<usize, String> {
+    match size_at_most(text, MAX_BUFFER, "a buffer")? {
+        0 => Err(format!("'{text}': a buffer holds at least 1 byte")),
+        // At most MAX_BUFFER (1 GiB): fits in usize.
+        n => Ok(n as usize),
+    }
+}
+
+/// Where a buffer starts past a page boundary: 0 to a page less one byte.
+pub fn buffer_offset(text: &str) -> Result<usize, String> {
+    let page = rustix::param::page_size();
+    match text.parse::<usize>() {
+        Ok(n) if n < page => Ok(n),
+        _ => Err(format!(
+            "'{text}' is not a buffer offset: give bytes from 0 to {} (less than a page)",
+            page - 1
+        )),
+    }
+}
