@@ -7,7 +7,9 @@
 
 mod fixtures;
 
-use pipespeed::bench::ladder::{Rung, Status};
+use pipespeed::bench::core::Status;
+
+use pipespeed::bench::ladder::Rung;
 use pipespeed::bench::scan::{ScanParam, ScanPoint, ScanResult};
 use pipespeed::report::svg::{
     BAR_FILL, LIMIT_FILL, LIMIT_STROKE, WHISKER_STROKE, contend_svg, ladder_svg, latency_svg,

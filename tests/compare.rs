@@ -5,13 +5,14 @@
 #![allow(clippy::unwrap_used)]
 
 mod fixtures;
+use pipespeed::bench::core::Placement;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use pipespeed::bench::harness::Header;
-use pipespeed::bench::ladder::{LadderResult, Placement, Rung, RungResult, SCHEMA};
-use pipespeed::bench::stats::Shuffler;
+use pipespeed::bench::core::harness::Header;
+use pipespeed::bench::core::stats::Shuffler;
+use pipespeed::bench::ladder::{LadderResult, Rung, RungResult, SCHEMA};
 use pipespeed::compare::bootstrap::Bootstrap;
 use pipespeed::compare::{Outcome, Verdict, compare_files};
 use pipespeed::sys::{SystemFacts, ThpMode};

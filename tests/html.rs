@@ -6,9 +6,11 @@
 
 mod fixtures;
 
+use pipespeed::bench::core::Status;
+
 use fixtures::browser::{chromium_or_skip, inspect, render};
 
-use pipespeed::bench::ladder::{Rung, Status};
+use pipespeed::bench::ladder::Rung;
 use pipespeed::report::Html;
 use pipespeed::report::html::html_report;
 use pipespeed::report::{Exporter, Text, svg::BAR_FILL};

@@ -9,14 +9,14 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+use pipespeed::bench::core::{Placement, Status};
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use pipespeed::bench::harness::Processes;
+use pipespeed::bench::core::harness::Processes;
 use pipespeed::bench::ipc::run::SPIN_ON_ONE_CPU;
 use pipespeed::bench::ipc::{IpcConfig, IpcResult, IpcRow, Mechanism, run_ipc};
-use pipespeed::bench::ladder::{Placement, Status};
 use pipespeed::sys::SystemFacts;
 use pipespeed::sys::mq::{MSGSIZE_MAX, mqueue_limit};
 

@@ -9,16 +9,16 @@
 #![allow(clippy::unwrap_used)]
 
 mod fixtures;
+use pipespeed::bench::core::{Placement, Status};
 
 use fixtures::browser::{chromium_or_skip, inspect, render};
 
-use pipespeed::bench::harness::Header;
+use pipespeed::bench::core::harness::Header;
+use pipespeed::bench::core::noise::{Diagnosis, NoiseSummary};
 use pipespeed::bench::hist::LatencyNs;
 use pipespeed::bench::ipc::{
     IpcConfig, IpcResult, IpcRow, Mechanism, RoundTrips, SCHEMA, StreamRun, Throughput, TripRun,
 };
-use pipespeed::bench::ladder::{Placement, Status};
-use pipespeed::bench::noise::{Diagnosis, NoiseSummary};
 use pipespeed::report::svg::{BAR_FILL, WHISKER_STROKE, ipc_svg};
 use pipespeed::report::{Csv, Exporter, Html, INTERRUPTED, Json, Markdown, Svg, Text};
 use pipespeed::units::GIB;

@@ -3,13 +3,13 @@
 //! crash.
 
 #![allow(clippy::unwrap_used)]
+use pipespeed::bench::core::{Placement, RunError, Status};
 
 use std::collections::HashMap;
 
-use pipespeed::bench::harness::{Event, Runner};
+use pipespeed::bench::core::harness::{Event, Runner};
 use pipespeed::bench::ladder::{
-    CopyCheck, Job, LadderConfig, Placement, RunError, Rung, Sample, Status, check_placements,
-    job_for, run_ladder,
+    CopyCheck, Job, LadderConfig, Rung, Sample, check_placements, job_for, run_ladder,
 };
 use pipespeed::bench::latency::{LatencyRun, PingJob};
 use pipespeed::bench::reader::ReadMethod;

@@ -5,14 +5,14 @@
 //! perf is not installed.
 
 #![allow(clippy::unwrap_used)]
+use pipespeed::bench::core::{Placement, RunError, Status};
 
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use pipespeed::bench::harness::Runner;
+use pipespeed::bench::core::harness::Runner;
 use pipespeed::bench::ladder::{
-    Job, LadderConfig, MEMCPY_NOT_PROFILED, Placement, ProcessExecutor, RunError, Rung, Sample,
-    Status, run_ladder,
+    Job, LadderConfig, MEMCPY_NOT_PROFILED, ProcessExecutor, Rung, Sample, run_ladder,
 };
 use pipespeed::bench::profile::perf::{NOT_INSTALLED, Perf, PerfAccess};
 use pipespeed::bench::profile::report::{parse_report, top_symbols};

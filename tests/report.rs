@@ -1,9 +1,10 @@
 //! Renderers on fixed result data (never on live timings).
 
 #![allow(clippy::unwrap_used)]
+use pipespeed::bench::core::{Placement, Status};
 
-use pipespeed::bench::harness::Header;
-use pipespeed::bench::ladder::{LadderResult, Placement, Rung, RungResult, SCHEMA, Status};
+use pipespeed::bench::core::harness::Header;
+use pipespeed::bench::ladder::{LadderResult, Rung, RungResult, SCHEMA};
 use pipespeed::report::{Csv, Exporter, Json, Text};
 use pipespeed::sys::{SystemFacts, ThpMode};
 

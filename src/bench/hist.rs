@@ -4,7 +4,7 @@
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::stats::median;
+use super::core::stats::median;
 
 /// The longest latency a histogram records exactly (60 s); longer ones
 /// are clamped to it and show as the maximum.

@@ -2,15 +2,13 @@
 //! runs them.
 
 pub mod contend;
-pub mod harness;
+pub mod core;
 pub mod hist;
 pub mod ipc;
 pub mod ladder;
 pub mod latency;
-pub mod noise;
 pub mod profile;
 pub mod reader;
 pub mod scan;
-pub mod stats;
 pub mod worker;
 pub mod writer;

@@ -1,7 +1,7 @@
 //! `bench --scan`: the ladder once per value of one setting (buffer size
 //! or pipe size), to find the best value for this machine.
 
-use crate::bench::harness::Header;
+use crate::bench::core::harness::Header;
 use std::fmt;
 use std::str::FromStr;
 

@@ -7,6 +7,7 @@
 //!
 //! [`crate::child`] starts and supervises the processes; this module says
 //! what each one is and does it.
+use crate::bench::core::pin;
 
 use std::io;
 use std::os::fd::BorrowedFd;
@@ -17,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::contend::EndSetup;
 use super::ipc::procs::EndSpec;
-use super::latency::{Exchange, pin, pong};
+use super::latency::{Exchange, pong};
 use super::reader::{ReaderConfig, run_reader};
 use super::writer::{WriterConfig, run_writer};
 use crate::sys::process::die_with_parent;

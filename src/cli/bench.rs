@@ -1,14 +1,14 @@
 //! `pipespeed bench` (and `pipespeed` alone): the ladder.
+use pipespeed::bench::core::{EXIT_UNSUPPORTED, Placement, Status};
 
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use indicatif::ProgressBar;
-use pipespeed::bench::harness::{Mode, Runner};
+use pipespeed::bench::core::harness::{Mode, Runner};
 use pipespeed::bench::ladder::{
-    EXIT_UNSUPPORTED, LadderConfig, LadderResult, Placement, ProcessExecutor, Rung, Status,
-    check_placements, run_ladder,
+    LadderConfig, LadderResult, ProcessExecutor, Rung, check_placements, run_ladder,
 };
 use pipespeed::bench::latency::PingJob;
 use pipespeed::bench::scan::{ScanParam, ScanPoint, ScanResult};

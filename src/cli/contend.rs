@@ -1,5 +1,6 @@
 //! `pipespeed contend`: N writers and M readers on one pipe, as the
 //! kernel's pipe_bench runs them; parse, call the library, render.
+use pipespeed::bench::core::Placement;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,7 +14,6 @@ use pipespeed::bench::contend::hogs::{
 use pipespeed::bench::contend::{
     Cell, ContendConfig, DEFAULT_MSG_SIZE, MAX_ENDS, Mode, resolve_pipe_size, run_contend,
 };
-use pipespeed::bench::ladder::Placement;
 use pipespeed::sys::SystemFacts;
 use pipespeed::sys::process::catch_interrupts;
 

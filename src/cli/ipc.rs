@@ -1,14 +1,14 @@
 //! `pipespeed ipc`: pipes beside sockets, message queues, shared memory
 //! and io_uring, every end a process of its own, on the ladder's harness.
+use pipespeed::bench::core::Status;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use pipespeed::bench::harness::Processes;
+use pipespeed::bench::core::harness::Processes;
 use pipespeed::bench::ipc::{IpcConfig, IpcResult, Mechanism, run_ipc};
-use pipespeed::bench::ladder::Status;
 use pipespeed::report::{Csv, Exporter, Html, Json, Markdown, Svg, Text};
 use pipespeed::sys::SystemFacts;
 use pipespeed::sys::process::catch_interrupts;
@@ -233,7 +233,7 @@ fn exit_status(result: &IpcResult, runs: usize) -> ExitCode {
         return ExitCode::FAILURE;
     }
     if statuses.clone().all(|(_, _, s)| s == Status::Unavailable) {
-        return ExitCode::from(pipespeed::bench::ladder::EXIT_UNSUPPORTED as u8);
+        return ExitCode::from(pipespeed::bench::core::EXIT_UNSUPPORTED as u8);
     }
     ExitCode::SUCCESS
 }

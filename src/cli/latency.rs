@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, anyhow};
 use clap::{Args, ValueEnum};
-use pipespeed::bench::harness::MAX_RUNS;
+use pipespeed::bench::core::harness::MAX_RUNS;
 use pipespeed::bench::latency::{
     LatencyConfig, MAX_ROUND_TRIPS, Mode, Placement, Span, run_latency,
 };

@@ -272,7 +272,7 @@ fn report(err: &anyhow::Error) -> ExitCode {
         return ExitCode::from((128 + signal).clamp(0, 255) as u8);
     }
     if io_kind == Some(io::ErrorKind::Unsupported) {
-        return ExitCode::from(pipespeed::bench::ladder::EXIT_UNSUPPORTED as u8);
+        return ExitCode::from(pipespeed::bench::core::EXIT_UNSUPPORTED as u8);
     }
     ExitCode::FAILURE
 }

@@ -9,7 +9,7 @@
 //! can only take a few values, so the interval is wide and honest about
 //! it: five runs a side cannot show a 1% change.
 
-use crate::bench::stats::Shuffler;
+use crate::bench::core::stats::Shuffler;
 
 /// How the interval is drawn.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -103,7 +103,7 @@ pub fn ratio_interval(base: &[f64], new: &[f64], how: &Bootstrap) -> Option<Inte
 /// found by selection rather than a sort: linear in the runs, not n log n,
 /// and the same value [`median_of_sorted`] gives.
 ///
-/// [`median_of_sorted`]: crate::bench::stats::median_of_sorted
+/// [`median_of_sorted`]: crate::bench::core::stats::median_of_sorted
 fn resampled_median(values: &[f64], scratch: &mut [f64], rng: &mut Shuffler) -> f64 {
     for slot in scratch.iter_mut() {
         *slot = values[rng.below(values.len())];
@@ -138,7 +138,7 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::stats::median_of_sorted;
+    use crate::bench::core::stats::median_of_sorted;
 
     const BASE: [f64; 7] = [10.0, 10.4, 9.7, 10.1, 9.9, 10.3, 9.8];
 

@@ -7,13 +7,14 @@
 //! per second per message size; writes per second and the p99 write
 //! latency per cell of writers and readers; the rate and the round
 //! trip's median per mechanism and message size of `ipc`.
+use crate::bench::core::Status;
 
 use serde::Serialize;
 
 use crate::bench::contend::ContendResult;
 use crate::bench::hist::LatencyNs;
 use crate::bench::ipc::IpcResult;
-use crate::bench::ladder::{self, LadderResult, Status};
+use crate::bench::ladder::LadderResult;
 use crate::bench::latency::{LatencyResult, Span};
 use crate::sys::SystemFacts;
 use crate::units::Size;
@@ -333,11 +334,11 @@ fn ipc(r: &IpcResult) -> Extract {
         });
     }
     let placement = match c.placement {
-        ladder::Placement::Pinned {
+        crate::bench::core::Placement::Pinned {
             writer_cpu,
             reader_cpu,
         } => format!("sender on CPU {writer_cpu}, receiver on CPU {reader_cpu}"),
-        ladder::Placement::Unpinned => "unpinned".into(),
+        crate::bench::core::Placement::Unpinned => "unpinned".into(),
     };
     Extract {
         rows,
@@ -385,13 +386,13 @@ fn facts(version: &str, s: &SystemFacts, placement: String) -> Vec<(String, Stri
 }
 
 /// The ladder's placement; `plural` is `"s"` for contend's many ends.
-fn ladder_placement(p: &ladder::Placement, plural: &str) -> String {
+fn ladder_placement(p: &crate::bench::core::Placement, plural: &str) -> String {
     match p {
-        ladder::Placement::Pinned {
+        crate::bench::core::Placement::Pinned {
             writer_cpu,
             reader_cpu,
         } => format!("writer{plural} on CPU {writer_cpu}, reader{plural} on CPU {reader_cpu}"),
-        ladder::Placement::Unpinned => "unpinned".into(),
+        crate::bench::core::Placement::Unpinned => "unpinned".into(),
     }
 }
 
@@ -434,7 +435,7 @@ mod tests {
         assert_eq!(span(Span::RoundTrips(5)), "5 round trips");
         assert_eq!(span(Span::Seconds(0.5)), "0.5 s");
         assert_eq!(size(65536), "64KiB");
-        let pinned = ladder::Placement::Pinned {
+        let pinned = crate::bench::core::Placement::Pinned {
             writer_cpu: 0,
             reader_cpu: 1,
         };

@@ -18,7 +18,7 @@ pub mod render;
 
 use std::path::Path;
 
-use crate::bench::stats::median;
+use crate::bench::core::stats::median;
 use bootstrap::{Bootstrap, Interval, Shift, ratio_interval};
 use extract::{Better, Extract, Metric, NOT_RECORDED, Runs, extract};
 pub use load::{CompareError, Document, Kind, load_pair};

@@ -1,11 +1,12 @@
 //! Comparisons of results built from the real types, and the builders
 //! the renderers' tests share.
+use crate::bench::core::{Placement, Status};
 
 use super::*;
 use crate::bench::contend::{self, ContendResult, RunResult};
-use crate::bench::harness::Header;
+use crate::bench::core::harness::Header;
 use crate::bench::hist::LatencyNs;
-use crate::bench::ladder::{self, LadderResult, Placement, Rung, RungResult, Status};
+use crate::bench::ladder::{self, LadderResult, Rung, RungResult};
 use crate::bench::latency::{self, LatencyConfig, LatencyResult, LatencyRow, LatencyRun, Span};
 use crate::sys::{SystemFacts, ThpMode};
 use crate::wait::Wait;

@@ -1,12 +1,12 @@
 //! The result as people and spreadsheets read it: a table, and CSV with
 //! one row per run per cell. Pure functions of a [`ContendResult`],
 //! tested on fixed data.
+use crate::bench::core::Placement;
 
 use std::fmt::Write as _;
 use std::io;
 
 use crate::bench::hist::LatencyNs;
-use crate::bench::ladder::Placement;
 use crate::units::{GIB, Size};
 
 use super::{Csv, Exporter, Text};
@@ -285,7 +285,7 @@ mod tests {
 
     use super::*;
     use crate::bench::contend::{Mode, RunResult};
-    use crate::bench::harness::Header;
+    use crate::bench::core::harness::Header;
     use crate::sys::{SystemFacts, ThpMode};
 
     fn lat(base: u64) -> LatencyNs {

@@ -18,7 +18,7 @@ use super::ladder::{
 };
 use super::svg::ladder_svg;
 use super::{Exporter, Html};
-use crate::bench::harness::Header;
+use crate::bench::core::harness::Header;
 use crate::bench::ladder::{LadderResult, Rung, RungResult};
 use crate::bench::profile::{Cost, Profile, ProfileStatus};
 use crate::units::Size;

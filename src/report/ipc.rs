@@ -4,6 +4,7 @@
 //! The CSV, Markdown and HTML forms are in files of their own and share
 //! the pieces here. Pure functions of an
 //! [`IpcResult`], tested on fixed data.
+use crate::bench::core::{Placement, Status};
 
 use std::cmp::Ordering;
 use std::fmt::Write as _;
@@ -15,10 +16,9 @@ mod markdown;
 
 use super::ladder::{noise_sentence, noisy_paragraph, status_word, wrap};
 use super::{Exporter, Text};
+use crate::bench::core::stats::min_max;
 use crate::bench::hist::LatencyNs;
 use crate::bench::ipc::{IpcResult, IpcRow, Mechanism, RoundTrips, Throughput};
-use crate::bench::ladder::{Placement, Status};
-use crate::bench::stats::min_max;
 use crate::units::{Size, readable_ns};
 
 /// The machine, the ends and runs, a table per message size (fastest

@@ -1,5 +1,6 @@
 //! The ladder as the table printed on stdout, and as CSV: one row per
 //! measured run, for spreadsheets and plotting scripts.
+use crate::bench::core::Status;
 
 use std::fmt::Write;
 use std::io;
@@ -11,9 +12,9 @@ pub(super) use csv::{CSV_HEADER, csv_rows};
 pub(super) use markdown::md_cell;
 
 use super::{Exporter, Text};
+use crate::bench::core::noise::{Diagnosis, NoiseSummary, Spread};
 use crate::bench::ladder::placement::PlacementCheck;
-use crate::bench::ladder::{CopyCheck, LadderResult, Rung, RungResult, Status};
-use crate::bench::noise::{Diagnosis, NoiseSummary, Spread};
+use crate::bench::ladder::{CopyCheck, LadderResult, Rung, RungResult};
 use crate::bench::profile::{Profile, ProfileStatus};
 use crate::units::Size;
 

@@ -146,7 +146,7 @@ fn csv(r: &LatencyResult) -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::bench::harness::Header;
+    use crate::bench::core::harness::Header;
     use crate::bench::hist::LatencyNs;
     use crate::bench::latency::{LatencyConfig, LatencyRow, LatencyRun, Mode, Placement};
     use crate::sys::{SystemFacts, ThpMode};

@@ -1,5 +1,6 @@
 //! What a contend measurement is asked to do, and the job of one run of
 //! one cell.
+use crate::bench::core::Placement;
 
 use std::io;
 use std::path::PathBuf;
@@ -7,10 +8,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::super::harness;
-pub use super::super::harness::Mode;
-use super::super::harness::{MAX_MESSAGE, MAX_RUNS};
-use super::super::ladder::Placement;
+use super::super::core::harness;
+pub use super::super::core::harness::Mode;
+use super::super::core::harness::{MAX_MESSAGE, MAX_RUNS};
 use super::ends::EndSetup;
 use super::frame::CELL;
 use super::hogs::PressureConfig;

@@ -1,13 +1,13 @@
 //! What contend measured: a row per cell, as `contend --json` writes it.
+use crate::bench::core::Placement;
 
 use serde::{Deserialize, Serialize};
 
 use super::super::hist::LatencyNs;
-use super::super::ladder::Placement;
 use super::hogs::PressureReport;
 use super::job::Mode;
 use super::verdict::VerifyReport;
-use crate::bench::harness::Header;
+use crate::bench::core::harness::Header;
 
 /// The `schema` of the JSON document.
 pub const SCHEMA: &str = "pipespeed.contend/1";

@@ -2,12 +2,12 @@
 //! makes the ends threads or processes, under memory pressure if asked;
 //! and the statistics of the runs.
 
-use crate::bench::harness::Header;
+use crate::bench::core::harness::Header;
 use std::io;
 
-use super::super::harness::{Event, Figure, Processes, Runner, Threads};
+use super::super::core::harness::{Event, Figure, Processes, Runner, Threads};
+use super::super::core::stats::{median, min_max};
 use super::super::hist::{LatencyNs, new_histogram};
-use super::super::stats::{median, min_max};
 use super::ends::{ReaderEnd, WriterEnd};
 use super::hogs::Hogs;
 use super::job::{Cell, CellJob, ContendConfig, PIPE_BUF, RunSetup};

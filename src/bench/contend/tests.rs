@@ -1,12 +1,12 @@
 //! The runner's pure parts on fixed data, and short live runs that check
 //! behaviour (never speed).
+use crate::bench::core::Placement;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use super::*;
 use crate::bench::hist::{LatencyNs, new_histogram, record};
-use crate::bench::ladder::Placement;
 use crate::sys::SystemFacts;
 use ends::{ReaderEnd, WriterEnd};
 

@@ -1,9 +1,9 @@
 //! What an `ipc` measurement is asked to do, and the jobs of one run.
+use crate::bench::core::{Placement, RunError};
 
 use serde::{Deserialize, Serialize};
 
-use super::super::harness;
-use super::super::ladder::{Placement, RunError};
+use super::super::core::harness;
 use super::mechanism::Mechanism;
 use super::result::{StreamRun, TripRun};
 

@@ -4,6 +4,7 @@
 //! run is the pinger in a thread of this process and a ponger worker.
 //! Each end gets the channel's descriptors as its standard input and
 //! output, from [`super::channel`].
+use crate::bench::core::{EXIT_UNSUPPORTED, Placement, RunError, pin};
 
 use std::io;
 use std::os::fd::BorrowedFd;
@@ -12,9 +13,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::super::harness::{Processes, Runner};
-use super::super::ladder::{EXIT_UNSUPPORTED, Placement, RunError};
-use super::super::latency::pin;
+use super::super::core::harness::{Processes, Runner};
 use super::super::worker::{Role, Worker};
 use super::channel::{one_way, two_way};
 use super::ends::{Setup, Way, receiver, sender};

@@ -1,15 +1,15 @@
 //! What an `ipc` measurement found: a row per mechanism and message size,
 //! as `ipc --json` writes it.
+use crate::bench::core::Status;
 
 use serde::{Deserialize, Serialize};
 
+use super::super::core::noise::{Diagnosis, NoiseSummary, Spread};
+use super::super::core::stats::{median, min_max};
 use super::super::hist::LatencyNs;
-use super::super::ladder::Status;
-use super::super::noise::{Diagnosis, NoiseSummary, Spread};
-use super::super::stats::{median, min_max};
 use super::job::IpcConfig;
 use super::mechanism::Mechanism;
-use crate::bench::harness::Header;
+use crate::bench::core::harness::Header;
 use crate::sys::RunNoise;
 use crate::units::GIB;
 

@@ -2,11 +2,11 @@
 //! runs, then every measured run of every row and metric in one shuffled
 //! order, more runs of the rows whose interval is too wide, and the
 //! statistics, as the ladder does.
+use crate::bench::core::{Placement, RunError, Status};
 
-use super::super::harness::{Event, Figure, Header, Runner};
-use super::super::ladder::{Placement, RunError, Status};
-use super::super::noise::{Diagnosis, Ends, NoiseSummary};
-use super::super::stats::Shuffler;
+use super::super::core::harness::{Event, Figure, Header, Runner};
+use super::super::core::noise::{Diagnosis, Ends, NoiseSummary};
+use super::super::core::stats::Shuffler;
 use super::job::{IpcConfig, StreamJob, TripJob, one_cpu};
 use super::result::{IpcResult, IpcRow, RoundTrips, SCHEMA, Throughput};
 use crate::sys::SystemFacts;

@@ -1,7 +1,7 @@
 //! The ladder's configuration, and the job each rung runs on this
 //! machine.
-
-use std::fmt;
+use crate::bench::core::Placement;
+use crate::bench::core::RunError;
 
 use crate::buf::{BufferOptions, MALLOC_OFFSET};
 use crate::double_buffer::Layout;
@@ -9,81 +9,11 @@ use crate::sys::SystemFacts;
 use crate::units::MIB;
 use crate::wait::Wait;
 
-use super::super::harness;
+use super::super::core::harness;
 use super::super::reader::{ReadMethod, ReaderConfig};
 use super::super::writer::{WriteMethod, WriterConfig};
-use super::run::{RunError, Sample};
+use super::run::Sample;
 use super::rung::Rung;
-
-/// Where the two ends run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Placement {
-    /// Writer and reader each pinned to a CPU.
-    Pinned {
-        /// The writer's CPU.
-        writer_cpu: usize,
-        /// The reader's CPU (and the memcpy rung's).
-        reader_cpu: usize,
-    },
-    /// Left to the scheduler.
-    Unpinned,
-}
-
-impl Placement {
-    /// The default: the first two allowed CPUs, or unpinned on one CPU.
-    pub fn default_for(facts: &SystemFacts) -> Placement {
-        match facts.cpus_allowed[..] {
-            [a, b, ..] => Placement::Pinned {
-                writer_cpu: a,
-                reader_cpu: b,
-            },
-            _ => Placement::Unpinned,
-        }
-    }
-
-    /// `same-cpu`, `different-cpu` or `unpinned`, as `--placement` names it.
-    pub fn kind(self) -> &'static str {
-        match self {
-            Placement::Pinned {
-                writer_cpu,
-                reader_cpu,
-            } if writer_cpu == reader_cpu => "same-cpu",
-            Placement::Pinned { .. } => "different-cpu",
-            Placement::Unpinned => "unpinned",
-        }
-    }
-
-    pub(super) fn distinct_cpus(self, facts: &SystemFacts) -> bool {
-        match self {
-            Placement::Pinned {
-                writer_cpu,
-                reader_cpu,
-            } => writer_cpu != reader_cpu,
-            Placement::Unpinned => facts.cpus_allowed.len() >= 2,
-        }
-    }
-}
-
-impl fmt::Display for Placement {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Placement::Pinned {
-                writer_cpu,
-                reader_cpu,
-            } if writer_cpu == reader_cpu => {
-                write!(f, "writer and reader both on CPU {writer_cpu}")
-            }
-            Placement::Pinned {
-                writer_cpu,
-                reader_cpu,
-            } => {
-                write!(f, "writer on CPU {writer_cpu}, reader on CPU {reader_cpu}")
-            }
-            Placement::Unpinned => f.write_str("unpinned (left to the scheduler)"),
-        }
-    }
-}
 
 /// What the ladder is asked to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,7 +23,7 @@ pub struct LadderConfig {
     /// Measured runs per rung, after one warm-up run.
     pub runs: usize,
     /// Runs a noisy rung may take: while a rung's runs spread too much
-    /// ([`Spread::noisy`](crate::bench::noise::Spread::noisy)), one more
+    /// ([`Spread::noisy`](crate::bench::core::noise::Spread::noisy)), one more
     /// run of it, up to this many (at most `runs`: none added).
     pub max_runs: usize,
     /// Bytes per run; `None` sizes each rung so a run lasts about

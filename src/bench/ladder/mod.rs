@@ -21,9 +21,9 @@ pub mod run;
 pub mod rung;
 
 pub use copies::CopyCheck;
-pub use job::{Job, LadderConfig, Placement, WARMUP_BYTES, bytes_for, job_for};
+pub use job::{Job, LadderConfig, WARMUP_BYTES, bytes_for, job_for};
 pub use placement::{PlacementCheck, check_placements};
-pub use processes::{EXIT_UNSUPPORTED, MEMCPY_NOT_PROFILED, ProcessExecutor};
-pub use result::{LadderResult, RungResult, SCHEMA, Status};
-pub use run::{RunError, Sample, run_ladder};
+pub use processes::{MEMCPY_NOT_PROFILED, ProcessExecutor};
+pub use result::{LadderResult, RungResult, SCHEMA};
+pub use run::{Sample, run_ladder};
 pub use rung::Rung;

@@ -8,15 +8,14 @@
 //! can be ten times slower than on one CPU. A ladder measured one way only
 //! then mostly measures where the processes sat, so the ladder measures
 //! its baseline every way and says so.
+use crate::bench::core::{Placement, RunError, Status};
 
 use serde::{Deserialize, Serialize};
 
-use super::super::harness::{Event, Figure, Runner};
+use super::super::core::harness::{Event, Figure, Runner};
+use super::super::core::stats::{Shuffler, median};
 use super::super::latency::{self, Exchange, PingConfig, PingJob, Span};
-use super::super::stats::{Shuffler, median};
-use super::job::{Job, LadderConfig, Placement, WARMUP_BYTES, bytes_for, job_for};
-use super::result::Status;
-use super::run::RunError;
+use super::job::{Job, LadderConfig, WARMUP_BYTES, bytes_for, job_for};
 use super::rung::Rung;
 use crate::sys::SystemFacts;
 use crate::sys::process::interrupted;

@@ -2,6 +2,7 @@
 //! processes (what `pipespeed write | pipespeed read` does, as in the
 //! blog, run as [workers](super::super::worker)); and the same run with
 //! each end under `perf record` for `bench --profile`.
+use crate::bench::core::{EXIT_UNSUPPORTED, Placement, RunError};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -15,7 +16,7 @@ use crate::sys::{NoiseProbe, ResourceUsage, SpliceFlags, UsageOf, getrusage, pin
 use crate::units::gib_per_s;
 use crate::wait::Wait;
 
-use super::super::harness::Runner;
+use super::super::core::harness::Runner;
 use super::super::profile::perf::{Perf, PerfAccess, Scratch, command_line, first_useful_line};
 use super::super::profile::report::top_symbols;
 use super::super::profile::{Profile, ProfileStatus, TOP_SYMBOLS};
@@ -23,12 +24,8 @@ use super::super::reader::{ReadReport, ReaderConfig};
 use super::super::worker::{Role, Worker};
 use super::super::writer::{WriteMethod, WriterConfig, vmsplice_refusal};
 use super::copies::{CopyCheck, check_vmsplice};
-use super::job::{Job, Placement};
-use super::run::{RunError, Sample};
-
-/// Exit status of `pipespeed write`/`read` when the machine cannot do what
-/// was asked (huge pages not granted, vmsplice refused).
-pub const EXIT_UNSUPPORTED: i32 = 3;
+use super::job::Job;
+use super::run::Sample;
 
 /// Why the memcpy rung has no profile.
 pub const MEMCPY_NOT_PROFILED: &str =

@@ -1,29 +1,17 @@
 //! What the ladder measured: a row per rung, as `bench --json` writes it.
+use crate::bench::core::{Placement, Status};
 
 use serde::{Deserialize, Serialize};
 
-use crate::bench::harness::Header;
+use crate::bench::core::harness::Header;
 
-use super::super::noise::{Diagnosis, NoiseSummary, Spread};
+use super::super::core::noise::{Diagnosis, NoiseSummary, Spread};
+use super::super::core::stats::{median, min_max};
 use super::super::profile::{Cost, Profile};
-use super::super::stats::{median, min_max};
 use super::copies::CopyCheck;
-use super::job::Placement;
 use super::placement::PlacementCheck;
 use super::rung::Rung;
 use crate::sys::RunNoise;
-
-/// What happened to a rung.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    /// Every run measured.
-    Ok,
-    /// The machine cannot do this rung; nothing was measured.
-    Unavailable,
-    /// A run failed; the samples before it are kept.
-    Failed,
-}
 
 /// One rung's results.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,17 +1,18 @@
 //! Running the ladder: a warm-up per rung, then every measured run in one
 //! shuffled order, then the statistics.
+use crate::bench::core::{Placement, RunError, Status};
 
-use crate::bench::harness::Header;
-use crate::bench::noise::{Diagnosis, Ends, NoiseSummary};
+use crate::bench::core::harness::Header;
+use crate::bench::core::noise::{Diagnosis, Ends, NoiseSummary};
 use crate::sys::process::interrupted;
 use crate::sys::{ResourceUsage, RunNoise, SystemFacts};
 
-use super::super::harness::{Event, Figure, Runner};
+use super::super::core::harness::{Event, Figure, Runner};
+use super::super::core::stats::Shuffler;
 use super::super::profile::Cost;
-use super::super::stats::Shuffler;
 use super::copies::CopyCheck;
-use super::job::{Job, LadderConfig, Placement, WARMUP_BYTES, bytes_for, job_for};
-use super::result::{LadderResult, RungResult, SCHEMA, Status};
+use super::job::{Job, LadderConfig, WARMUP_BYTES, bytes_for, job_for};
+use super::result::{LadderResult, RungResult, SCHEMA};
 use super::rung::Rung;
 
 /// One measured run.
@@ -31,16 +32,6 @@ pub struct Sample {
     /// What the check of the job's vmsplice found on this kernel (`None`:
     /// the job does not vmsplice, or the runner does not check).
     pub copy_check: Option<CopyCheck>,
-}
-
-/// Why a run produced no sample.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RunError {
-    /// The machine cannot do this (huge pages not granted, vmsplice
-    /// refused, ...).
-    Unavailable(String),
-    /// Something went wrong (a crash, short data, a verify mismatch).
-    Failed(String),
 }
 
 /// Runs the ladder: a warm-up per rung, then `runs` runs of each in a

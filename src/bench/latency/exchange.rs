@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use rustix::io::Errno;
 
-use super::super::harness::MAX_MESSAGE;
+use super::super::core::harness::MAX_MESSAGE;
 use super::super::hist::{LatencyNs, new_histogram, record};
 use super::job::{Exchange, PingConfig};
 use super::result::LatencyRun;

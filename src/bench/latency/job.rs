@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::super::harness;
-pub use super::super::harness::Mode;
+use super::super::core::harness;
+pub use super::super::core::harness::Mode;
 use super::result::LatencyRun;
 use crate::wait::Wait;
 

@@ -15,8 +15,8 @@
 //! - [`job`]: what a measurement is asked to do, and one run's [`PingJob`];
 //! - [`exchange`]: the pinger and the ponger;
 //! - [`run`]: [`run_latency`], and the runners that place the two sides
-//!   in threads ([`Threads`](super::harness::Threads)) or processes
-//!   ([`Processes`](super::harness::Processes));
+//!   in threads ([`Threads`](super::core::harness::Threads)) or processes
+//!   ([`Processes`](super::core::harness::Processes));
 //! - [`result`]: [`LatencyResult`], what `latency --json` writes.
 
 pub mod exchange;
@@ -29,4 +29,4 @@ pub use job::{
     Exchange, LatencyConfig, MAX_ROUND_TRIPS, Mode, PingConfig, PingJob, Placement, Span,
 };
 pub use result::{LatencyResult, LatencyRow, LatencyRun, SCHEMA, Spread};
-pub use run::{pin, run_latency};
+pub use run::run_latency;

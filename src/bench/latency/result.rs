@@ -3,10 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::super::core::stats::{median, min_max};
 use super::super::hist::LatencyNs;
-use super::super::stats::{median, min_max};
 use super::job::LatencyConfig;
-use crate::bench::harness::Header;
+use crate::bench::core::harness::Header;
 
 /// The `schema` of [`LatencyResult`] documents.
 pub const SCHEMA: &str = "pipespeed.latency/1";

@@ -1,19 +1,20 @@
 //! Running a latency measurement: every size `runs` times, each run by a
 //! runner that places pinger and ponger in threads or processes.
 
-use crate::bench::harness::Header;
+use crate::bench::core::harness::Header;
+use crate::bench::core::pin;
 use crate::sys::process::interrupted;
 use std::io;
 use std::process::Stdio;
 use std::time::Duration;
 
-use super::super::harness::{Event, Figure, Processes, Runner, Threads};
+use super::super::core::harness::{Event, Figure, Processes, Runner, Threads};
 use super::super::worker::{Role, Worker};
 use super::exchange::{ping, pong};
 use super::job::{Exchange, LatencyConfig, PingConfig, PingJob};
 use super::result::{LatencyResult, LatencyRow, LatencyRun, SCHEMA};
 use crate::child::{Group, last_message};
-use crate::sys::{SystemFacts, pin_to_cpu, pipe};
+use crate::sys::{SystemFacts, pipe};
 use crate::units::Size;
 
 /// Pinger and ponger as two threads of this process.
@@ -99,16 +100,6 @@ impl Runner<PingJob> for Processes {
             })),
             (false, false, why) => Err(io::Error::other(why.to_string())),
         }
-    }
-}
-
-/// Pins the calling thread to `cpu`, if any, saying who failed.
-pub fn pin(cpu: Option<usize>, who: &str) -> io::Result<()> {
-    match cpu {
-        Some(cpu) => pin_to_cpu(cpu).map_err(|e| {
-            io::Error::new(e.kind(), format!("{who}: {}", crate::quote::strerror(&e)))
-        }),
-        None => Ok(()),
     }
 }
 

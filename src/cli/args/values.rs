@@ -1,8 +1,9 @@
 //! The rules of the values every command takes, one function each: sizes,
 //! counts, seconds and CPUs are checked once, against the maximum their
 //! help names, and worded the same everywhere.
+use pipespeed::bench::core::Placement;
 
-use pipespeed::bench::harness::MAX_MESSAGE;
+use pipespeed::bench::core::harness::MAX_MESSAGE;
 use pipespeed::bench::ladder::Rung;
 use pipespeed::units::{MAX_BUFFER, MAX_RUN_BYTES, Size, parse_size};
 
@@ -116,9 +117,8 @@ pub fn placement(
     cpus: &[usize],
     facts: &pipespeed::sys::SystemFacts,
     ends: &str,
-) -> anyhow::Result<pipespeed::bench::ladder::Placement> {
+) -> anyhow::Result<pipespeed::bench::core::Placement> {
     use crate::UsageError;
-    use pipespeed::bench::ladder::Placement;
     let allowed = &facts.cpus_allowed;
     match (choice, &allowed[..]) {
         (Some(PlacementArg::Unpinned), _) => Ok(Placement::Unpinned),

@@ -1,5 +1,6 @@
 use super::*;
-use crate::bench::ladder::{Rung, Status};
+use crate::bench::core::Status;
+use crate::bench::ladder::Rung;
 use crate::compare::bootstrap::Bootstrap;
 use crate::compare::tests::{RUNS, bench, latency, rung, scaled};
 use crate::compare::{Document, compare};

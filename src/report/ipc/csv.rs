@@ -1,13 +1,13 @@
 //! `ipc` as CSV: one row per measured run, throughput and round-trip
 //! runs under one header, for spreadsheets and plotting scripts.
+use crate::bench::core::{Placement, Status};
 
 use std::io;
 
 use super::super::ladder::status_word;
 use super::super::{Csv, Exporter};
+use crate::bench::core::noise::Spread;
 use crate::bench::ipc::{IpcResult, IpcRow, StreamRun, TripRun};
-use crate::bench::ladder::{Placement, Status};
-use crate::bench::noise::Spread;
 use crate::sys::RunNoise;
 
 /// The first line of `ipc`'s CSV.

@@ -2,6 +2,7 @@
 //! mechanism and message size, grouped by size: the median GiB/s with a
 //! whisker from the slowest run to the fastest; the round trip's median
 //! (p50) with a whisker to its p99; the CPU seconds per GiB.
+use crate::bench::core::Status;
 
 use std::io;
 
@@ -10,7 +11,6 @@ use plotters::prelude::*;
 use super::bars::{Bar, Bars, draw_on, height};
 use super::{WIDTH, clip, drawing};
 use crate::bench::ipc::{IpcResult, IpcRow};
-use crate::bench::ladder::Status;
 use crate::report::ipc::{self, Shown, ordered, round_trips, rtt, sizes, speed, throughput};
 use crate::report::ladder::status_word;
 use crate::units::{Size, readable_ns};

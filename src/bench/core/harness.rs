@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::profile::Profile;
+use crate::bench::profile::Profile;
 use crate::build_info::BuildInfo;
 use crate::sys::SystemFacts;
 

@@ -1,0 +1,128 @@
+//! What became of a row, why a run gave nothing, and how a caller stops a
+//! measurement.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use crate::sys::process::interrupted;
+
+/// Exit status of a command, or of a worker, when the machine cannot do
+/// what was asked (huge pages not granted, vmsplice refused, io_uring
+/// off): nothing was measured, and nothing failed.
+pub const EXIT_UNSUPPORTED: i32 = 3;
+
+/// What happened to a row (a rung, a size, a cell, a metric of a row).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Every run measured.
+    Ok,
+    /// The machine cannot do this; nothing was measured.
+    Unavailable,
+    /// A run failed; the runs before it are kept.
+    Failed,
+}
+
+/// Why a run gave nothing. Workers send it to the process that runs them
+/// as it is (serialized, `{"unavailable": "why"}`), not as an exit status
+/// and a line of text to read back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[serde(rename_all = "lowercase")]
+pub enum RunError {
+    /// The machine cannot do this (huge pages not granted, vmsplice
+    /// refused, a mechanism the kernel lacks).
+    #[error("{0}")]
+    Unavailable(String),
+    /// Something went wrong (a crash, short data, a verify mismatch).
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl RunError {
+    /// The status a row gets from this error, and the reason.
+    pub fn status(&self) -> (Status, &str) {
+        match self {
+            RunError::Unavailable(why) => (Status::Unavailable, why),
+            RunError::Failed(why) => (Status::Failed, why),
+        }
+    }
+}
+
+/// How a caller stops a measurement: no run starts once it is cancelled,
+/// the run it cuts short counts for nothing, and the result holds the runs
+/// made before it, marked `interrupted`.
+///
+/// Library code never reads a signal itself: a program that wants SIGINT,
+/// SIGTERM and SIGHUP to stop a measurement calls
+/// [`catch_interrupts`](crate::sys::process::catch_interrupts) and passes
+/// [`Cancel::on_signals`]; any other caller passes its own flag.
+#[derive(Debug, Clone, Default)]
+pub struct Cancel {
+    signals: bool,
+    flag: Option<Arc<AtomicBool>>,
+}
+
+impl Cancel {
+    /// Never cancelled.
+    pub fn never() -> Cancel {
+        Cancel::default()
+    }
+
+    /// Cancelled once a signal that
+    /// [`catch_interrupts`](crate::sys::process::catch_interrupts) caught
+    /// has arrived.
+    pub fn on_signals() -> Cancel {
+        Cancel {
+            signals: true,
+            flag: None,
+        }
+    }
+
+    /// Cancelled once `flag` is set (by another thread, say).
+    pub fn on_flag(flag: Arc<AtomicBool>) -> Cancel {
+        Cancel {
+            signals: false,
+            flag: Some(flag),
+        }
+    }
+
+    /// Whether the measurement should stop.
+    pub fn is_cancelled(&self) -> bool {
+        (self.signals && interrupted().is_some())
+            || self
+                .flag
+                .as_ref()
+                .is_some_and(|f| f.load(Ordering::Relaxed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_error_travels_as_json_and_names_its_status() {
+        let err = RunError::Unavailable("huge pages not granted".into());
+        let json = serde_json::to_string(&err).unwrap_or_default();
+        assert_eq!(json, r#"{"unavailable":"huge pages not granted"}"#);
+        let back: Result<RunError, _> = serde_json::from_str(&json);
+        assert_eq!(back.ok(), Some(err.clone()));
+        assert_eq!(
+            err.status(),
+            (Status::Unavailable, "huge pages not granted")
+        );
+        assert_eq!(RunError::Failed("x".into()).status().0, Status::Failed);
+    }
+
+    #[test]
+    fn a_flag_cancels_and_never_does_not() {
+        let flag = Arc::new(AtomicBool::new(false));
+        let cancel = Cancel::on_flag(flag.clone());
+        assert!(!cancel.is_cancelled());
+        flag.store(true, Ordering::Relaxed);
+        assert!(cancel.is_cancelled());
+        assert!(!Cancel::never().is_cancelled());
+    }
+}

@@ -1,0 +1,87 @@
+//! Where the ends of a measurement run, and pinning a thread there.
+
+use std::io;
+
+use crate::sys::{SystemFacts, pin_to_cpu};
+
+/// Where the two ends run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Placement {
+    /// Writer and reader each pinned to a CPU.
+    Pinned {
+        /// The writer's CPU.
+        writer_cpu: usize,
+        /// The reader's CPU (and the memcpy rung's).
+        reader_cpu: usize,
+    },
+    /// Left to the scheduler.
+    Unpinned,
+}
+
+impl Placement {
+    /// The default: the first two allowed CPUs, or unpinned on one CPU.
+    pub fn default_for(facts: &SystemFacts) -> Placement {
+        match facts.cpus_allowed[..] {
+            [a, b, ..] => Placement::Pinned {
+                writer_cpu: a,
+                reader_cpu: b,
+            },
+            _ => Placement::Unpinned,
+        }
+    }
+
+    /// `same-cpu`, `different-cpu` or `unpinned`, as `--placement` names it.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Placement::Pinned {
+                writer_cpu,
+                reader_cpu,
+            } if writer_cpu == reader_cpu => "same-cpu",
+            Placement::Pinned { .. } => "different-cpu",
+            Placement::Unpinned => "unpinned",
+        }
+    }
+
+    /// Whether the two ends run on two CPUs: pinned to different ones, or
+    /// unpinned with at least two allowed.
+    pub fn distinct_cpus(self, facts: &SystemFacts) -> bool {
+        match self {
+            Placement::Pinned {
+                writer_cpu,
+                reader_cpu,
+            } => writer_cpu != reader_cpu,
+            Placement::Unpinned => facts.cpus_allowed.len() >= 2,
+        }
+    }
+}
+
+impl std::fmt::Display for Placement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Placement::Pinned {
+                writer_cpu,
+                reader_cpu,
+            } if writer_cpu == reader_cpu => {
+                write!(f, "writer and reader both on CPU {writer_cpu}")
+            }
+            Placement::Pinned {
+                writer_cpu,
+                reader_cpu,
+            } => {
+                write!(f, "writer on CPU {writer_cpu}, reader on CPU {reader_cpu}")
+            }
+            Placement::Unpinned => f.write_str("unpinned (left to the scheduler)"),
+        }
+    }
+}
+
+/// Pins the calling thread to `cpu`, if any, saying who failed.
+pub fn pin(cpu: Option<usize>, who: &str) -> io::Result<()> {
+    match cpu {
+        Some(cpu) => pin_to_cpu(cpu).map_err(|e| {
+            io::Error::new(e.kind(), format!("{who}: {}", crate::quote::strerror(&e)))
+        }),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,280 @@
+//! The one schedule every measurement runs by: warm-up runs per row,
+//! which size its runs and find what this machine cannot do; then every
+//! measured run of every row in one seeded, shuffled order, so that a
+//! drift of the machine falls on all rows alike; then, while some rows'
+//! 95% interval is wider than +-10% ([`Spread::wide`]), one more run of
+//! each of them, shuffled again, up to `max_runs`; then each row's
+//! median, spread and, for a noisy row, the diagnosis.
+//!
+//! The kind of measurement (the ladder, `latency`, `contend`, `ipc`, the
+//! placement check) says what a row is and makes its runs, through one
+//! closure; the schedule decides when.
+//!
+//! [`Spread::wide`]: super::noise::Spread::wide
+
+use super::harness::{Event, Figure};
+use super::noise::{Ends, NoiseSummary};
+use super::outcome::{Cancel, RunError, Status};
+use super::series::Series;
+use super::stats::Shuffler;
+use crate::sys::RunNoise;
+
+/// A row of a schedule (a rung, a size, a cell; or one metric of a row,
+/// for a kind that measures several).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Slot {
+    /// Its name in progress events.
+    pub name: String,
+    /// Why it cannot run on this machine (`None`: it can).
+    pub unavailable: Option<String>,
+    /// Whether warm-up runs precede its measured runs.
+    pub warm_up: bool,
+}
+
+impl Slot {
+    /// A row named `name` that runs, after a warm-up.
+    pub fn new(name: impl Into<String>) -> Slot {
+        Slot {
+            name: name.into(),
+            unavailable: None,
+            warm_up: true,
+        }
+    }
+}
+
+/// When warm-up ends: a row is warm once two consecutive warm-up runs
+/// agree within `agree` (the faster over the slower, minus one), or after
+/// `max_runs` of them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Warmup {
+    /// The most warm-up runs of one row (at least 1).
+    pub max_runs: usize,
+    /// How close two consecutive warm-up runs must be.
+    pub agree: f64,
+}
+
+impl Default for Warmup {
+    fn default() -> Warmup {
+        Warmup {
+            max_runs: 1,
+            agree: 0.10,
+        }
+    }
+}
+
+/// How many runs, in which order, and what a diagnosis may assume.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Measured runs of every row.
+    pub runs: usize,
+    /// The most measured runs of a row whose interval stays wide (at most
+    /// `runs`: none added).
+    pub max_runs: usize,
+    /// Seed of the order.
+    pub seed: u64,
+    /// Where the ends ran, for the diagnosis of a noisy row.
+    pub ends: Ends,
+    /// When a row is warm.
+    pub warmup: Warmup,
+}
+
+/// Which run the closure is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// A warm-up run: not recorded; the kind may size the row's runs from it.
+    WarmUp,
+    /// A measured run.
+    Measure,
+}
+
+/// What one run measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    /// The value the row's series records.
+    pub value: f64,
+    /// The same, for a progress display.
+    pub figure: Figure,
+    /// What else the machine did meanwhile (`None`: not measured).
+    pub noise: Option<RunNoise>,
+}
+
+/// What became of one row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// Whether it ran.
+    pub status: Status,
+    /// Why it did not, or failed.
+    pub reason: Option<String>,
+    /// The last warm-up run's value (`None`: none made).
+    pub warmup: Option<f64>,
+    /// Warm-up runs made.
+    pub warmup_runs: usize,
+    /// Its measured runs, summarized, diagnosed when noisy.
+    pub series: Series,
+}
+
+/// What a schedule measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schedule {
+    /// One per slot, in the slots' order.
+    pub rows: Vec<Outcome>,
+    /// Whether the caller cancelled it: the rows hold the runs made before.
+    pub interrupted: bool,
+    /// Steal and other load over every measured run (`None`: not measured).
+    pub noise: Option<NoiseSummary>,
+}
+
+impl Outcome {
+    fn new(slot: &Slot) -> Outcome {
+        let (status, reason) = match &slot.unavailable {
+            Some(why) => (Status::Unavailable, Some(why.clone())),
+            None => (Status::Ok, None),
+        };
+        Outcome {
+            status,
+            reason,
+            warmup: None,
+            warmup_runs: 0,
+            series: Series::new(),
+        }
+    }
+
+    fn live(&self) -> bool {
+        self.status == Status::Ok
+    }
+
+    fn stop(&mut self, err: RunError) {
+        let (status, why) = err.status();
+        self.status = status;
+        self.reason = Some(why.to_string());
+    }
+}
+
+/// Runs `slots` by `plan`: `run(i, phase)` makes one run of slot `i`.
+///
+/// A run that fails stops its row (the runs before are kept); an
+/// unavailable row is never run. Once `cancel` is set no run starts, and
+/// the run it cut short counts for nothing. A row still `ok` without a
+/// run when nothing cancelled the schedule is marked failed ("no run was
+/// made"): an empty row never passes for a measured one.
+pub fn schedule(
+    slots: &[Slot],
+    plan: &Plan,
+    cancel: &Cancel,
+    progress: &mut dyn FnMut(Event<'_>),
+    run: &mut dyn FnMut(usize, Phase) -> Result<Sample, RunError>,
+) -> Schedule {
+    let mut rows: Vec<Outcome> = slots.iter().map(Outcome::new).collect();
+    for (slot, row) in slots.iter().zip(&rows) {
+        if let Some(reason) = &row.reason {
+            progress(Event::Skipped {
+                row: &slot.name,
+                reason,
+            });
+        }
+    }
+
+    // Warm-ups, row by row.
+    for (i, slot) in slots.iter().enumerate() {
+        if !slot.warm_up || !rows[i].live() {
+            continue;
+        }
+        let mut last: Option<f64> = None;
+        while rows[i].warmup_runs < plan.warmup.max_runs.max(1) && !cancel.is_cancelled() {
+            match run(i, Phase::WarmUp) {
+                Ok(sample) => {
+                    progress(Event::WarmedUp {
+                        row: &slot.name,
+                        figure: sample.figure,
+                    });
+                    rows[i].warmup_runs += 1;
+                    rows[i].warmup = Some(sample.value);
+                    let agreed = last.is_some_and(|l| agree(l, sample.value, plan.warmup.agree));
+                    last = Some(sample.value);
+                    if agreed {
+                        break;
+                    }
+                }
+                Err(_) if cancel.is_cancelled() => break,
+                Err(err) => {
+                    rows[i].stop(err);
+                    skipped(&slot.name, &rows[i], progress);
+                    break;
+                }
+            }
+        }
+    }
+
+    let mut order: Vec<usize> = (0..plan.runs)
+        .flat_map(|_| (0..rows.len()).filter(|&i| rows[i].live()))
+        .collect();
+    let mut shuffler = Shuffler::new(plan.seed);
+    shuffler.shuffle(&mut order);
+    let (mut done, mut total) = (0, order.len());
+    'rounds: while !order.is_empty() && !cancel.is_cancelled() {
+        for i in order {
+            if !rows[i].live() {
+                continue;
+            }
+            if cancel.is_cancelled() {
+                break 'rounds;
+            }
+            done += 1;
+            match run(i, Phase::Measure) {
+                Ok(sample) => {
+                    rows[i].series.push(sample.value, sample.noise);
+                    progress(Event::Measured {
+                        row: &slots[i].name,
+                        index: done,
+                        total,
+                        figure: sample.figure,
+                    });
+                }
+                Err(_) if cancel.is_cancelled() => break 'rounds,
+                Err(err) => {
+                    rows[i].stop(err);
+                    skipped(&slots[i].name, &rows[i], progress);
+                }
+            }
+        }
+        rows.iter_mut().for_each(|r| r.series.summarize());
+        // One more run of each live row whose interval is too wide.
+        order = (0..rows.len())
+            .filter(|&i| rows[i].live() && rows[i].series.wants_more(plan.max_runs))
+            .collect();
+        shuffler.shuffle(&mut order);
+        total += order.len();
+    }
+
+    let interrupted = cancel.is_cancelled();
+    for (slot, row) in slots.iter().zip(&mut rows) {
+        if !interrupted && row.live() && row.series.runs.is_empty() {
+            row.stop(RunError::Failed("no run was made".to_string()));
+            skipped(&slot.name, row, progress);
+        }
+        row.series.diagnose(plan.ends);
+    }
+    let noise = NoiseSummary::of(rows.iter().flat_map(|r| &r.series.noise));
+    Schedule {
+        rows,
+        interrupted,
+        noise: (noise.runs > 0).then_some(noise),
+    }
+}
+
+/// Whether `a` and `b` are within `within` of each other (the larger over
+/// the smaller, minus one).
+fn agree(a: f64, b: f64, within: f64) -> bool {
+    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+    lo > 0.0 && hi / lo - 1.0 <= within
+}
+
+fn skipped(name: &str, row: &Outcome, progress: &mut dyn FnMut(Event<'_>)) {
+    progress(Event::Skipped {
+        row: name,
+        reason: row.reason.as_deref().unwrap_or(""),
+    });
+}
+
+#[cfg(test)]
+mod tests;
