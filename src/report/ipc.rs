@@ -14,7 +14,8 @@ mod csv;
 mod html;
 mod markdown;
 
-use super::ladder::{noise_sentence, noisy_paragraph, status_word, wrap};
+use super::ladder::wrap;
+use super::series::{noise_sentence, noisy_paragraph, status_word};
 use super::{Exporter, Text};
 use crate::bench::core::stats::min_max;
 use crate::bench::hist::LatencyNs;

@@ -11,8 +11,8 @@ mod markdown;
 pub(super) use csv::{CSV_HEADER, csv_rows};
 pub(super) use markdown::md_cell;
 
+pub(super) use super::series::{noise_sentence, noisy_paragraph, status_word};
 use super::{Exporter, Text};
-use crate::bench::core::noise::{Diagnosis, NoiseSummary, Spread};
 use crate::bench::ladder::placement::PlacementCheck;
 use crate::bench::ladder::{CopyCheck, LadderResult, Rung, RungResult};
 use crate::bench::profile::{Profile, ProfileStatus};
@@ -214,16 +214,6 @@ pub(super) fn noise_line(result: &LadderResult) -> Option<String> {
     result.noise.map(noise_sentence)
 }
 
-/// `n` in one line: steal, other load and the load average.
-pub(super) fn noise_sentence(n: NoiseSummary) -> String {
-    format!(
-        "during the runs: CPU steal {:.1}% of a CPU, other processes {:.2} CPUs, load average up to {:.2}",
-        n.steal_share * 100.0,
-        n.other_share,
-        n.max_load_avg_1m
-    )
-}
-
 /// A paragraph per noisy rung: how much it spread, the likely causes and
 /// what to do.
 pub(super) fn noisy_lines(result: &LadderResult) -> Vec<String> {
@@ -245,30 +235,6 @@ pub(super) fn noisy_lines(result: &LadderResult) -> Vec<String> {
             ))
         })
         .collect()
-}
-
-/// One noisy row: `what` spread over `runs` runs `range` (`from 1.00 to
-/// 2.00 GiB/s`) as `s` says, then the likely causes and what to do.
-pub(super) fn noisy_paragraph(
-    what: &str,
-    runs: usize,
-    range: &str,
-    s: &Spread,
-    diagnosis: Option<&Diagnosis>,
-) -> String {
-    let mut text = format!(
-        "noisy: {what} ({runs} runs {range}, {:.2}x; 95% interval +-{:.0}%).",
-        s.max_over_min,
-        s.ci95_half_width * 100.0
-    );
-    if let Some(d) = diagnosis {
-        text += &format!(
-            "\n  likely: {}.\n  what to do: {}.",
-            d.causes.join("; "),
-            d.advice
-        );
-    }
-    text
 }
 
 /// How much placement alone changes the baseline, the wake-up cost, and
@@ -350,15 +316,6 @@ pub(super) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck)
         );
     }
     wrap(&text, 100)
-}
-
-/// A status as the JSON and the CSV spell it.
-pub(super) fn status_word(status: Status) -> &'static str {
-    match status {
-        Status::Ok => "ok",
-        Status::Unavailable => "unavailable",
-        Status::Failed => "failed",
-    }
 }
 
 /// `text` broken into lines of at most `width` characters, at spaces.

@@ -16,6 +16,7 @@ pub mod ladder;
 pub mod latency;
 pub mod read;
 pub mod scan;
+pub mod series;
 pub mod svg;
 
 use std::io;

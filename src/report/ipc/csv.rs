@@ -4,7 +4,7 @@ use crate::bench::core::{Placement, Status};
 
 use std::io;
 
-use super::super::ladder::status_word;
+use super::super::series::status_word;
 use super::super::{Csv, Exporter};
 use crate::bench::core::noise::Spread;
 use crate::bench::ipc::{IpcResult, IpcRow, StreamRun, TripRun};

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::io;
 
 use super::super::html::{escape, head, machine, noisy_paragraphs};
-use super::super::ladder::noise_sentence;
+use super::super::series::noise_sentence;
 use super::super::svg::ipc_svg;
 use super::super::{Exporter, Html, INTERRUPTED};
 use super::{Shown, columns_note, costs, ends, measures, noisy_lines, runs_words};

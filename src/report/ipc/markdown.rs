@@ -4,7 +4,8 @@
 use std::fmt::Write as _;
 use std::io;
 
-use super::super::ladder::{md_cell, noise_sentence};
+use super::super::ladder::md_cell;
+use super::super::series::noise_sentence;
 use super::super::{Exporter, INTERRUPTED, Markdown};
 use super::{Shown, columns_note, costs, ends, machine_line, measures, noisy_lines, runs_words};
 use crate::bench::ipc::IpcResult;

@@ -12,7 +12,7 @@ use super::bars::{Bar, Bars, draw_on, height};
 use super::{WIDTH, clip, drawing};
 use crate::bench::ipc::{IpcResult, IpcRow};
 use crate::report::ipc::{self, Shown, ordered, round_trips, rtt, sizes, speed, throughput};
-use crate::report::ladder::status_word;
+use crate::report::series::status_word;
 use crate::units::{Size, readable_ns};
 
 /// `ipc`'s result as one SVG document, 900 pixels wide: the throughput
