@@ -291,17 +291,14 @@ fn bad_options_are_one_line_errors_with_status_2() {
 #[test]
 fn the_ponger_needs_pipes() {
     use pipespeed::bench::latency::Exchange;
-    use pipespeed::bench::worker::{Role, Worker};
+    use pipespeed::bench::core::Spawn;
     let exchange = Exchange {
         size: 1,
         wait: Wait::Block,
         verify: false,
     };
-    let ponger = Worker {
-        role: Role::Ponger { exchange },
-        cpu: None,
-        parent: None,
-    };
+    let mut ponger = Spawn::new(&exchange, None);
+    ponger.parent = None;
     let out = Command::new(EXE)
         .args(ponger.args())
         .stdin(std::process::Stdio::null())

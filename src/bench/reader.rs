@@ -51,6 +51,11 @@ pub struct ReaderConfig {
     pub bytes: u64,
 }
 
+/// A ladder rung's reader, as a worker process.
+impl crate::bench::core::RoleSpec for ReaderConfig {
+    const ROLE: &'static str = "reader";
+}
+
 impl Default for ReaderConfig {
     fn default() -> ReaderConfig {
         ReaderConfig {

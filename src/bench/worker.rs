@@ -1,9 +1,12 @@
-//! Every child process a measurement starts is the pipespeed binary again,
-//! run as the hidden `pipespeed worker SPEC`, where `SPEC` is one
-//! [`Worker`] as JSON: the ends of a ladder rung, latency's ponger,
-//! contend's writers and readers, and its memory hogs. One description,
-//! built and read by the same types, so the two sides cannot drift apart
-//! (the round trip is tested).
+//! Running a worker: every child process a measurement starts is the
+//! pipespeed binary again, run as the hidden `pipespeed worker SPEC`,
+//! where `SPEC` is one [`Worker`] as JSON: the ends of a ladder rung,
+//! latency's ponger, contend's writers and readers and its memory hogs,
+//! an `ipc` end. Each kind writes the description with its own
+//! [`RoleSpec`](crate::bench::core::RoleSpec) through
+//! [`Spawn`](crate::bench::core::Spawn); this module reads
+//! the same types back and runs them, so the two sides cannot drift apart
+//! (the round trip of every role is tested), and no kind depends on it.
 //!
 //! [`crate::child`] starts and supervises the processes; this module says
 //! what each one is and does it.
@@ -11,12 +14,10 @@ use crate::bench::core::pin;
 
 use std::io;
 use std::os::fd::BorrowedFd;
-use std::path::Path;
-use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
-use super::contend::EndSetup;
+use super::contend::{HogSpec, ReaderSpec, WriterSpec};
 use super::ipc::procs::EndSpec;
 use super::latency::{Exchange, pong};
 use super::reader::{ReaderConfig, run_reader};
@@ -24,11 +25,8 @@ use super::writer::{WriterConfig, run_writer};
 use crate::sys::process::die_with_parent;
 use crate::sys::{FdKind, fd_info};
 
-/// The subcommand that makes the pipespeed binary a worker; the
-/// [`Worker`] follows as JSON.
-pub const WORKER_COMMAND: &str = "worker";
-
-/// One worker process: what it is, where it runs and whom it dies with.
+/// One worker process, as it reads its description: what it is, where
+/// it runs and whom it dies with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Worker {
     /// What it does, with its standard input and output.
@@ -43,89 +41,52 @@ pub struct Worker {
     pub parent: Option<u32>,
 }
 
-/// What a worker does.
+/// What a worker does: each role is the
+/// [`RoleSpec`](crate::bench::core::RoleSpec) of the kind that
+/// starts it, named by its `ROLE`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "kebab-case")]
 pub enum Role {
     /// A ladder rung's writer: the blog's `write`, into stdout.
-    Writer {
-        /// Its settings.
-        config: WriterConfig,
-    },
+    Writer(WriterConfig),
     /// A ladder rung's reader: the blog's `read`, from stdin; its
     /// [`ReadReport`](super::reader::ReadReport) goes to stdout as one
     /// JSON line, also when its input ended early.
-    Reader {
-        /// Its settings.
-        config: ReaderConfig,
-    },
+    Reader(ReaderConfig),
     /// Latency's ponger: every message from stdin back to stdout, until
     /// end of file.
-    Ponger {
-        /// The messages.
-        exchange: Exchange,
-    },
+    Ponger(Exchange),
     /// A contend writer: messages to stdout until the parent's stop time;
     /// stdin is its control socket (see [`super::contend`]).
-    ContendWriter {
-        /// Writer number (the id in its messages).
-        index: usize,
-        /// Message size and the rest.
-        setup: EndSetup,
-    },
+    ContendWriter(WriterSpec),
     /// A contend reader: messages from stdin until end of file; stdout is
     /// its control socket.
-    ContendReader {
-        /// Reader number.
-        index: usize,
-        /// Message size and the rest.
-        setup: EndSetup,
-    },
-    /// A memory hog of `bytes`, for contend's `--memory-pressure`: writes
-    /// one byte to stdout once its memory is written.
-    MemoryHog {
-        /// Bytes mapped and written per round.
-        bytes: u64,
-    },
+    ContendReader(ReaderSpec),
+    /// A memory hog, for contend's `--memory-pressure`: writes one byte
+    /// to stdout once its memory is written.
+    MemoryHog(HogSpec),
     /// An end of an `ipc` channel, on stdin and stdout.
-    Ipc {
-        /// Which end, of which mechanism.
-        end: EndSpec,
-    },
+    Ipc(EndSpec),
 }
 
 impl Role {
     /// How messages name it.
     pub fn name(&self) -> &'static str {
         match self {
-            Role::Writer { .. } => "write",
-            Role::Reader { .. } => "read",
-            Role::Ponger { .. } => "ponger",
-            Role::ContendWriter { .. } => "contend writer",
-            Role::ContendReader { .. } => "contend reader",
-            Role::MemoryHog { .. } => "memory hog",
-            Role::Ipc { end } => end.name(),
+            Role::Writer(_) => "write",
+            Role::Reader(_) => "read",
+            Role::Ponger(_) => "ponger",
+            Role::ContendWriter(_) => "contend writer",
+            Role::ContendReader(_) => "contend reader",
+            Role::MemoryHog(_) => "memory hog",
+            Role::Ipc(end) => end.name(),
         }
     }
 }
 
 impl Worker {
-    /// `role` on `cpu`, dying with this process.
-    pub fn new(role: Role, cpu: Option<usize>) -> Worker {
-        Worker {
-            role,
-            cpu,
-            parent: Some(std::process::id()),
-        }
-    }
-
-    /// The description, as the argument after [`WORKER_COMMAND`].
-    pub fn to_json(&self) -> String {
-        // A derived Serialize of plain data cannot fail.
-        serde_json::to_string(self).unwrap_or_default()
-    }
-
-    /// Reads a description made by [`Worker::to_json`].
+    /// Reads a description made by
+    /// [`Spawn::to_json`](crate::bench::core::Spawn::to_json).
     pub fn from_json(text: &str) -> io::Result<Worker> {
         serde_json::from_str(text).map_err(|e| {
             io::Error::new(
@@ -133,18 +94,6 @@ impl Worker {
                 format!("not a worker description: {e}"),
             )
         })
-    }
-
-    /// The arguments that make the pipespeed binary this worker.
-    pub fn args(&self) -> [String; 2] {
-        [WORKER_COMMAND.to_string(), self.to_json()]
-    }
-
-    /// `EXE worker SPEC`, its standard streams still to be set.
-    pub fn command(&self, exe: &Path) -> Command {
-        let mut cmd = Command::new(exe);
-        cmd.args(self.args());
-        cmd
     }
 
     /// Does the work, on this process's standard input and output.
@@ -158,8 +107,8 @@ impl Worker {
             )
         };
         match &self.role {
-            Role::Writer { config } => run_writer(stdout, config).map(drop).map_err(named),
-            Role::Reader { config } => {
+            Role::Writer(config) => run_writer(stdout, config).map(drop).map_err(named),
+            Role::Reader(config) => {
                 let report = run_reader(stdin, config).map_err(named)?;
                 let mut line = serde_json::to_vec(&report)?;
                 line.push(b'\n');
@@ -172,7 +121,7 @@ impl Worker {
                     None => Ok(()),
                 }
             }
-            Role::Ponger { exchange } => {
+            Role::Ponger(exchange) => {
                 for (name, fd) in [("stdin", stdin), ("stdout", stdout)] {
                     if fd_info(fd).map(|i| i.kind).ok() != Some(FdKind::Pipe) {
                         return Err(io::Error::new(
@@ -183,14 +132,14 @@ impl Worker {
                 }
                 pong(stdin, stdout, exchange).map(drop)
             }
-            Role::ContendWriter { index, setup } => {
+            Role::ContendWriter(WriterSpec { index, setup }) => {
                 super::contend::serve_writer(stdin, stdout, *index, setup)
             }
-            Role::ContendReader { index, setup } => {
+            Role::ContendReader(ReaderSpec { index, setup }) => {
                 super::contend::serve_reader(stdout, stdin, *index, setup)
             }
-            Role::MemoryHog { bytes } => super::contend::hog(*bytes, stdout),
-            Role::Ipc { end } => end.serve(stdin, stdout).map_err(named),
+            Role::MemoryHog(HogSpec { bytes }) => super::contend::hog(*bytes, stdout),
+            Role::Ipc(end) => end.serve(stdin, stdout).map_err(named),
         }
     }
 }
@@ -198,12 +147,14 @@ impl Worker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::contend::EndSetup;
+    use crate::bench::core::Spawn;
     use crate::bench::latency::Exchange;
     use crate::buf::BufferOptions;
     use crate::double_buffer::Layout;
     use crate::wait::Wait;
 
-    fn every_role() -> Vec<Role> {
+    fn every_role() -> Vec<(Spawn, Role)> {
         let writer = WriterConfig {
             method: super::super::writer::WriteMethod::Vmsplice,
             buf_size: 1 << 20,
@@ -236,40 +187,52 @@ mod tests {
             verify: true,
             cpu: Some(1),
         };
+        let exchange = Exchange {
+            size: 4096,
+            wait: Wait::Busy,
+            verify: true,
+        };
+        let end = EndSpec {
+            mechanism: crate::bench::ipc::Mechanism::ShmSpin,
+            size: 4095,
+            verify: true,
+            shared_cpu: true,
+            end: crate::bench::ipc::procs::EndKind::Sender { bytes: 1 << 40 },
+        };
+        let (contend_writer, contend_reader) = (
+            WriterSpec { index: 3, setup },
+            ReaderSpec { index: 1, setup },
+        );
+        let hog = HogSpec { bytes: 1 << 30 };
+        // What each kind writes, and what this module must read back.
         vec![
-            Role::Writer { config: writer },
-            Role::Reader { config: reader },
-            Role::Ponger {
-                exchange: Exchange {
-                    size: 4096,
-                    wait: Wait::Busy,
-                    verify: true,
-                },
-            },
-            Role::ContendWriter { index: 3, setup },
-            Role::ContendReader { index: 1, setup },
-            Role::MemoryHog { bytes: 1 << 30 },
-            Role::Ipc {
-                end: EndSpec {
-                    mechanism: crate::bench::ipc::Mechanism::ShmSpin,
-                    size: 4095,
-                    verify: true,
-                    shared_cpu: true,
-                    end: crate::bench::ipc::procs::EndKind::Sender { bytes: 1 << 40 },
-                },
-            },
+            (Spawn::new(&writer, None), Role::Writer(writer)),
+            (Spawn::new(&reader, None), Role::Reader(reader)),
+            (Spawn::new(&exchange, None), Role::Ponger(exchange)),
+            (
+                Spawn::new(&contend_writer, None),
+                Role::ContendWriter(contend_writer),
+            ),
+            (
+                Spawn::new(&contend_reader, None),
+                Role::ContendReader(contend_reader),
+            ),
+            (Spawn::new(&hog, None), Role::MemoryHog(hog)),
+            (Spawn::new(&end, None), Role::Ipc(end)),
         ]
     }
 
     #[test]
     fn every_description_reads_back_as_written() {
-        for (i, role) in every_role().into_iter().enumerate() {
+        for (i, (mut spawn, role)) in every_role().into_iter().enumerate() {
+            spawn.cpu = (i % 2 == 0).then_some(i);
+            spawn.parent = (i % 3 != 0).then_some(4242);
             let worker = Worker {
                 role,
-                cpu: (i % 2 == 0).then_some(i),
-                parent: (i % 3 != 0).then_some(4242),
+                cpu: spawn.cpu,
+                parent: spawn.parent,
             };
-            let [command, spec] = worker.args();
+            let [command, spec] = spawn.args();
             assert_eq!(command, "worker");
             assert_eq!(Worker::from_json(&spec).unwrap(), worker, "{spec}");
         }

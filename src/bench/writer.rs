@@ -54,6 +54,11 @@ pub struct WriterConfig {
     pub bytes: Option<u64>,
 }
 
+/// A ladder rung's writer, as a worker process.
+impl crate::bench::core::RoleSpec for WriterConfig {
+    const ROLE: &'static str = "writer";
+}
+
 impl Default for WriterConfig {
     fn default() -> WriterConfig {
         WriterConfig {

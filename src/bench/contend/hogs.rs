@@ -16,8 +16,19 @@ use crate::buf::{Buffer, BufferOptions};
 use crate::units::{GIB, Size};
 
 use super::pressure::{Evidence, Sample, mem_available, process_cpu_ticks};
-use crate::bench::worker::{Role, Worker};
+use crate::bench::core::{RoleSpec, Spawn};
 use crate::child::{Group, interrupted_error};
+
+/// A memory hog, as a worker process: maps and writes `bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HogSpec {
+    /// Bytes mapped and written per round.
+    pub bytes: u64,
+}
+
+impl RoleSpec for HogSpec {
+    const ROLE: &'static str = "memory-hog";
+}
 
 /// Hogs started by default (stress-ng `--vm 4`).
 pub const DEFAULT_WORKERS: usize = 4;
@@ -156,10 +167,10 @@ impl Hogs {
         let mut group = Group::new();
         let mut outs = Vec::new();
         for i in 0..config.workers {
-            let hog = Role::MemoryHog {
+            let hog = HogSpec {
                 bytes: plan.per_worker,
             };
-            let mut cmd = Worker::new(hog, None).command(exe);
+            let mut cmd = Spawn::new(&hog, None).command(exe);
             cmd.stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());

@@ -37,12 +37,12 @@ mod threads;
 pub mod verdict;
 
 pub use ends::EndSetup;
-pub use hogs::hog;
+pub use hogs::{HogSpec, hog};
 pub use job::{
     Cell, CellJob, ContendConfig, DEFAULT_MSG_SIZE, DEFAULT_PIPE_SIZE, MAX_ENDS, Mode, PIPE_BUF,
     PipeSize, RunSetup, SWEEP_READERS, SWEEP_WRITERS, resolve_pipe_size,
 };
-pub use procs::{serve_reader, serve_writer};
+pub use procs::{ReaderSpec, WriterSpec, serve_reader, serve_writer};
 pub use result::{ContendResult, Row, RunResult, SCHEMA};
 pub use run::{RawRun, run_contend, summarise_row, summarise_run};
 

@@ -19,12 +19,39 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::Stdio;
 
-use crate::bench::worker::{Role, Worker};
+use crate::bench::core::{RoleSpec, Spawn};
 use crate::child::Group;
 use crate::sys::{PipePair, fcntl_setpipe_size, pipe};
+use serde::{Deserialize, Serialize};
 
 use super::ends::{EndSetup, ReaderEnd, WriterEnd, now_ns, prepare, read_messages, write_messages};
 use super::{Cell, RawRun, RunSetup};
+
+/// A contend writer, as a worker process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WriterSpec {
+    /// Writer number (the id in its messages).
+    pub index: usize,
+    /// Message size and the rest.
+    pub setup: EndSetup,
+}
+
+impl RoleSpec for WriterSpec {
+    const ROLE: &'static str = "contend-writer";
+}
+
+/// A contend reader, as a worker process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReaderSpec {
+    /// Reader number.
+    pub index: usize,
+    /// Message size and the rest.
+    pub setup: EndSetup,
+}
+
+impl RoleSpec for ReaderSpec {
+    const ROLE: &'static str = "contend-reader";
+}
 
 /// A contend writer worker: `control` is its stdin, a Unix socket to
 /// the parent; it writes messages into `data`, its stdout.
@@ -109,7 +136,7 @@ pub(super) fn run(cell: Cell, setup: &RunSetup, exe: &Path) -> io::Result<RawRun
         let (spec, label, stdin, stdout) = if is_writer {
             let index = i - cell.readers;
             let end = setup.end(cell, true);
-            let spec = Role::ContendWriter { index, setup: end };
+            let spec = Spawn::new(&WriterSpec { index, setup: end }, None);
             (
                 spec,
                 format!("writer {index}"),
@@ -118,10 +145,13 @@ pub(super) fn run(cell: Cell, setup: &RunSetup, exe: &Path) -> io::Result<RawRun
             )
         } else {
             let end = setup.end(cell, false);
-            let spec = Role::ContendReader {
-                index: i,
-                setup: end,
-            };
+            let spec = Spawn::new(
+                &ReaderSpec {
+                    index: i,
+                    setup: end,
+                },
+                None,
+            );
             (
                 spec,
                 format!("reader {i}"),
@@ -129,7 +159,7 @@ pub(super) fn run(cell: Cell, setup: &RunSetup, exe: &Path) -> io::Result<RawRun
                 theirs,
             )
         };
-        let mut cmd = Worker::new(spec, None).command(exe);
+        let mut cmd = spec.command(exe);
         cmd.stdin(stdin).stdout(stdout).stderr(Stdio::piped());
         let index = group.spawn(&mut cmd, label.clone())?;
         workers.push(Running {

@@ -16,6 +16,7 @@ pub mod placement;
 pub mod schedule;
 pub mod series;
 pub mod stats;
+pub mod worker;
 
 pub use harness::{Event, Figure, Header, Job, Mode, Processes, Runner, Threads};
 pub use noise::{Diagnosis, Ends, NoiseSummary, Spread};
@@ -23,3 +24,4 @@ pub use outcome::{Cancel, EXIT_UNSUPPORTED, RunError, Status};
 pub use placement::{Placement, pin};
 pub use schedule::{Outcome, Phase, Plan, Sample, Schedule, Slot, Warmup, schedule};
 pub use series::Series;
+pub use worker::{RoleSpec, Spawn};

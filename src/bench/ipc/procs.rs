@@ -14,13 +14,13 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::super::core::harness::{Processes, Runner};
-use super::super::worker::{Role, Worker};
 use super::channel::{one_way, two_way};
 use super::ends::{Setup, Way, receiver, sender};
 use super::flow::{Received, ping, pong, receive_stream, send_stream};
 use super::job::{StreamJob, TripJob, one_cpu};
 use super::mechanism::Mechanism;
 use super::result::{StreamRun, TripRun};
+use crate::bench::core::Spawn;
 use crate::child::{Group, last_message, said};
 use crate::sys::{NoiseProbe, ResourceUsage, UsageOf, getrusage};
 use crate::units::GIB;
@@ -38,6 +38,10 @@ pub struct EndSpec {
     pub shared_cpu: bool,
     /// Which end.
     pub end: EndKind,
+}
+
+impl crate::bench::core::RoleSpec for EndSpec {
+    const ROLE: &'static str = "ipc";
 }
 
 /// Which end of a channel a worker is.
@@ -156,7 +160,7 @@ fn shared_cpu(placement: Placement) -> bool {
 }
 
 fn worker(spec: EndSpec, cpu: Option<usize>, exe: &std::path::Path) -> Command {
-    let mut cmd = Worker::new(Role::Ipc { end: spec }, cpu).command(exe);
+    let mut cmd = Spawn::new(&spec, cpu).command(exe);
     cmd.stderr(Stdio::piped());
     cmd
 }

@@ -21,11 +21,11 @@ use super::super::profile::perf::{Perf, PerfAccess, Scratch, command_line, first
 use super::super::profile::report::top_symbols;
 use super::super::profile::{Profile, ProfileStatus, TOP_SYMBOLS};
 use super::super::reader::{ReadReport, ReaderConfig};
-use super::super::worker::{Role, Worker};
 use super::super::writer::{WriteMethod, WriterConfig, vmsplice_refusal};
 use super::copies::{CopyCheck, check_vmsplice};
 use super::job::Job;
 use super::run::Sample;
+use crate::bench::core::Spawn;
 
 /// Why the memcpy rung has no profile.
 pub const MEMCPY_NOT_PROFILED: &str =
@@ -146,7 +146,7 @@ impl Runner<Job> for ProcessExecutor {
 }
 
 /// The writer and the reader of a pipe job, as worker processes.
-fn ends(w: &WriterConfig, r: &ReaderConfig, placement: Placement) -> (Worker, Worker) {
+fn ends(w: &WriterConfig, r: &ReaderConfig, placement: Placement) -> (Spawn, Spawn) {
     let (writer_cpu, reader_cpu) = match placement {
         Placement::Pinned {
             writer_cpu,
@@ -154,12 +154,7 @@ fn ends(w: &WriterConfig, r: &ReaderConfig, placement: Placement) -> (Worker, Wo
         } => (Some(writer_cpu), Some(reader_cpu)),
         Placement::Unpinned => (None, None),
     };
-    let writer = Role::Writer { config: w.clone() };
-    let reader = Role::Reader { config: r.clone() };
-    (
-        Worker::new(writer, writer_cpu),
-        Worker::new(reader, reader_cpu),
-    )
+    (Spawn::new(w, writer_cpu), Spawn::new(r, reader_cpu))
 }
 
 impl ProcessExecutor {

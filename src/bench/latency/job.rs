@@ -84,6 +84,11 @@ pub struct Exchange {
     pub verify: bool,
 }
 
+/// Latency's ponger, as a worker process.
+impl crate::bench::core::RoleSpec for Exchange {
+    const ROLE: &'static str = "ponger";
+}
+
 /// What the pinger does in one run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PingConfig {

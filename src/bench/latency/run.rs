@@ -9,10 +9,10 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use super::super::core::harness::{Event, Figure, Processes, Runner, Threads};
-use super::super::worker::{Role, Worker};
 use super::exchange::{ping, pong};
 use super::job::{Exchange, LatencyConfig, PingConfig, PingJob};
 use super::result::{LatencyResult, LatencyRow, LatencyRun, SCHEMA};
+use crate::bench::core::Spawn;
 use crate::child::{Group, last_message};
 use crate::sys::{SystemFacts, pipe};
 use crate::units::Size;
@@ -54,19 +54,14 @@ impl Runner<PingJob> for Threads {
 const PONGER_EXIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Pinger in a thread of this process, ponger in a child process: the
-/// pipespeed binary run as a [`Role::Ponger`] worker, its stdin and
+/// pipespeed binary run as a ponger worker, its stdin and
 /// stdout the two pipes.
 impl Runner<PingJob> for Processes {
     fn run(&mut self, job: &PingJob) -> io::Result<LatencyRun> {
         let (a_to_b, b_to_a) = (pipe()?, pipe()?);
         let (pinger_cpu, ponger_cpu) = job.placement.cpus();
         let config = &job.ping;
-        let ponger = Worker::new(
-            Role::Ponger {
-                exchange: config.exchange,
-            },
-            ponger_cpu,
-        );
+        let ponger = Spawn::new(&config.exchange, ponger_cpu);
         let mut cmd = ponger.command(&self.exe);
         // Our pipes are close-on-exec; dup2 onto stdin and stdout clears
         // that, so the child holds exactly its two ends.
