@@ -290,8 +290,8 @@ fn bad_options_are_one_line_errors_with_status_2() {
 
 #[test]
 fn the_ponger_needs_pipes() {
-    use pipespeed::bench::latency::Exchange;
     use pipespeed::bench::core::Spawn;
+    use pipespeed::bench::latency::Exchange;
     let exchange = Exchange {
         size: 1,
         wait: Wait::Block,
@@ -307,7 +307,19 @@ fn the_ponger_needs_pipes() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("the ponger's stdin must be a pipe"), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+    // One line for a person, and the same typed for the parent.
+    assert_eq!(
+        err.lines().filter(|l| l.starts_with("pipespeed: ")).count(),
+        1,
+        "{err}"
+    );
+    assert_eq!(
+        pipespeed::bench::core::RunError::from_worker(&err),
+        Some(pipespeed::bench::core::RunError::Failed(
+            "the ponger's stdin must be a pipe".into()
+        )),
+        "{err}"
+    );
 }
 
 #[test]

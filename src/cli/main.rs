@@ -17,6 +17,7 @@ use std::io;
 use std::process::ExitCode;
 
 use clap::Parser;
+use pipespeed::bench::core::{EXIT_UNSUPPORTED, RunError};
 use pipespeed::sys::inherited::{self, Stdio};
 
 use args::{BenchArgs, Cli, Command};
@@ -118,12 +119,26 @@ fn default_bench_args() -> BenchArgs {
 }
 
 /// `pipespeed worker SPEC`: a child process of one of our measurements.
+/// What it could not do goes to its parent typed, as
+/// [`RunError::to_line`] writes it.
 fn worker(spec: &str) -> anyhow::Result<ExitCode> {
     use std::os::fd::AsFd;
     let worker =
         pipespeed::bench::worker::Worker::from_json(spec).map_err(|e| UsageError(e.to_string()))?;
-    worker.serve(io::stdin().as_fd(), io::stdout().as_fd())?;
-    Ok(ExitCode::SUCCESS)
+    match worker.serve(io::stdin().as_fd(), io::stdout().as_fd()) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) => {
+            // The human message, then the same typed for the parent
+            // (`RunError::from_worker`); the status says it again.
+            let outcome = RunError::from_io(&e);
+            eprintln!("pipespeed: {}", strerror(&e));
+            eprintln!("{}", outcome.to_line());
+            Ok(ExitCode::from(match outcome {
+                RunError::Unavailable(_) => EXIT_UNSUPPORTED as u8,
+                RunError::Failed(_) => 1,
+            }))
+        }
+    }
 }
 
 /// The error status when a command needs a standard descriptor that was
@@ -272,7 +287,7 @@ fn report(err: &anyhow::Error) -> ExitCode {
         return ExitCode::from((128 + signal).clamp(0, 255) as u8);
     }
     if io_kind == Some(io::ErrorKind::Unsupported) {
-        return ExitCode::from(pipespeed::bench::core::EXIT_UNSUPPORTED as u8);
+        return ExitCode::from(EXIT_UNSUPPORTED as u8);
     }
     ExitCode::FAILURE
 }

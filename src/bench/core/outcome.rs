@@ -1,6 +1,7 @@
 //! What became of a row, why a run gave nothing, and how a caller stops a
 //! measurement.
 
+use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -40,7 +41,42 @@ pub enum RunError {
     Failed(String),
 }
 
+/// What starts a worker's outcome line on its standard error.
+const OUTCOME_LINE: &str = "pipespeed worker outcome: ";
+
 impl RunError {
+    /// The error of a failed call: [`Unavailable`](RunError::Unavailable)
+    /// when the machine refuses (kind [`io::ErrorKind::Unsupported`], as
+    /// the library's refusals are), [`Failed`](RunError::Failed) otherwise.
+    pub fn from_io(err: &io::Error) -> RunError {
+        let why = crate::quote::strerror(err);
+        match err.kind() {
+            io::ErrorKind::Unsupported => RunError::Unavailable(why),
+            _ => RunError::Failed(why),
+        }
+    }
+
+    /// The line a worker that failed writes on its standard error, last:
+    /// this error as JSON, for [`RunError::from_worker`].
+    pub fn to_line(&self) -> String {
+        // A derived Serialize of a string enum cannot fail.
+        format!(
+            "{OUTCOME_LINE}{}",
+            serde_json::to_string(self).unwrap_or_default()
+        )
+    }
+
+    /// The error a worker reported on its standard error with
+    /// [`RunError::to_line`] (its last such line), or `None`: it wrote
+    /// none (it crashed, or was killed).
+    pub fn from_worker(stderr: &str) -> Option<RunError> {
+        stderr
+            .lines()
+            .rev()
+            .find_map(|l| l.trim().strip_prefix(OUTCOME_LINE))
+            .and_then(|json| serde_json::from_str(json).ok())
+    }
+
     /// The status a row gets from this error, and the reason.
     pub fn status(&self) -> (Status, &str) {
         match self {
@@ -114,6 +150,25 @@ mod tests {
             (Status::Unavailable, "huge pages not granted")
         );
         assert_eq!(RunError::Failed("x".into()).status().0, Status::Failed);
+    }
+
+    #[test]
+    fn a_worker_reports_its_error_typed_in_its_last_outcome_line() {
+        let refused = io::Error::new(io::ErrorKind::Unsupported, "huge pages not granted");
+        let err = RunError::from_io(&refused);
+        assert_eq!(err, RunError::Unavailable("huge pages not granted".into()));
+        let stderr = format!(
+            "pipespeed: write: huge pages not granted\n{}\n",
+            err.to_line()
+        );
+        assert_eq!(RunError::from_worker(&stderr), Some(err));
+        let crashed = io::Error::other("short read");
+        assert_eq!(
+            RunError::from_io(&crashed),
+            RunError::Failed("short read".into())
+        );
+        assert_eq!(RunError::from_worker("thread 'main' panicked\n"), None);
+        assert_eq!(RunError::from_worker(""), None);
     }
 
     #[test]
