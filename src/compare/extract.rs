@@ -383,7 +383,7 @@ fn build_facts(build: Option<&BuildInfo>) -> Vec<(String, String)> {
     vec![
         ("commit".into(), field(|b| &b.commit)),
         ("profile".into(), field(|b| &b.profile)),
-        ("rustc".into(), field(|b| &b.rustc)),
+        ("compiler".into(), field(|b| &b.rustc)),
     ]
 }
 
