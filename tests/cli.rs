@@ -471,8 +471,11 @@ fn bench_writes_json_and_csv_with_the_documented_fields() {
     for r in value["rungs"].as_array().unwrap() {
         assert_eq!(r["gib_s"]["noise"].as_array().unwrap().len(), 2, "{r}");
         assert!(r["gib_s"]["noise"][0]["wall_s"].as_f64().unwrap() > 0.0);
-        assert!(r["spread"]["noisy"].is_boolean(), "{r}");
-        assert_eq!(r["diagnosis"].is_null(), r["spread"]["noisy"] == false);
+        assert!(r["gib_s"]["spread"]["noisy"].is_boolean(), "{r}");
+        assert_eq!(
+            r["gib_s"]["diagnosis"].is_null(),
+            r["gib_s"]["spread"]["noisy"] == false
+        );
     }
     assert_eq!(value["noise"]["runs"], 4);
     assert!(stdout(&out).contains("during the runs: CPU steal "));
