@@ -72,7 +72,7 @@ pub struct LadderConfig {
     /// Wanted duration of one run when `bytes` is `None`.
     pub target_seconds: f64,
     /// After the measured runs, run each measured rung once more (with
-    /// the bytes of one measured run) for [`Runner::profile`](harness::Runner::profile).
+    /// the bytes of one measured run) for [`Runner::profile`].
     pub profile: bool,
 }
 

@@ -3,7 +3,7 @@
 //! - [`job`]: what the ladder is asked to do, the [`Job`] each
 //!   [`Rung`] runs here (or why it cannot), and what one run gives back;
 //! - [`run`]: [`run_ladder`], the rungs as rows of
-//!   [`schedule`](super::core::schedule), then profiles, cost and speed-ups;
+//!   [`schedule`](super::core::schedule()), then profiles, cost and speed-ups;
 //! - [`processes`]: the real runner, the ends as worker processes (and
 //!   memcpy in a thread), with `perf record` for `--profile`;
 //! - [`result`]: [`LadderResult`], what `bench --json` writes;

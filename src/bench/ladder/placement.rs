@@ -181,7 +181,7 @@ const WAKEUP_WARMUP: Span = Span::RoundTrips(2_000);
 const WAKEUP_MEASURE: Span = Span::Seconds(0.3);
 
 /// Measures [`Rung::WriteRead`] with `config`'s settings in every
-/// placement of `facts` by [`schedule`] (a warm-up each, then `runs` runs
+/// placement of `facts` by [`schedule()`] (a warm-up each, then `runs` runs
 /// of each in one shuffled order, more of a placement whose interval is
 /// wide up to `config`'s `max_runs`, and the diagnosis of a noisy one),
 /// and the wake-up cost with `pinger`.

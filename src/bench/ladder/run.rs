@@ -1,4 +1,4 @@
-//! Running the ladder: its rungs as rows of the one [`schedule`] (a
+//! Running the ladder: its rungs as rows of the one [`schedule()`] (a
 //! warm-up per rung that sizes its runs, every measured run in one
 //! shuffled order, runs added while a rung is wide, the diagnosis of a
 //! noisy one), then the profiles, the cost and the speed-ups.
