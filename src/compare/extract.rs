@@ -175,16 +175,16 @@ fn bench(r: &LadderResult) -> Extract {
         let name = rung.name.name().to_string();
         let reason = rung.reason.as_deref().unwrap_or("no reason given");
         let status = name_of(rung.status);
-        let runs = if rung.runs_gib_s.is_empty() {
+        let runs = if rung.gib_s.runs.is_empty() {
             Runs::None(format!("{status}: {reason}"))
         } else {
             if rung.status != Status::Ok {
                 out.notes.push(format!(
                     "rung {name} {status} after {} runs ({reason}); those runs are compared",
-                    rung.runs_gib_s.len()
+                    rung.gib_s.runs.len()
                 ));
             }
-            Runs::Measured(vec![rung.runs_gib_s.clone()])
+            Runs::Measured(vec![rung.gib_s.runs.clone()])
         };
         let pipe = rung.pipe_size.map_or("kernel default".into(), size);
         out.settings

@@ -30,8 +30,7 @@ pub(super) fn facts() -> SystemFacts {
 pub(super) fn rung(name: Rung, runs: &[f64]) -> RungResult {
     let mut r = RungResult::new(name, 256 * 1024, None);
     r.bytes_per_run = 1 << 30;
-    r.runs_gib_s = runs.to_vec();
-    r.summarize();
+    r.gib_s = crate::bench::core::Series::of(runs);
     r
 }
 
