@@ -86,6 +86,8 @@ pub(super) fn latency(rows: &[(usize, RttRuns)]) -> Document {
         config: LatencyConfig {
             sizes: rows.iter().map(|r| r.0).collect(),
             runs: 3,
+            max_runs: 3,
+            seed: 0,
             warmup: Span::RoundTrips(10),
             measure: Span::RoundTrips(1000),
             wait: Wait::Block,

@@ -280,14 +280,10 @@ fn wakeup(facts: &SystemFacts, pinger: &mut dyn Runner<PingJob>) -> Result<Wakeu
         return Err("one CPU: no cross-CPU wake-up to measure".into());
     };
     let mut rtt = |placement: Placement| -> Result<u64, String> {
-        let Placement::Pinned {
-            writer_cpu,
-            reader_cpu,
-        } = placement
-        else {
+        if placement == Placement::Unpinned {
             return Err("unpinned".into());
-        };
-        let job = PingJob {
+        }
+        let job = latency::PingJob {
             ping: PingConfig {
                 exchange: Exchange {
                     size: 1,
@@ -297,10 +293,9 @@ fn wakeup(facts: &SystemFacts, pinger: &mut dyn Runner<PingJob>) -> Result<Wakeu
                 warmup: WAKEUP_WARMUP,
                 measure: WAKEUP_MEASURE,
             },
-            placement: latency::Placement::Pinned {
-                pinger_cpu: writer_cpu,
-                ponger_cpu: reader_cpu,
-            },
+            // The pinger writes first: it is the writer, the ponger the
+            // reader.
+            placement,
         };
         pinger
             .run(&job)
