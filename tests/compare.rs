@@ -269,17 +269,17 @@ fn two_versions_of_a_format_are_refused_naming_both() {
     let dir = tempfile::tempdir().unwrap();
     let base = Path::new(FIXTURES).join("bench-base.json");
     let mut doc: Value = serde_json::from_slice(&std::fs::read(&base).unwrap()).unwrap();
-    doc["schema"] = "pipespeed.bench/2".into();
-    let new = write(dir.path(), "v2.json", &doc);
+    doc["schema"] = "pipespeed.bench/99".into();
+    let new = write(dir.path(), "v99.json", &doc);
     let out = compare(&base, &new, &[]);
     assert_one_line_error(
         &out,
         1,
-        &["pipespeed.bench/1", "pipespeed.bench/2", "v2.json"],
+        &["pipespeed.bench/1", "pipespeed.bench/99", "v99.json"],
     );
     // Both in a version this build does not read: refused, naming it.
     let out = compare(&new, &new, &[]);
-    assert_one_line_error(&out, 1, &["v2.json", "pipespeed.bench/2", "cannot read"]);
+    assert_one_line_error(&out, 1, &["v99.json", "pipespeed.bench/99", "cannot read"]);
 }
 
 #[test]
@@ -320,7 +320,7 @@ fn unreadable_and_foreign_files_are_one_line_errors_naming_the_file() {
         ),
         (
             &broken,
-            &["broken.json is not a valid pipespeed.bench/1 result"],
+            &["broken.json is not a valid pipespeed.bench/2 result"],
         ),
     ];
     for (bad, needles) in cases {

@@ -156,6 +156,8 @@ pub struct Pair {
 pub struct Comparison {
     /// Which command wrote both files.
     pub kind: Kind,
+    /// The format they were written in (`A and B` when the two differ).
+    pub schema: String,
     /// How base is named.
     pub base: String,
     /// How new is named.
@@ -238,8 +240,13 @@ pub fn compare(
     let notes = (b.notes.iter().map(|note| format!("{base_name}: {note}")))
         .chain(n.notes.iter().map(|note| format!("{new_name}: {note}")))
         .collect();
+    let schema = match (base.schema(), new.schema()) {
+        (b, n) if b == n => b.to_string(),
+        (b, n) => format!("{b} and {n}"),
+    };
     Ok(Comparison {
         kind,
+        schema,
         base: base_name.into(),
         new: new_name.into(),
         bootstrap: *how,

@@ -33,9 +33,7 @@ pub fn text(c: &Comparison) -> String {
     let _ = writeln!(
         out,
         "pipespeed compare: {} (base) vs {} (new), {}",
-        c.base,
-        c.new,
-        c.kind.schema()
+        c.base, c.new, c.schema
     );
     let _ = writeln!(out, "{}", method(c));
     for table in &c.tables {
@@ -72,7 +70,7 @@ pub fn markdown(c: &Comparison) -> String {
         "`pipespeed compare {} {}` ({}): {}\n",
         c.base,
         c.new,
-        c.kind.schema(),
+        c.schema,
         method(c)
     );
     for table in &c.tables {

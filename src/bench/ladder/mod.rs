@@ -25,6 +25,6 @@ pub use copies::CopyCheck;
 pub use job::{Job, LadderConfig, Sample, WARMUP_BYTES, bytes_for, job_for, sized_run};
 pub use placement::{PlacementCheck, check_placements};
 pub use processes::{MEMCPY_NOT_PROFILED, ProcessExecutor};
-pub use result::{LadderResult, RungResult, SCHEMA};
+pub use result::{LadderResult, RungResult, SCHEMA, SCHEMA_V1};
 pub use run::run_ladder;
 pub use rung::Rung;

@@ -118,6 +118,9 @@ pub struct LadderResult {
 /// The schema name of [`LadderResult`].
 pub const SCHEMA: &str = "pipespeed.bench/2";
 
+/// The schema before the series were nested: still read.
+pub const SCHEMA_V1: &str = "pipespeed.bench/1";
+
 /// The rows of `pipespeed.bench/1`, whose series were loose fields
 /// (`runs_gib_s`, `median_gib_s`, `spread`, ...): a /1 file reads into
 /// the /2 types, its recorded figures kept as they were.
