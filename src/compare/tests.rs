@@ -508,6 +508,8 @@ fn a_quiet_and_a_loaded_file_of_the_same_runs_warn_with_both_values() {
     );
     let text = render::text(&c);
     assert!(text.contains("\nnoise: a.json quiet (steal 0.1%"), "{text}");
+    let md = render::markdown(&c);
+    assert!(md.contains("\nNoise: a.json quiet (steal 0.1%"), "{md}");
     let mail = render::lkml(&c);
     assert!(
         mail.contains(
