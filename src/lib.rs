@@ -5,9 +5,37 @@
 //! (write/read, vmsplice, splice, huge pages, busy looping) on the machine
 //! at hand.
 //!
+//! ```
+//! use std::io::{Read, Write};
+//!
+//! // A pipe with a few bytes in it, its write end closed...
+//! let src = pipespeed::sys::pipe()?;
+//! std::fs::File::from(src.write).write_all(b"hello, pipe")?;
+//! // ...copied into another pipe by the fastest mechanism the kernel
+//! // takes for that pair (splice, for two pipes).
+//! let dst = pipespeed::sys::pipe()?;
+//! let copied = pipespeed::copy::copy(&src.read, &dst.write)?;
+//! assert_eq!(copied.bytes, 11);
+//! drop(dst.write);
+//! let mut out = String::new();
+//! std::fs::File::from(dst.read).read_to_string(&mut out)?;
+//! assert_eq!(out, "hello, pipe");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Features
+//!
+//! - `cli` (on by default): the `pipespeed` binary and the SVG charts and
+//!   HTML pages of [`report`] (`report::svg`, `report::html`), with the
+//!   crates only they need (clap, clap_complete, clap_mangen, indicatif,
+//!   plotters, anyhow). A program that uses the library alone depends on
+//!   `pipespeed = { version = "0.1", default-features = false }` and
+//!   builds 28 crates instead of 57 (docs/architecture.md, "The library",
+//!   has the figures; `examples/library_only.rs` is such a program).
+//!
 //! # Tour
 //!
-//! - [`sys`]: the system calls, on [rustix]: pipes and their size,
+//! - [`sys`]: the system calls, on [rustix](https://docs.rs/rustix): pipes and their size,
 //!   `splice`, `vmsplice`, `tee`, non-blocking mode, CPU pinning, and the
 //!   machine's facts.
 //! - [`buf`]: page-aligned and huge-page buffers, with a check of whether
@@ -29,17 +57,21 @@
 //!   display thread and `-d`'s watching.
 //! - [`wait`]: blocking, polling and busy-looping ends.
 //! - [`verify`]: a checkable byte stream for `--verify`.
-//! - [`bench`](mod@bench): the writer and reader ends, and the ladder that runs them
-//!   as separate processes; round-trip [latency](bench::latency) and many
+//! - [`bench`](mod@bench): the measurements. [`bench::core`] is what
+//!   every kind is made of: where the ends run, what became of a row, how
+//!   a caller cancels, the one [`schedule`](bench::core::schedule()) of
+//!   warm-up, shuffled and added runs, and the [`Series`](bench::core::Series)
+//!   every result holds. On it: the writer and reader ends, and the
+//!   [ladder](bench::ladder) that runs them as separate processes; round-trip [latency](bench::latency) and many
 //!   writers and readers on one pipe ([contend](bench::contend)), pipes
 //!   beside sockets, message queues, shared memory and io_uring
 //!   ([ipc](bench::ipc)), with
 //!   percentiles from HDR histograms ([hist](bench::hist)); a
 //!   [scan](bench::scan) of one setting; per-rung [cost and
 //!   profile](bench::profile).
-//! - [`report`]: the ladder as a table, JSON or CSV; SVG charts of every
-//!   result ([svg](report::svg)) and a self-contained HTML page
-//!   ([html](report::html)).
+//! - [`report`]: every result as a table, JSON, CSV or Markdown; with
+//!   the `cli` feature, SVG charts of every result (`report::svg`) and a
+//!   self-contained HTML page (`report::html`).
 //! - [`compare`]: two results of one command side by side, with a
 //!   bootstrap interval of each ratio and a verdict, as benchstat does.
 //! - [`units`]: `256K`-style sizes.

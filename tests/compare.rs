@@ -68,8 +68,7 @@ fn draws(seed: u64, mean: f64, n: usize) -> Vec<f64> {
 fn rung(name: Rung, runs: Vec<f64>) -> RungResult {
     let mut r = RungResult::new(name, 256 * 1024, None);
     r.bytes_per_run = 1 << 30;
-    r.runs_gib_s = runs;
-    r.summarize();
+    r.gib_s = pipespeed::bench::core::Series::of(&runs);
     r
 }
 

@@ -17,7 +17,7 @@ use crate::bench::contend::ContendResult;
 use crate::bench::hist::LatencyNs;
 use crate::bench::ipc::IpcResult;
 use crate::bench::ladder::LadderResult;
-use crate::bench::latency::{LatencyResult, Span};
+use crate::bench::latency::{LatencyResult, Span, describe};
 use crate::sys::SystemFacts;
 use crate::units::Size;
 
@@ -175,16 +175,16 @@ fn bench(r: &LadderResult) -> Extract {
         let name = rung.name.name().to_string();
         let reason = rung.reason.as_deref().unwrap_or("no reason given");
         let status = name_of(rung.status);
-        let runs = if rung.runs_gib_s.is_empty() {
+        let runs = if rung.gib_s.runs.is_empty() {
             Runs::None(format!("{status}: {reason}"))
         } else {
             if rung.status != Status::Ok {
                 out.notes.push(format!(
                     "rung {name} {status} after {} runs ({reason}); those runs are compared",
-                    rung.runs_gib_s.len()
+                    rung.gib_s.runs.len()
                 ));
             }
-            Runs::Measured(vec![rung.runs_gib_s.clone()])
+            Runs::Measured(vec![rung.gib_s.runs.clone()])
         };
         let pipe = rung.pipe_size.map_or("kernel default".into(), size);
         out.settings
@@ -197,28 +197,39 @@ fn bench(r: &LadderResult) -> Extract {
 
 fn latency(r: &LatencyResult) -> Extract {
     let c = &r.config;
+    let mut notes = Vec::new();
     let rows = r.rows.iter().map(|row| {
         let pick = |f: fn(&LatencyNs) -> u64| row.runs.iter().map(move |run| f(&run.rtt_ns) as f64);
+        let name = size(row.size);
+        let reason = row.reason.as_deref().unwrap_or("no reason given");
+        let status = name_of(row.status);
         let runs = if row.runs.is_empty() {
-            Runs::None("no runs".into())
+            Runs::None(match row.status {
+                Status::Ok => "no runs".into(),
+                _ => format!("{status}: {reason}"),
+            })
         } else {
+            if row.status != Status::Ok {
+                notes.push(format!(
+                    "size {name} {status} after {} runs ({reason}); those runs are compared",
+                    row.runs.len()
+                ));
+            }
             Runs::Measured(vec![
                 pick(|l| l.p50).collect(),
                 pick(|l| l.p99).collect(),
                 row.runs.iter().map(|run| run.round_trips_per_s).collect(),
             ])
         };
-        Row {
-            name: size(row.size),
-            runs,
-        }
+        Row { name, runs }
     });
+    let rows = rows.collect();
     Extract {
-        rows: rows.collect(),
+        rows,
         facts: facts(
             &r.header.pipespeed_version,
             &r.header.system,
-            c.placement.to_string(),
+            describe(c.placement),
         ),
         settings: vec![
             ("mode".into(), name_of(c.mode)),
@@ -227,7 +238,7 @@ fn latency(r: &LatencyResult) -> Extract {
             ("measure".into(), span(c.measure)),
             ("warmup".into(), span(c.warmup)),
         ],
-        notes: Vec::new(),
+        notes,
     }
 }
 

@@ -48,6 +48,17 @@ impl Kind {
         }
     }
 
+    /// Every schema this build reads for the kind: the current one, then
+    /// the older ones its types still load.
+    pub fn schemas(self) -> &'static [&'static str] {
+        match self {
+            Kind::Bench => &[ladder::SCHEMA],
+            Kind::Latency => &[latency::SCHEMA, latency::SCHEMA_V1],
+            Kind::Contend => &[contend::SCHEMA],
+            Kind::Ipc => &[ipc::SCHEMA],
+        }
+    }
+
     fn from_name(name: &str) -> Option<Kind> {
         Kind::ALL.into_iter().find(|k| k.name() == name)
     }
@@ -312,9 +323,13 @@ fn schema(json: &Value, file: &str) -> Result<Schema, CompareError> {
 }
 
 fn document(json: Value, schema: &Schema, file: &str) -> Result<Document, CompareError> {
-    let kind = Kind::from_name(&schema.name).filter(|k| k.schema() == schema.text);
+    let kind = Kind::from_name(&schema.name).filter(|k| k.schemas().contains(&&*schema.text));
     let Some(kind) = kind else {
-        let known: Vec<&str> = Kind::ALL.iter().map(|k| k.schema()).collect();
+        let known: Vec<&str> = Kind::ALL
+            .iter()
+            .flat_map(|k| k.schemas())
+            .copied()
+            .collect();
         return Err(CompareError::Unknown {
             file: file.into(),
             schema: schema.text.clone(),

@@ -30,8 +30,7 @@ pub(super) fn facts() -> SystemFacts {
 pub(super) fn rung(name: Rung, runs: &[f64]) -> RungResult {
     let mut r = RungResult::new(name, 256 * 1024, None);
     r.bytes_per_run = 1 << 30;
-    r.runs_gib_s = runs.to_vec();
-    r.summarize();
+    r.gib_s = crate::bench::core::Series::of(runs);
     r
 }
 
@@ -87,6 +86,8 @@ pub(super) fn latency(rows: &[(usize, RttRuns)]) -> Document {
         config: LatencyConfig {
             sizes: rows.iter().map(|r| r.0).collect(),
             runs: 3,
+            max_runs: 3,
+            seed: 0,
             warmup: Span::RoundTrips(10),
             measure: Span::RoundTrips(1000),
             wait: Wait::Block,
