@@ -552,3 +552,32 @@ fn another_profile_is_warned_about_and_another_commit_only_shown() {
     // Files without a build: left out, as any fact neither file records.
     assert!(!run(&doc, &doc).facts.iter().any(|p| p.name == "commit"));
 }
+
+#[test]
+fn a_latency_result_that_records_its_noise_is_judged_too() {
+    let runs: &[(u64, u64, f64)] = &[(5000, 9000, 2e5), (5100, 9100, 1.9e5)];
+    let doc = latency(&[(64, runs)]);
+    let loaded = {
+        let Document::Latency(mut r) = doc.clone() else {
+            unreachable!()
+        };
+        let busy = crate::sys::RunNoise {
+            wall_s: 1.0,
+            other_cpu_s: 1.5,
+            ..crate::sys::RunNoise::default()
+        };
+        r.rows[0].rtt_p50_ns.noise = vec![busy; 2];
+        Document::Latency(r)
+    };
+    let c = run(&doc, &loaded);
+    assert_eq!(c.conditions.base, None);
+    assert_eq!(c.conditions.new.map(|n| n.other_share), Some(1.5));
+    let warnings = c.warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with(
+            "measured under different noise: a.json: noise not recorded; b.json: loaded"
+        ),
+        "{warnings:?}"
+    );
+}
