@@ -255,6 +255,15 @@ mod tests {
     }
 
     #[test]
+    fn an_interval_must_exclude_one_to_shift() {
+        let i = |low, high| Interval { low, high }.shift();
+        assert_eq!(i(1.0, 1.2), Shift::None);
+        assert_eq!(i(0.8, 1.0), Shift::None);
+        assert_eq!(i(1.0 + 1e-9, 1.2), Shift::Up);
+        assert_eq!(i(0.8, 1.0 - 1e-9), Shift::Down);
+    }
+
+    #[test]
     fn the_mmtests_rule_marks_a_difference_wider_than_both_half_widths() {
         // BASE: mean 10.029, s 0.256, half-width 2.447 * 0.256 / sqrt(7).
         let t = |by: f64| MeanTest::of(&BASE, &BASE.map(|v| v + by)).unwrap();

@@ -379,8 +379,9 @@ pub fn noise(doc: &Document) -> Option<NoiseSummary> {
     match doc {
         Document::Bench(r) => r.noise,
         Document::Ipc(r) => r.noise,
-        // Not recorded by these kinds' results yet.
-        Document::Latency(_) | Document::Contend(_) => None,
+        Document::Latency(r) => r.noise(),
+        // Not recorded by contend's results yet.
+        Document::Contend(_) => None,
     }
 }
 

@@ -411,6 +411,8 @@ mod tests {
         let err = document(serde_json::json!({}), &s, "f.json").unwrap_err();
         let text = err.to_string();
         assert!(text.contains("pipespeed.bench/99"), "{text}");
+        assert!(text.contains(ladder::SCHEMA), "{text}");
+        assert!(text.contains(latency::SCHEMA), "{text}");
         assert!(text.contains("pipespeed.latency/1"), "{text}");
     }
 

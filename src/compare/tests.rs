@@ -509,6 +509,8 @@ fn a_quiet_and_a_loaded_file_of_the_same_runs_warn_with_both_values() {
     );
     let text = render::text(&c);
     assert!(text.contains("\nnoise: a.json quiet (steal 0.1%"), "{text}");
+    let md = render::markdown(&c);
+    assert!(md.contains("\nNoise: a.json quiet (steal 0.1%"), "{md}");
     let mail = render::lkml(&c);
     assert!(
         mail.contains(
@@ -549,4 +551,33 @@ fn another_profile_is_warned_about_and_another_commit_only_shown() {
     assert!(render::text(&c).contains("commit aaa -> bbb"));
     // Files without a build: left out, as any fact neither file records.
     assert!(!run(&doc, &doc).facts.iter().any(|p| p.name == "commit"));
+}
+
+#[test]
+fn a_latency_result_that_records_its_noise_is_judged_too() {
+    let runs: &[(u64, u64, f64)] = &[(5000, 9000, 2e5), (5100, 9100, 1.9e5)];
+    let doc = latency(&[(64, runs)]);
+    let loaded = {
+        let Document::Latency(mut r) = doc.clone() else {
+            unreachable!()
+        };
+        let busy = crate::sys::RunNoise {
+            wall_s: 1.0,
+            other_cpu_s: 1.5,
+            ..crate::sys::RunNoise::default()
+        };
+        r.rows[0].rtt_p50_ns.noise = vec![busy; 2];
+        Document::Latency(r)
+    };
+    let c = run(&doc, &loaded);
+    assert_eq!(c.conditions.base, None);
+    assert_eq!(c.conditions.new.map(|n| n.other_share), Some(1.5));
+    let warnings = c.warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with(
+            "measured under different noise: a.json: noise not recorded; b.json: loaded"
+        ),
+        "{warnings:?}"
+    );
 }
