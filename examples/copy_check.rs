@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use pipespeed::bench::ladder::copies::check_vmsplice;
+use pipespeed::bench::ladder::check_vmsplice;
 use pipespeed::buf::BufferOptions;
 
 fn main() {

@@ -97,7 +97,7 @@
 //!   token bucket), the copy loop with its rate limit and stop size, the
 //!   display thread and `-d`'s watching.
 //! - [`wait`]: blocking, polling and busy-looping ends.
-//! - [`verify`]: a checkable byte stream for `--verify`.
+//! - `verify`: a checkable byte stream for `--verify`.
 //! - [`bench`](mod@bench): the measurements. [`bench::core`] is what
 //!   every kind is made of: where the ends run, what became of a row, how
 //!   a caller cancels, the one [`schedule`](bench::core::schedule()) of
@@ -133,7 +133,7 @@ pub mod bench;
 pub mod buf;
 pub mod build_info;
 pub mod cat;
-pub mod child;
+pub(crate) mod child;
 pub mod compare;
 pub mod copy;
 pub mod double_buffer;
@@ -143,7 +143,7 @@ pub mod report;
 pub mod ring;
 pub mod sys;
 pub mod units;
-pub mod verify;
+pub(crate) mod verify;
 pub mod wait;
 
 pub use buf::{Buffer, BufferOptions};

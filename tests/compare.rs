@@ -10,11 +10,11 @@ use pipespeed::bench::core::Placement;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use pipespeed::bench::core::Header;
 use pipespeed::bench::core::NoiseSummary;
-use pipespeed::bench::core::harness::Header;
-use pipespeed::bench::core::stats::Shuffler;
+use pipespeed::bench::core::Shuffler;
 use pipespeed::bench::ladder::{LadderResult, Rung, RungResult, SCHEMA};
-use pipespeed::compare::bootstrap::Bootstrap;
+use pipespeed::compare::Bootstrap;
 use pipespeed::compare::{Outcome, Verdict, compare_files};
 use pipespeed::sys::{SystemFacts, ThpMode};
 use serde_json::Value;

@@ -14,11 +14,11 @@ use pipespeed::bench::core::{Placement, Status};
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use pipespeed::bench::core::harness::Processes;
-use pipespeed::bench::ipc::run::SPIN_ON_ONE_CPU;
+use pipespeed::bench::core::Processes;
+use pipespeed::bench::ipc::SPIN_ON_ONE_CPU;
 use pipespeed::bench::ipc::{IpcConfig, IpcResult, IpcRow, Mechanism, run_ipc};
 use pipespeed::sys::SystemFacts;
-use pipespeed::sys::mq::{MSGSIZE_MAX, mqueue_limit};
+use pipespeed::sys::{MSGSIZE_MAX, mqueue_limit};
 
 const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
 

@@ -13,8 +13,8 @@ use pipespeed::bench::core::{Placement, Status};
 
 use fixtures::browser::{chromium_or_skip, inspect, render};
 
-use pipespeed::bench::core::harness::Header;
-use pipespeed::bench::core::noise::{Diagnosis, NoiseSummary};
+use pipespeed::bench::core::Header;
+use pipespeed::bench::core::{Diagnosis, NoiseSummary};
 use pipespeed::bench::hist::LatencyNs;
 use pipespeed::bench::ipc::{
     IpcConfig, IpcResult, IpcRow, Mechanism, RoundTrips, SCHEMA, StreamRun, Throughput, TripRun,

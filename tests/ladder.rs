@@ -8,7 +8,7 @@ use pipespeed::bench::core::{Placement, RunError, Status};
 use std::collections::HashMap;
 
 use pipespeed::bench::core::Cancel;
-use pipespeed::bench::core::harness::{Event, Runner};
+use pipespeed::bench::core::{Event, Runner};
 use pipespeed::bench::ladder::{
     CopyCheck, Job, LadderConfig, Rung, Sample, check_placements, job_for, run_ladder,
 };

@@ -8,7 +8,7 @@
 
 use std::process::{Command, Output};
 
-use pipespeed::bench::core::harness::{Runner, Threads};
+use pipespeed::bench::core::{Runner, Threads};
 use pipespeed::bench::latency::{Exchange, PingConfig, PingJob, Placement, Span, ping};
 use pipespeed::sys::{available_cpus, pin_to_cpu, pipe};
 use pipespeed::wait::Wait;

@@ -11,13 +11,13 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use pipespeed::bench::core::Cancel;
-use pipespeed::bench::core::harness::Runner;
+use pipespeed::bench::core::Runner;
 use pipespeed::bench::ladder::{
     Job, LadderConfig, MEMCPY_NOT_PROFILED, ProcessExecutor, Rung, Sample, run_ladder,
 };
-use pipespeed::bench::profile::perf::{NOT_INSTALLED, Perf, PerfAccess};
-use pipespeed::bench::profile::report::{parse_report, top_symbols};
 use pipespeed::bench::profile::{Cost, Profile, ProfileStatus, SymbolShare, TOP_SYMBOLS};
+use pipespeed::bench::profile::{NOT_INSTALLED, Perf, PerfAccess};
+use pipespeed::bench::profile::{parse_report, top_symbols};
 use pipespeed::report::{Csv, Exporter, Text};
 use pipespeed::sys::{ResourceUsage, SystemFacts, ThpMode};
 use pipespeed::units::GIB;

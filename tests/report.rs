@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)]
 use pipespeed::bench::core::{Placement, Series, Status};
 
-use pipespeed::bench::core::harness::Header;
+use pipespeed::bench::core::Header;
 use pipespeed::bench::ladder::{LadderResult, Rung, RungResult, SCHEMA};
 use pipespeed::report::{Csv, Exporter, Json, Text};
 use pipespeed::sys::{SystemFacts, ThpMode};

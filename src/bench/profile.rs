@@ -4,14 +4,17 @@
 //!
 //! - [`Cost`]: the writer's and reader's CPU time, context switches and
 //!   page faults per GiB piped ([`Cost::per_gib`]).
-//! - [`perf`]: the real perf tool: finding it, checking that it may see
+//! - `perf`: the real perf tool: finding it, checking that it may see
 //!   the kernel ([`perf::PerfAccess`]), the `perf record` and
 //!   `perf report` command lines.
-//! - [`report`]: reading `perf report --stdio` text, and the top symbols
+//! - `report`: reading `perf report --stdio` text, and the top symbols
 //!   of several reports together ([`report::top_symbols`]).
 
-pub mod perf;
-pub mod report;
+pub(crate) mod perf;
+pub(crate) mod report;
+
+pub use perf::{NOT_INSTALLED, Perf, PerfAccess};
+pub use report::{parse_report, top_symbols};
 
 use serde::{Deserialize, Serialize};
 

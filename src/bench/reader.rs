@@ -45,7 +45,7 @@ pub struct ReaderConfig {
     pub wait: Wait,
     /// `SPLICE_F_MOVE` on splice (the blog pairs it with `--gift`).
     pub gift: bool,
-    /// Check every byte against the stream of [`crate::verify`].
+    /// Check every byte against the stream of `crate::verify`.
     pub verify: bool,
     /// Bytes to consume before stopping.
     pub bytes: u64,

@@ -8,7 +8,7 @@
 //! the same types back and runs them, so the two sides cannot drift apart
 //! (the round trip of every role is tested), and no kind depends on it.
 //!
-//! [`crate::child`] starts and supervises the processes; this module says
+//! `crate::child` starts and supervises the processes; this module says
 //! what each one is and does it.
 use crate::bench::core::pin;
 

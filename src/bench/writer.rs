@@ -48,7 +48,7 @@ pub struct WriterConfig {
     /// buffer discipline on purpose (with `--verify`, shows the hazard).
     /// Refused with `gift`.
     pub unsafe_early_reuse: Option<usize>,
-    /// Send the checkable stream of [`crate::verify`] instead of `X`s.
+    /// Send the checkable stream of `crate::verify` instead of `X`s.
     pub verify: bool,
     /// Stop after this many bytes (the blog's writer never stops).
     pub bytes: Option<u64>,

@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
-use pipespeed::bench::core::harness::MAX_RUNS;
+use pipespeed::bench::core::MAX_RUNS;
 use pipespeed::bench::ladder::Rung;
 use pipespeed::bench::scan::Scan;
 

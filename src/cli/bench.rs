@@ -6,7 +6,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use indicatif::ProgressBar;
-use pipespeed::bench::core::harness::{Mode, Runner};
+use pipespeed::bench::core::{Mode, Runner};
 use pipespeed::bench::ladder::{
     LadderConfig, LadderResult, ProcessExecutor, Rung, check_placements, run_ladder,
 };

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use pipespeed::compare::bootstrap::{Bootstrap, DEFAULT_SEED};
+use pipespeed::compare::{Bootstrap, DEFAULT_SEED};
 use pipespeed::compare::{compare_files, render};
 
 /// `pipespeed compare`.

@@ -8,12 +8,10 @@ use std::time::Duration;
 
 use anyhow::{Context, anyhow};
 use clap::Args;
-use pipespeed::bench::contend::hogs::{
-    DEFAULT_SHARE_PERCENT, DEFAULT_WORKERS, MAX_HOGS, PressureConfig,
-};
 use pipespeed::bench::contend::{
     Cell, ContendConfig, DEFAULT_MSG_SIZE, MAX_ENDS, Mode, resolve_pipe_size, run_contend,
 };
+use pipespeed::bench::contend::{DEFAULT_SHARE_PERCENT, DEFAULT_WORKERS, MAX_HOGS, PressureConfig};
 use pipespeed::sys::SystemFacts;
 use pipespeed::sys::process::catch_interrupts;
 

@@ -9,7 +9,7 @@ use pipespeed::bench::reader::{ReadMethod, ReaderConfig, run_reader};
 use pipespeed::bench::writer::{WriteMethod, WriterConfig, run_writer};
 use pipespeed::buf::{BufferOptions, MALLOC_OFFSET};
 use pipespeed::double_buffer::Layout;
-use pipespeed::report::read::ReadRun;
+use pipespeed::report::ReadRun;
 use pipespeed::report::{Csv, Exporter, Text};
 use pipespeed::sys::pin_to_cpu;
 use pipespeed::units::Size;

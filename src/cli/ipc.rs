@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use pipespeed::bench::core::harness::Processes;
+use pipespeed::bench::core::Processes;
 use pipespeed::bench::ipc::{IpcConfig, IpcResult, Mechanism, run_ipc};
 use pipespeed::report::{Csv, Exporter, Html, Json, Markdown, Svg, Text};
 use pipespeed::sys::SystemFacts;

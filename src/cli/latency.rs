@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use pipespeed::bench::core::harness::MAX_RUNS;
+use pipespeed::bench::core::MAX_RUNS;
 use pipespeed::bench::core::{Cancel, Status};
 use pipespeed::bench::latency::{
     LatencyConfig, LatencyResult, MAX_ROUND_TRIPS, Mode, Placement, Span, run_latency,

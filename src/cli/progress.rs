@@ -2,7 +2,7 @@
 //! library's one [`Event`] type.
 
 use indicatif::{ProgressBar, ProgressStyle};
-use pipespeed::bench::core::harness::{Event, Figure};
+use pipespeed::bench::core::{Event, Figure};
 use pipespeed::units::{GIB, readable_ns};
 
 /// A bar of `len` steps (runs, warm-ups and profiles).

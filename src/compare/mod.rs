@@ -2,12 +2,12 @@
 //! row, as benchstat compares Go benchmarks: both medians, their ratio, a
 //! bootstrap interval of the ratio and a verdict.
 //!
-//! - [`load`]: reading the files and refusing pairs that cannot be
+//! - `load`: reading the files and refusing pairs that cannot be
 //!   compared (two commands, two format versions).
-//! - [`extract`](mod@extract): the rows and metrics of each kind of result.
-//! - [`bootstrap`]: the interval and what it says, and mmtests' rule
+//! - `extract`: the rows and metrics of each kind of result.
+//! - `bootstrap`: the interval and what it says, and mmtests' rule
 //!   for `--lkml`.
-//! - [`conditions`]: whether the two files were measured under the same
+//! - `conditions`: whether the two files were measured under the same
 //!   noise.
 //! - [`render`]: the table, its Markdown form and the patch-mail form.
 //!
@@ -21,17 +21,18 @@
 //! the builds, the noise and the settings come back as
 //! [`Comparison::warnings`].
 
-pub mod bootstrap;
-pub mod conditions;
-pub mod extract;
-pub mod load;
+pub(crate) mod bootstrap;
+pub(crate) mod conditions;
+pub(crate) mod extract;
+pub(crate) mod load;
 pub mod render;
 
 use std::path::Path;
 
 use crate::bench::core::Spread;
 use crate::bench::core::stats::median;
-use bootstrap::{Bootstrap, Interval, MeanTest, Shift, ratio_interval};
+pub use bootstrap::{Bootstrap, DEFAULT_SEED};
+use bootstrap::{Interval, MeanTest, Shift, ratio_interval};
 use conditions::Conditions;
 use extract::{Better, EXPECTED_TO_DIFFER, Extract, Metric, NOT_RECORDED, Runs, extract};
 pub use load::{CompareError, Document, Kind, load_pair};

@@ -1,9 +1,9 @@
 //! Writing results out: one [`Exporter`] trait, one unit struct per format
 //! ([`Text`], [`Json`], [`Csv`], [`Markdown`], and `Svg` and `Html`), and
-//! one module per kind of result ([`ladder`], [`latency`], [`contend`],
-//! [`scan`], [`ipc`]) with its table and CSV; the charts are in `svg`, the
+//! one module per kind of result (`ladder`, `latency`, `contend`,
+//! `scan`, `ipc`) with its table and CSV; the charts are in `svg`, the
 //! ladder's page in `html` (ipc's page, on the same machinery, in
-//! [`ipc`]). A format a kind of result does not have is not implemented
+//! `ipc`). A format a kind of result does not have is not implemented
 //! for it, so asking for it does not compile.
 //!
 //! `Svg`, `Html` and their modules `svg` and `html` need the `cli` feature
@@ -13,17 +13,19 @@
 //! Every exporter is a pure function of the result: the same result gives
 //! the same bytes.
 
-pub mod contend;
+pub(crate) mod contend;
 #[cfg(feature = "cli")]
 pub mod html;
-pub mod ipc;
-pub mod ladder;
-pub mod latency;
-pub mod read;
-pub mod scan;
-pub mod series;
+pub(crate) mod ipc;
+pub(crate) mod ladder;
+pub(crate) mod latency;
+pub(crate) mod read;
+pub(crate) mod scan;
+pub(crate) mod series;
 #[cfg(feature = "cli")]
 pub mod svg;
+
+pub use read::ReadRun;
 
 use std::io;
 

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{available_cpus, pipe_max_size};
 
-pub mod virt;
+pub(crate) mod virt;
 
 const THP_ENABLED_PATH: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
 
@@ -89,7 +89,7 @@ pub struct SystemFacts {
     pub page_size_bytes: usize,
     /// The hypervisor, as `systemd-detect-virt --vm` names it (`kvm`,
     /// `xen`, `microsoft`, ...), `none` on bare metal; `None` when nothing
-    /// tells (see [`virt`]). Files written before this field load with
+    /// tells (see `virt`). Files written before this field load with
     /// `None`.
     #[serde(default)]
     pub virtualization: Option<String>,

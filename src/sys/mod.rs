@@ -3,27 +3,28 @@
 //! Every wrapper takes `impl AsFd`, returns `io::Result`, and turns the
 //! kernel's terse refusals into errors that name the limit involved.
 
-pub mod clock;
-pub mod cpu;
-pub mod facts;
-pub mod file;
+pub(crate) mod clock;
+pub(crate) mod cpu;
+pub(crate) mod facts;
+pub(crate) mod file;
 pub mod hold;
 pub mod inherited;
-pub mod mq;
-pub mod noise;
-pub mod pipe;
+pub(crate) mod mq;
+pub(crate) mod noise;
+pub(crate) mod pipe;
 pub mod process;
 pub mod replace;
-pub mod rusage;
+pub(crate) mod rusage;
 pub mod signal;
-pub mod socket;
-pub mod splice;
-pub mod uring;
-pub mod zerocopy;
+pub(crate) mod socket;
+pub(crate) mod splice;
+pub(crate) mod uring;
+pub(crate) mod zerocopy;
 
 pub use cpu::{available_cpus, pin_to_cpu};
 pub use facts::{SystemFacts, ThpMode};
 pub use file::{FdInfo, FdKind, copy_file_range, fd_info, sendfile};
+pub use mq::{MSGSIZE_MAX, mqueue_limit};
 pub use noise::{NoiseProbe, RunNoise};
 pub use pipe::{
     PipePair, fcntl_getpipe_size, fcntl_setpipe_size, pipe, pipe_max_size, set_nonblocking,

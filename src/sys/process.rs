@@ -3,7 +3,7 @@
 //! the killing of registered process groups.
 //!
 //! Every measurement starts its children as workers in a
-//! [`Group`](crate::child::Group): the ladder's ends, latency's ponger,
+//! `Group`: the ladder's ends, latency's ponger,
 //! contend's ends and memory hogs. They are stopped three ways, so that
 //! none survives the command:
 //! - normally, by the group that started them (kill, then wait);

@@ -17,27 +17,27 @@
 //! to end of file, so every byte written is read.
 
 //!
-//! - [`job`]: what a measurement is asked to do, and one run's [`CellJob`];
-//! - [`run`]: [`run_contend`], and the runners that make the ends threads
-//!   (`threads`) or worker processes ([`procs`]);
-//! - [`ends`]: one writer's and one reader's loop; [`frame`] and
-//!   [`verdict`]: `--verify`;
-//! - [`hogs`] and [`pressure`]: `--memory-pressure` and its evidence;
-//! - [`result`]: [`ContendResult`], what `contend --json` writes.
+//! - `job`: what a measurement is asked to do, and one run's [`CellJob`];
+//! - `run`: [`run_contend`], and the runners that make the ends threads
+//!   (`threads`) or worker processes (`procs`);
+//! - `ends`: one writer's and one reader's loop; `frame` and
+//!   `verdict`: `--verify`;
+//! - `hogs` and `pressure`: `--memory-pressure` and its evidence;
+//! - `result`: [`ContendResult`], what `contend --json` writes.
 
-pub mod ends;
-pub mod frame;
-pub mod hogs;
-pub mod job;
-pub mod pressure;
-pub mod procs;
-pub mod result;
-pub mod run;
+pub(crate) mod ends;
+pub(crate) mod frame;
+pub(crate) mod hogs;
+pub(crate) mod job;
+pub(crate) mod pressure;
+pub(crate) mod procs;
+pub(crate) mod result;
+pub(crate) mod run;
 mod threads;
-pub mod verdict;
+pub(crate) mod verdict;
 
 pub use ends::EndSetup;
-pub use hogs::{HogSpec, hog};
+pub use hogs::{DEFAULT_SHARE_PERCENT, DEFAULT_WORKERS, HogSpec, MAX_HOGS, PressureConfig, hog};
 pub use job::{
     Cell, CellJob, ContendConfig, DEFAULT_MSG_SIZE, DEFAULT_PIPE_SIZE, MAX_ENDS, Mode, PIPE_BUF,
     PipeSize, RunSetup, SWEEP_READERS, SWEEP_WRITERS, resolve_pipe_size,

@@ -36,7 +36,7 @@ pub enum Mode {
     /// Threads of one process.
     Threads,
     /// A process each (the pipespeed binary as a hidden
-    /// [worker](super::worker)).
+    /// worker).
     Processes,
 }
 
@@ -76,7 +76,7 @@ pub trait Runner<J: Job> {
 pub struct Threads;
 
 /// Runs jobs in child processes: `exe`, the pipespeed binary, as hidden
-/// [workers](super::worker).
+/// workers.
 #[derive(Debug, Clone)]
 pub struct Processes {
     /// The pipespeed binary.

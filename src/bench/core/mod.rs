@@ -1,27 +1,30 @@
 //! What every measurement is made of, whatever it measures: where the
 //! ends run ([`Placement`]), what became of a row ([`Status`],
 //! [`RunError`]), how a caller stops it ([`Cancel`]), the runners and
-//! progress events ([`harness`]), the one [`schedule()`] of warm-up,
+//! progress events (`harness`), the one [`schedule()`] of warm-up,
 //! shuffled and added runs, and the one [`Series`] every result is made
-//! of, with its spread and the machine's noise ([`noise`]).
+//! of, with its spread and the machine's noise (`noise`).
 //!
 //! The kinds (`ladder`, `latency`, `contend`, `ipc`) build on this module
 //! and never on each other's vocabulary; `docs/architecture.md` has the
 //! checklist for adding one.
 
-pub mod harness;
-pub mod noise;
-pub mod outcome;
-pub mod placement;
-pub mod schedule;
-pub mod series;
-pub mod stats;
-pub mod worker;
+pub(crate) mod harness;
+pub(crate) mod noise;
+pub(crate) mod outcome;
+pub(crate) mod placement;
+pub(crate) mod schedule;
+pub(crate) mod series;
+pub(crate) mod stats;
+pub(crate) mod worker;
 
-pub use harness::{Event, Figure, Header, Job, Mode, Processes, Runner, Threads};
+pub use harness::{
+    Event, Figure, Header, Job, MAX_MESSAGE, MAX_RUNS, Mode, Processes, Runner, Threads,
+};
 pub use noise::{Diagnosis, Ends, NoiseSummary, Spread};
 pub use outcome::{Cancel, EXIT_UNSUPPORTED, RunError, Status};
 pub use placement::{Placement, pin};
 pub use schedule::{Outcome, Phase, Plan, Sample, Schedule, Slot, Warmup, schedule};
 pub use series::Series;
+pub use stats::Shuffler;
 pub use worker::{RoleSpec, Spawn};

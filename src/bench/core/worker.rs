@@ -60,7 +60,7 @@ impl Spawn {
         self.role
     }
 
-    /// The description, as the argument after [`WORKER_COMMAND`].
+    /// The description, as the argument after `WORKER_COMMAND`.
     pub fn to_json(&self) -> String {
         let mut all = self.spec.clone();
         all.insert("role".into(), Value::from(self.role));

@@ -9,32 +9,32 @@
 //! back, as `latency` does). Both ends are pinned as the placement says;
 //! every run is one of a shuffled order, repeated while its row is noisy.
 //!
-//! - [`mechanism`]: the mechanisms, what they copy and where their cost
+//! - `mechanism`: the mechanisms, what they copy and where their cost
 //!   goes;
-//! - [`channel`]: the descriptors a mechanism's ends share, made by the
+//! - `channel`: the descriptors a mechanism's ends share, made by the
 //!   parent and handed to the worker processes;
-//! - [`ends`]: one end's sending and receiving over any mechanism;
-//! - [`splice`] and [`zerocopy`]: the vmsplice/splice ends and the
+//! - `ends`: one end's sending and receiving over any mechanism;
+//! - `splice` and `zerocopy`: the vmsplice/splice ends and the
 //!   `MSG_ZEROCOPY` sender (the shared-memory ring is
-//!   [`crate::ring`], the io_uring operations [`crate::sys::uring`]);
-//! - [`flow`]: the sender, the receiver, the pinger and the ponger;
-//! - [`procs`]: the ends as worker processes, and the runner that starts
+//!   [`crate::ring`], the io_uring operations `crate::sys::uring`);
+//! - `flow`: the sender, the receiver, the pinger and the ponger;
+//! - `procs`: the ends as worker processes, and the runner that starts
 //!   them;
-//! - [`job`], [`run`] and [`result`]: the harness, as every measurement
+//! - `job`, `run` and `result`: the harness, as every measurement
 //!   has it.
 
-pub mod channel;
-pub mod ends;
-pub mod flow;
-pub mod job;
-pub mod mechanism;
-pub mod procs;
-pub mod result;
-pub mod run;
-pub mod splice;
-pub mod zerocopy;
+pub(crate) mod channel;
+pub(crate) mod ends;
+pub(crate) mod flow;
+pub(crate) mod job;
+pub(crate) mod mechanism;
+pub(crate) mod procs;
+pub(crate) mod result;
+pub(crate) mod run;
+pub(crate) mod splice;
+pub(crate) mod zerocopy;
 
 pub use job::{IpcConfig, StreamJob, TripJob};
 pub use mechanism::{Mechanism, UnknownMechanism, valid_names};
 pub use result::{IpcResult, IpcRow, RoundTrips, SCHEMA, StreamRun, Throughput, TripRun};
-pub use run::run_ipc;
+pub use run::{SPIN_ON_ONE_CPU, run_ipc};

@@ -1,29 +1,29 @@
 //! The ladder: every step of the blog, measured on this machine.
 //!
-//! - [`job`]: what the ladder is asked to do, the [`Job`] each
+//! - `job`: what the ladder is asked to do, the [`Job`] each
 //!   [`Rung`] runs here (or why it cannot), and what one run gives back;
-//! - [`run`]: [`run_ladder`], the rungs as rows of
+//! - `run`: [`run_ladder`], the rungs as rows of
 //!   [`schedule`](super::core::schedule()), then profiles, cost and speed-ups;
-//! - [`processes`]: the real runner, the ends as worker processes (and
+//! - `processes`: the real runner, the ends as worker processes (and
 //!   memcpy in a thread), with `perf record` for `--profile`;
-//! - [`result`]: [`LadderResult`], what `bench --json` writes;
-//! - [`rung`]: the rungs, what each changes and why it is faster;
-//! - [`copies`]: the start-up check that vmsplice moves page references;
-//! - [`placement`]: the baseline in every placement, and the cost of a
+//! - `result`: [`LadderResult`], what `bench --json` writes;
+//! - `rung`: the rungs, what each changes and why it is faster;
+//! - `copies`: the start-up check that vmsplice moves page references;
+//! - `placement`: the baseline in every placement, and the cost of a
 //!   cross-CPU wake-up.
 
-pub mod copies;
-pub mod job;
-pub mod placement;
-pub mod processes;
-pub mod result;
-pub mod run;
-pub mod rung;
+pub(crate) mod copies;
+pub(crate) mod job;
+pub(crate) mod placement;
+pub(crate) mod processes;
+pub(crate) mod result;
+pub(crate) mod run;
+pub(crate) mod rung;
 mod v1;
 
-pub use copies::CopyCheck;
+pub use copies::{CopyCheck, check_vmsplice};
 pub use job::{Job, LadderConfig, Sample, WARMUP_BYTES, bytes_for, job_for, sized_run};
-pub use placement::{PlacementCheck, check_placements};
+pub use placement::{PlacementCheck, PlacementRow, Wakeup, check_placements};
 pub use processes::{MEMCPY_NOT_PROFILED, ProcessExecutor};
 pub use result::{LadderResult, RungResult, SCHEMA, SCHEMA_V1};
 pub use run::run_ladder;

@@ -73,7 +73,7 @@ impl Rung {
 
     /// Bytes copied by the CPU per byte moved through the pipe, by design
     /// (with a vmsplice that moves page references, as checked by
-    /// [`copies`](super::copies)). Rungs with 0 move page references: their
+    /// `copies`). Rungs with 0 move page references: their
     /// GiB/s is not memory bandwidth.
     pub fn copies(self) -> u32 {
         match self {
@@ -132,7 +132,7 @@ impl Rung {
     }
 
     /// The explanation of a rung on a kernel whose vmsplice was found to
-    /// copy (see [`copies`](super::copies)), for the rungs that vmsplice.
+    /// copy (see `copies`), for the rungs that vmsplice.
     pub fn explanation_when_vmsplice_copies(self) -> Option<&'static str> {
         self.vmsplices().then_some(
             "But on this kernel vmsplice copies: the check at start-up saw the bytes as they were \

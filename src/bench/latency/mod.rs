@@ -12,19 +12,19 @@
 //! sides check its first and last bytes (cheap, always), or every byte
 //! with `verify`.
 //!
-//! - [`job`]: what a measurement is asked to do, one run's [`PingJob`]
+//! - `job`: what a measurement is asked to do, one run's [`PingJob`]
 //!   and what it gives, a [`LatencyRun`];
-//! - [`exchange`]: the pinger and the ponger;
-//! - [`run`]: [`run_latency`], a slot per size in the one
+//! - `exchange`: the pinger and the ponger;
+//! - `run`: [`run_latency`], a slot per size in the one
 //!   [`schedule`](super::core::schedule()), and the runners that place the two sides
 //!   in threads ([`Threads`](super::core::harness::Threads)) or processes
 //!   ([`Processes`](super::core::harness::Processes));
-//! - [`result`]: [`LatencyResult`], what `latency --json` writes.
+//! - `result`: [`LatencyResult`], what `latency --json` writes.
 
-pub mod exchange;
-pub mod job;
-pub mod result;
-pub mod run;
+pub(crate) mod exchange;
+pub(crate) mod job;
+pub(crate) mod result;
+pub(crate) mod run;
 
 pub use exchange::{ping, pong};
 pub use job::{

@@ -3,7 +3,7 @@
 //! help names, and worded the same everywhere.
 use pipespeed::bench::core::Placement;
 
-use pipespeed::bench::core::harness::MAX_MESSAGE;
+use pipespeed::bench::core::MAX_MESSAGE;
 use pipespeed::bench::ladder::Rung;
 use pipespeed::units::{MAX_BUFFER, MAX_RUN_BYTES, Size, parse_size};
 
