@@ -14,7 +14,6 @@ pub(crate) mod perf;
 pub(crate) mod report;
 
 pub use perf::{NOT_INSTALLED, Perf, PerfAccess};
-pub use report::{parse_report, top_symbols};
 
 use serde::{Deserialize, Serialize};
 

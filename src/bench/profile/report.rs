@@ -115,6 +115,7 @@ pub fn top_symbols(reports: &[Vec<ReportLine>], n: usize) -> (u64, Vec<SymbolSha
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::profile::TOP_SYMBOLS;
 
     #[test]
     fn symbol_lines_are_read_and_the_rest_skipped() {
@@ -170,5 +171,81 @@ mod tests {
             .collect();
         assert_eq!(got, [("ps-reader", "b", 50.0), ("ps-writer", "a", 30.0)]);
         assert_eq!(top_symbols(&[], 8), (0, vec![]));
+    }
+
+    // Moved from tests/profile.rs: perf report text recorded on the
+    // project's VM, read through this module's functions.
+    /// `perf report --stdio --no-children -n --sort comm,sym -g none` of the
+    /// two ends of a 256 MiB write-read run, recorded as root on the
+    /// project's VM (Linux 6.18, perf 6.1).
+    const WRITER_REPORT: &str =
+        include_str!("../../../tests/fixtures/perf-report-write-read-writer.txt");
+    const READER_REPORT: &str =
+        include_str!("../../../tests/fixtures/perf-report-write-read-reader.txt");
+
+    #[test]
+    fn a_recorded_perf_report_is_read_line_by_line() {
+        let lines = parse_report(WRITER_REPORT);
+        assert_eq!(lines.len(), 32);
+        let first = &lines[0];
+        assert_eq!(
+            (
+                first.percent,
+                first.samples,
+                first.comm.as_str(),
+                first.symbol.as_str(),
+                first.kernel
+            ),
+            (45.35, 156, "ps-writer", "_copy_from_iter", true)
+        );
+        // The header says "# Samples: 344": every sample is on one line.
+        assert_eq!(lines.iter().map(|l| l.samples).sum::<u64>(), 344);
+        for l in &lines {
+            let share = l.samples as f64 * 100.0 / 344.0;
+            assert!((share - l.percent).abs() < 0.006, "{l:?}");
+        }
+        let user: Vec<_> = lines
+            .iter()
+            .filter(|l| !l.kernel)
+            .map(|l| l.symbol.as_str())
+            .collect();
+        assert_eq!(
+            user,
+            ["_start", "clap_builder::builder::arg::Arg::value_parser"]
+        );
+        assert!(lines.iter().any(|l| l.symbol == "copy_page_from_iter"));
+    }
+
+    #[test]
+    fn both_ends_reports_give_the_top_symbols_of_the_run() {
+        let reports = [parse_report(WRITER_REPORT), parse_report(READER_REPORT)];
+        let (samples, top) = top_symbols(&reports, TOP_SYMBOLS);
+        assert_eq!(samples, 344 + 470);
+        let got: Vec<(&str, &str, String)> = top
+            .iter()
+            .map(|s| {
+                assert!(s.kernel, "{s:?}");
+                (
+                    s.comm.as_str(),
+                    s.symbol.as_str(),
+                    format!("{:.2}", s.percent),
+                )
+            })
+            .collect();
+        let want = [
+            ("ps-reader", "_copy_to_iter", "20.15"),
+            ("ps-writer", "_copy_from_iter", "19.16"),
+            ("ps-reader", "_raw_spin_unlock_irqrestore", "9.21"),
+            ("ps-writer", "_raw_spin_unlock_irqrestore", "8.85"),
+            ("ps-reader", "anon_pipe_buf_release", "4.42"),
+            ("ps-reader", "anon_pipe_read", "2.95"),
+            ("ps-reader", "finish_task_switch.isra.0", "2.95"),
+            ("ps-reader", "uncharge_folio", "2.95"),
+        ];
+        let want: Vec<(&str, &str, String)> = want
+            .iter()
+            .map(|&(c, s, p)| (c, s, p.to_string()))
+            .collect();
+        assert_eq!(got, want);
     }
 }
