@@ -13,6 +13,8 @@
 //!   goes;
 //! - [`channel`]: the descriptors a mechanism's ends share, made by the
 //!   parent and handed to the worker processes;
+//! - [`end`]: what an end is (the `Sender` and `Receiver` every
+//!   mechanism's ends implement), below every end;
 //! - [`ends`]: one end's sending and receiving over any mechanism;
 //! - [`splice`] and [`zerocopy`]: the vmsplice/splice ends and the
 //!   `MSG_ZEROCOPY` sender (the shared-memory ring is
@@ -20,15 +22,19 @@
 //! - [`flow`]: the sender, the receiver, the pinger and the ponger;
 //! - [`procs`]: the ends as worker processes, and the runner that starts
 //!   them;
+//! - [`record`]: what one run measured, below the jobs that make it and
+//!   the results that keep it;
 //! - [`job`], [`run`] and [`result`]: the harness, as every measurement
 //!   has it.
 
 pub mod channel;
+pub mod end;
 pub mod ends;
 pub mod flow;
 pub mod job;
 pub mod mechanism;
 pub mod procs;
+pub mod record;
 pub mod result;
 pub mod run;
 pub mod splice;

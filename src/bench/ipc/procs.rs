@@ -19,7 +19,7 @@ use super::ends::{Setup, Way, receiver, sender};
 use super::flow::{Received, ping, pong, receive_stream, send_stream};
 use super::job::{StreamJob, TripJob, one_cpu};
 use super::mechanism::Mechanism;
-use super::result::{StreamRun, TripRun};
+use super::record::{StreamRun, TripRun};
 use crate::bench::core::Spawn;
 use crate::child::{Group, last_message, said};
 use crate::sys::{NoiseProbe, ResourceUsage, UsageOf, getrusage};
