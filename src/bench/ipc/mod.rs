@@ -1,5 +1,5 @@
 //! `ipc`: pipes beside every other way two processes on one machine can
-//! talk, on the ladder's harness.
+//! talk, on the one schedule of `bench::core`.
 //!
 //! Each [`Mechanism`] is measured twice per message size: throughput (a
 //! sender process moves a run's bytes in messages of the size to a
@@ -7,7 +7,9 @@
 //! last, as the ladder's reader does) and round trips (the pinger, a
 //! thread of this process, sends a message that a ponger process sends
 //! back, as `latency` does). Both ends are pinned as the placement says;
-//! every run is one of a shuffled order, repeated while its row is noisy.
+//! each row's two metrics are slots of the one schedule
+//! (`bench::core::schedule`): every run one of a shuffled order, repeated
+//! while its slot is noisy.
 //!
 //! - [`mechanism`]: the mechanisms, what they copy and where their cost
 //!   goes;

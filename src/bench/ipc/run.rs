@@ -266,3 +266,135 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod schedule_tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use super::super::Mechanism;
+    use super::super::record::{StreamRun, TripRun};
+    use super::*;
+    use crate::bench::core::Status;
+    use crate::bench::hist::LatencyNs;
+
+    /// Counts the jobs; sets `stop` after `stop_after` of them.
+    struct Counter {
+        streams: Vec<u64>,
+        trips: usize,
+        stop: Arc<AtomicBool>,
+        stop_after: usize,
+    }
+
+    impl Counter {
+        fn made(&mut self) {
+            if self.streams.len() + self.trips >= self.stop_after {
+                self.stop.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    impl Runner<StreamJob> for Counter {
+        fn run(&mut self, job: &StreamJob) -> Result<StreamRun, RunError> {
+            self.streams.push(job.bytes);
+            self.made();
+            Ok(StreamRun {
+                timed_bytes: job.bytes,
+                seconds: 1.0,
+                gib_s: 2.0,
+                msgs_per_s: 1.0,
+                cpu_s: None,
+                bytes: job.bytes,
+                noise: None,
+            })
+        }
+    }
+
+    impl Runner<TripJob> for Counter {
+        fn run(&mut self, _: &TripJob) -> Result<TripRun, RunError> {
+            self.trips += 1;
+            self.made();
+            Ok(TripRun {
+                round_trips: 10,
+                seconds: 1.0,
+                round_trips_per_s: 10.0,
+                rtt_ns: LatencyNs {
+                    p50: 1000,
+                    ..LatencyNs::default()
+                },
+                warmup_round_trips: 1,
+                noise: None,
+            })
+        }
+    }
+
+    fn config() -> IpcConfig {
+        IpcConfig {
+            mechanisms: vec![Mechanism::Pipe, Mechanism::PipeSplice],
+            sizes: vec![4096],
+            throughput: true,
+            latency: true,
+            runs: 2,
+            max_runs: 2,
+            duration_s: 0.01,
+            bytes: None,
+            placement: Placement::Unpinned,
+            verify: false,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn throughput_warms_up_and_sizes_its_runs_round_trips_do_not_warm_up() {
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut runner = Counter {
+            streams: Vec::new(),
+            trips: 0,
+            stop,
+            stop_after: usize::MAX,
+        };
+        let facts = SystemFacts::collect();
+        let r = run_ipc(
+            &config(),
+            &facts,
+            &mut runner,
+            &Cancel::never(),
+            &mut |_| {},
+        );
+        // Two rows' throughput: a warm-up and 2 runs each; pipe's round
+        // trips: 2 runs, no warm-up; pipe-splice has none (by design).
+        assert_eq!((runner.streams.len(), runner.trips), (6, 2));
+        let t = r.rows[0]
+            .throughput
+            .as_ref()
+            .map(|t| (t.gib_s.runs.clone(), t.bytes_per_run));
+        assert_eq!(t, Some((vec![2.0, 2.0], bytes_for(4096, 2.0, 0.01))));
+        let l = r.rows[0].latency.as_ref().map(|l| l.p50_ns.runs.clone());
+        assert_eq!(l, Some(vec![1000.0, 1000.0]));
+        let splice = r.rows[1].latency.as_ref().map(|l| l.status);
+        assert_eq!(splice, Some(Status::Unavailable));
+        assert!(!r.header.interrupted);
+        assert_eq!(r.header.schema, SCHEMA);
+    }
+
+    #[test]
+    fn a_cancel_stops_the_runs_and_marks_the_result_interrupted() {
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut runner = Counter {
+            streams: Vec::new(),
+            trips: 0,
+            stop: stop.clone(),
+            stop_after: 3,
+        };
+        let facts = SystemFacts::collect();
+        let cancel = Cancel::on_flag(stop);
+        let r = run_ipc(&config(), &facts, &mut runner, &cancel, &mut |_| {});
+        assert_eq!(runner.streams.len() + runner.trips, 3);
+        assert!(r.header.interrupted);
+        // The run cancel cut short counts for nothing; nothing is "failed".
+        for row in &r.rows {
+            let t = row.throughput.as_ref().map(|t| t.status);
+            assert_ne!(t, Some(Status::Failed));
+        }
+    }
+}
