@@ -332,15 +332,18 @@ fn ipc(r: &IpcResult) -> Extract {
                 "throughput",
                 t.status,
                 t.reason.as_deref(),
-                t.runs_gib_s.clone(),
+                t.gib_s.runs.clone(),
             ),
             None => Err("not measured".to_string()),
         };
         let latency = match &row.latency {
-            Some(l) => {
-                let p50s = l.runs.iter().map(|run| run.rtt_ns.p50 as f64).collect();
-                metric(&name, "round trip", l.status, l.reason.as_deref(), p50s)
-            }
+            Some(l) => metric(
+                &name,
+                "round trip",
+                l.status,
+                l.reason.as_deref(),
+                l.p50_ns.runs.clone(),
+            ),
             None => Err("not measured".to_string()),
         };
         rows.push(Row {

@@ -55,7 +55,7 @@ impl Kind {
             Kind::Bench => &[ladder::SCHEMA, ladder::SCHEMA_V1],
             Kind::Latency => &[latency::SCHEMA, latency::SCHEMA_V1],
             Kind::Contend => &[contend::SCHEMA],
-            Kind::Ipc => &[ipc::SCHEMA],
+            Kind::Ipc => &[ipc::SCHEMA, ipc::SCHEMA_V1],
         }
     }
 
