@@ -530,3 +530,49 @@ fn a_bad_worker_description_is_an_error_not_a_panic() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn a_failing_cell_is_named_and_the_others_are_still_written() {
+    // With 20 descriptors, the worker processes of 1 writer x 1 reader
+    // start, and those of 1 x 5 cannot (two descriptors per worker).
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let out = Command::new("sh")
+        .args(["-c", "ulimit -n 20 && exec \"$0\" \"$@\"", EXE, "contend"])
+        .args([
+            "--sweep",
+            "--processes",
+            "--runs",
+            "1",
+            "--duration",
+            "0.02",
+        ])
+        .args(["--msg-size", "4K", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let last = stderr.lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("pipespeed: contend: 1 writers x 5 readers: ")
+            && last.contains("Too many open files"),
+        "{stderr}"
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 9, "every cell has its row");
+    assert_eq!(rows[0]["status"], "ok", "{}", rows[0]);
+    assert_eq!(rows[0]["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(rows[1]["status"], "failed", "{}", rows[1]);
+    assert!(
+        rows[1]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("Too many open files"),
+        "{}",
+        rows[1]
+    );
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("1x5: failed: "), "{stdout}");
+}
