@@ -205,8 +205,14 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
     let config = config(&args, &facts)?;
     crate::output::check_outputs([&args.json, &args.csv, &args.svg])?;
     catch_interrupts()?;
+    // A warm-up and the measured runs per cell (noisy cells get more).
     // validate() bounds runs and the cells are few: saturate, never wrap.
-    let bar = progress::bar(config.runs.saturating_mul(config.cells.len()));
+    let bar = progress::bar(
+        config
+            .runs
+            .saturating_add(1)
+            .saturating_mul(config.cells.len()),
+    );
     if config.pressure.is_some() {
         bar.set_message("memory hogs are writing their memory");
     }
