@@ -5,9 +5,78 @@
 //! (write/read, vmsplice, splice, huge pages, busy looping) on the machine
 //! at hand.
 //!
+//! ```
+//! use std::io::{Read, Write};
+//!
+//! // A pipe with a few bytes in it, its write end closed...
+//! let src = pipespeed::sys::pipe()?;
+//! std::fs::File::from(src.write).write_all(b"hello, pipe")?;
+//! // ...copied into another pipe by the fastest mechanism the kernel
+//! // takes for that pair (splice, for two pipes).
+//! let dst = pipespeed::sys::pipe()?;
+//! let copied = pipespeed::copy::copy(&src.read, &dst.write)?;
+//! assert_eq!(copied.bytes, 11);
+//! drop(dst.write);
+//! let mut out = String::new();
+//! std::fs::File::from(dst.read).read_to_string(&mut out)?;
+//! assert_eq!(out, "hello, pipe");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Running a measurement: the ladder of two rungs, on a runner that
+//! measures nothing (a real program passes [`Threads`](bench::core::Threads)
+//! or a [`ProcessExecutor`](bench::ladder::ProcessExecutor); this one says
+//! every run moved 1 GiB at 2 GiB/s), scheduled as `pipespeed bench` is:
+//!
+//! ```
+//! use pipespeed::bench::core::{Cancel, Placement, RunError, Runner, Status};
+//! use pipespeed::bench::ladder::{Job, LadderConfig, Rung, Sample, run_ladder};
+//! use pipespeed::sys::SystemFacts;
+//!
+//! struct Fixed;
+//! impl Runner<Job> for Fixed {
+//!     fn run(&mut self, _job: &Job) -> Result<Sample, RunError> {
+//!         let (bytes, seconds, gib_s) = (1 << 30, 0.5, 2.0);
+//!         Ok(Sample { bytes, seconds, gib_s, usage: None, noise: None, copy_check: None })
+//!     }
+//! }
+//!
+//! let facts = SystemFacts::collect();
+//! let config = LadderConfig {
+//!     rungs: vec![Rung::WriteRead, Rung::VmspliceSplice],
+//!     runs: 3,
+//!     max_runs: 3,
+//!     bytes: Some(1 << 20),
+//!     buf_size: 64 * 1024,
+//!     pipe_size: None,
+//!     placement: Placement::default_for(&facts),
+//!     verify: false,
+//!     seed: 1,
+//!     target_seconds: 0.1,
+//!     profile: false,
+//! };
+//! let result = run_ladder(&config, &facts, &mut Fixed, &Cancel::never(), &mut |_event| {});
+//! assert!(!result.header.interrupted);
+//! for rung in &result.rungs {
+//!     assert_eq!(rung.status, Status::Ok, "{:?}", rung.reason);
+//!     assert_eq!(rung.gib_s.runs, vec![2.0; 3]);
+//!     assert_eq!(rung.median(), Some(2.0));
+//! }
+//! ```
+//!
+//! # Features
+//!
+//! - `cli` (on by default): the `pipespeed` binary and the SVG charts and
+//!   HTML pages of [`report`] (`report::svg`, `report::html`), with the
+//!   crates only they need (clap, clap_complete, clap_mangen, indicatif,
+//!   plotters, anyhow). A program that uses the library alone depends on
+//!   `pipespeed = { version = "0.1", default-features = false }` and
+//!   builds 28 crates instead of 57 (docs/architecture.md, "The library",
+//!   has the figures; `examples/library_only.rs` is such a program).
+//!
 //! # Tour
 //!
-//! - [`sys`]: the system calls, on [rustix]: pipes and their size,
+//! - [`sys`]: the system calls, on [rustix](https://docs.rs/rustix): pipes and their size,
 //!   `splice`, `vmsplice`, `tee`, non-blocking mode, CPU pinning, and the
 //!   machine's facts.
 //! - [`buf`]: page-aligned and huge-page buffers, with a check of whether
@@ -29,17 +98,21 @@
 //!   display thread and `-d`'s watching.
 //! - [`wait`]: blocking, polling and busy-looping ends.
 //! - [`verify`]: a checkable byte stream for `--verify`.
-//! - [`bench`](mod@bench): the writer and reader ends, and the ladder that runs them
-//!   as separate processes; round-trip [latency](bench::latency) and many
+//! - [`bench`](mod@bench): the measurements. [`bench::core`] is what
+//!   every kind is made of: where the ends run, what became of a row, how
+//!   a caller cancels, the one [`schedule`](bench::core::schedule()) of
+//!   warm-up, shuffled and added runs, and the [`Series`](bench::core::Series)
+//!   every result holds. On it: the writer and reader ends, and the
+//!   [ladder](bench::ladder) that runs them as separate processes; round-trip [latency](bench::latency) and many
 //!   writers and readers on one pipe ([contend](bench::contend)), pipes
 //!   beside sockets, message queues, shared memory and io_uring
 //!   ([ipc](bench::ipc)), with
 //!   percentiles from HDR histograms ([hist](bench::hist)); a
 //!   [scan](bench::scan) of one setting; per-rung [cost and
 //!   profile](bench::profile).
-//! - [`report`]: the ladder as a table, JSON or CSV; SVG charts of every
-//!   result ([svg](report::svg)) and a self-contained HTML page
-//!   ([html](report::html)).
+//! - [`report`]: every result as a table, JSON, CSV or Markdown; with
+//!   the `cli` feature, SVG charts of every result (`report::svg`) and a
+//!   self-contained HTML page (`report::html`).
 //! - [`compare`]: two results of one command side by side, with a
 //!   bootstrap interval of each ratio and a verdict, as benchstat does.
 //! - [`units`]: `256K`-style sizes.

@@ -107,8 +107,9 @@ fn every_wait(mode: &str, placement: &str) {
         assert_eq!(doc["mode"], mode.trim_start_matches("--"));
         let p = &doc["placement"];
         assert_eq!(p["kind"], "pinned");
-        assert_eq!(p["pinger_cpu"], cpus[0]);
-        assert_eq!(p["ponger_cpu"], cpus[if same { 0 } else { 1 }]);
+        // The pinger is the writer, the ponger the reader.
+        assert_eq!(p["writer_cpu"], cpus[0]);
+        assert_eq!(p["reader_cpu"], cpus[if same { 0 } else { 1 }]);
     }
 }
 
@@ -136,12 +137,12 @@ fn threads_on_two_cpus() {
 fn unpinned_and_explicit_cpus() {
     let doc = measure(&["--placement", "unpinned"]);
     assert_eq!(doc["placement"]["kind"], "unpinned");
-    assert!(doc["placement"].get("pinger_cpu").is_none());
+    assert!(doc["placement"].get("writer_cpu").is_none());
     let cpu = available_cpus().unwrap()[0].to_string();
     let doc = measure(&["--threads", "--cpus", &format!("{cpu},{cpu}")]);
     assert_eq!(
-        doc["placement"]["ponger_cpu"],
-        doc["placement"]["pinger_cpu"]
+        doc["placement"]["reader_cpu"],
+        doc["placement"]["writer_cpu"]
     );
 }
 
@@ -181,32 +182,41 @@ fn one_allowed_cpu_refuses_two_cpu_placements_and_busy_waiting() {
 #[test]
 fn json_fields_have_the_documented_types() {
     let doc = measure(&["--threads"]);
-    assert_eq!(doc["schema"], "pipespeed.latency/1");
+    assert_eq!(doc["schema"], "pipespeed.latency/2");
     assert!(doc["pipespeed_version"].is_string());
     let system = &doc["system"];
     assert!(system["kernel"].is_string() && system["cpu_model"].is_string());
     assert!(system["cpus_allowed"].is_array() && system["cpus_online"].is_u64());
     assert!(doc["wait"].is_string() && doc["mode"].is_string() && doc["verify"].is_boolean());
     assert!(doc["placement"]["kind"].is_string());
-    assert_eq!(doc["runs"], 1);
+    assert_eq!((&doc["runs"], &doc["max_runs"]), (&1.into(), &1.into()));
+    assert!(doc["seed"].is_u64());
     assert_eq!(doc["sizes"], serde_json::json!([1, 4096, 65537]));
     assert_eq!(doc["warmup"], serde_json::json!({"round_trips": 10}));
     assert_eq!(doc["measure"], serde_json::json!({"round_trips": 200}));
     for row in doc["rows"].as_array().unwrap() {
-        assert!(row["size"].is_u64() && row["round_trips_per_s"].as_f64().unwrap() > 0.0);
+        assert!(row["size"].is_u64() && row["status"] == "ok" && row["reason"].is_null());
+        let rate = &row["round_trips_per_s"];
+        assert!(rate["median"].as_f64().unwrap() > 0.0, "{rate}");
         for rtt in [&row["rtt_ns"], &row["runs"][0]["rtt_ns"]] {
             assert!(rtt["mean"].as_f64().unwrap() > 0.0, "{rtt}");
             for key in ["p50", "p90", "p99", "p999", "max"] {
                 assert!(rtt[key].is_u64(), "{key} in {rtt}");
             }
         }
-        let spread = &row["spread"];
-        for key in ["p50_ns_min", "p50_ns_max"] {
-            assert!(spread[key].is_u64(), "{key} in {spread}");
+        // The series of the runs' p50: one run, no spread yet, the
+        // machine's noise during it.
+        let p50 = &row["rtt_p50_ns"];
+        assert_eq!(p50["runs"].as_array().unwrap().len(), 1, "{p50}");
+        for key in ["median", "min", "max"] {
+            assert!(p50[key].as_f64().unwrap() > 0.0, "{key} in {p50}");
         }
-        for key in ["round_trips_per_s_min", "round_trips_per_s_max"] {
-            assert!(spread[key].is_f64(), "{key} in {spread}");
-        }
+        assert!(
+            p50["spread"].is_null() && p50["diagnosis"].is_null(),
+            "{p50}"
+        );
+        assert_eq!(p50["noise"].as_array().unwrap().len(), 1, "{p50}");
+        assert!(p50["noise"][0]["wall_s"].as_f64().unwrap() > 0.0, "{p50}");
         let run = &row["runs"][0];
         assert!(run["round_trips"].is_u64() && run["warmup_round_trips"].is_u64());
         assert!(run["seconds"].as_f64().unwrap() > 0.0);
@@ -283,6 +293,14 @@ fn bad_options_are_one_line_errors_with_status_2() {
         (&["--placement", "far"], "--placement"),
         (&["--threads", "--processes"], "cannot be used with"),
         (&["--runs", "0"], "--runs"),
+        (&["--runs", "1001"], "--runs"),
+        (&["--min-runs", "0"], "--min-runs"),
+        (&["--max-runs", "1001"], "--max-runs"),
+        (&["--runs", "3", "--max-runs", "5"], "cannot be used with"),
+        (
+            &["--min-runs", "5", "--max-runs", "4"],
+            "--max-runs 4 is below --min-runs 5",
+        ),
     ] {
         assert_usage_error(&latency(args), needle);
     }
@@ -359,4 +377,107 @@ fn a_pinger_without_a_ponger_fails_instead_of_hanging() {
     };
     let err = ping(a_to_b.write, b_to_a.read, &config).unwrap_err();
     assert!(err.to_string().contains("closed its end"), "{err}");
+}
+
+#[test]
+fn a_noisy_size_gets_runs_up_to_max_runs_and_a_quiet_setting_none() {
+    // Whatever this machine's noise: at least --min-runs, at most
+    // --max-runs, and more than the minimum only for a wide size.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let out = latency(&[
+        "--threads",
+        "--sizes",
+        "1,64",
+        "--round-trips",
+        "100",
+        "--warmup",
+        "10",
+        "--min-runs",
+        "3",
+        "--max-runs",
+        "5",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!((&doc["runs"], &doc["max_runs"]), (&3.into(), &5.into()));
+    for row in doc["rows"].as_array().unwrap() {
+        let p50 = &row["rtt_p50_ns"];
+        let runs = p50["runs"].as_array().unwrap().len();
+        assert_eq!(runs, row["runs"].as_array().unwrap().len());
+        assert!((3..=5).contains(&runs), "{row}");
+        let wide = p50["spread"]["ci95_half_width"].as_f64().unwrap() > 0.10;
+        // A size stops short of --max-runs only once its interval is narrow.
+        assert!(runs == 5 || !wide, "{p50}");
+        // Noisy or not, the table says the spread of every size.
+        let noisy = p50["spread"]["noisy"].as_bool().unwrap();
+        assert_eq!(noisy, !p50["diagnosis"].is_null(), "{p50}");
+    }
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("p50 spread") && table.contains("3-5 runs"),
+        "{table}"
+    );
+}
+
+#[test]
+fn a_version_1_document_still_loads() {
+    use pipespeed::bench::core::{Placement, Status};
+    use pipespeed::bench::latency::LatencyResult;
+    // Written by `pipespeed latency --sizes 1,4K --runs 2 --round-trips
+    // 2000 --warmup 100 --json` before the rows were series.
+    let text = include_str!("fixtures/latency/v1.json");
+    let r: LatencyResult = serde_json::from_str(text).unwrap();
+    assert_eq!(r.header.schema, "pipespeed.latency/1");
+    assert_eq!(
+        r.config.placement,
+        Placement::Pinned {
+            writer_cpu: 0,
+            reader_cpu: 1
+        }
+    );
+    assert_eq!((r.config.runs, r.config.max_runs()), (2, 2));
+    let v1: Value = serde_json::from_str(text).unwrap();
+    for (row, old) in r.rows.iter().zip(v1["rows"].as_array().unwrap()) {
+        assert_eq!(row.status, Status::Ok);
+        assert_eq!(row.runs.len(), 2);
+        let spread = &old["spread"];
+        let p50 = &row.rtt_p50_ns;
+        assert_eq!(p50.min, spread["p50_ns_min"].as_f64());
+        assert_eq!(p50.max, spread["p50_ns_max"].as_f64());
+        let rate = &row.round_trips_per_s;
+        assert_eq!(rate.min, spread["round_trips_per_s_min"].as_f64());
+        assert_eq!(rate.max, spread["round_trips_per_s_max"].as_f64());
+        let (median, old_median) = (
+            rate.median.unwrap(),
+            old["round_trips_per_s"].as_f64().unwrap(),
+        );
+        assert!(
+            (median - old_median).abs() < old_median * 1e-9,
+            "{median} {old_median}"
+        );
+        assert_eq!(row.rtt_ns.p99, old["rtt_ns"]["p99"].as_u64().unwrap());
+    }
+    let unpinned = text.replace(
+        r#""kind": "pinned",
+    "pinger_cpu": 0,
+    "ponger_cpu": 1"#,
+        r#""kind": "unpinned""#,
+    );
+    assert_ne!(unpinned, text);
+    let r: LatencyResult = serde_json::from_str(&unpinned).unwrap();
+    assert_eq!(r.config.placement, Placement::Unpinned);
+    // And compare reads it.
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("v1.json");
+    std::fs::write(&old, text).unwrap();
+    let out = Command::new(EXE)
+        .args(["compare", old.to_str().unwrap(), old.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("4KiB"), "{text}");
 }

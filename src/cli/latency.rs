@@ -4,11 +4,12 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, anyhow};
+use anyhow::Context;
 use clap::{Args, ValueEnum};
 use pipespeed::bench::core::harness::MAX_RUNS;
+use pipespeed::bench::core::{Cancel, Status};
 use pipespeed::bench::latency::{
-    LatencyConfig, MAX_ROUND_TRIPS, Mode, Placement, Span, run_latency,
+    LatencyConfig, LatencyResult, MAX_ROUND_TRIPS, Mode, Placement, Span, run_latency,
 };
 use pipespeed::sys::SystemFacts;
 use pipespeed::sys::process::catch_interrupts;
@@ -23,8 +24,11 @@ use crate::progress;
 #[command(
     after_help = "Times are ROUND TRIPS (there and back); one way is about half. What perf bench \
                   sched pipe (-T for threads) and lmbench lat_pipe measure, with percentiles.\n\n\
-                  Exit status: 0 measured, 1 an error (the ponger died, a closed stdout), 2 bad \
-                  usage or a value outside its range, 129/130/143 interrupted by SIGHUP/SIGINT/SIGTERM (the \
+                  Every size gets a short warm-up run, then its runs in one shuffled order with \
+                  the other sizes', and more runs while its median round trip spreads; a size \
+                  whose runs still spread is marked noisy, with the likely cause.\n\n\
+                  Exit status: 0 measured, 1 an error (a size failed: the ponger died; a closed \
+                  stdout), 2 bad usage or a value outside its range, 129/130/143 interrupted by SIGHUP/SIGINT/SIGTERM (the \
                   sizes measured are printed and written, marked interrupted)."
 )]
 pub struct LatencyArgs {
@@ -67,10 +71,18 @@ pub struct LatencyArgs {
     /// Pinger and ponger as two processes (the default).
     #[arg(long)]
     pub processes: bool,
-    /// Measured runs per size (medians and spread over them) [at most
-    /// 1000].
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS as u64))]
-    pub runs: u64,
+    /// Measured runs per size (after one short warm-up run); sets both
+    /// --min-runs and --max-runs.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS as u64), conflicts_with_all = ["min_runs", "max_runs"])]
+    pub runs: Option<u64>,
+    /// Runs every size gets [default: 3; at most 1000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS as u64))]
+    pub min_runs: Option<u64>,
+    /// Runs a size may get: one more at a time while the 95% interval of
+    /// its runs' median round trip is wider than +-10% [default: 10, or
+    /// --min-runs if more; at most 1000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS as u64))]
+    pub max_runs: Option<u64>,
     /// Check every byte of every message (first and last are always checked).
     #[arg(long)]
     pub verify: bool,
@@ -142,9 +154,10 @@ fn placement(
     choice: Option<PlacementArg>,
     allowed: &[usize],
 ) -> Result<Placement, UsageError> {
-    let pinned = |pinger_cpu, ponger_cpu| Placement::Pinned {
-        pinger_cpu,
-        ponger_cpu,
+    // The pinger writes first: it is the writer, the ponger the reader.
+    let pinned = |writer_cpu, reader_cpu| Placement::Pinned {
+        writer_cpu,
+        reader_cpu,
     };
     if !cpus.is_empty() {
         let (a, b) = crate::args::cpu_pair(cpus, allowed, "the pinger's and the ponger's")?;
@@ -167,9 +180,9 @@ fn placement(
 fn check_wait(wait: Wait, placement: Placement, allowed: &[usize]) -> Result<(), UsageError> {
     let shared = match placement {
         Placement::Pinned {
-            pinger_cpu,
-            ponger_cpu,
-        } => (pinger_cpu == ponger_cpu).then_some(pinger_cpu),
+            writer_cpu,
+            reader_cpu,
+        } => (writer_cpu == reader_cpu).then_some(writer_cpu),
         Placement::Unpinned => (allowed.len() < 2).then(|| allowed.first().copied().unwrap_or(0)),
     };
     match shared {
@@ -184,9 +197,12 @@ fn check_wait(wait: Wait, placement: Placement, allowed: &[usize]) -> Result<(),
 fn config(args: &LatencyArgs, allowed: &[usize]) -> Result<LatencyConfig, UsageError> {
     let placement = placement(&args.cpus, args.placement, allowed)?;
     check_wait(args.wait.wait(), placement, allowed)?;
+    let (runs, max_runs) = runs(args)?;
     Ok(LatencyConfig {
         sizes: args.sizes.clone(),
-        runs: args.runs as usize,
+        runs,
+        max_runs,
+        seed: crate::bench::clock_seed(),
         warmup: args.warmup,
         measure: match (args.round_trips, args.duration) {
             (Some(n), _) => Span::RoundTrips(n),
@@ -203,6 +219,49 @@ fn config(args: &LatencyArgs, allowed: &[usize]) -> Result<LatencyConfig, UsageE
     })
 }
 
+/// `--runs`, or `--min-runs` and `--max-runs`, as `bench` takes them.
+fn runs(args: &LatencyArgs) -> Result<(usize, usize), UsageError> {
+    let (min, max) = match args.runs {
+        Some(n) => (n, n),
+        None => {
+            let min = args.min_runs.unwrap_or(3);
+            (min, args.max_runs.unwrap_or(min.max(10)))
+        }
+    };
+    if max < min {
+        return Err(UsageError(format!(
+            "--max-runs {max} is below --min-runs {min}: a size cannot take fewer runs than it must"
+        )));
+    }
+    Ok((min as usize, max as usize))
+}
+
+/// 1 when a size failed (said on stderr too: a table scrolled past must
+/// not pass for a measurement), else 0; interrupted: 128 + the signal.
+fn exit_status(result: &LatencyResult) -> ExitCode {
+    let measured = result.rows.iter().filter(|r| !r.runs.is_empty()).count();
+    if let Some(status) = crate::interrupted_status(measured, "size", "every child process") {
+        return status;
+    }
+    let failed: Vec<String> = (result.rows.iter())
+        .filter(|r| r.status != Status::Ok)
+        .map(|r| {
+            let why = r.reason.as_deref().unwrap_or("no reason given");
+            format!("{}: {why}", pipespeed::units::Size(r.size as u64))
+        })
+        .collect();
+    if failed.is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!(
+        "pipespeed: {} of {} sizes failed: {}",
+        failed.len(),
+        result.rows.len(),
+        failed.join("; ")
+    );
+    ExitCode::FAILURE
+}
+
 pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
     let config = config(&args, &facts.cpus_allowed)?;
@@ -210,21 +269,19 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     catch_interrupts()?;
     let exe = std::env::current_exe().context("cannot find the pipespeed binary")?;
     let mut runner = config.mode.runner(exe);
-    // Runs at most MAX_RUNS (1000), sizes as many as the command line
-    // holds: no overflow.
-    let bar = progress::bar(config.sizes.len() * config.runs);
-    let result = run_latency(&config, facts, runner.as_mut(), &mut |event| {
-        progress::show(&bar, event)
-    });
+    // Runs at most MAX_RUNS (1000) and a warm-up, sizes as many as the
+    // command line holds: no overflow. Added runs lengthen the bar.
+    let bar = progress::bar(config.sizes.len() * (config.runs + 1));
+    let result = run_latency(
+        &config,
+        facts,
+        runner.as_mut(),
+        &Cancel::on_signals(),
+        &mut |event| progress::show(&bar, event),
+    );
     bar.finish_and_clear();
-    // A message, not an io::Error: a broken pipe here is a failure, not a
-    // reader going away.
-    let result = result.map_err(|e| anyhow!("{e}"))?;
     let files = [&args.json, &args.csv, &args.svg];
-    crate::output::deliver(&result, result.rows.len(), files)?;
-    let sizes = result.rows.len();
-    if let Some(status) = crate::interrupted_status(sizes, "size", "every child process") {
-        return Ok(status);
-    }
-    Ok(ExitCode::SUCCESS)
+    let measured = result.rows.iter().filter(|r| !r.runs.is_empty()).count();
+    crate::output::deliver(&result, measured, files)?;
+    Ok(exit_status(&result))
 }

@@ -109,12 +109,69 @@ use crate::sys::{FdInfo, FdKind, PipePair, fd_info};
 use pipes::bytes_ahead;
 
 /// Copies with the default options: see [`Copier`].
+///
+/// Every byte of `src` from its position to its end goes to `dst`; the
+/// result says how many and by which [`Mechanism`], and an error says
+/// which side failed and how many bytes had been written before.
+///
+/// ```
+/// use std::io::{Read, Seek, Write};
+/// use pipespeed::copy::{Mechanism, copy};
+///
+/// let mut src = tempfile::tempfile()?;
+/// src.write_all(b"0123456789")?;
+/// src.rewind()?;
+/// let mut dst = tempfile::tempfile()?;
+/// let copied = copy(&src, &dst)?;
+/// assert_eq!(copied.bytes, 10);
+/// // A file of 32 KiB or less is copied by read/write (SMALL_FILE).
+/// assert_eq!(copied.mechanism, Mechanism::ReadWrite);
+/// let mut out = String::new();
+/// dst.rewind()?;
+/// dst.read_to_string(&mut out)?;
+/// assert_eq!(out, "0123456789");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn copy(src: impl AsFd, dst: impl AsFd) -> Result<Copied, CopyError> {
     Copier::new(CopyOptions::default()).copy(src, dst)
 }
 
 /// The copy engine, holding what it reuses from one copy to the next: the
 /// intermediate pipe and the read/write buffer, both made on first need.
+///
+/// Two copies with one copier, the first stopped at a limit, the second
+/// made by a forced mechanism; [`Copier::progress`] counts both:
+///
+/// ```
+/// use std::io::{Read, Write};
+/// use pipespeed::copy::{Copier, CopyOptions, Mechanism};
+/// use pipespeed::sys::pipe;
+///
+/// let src = pipe()?;
+/// std::fs::File::from(src.write).write_all(b"abcdef")?;
+/// let dst = pipe()?;
+/// let mut copier = Copier::new(CopyOptions {
+///     limit: Some(4),
+///     ..CopyOptions::default()
+/// });
+/// let first = copier.copy(&src.read, &dst.write)?;
+/// assert_eq!(first.bytes, 4);
+/// // Two pipes: splice, page references moved from one to the other.
+/// assert_eq!(first.mechanism, Mechanism::Splice);
+///
+/// copier.options_mut().limit = None;
+/// copier.options_mut().force = Some(Mechanism::ReadWrite);
+/// let rest = copier.copy(&src.read, &dst.write)?;
+/// assert_eq!((rest.bytes, rest.mechanism), (2, Mechanism::ReadWrite));
+/// let progress = copier.progress();
+/// assert_eq!(progress.load(std::sync::atomic::Ordering::Relaxed), 6);
+///
+/// drop(dst.write);
+/// let mut out = Vec::new();
+/// std::fs::File::from(dst.read).read_to_end(&mut out)?;
+/// assert_eq!(out, b"abcdef");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Copier {
     options: CopyOptions,
     mid: Option<PipePair>,

@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use std::io;
 
 mod csv;
+#[cfg(feature = "cli")]
 mod html;
 mod markdown;
 
@@ -120,6 +121,8 @@ pub(super) struct SizeTable<'a> {
     pub size: usize,
     /// Its rows: fastest first, the rows without a rate after in the
     /// order measured; by round-trip p50 when no row has a rate.
+    /// (Read by the HTML page only, which needs the `cli` feature.)
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
     pub rows: Vec<&'a IpcRow>,
     /// Each row's cells, under [`Shown::headings`].
     pub cells: Vec<Vec<String>>,

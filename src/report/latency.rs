@@ -3,8 +3,13 @@
 use std::fmt::Write as _;
 use std::io;
 
+use super::series::{
+    noise_sentence, noisy_series, series_csv, series_csv_header, spread_cell, status_word,
+};
 use super::{Csv, Exporter, Text};
-use crate::bench::latency::{LatencyResult, Span};
+use crate::bench::core::{Series, Status};
+use crate::bench::latency::job::cpus;
+use crate::bench::latency::{LatencyConfig, LatencyResult, Span, describe};
 use crate::units::Size;
 use crate::units::readable_ns as ns;
 
@@ -37,7 +42,17 @@ fn span(s: Span) -> String {
     }
 }
 
-/// The table on stdout.
+/// `runs of` as the setting says: `3 runs`, or `3-10 runs` when a noisy
+/// size may get more.
+fn runs(c: &LatencyConfig) -> String {
+    match c.max_runs() {
+        max if max > c.runs => format!("{}-{max} runs", c.runs),
+        _ => format!("{} runs", c.runs),
+    }
+}
+
+/// The table on stdout, then what failed, what was noisy and why, and the
+/// machine's noise.
 fn text(r: &LatencyResult) -> String {
     let (s, c) = (&r.header.system, &r.config);
     let allowed: Vec<String> = s.cpus_allowed.iter().map(|c| c.to_string()).collect();
@@ -51,11 +66,11 @@ fn text(r: &LatencyResult) -> String {
     );
     let _ = writeln!(
         out,
-        "two {}, {}, wait {}; {} runs of {} after {} of warm-up{}",
+        "two {}, {}, wait {}; {} of {} after {} of warm-up{}",
         name(c.mode),
-        c.placement,
+        describe(c.placement),
         name(c.wait),
-        c.runs,
+        runs(c),
         span(c.measure),
         span(c.warmup),
         if c.verify {
@@ -65,10 +80,11 @@ fn text(r: &LatencyResult) -> String {
         }
     );
     out += "ROUND-TRIP times (pinger -> ponger -> pinger; one way is about half): medians \
-            of the runs, and the range of the runs' p50 and round trips/s\n\n";
+            of the runs, the range of the runs' p50 and its 95% interval, and the range of \
+            round trips/s\n\n";
     let _ = writeln!(
         out,
-        "{:<8} {:>13} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  {:>21}  {:>19}",
+        "{:<8} {:>13} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  {:>21}  {:>11}  {:>19}",
         "size",
         "round trips/s",
         "mean",
@@ -78,50 +94,98 @@ fn text(r: &LatencyResult) -> String {
         "p99.9",
         "max",
         "p50 range",
+        "p50 spread",
         "round trips/s range"
     );
+    let range = |s: &Series, show: &dyn Fn(f64) -> String| match (s.min, s.max) {
+        (Some(lo), Some(hi)) => format!("{} - {}", show(lo), show(hi)),
+        _ => "-".into(),
+    };
+    let rate = |v: f64| format!("{v:.0}");
+    let time = |v: f64| ns(v);
     for row in &r.rows {
-        let (l, sp) = (&row.rtt_ns, &row.spread);
+        let l = &row.rtt_ns;
+        let size = Size(row.size as u64).to_string();
+        if row.runs.is_empty() {
+            let _ = writeln!(out, "{size:<8} {:>13}", "-");
+            continue;
+        }
         let _ = writeln!(
             out,
-            "{:<8} {:>13.0} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  {:>21}  {:>19}",
-            Size(row.size as u64).to_string(),
-            row.round_trips_per_s,
+            "{:<8} {:>13} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  {:>21}  {:>11}  {:>19}",
+            size,
+            row.round_trips_per_s.median.map_or("-".into(), rate),
             ns(l.mean),
             ns(l.p50 as f64),
             ns(l.p90 as f64),
             ns(l.p99 as f64),
             ns(l.p999 as f64),
             ns(l.max as f64),
-            format!(
-                "{} - {}",
-                ns(sp.p50_ns_min as f64),
-                ns(sp.p50_ns_max as f64)
-            ),
-            format!(
-                "{:.0} - {:.0}",
-                sp.round_trips_per_s_min, sp.round_trips_per_s_max
-            ),
+            range(&row.rtt_p50_ns, &time),
+            spread_cell(&row.rtt_p50_ns),
+            range(&row.round_trips_per_s, &rate),
         );
+    }
+    let mut notes = Vec::new();
+    for row in &r.rows {
+        let size = Size(row.size as u64);
+        if row.status != Status::Ok {
+            notes.push(format!(
+                "{}: {size}: {}",
+                status_word(row.status),
+                row.reason.as_deref().unwrap_or("no reason given")
+            ));
+        }
+        let p50 = noisy_series(&format!("{size} median round trip"), &row.rtt_p50_ns, time);
+        let rates = || {
+            noisy_series(
+                &format!("{size} round trips/s"),
+                &row.round_trips_per_s,
+                |v| format!("{v:.0}/s"),
+            )
+        };
+        notes.extend(p50.or_else(rates));
+    }
+    notes.extend(r.noise().map(noise_sentence));
+    if !notes.is_empty() {
+        out.push('\n');
+        for note in notes {
+            let _ = writeln!(out, "{note}");
+        }
     }
     out
 }
 
-/// One row per run and size: the run's fields, flattened, then the setting.
+/// One row per run and size: the run's fields, flattened, then the
+/// setting, the size's status and its two series (the same on every run
+/// of the size). A size without a run gets one row, its run fields empty.
 fn csv(r: &LatencyResult) -> String {
-    let mut out = String::from(
+    let mut out = format!(
         "size,run,round_trips,seconds,round_trips_per_s,rtt_mean_ns,rtt_p50_ns,rtt_p90_ns,\
-         rtt_p99_ns,rtt_p999_ns,rtt_max_ns,warmup_round_trips,mode,wait,pinger_cpu,ponger_cpu\n",
+         rtt_p99_ns,rtt_p999_ns,rtt_max_ns,warmup_round_trips,mode,wait,pinger_cpu,ponger_cpu,\
+         status,{},{}\n",
+        series_csv_header("rtt_p50_ns"),
+        series_csv_header("round_trips_per_s"),
     );
     let (mode, wait) = (name(r.config.mode), name(r.config.wait));
-    let (pinger, ponger) = r.config.placement.cpus();
+    let (pinger, ponger) = cpus(r.config.placement);
     let cpu = |c: Option<usize>| c.map(|c| c.to_string()).unwrap_or_default();
     for row in &r.rows {
+        let size = [
+            status_word(row.status).to_string(),
+            series_csv(&row.rtt_p50_ns).join(","),
+            series_csv(&row.round_trips_per_s).join(","),
+        ]
+        .join(",");
+        let setting = format!("{mode},{wait},{},{}", cpu(pinger), cpu(ponger));
+        if row.runs.is_empty() {
+            let _ = writeln!(out, "{},,,,,,,,,,,,{setting},{size}", row.size);
+        }
         for (i, run) in row.runs.iter().enumerate() {
             let l = &run.rtt_ns;
             let _ = writeln!(
                 out,
-                "{},{},{},{:.6},{:.1},{:.1},{},{},{},{},{},{},{mode},{wait},{},{}",
+                "{},{},{},{:.6},{:.1},{:.1},{},{},{},{},{},{},{setting},{size}",
                 row.size,
                 i + 1,
                 run.round_trips,
@@ -134,8 +198,6 @@ fn csv(r: &LatencyResult) -> String {
                 l.p999,
                 l.max,
                 run.warmup_round_trips,
-                cpu(pinger),
-                cpu(ponger)
             );
         }
     }
@@ -183,14 +245,16 @@ mod tests {
         let config = LatencyConfig {
             sizes: vec![1, 65536],
             runs: 2,
+            max_runs: 2,
+            seed: 1,
             warmup: Span::Seconds(0.1),
             measure: Span::RoundTrips(1000),
             wait: Wait::Busy,
             verify: false,
             mode: Mode::Threads,
             placement: Placement::Pinned {
-                pinger_cpu: 0,
-                ponger_cpu: 1,
+                writer_cpu: 0,
+                reader_cpu: 1,
             },
         };
         let rows = vec![
@@ -199,7 +263,7 @@ mod tests {
         ];
         LatencyResult {
             header: Header {
-                schema: "pipespeed.latency/1".into(),
+                schema: "pipespeed.latency/2".into(),
                 pipespeed_version: "0.1.0".into(),
                 build: None,
                 system,
@@ -225,11 +289,11 @@ mod tests {
         assert!(lines[2].starts_with("ROUND-TRIP times"), "{t}");
         let table = [
             "size     round trips/s       mean        p50        p90        p99      p99.9        \
-             max              p50 range  round trips/s range",
+             max              p50 range   p50 spread  round trips/s range",
             "1B               45000   23.38 us   21.25 us   22.25 us   26.25 us   61.25 us    \
-             2.50 ms    19.00 us - 23.50 us        40000 - 50000",
+             2.50 ms    19.00 us - 23.50 us       +-135%        40000 - 50000",
             "64KiB             9250  117.70 us  107.00 us  108.00 us  112.00 us  147.00 us    \
-             2.50 ms  104.00 us - 110.00 us          9000 - 9500",
+             2.50 ms  104.00 us - 110.00 us        +-36%          9000 - 9500",
         ];
         assert_eq!(lines[4..], table);
     }
@@ -242,9 +306,111 @@ mod tests {
         assert_eq!(lines[0].split(',').count(), lines[1].split(',').count());
         assert_eq!(
             lines[1],
-            "1,1,1000,0.020000,50000.0,20900.0,19000,20000,24000,59000,2500000,50,threads,busy,0,1"
+            "1,1,1000,0.020000,50000.0,20900.0,19000,20000,24000,59000,2500000,50,threads,busy,0,1,\
+             ok,21250,19000,23500,1.3453411764705878,1.236842105263158,false,\
+             45000,40000,50000,1.4117777777777776,1.25,false"
         );
+        let header: Vec<&str> = lines[0].split(',').collect();
+        assert_eq!(
+            header[16..19],
+            ["status", "rtt_p50_ns_median", "rtt_p50_ns_min"]
+        );
+        assert!(lines[0].ends_with(",round_trips_per_s_noisy"), "{c}");
         assert!(lines[4].starts_with("65536,2,1000,"), "{c}");
+    }
+
+    /// `result()` with a third run of each size: 1 byte's runs spread
+    /// 2x, 64 KiB's within 1%.
+    fn spread_result() -> LatencyResult {
+        let mut r = result();
+        let runs = |rows: &LatencyRow, rate: f64, p50: u64| {
+            let mut runs = rows.runs.clone();
+            let mut run = runs[0].clone();
+            (run.round_trips_per_s, run.rtt_ns.p50) = (rate, p50);
+            runs.push(run);
+            runs
+        };
+        r.rows[0] = LatencyRow::summarize(1, runs(&r.rows[0], 20_000.0, 47_000));
+        let tight = |rate: f64, p50: u64| {
+            let mut run = r.rows[1].runs[0].clone();
+            (run.round_trips_per_s, run.rtt_ns.p50) = (rate, p50);
+            run
+        };
+        let tight = vec![
+            tight(9000.0, 110_000),
+            tight(9050.0, 109_500),
+            tight(8990.0, 110_300),
+        ];
+        r.rows[1] = LatencyRow::summarize(65536, tight);
+        r
+    }
+
+    #[test]
+    fn a_noisy_size_is_marked_and_diagnosed_in_every_export_a_tight_one_not() {
+        let r = spread_result();
+        let t = text(&r);
+        let one = t.lines().find(|l| l.starts_with("1B ")).unwrap();
+        assert!(one.contains(" noisy "), "{t}");
+        let big = t.lines().find(|l| l.starts_with("64KiB ")).unwrap();
+        assert!(!big.contains("noisy"), "{t}");
+        assert!(
+            t.contains("\nnoisy: 1B median round trip (3 runs from 19.00 us to 47.00 us"),
+            "{t}"
+        );
+        assert!(
+            t.contains("\n  likely: ") && t.contains("\n  what to do: "),
+            "{t}"
+        );
+        assert!(!t.contains("noisy: 64KiB"), "{t}");
+        let c = csv(&r);
+        let noisy: Vec<&str> = (c.lines().skip(1))
+            .map(|l| l.split(',').nth(22).unwrap())
+            .collect();
+        assert_eq!(
+            noisy,
+            ["true", "true", "true", "false", "false", "false"],
+            "{c}"
+        );
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["rows"][0]["rtt_p50_ns"]["spread"]["noisy"], true);
+        assert!(json["rows"][0]["rtt_p50_ns"]["diagnosis"]["causes"].is_array());
+        assert_eq!(json["rows"][1]["rtt_p50_ns"]["spread"]["noisy"], false);
+        let svg = crate::report::svg::latency_svg(&r).unwrap();
+        assert!(svg.contains("noisy"), "the legend marks the noisy size");
+    }
+
+    #[test]
+    fn a_failed_size_says_why_and_keeps_its_runs() {
+        let mut r = result();
+        r.rows[1].status = Status::Failed;
+        r.rows[1].reason = Some("65536-byte messages: the ponger died".into());
+        r.rows.push(LatencyRow {
+            status: Status::Failed,
+            reason: Some("4096-byte messages: cannot start".into()),
+            ..LatencyRow::summarize(4096, Vec::new())
+        });
+        let t = text(&r);
+        assert!(
+            t.contains("\nfailed: 64KiB: 65536-byte messages: the ponger died\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("\nfailed: 4KiB: 4096-byte messages: cannot start\n"),
+            "{t}"
+        );
+        assert!(
+            t.lines()
+                .any(|l| l.starts_with("4KiB ") && l.trim_end().ends_with('-')),
+            "{t}"
+        );
+        let c = csv(&r);
+        let last = c.lines().last().unwrap();
+        assert!(last.starts_with("4096,,,"), "{c}");
+        assert!(last.contains(",failed,"), "{c}");
+        assert_eq!(
+            last.split(',').count(),
+            c.lines().next().unwrap().split(',').count()
+        );
     }
 
     #[test]

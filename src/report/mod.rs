@@ -1,15 +1,20 @@
 //! Writing results out: one [`Exporter`] trait, one unit struct per format
-//! ([`Text`], [`Json`], [`Csv`], [`Svg`], [`Html`]), and one module per
-//! kind of result ([`ladder`], [`latency`], [`contend`], [`scan`],
-//! [`ipc`]) with its table and CSV; the charts are in [`svg`], the
-//! ladder's page in [`html`] (ipc's page, on the same machinery, in
+//! ([`Text`], [`Json`], [`Csv`], [`Markdown`], and `Svg` and `Html`), and
+//! one module per kind of result ([`ladder`], [`latency`], [`contend`],
+//! [`scan`], [`ipc`]) with its table and CSV; the charts are in `svg`, the
+//! ladder's page in `html` (ipc's page, on the same machinery, in
 //! [`ipc`]). A format a kind of result does not have is not implemented
 //! for it, so asking for it does not compile.
+//!
+//! `Svg`, `Html` and their modules `svg` and `html` need the `cli` feature
+//! (on by default): they draw with plotters, which a program using only
+//! the tables, CSV and JSON does not build.
 //!
 //! Every exporter is a pure function of the result: the same result gives
 //! the same bytes.
 
 pub mod contend;
+#[cfg(feature = "cli")]
 pub mod html;
 pub mod ipc;
 pub mod ladder;
@@ -17,6 +22,7 @@ pub mod latency;
 pub mod read;
 pub mod scan;
 pub mod series;
+#[cfg(feature = "cli")]
 pub mod svg;
 
 use std::io;
@@ -56,10 +62,12 @@ pub struct Json;
 pub struct Csv;
 
 /// A chart (SVG).
+#[cfg(feature = "cli")]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Svg;
 
 /// A self-contained HTML page.
+#[cfg(feature = "cli")]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Html;
 
@@ -78,6 +86,7 @@ impl<R: serde::Serialize> Exporter<R> for Json {
 
 /// `c`, or U+FFFD where `c` is a control character XML does not allow
 /// (a terminal escape in an end's stderr, say), for the SVG and HTML.
+#[cfg(feature = "cli")]
 fn xml_char(c: char) -> char {
     match c {
         '\t' | '\n' | '\r' => c,

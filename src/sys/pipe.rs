@@ -23,6 +23,19 @@ pub struct PipePair {
 
 /// `pipe2(fds, O_CLOEXEC)`: creates a pipe whose ends are closed on `exec`.
 ///
+/// ```
+/// use std::io::{Read, Write};
+///
+/// let p = pipespeed::sys::pipe()?;
+/// let (mut r, mut w) = (std::fs::File::from(p.read), std::fs::File::from(p.write));
+/// w.write_all(b"through the kernel")?;
+/// drop(w); // the reader then sees the end
+/// let mut out = String::new();
+/// r.read_to_string(&mut out)?;
+/// assert_eq!(out, "through the kernel");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+///
 /// # References
 ///  - [pipe(2)](https://man7.org/linux/man-pages/man2/pipe.2.html)
 #[doc(alias = "pipe2")]
@@ -32,6 +45,18 @@ pub fn pipe() -> io::Result<PipePair> {
 }
 
 /// `fcntl(fd, F_GETPIPE_SZ)`: the capacity of the pipe `fd` refers to.
+///
+/// ```
+/// use pipespeed::sys::{fcntl_getpipe_size, pipe};
+///
+/// let p = pipe()?;
+/// // 16 pages by default; fewer once the user's pipe budget is spent.
+/// let size = fcntl_getpipe_size(&p.read)?;
+/// assert!(size >= 4096, "{size}");
+/// // Both ends share one pipe, and so one capacity.
+/// assert_eq!(fcntl_getpipe_size(&p.write)?, size);
+/// # Ok::<(), std::io::Error>(())
+/// ```
 ///
 /// # References
 ///  - [fcntl(2)](https://man7.org/linux/man-pages/man2/fcntl.2.html)
@@ -47,6 +72,20 @@ pub fn fcntl_getpipe_size(fd: impl AsFd) -> io::Result<usize> {
 /// `/proc/sys/fs/pipe-max-size` (EPERM without `CAP_SYS_RESOURCE`, which
 /// sandboxes drop even for root), the per-user pipe budget (EPERM too),
 /// smaller than the data already in the pipe (EBUSY), or not a pipe.
+///
+/// ```
+/// use pipespeed::sys::{fcntl_getpipe_size, fcntl_setpipe_size, pipe};
+///
+/// let p = pipe()?;
+/// // 12 KiB is three pages, rounded up to four.
+/// assert_eq!(fcntl_setpipe_size(&p.write, 12 * 1024)?, 16 * 1024);
+/// assert_eq!(fcntl_getpipe_size(&p.read)?, 16 * 1024);
+/// // Not a pipe: an error that says so.
+/// let file = tempfile::tempfile()?;
+/// let err = fcntl_setpipe_size(&file, 4096).unwrap_err();
+/// assert!(err.to_string().starts_with("cannot set pipe size to 4KiB: not a pipe"), "{err}");
+/// # Ok::<(), std::io::Error>(())
+/// ```
 ///
 /// # References
 ///  - [fcntl(2)](https://man7.org/linux/man-pages/man2/fcntl.2.html)
@@ -77,6 +116,20 @@ pub fn fcntl_setpipe_size(fd: impl AsFd, size: usize) -> io::Result<usize> {
 
 /// The largest capacity an unprivileged process may give a pipe, read from
 /// `/proc/sys/fs/pipe-max-size`.
+///
+/// ```
+/// use pipespeed::sys::{fcntl_setpipe_size, pipe, pipe_max_size};
+///
+/// let max = pipe_max_size()?; // 1 MiB unless the administrator changed it
+/// assert!(max >= 4096);
+/// // Beyond it, the kernel refuses (without CAP_SYS_RESOURCE) or grants
+/// // more than the limit (with it, which sandboxes drop even for root).
+/// match fcntl_setpipe_size(&pipe()?.write, 2 * max) {
+///     Err(e) => assert!(e.to_string().contains("pipe-max-size"), "{e}"),
+///     Ok(granted) => assert!(granted > max),
+/// }
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub fn pipe_max_size() -> io::Result<usize> {
     let text = std::fs::read_to_string(PIPE_MAX_SIZE_PATH)?;
     text.trim().parse().map_err(|_| {

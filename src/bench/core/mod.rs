@@ -1,7 +1,7 @@
 //! What every measurement is made of, whatever it measures: where the
 //! ends run ([`Placement`]), what became of a row ([`Status`],
 //! [`RunError`]), how a caller stops it ([`Cancel`]), the runners and
-//! progress events ([`harness`]), the one [`schedule`] of warm-up,
+//! progress events ([`harness`]), the one [`schedule()`] of warm-up,
 //! shuffled and added runs, and the one [`Series`] every result is made
 //! of, with its spread and the machine's noise ([`noise`]).
 //!

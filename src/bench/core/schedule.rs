@@ -157,6 +157,46 @@ impl Outcome {
 /// the run it cut short counts for nothing. A row still `ok` without a
 /// run when nothing cancelled the schedule is marked failed ("no run was
 /// made"): an empty row never passes for a measured one.
+///
+/// A kind of measurement in a few lines: two rows, the second
+/// unavailable on this machine, and a run that measures nothing (a real
+/// kind starts its ends here, through a [`Runner`](super::Runner)):
+///
+/// ```
+/// use pipespeed::bench::core::{
+///     Cancel, Figure, Phase, Plan, Sample, Slot, Status, Warmup, schedule,
+/// };
+///
+/// let mut slow = Slot::new("write -> read");
+/// slow.warm_up = false;
+/// let mut huge = Slot::new("huge pages");
+/// huge.unavailable = Some("no huge pages on this machine".to_string());
+/// let plan = Plan {
+///     runs: 3,
+///     max_runs: 3,
+///     seed: 1,
+///     ends: Default::default(),
+///     warmup: Warmup::default(),
+/// };
+/// let mut asked = Vec::new();
+/// let result = schedule(
+///     &[slow, huge],
+///     &plan,
+///     &Cancel::never(),
+///     &mut |_event| {},
+///     &mut |row, phase| {
+///         asked.push((row, phase));
+///         let value = 1.0 + asked.len() as f64; // a different figure per run
+///         Ok(Sample { value, figure: Figure::GibPerS(value), noise: None })
+///     },
+/// );
+/// assert_eq!(asked, vec![(0, Phase::Measure); 3]);
+/// assert_eq!(result.rows[0].status, Status::Ok);
+/// assert_eq!(result.rows[0].series.runs, vec![2.0, 3.0, 4.0]);
+/// assert_eq!(result.rows[0].series.median, Some(3.0));
+/// assert_eq!(result.rows[1].status, Status::Unavailable);
+/// assert!(!result.interrupted);
+/// ```
 pub fn schedule(
     slots: &[Slot],
     plan: &Plan,

@@ -20,8 +20,8 @@ use rustix::io::Errno;
 
 use super::super::core::harness::MAX_MESSAGE;
 use super::super::hist::{LatencyNs, new_histogram, record};
-use super::job::{Exchange, PingConfig};
-use super::result::LatencyRun;
+use super::job::{Exchange, LatencyRun, PingConfig};
+
 use crate::wait::{Direction, Wait};
 
 /// The messages of every round trip. Round trip `t` sends the `size`

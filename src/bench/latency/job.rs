@@ -3,49 +3,65 @@
 use std::io;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use super::super::core::harness;
 pub use super::super::core::harness::Mode;
-use super::result::LatencyRun;
+pub use super::super::core::placement::Placement;
+use super::super::hist::LatencyNs;
 use crate::wait::Wait;
 
-/// Where pinger and ponger run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Placement {
-    /// Each pinned to one CPU (possibly the same one).
-    Pinned {
-        /// The pinger's CPU.
-        pinger_cpu: usize,
-        /// The ponger's CPU.
-        ponger_cpu: usize,
-    },
-    /// Left to the scheduler, within the process's allowed CPUs.
-    Unpinned,
-}
-
-impl Placement {
-    /// The pinger's and the ponger's CPU, `None` when unpinned.
-    pub fn cpus(self) -> (Option<usize>, Option<usize>) {
-        match self {
-            Placement::Pinned {
-                pinger_cpu,
-                ponger_cpu,
-            } => (Some(pinger_cpu), Some(ponger_cpu)),
-            Placement::Unpinned => (None, None),
-        }
+/// The pinger's and the ponger's CPU (the writer's and the reader's of
+/// [`Placement`]), `None` when unpinned.
+pub fn cpus(placement: Placement) -> (Option<usize>, Option<usize>) {
+    match placement {
+        Placement::Pinned {
+            writer_cpu,
+            reader_cpu,
+        } => (Some(writer_cpu), Some(reader_cpu)),
+        Placement::Unpinned => (None, None),
     }
 }
 
-impl std::fmt::Display for Placement {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.cpus() {
-            (Some(a), Some(b)) if a == b => write!(f, "pinger and ponger both on CPU {a}"),
-            (Some(a), Some(b)) => write!(f, "pinger on CPU {a}, ponger on CPU {b}"),
-            _ => f.write_str("unpinned (left to the scheduler)"),
-        }
+/// `placement` in latency's words: the pinger is the writer, the ponger
+/// the reader.
+pub fn describe(placement: Placement) -> String {
+    match cpus(placement) {
+        (Some(a), Some(b)) if a == b => format!("pinger and ponger both on CPU {a}"),
+        (Some(a), Some(b)) => format!("pinger on CPU {a}, ponger on CPU {b}"),
+        _ => "unpinned (left to the scheduler)".into(),
     }
+}
+
+/// A placement as `pipespeed.latency/2` writes it, or as `/1` did
+/// (`pinger_cpu`, `ponger_cpu`).
+fn placement_any_version<'de, D: Deserializer<'de>>(d: D) -> Result<Placement, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(tag = "kind", rename_all = "kebab-case")]
+    enum V1 {
+        Pinned {
+            pinger_cpu: usize,
+            ponger_cpu: usize,
+        },
+        Unpinned,
+    }
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Any {
+        Now(Placement),
+        V1(V1),
+    }
+    Ok(match Any::deserialize(d)? {
+        Any::Now(p) => p,
+        Any::V1(V1::Pinned {
+            pinger_cpu,
+            ponger_cpu,
+        }) => Placement::Pinned {
+            writer_cpu: pinger_cpu,
+            reader_cpu: ponger_cpu,
+        },
+        Any::V1(V1::Unpinned) => Placement::Unpinned,
+    })
 }
 
 /// The most round trips a run or its warm-up may be asked for: a
@@ -109,6 +125,21 @@ pub struct PingJob {
     pub placement: Placement,
 }
 
+/// One measured run of one message size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyRun {
+    /// Round trips measured (warm-up excluded).
+    pub round_trips: u64,
+    /// Seconds from the first measured round trip's start to the last one's end.
+    pub seconds: f64,
+    /// `round_trips / seconds`.
+    pub round_trips_per_s: f64,
+    /// The round-trip times.
+    pub rtt_ns: LatencyNs,
+    /// Round trips made before measuring.
+    pub warmup_round_trips: u64,
+}
+
 impl harness::Job for PingJob {
     type Output = LatencyRun;
     type Error = io::Error;
@@ -119,8 +150,17 @@ impl harness::Job for PingJob {
 pub struct LatencyConfig {
     /// Message sizes, one row each.
     pub sizes: Vec<usize>,
-    /// Runs per size.
+    /// Measured runs every size gets.
     pub runs: usize,
+    /// Runs a noisy size may get: one more at a time while the 95%
+    /// interval of its runs' median round trip is wider than +-10%, up to
+    /// this many (at most `runs`: none added; `/1` documents had none).
+    #[serde(default)]
+    pub max_runs: usize,
+    /// Seed of the shuffled order of the runs (`/1` documents ran the
+    /// sizes in order: 0).
+    #[serde(default)]
+    pub seed: u64,
     /// Warm-up before each run.
     pub warmup: Span,
     /// Length of each run.
@@ -131,8 +171,17 @@ pub struct LatencyConfig {
     pub verify: bool,
     /// Threads or processes (recorded; the runner makes it so).
     pub mode: Mode,
-    /// Where the sides run.
+    /// Where the sides run: the pinger is the writer, the ponger the
+    /// reader (`/1` documents said `pinger_cpu` and `ponger_cpu`).
+    #[serde(deserialize_with = "placement_any_version")]
     pub placement: Placement,
+}
+
+impl LatencyConfig {
+    /// The most runs a size may take.
+    pub fn max_runs(&self) -> usize {
+        self.max_runs.max(self.runs)
+    }
 }
 
 #[cfg(test)]

@@ -12,9 +12,11 @@
 //! sides check its first and last bytes (cheap, always), or every byte
 //! with `verify`.
 //!
-//! - [`job`]: what a measurement is asked to do, and one run's [`PingJob`];
+//! - [`job`]: what a measurement is asked to do, one run's [`PingJob`]
+//!   and what it gives, a [`LatencyRun`];
 //! - [`exchange`]: the pinger and the ponger;
-//! - [`run`]: [`run_latency`], and the runners that place the two sides
+//! - [`run`]: [`run_latency`], a slot per size in the one
+//!   [`schedule`](super::core::schedule()), and the runners that place the two sides
 //!   in threads ([`Threads`](super::core::harness::Threads)) or processes
 //!   ([`Processes`](super::core::harness::Processes));
 //! - [`result`]: [`LatencyResult`], what `latency --json` writes.
@@ -26,7 +28,8 @@ pub mod run;
 
 pub use exchange::{ping, pong};
 pub use job::{
-    Exchange, LatencyConfig, MAX_ROUND_TRIPS, Mode, PingConfig, PingJob, Placement, Span,
+    Exchange, LatencyConfig, LatencyRun, MAX_ROUND_TRIPS, Mode, PingConfig, PingJob, Placement,
+    Span, cpus, describe,
 };
-pub use result::{LatencyResult, LatencyRow, LatencyRun, SCHEMA, Spread};
+pub use result::{LatencyResult, LatencyRow, SCHEMA, SCHEMA_V1};
 pub use run::run_latency;

@@ -1,27 +1,29 @@
-//! Running a latency measurement: every size `runs` times, each run by a
-//! runner that places pinger and ponger in threads or processes.
+//! Running a latency measurement: a slot per size in the one
+//! [`schedule()`] (a short warm-up run, shuffled runs, more runs while a
+//! size's median round trip spreads), each run by a runner that places
+//! pinger and ponger in threads or processes.
 
-use crate::bench::core::harness::Header;
-use crate::bench::core::pin;
-use crate::sys::process::interrupted;
 use std::io;
 use std::process::Stdio;
 use std::time::Duration;
 
-use super::super::core::harness::{Event, Figure, Processes, Runner, Threads};
+use super::super::core::harness::{Event, Figure, Header, Processes, Runner, Threads};
+use super::super::core::noise::Ends;
+use super::super::core::{
+    Cancel, Phase, Placement, Plan, RunError, Sample, Slot, Spawn, Status, Warmup, pin, schedule,
+};
 use super::exchange::{ping, pong};
-use super::job::{Exchange, LatencyConfig, PingConfig, PingJob};
-use super::result::{LatencyResult, LatencyRow, LatencyRun, SCHEMA};
-use crate::bench::core::Spawn;
+use super::job::{Exchange, LatencyConfig, LatencyRun, PingConfig, PingJob, Span, cpus};
+use super::result::{LatencyResult, LatencyRow, SCHEMA};
 use crate::child::{Group, last_message};
-use crate::sys::{SystemFacts, pipe};
+use crate::sys::{NoiseProbe, ResourceUsage, RunNoise, SystemFacts, UsageOf, getrusage, pipe};
 use crate::units::Size;
 
 /// Pinger and ponger as two threads of this process.
 impl Runner<PingJob> for Threads {
     fn run(&mut self, job: &PingJob) -> io::Result<LatencyRun> {
         let (a_to_b, b_to_a) = (pipe()?, pipe()?);
-        let (pinger_cpu, ponger_cpu) = job.placement.cpus();
+        let (pinger_cpu, ponger_cpu) = cpus(job.placement);
         let (config, exchange) = (&job.ping, job.ping.exchange);
         std::thread::scope(|s| {
             // Each side owns its ends, so they close when it returns: a
@@ -59,7 +61,7 @@ const PONGER_EXIT_TIMEOUT: Duration = Duration::from_secs(10);
 impl Runner<PingJob> for Processes {
     fn run(&mut self, job: &PingJob) -> io::Result<LatencyRun> {
         let (a_to_b, b_to_a) = (pipe()?, pipe()?);
-        let (pinger_cpu, ponger_cpu) = job.placement.cpus();
+        let (pinger_cpu, ponger_cpu) = cpus(job.placement);
         let config = &job.ping;
         let ponger = Spawn::new(&config.exchange, ponger_cpu);
         let mut cmd = ponger.command(&self.exe);
@@ -84,89 +86,341 @@ impl Runner<PingJob> for Processes {
         // It exits on end of file; the ponger's error is the cause when
         // both failed.
         let ended = group.finish(child, PONGER_EXIT_TIMEOUT);
-        match (ended.killed, ended.success(), last_message(&ended.stderr)) {
-            (true, _, _) => Err(io::Error::other(
+        if ended.killed {
+            return Err(io::Error::other(
                 "the ponger did not exit after the pinger finished; killed",
-            )),
-            (false, true, _) => pinged,
-            (false, false, "") => Err(io::Error::other(match ended.status {
+            ));
+        }
+        if ended.success() {
+            return pinged;
+        }
+        // What the ponger said it could not do, typed; else its last words
+        // (a crash), else its status.
+        match (
+            RunError::from_worker(&ended.stderr),
+            last_message(&ended.stderr),
+        ) {
+            (Some(RunError::Unavailable(why)), _) => {
+                Err(io::Error::new(io::ErrorKind::Unsupported, why))
+            }
+            (Some(RunError::Failed(why)), _) => Err(io::Error::other(why)),
+            (None, "") => Err(io::Error::other(match ended.status {
                 Some(status) => format!("the ponger failed ({status})"),
                 None => "cannot wait for the ponger".to_string(),
             })),
-            (false, false, why) => Err(io::Error::other(why.to_string())),
+            (None, why) => Err(io::Error::other(why.to_string())),
         }
     }
 }
 
-/// Runs every size `config.runs` times with `runner`, reporting each run
-/// to `progress`, and summarises.
-/// After SIGINT, SIGTERM or SIGHUP (see
-/// [`catch_interrupts`](crate::sys::process::catch_interrupts)) no run
-/// starts, the run it cut short counts for nothing, and the result holds
-/// the sizes measured before it, marked `interrupted`.
+/// A warm-up run lasts a tenth of a measured one (at least 1 round trip
+/// or 10 ms): it wakes the CPUs and the caches up, and finds a size this
+/// machine cannot run before any measured run.
+fn short(span: Span) -> Span {
+    match span {
+        Span::RoundTrips(n) => Span::RoundTrips((n / 10).max(1)),
+        Span::Seconds(s) => Span::Seconds((s / 10.0).max(0.01)),
+    }
+}
+
+/// The slots of a measurement: one per size, each warmed up.
+fn slots(config: &LatencyConfig) -> Vec<Slot> {
+    (config.sizes.iter())
+        .map(|&size| Slot::new(Size(size as u64).to_string()))
+        .collect()
+}
+
+/// The CPU time both sides used so far: this process's threads and its
+/// ponger processes waited for.
+fn usage() -> Option<ResourceUsage> {
+    Some(getrusage(UsageOf::Process).ok()? + getrusage(UsageOf::Children).ok()?)
+}
+
+/// What the machine did during a run that started at `probe` with both
+/// sides' usage `before`, on `cpus`.
+fn noise(probe: NoiseProbe, before: Option<ResourceUsage>, cpus: &[usize]) -> RunNoise {
+    let used = match (before, usage()) {
+        (Some(before), Some(after)) => after.since(&before),
+        _ => ResourceUsage::default(),
+    };
+    probe.finish(used.user + used.system, used.involuntary_switches, cpus)
+}
+
+/// Measures every size of `config` with `runner` by the one
+/// [`schedule()`]: a short warm-up run per size, then `config.runs` runs of
+/// every size in a shuffled order seeded by `config.seed`, then one more
+/// run of each size whose runs' median round trip spreads too much, up to
+/// `config.max_runs`. A run that fails stops its size (status `failed`,
+/// the runs before it kept); the other sizes go on. Progress goes to
+/// `progress`; once `cancel` is set no run starts, the run it cut short
+/// counts for nothing, and the result holds the runs made before it,
+/// marked `interrupted`.
 pub fn run_latency(
     config: &LatencyConfig,
     system: SystemFacts,
     runner: &mut dyn Runner<PingJob>,
+    cancel: &Cancel,
     progress: &mut dyn FnMut(Event<'_>),
-) -> io::Result<LatencyResult> {
-    let mut rows = Vec::with_capacity(config.sizes.len());
-    // The command line bounds runs (1000); a library caller may not:
-    // saturate the count, and let the runs' vector grow as runs are made
-    // (`--runs 2147483648` asked for 2^31 runs' memory at once and aborted).
-    let total = config.sizes.len().saturating_mul(config.runs);
-    for &size in &config.sizes {
-        let row = Size(size as u64).to_string();
-        let ping = PingConfig {
-            exchange: Exchange {
-                size,
-                wait: config.wait,
-                verify: config.verify,
+) -> LatencyResult {
+    let ends = Ends {
+        unpinned: config.placement == Placement::Unpinned,
+        one_cpu: !config.placement.distinct_cpus(&system),
+    };
+    let plan = Plan {
+        runs: config.runs,
+        max_runs: config.max_runs(),
+        seed: config.seed,
+        ends,
+        warmup: Warmup::default(),
+    };
+    let on: Vec<usize> = match cpus(config.placement) {
+        (Some(a), Some(b)) if a == b => vec![a],
+        (Some(a), Some(b)) => vec![a, b],
+        _ => Vec::new(),
+    };
+    let mut runs: Vec<Vec<LatencyRun>> = vec![Vec::new(); config.sizes.len()];
+    let schedule = schedule(&slots(config), &plan, cancel, progress, &mut |i, phase| {
+        let size = config.sizes[i];
+        let job = PingJob {
+            ping: PingConfig {
+                exchange: Exchange {
+                    size,
+                    wait: config.wait,
+                    verify: config.verify,
+                },
+                warmup: config.warmup,
+                measure: match phase {
+                    Phase::WarmUp => short(config.measure),
+                    Phase::Measure => config.measure,
+                },
             },
-            warmup: config.warmup,
-            measure: config.measure,
+            placement: config.placement,
         };
-        let mut runs = Vec::new();
-        for i in 0..config.runs {
-            if interrupted().is_some() {
-                break;
+        let (probe, before) = (NoiseProbe::start(), usage());
+        let run = runner.run(&job).map_err(|e| {
+            let err = RunError::from_io(&e);
+            let (_, why) = err.status();
+            let why = format!("{size}-byte messages: {why}");
+            match err {
+                RunError::Unavailable(_) => RunError::Unavailable(why),
+                RunError::Failed(_) => RunError::Failed(why),
             }
-            let job = PingJob {
-                ping,
-                placement: config.placement,
-            };
-            let run = runner.run(&job);
-            if run.is_err() && interrupted().is_some() {
-                break;
-            }
-            let run = run.map_err(|e| {
-                io::Error::new(
-                    e.kind(),
-                    format!(
-                        "{size}-byte messages, run {}: {}",
-                        i + 1,
-                        crate::quote::strerror(&e)
-                    ),
-                )
-            })?;
-            progress(Event::Measured {
-                row: &row,
-                index: rows.len().saturating_mul(config.runs).saturating_add(i + 1),
-                total,
-                figure: Figure::RoundTripNs(run.rtt_ns.p50 as f64),
-            });
-            runs.push(run);
+        })?;
+        let p50 = run.rtt_ns.p50 as f64;
+        let sample = Sample {
+            value: p50,
+            figure: Figure::RoundTripNs(p50),
+            noise: (phase == Phase::Measure).then(|| noise(probe, before, &on)),
+        };
+        if phase == Phase::Measure {
+            runs[i].push(run);
         }
-        if runs.is_empty() {
-            break;
-        }
-        rows.push(LatencyRow::summarize(size, runs));
-    }
+        Ok(sample)
+    });
+    // Interrupted, the sizes not measured yet are left out.
+    let rows = (config.sizes.iter().zip(schedule.rows).zip(runs))
+        .filter(|((_, outcome), runs)| {
+            !(schedule.interrupted && runs.is_empty() && outcome.status == Status::Ok)
+        })
+        .map(|((&size, outcome), runs)| {
+            LatencyRow::of(
+                size,
+                outcome.status,
+                outcome.reason,
+                outcome.series,
+                runs,
+                ends,
+            )
+        })
+        .collect();
     let mut header = Header::new(SCHEMA, system);
-    header.interrupted = interrupted().is_some();
-    Ok(LatencyResult {
+    header.interrupted = schedule.interrupted;
+    LatencyResult {
         header,
         config: config.clone(),
         rows,
-    })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::collections::HashMap;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use super::*;
+    use crate::bench::hist::LatencyNs;
+    use crate::sys::ThpMode;
+    use crate::wait::Wait;
+
+    /// Answers each job at once: size `s`'s runs take the p50s of
+    /// `p50s[s]` in turn (the last repeated); a p50 of 0 fails the run.
+    /// Records every job; sets `cancel_after` once that many jobs ran.
+    #[derive(Default)]
+    struct Mock {
+        p50s: HashMap<usize, Vec<u64>>,
+        made: HashMap<usize, usize>,
+        jobs: Vec<PingJob>,
+        cancel_after: Option<(usize, Arc<AtomicBool>)>,
+    }
+
+    impl Runner<PingJob> for Mock {
+        fn run(&mut self, job: &PingJob) -> io::Result<LatencyRun> {
+            self.jobs.push(*job);
+            if let Some((n, flag)) = &self.cancel_after
+                && self.jobs.len() >= *n
+            {
+                flag.store(true, Ordering::Relaxed);
+            }
+            let size = job.ping.exchange.size;
+            let made = self.made.entry(size).or_default();
+            let p50s = &self.p50s[&size];
+            let p50 = p50s[(*made).min(p50s.len() - 1)];
+            *made += 1;
+            if p50 == 0 {
+                return Err(io::Error::other("the ponger died"));
+            }
+            Ok(LatencyRun {
+                round_trips: 100,
+                seconds: p50 as f64 * 100.0 / 1e9,
+                round_trips_per_s: 1e9 / p50 as f64,
+                rtt_ns: LatencyNs {
+                    p50,
+                    ..LatencyNs::default()
+                },
+                warmup_round_trips: 10,
+            })
+        }
+    }
+
+    fn facts() -> SystemFacts {
+        SystemFacts {
+            kernel: "6.18.0-test".into(),
+            kernel_version: "#1".into(),
+            arch: "x86_64".into(),
+            cpu_model: "Test CPU".into(),
+            cpus_online: 2,
+            cpus_allowed: vec![0, 1],
+            thp: ThpMode::Madvise,
+            pipe_max_size_bytes: 1 << 20,
+            page_size_bytes: 4096,
+            virtualization: None,
+        }
+    }
+
+    fn config(sizes: &[usize], runs: usize, max_runs: usize) -> LatencyConfig {
+        LatencyConfig {
+            sizes: sizes.to_vec(),
+            runs,
+            max_runs,
+            seed: 7,
+            warmup: Span::RoundTrips(10),
+            measure: Span::RoundTrips(100),
+            wait: Wait::Block,
+            verify: false,
+            mode: crate::bench::core::Mode::Threads,
+            placement: Placement::Pinned {
+                writer_cpu: 0,
+                reader_cpu: 1,
+            },
+        }
+    }
+
+    #[test]
+    fn every_size_is_warmed_up_short_then_measured_shuffled() {
+        let mut mock = Mock {
+            p50s: HashMap::from([(1, vec![20_000]), (4096, vec![30_000])]),
+            ..Mock::default()
+        };
+        let cfg = config(&[1, 4096], 4, 4);
+        let r = run_latency(&cfg, facts(), &mut mock, &Cancel::never(), &mut |_| {});
+        // A warm-up run per size first, a tenth as long, then 8 measured.
+        let spans: Vec<(usize, Span)> = (mock.jobs.iter())
+            .map(|j| (j.ping.exchange.size, j.ping.measure))
+            .collect();
+        assert_eq!(
+            spans[..2],
+            [(1, Span::RoundTrips(10)), (4096, Span::RoundTrips(10))]
+        );
+        assert_eq!(spans.len(), 10);
+        assert!(spans[2..].iter().all(|s| s.1 == Span::RoundTrips(100)));
+        let sizes: Vec<usize> = spans[2..].iter().map(|s| s.0).collect();
+        assert_ne!(sizes, [1, 1, 1, 1, 4096, 4096, 4096, 4096], "not shuffled");
+        assert!(mock.jobs.iter().all(|j| j.placement == cfg.placement));
+        // Rows in the sizes' order, each of its runs, summarized.
+        assert_eq!(r.header.schema, SCHEMA);
+        assert!(!r.header.interrupted);
+        let rows: Vec<(usize, Status, usize)> = (r.rows.iter())
+            .map(|r| (r.size, r.status, r.runs.len()))
+            .collect();
+        assert_eq!(rows, [(1, Status::Ok, 4), (4096, Status::Ok, 4)]);
+        assert_eq!(r.rows[1].rtt_p50_ns.median, Some(30_000.0));
+        assert_eq!(r.rows[1].rtt_ns.p50, 30_000);
+        assert!(!r.rows[0].noisy());
+        // The machine's noise around every measured run, not the warm-ups.
+        assert_eq!(r.rows[0].rtt_p50_ns.noise.len(), 4);
+        assert!(r.noise().is_some());
+    }
+
+    #[test]
+    fn a_spreading_size_gets_more_runs_and_a_diagnosis() {
+        let mut mock = Mock {
+            p50s: HashMap::from([
+                (1, vec![20_000]),
+                // The warm-up, then runs 2x apart.
+                (64, vec![20_000, 20_000, 40_000]),
+            ]),
+            ..Mock::default()
+        };
+        let cfg = config(&[1, 64], 3, 6);
+        let r = run_latency(&cfg, facts(), &mut mock, &Cancel::never(), &mut |_| {});
+        let runs: Vec<usize> = r.rows.iter().map(|r| r.runs.len()).collect();
+        assert_eq!(runs, [3, 6], "runs added to the noisy size only");
+        let noisy = &r.rows[1];
+        assert!(noisy.noisy() && noisy.rtt_p50_ns.diagnosis.is_some());
+        assert!(noisy.round_trips_per_s.diagnosis.is_some());
+        assert_eq!(r.rows[0].rtt_p50_ns.diagnosis, None);
+    }
+
+    #[test]
+    fn a_failing_size_is_failed_with_its_reason_and_the_others_go_on() {
+        let mut mock = Mock {
+            // The warm-up and one run, then the ponger dies.
+            p50s: HashMap::from([(1, vec![20_000, 20_000, 0]), (64, vec![25_000])]),
+            ..Mock::default()
+        };
+        let cfg = config(&[1, 64], 3, 3);
+        let r = run_latency(&cfg, facts(), &mut mock, &Cancel::never(), &mut |_| {});
+        let failed = &r.rows[0];
+        assert_eq!((failed.status, failed.runs.len()), (Status::Failed, 1));
+        assert_eq!(
+            failed.reason.as_deref(),
+            Some("1-byte messages: the ponger died")
+        );
+        assert_eq!((r.rows[1].status, r.rows[1].runs.len()), (Status::Ok, 3));
+    }
+
+    #[test]
+    fn cancelled_it_keeps_the_sizes_measured_and_says_so() {
+        let flag = Arc::new(AtomicBool::new(false));
+        let mut mock = Mock {
+            p50s: HashMap::from([(1, vec![20_000]), (64, vec![25_000]), (4096, vec![9])]),
+            // Three warm-ups and one measured run.
+            cancel_after: Some((4, flag.clone())),
+            ..Mock::default()
+        };
+        let cfg = config(&[1, 64, 4096], 5, 5);
+        let r = run_latency(
+            &cfg,
+            facts(),
+            &mut mock,
+            &Cancel::on_flag(flag),
+            &mut |_| {},
+        );
+        assert!(r.header.interrupted);
+        assert_eq!(mock.jobs.len(), 4);
+        assert_eq!(r.rows.len(), 1, "only the size measured: {:?}", r.rows);
+        assert_eq!(r.rows[0].runs.len(), 1);
+    }
 }

@@ -8,7 +8,8 @@ use plotters::prelude::*;
 use super::lines::{dotted_line, legend};
 use super::{FONT, WIDTH, bounds, drawing, series};
 use crate::bench::hist::LatencyNs;
-use crate::bench::latency::LatencyResult;
+use crate::bench::latency::{LatencyResult, describe};
+use crate::report::series::spread_cell;
 use crate::units::Size;
 
 /// The chart's height, in pixels.
@@ -23,7 +24,8 @@ fn values(l: &LatencyNs) -> [u64; 5] {
 
 /// `latency`'s result as an SVG document, 900 x 480 pixels: a line per
 /// message size through its round-trip p50, p90, p99, p99.9 and max, in
-/// microseconds on a log scale, with a legend of the sizes.
+/// microseconds on a log scale, with a legend of the sizes and the
+/// spread of each size's runs' p50 (marked noisy when it is).
 pub fn latency_svg(result: &LatencyResult) -> io::Result<String> {
     let fail = drawing("latency");
     // In microseconds; an empty histogram's 0 shows as 1 ns.
@@ -39,7 +41,7 @@ pub fn latency_svg(result: &LatencyResult) -> io::Result<String> {
             .caption(
                 format!(
                     "pipespeed latency: round trips, {}",
-                    result.config.placement
+                    describe(result.config.placement)
                 ),
                 (FONT, 17),
             )
@@ -75,7 +77,12 @@ pub fn latency_svg(result: &LatencyResult) -> io::Result<String> {
                 .enumerate()
                 .map(|(x, ns)| (x as f64, us(ns)))
                 .collect();
-            let label = format!("{} messages", Size(row.size as u64));
+            // The spread of the runs' p50, and the noisy mark.
+            let label = format!(
+                "{} messages, p50 {}",
+                Size(row.size as u64),
+                spread_cell(&row.rtt_p50_ns)
+            );
             dotted_line(&mut chart, "latency", &points, series(i), Some(label))?;
         }
         legend(&mut chart, "latency")?;
