@@ -258,7 +258,7 @@ fn contend(r: &ContendResult) -> Extract {
     let rows = r.rows.iter().map(|row| Row {
         name: cell_name(row.writers, row.readers),
         runs: if row.runs.is_empty() {
-            Runs::None("no runs".into())
+            Runs::None(row.reason.clone().unwrap_or_else(|| "no runs".into()))
         } else {
             Runs::Measured(vec![
                 row.runs.iter().map(|run| run.writes_per_s).collect(),
@@ -383,8 +383,7 @@ pub fn noise(doc: &Document) -> Option<NoiseSummary> {
         Document::Bench(r) => r.noise,
         Document::Ipc(r) => r.noise,
         Document::Latency(r) => r.noise(),
-        // Not recorded by contend's results yet.
-        Document::Contend(_) => None,
+        Document::Contend(r) => r.noise,
     }
 }
 
