@@ -35,8 +35,12 @@ def main():
                 doc = json.loads(json.dumps(base))
                 rows = 0
                 for rung in doc["rungs"]:
-                    if rung.get("runs_gib_s"):
-                        rung["runs_gib_s"] = [random.uniform(1, 2) for _ in range(n)]
+                    # pipespeed.bench/2 nests the runs in a series;
+                    # /1 (the fixture) has them loose.
+                    series = rung.get("gib_s") or rung
+                    key = "runs" if "gib_s" in rung else "runs_gib_s"
+                    if series.get(key):
+                        series[key] = [random.uniform(1, 2) for _ in range(n)]
                         rows += 1
                 path = os.path.join(tmp, f"{side}-{n}.json")
                 with open(path, "w") as f:

@@ -78,7 +78,7 @@ bench_pipe="?" contend_pipe="?"
 for ((i = 1; i <= runs; i++)); do
   if "$ours" bench --rungs write-read --buf-size 64K --pipe-size "$pipe_size" --runs 1 \
       --run-seconds "$duration" "${bench_place[@]}" --json "$tmp/bench.json" >/dev/null 2>"$tmp/err"; then
-    bench_mib+=("$(json "$tmp/bench.json" 'd["rungs"][0]["median_gib_s"] * 1024')")
+    bench_mib+=("$(json "$tmp/bench.json" 'd["rungs"][0]["gib_s"]["median"] * 1024')")
     bench_pipe="$(json "$tmp/bench.json" 'd["rungs"][0]["pipe_size"]')"
   else
     echo "bench run $i failed: $(tail -1 "$tmp/err")" >&2; failed=1

@@ -34,7 +34,7 @@ its --json file; pipespeed makes a short warm-up run of its own first (fresh
 processes, about 1000 messages), ipc_ref none.
 
 The memcpy part alternates `pipespeed bench --rungs memcpy --runs 1
---placement-runs 0 --cpus A,B` (its figure: rungs[0].median_gib_s; the rung
+--placement-runs 0 --cpus A,B` (its figure: rungs[0].gib_s.median; the rung
 copies a 256 KiB buffer into another, in one thread on bench's reader CPU, B,
 for about 0.4 s; the ring's producer copies on CPU A)
 with `pipespeed ipc --mechanisms shm --sizes 64K` as above. bench refuses
@@ -176,7 +176,7 @@ class Tools:
         if rung.get("name") != "memcpy" or rung.get("status") != "ok":
             raise RunFailed(f"pipespeed bench: rung {rung.get('name')} {rung.get('status')}: "
                             f"{rung.get('reason')}")
-        return rung["median_gib_s"]
+        return rung["gib_s"]["median"]
 
 
 def alternate(runs, measures):

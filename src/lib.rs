@@ -23,6 +23,47 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! Running a measurement: the ladder of two rungs, on a runner that
+//! measures nothing (a real program passes [`Threads`](bench::core::Threads)
+//! or a [`ProcessExecutor`](bench::ladder::ProcessExecutor); this one says
+//! every run moved 1 GiB at 2 GiB/s), scheduled as `pipespeed bench` is:
+//!
+//! ```
+//! use pipespeed::bench::core::{Cancel, Placement, RunError, Runner, Status};
+//! use pipespeed::bench::ladder::{Job, LadderConfig, Rung, Sample, run_ladder};
+//! use pipespeed::sys::SystemFacts;
+//!
+//! struct Fixed;
+//! impl Runner<Job> for Fixed {
+//!     fn run(&mut self, _job: &Job) -> Result<Sample, RunError> {
+//!         let (bytes, seconds, gib_s) = (1 << 30, 0.5, 2.0);
+//!         Ok(Sample { bytes, seconds, gib_s, usage: None, noise: None, copy_check: None })
+//!     }
+//! }
+//!
+//! let facts = SystemFacts::collect();
+//! let config = LadderConfig {
+//!     rungs: vec![Rung::WriteRead, Rung::VmspliceSplice],
+//!     runs: 3,
+//!     max_runs: 3,
+//!     bytes: Some(1 << 20),
+//!     buf_size: 64 * 1024,
+//!     pipe_size: None,
+//!     placement: Placement::default_for(&facts),
+//!     verify: false,
+//!     seed: 1,
+//!     target_seconds: 0.1,
+//!     profile: false,
+//! };
+//! let result = run_ladder(&config, &facts, &mut Fixed, &Cancel::never(), &mut |_event| {});
+//! assert!(!result.header.interrupted);
+//! for rung in &result.rungs {
+//!     assert_eq!(rung.status, Status::Ok, "{:?}", rung.reason);
+//!     assert_eq!(rung.gib_s.runs, vec![2.0; 3]);
+//!     assert_eq!(rung.median(), Some(2.0));
+//! }
+//! ```
+//!
 //! # Features
 //!
 //! - `cli` (on by default): the `pipespeed` binary and the SVG charts and

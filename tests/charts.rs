@@ -58,11 +58,7 @@ fn ladder_has_one_bar_per_measured_rung_and_the_memcpy_bar_apart() {
     let svg = ladder_svg(&result).unwrap();
     let doc = parse(&svg);
     assert_eq!(size(&doc), (900, 80 + 40 * 7));
-    let measured = result
-        .rungs
-        .iter()
-        .filter(|r| r.median_gib_s.is_some())
-        .count();
+    let measured = result.rungs.iter().filter(|r| r.median().is_some()).count();
     assert_eq!(measured, 6);
     assert_eq!(with(&doc, "rect", "fill", BAR_FILL).len(), measured - 1);
     assert_eq!(with(&doc, "rect", "fill", LIMIT_FILL).len(), 1);
@@ -86,7 +82,7 @@ fn ladder_bars_are_as_long_as_their_medians() {
         .rungs
         .iter()
         .filter(|r| r.name != Rung::Memcpy)
-        .filter_map(|r| r.median_gib_s)
+        .filter_map(|r| r.median())
         .collect();
     // The longest bar as the scale: rounding to pixels matters least.
     let per_gib = width(&bars[4]) / medians[4];
@@ -136,7 +132,7 @@ fn ladder_without_memcpy_or_runs_still_draws() {
     assert!(with(&doc, "polyline", "stroke", LIMIT_STROKE).is_empty());
     assert_eq!(with(&doc, "rect", "fill", BAR_FILL).len(), 5);
     for r in &mut result.rungs {
-        (r.median_gib_s, r.min_gib_s, r.max_gib_s) = (None, None, None);
+        r.gib_s = Default::default();
         r.status = Status::Failed;
         r.reason = Some("no sample".into());
     }

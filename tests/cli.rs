@@ -389,8 +389,8 @@ fn every_rung_verifies_or_says_why_it_cannot_run() {
         let name = r["name"].as_str().unwrap();
         match r["status"].as_str().unwrap() {
             "ok" => {
-                assert_eq!(r["runs_gib_s"].as_array().unwrap().len(), 2, "{name}");
-                assert!(r["median_gib_s"].as_f64().unwrap() > 0.0, "{name}");
+                assert_eq!(r["gib_s"]["runs"].as_array().unwrap().len(), 2, "{name}");
+                assert!(r["gib_s"]["median"].as_f64().unwrap() > 0.0, "{name}");
                 // Every vmsplice rung checked, on this kernel, that the
                 // pipe gets page references.
                 let vmsplices = !matches!(name, "memcpy" | "write-read");
@@ -437,7 +437,7 @@ fn bench_writes_json_and_csv_with_the_documented_fields() {
         "--csv",
         csv.to_str().unwrap(),
     ]);
-    assert_eq!(value["schema"], "pipespeed.bench/1");
+    assert_eq!(value["schema"], "pipespeed.bench/2");
     assert_eq!(value["seed"], 5);
     // The build that measured, as --version names it.
     let version = text_of(&pipespeed(&["--version"]).output().unwrap().stdout);
@@ -469,10 +469,13 @@ fn bench_writes_json_and_csv_with_the_documented_fields() {
     assert_eq!(value["rungs"][1]["name"], "memcpy");
     // Noise: one record per run, a spread per rung, and the summary.
     for r in value["rungs"].as_array().unwrap() {
-        assert_eq!(r["runs_noise"].as_array().unwrap().len(), 2, "{r}");
-        assert!(r["runs_noise"][0]["wall_s"].as_f64().unwrap() > 0.0);
-        assert!(r["spread"]["noisy"].is_boolean(), "{r}");
-        assert_eq!(r["diagnosis"].is_null(), r["spread"]["noisy"] == false);
+        assert_eq!(r["gib_s"]["noise"].as_array().unwrap().len(), 2, "{r}");
+        assert!(r["gib_s"]["noise"][0]["wall_s"].as_f64().unwrap() > 0.0);
+        assert!(r["gib_s"]["spread"]["noisy"].is_boolean(), "{r}");
+        assert_eq!(
+            r["gib_s"]["diagnosis"].is_null(),
+            r["gib_s"]["spread"]["noisy"] == false
+        );
     }
     assert_eq!(value["noise"]["runs"], 4);
     assert!(stdout(&out).contains("during the runs: CPU steal "));
@@ -507,7 +510,7 @@ fn bench_writes_json_and_csv_with_the_documented_fields() {
     );
     for row in check["rows"].as_array().unwrap() {
         let kind = row["kind"].as_str().unwrap();
-        let runs = row["runs_gib_s"].as_array().unwrap().len();
+        let runs = row["gib_s"]["runs"].as_array().unwrap().len();
         let in_csv = rows
             .iter()
             .filter(|r| r[col("part")] == "placement-check" && r[col("placement")] == kind)
@@ -649,7 +652,7 @@ fn a_scan_runs_the_ladder_per_value_and_charts_it() {
         assert_eq!(point["value"], size);
         for rung in point["result"]["rungs"].as_array().unwrap() {
             assert_eq!(rung["buf_size"], size, "{rung}");
-            assert_eq!(rung["runs_gib_s"].as_array().unwrap().len(), 2, "{rung}");
+            assert_eq!(rung["gib_s"]["runs"].as_array().unwrap().len(), 2, "{rung}");
         }
     }
     // One header, then two runs of two rungs at each of two values.

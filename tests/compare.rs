@@ -10,6 +10,7 @@ use pipespeed::bench::core::Placement;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use pipespeed::bench::core::NoiseSummary;
 use pipespeed::bench::core::harness::Header;
 use pipespeed::bench::core::stats::Shuffler;
 use pipespeed::bench::ladder::{LadderResult, Rung, RungResult, SCHEMA};
@@ -67,8 +68,7 @@ fn draws(seed: u64, mean: f64, n: usize) -> Vec<f64> {
 fn rung(name: Rung, runs: Vec<f64>) -> RungResult {
     let mut r = RungResult::new(name, 256 * 1024, None);
     r.bytes_per_run = 1 << 30;
-    r.runs_gib_s = runs;
-    r.summarize();
+    r.gib_s = pipespeed::bench::core::Series::of(&runs);
     r
 }
 
@@ -269,17 +269,17 @@ fn two_versions_of_a_format_are_refused_naming_both() {
     let dir = tempfile::tempdir().unwrap();
     let base = Path::new(FIXTURES).join("bench-base.json");
     let mut doc: Value = serde_json::from_slice(&std::fs::read(&base).unwrap()).unwrap();
-    doc["schema"] = "pipespeed.bench/2".into();
-    let new = write(dir.path(), "v2.json", &doc);
+    doc["schema"] = "pipespeed.bench/99".into();
+    let new = write(dir.path(), "v99.json", &doc);
     let out = compare(&base, &new, &[]);
     assert_one_line_error(
         &out,
         1,
-        &["pipespeed.bench/1", "pipespeed.bench/2", "v2.json"],
+        &["pipespeed.bench/1", "pipespeed.bench/99", "v99.json"],
     );
     // Both in a version this build does not read: refused, naming it.
     let out = compare(&new, &new, &[]);
-    assert_one_line_error(&out, 1, &["v2.json", "pipespeed.bench/2", "cannot read"]);
+    assert_one_line_error(&out, 1, &["v99.json", "pipespeed.bench/99", "cannot read"]);
 }
 
 #[test]
@@ -320,7 +320,7 @@ fn unreadable_and_foreign_files_are_one_line_errors_naming_the_file() {
         ),
         (
             &broken,
-            &["broken.json is not a valid pipespeed.bench/1 result"],
+            &["broken.json is not a valid pipespeed.bench/2 result"],
         ),
     ];
     for (bad, needles) in cases {
@@ -497,29 +497,20 @@ fn lkml_prints_the_contend_grid_as_its_snapshot() {
     // pipe_bench's grid: writers as rows, readers as columns.
     let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("1 ")).collect();
     assert_eq!(rows.len(), 2, "{text}");
-    // Each cell `base -> patched (change)` and its mark, if any.
-    let cell = |after: &str| {
-        let at = rows[0].find(after).unwrap();
-        let end = rows[0][at..].find(')').unwrap() + at;
-        (&rows[0][at..=end], rows[0][end + 1..].chars().next())
-    };
-    // 1x1 was drawn 1.25 times faster: outside the noise, no mark.
-    assert_eq!(cell("45.3k"), ("45.3k -> 55.8k  (+23%)", Some(' ')));
-    // 1x5 was drawn twice from one distribution: its interval contains 1.
-    assert_eq!(cell("45.8k"), ("45.8k -> 45.9k (+0.3%)", Some('~')));
-    // 1x10 was drawn 0.9 times as fast: found, no mark.
-    assert_eq!(cell("34.1k"), ("34.1k -> 30.8k (-9.7%)", None));
+    // Each cell `base -> patched (change)`, the change between stars
+    // where it passes mmtests' rule. 1x1 was drawn 1.25 times faster.
+    assert!(rows[0].contains(" 45.3k -> 55.8k  *+23%* "), "{}", rows[0]);
+    // 1x5 was drawn twice from one distribution.
+    assert!(rows[0].contains(" 45.8k -> 45.9k (+0.3%) "), "{}", rows[0]);
+    // 1x10 was drawn 0.9 times as fast: found.
+    assert!(rows[0].ends_with(" 34.1k -> 30.8k *-9.7%*"), "{}", rows[0]);
     let lines = text.lines().collect::<Vec<_>>();
+    assert!(text.contains("\n*+12%*: significant: "), "{text}");
+    assert!(text.contains("mmtests' rule"), "{text}");
     assert_eq!(
-        lines[lines.len() - 2],
-        "~ noise: the change's 95% interval contains 0; ? fewer than 2 runs on a side"
-    );
-    assert!(
-        lines[lines.len() - 1].starts_with(
-            "pipespeed compare --lkml tests/fixtures/compare/contend-base.json \
-             tests/fixtures/compare/contend-new.json (95% bootstrap intervals"
-        ),
-        "{text}"
+        lines[lines.len() - 1],
+        "pipespeed compare --lkml tests/fixtures/compare/contend-base.json \
+         tests/fixtures/compare/contend-new.json"
     );
     // Where the numbers allow, a mail's 78 columns.
     for line in &lines[..lines.len() - 1] {
@@ -558,7 +549,7 @@ fn lkml_reads_files_written_before_virtualization_was_recorded() {
     let text = stdout(&lkml("latency"));
     assert!(text.contains("\nsize   p50 "), "{text}");
     assert!(
-        text.contains("\n64KiB  29.71 us -> 30.07 us (+1.2%)~"),
+        text.contains("\n64KiB  29.71 us -> 30.07 us (+1.2%)  "),
         "{text}"
     );
 }
@@ -697,9 +688,86 @@ fn ipc_and_another_kind_are_refused_and_lkml_lists_each_row() {
         "{text}"
     );
     let pipe = text.lines().find(|l| l.starts_with("pipe 64KiB ")).unwrap();
-    assert!(pipe.ends_with("(+25%)"), "{pipe}");
+    assert!(pipe.ends_with("*+25%*"), "{pipe}");
     assert!(
         text.contains("\nmqueue 64B         patched only\n"),
         "{text}"
     );
+}
+
+#[test]
+fn a_file_compared_with_itself_marks_nothing_in_any_form() {
+    for kind in ["bench", "latency", "contend", "ipc"] {
+        let file = Path::new(FIXTURES).join(format!("{kind}-new.json"));
+        for form in [&[][..], &["--markdown"], &["--lkml"]] {
+            let out = compare(&file, &file, form);
+            assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+            assert_eq!(stderr(&out), "", "{kind} {form:?}");
+            let text = stdout(&out);
+            let rows = text.lines().filter(|l| l.contains('%'));
+            for line in rows.filter(|l| !l.starts_with("faster, slower: ")) {
+                let marked = (line.split([' ', '|'])).any(|w| w == "faster" || w == "slower");
+                let starred = line.contains(" -> ") && line.contains('*');
+                assert!(!marked && !starred, "{kind} {form:?}: {line}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_doubling_is_starred_in_lkml_and_faster_in_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write(
+        dir.path(),
+        "base.json",
+        &ladder(vec![rung(Rung::VmspliceSplice, draws(1, 20.0, 7))]),
+    );
+    let new = write(
+        dir.path(),
+        "new.json",
+        &ladder(vec![rung(Rung::VmspliceSplice, draws(2, 40.0, 7))]),
+    );
+    let table = stdout(&compare(&base, &new, &[]));
+    assert!(
+        row(&table, "vmsplice-splice").ends_with(" faster"),
+        "{table}"
+    );
+    let text = stdout(&compare(&base, &new, &["--lkml"]));
+    let line = row(&text, "vmsplice-splice");
+    let star = line.split_whitespace().last().unwrap();
+    assert!(star.starts_with("*+") && star.ends_with("%*"), "{line}");
+}
+
+#[test]
+fn a_quiet_and_a_loaded_file_of_the_same_runs_warn_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let noise = |other_share: f64| NoiseSummary {
+        runs: 7,
+        steal_share: 0.001,
+        other_share,
+        max_load_avg_1m: 2.0,
+    };
+    let mut quiet = ladder(vec![rung(Rung::Tuned, draws(1, 30.0, 7))]);
+    quiet.noise = Some(noise(0.02));
+    let mut loaded = quiet.clone();
+    loaded.noise = Some(noise(1.3));
+    let base = write(dir.path(), "quiet.json", &quiet);
+    let new = write(dir.path(), "loaded.json", &loaded);
+    for form in [&[][..], &["--lkml"]] {
+        let out = compare(&base, &new, form);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "pipespeed: warning: measured under different noise: {}: quiet (steal 0.1%, \
+                 other load 0.02 CPUs, load average 2.00); {}: loaded (steal 0.1%, other load \
+                 1.30 CPUs, load average 2.00): a difference may be the machine's\n",
+                base.display(),
+                new.display()
+            )
+        );
+    }
+    // Two quiet files: nothing to say.
+    let out = compare(&base, &base, &[]);
+    assert_eq!(stderr(&out), "");
 }

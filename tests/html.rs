@@ -131,7 +131,11 @@ fn placement_noise_and_copies_appear_as_the_table_says_them() {
     fixtures::snapshot("report-checked.html", &html);
     // The same sentences in both.
     let placement = &html[html.find("<p id=\"placement-check\">").unwrap()..];
-    assert!(placement.contains("same-cpu 9.00 GiB/s; different-cpu 3.00 GiB/s; unpinned 5.50"));
+    assert!(placement.contains(
+        "same-cpu 9.00 GiB/s +-14% noisy; different-cpu 3.00 GiB/s +-8.3%; unpinned 5.50 GiB/s +-23% noisy"
+    ));
+    // A noisy placement gets its paragraph, as a noisy rung does.
+    assert!(html.contains("noisy: write-read unpinned (3 runs from 5.00 GiB/s to 6.00 GiB/s"));
     assert!(
         placement
             .contains("Placement alone changes it 3.0x (same-cpu is best, different-cpu worst)")
@@ -154,9 +158,13 @@ fn placement_noise_and_copies_appear_as_the_table_says_them() {
         "{html}"
     );
     assert_eq!(html.matches("<tr class=\"noisy\">").count(), 1);
-    assert!(html.contains("<p class=\"noisy\">noisy: vmsplice-splice (6 runs from 11.00 to 23.50"));
     assert!(
-        text.contains("noisy: vmsplice-splice (6 runs from 11.00 to 23.50"),
+        html.contains(
+            "<p class=\"noisy\">noisy: vmsplice-splice (6 runs from 11.00 GiB/s to 23.50"
+        )
+    );
+    assert!(
+        text.contains("noisy: vmsplice-splice (6 runs from 11.00 GiB/s to 23.50"),
         "{text}"
     );
     assert!(

@@ -7,6 +7,7 @@ use pipespeed::bench::core::{Placement, RunError, Status};
 
 use std::collections::HashMap;
 
+use pipespeed::bench::core::Cancel;
 use pipespeed::bench::core::harness::{Event, Runner};
 use pipespeed::bench::ladder::{
     CopyCheck, Job, LadderConfig, Rung, Sample, check_placements, job_for, run_ladder,
@@ -117,6 +118,7 @@ fn medians_and_speedups_come_from_the_measured_runs_only() {
         &config(&[Rung::WriteRead, Rung::VmspliceRead], &f),
         &f,
         &mut mock,
+        &Cancel::never(),
         &mut |_| events += 1,
     );
     assert_eq!(events, 8);
@@ -124,12 +126,12 @@ fn medians_and_speedups_come_from_the_measured_runs_only() {
     assert_eq!(wr.name, Rung::WriteRead);
     assert_eq!(wr.status, Status::Ok);
     assert_eq!(wr.warmup_gib_s, Some(100.0));
-    assert_eq!(wr.median_gib_s, Some(2.0));
-    assert_eq!((wr.min_gib_s, wr.max_gib_s), (Some(1.0), Some(3.0)));
+    assert_eq!(wr.gib_s.median, Some(2.0));
+    assert_eq!((wr.gib_s.min, wr.gib_s.max), (Some(1.0), Some(3.0)));
     assert_eq!(wr.speedup_vs_write_read, Some(1.0));
-    assert_eq!(result.rungs[1].median_gib_s, Some(7.0));
+    assert_eq!(result.rungs[1].gib_s.median, Some(7.0));
     assert_eq!(result.rungs[1].speedup_vs_write_read, Some(3.5));
-    assert_eq!(result.header.schema, "pipespeed.bench/1");
+    assert_eq!(result.header.schema, "pipespeed.bench/2");
 }
 
 #[test]
@@ -140,7 +142,13 @@ fn runs_are_sized_from_the_warmup_rate() {
         jobs: vec![],
         ..Mock::default()
     };
-    let result = run_ladder(&config(&[Rung::WriteRead], &f), &f, &mut mock, &mut |_| {});
+    let result = run_ladder(
+        &config(&[Rung::WriteRead], &f),
+        &f,
+        &mut mock,
+        &Cancel::never(),
+        &mut |_| {},
+    );
     // 2 GiB/s for 0.5 s
     assert_eq!(result.rungs[0].bytes_per_run, 1 << 30);
     let Job::Pipe { reader, .. } = &mock.jobs[1] else {
@@ -162,13 +170,13 @@ fn run_order_is_shuffled_across_rungs() {
         jobs: vec![],
         ..Mock::default()
     };
-    let result = run_ladder(&cfg, &f, &mut mock, &mut |_| {});
+    let result = run_ladder(&cfg, &f, &mut mock, &Cancel::never(), &mut |_| {});
     let order: Vec<&str> = mock.jobs[2..].iter().map(Mock::rung_of).collect();
     assert_eq!(order.len(), 16);
     let sorted_halves = order[..8].iter().all(|&r| r == "write-read")
         || order[..8].iter().all(|&r| r == "vmsplice-read");
     assert!(!sorted_halves, "runs were not interleaved: {order:?}");
-    assert_eq!(result.rungs[0].runs_gib_s.len(), 8);
+    assert_eq!(result.rungs[0].gib_s.runs.len(), 8);
 }
 
 #[test]
@@ -190,6 +198,7 @@ fn a_rung_the_machine_cannot_do_is_reported_and_the_others_run() {
         &config(&[Rung::WriteRead, Rung::VmspliceSpliceHuge], &f),
         &f,
         &mut mock,
+        &Cancel::never(),
         &mut |e| {
             if let Event::Skipped { row, reason } = e {
                 skipped.push((row.parse::<Rung>().unwrap(), reason.to_string()));
@@ -205,8 +214,8 @@ fn a_rung_the_machine_cannot_do_is_reported_and_the_others_run() {
     );
     let huge = &result.rungs[1];
     assert_eq!(huge.status, Status::Unavailable);
-    assert!(huge.runs_gib_s.is_empty());
-    assert_eq!(huge.median_gib_s, None);
+    assert!(huge.gib_s.runs.is_empty());
+    assert_eq!(huge.gib_s.median, None);
     assert_eq!(result.rungs[0].status, Status::Ok);
 }
 
@@ -227,11 +236,11 @@ fn a_failed_run_keeps_earlier_samples_and_stops_the_rung() {
         jobs: vec![],
         ..Mock::default()
     };
-    let result = run_ladder(&cfg, &f, &mut mock, &mut |_| {});
+    let result = run_ladder(&cfg, &f, &mut mock, &Cancel::never(), &mut |_| {});
     let r = &result.rungs[0];
     assert_eq!(r.status, Status::Failed);
     assert_eq!(r.reason.as_deref(), Some("reader crashed"));
-    assert_eq!(r.runs_gib_s, vec![1.5]);
+    assert_eq!(r.gib_s.runs, vec![1.5]);
     assert_eq!(r.bytes_per_run, 1 << 20, "--bytes is used as given");
     assert_eq!(mock.jobs.len(), 3, "no more runs after the failure");
 }
@@ -311,14 +320,14 @@ fn a_noisy_rung_gets_runs_until_it_settles_or_reaches_the_maximum() {
         }),
         ..Mock::default()
     };
-    let result = run_ladder(&cfg, &f, &mut mock, &mut |_| {});
+    let result = run_ladder(&cfg, &f, &mut mock, &Cancel::never(), &mut |_| {});
     let (tight, noisy) = (&result.rungs[0], &result.rungs[1]);
-    assert_eq!(tight.runs_gib_s.len(), 3);
-    assert!(!tight.noisy() && tight.diagnosis.is_none());
-    assert_eq!(noisy.runs_gib_s.len(), 8);
-    assert_eq!(noisy.runs_noise.len(), 8);
+    assert_eq!(tight.gib_s.runs.len(), 3);
+    assert!(!tight.noisy() && tight.gib_s.diagnosis.is_none());
+    assert_eq!(noisy.gib_s.runs.len(), 8);
+    assert_eq!(noisy.gib_s.noise.len(), 8);
     assert!(noisy.noisy());
-    let diagnosis = noisy.diagnosis.as_ref().unwrap();
+    let diagnosis = noisy.gib_s.diagnosis.as_ref().unwrap();
     assert!(diagnosis.causes[0].starts_with("steal: "), "{diagnosis:?}");
     assert_eq!(result.max_runs, 8);
     assert_eq!(result.noise.unwrap().runs, 11);
@@ -338,14 +347,14 @@ fn a_rung_that_settles_after_added_runs_stops_getting_them() {
         rates: HashMap::from([("write-read", rates)]),
         ..Mock::default()
     };
-    let result = run_ladder(&cfg, &f, &mut mock, &mut |_| {});
+    let result = run_ladder(&cfg, &f, &mut mock, &Cancel::never(), &mut |_| {});
     let r = &result.rungs[0];
     assert!(
-        r.runs_gib_s.len() > 3 && r.runs_gib_s.len() < 20,
+        r.gib_s.runs.len() > 3 && r.gib_s.runs.len() < 20,
         "{:?}",
-        r.runs_gib_s
+        r.gib_s.runs
     );
-    assert!(r.noisy() && !r.spread.unwrap().wide());
+    assert!(r.noisy() && !r.gib_s.spread.unwrap().wide());
 
     // Without the outlier the added runs narrow the interval below +-10%:
     // 10, 12, 10 is noisy at n = 3 (t = 4.3), quiet from n = 4 on.
@@ -355,12 +364,12 @@ fn a_rung_that_settles_after_added_runs_stops_getting_them() {
         rates: HashMap::from([("write-read", rates)]),
         ..Mock::default()
     };
-    let result = run_ladder(&cfg, &f, &mut mock, &mut |_| {});
+    let result = run_ladder(&cfg, &f, &mut mock, &Cancel::never(), &mut |_| {});
     let r = &result.rungs[0];
     assert!(
-        r.runs_gib_s.len() > 3 && r.runs_gib_s.len() < 20,
+        r.gib_s.runs.len() > 3 && r.gib_s.runs.len() < 20,
         "{:?}",
-        r.runs_gib_s
+        r.gib_s.runs
     );
     assert!(!r.noisy());
 }
@@ -378,7 +387,13 @@ fn a_kernel_whose_vmsplice_copies_gets_one_copy_more_per_vmsplice_rung() {
         copy_check: Some(CopyCheck::Copies),
         ..Mock::default()
     };
-    let result = run_ladder(&config(&rungs, &f), &f, &mut mock, &mut |_| {});
+    let result = run_ladder(
+        &config(&rungs, &f),
+        &f,
+        &mut mock,
+        &Cancel::never(),
+        &mut |_| {},
+    );
     let copies: Vec<(u32, Option<CopyCheck>)> = result
         .rungs
         .iter()
@@ -415,7 +430,13 @@ fn shares_of_the_limits_follow_what_each_rung_copies() {
         copy_check: Some(CopyCheck::References),
         ..Mock::default()
     };
-    let result = run_ladder(&config(&rungs, &f), &f, &mut mock, &mut |_| {});
+    let result = run_ladder(
+        &config(&rungs, &f),
+        &f,
+        &mut mock,
+        &Cancel::never(),
+        &mut |_| {},
+    );
     let shares: Vec<Option<f64>> = result.rungs.iter().map(|r| r.share_of_ceiling).collect();
     assert_eq!(shares, [None, Some(0.5), Some(0.5), None]);
 }
@@ -446,7 +467,15 @@ fn the_baseline_is_measured_in_every_placement_with_the_wakeup_cost() {
         ..Mock::default()
     };
     let cfg = config(&[Rung::WriteRead], &f);
-    let check = check_placements(&cfg, &f, 3, &mut mock, &mut Pinger, &mut |_| {});
+    let check = check_placements(
+        &cfg,
+        &f,
+        3,
+        &mut mock,
+        &mut Pinger,
+        &Cancel::never(),
+        &mut |_| {},
+    );
     let placements: Vec<Placement> = mock
         .jobs
         .iter()
@@ -469,7 +498,7 @@ fn the_baseline_is_measured_in_every_placement_with_the_wakeup_cost() {
     );
     let kinds: Vec<&str> = check.rows.iter().map(|r| r.kind.as_str()).collect();
     assert_eq!(kinds, ["same-cpu", "different-cpu", "unpinned"]);
-    assert!(check.rows.iter().all(|r| r.runs_gib_s.len() == 3));
+    assert!(check.rows.iter().all(|r| r.gib_s.runs.len() == 3));
     assert_eq!(check.factor(), Some(1.0));
     let w = check.wakeup.unwrap();
     assert_eq!((w.same_cpu_rtt_ns, w.different_cpu_rtt_ns), (2_000, 50_000));
@@ -484,7 +513,15 @@ fn on_one_cpu_the_check_says_what_it_cannot_measure() {
         ..Mock::default()
     };
     let cfg = config(&[Rung::WriteRead], &f);
-    let check = check_placements(&cfg, &f, 3, &mut mock, &mut Pinger, &mut |_| {});
+    let check = check_placements(
+        &cfg,
+        &f,
+        3,
+        &mut mock,
+        &mut Pinger,
+        &Cancel::never(),
+        &mut |_| {},
+    );
     let different = check.row("different-cpu").unwrap();
     assert_eq!(different.status, Status::Unavailable);
     assert!(different.reason.as_deref().unwrap().contains("one CPU"));
@@ -520,4 +557,166 @@ fn an_end_killed_by_a_signal_is_named_with_it() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// A worker says what it could not do typed, on its standard error
+/// (`RunError::to_line`), whatever its exit status: the run is
+/// unavailable for that reason, not failed because its reader saw the
+/// input end early.
+#[test]
+fn an_end_that_reports_unavailable_typed_makes_the_run_unavailable() {
+    use pipespeed::bench::ladder::ProcessExecutor;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("refusing-writer");
+    let line = RunError::Unavailable("huge pages not granted".into()).to_line();
+    // Exit status 1, not 3: the outcome line alone says "unavailable".
+    let script = format!(
+        "#!/bin/sh\ncase \"$2\" in *'\"role\":\"writer\"'*) \
+         echo 'pipespeed: huge pages not granted' >&2; echo '{line}' >&2; exit 1 ;; esac\n\
+         exec {} \"$@\"\n",
+        env!("CARGO_BIN_EXE_pipespeed")
+    );
+    std::fs::write(&exe, script).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let facts = SystemFacts::collect();
+    let mut config = config(&[Rung::WriteRead], &facts);
+    config.bytes = Some(1 << 20);
+    config.placement = Placement::Unpinned;
+    let job = job_for(Rung::WriteRead, &config, &facts).unwrap();
+    let mut executor = ProcessExecutor::new(exe);
+    assert_eq!(
+        executor.run(&job).err(),
+        Some(RunError::Unavailable("huge pages not granted".into()))
+    );
+}
+
+/// A `pipespeed.bench/1` file (written by the pipespeed before the
+/// series, `bench --runs 2 --bytes 16M`) loads into the /2 types, its
+/// recorded figures kept, and writes back as /2.
+#[test]
+fn a_bench_1_file_loads_into_series() {
+    use pipespeed::bench::ladder::LadderResult;
+    let text = include_str!("fixtures/bench-v1.json");
+    let old: serde_json::Value = serde_json::from_str(text).unwrap();
+    assert_eq!(old["schema"], "pipespeed.bench/1");
+    let result: LadderResult = serde_json::from_str(text).unwrap();
+    for (r, o) in result.rungs.iter().zip(old["rungs"].as_array().unwrap()) {
+        let runs: Vec<f64> = serde_json::from_value(o["runs_gib_s"].clone()).unwrap();
+        assert_eq!(r.gib_s.runs, runs, "{}", r.name);
+        assert_eq!(r.gib_s.median, o["median_gib_s"].as_f64(), "{}", r.name);
+        assert_eq!(r.gib_s.min, o["min_gib_s"].as_f64(), "{}", r.name);
+        assert_eq!(
+            r.gib_s.noise.len(),
+            o["runs_noise"].as_array().unwrap().len()
+        );
+        assert_eq!(r.gib_s.spread.is_some(), !o["spread"].is_null());
+    }
+    let check = result.placement_check.as_ref().unwrap();
+    let old_rows = old["placement_check"]["rows"].as_array().unwrap();
+    for (row, o) in check.rows.iter().zip(old_rows) {
+        assert_eq!(row.gib_s.median, o["median_gib_s"].as_f64(), "{}", row.kind);
+        assert_eq!(
+            row.gib_s.runs.len(),
+            o["runs_gib_s"].as_array().unwrap().len()
+        );
+    }
+    // Written again, it is a /2 document of series, and reads back equal.
+    let again = serde_json::to_value(&result).unwrap();
+    assert!(again["rungs"][0].get("runs_gib_s").is_none());
+    assert!(again["rungs"][0]["gib_s"]["runs"].is_array());
+    let back: LadderResult = serde_json::from_value(again).unwrap();
+    assert_eq!(back, result);
+}
+
+/// The placement check is scheduled as the ladder is: a placement whose
+/// runs spread gets runs added up to `--max-runs`, is marked noisy and
+/// diagnosed for its own placement; a tight one keeps its runs.
+#[test]
+fn a_noisy_placement_gets_added_runs_a_spread_and_a_diagnosis() {
+    /// 5 and 10 GiB/s in turn, in each placement.
+    #[derive(Default)]
+    struct Wild(HashMap<String, usize>);
+    impl Runner<Job> for Wild {
+        fn run(&mut self, job: &Job) -> Result<Sample, RunError> {
+            let Job::Pipe { placement, .. } = job else {
+                panic!("pipe jobs only")
+            };
+            let n = self.0.entry(format!("{placement:?}")).or_default();
+            *n += 1;
+            let rate = if n.is_multiple_of(2) { 10.0 } else { 5.0 };
+            Ok(Sample {
+                bytes: 1 << 30,
+                seconds: 1.0 / rate,
+                gib_s: rate,
+                usage: None,
+                noise: Some(RunNoise {
+                    wall_s: 1.0,
+                    ..RunNoise::default()
+                }),
+                copy_check: None,
+            })
+        }
+    }
+    let f = facts(&[0, 1], ThpMode::Madvise);
+    let mut cfg = config(&[Rung::WriteRead], &f);
+    cfg.max_runs = 6;
+    let check = check_placements(
+        &cfg,
+        &f,
+        3,
+        &mut Wild::default(),
+        &mut Pinger,
+        &Cancel::never(),
+        &mut |_| {},
+    );
+    assert_eq!(check.max_runs, 6);
+    for row in &check.rows {
+        assert_eq!(row.gib_s.runs.len(), 6, "{}", row.kind);
+        assert!(row.gib_s.noisy(), "{}", row.kind);
+        assert!(row.gib_s.diagnosis.is_some(), "{}", row.kind);
+    }
+    // Each row is diagnosed for its own ends: only the unpinned one has
+    // the scheduler's choice of CPUs as a cause.
+    let placed = |kind: &str| {
+        let causes = &check
+            .row(kind)
+            .unwrap()
+            .gib_s
+            .diagnosis
+            .as_ref()
+            .unwrap()
+            .causes;
+        causes.iter().any(|c| c.starts_with("placement: "))
+    };
+    assert!(placed("unpinned"));
+    assert!(!placed("same-cpu") && !placed("different-cpu"));
+}
+
+/// Cancelled before it starts, the ladder and the placement check run
+/// nothing, fail nothing, and say they were interrupted.
+#[test]
+fn a_cancelled_ladder_runs_nothing_and_says_so() {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    let f = facts(&[0, 1], ThpMode::Madvise);
+    let mut mock = Mock {
+        rates: HashMap::from([("write-read", vec![Ok(1.0); 10])]),
+        ..Mock::default()
+    };
+    let cancel = Cancel::on_flag(Arc::new(AtomicBool::new(true)));
+    let cfg = config(&[Rung::WriteRead], &f);
+    let result = run_ladder(&cfg, &f, &mut mock, &cancel, &mut |_| {});
+    assert!(result.header.interrupted);
+    assert_eq!(result.rungs[0].status, Status::Ok);
+    assert!(result.rungs[0].gib_s.runs.is_empty());
+    let check = check_placements(&cfg, &f, 3, &mut mock, &mut Pinger, &cancel, &mut |_| {});
+    assert!(
+        check
+            .rows
+            .iter()
+            .all(|r| r.status == Status::Ok && r.gib_s.runs.is_empty())
+    );
+    assert_eq!(check.wakeup_reason.as_deref(), Some("interrupted"));
+    assert!(mock.jobs.is_empty());
 }

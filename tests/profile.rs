@@ -10,6 +10,7 @@ use pipespeed::bench::core::{Placement, RunError, Status};
 use std::process::{Command, Output};
 use std::time::Duration;
 
+use pipespeed::bench::core::Cancel;
 use pipespeed::bench::core::harness::Runner;
 use pipespeed::bench::ladder::{
     Job, LadderConfig, MEMCPY_NOT_PROFILED, ProcessExecutor, Rung, Sample, run_ladder,
@@ -179,6 +180,7 @@ fn cost_is_the_measured_runs_usage_per_gib() {
         &config(&[Rung::WriteRead], false),
         &facts(),
         &mut mock,
+        &Cancel::never(),
         &mut |_| {},
     );
     let r = &result.rungs[0];
@@ -201,7 +203,7 @@ fn each_measured_rung_is_profiled_once_after_all_measured_runs() {
     let mut mock = Mock::default();
     let mut events = Vec::new();
     let cfg = config(&[Rung::WriteRead], true);
-    let result = run_ladder(&cfg, &facts(), &mut mock, &mut |e| {
+    let result = run_ladder(&cfg, &facts(), &mut mock, &Cancel::never(), &mut |e| {
         events.push(format!("{e:?}"))
     });
     assert_eq!(mock.profiled.len(), 1);
@@ -213,7 +215,7 @@ fn each_measured_rung_is_profiled_once_after_all_measured_runs() {
         ProfileStatus::Recorded
     );
     assert_eq!(events.last().unwrap(), "Profiling { row: \"write-read\" }");
-    assert_eq!(result.rungs[0].runs_gib_s.len(), 2, "not a measured run");
+    assert_eq!(result.rungs[0].gib_s.runs.len(), 2, "not a measured run");
 }
 
 #[test]
@@ -224,6 +226,7 @@ fn rungs_the_machine_cannot_do_are_not_profiled() {
         &config(&[Rung::VmspliceSpliceHuge, Rung::WriteRead], true),
         &facts(),
         &mut mock,
+        &Cancel::never(),
         &mut |_| {},
     );
     assert_eq!(result.rungs[0].status, Status::Unavailable);
@@ -258,6 +261,7 @@ fn rendered() -> pipespeed::bench::ladder::LadderResult {
         &config(&[Rung::WriteRead, Rung::Memcpy], true),
         &facts(),
         &mut mock,
+        &Cancel::never(),
         &mut |_| {},
     );
     result.rungs[0].profile = Some(Profile {

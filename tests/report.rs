@@ -1,7 +1,7 @@
 //! Renderers on fixed result data (never on live timings).
 
 #![allow(clippy::unwrap_used)]
-use pipespeed::bench::core::{Placement, Status};
+use pipespeed::bench::core::{Placement, Series, Status};
 
 use pipespeed::bench::core::harness::Header;
 use pipespeed::bench::ladder::{LadderResult, Rung, RungResult, SCHEMA};
@@ -12,9 +12,8 @@ fn rung(name: Rung, runs: &[f64], median: Option<f64>, speedup: Option<f64>) -> 
     let mut r = RungResult::new(name, 256 * 1024, None);
     r.bytes_per_run = 1 << 30;
     r.warmup_gib_s = Some(1.0);
-    r.runs_gib_s = runs.to_vec();
-    r.summarize();
-    r.median_gib_s = median;
+    r.gib_s = Series::of(runs);
+    r.gib_s.median = median;
     r.speedup_vs_write_read = speedup;
     r
 }
@@ -75,7 +74,7 @@ references on this kernel at start-up. Rungs with 0 move page references, not by
 is not memory bandwidth and may exceed memcpy. of limit: the median's share of memcpy's (rungs
 that copy) or of splice-limit's (rungs that do not). spread: the 95% interval of the mean.
 
-noisy: write-read (2 runs from 1.00 to 2.00 GiB/s, 2.00x; 95% interval +-424%).
+noisy: write-read (2 runs from 1.00 GiB/s to 2.00 GiB/s, 2.00x; 95% interval +-424%).
 ";
     assert_eq!(text, expected);
 }
@@ -96,10 +95,14 @@ fn csv_has_one_row_per_run() {
         csv,
         "rung,status,run,gib_s,bytes_per_run,buf_size,pipe_size,copies,\
          user_s_per_gib,system_s_per_gib,context_switches_per_gib,page_faults_per_gib,\
-         part,placement,noisy,steal_s,other_cpu_s,load_avg_1m,involuntary_switches,cpu_mhz\n\
-         write-read,ok,1,1.0000,1073741824,262144,,2,,,,,ladder,different-cpu,true,,,,,\n\
-         write-read,ok,2,2.0000,1073741824,262144,,2,,,,,ladder,different-cpu,true,,,,,\n\
-         vmsplice-splice-huge,unavailable,,,1073741824,262144,,0,,,,,ladder,different-cpu,false,,,,,\n"
+         part,placement,noisy,steal_s,other_cpu_s,load_avg_1m,involuntary_switches,cpu_mhz,\
+         gib_s_median,gib_s_min,gib_s_max,gib_s_ci95_half_width,gib_s_max_over_min,gib_s_noisy\n\
+         write-read,ok,1,1.0000,1073741824,262144,,2,,,,,ladder,different-cpu,true,,,,,,\
+         1.5,1,2,4.235333333333333,2,true\n\
+         write-read,ok,2,2.0000,1073741824,262144,,2,,,,,ladder,different-cpu,true,,,,,,\
+         1.5,1,2,4.235333333333333,2,true\n\
+         vmsplice-splice-huge,unavailable,,,1073741824,262144,,0,,,,,ladder,different-cpu,false,,,,,,\
+         ,,,,,false\n"
     );
 }
 
@@ -107,15 +110,15 @@ fn csv_has_one_row_per_run() {
 fn json_round_trips_with_the_documented_fields() {
     let bytes = Json.export(&fixture()).unwrap();
     let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
-    assert_eq!(value["schema"], "pipespeed.bench/1");
+    assert_eq!(value["schema"], "pipespeed.bench/2");
     assert_eq!(value["system"]["thp"], "never");
     assert_eq!(value["placement"]["kind"], "pinned");
     assert_eq!(value["rungs"][0]["name"], "write-read");
     assert_eq!(
-        value["rungs"][0]["runs_gib_s"],
+        value["rungs"][0]["gib_s"]["runs"],
         serde_json::json!([1.0, 2.0])
     );
-    assert_eq!(value["rungs"][0]["median_gib_s"], 1.5);
+    assert_eq!(value["rungs"][0]["gib_s"]["median"], 1.5);
     assert_eq!(value["rungs"][1]["status"], "unavailable");
     let back: LadderResult = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(back, fixture());

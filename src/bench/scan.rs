@@ -225,7 +225,7 @@ impl ScanResult {
                     .rungs
                     .iter()
                     .find(|r| r.name == rung)
-                    .and_then(|r| r.median_gib_s)
+                    .and_then(|r| r.median())
             })
             .collect()
     }

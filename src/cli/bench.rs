@@ -1,5 +1,5 @@
 //! `pipespeed bench` (and `pipespeed` alone): the ladder.
-use pipespeed::bench::core::{EXIT_UNSUPPORTED, Placement, Status};
+use pipespeed::bench::core::{Cancel, EXIT_UNSUPPORTED, Placement, Status};
 
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -57,15 +57,17 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         let mut result = measure(&config, &facts, &mut executor, &bar);
         if placements && interrupted().is_none() {
             let mut pinger: Box<dyn Runner<PingJob>> = Mode::Processes.runner(exe);
-            result.placement_check = Some(check_placements(
+            let check = check_placements(
                 &config,
                 &facts,
                 args.placement_runs,
                 &mut executor,
                 pinger.as_mut(),
+                &Cancel::on_signals(),
                 &mut |event| progress::show(&bar, event),
-            ));
-            result.header.interrupted = interrupted().is_some();
+            );
+            result.header.interrupted = Cancel::on_signals().is_cancelled();
+            result.placement_check = Some(check);
         }
         bar.finish_and_clear();
         if measured_nothing(&[&result]) {
@@ -143,7 +145,7 @@ fn measured_nothing(ladders: &[&LadderResult]) -> bool {
     ladders
         .iter()
         .flat_map(|l| &l.rungs)
-        .all(|r| r.runs_gib_s.is_empty())
+        .all(|r| r.gib_s.runs.is_empty())
 }
 
 /// The result files asked for.
@@ -178,8 +180,8 @@ fn exit_status(ladders: &[&LadderResult], named: bool) -> ExitCode {
             let check = l.placement_check.iter().flat_map(|c| &c.rows);
             l.rungs
                 .iter()
-                .map(|r| r.runs_gib_s.len())
-                .chain(check.map(|r| r.runs_gib_s.len()))
+                .map(|r| r.gib_s.runs.len())
+                .chain(check.map(|r| r.gib_s.runs.len()))
         })
         .sum();
     if let Some(status) = crate::interrupted_status(runs, "run", "every child process") {
@@ -250,9 +252,13 @@ fn measure(
     executor: &mut ProcessExecutor,
     bar: &ProgressBar,
 ) -> LadderResult {
-    run_ladder(config, facts, executor, &mut |event| {
-        progress::show(bar, event)
-    })
+    run_ladder(
+        config,
+        facts,
+        executor,
+        &Cancel::on_signals(),
+        &mut |event| progress::show(bar, event),
+    )
 }
 
 /// The runs every rung gets and the runs a noisy one may get.

@@ -8,8 +8,12 @@
 //! ch. 13: the percentile interval). With a handful of runs the resamples
 //! can only take a few values, so the interval is wide and honest about
 //! it: five runs a side cannot show a 1% change.
+//!
+//! `--lkml` speaks the rule kernel developers read in mmtests'
+//! compare-kernels: a difference is marked `*+12.3%*` when it is larger
+//! than the two 95% intervals' half-widths together ([`MeanTest`]).
 
-use crate::bench::core::stats::Shuffler;
+use crate::bench::core::stats::{Shuffler, mean_interval_95};
 
 /// How the interval is drawn.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -73,6 +77,44 @@ impl Interval {
 /// The fewest runs a side needs for an interval: one run resamples to
 /// itself and says nothing about spread.
 pub const MIN_RUNS: usize = 2;
+
+/// mmtests' rule for one metric of one row: the means of both sides and
+/// the half-widths of their 95% intervals (Student's t over the runs,
+/// [`mean_interval_95`]: the interval the measuring commands print as
+/// `+-4.2%`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MeanTest {
+    /// Mean of the base runs.
+    pub base_mean: f64,
+    /// Half-width of its 95% interval, in the metric's unit.
+    pub base_half_width: f64,
+    /// Mean of the new runs.
+    pub new_mean: f64,
+    /// Half-width of its 95% interval, in the metric's unit.
+    pub new_half_width: f64,
+}
+
+impl MeanTest {
+    /// The test of `base` against `new`, or `None` when a side has fewer
+    /// than [`MIN_RUNS`] runs: one run has no interval, so a change
+    /// against it is never significant.
+    pub fn of(base: &[f64], new: &[f64]) -> Option<MeanTest> {
+        let (base_mean, base_half_width) = mean_interval_95(base)?;
+        let (new_mean, new_half_width) = mean_interval_95(new)?;
+        Some(MeanTest {
+            base_mean,
+            base_half_width,
+            new_mean,
+            new_half_width,
+        })
+    }
+
+    /// Whether the means differ by more than the two half-widths
+    /// together: the two intervals do not even touch.
+    pub fn significant(&self) -> bool {
+        (self.new_mean - self.base_mean).abs() > self.base_half_width + self.new_half_width
+    }
+}
 
 /// The bootstrap percentile interval of `median(new) / median(base)`,
 /// or `None` when a side has fewer than [`MIN_RUNS`] runs. The values
@@ -210,6 +252,31 @@ mod tests {
         let how = Bootstrap::default();
         assert_eq!(ratio_interval(&[1.0], &BASE, &how), None);
         assert_eq!(ratio_interval(&BASE, &[], &how), None);
+    }
+
+    #[test]
+    fn an_interval_must_exclude_one_to_shift() {
+        let i = |low, high| Interval { low, high }.shift();
+        assert_eq!(i(1.0, 1.2), Shift::None);
+        assert_eq!(i(0.8, 1.0), Shift::None);
+        assert_eq!(i(1.0 + 1e-9, 1.2), Shift::Up);
+        assert_eq!(i(0.8, 1.0 - 1e-9), Shift::Down);
+    }
+
+    #[test]
+    fn the_mmtests_rule_marks_a_difference_wider_than_both_half_widths() {
+        // BASE: mean 10.029, s 0.256, half-width 2.447 * 0.256 / sqrt(7).
+        let t = |by: f64| MeanTest::of(&BASE, &BASE.map(|v| v + by)).unwrap();
+        let half = t(0.0).base_half_width;
+        assert!((half - 0.2371).abs() < 1e-3, "{half}");
+        assert!(!t(0.0).significant());
+        // Shifted by less than 2 half-widths: inside; by more: outside.
+        assert!(!t(1.9 * half).significant());
+        assert!(t(2.1 * half).significant());
+        assert!(t(-2.1 * half).significant());
+        // One run a side: no interval, never significant.
+        assert_eq!(MeanTest::of(&[1.0], &[100.0, 101.0]), None);
+        assert_eq!(MeanTest::of(&BASE, &[100.0]), None);
     }
 
     #[test]

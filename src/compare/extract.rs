@@ -7,9 +7,11 @@
 //! per second per message size; writes per second and the p99 write
 //! latency per cell of writers and readers; the rate and the round
 //! trip's median per mechanism and message size of `ipc`.
-use crate::bench::core::Status;
+use crate::bench::core::{NoiseSummary, Status};
 
 use serde::Serialize;
+
+use crate::build_info::BuildInfo;
 
 use crate::bench::contend::ContendResult;
 use crate::bench::hist::LatencyNs;
@@ -142,12 +144,14 @@ pub struct Extract {
 
 /// The rows, facts, settings and notes of `doc`.
 pub fn extract(doc: &Document) -> Extract {
-    let (mut out, interrupted) = match doc {
-        Document::Bench(r) => (bench(r), r.header.interrupted),
-        Document::Latency(r) => (latency(r), r.header.interrupted),
-        Document::Contend(r) => (contend(r), r.header.interrupted),
-        Document::Ipc(r) => (ipc(r), r.header.interrupted),
+    let (mut out, header) = match doc {
+        Document::Bench(r) => (bench(r), &r.header),
+        Document::Latency(r) => (latency(r), &r.header),
+        Document::Contend(r) => (contend(r), &r.header),
+        Document::Ipc(r) => (ipc(r), &r.header),
     };
+    let interrupted = header.interrupted;
+    out.facts.extend(build_facts(header.build.as_ref()));
     if interrupted {
         out.notes.push(
             "interrupted by SIGINT, SIGTERM or SIGHUP: it holds only the runs made before"
@@ -171,16 +175,16 @@ fn bench(r: &LadderResult) -> Extract {
         let name = rung.name.name().to_string();
         let reason = rung.reason.as_deref().unwrap_or("no reason given");
         let status = name_of(rung.status);
-        let runs = if rung.runs_gib_s.is_empty() {
+        let runs = if rung.gib_s.runs.is_empty() {
             Runs::None(format!("{status}: {reason}"))
         } else {
             if rung.status != Status::Ok {
                 out.notes.push(format!(
                     "rung {name} {status} after {} runs ({reason}); those runs are compared",
-                    rung.runs_gib_s.len()
+                    rung.gib_s.runs.len()
                 ));
             }
-            Runs::Measured(vec![rung.runs_gib_s.clone()])
+            Runs::Measured(vec![rung.gib_s.runs.clone()])
         };
         let pipe = rung.pipe_size.map_or("kernel default".into(), size);
         out.settings
@@ -366,6 +370,38 @@ fn ipc(r: &IpcResult) -> Extract {
         notes,
     }
 }
+
+/// What else the machine did during `doc`'s runs, where it records it.
+///
+/// A function beside [`extract`] rather than a field of [`Extract`], so
+/// that the kinds' extractors stay as they are.
+pub fn noise(doc: &Document) -> Option<NoiseSummary> {
+    match doc {
+        Document::Bench(r) => r.noise,
+        Document::Ipc(r) => r.noise,
+        Document::Latency(r) => r.noise(),
+        // Not recorded by contend's results yet.
+        Document::Contend(_) => None,
+    }
+}
+
+/// The build facts that differ only between two builds worth telling
+/// apart: the commit (expected to differ, shown not warned about), the
+/// profile and the compiler (a debug build or another rustc explains a
+/// difference on its own). [`NOT_RECORDED`] in files written before the
+/// build was recorded.
+fn build_facts(build: Option<&BuildInfo>) -> Vec<(String, String)> {
+    let field = |f: fn(&BuildInfo) -> &str| build.map_or(NOT_RECORDED.to_string(), |b| f(b).into());
+    vec![
+        ("commit".into(), field(|b| &b.commit)),
+        ("profile".into(), field(|b| &b.profile)),
+        ("compiler".into(), field(|b| &b.rustc)),
+    ]
+}
+
+/// The facts expected to differ between base and patched: shown, not
+/// warned about.
+pub const EXPECTED_TO_DIFFER: [&str; 1] = ["commit"];
 
 /// The value of a fact the file does not record: `virtualization` in
 /// files written before it was measured. A fact neither file records is

@@ -52,11 +52,16 @@ impl Kind {
     /// the older ones its types still load.
     pub fn schemas(self) -> &'static [&'static str] {
         match self {
-            Kind::Bench => &[ladder::SCHEMA],
+            Kind::Bench => &[ladder::SCHEMA, ladder::SCHEMA_V1],
             Kind::Latency => &[latency::SCHEMA, latency::SCHEMA_V1],
             Kind::Contend => &[contend::SCHEMA],
             Kind::Ipc => &[ipc::SCHEMA],
         }
+    }
+
+    /// Whether this build reads `schema` as this kind.
+    fn reads(self, schema: &str) -> bool {
+        self.schemas().contains(&schema)
     }
 
     fn from_name(name: &str) -> Option<Kind> {
@@ -92,6 +97,17 @@ impl Document {
             Document::Latency(_) => Kind::Latency,
             Document::Contend(_) => Kind::Contend,
             Document::Ipc(_) => Kind::Ipc,
+        }
+    }
+
+    /// The schema it was written in (`pipespeed.bench/1` for a file this
+    /// build reads from an older format).
+    pub fn schema(&self) -> &str {
+        match self {
+            Document::Bench(r) => &r.header.schema,
+            Document::Latency(r) => &r.header.schema,
+            Document::Contend(r) => &r.header.schema,
+            Document::Ipc(r) => &r.header.schema,
         }
     }
 }
@@ -236,7 +252,11 @@ pub fn load_pair(
             new_kind: new_schema.name,
         });
     }
-    if base_schema.version != new_schema.version {
+    // Two versions this build reads load into the same types.
+    let readable = |s: &Schema| Kind::from_name(&s.name).is_some_and(|k| k.reads(&s.text));
+    if base_schema.version != new_schema.version
+        && !(readable(&base_schema) && readable(&new_schema))
+    {
         return Err(CompareError::Versions {
             base: base_name.into(),
             base_schema: base_schema.text,
@@ -387,10 +407,12 @@ mod tests {
 
     #[test]
     fn an_unknown_format_names_the_ones_read() {
-        let s = schema_of("pipespeed.bench/2").unwrap();
+        let s = schema_of("pipespeed.bench/99").unwrap();
         let err = document(serde_json::json!({}), &s, "f.json").unwrap_err();
         let text = err.to_string();
-        assert!(text.contains("pipespeed.bench/2"), "{text}");
+        assert!(text.contains("pipespeed.bench/99"), "{text}");
+        assert!(text.contains(ladder::SCHEMA), "{text}");
+        assert!(text.contains(latency::SCHEMA), "{text}");
         assert!(text.contains("pipespeed.latency/1"), "{text}");
     }
 

@@ -5,22 +5,35 @@
 //! - [`load`]: reading the files and refusing pairs that cannot be
 //!   compared (two commands, two format versions).
 //! - [`extract`](mod@extract): the rows and metrics of each kind of result.
-//! - [`bootstrap`]: the interval and what it says.
-//! - [`render`]: the table and its Markdown form.
+//! - [`bootstrap`]: the interval and what it says, and mmtests' rule
+//!   for `--lkml`.
+//! - [`conditions`]: whether the two files were measured under the same
+//!   noise.
+//! - [`render`]: the table, its Markdown form and the patch-mail form.
 //!
-//! Library code: nothing here prints. Differences between the machines
-//! and the settings come back as [`Comparison::warnings`].
+//! A change is marked only when it is significant: by the bootstrap
+//! interval of the ratio of medians (faster or slower when the interval
+//! excludes 1), and in `--lkml` by mmtests' rule (the means differ by
+//! more than their two 95% half-widths together). A side with one run
+//! has neither, so it is never significant.
+//!
+//! Library code: nothing here prints. Differences between the machines,
+//! the builds, the noise and the settings come back as
+//! [`Comparison::warnings`].
 
 pub mod bootstrap;
+pub mod conditions;
 pub mod extract;
 pub mod load;
 pub mod render;
 
 use std::path::Path;
 
+use crate::bench::core::Spread;
 use crate::bench::core::stats::median;
-use bootstrap::{Bootstrap, Interval, Shift, ratio_interval};
-use extract::{Better, Extract, Metric, NOT_RECORDED, Runs, extract};
+use bootstrap::{Bootstrap, Interval, MeanTest, Shift, ratio_interval};
+use conditions::Conditions;
+use extract::{Better, EXPECTED_TO_DIFFER, Extract, Metric, NOT_RECORDED, Runs, extract};
 pub use load::{CompareError, Document, Kind, load_pair};
 
 /// Which of the two files.
@@ -62,6 +75,31 @@ pub struct Change {
     pub interval: Option<Interval>,
     /// What the interval says.
     pub verdict: Verdict,
+    /// mmtests' rule, for `--lkml` (`None`: a side has one run).
+    pub means: Option<MeanTest>,
+    /// Whether base's runs spread too much to trust its median, as the
+    /// measuring command marks a row noisy ([`Spread::noisy`]).
+    pub base_noisy: bool,
+    /// Whether new's runs do.
+    pub new_noisy: bool,
+}
+
+impl Change {
+    /// Whether `--lkml` marks the change significant (`*+12.3%*`).
+    pub fn mmtests_significant(&self) -> bool {
+        self.means.is_some_and(|m| m.significant())
+    }
+
+    /// Which files' runs of the row are noisy: `None`, or `base`, `new`,
+    /// `both`.
+    pub fn noisy_in(&self) -> Option<&'static str> {
+        match (self.base_noisy, self.new_noisy) {
+            (false, false) => None,
+            (true, false) => Some("base"),
+            (false, true) => Some("new"),
+            (true, true) => Some("both"),
+        }
+    }
 }
 
 /// One row of one metric's table.
@@ -118,6 +156,8 @@ pub struct Pair {
 pub struct Comparison {
     /// Which command wrote both files.
     pub kind: Kind,
+    /// The format they were written in (`A and B` when the two differ).
+    pub schema: String,
     /// How base is named.
     pub base: String,
     /// How new is named.
@@ -132,6 +172,8 @@ pub struct Comparison {
     pub settings: Vec<Pair>,
     /// Things to say about one file alone (`file: note`).
     pub notes: Vec<String>,
+    /// What else each machine did during the runs.
+    pub conditions: Conditions,
 }
 
 impl Comparison {
@@ -144,9 +186,11 @@ impl Comparison {
                 p.name, p.base, self.base, p.new, self.new
             )
         };
-        let facts = self.facts.iter().filter(|p| p.base != p.new);
+        let facts = (self.facts.iter())
+            .filter(|p| p.base != p.new && !EXPECTED_TO_DIFFER.contains(&p.name.as_str()));
         facts
             .map(|p| differ(p, "system fact"))
+            .chain(self.conditions.warning(&self.base, &self.new))
             .chain(self.settings.iter().map(|p| differ(p, "setting")))
             .chain(self.notes.iter().cloned())
             .collect()
@@ -196,8 +240,13 @@ pub fn compare(
     let notes = (b.notes.iter().map(|note| format!("{base_name}: {note}")))
         .chain(n.notes.iter().map(|note| format!("{new_name}: {note}")))
         .collect();
+    let schema = match (base.schema(), new.schema()) {
+        (b, n) if b == n => b.to_string(),
+        (b, n) => format!("{b} and {n}"),
+    };
     Ok(Comparison {
         kind,
+        schema,
         base: base_name.into(),
         new: new_name.into(),
         bootstrap: *how,
@@ -211,6 +260,10 @@ pub fn compare(
             .filter(|p| p.base != p.new)
             .collect(),
         notes,
+        conditions: Conditions {
+            base: extract::noise(base),
+            new: extract::noise(new),
+        },
     })
 }
 
@@ -324,7 +377,15 @@ fn outcome(base: &Runs, new: &Runs, i: usize, metric: Metric, how: &Bootstrap) -
         ratio: new_median / base_median,
         interval,
         verdict,
+        means: MeanTest::of(b, n),
+        base_noisy: noisy(b),
+        new_noisy: noisy(n),
     })
+}
+
+/// Whether `runs` spread as a row the measuring command marks noisy.
+fn noisy(runs: &[f64]) -> bool {
+    Spread::of(runs).is_some_and(|s| s.noisy)
 }
 
 /// Metric `i`'s values, or why there are none.

@@ -9,8 +9,10 @@ pub use lkml::lkml;
 use std::fmt::Write as _;
 
 use super::bootstrap::Interval;
+use super::conditions::describe;
 use super::extract::{Better, Unit};
 use super::{Comparison, Line, Outcome, Side, Table, Verdict};
+use crate::bench::core::noise::{MAX_HALF_WIDTH, MAX_OVER_MIN};
 use crate::units::readable_ns;
 
 /// The columns of a compared row, after the row's name.
@@ -31,9 +33,7 @@ pub fn text(c: &Comparison) -> String {
     let _ = writeln!(
         out,
         "pipespeed compare: {} (base) vs {} (new), {}",
-        c.base,
-        c.new,
-        c.kind.schema()
+        c.base, c.new, c.schema
     );
     let _ = writeln!(out, "{}", method(c));
     for table in &c.tables {
@@ -51,6 +51,9 @@ pub fn text(c: &Comparison) -> String {
     }
     out += &format!("\n{}", legend(c).join("\n"));
     out += &wrap(&format!("\nsystem: {}", facts_line(c)), 78, "  ");
+    if let Some(line) = noise_line(c) {
+        out += &wrap(&format!("noise: {line}"), 78, "  ");
+    }
     if let Some(line) = settings_line(c) {
         out += &wrap(&format!("settings that differ: {line}"), 78, "  ");
     }
@@ -67,7 +70,7 @@ pub fn markdown(c: &Comparison) -> String {
         "`pipespeed compare {} {}` ({}): {}\n",
         c.base,
         c.new,
-        c.kind.schema(),
+        c.schema,
         method(c)
     );
     for table in &c.tables {
@@ -96,8 +99,12 @@ pub fn markdown(c: &Comparison) -> String {
             let _ = writeln!(out, "| {} |", aligned(&cols, &widths).join(" | "));
         }
     }
-    let _ = writeln!(out, "\n{}", legend(c).join(" "));
+    let legend: Vec<String> = legend(c).iter().map(|l| l.trim().to_string()).collect();
+    let _ = writeln!(out, "\n{}", legend.join(" "));
     let _ = writeln!(out, "\nSystem: {}", facts_line(c));
+    if let Some(line) = noise_line(c) {
+        let _ = writeln!(out, "\nNoise: {line}");
+    }
     if let Some(line) = settings_line(c) {
         let _ = writeln!(out, "\nSettings that differ: {line}");
     }
@@ -137,11 +144,43 @@ fn headings(c: &Comparison) -> [String; 8] {
 
 fn legend(c: &Comparison) -> Vec<String> {
     let p = percent(c.bootstrap.confidence);
-    vec![
-        format!("faster, slower: the whole {p} interval of the ratio lies on one side of 1."),
+    let mut lines = vec![
+        format!("faster, slower: significant: the whole {p} interval of the ratio excludes 1."),
         "~: no significant change: the interval contains 1.".into(),
-        "?: fewer than 2 runs on a side, so no interval. runs: base/new.".into(),
-    ]
+        "?: fewer than 2 runs on a side: no interval, never significant. runs: base/new.".into(),
+    ];
+    if any_noisy(c) {
+        lines.push(format!(
+            "noisy: base, new or both: that file's runs spread over more than {MAX_OVER_MIN}x,"
+        ));
+        lines.push(format!(
+            "  or their 95% interval of the mean is wider than +-{:.0}%: a median to trust less.",
+            MAX_HALF_WIDTH * 100.0
+        ));
+    }
+    lines
+}
+
+/// Whether a compared row is noisy in either file.
+fn any_noisy(c: &Comparison) -> bool {
+    (c.tables.iter().flat_map(|t| &t.lines)).any(|l| match &l.outcome {
+        Outcome::Compared(change) => change.noisy_in().is_some(),
+        _ => false,
+    })
+}
+
+/// Each file's noise, `file quiet (steal ...)`, when either records it.
+fn noise_line(c: &Comparison) -> Option<String> {
+    let n = &c.conditions;
+    n.recorded().then(|| {
+        format!(
+            "{} {}; {} {}",
+            c.base,
+            describe(n.base.as_ref()),
+            c.new,
+            describe(n.new.as_ref())
+        )
+    })
 }
 
 /// The machines' facts, `name value` or `name base -> new`.
@@ -208,7 +247,10 @@ fn cells(c: &Comparison, line: &Line, unit: Unit) -> Cells {
         format!("{:+.1}%", (change.ratio - 1.0) * 100.0),
         format!("{:.3}", change.ratio),
         change.interval.map_or("-".into(), interval),
-        verdict(change.verdict).into(),
+        match change.noisy_in() {
+            None => verdict(change.verdict).into(),
+            Some(files) => format!("{} (noisy: {files})", verdict(change.verdict)),
+        },
     ])
 }
 

@@ -176,7 +176,7 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
     let has_memcpy = result
         .rungs
         .iter()
-        .any(|r| r.name == Rung::Memcpy && r.median_gib_s.is_some());
+        .any(|r| r.name == Rung::Memcpy && r.median().is_some());
     let _ = writeln!(
         out,
         "<h2 id=\"chart\">Chart</h2>\n<figure>\n{svg}<figcaption>Median GiB/s per rung; the \

@@ -8,10 +8,10 @@ use std::io;
 mod csv;
 mod markdown;
 
-pub(super) use csv::{CSV_HEADER, csv_rows};
+pub(super) use csv::{csv_header, csv_rows};
 pub(super) use markdown::md_cell;
 
-pub(super) use super::series::{noise_sentence, noisy_paragraph, status_word};
+pub(super) use super::series::{noise_sentence, noisy_series, spread_cell, status_word};
 use super::{Exporter, Text};
 use crate::bench::ladder::placement::PlacementCheck;
 use crate::bench::ladder::{CopyCheck, LadderResult, Rung, RungResult};
@@ -69,10 +69,10 @@ pub(super) fn figures(r: &RungResult) -> Result<[String; FIGURES], String> {
         (Status::Unavailable, Some(reason)) => Err(format!("unavailable: {reason}")),
         (Status::Failed, Some(reason)) => Err(format!("failed: {reason}")),
         _ => Ok([
-            rate(r.median_gib_s),
-            rate(r.min_gib_s),
-            rate(r.max_gib_s),
-            r.spread.map_or_else(|| "-".into(), |s| s.cell()),
+            rate(r.gib_s.median),
+            rate(r.gib_s.min),
+            rate(r.gib_s.max),
+            spread_cell(&r.gib_s),
             r.speedup_vs_write_read
                 .map_or_else(|| "-".into(), |x| format!("{x:.1}x")),
             r.share_of_ceiling
@@ -214,27 +214,20 @@ pub(super) fn noise_line(result: &LadderResult) -> Option<String> {
     result.noise.map(noise_sentence)
 }
 
-/// A paragraph per noisy rung: how much it spread, the likely causes and
-/// what to do.
+/// A paragraph per noisy rung, and per noisy placement of the placement
+/// check: how much it spread, the likely causes and what to do.
 pub(super) fn noisy_lines(result: &LadderResult) -> Vec<String> {
-    result
+    let gib_s = |v: f64| format!("{v:.2} GiB/s");
+    let rungs = result
         .rungs
         .iter()
-        .filter(|r| r.noisy())
-        .filter_map(|r| {
-            let s = r.spread?;
-            let (lo, hi) = (r.min_gib_s?, r.max_gib_s?);
-            let range = format!("from {lo:.2} to {hi:.2} GiB/s");
-            let what = r.name.to_string();
-            Some(noisy_paragraph(
-                &what,
-                r.runs_gib_s.len(),
-                &range,
-                &s,
-                r.diagnosis.as_ref(),
-            ))
+        .filter_map(|r| noisy_series(r.name.name(), &r.gib_s, gib_s));
+    let check = result.placement_check.iter().flat_map(|c| {
+        c.rows.iter().filter_map(move |row| {
+            noisy_series(&format!("{} {}", c.rung, row.kind), &row.gib_s, gib_s)
         })
-        .collect()
+    });
+    rungs.chain(check).collect()
 }
 
 /// How much placement alone changes the baseline, the wake-up cost, and
@@ -247,14 +240,18 @@ pub(super) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck)
         if check.runs == 1 { "" } else { "s" }
     );
     for row in &check.rows {
-        text += &match (row.median_gib_s, &row.reason) {
-            (Some(m), _) if row.runs_gib_s.len() != check.runs => format!(
-                " {} {m:.2} GiB/s (from {} run{});",
+        let runs = row.gib_s.runs.len();
+        let spread = match row.gib_s.spread {
+            Some(s) => format!(" {}", s.cell()),
+            None => String::new(),
+        };
+        text += &match (row.median(), &row.reason) {
+            (Some(m), _) if runs != check.runs => format!(
+                " {} {m:.2} GiB/s{spread} (from {runs} run{});",
                 row.kind,
-                row.runs_gib_s.len(),
-                if row.runs_gib_s.len() == 1 { "" } else { "s" }
+                if runs == 1 { "" } else { "s" }
             ),
-            (Some(m), _) => format!(" {} {m:.2} GiB/s;", row.kind),
+            (Some(m), _) => format!(" {} {m:.2} GiB/s{spread};", row.kind),
             (None, Some(why)) => format!(" {} {}: {why};", row.kind, status_word(row.status)),
             (None, None) => format!(" {} no runs;", row.kind),
         };
@@ -280,9 +277,7 @@ pub(super) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck)
         (None, Some(why)) => text += &format!(" No wake-up cost: {why}."),
         (None, None) => {}
     }
-    let main = check
-        .row(result.placement.kind())
-        .and_then(|r| r.median_gib_s);
+    let main = check.row(result.placement.kind()).and_then(|r| r.median());
     let has_steps = result
         .rungs
         .iter()
@@ -290,7 +285,7 @@ pub(super) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck)
     if let (Some(best), Some(main)) = (check.best(), main)
         && has_steps
         && best.kind != result.placement.kind()
-        && let Some(best_median) = best.median_gib_s
+        && let Some(best_median) = best.median()
         && best_median > 0.0
     {
         let tops: Vec<String> = result
@@ -298,7 +293,7 @@ pub(super) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck)
             .iter()
             .filter(|r| r.speedup_vs_write_read.is_some() && r.name != Rung::WriteRead)
             .filter_map(|r| {
-                let m = r.median_gib_s?;
+                let m = r.median()?;
                 Some(format!(
                     "{} {:.1}x (not {:.1}x)",
                     r.name,

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::io;
 
-use super::ladder::{CSV_HEADER, csv_rows};
+use super::ladder::{csv_header, csv_rows};
 use super::{Csv, Exporter, Text};
 use crate::bench::scan::ScanResult;
 
@@ -30,7 +30,7 @@ impl Exporter<ScanResult> for Text {
 /// and `pipe_size`, so the value scanned is in each).
 impl Exporter<ScanResult> for Csv {
     fn export(&self, result: &ScanResult) -> io::Result<Vec<u8>> {
-        let mut out = String::from(CSV_HEADER);
+        let mut out = csv_header();
         for point in &result.points {
             out += &csv_rows(&point.result)?;
         }

@@ -1,19 +1,48 @@
 //! The ladder's configuration, and the job each rung runs on this
 //! machine.
-use crate::bench::core::Placement;
-use crate::bench::core::RunError;
+use crate::bench::core::harness::{self, Figure, Runner};
+use crate::bench::core::{Phase, Placement, RunError};
 
 use crate::buf::{BufferOptions, MALLOC_OFFSET};
 use crate::double_buffer::Layout;
-use crate::sys::SystemFacts;
+use crate::sys::{ResourceUsage, RunNoise, SystemFacts};
 use crate::units::MIB;
 use crate::wait::Wait;
 
-use super::super::core::harness;
 use super::super::reader::{ReadMethod, ReaderConfig};
 use super::super::writer::{WriteMethod, WriterConfig};
-use super::run::Sample;
+use super::copies::CopyCheck;
 use super::rung::Rung;
+
+/// One run of a [`Job`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    /// Bytes the rate was computed from.
+    pub bytes: u64,
+    /// Seconds they took.
+    pub seconds: f64,
+    /// The rate.
+    pub gib_s: f64,
+    /// What the run used (both ends' processes, or the memcpy thread);
+    /// `None`: not measured.
+    pub usage: Option<ResourceUsage>,
+    /// What else the machine did meanwhile (`None`: not measured).
+    pub noise: Option<RunNoise>,
+    /// What the check of the job's vmsplice found on this kernel (`None`:
+    /// the job does not vmsplice, or the runner does not check).
+    pub copy_check: Option<CopyCheck>,
+}
+
+impl Sample {
+    /// What the schedule records of this run.
+    pub fn scheduled(&self) -> crate::bench::core::Sample {
+        crate::bench::core::Sample {
+            value: self.gib_s,
+            figure: Figure::GibPerS(self.gib_s),
+            noise: self.noise,
+        }
+    }
+}
 
 /// What the ladder is asked to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,7 +72,7 @@ pub struct LadderConfig {
     /// Wanted duration of one run when `bytes` is `None`.
     pub target_seconds: f64,
     /// After the measured runs, run each measured rung once more (with
-    /// the bytes of one measured run) for [`Runner::profile`](harness::Runner::profile).
+    /// the bytes of one measured run) for [`Runner::profile`].
     pub profile: bool,
 }
 
@@ -145,6 +174,30 @@ impl Job {
 impl harness::Job for Job {
     type Output = Sample;
     type Error = RunError;
+}
+
+/// One run of `job` in `phase` with `runner`: a warm-up run moves
+/// [`WARMUP_BYTES`] (or `--bytes`, when fewer), and sizes `job`'s measured
+/// runs from its rate (`config.bytes` when given, else about
+/// `config.target_seconds` worth); a measured run runs `job` as it is.
+pub fn sized_run(
+    runner: &mut dyn Runner<Job>,
+    job: &mut Job,
+    config: &LadderConfig,
+    phase: Phase,
+) -> Result<Sample, RunError> {
+    match phase {
+        Phase::Measure => runner.run(job),
+        Phase::WarmUp => {
+            let warmup = job.with_bytes(config.bytes.unwrap_or(WARMUP_BYTES).min(WARMUP_BYTES));
+            let sample = runner.run(&warmup)?;
+            let bytes = config
+                .bytes
+                .unwrap_or_else(|| bytes_for(sample.gib_s, config.target_seconds));
+            *job = job.with_bytes(bytes);
+            Ok(sample)
+        }
+    }
 }
 
 /// The job a rung runs, or why this machine cannot run it.

@@ -1,9 +1,9 @@
 //! The ladder: every step of the blog, measured on this machine.
 //!
-//! - [`job`]: what the ladder is asked to do, and the [`Job`] each
-//!   [`Rung`] runs here (or why it cannot);
-//! - [`run`]: [`run_ladder`], the warm-ups, the shuffled measured runs
-//!   and the statistics;
+//! - [`job`]: what the ladder is asked to do, the [`Job`] each
+//!   [`Rung`] runs here (or why it cannot), and what one run gives back;
+//! - [`run`]: [`run_ladder`], the rungs as rows of
+//!   [`schedule`](super::core::schedule()), then profiles, cost and speed-ups;
 //! - [`processes`]: the real runner, the ends as worker processes (and
 //!   memcpy in a thread), with `perf record` for `--profile`;
 //! - [`result`]: [`LadderResult`], what `bench --json` writes;
@@ -19,11 +19,12 @@ pub mod processes;
 pub mod result;
 pub mod run;
 pub mod rung;
+mod v1;
 
 pub use copies::CopyCheck;
-pub use job::{Job, LadderConfig, WARMUP_BYTES, bytes_for, job_for};
+pub use job::{Job, LadderConfig, Sample, WARMUP_BYTES, bytes_for, job_for, sized_run};
 pub use placement::{PlacementCheck, check_placements};
 pub use processes::{MEMCPY_NOT_PROFILED, ProcessExecutor};
-pub use result::{LadderResult, RungResult, SCHEMA};
-pub use run::{Sample, run_ladder};
+pub use result::{LadderResult, RungResult, SCHEMA, SCHEMA_V1};
+pub use run::run_ladder;
 pub use rung::Rung;

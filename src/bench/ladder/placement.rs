@@ -8,24 +8,26 @@
 //! can be ten times slower than on one CPU. A ladder measured one way only
 //! then mostly measures where the processes sat, so the ladder measures
 //! its baseline every way and says so.
-use crate::bench::core::{Placement, RunError, Status};
+use crate::bench::core::{
+    Cancel, Ends, Placement, Plan, RunError, Series, Slot, Status, Warmup, schedule,
+};
 
 use serde::{Deserialize, Serialize};
 
-use super::super::core::harness::{Event, Figure, Runner};
-use super::super::core::stats::{Shuffler, median};
+use super::super::core::harness::{Event, Runner};
 use super::super::latency::{self, Exchange, PingConfig, PingJob, Span};
-use super::job::{Job, LadderConfig, WARMUP_BYTES, bytes_for, job_for};
+use super::job::{Job, LadderConfig, job_for, sized_run};
 use super::rung::Rung;
+use super::v1::Loose;
 use crate::sys::SystemFacts;
 use crate::sys::process::interrupted;
 use crate::wait::Wait;
 
 /// The baseline rung in one placement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "PlacementRowV1")]
 pub struct PlacementRow {
     /// Where the ends ran (`None`: nowhere, `different-cpu` on one CPU).
-    #[serde(default)]
     pub placement: Option<Placement>,
     /// `same-cpu`, `different-cpu` or `unpinned`.
     pub kind: String,
@@ -33,10 +35,44 @@ pub struct PlacementRow {
     pub status: Status,
     /// Why it did not, or failed.
     pub reason: Option<String>,
-    /// Every measured run's rate.
-    pub runs_gib_s: Vec<f64>,
-    /// Their median.
-    pub median_gib_s: Option<f64>,
+    /// Every measured run's rate in GiB/s, with what the machine did
+    /// meanwhile, their median, range and spread, and for a noisy row the
+    /// diagnosis.
+    pub gib_s: Series,
+}
+
+impl PlacementRow {
+    /// The median rate (`None`: no runs).
+    pub fn median(&self) -> Option<f64> {
+        self.gib_s.median
+    }
+}
+
+/// A placement row of either version: `gib_s` (`pipespeed.bench/2`) or
+/// `runs_gib_s` and `median_gib_s` (/1).
+#[derive(Deserialize)]
+struct PlacementRowV1 {
+    #[serde(default)]
+    placement: Option<Placement>,
+    kind: String,
+    status: Status,
+    reason: Option<String>,
+    #[serde(default)]
+    gib_s: Option<Series>,
+    #[serde(flatten)]
+    loose: Loose,
+}
+
+impl From<PlacementRowV1> for PlacementRow {
+    fn from(r: PlacementRowV1) -> PlacementRow {
+        PlacementRow {
+            placement: r.placement,
+            kind: r.kind,
+            status: r.status,
+            reason: r.reason,
+            gib_s: r.gib_s.unwrap_or_else(|| r.loose.series()),
+        }
+    }
 }
 
 /// What a cross-CPU wake-up costs: the median round trip of a 1-byte
@@ -57,8 +93,13 @@ pub struct Wakeup {
 pub struct PlacementCheck {
     /// The rung measured (the baseline, `write-read`).
     pub rung: Rung,
-    /// Measured runs per placement, after a warm-up.
+    /// Measured runs per placement, after a warm-up (at least; see
+    /// `max_runs`).
     pub runs: usize,
+    /// Runs a noisy placement may take, adding one at a time while its
+    /// interval is wide (equal to `runs`: none added).
+    #[serde(default)]
+    pub max_runs: usize,
     /// One per placement.
     pub rows: Vec<PlacementRow>,
     /// The wake-up cost (`None`: see `wakeup_reason`).
@@ -71,13 +112,13 @@ impl PlacementCheck {
     /// The measured row with the highest median.
     pub fn best(&self) -> Option<&PlacementRow> {
         self.measured()
-            .max_by(|a, b| a.median_gib_s.total_cmp(&b.median_gib_s))
+            .max_by(|a, b| a.median().total_cmp(&b.median()))
     }
 
     /// The measured row with the lowest median.
     pub fn worst(&self) -> Option<&PlacementRow> {
         self.measured()
-            .min_by(|a, b| a.median_gib_s.total_cmp(&b.median_gib_s))
+            .min_by(|a, b| a.median().total_cmp(&b.median()))
     }
 
     /// The row of `kind` (`same-cpu`, ...).
@@ -88,12 +129,12 @@ impl PlacementCheck {
     /// Best median over worst: how much placement alone changes the
     /// baseline (`None` with fewer than two placements measured).
     pub fn factor(&self) -> Option<f64> {
-        let (best, worst) = (self.best()?.median_gib_s?, self.worst()?.median_gib_s?);
+        let (best, worst) = (self.best()?.median()?, self.worst()?.median()?);
         (self.measured().count() >= 2 && worst > 0.0).then(|| best / worst)
     }
 
     fn measured(&self) -> impl Iterator<Item = &PlacementRow> {
-        self.rows.iter().filter(|r| r.median_gib_s.is_some())
+        self.rows.iter().filter(|r| r.median().is_some())
     }
 }
 
@@ -140,126 +181,94 @@ const WAKEUP_WARMUP: Span = Span::RoundTrips(2_000);
 const WAKEUP_MEASURE: Span = Span::Seconds(0.3);
 
 /// Measures [`Rung::WriteRead`] with `config`'s settings in every
-/// placement of `facts` (a warm-up each, then `runs` runs of each in one
-/// shuffled order), and the wake-up cost with `pinger`.
+/// placement of `facts` by [`schedule()`] (a warm-up each, then `runs` runs
+/// of each in one shuffled order, more of a placement whose interval is
+/// wide up to `config`'s `max_runs`, and the diagnosis of a noisy one),
+/// and the wake-up cost with `pinger`.
+///
+/// Once `cancel` is set no run starts; the rows hold the runs made before
+/// and the wake-up cost is not measured.
 pub fn check_placements(
     config: &LadderConfig,
     facts: &SystemFacts,
     runs: usize,
     runner: &mut dyn Runner<Job>,
     pinger: &mut dyn Runner<PingJob>,
+    cancel: &Cancel,
     progress: &mut dyn FnMut(Event<'_>),
 ) -> PlacementCheck {
     let rung = Rung::WriteRead;
-    let mut rows = Vec::new();
+    let mut slots = Vec::new();
     let mut jobs = Vec::new();
-    let mut names = Vec::new();
+    let mut configs = Vec::new();
     for (kind, placement) in placements(facts) {
-        let name = format!("{rung} {kind}");
-        let mut row = PlacementRow {
-            placement,
-            kind: kind.to_string(),
-            status: Status::Ok,
-            reason: None,
-            runs_gib_s: Vec::new(),
-            median_gib_s: None,
+        let mut slot = Slot::new(format!("{rung} {kind}"));
+        let config = LadderConfig {
+            placement: placement.unwrap_or(Placement::Unpinned),
+            ..config.clone()
         };
         let job = match placement {
-            // Stopped: no row is measured, none is failed.
-            _ if interrupted().is_some() => Ok(None),
-            None => Err(RunError::Unavailable(
-                "one CPU: this process may run on one CPU only".into(),
-            )),
-            Some(placement) => {
-                let config = LadderConfig {
-                    placement,
-                    ..config.clone()
-                };
-                match job_for(rung, &config, facts) {
-                    Err(why) => Err(RunError::Unavailable(why)),
-                    Ok(job) => {
-                        let warmup =
-                            job.with_bytes(config.bytes.unwrap_or(WARMUP_BYTES).min(WARMUP_BYTES));
-                        match runner.run(&warmup) {
-                            Err(_) if interrupted().is_some() => Ok(None),
-                            Err(err) => Err(err),
-                            Ok(sample) => {
-                                progress(Event::WarmedUp {
-                                    row: &name,
-                                    figure: Figure::GibPerS(sample.gib_s),
-                                });
-                                let bytes = config.bytes.unwrap_or_else(|| {
-                                    bytes_for(sample.gib_s, config.target_seconds)
-                                });
-                                Ok(Some(job.with_bytes(bytes)))
-                            }
-                        }
-                    }
-                }
-            }
+            None => Err("one CPU: this process may run on one CPU only".to_string()),
+            Some(_) => job_for(rung, &config, facts),
         };
-        let job = match job {
-            Ok(job) => job,
-            Err(err) => {
-                mark(&mut row, err);
-                None
+        match job {
+            Ok(job) => jobs.push(Some(job)),
+            Err(why) => {
+                slot.unavailable = Some(why);
+                jobs.push(None);
             }
-        };
-        rows.push(row);
-        jobs.push(job);
-        names.push(name);
+        }
+        slots.push(slot);
+        configs.push(config);
     }
-    let mut order: Vec<usize> = (0..runs)
-        .flat_map(|_| (0..jobs.len()).filter(|&i| jobs[i].is_some()))
+    let plan = Plan {
+        runs,
+        max_runs: runs.max(config.max_runs()),
+        seed: config.seed ^ 0x504C_4143,
+        ends: Ends::default(),
+        warmup: Warmup::default(),
+    };
+    let done = schedule(&slots, &plan, cancel, progress, &mut |i, phase| {
+        let Some(job) = &mut jobs[i] else {
+            return Err(RunError::Failed("no job".into()));
+        };
+        Ok(sized_run(runner, job, &configs[i], phase)?.scheduled())
+    });
+    let rows = placements(facts)
+        .into_iter()
+        .zip(done.rows)
+        .map(|((kind, placement), outcome)| {
+            let mut gib_s = outcome.series;
+            // Each row's own ends: one CPU, two, or the scheduler's choice.
+            gib_s.diagnose(Ends {
+                unpinned: placement == Some(Placement::Unpinned),
+                one_cpu: placement.is_none_or(|p| !p.distinct_cpus(facts)),
+            });
+            PlacementRow {
+                placement,
+                kind: kind.to_string(),
+                status: outcome.status,
+                reason: outcome.reason,
+                gib_s,
+            }
+        })
         .collect();
-    Shuffler::new(config.seed ^ 0x504C_4143).shuffle(&mut order);
-    let total = order.len();
-    for (index, i) in order.into_iter().enumerate() {
-        let Some(job) = &jobs[i] else { continue };
-        if interrupted().is_some() {
-            break;
-        }
-        match runner.run(job) {
-            Ok(sample) => {
-                rows[i].runs_gib_s.push(sample.gib_s);
-                progress(Event::Measured {
-                    row: &names[i],
-                    index: index + 1,
-                    total,
-                    figure: Figure::GibPerS(sample.gib_s),
-                });
-            }
-            // The run the signal cut short counts for nothing.
-            Err(_) if interrupted().is_some() => break,
-            Err(err) => {
-                mark(&mut rows[i], err);
-                jobs[i] = None;
-            }
-        }
-    }
-    for row in &mut rows {
-        row.median_gib_s = median(&row.runs_gib_s);
-    }
-    let (wakeup, wakeup_reason) = match wakeup(facts, pinger) {
-        _ if interrupted().is_some() => (None, Some("interrupted".into())),
-        Ok(w) => (Some(w), None),
-        Err(why) => (None, Some(why)),
+    let (wakeup, wakeup_reason) = match cancel.is_cancelled() {
+        true => (None, Some("interrupted".into())),
+        false => match wakeup(facts, pinger) {
+            _ if cancel.is_cancelled() => (None, Some("interrupted".into())),
+            Ok(w) => (Some(w), None),
+            Err(why) => (None, Some(why)),
+        },
     };
     PlacementCheck {
         rung,
         runs,
+        max_runs: plan.max_runs,
         rows,
         wakeup,
         wakeup_reason,
     }
-}
-
-/// Records why `row` has no (more) runs.
-fn mark(row: &mut PlacementRow, err: RunError) {
-    (row.status, row.reason) = match err {
-        RunError::Unavailable(why) => (Status::Unavailable, Some(why)),
-        RunError::Failed(why) => (Status::Failed, Some(why)),
-    };
 }
 
 /// The median round trip of 1-byte messages on one CPU and across two.

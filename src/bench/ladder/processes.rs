@@ -2,7 +2,7 @@
 //! processes (what `pipespeed write | pipespeed read` does, as in the
 //! blog, run as [workers](super::super::worker)); and the same run with
 //! each end under `perf record` for `bench --profile`.
-use crate::bench::core::{EXIT_UNSUPPORTED, Placement, RunError};
+use crate::bench::core::{Placement, RunError};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -23,8 +23,7 @@ use super::super::profile::{Profile, ProfileStatus, TOP_SYMBOLS};
 use super::super::reader::{ReadReport, ReaderConfig};
 use super::super::writer::{WriteMethod, WriterConfig, vmsplice_refusal};
 use super::copies::{CopyCheck, check_vmsplice};
-use super::job::Job;
-use super::run::Sample;
+use super::job::{Job, Sample};
 use crate::bench::core::Spawn;
 
 /// Why the memcpy rung has no profile.
@@ -256,9 +255,10 @@ pub fn name_link(exe: &Path, dir: &Path, name: &str) -> PathBuf {
 }
 
 /// Runs `writer | reader`, the reader printing its report as JSON, and
-/// checks the run: an end that exits with [`EXIT_UNSUPPORTED`] makes the
-/// run unavailable; a reader that fails, or that saw its input end early,
-/// makes it failed.
+/// checks the run: an end that reports what it could not do typed
+/// ([`RunError::from_worker`]) makes the run unavailable (or failed) for
+/// that reason; a reader that fails without saying so, or that saw its
+/// input end early, makes it failed, in its last words.
 fn pipe(mut writer: Command, mut reader: Command) -> Result<ReadReport, RunError> {
     let failed = |e: std::io::Error| RunError::Failed(crate::quote::strerror(&e));
     let mut group = Group::new();
@@ -297,27 +297,32 @@ fn pipe(mut writer: Command, mut reader: Command) -> Result<ReadReport, RunError
         return Err(RunError::Failed(deaths.join("; ")));
     }
     let reader_err = String::from_utf8_lossy(&out.stderr).trim().to_string();
-    if writer.code() == Some(EXIT_UNSUPPORTED) {
-        return Err(RunError::Unavailable(message(&writer.stderr)));
-    }
-    if out.status.code() == Some(EXIT_UNSUPPORTED) {
-        return Err(RunError::Unavailable(message(&reader_err)));
+    let (writer_said, reader_said) = (
+        RunError::from_worker(&writer.stderr),
+        RunError::from_worker(&reader_err),
+    );
+    // What the machine cannot do, from either end, is the answer.
+    for said in [&writer_said, &reader_said] {
+        if let Some(RunError::Unavailable(why)) = said {
+            return Err(RunError::Unavailable(why.clone()));
+        }
     }
     // A reader whose input ended early prints its report: the writer's
     // words say why.
     let report = serde_json::from_slice::<ReadReport>(&out.stdout);
     if !out.status.success() {
-        return Err(RunError::Failed(format!(
-            "reader: {}",
-            message(&reader_err)
-        )));
+        let why = match reader_said {
+            Some(RunError::Failed(why)) => why,
+            _ => message(&reader_err),
+        };
+        return Err(RunError::Failed(format!("reader: {why}")));
     }
     let report = report.map_err(|e| RunError::Failed(format!("unreadable reader report: {e}")))?;
     if report.eof {
-        let why = if writer.stderr.is_empty() {
-            "no message".to_string()
-        } else {
-            message(&writer.stderr)
+        let why = match writer_said {
+            Some(RunError::Failed(why)) => why,
+            _ if writer.stderr.is_empty() => "no message".to_string(),
+            _ => message(&writer.stderr),
         };
         return Err(RunError::Failed(format!(
             "writer stopped after {} bytes: {why}",
@@ -331,8 +336,9 @@ fn pipe(mut writer: Command, mut reader: Command) -> Result<ReadReport, RunError
 /// EPIPE at once (under perf, once perf has written its data).
 const WRITER_EXIT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// What an end said: its last `pipespeed: ` line, without the prefix;
-/// else (perf, a panic) the first line that says something.
+/// What an end that did not say it typed (a crash, perf) said: its last
+/// `pipespeed: ` line, without the prefix; else (perf, a panic) the first
+/// line that says something.
 fn message(stderr: &str) -> String {
     match said(stderr) {
         Some(line) => line.to_string(),

@@ -1,20 +1,19 @@
 //! What the ladder measured: a row per rung, as `bench --json` writes it.
-use crate::bench::core::{Placement, Status};
+use crate::bench::core::{Placement, Series, Status};
 
 use serde::{Deserialize, Serialize};
 
 use crate::bench::core::harness::Header;
 
-use super::super::core::noise::{Diagnosis, NoiseSummary, Spread};
-use super::super::core::stats::{median, min_max};
+use super::super::core::noise::NoiseSummary;
 use super::super::profile::{Cost, Profile};
 use super::copies::CopyCheck;
 use super::placement::PlacementCheck;
 use super::rung::Rung;
-use crate::sys::RunNoise;
 
 /// One rung's results.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "v1::RungResult")]
 pub struct RungResult {
     /// The rung's name.
     pub name: Rung,
@@ -26,7 +25,6 @@ pub struct RungResult {
     pub copies: u32,
     /// What the start-up check of a vmsplice rung found on this kernel
     /// (`None`: the rung does not vmsplice, or was not checked).
-    #[serde(default)]
     pub copy_check: Option<CopyCheck>,
     /// Whether it ran.
     pub status: Status,
@@ -38,37 +36,20 @@ pub struct RungResult {
     pub pipe_size: Option<usize>,
     /// Bytes per measured run.
     pub bytes_per_run: u64,
-    /// The rate of the warm-up run.
+    /// The rate of the last warm-up run.
     pub warmup_gib_s: Option<f64>,
-    /// Every measured run's rate, in the order run.
-    pub runs_gib_s: Vec<f64>,
-    /// The median rate.
-    pub median_gib_s: Option<f64>,
-    /// The slowest run.
-    pub min_gib_s: Option<f64>,
-    /// The fastest run.
-    pub max_gib_s: Option<f64>,
+    /// Every measured run's rate in GiB/s, in the order run, with what the
+    /// machine did meanwhile, their median, range and spread, and for a
+    /// noisy rung the diagnosis.
+    pub gib_s: Series,
     /// Median over the `write-read` median.
     pub speedup_vs_write_read: Option<f64>,
     /// Median over the median of the rung's ceiling: `memcpy` for the
     /// rungs that copy, `splice-limit` for those that do not.
-    #[serde(default)]
     pub share_of_ceiling: Option<f64>,
-    /// What the machine did during each measured run, in the order run.
-    #[serde(default)]
-    pub runs_noise: Vec<RunNoise>,
-    /// How the runs spread, and whether the rung is noisy (`None`: fewer
-    /// than 2 runs).
-    #[serde(default)]
-    pub spread: Option<Spread>,
-    /// For a noisy rung: the likely causes and what to do.
-    #[serde(default)]
-    pub diagnosis: Option<Diagnosis>,
     /// What the measured runs cost, per GiB (`None`: not measured).
-    #[serde(default)]
     pub cost: Option<Cost>,
     /// Where the time went, with `bench --profile`.
-    #[serde(default)]
     pub profile: Option<Profile>,
 }
 
@@ -86,33 +67,22 @@ impl RungResult {
             pipe_size,
             bytes_per_run: 0,
             warmup_gib_s: None,
-            runs_gib_s: Vec::new(),
-            median_gib_s: None,
-            min_gib_s: None,
-            max_gib_s: None,
+            gib_s: Series::new(),
             speedup_vs_write_read: None,
             share_of_ceiling: None,
-            runs_noise: Vec::new(),
-            spread: None,
-            diagnosis: None,
             cost: None,
             profile: None,
         }
     }
 
-    /// Sets the median, the slowest and the fastest from `runs_gib_s`,
-    /// and the spread.
-    pub fn summarize(&mut self) {
-        self.median_gib_s = median(&self.runs_gib_s);
-        let (lo, hi) = min_max(&self.runs_gib_s).unzip();
-        self.min_gib_s = lo;
-        self.max_gib_s = hi;
-        self.spread = Spread::of(&self.runs_gib_s);
+    /// The median rate (`None`: no runs).
+    pub fn median(&self) -> Option<f64> {
+        self.gib_s.median
     }
 
     /// Whether the rung's runs spread too much to trust its median.
     pub fn noisy(&self) -> bool {
-        self.spread.is_some_and(|s| s.noisy)
+        self.gib_s.noisy()
     }
 }
 
@@ -146,4 +116,68 @@ pub struct LadderResult {
 }
 
 /// The schema name of [`LadderResult`].
-pub const SCHEMA: &str = "pipespeed.bench/1";
+pub const SCHEMA: &str = "pipespeed.bench/2";
+
+/// The schema before the series were nested: still read.
+pub const SCHEMA_V1: &str = "pipespeed.bench/1";
+
+/// The rows of `pipespeed.bench/1`, whose series were loose fields
+/// (`runs_gib_s`, `median_gib_s`, `spread`, ...): a /1 file reads into
+/// the /2 types, its recorded figures kept as they were.
+mod v1 {
+    use serde::Deserialize;
+
+    use super::super::super::core::{Series, Status};
+    use super::super::super::profile::{Cost, Profile};
+    use super::super::v1::Loose;
+    use super::{CopyCheck, Rung};
+
+    /// A rung of either version: `gib_s` (/2) or the loose fields (/1).
+    #[derive(Deserialize)]
+    pub(super) struct RungResult {
+        name: Rung,
+        changes: String,
+        copies: u32,
+        #[serde(default)]
+        copy_check: Option<CopyCheck>,
+        status: Status,
+        reason: Option<String>,
+        buf_size: usize,
+        pipe_size: Option<usize>,
+        bytes_per_run: u64,
+        warmup_gib_s: Option<f64>,
+        #[serde(default)]
+        gib_s: Option<Series>,
+        #[serde(flatten)]
+        loose: Loose,
+        speedup_vs_write_read: Option<f64>,
+        #[serde(default)]
+        share_of_ceiling: Option<f64>,
+        #[serde(default)]
+        cost: Option<Cost>,
+        #[serde(default)]
+        profile: Option<Profile>,
+    }
+
+    impl From<RungResult> for super::RungResult {
+        fn from(r: RungResult) -> super::RungResult {
+            super::RungResult {
+                name: r.name,
+                changes: r.changes,
+                copies: r.copies,
+                copy_check: r.copy_check,
+                status: r.status,
+                reason: r.reason,
+                buf_size: r.buf_size,
+                pipe_size: r.pipe_size,
+                bytes_per_run: r.bytes_per_run,
+                warmup_gib_s: r.warmup_gib_s,
+                gib_s: r.gib_s.unwrap_or_else(|| r.loose.series()),
+                speedup_vs_write_read: r.speedup_vs_write_read,
+                share_of_ceiling: r.share_of_ceiling,
+                cost: r.cost,
+                profile: r.profile,
+            }
+        }
+    }
+}

@@ -16,7 +16,7 @@
 //!   and what it gives, a [`LatencyRun`];
 //! - [`exchange`]: the pinger and the ponger;
 //! - [`run`]: [`run_latency`], a slot per size in the one
-//!   [`schedule`](fn@super::core::schedule), and the runners that place the two sides
+//!   [`schedule`](super::core::schedule()), and the runners that place the two sides
 //!   in threads ([`Threads`](super::core::harness::Threads)) or processes
 //!   ([`Processes`](super::core::harness::Processes));
 //! - [`result`]: [`LatencyResult`], what `latency --json` writes.

@@ -1,5 +1,5 @@
 //! Running a latency measurement: a slot per size in the one
-//! [`schedule`](fn@schedule) (a short warm-up run, shuffled runs, more runs while a
+//! [`schedule()`] (a short warm-up run, shuffled runs, more runs while a
 //! size's median round trip spreads), each run by a runner that places
 //! pinger and ponger in threads or processes.
 
@@ -147,7 +147,7 @@ fn noise(probe: NoiseProbe, before: Option<ResourceUsage>, cpus: &[usize]) -> Ru
 }
 
 /// Measures every size of `config` with `runner` by the one
-/// [`schedule`](fn@schedule): a short warm-up run per size, then `config.runs` runs of
+/// [`schedule()`]: a short warm-up run per size, then `config.runs` runs of
 /// every size in a shuffled order seeded by `config.seed`, then one more
 /// run of each size whose runs' median round trip spreads too much, up to
 /// `config.max_runs`. A run that fails stops its size (status `failed`,

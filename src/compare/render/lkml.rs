@@ -1,23 +1,28 @@
 //! `compare --lkml`: a [`Comparison`] in the form kernel developers paste
 //! into a patch mail. Plain text, 78 columns where the numbers allow: a
 //! block of the machines' facts (`base -> patched` where they differ),
-//! then per metric one line per row, `base -> patched (change)`, a mark
-//! where the runs cannot tell the change from noise, a one-line legend
-//! and the command that printed it.
+//! then per metric one line per row, `base -> patched (change)`, the
+//! change written `*+12%*` where it is significant by mmtests' rule (the
+//! means differ by more than their two 95% intervals' half-widths
+//! together, [`MeanTest`](super::super::bootstrap::MeanTest)), marks for
+//! noisy runs and for a side of one run, a legend and the command that
+//! printed it.
 //!
 //! A contend result is shown as pipe_bench's grid, writers as rows and
 //! readers as columns; a latency result as one line per message size with
 //! p50 and p99; a ladder as one line per rung, an ipc result as one line
 //! per mechanism and size for each metric. Nothing is computed here
 //! that [`compare`](super::super::compare) did not: the medians, the
-//! ratio and its verdict are the comparison's.
+//! ratio, the means and their intervals are the comparison's.
 
 use std::fmt::Write as _;
 
 use super::super::bootstrap::Bootstrap;
+use super::super::conditions::describe;
 use super::super::extract::{Better, NOT_RECORDED, Unit, parse_cell_name};
-use super::super::{Comparison, Kind, Line, Outcome, Pair, Side, Table, Verdict};
-use super::{percent, value, wrap};
+use super::super::{Comparison, Kind, Line, Outcome, Pair, Side, Table};
+use super::{value, wrap};
+use crate::bench::core::noise::{MAX_HALF_WIDTH, MAX_OVER_MIN};
 use crate::quote::quote_file_name;
 use crate::units::{Size, readable_ns};
 
@@ -25,10 +30,26 @@ use crate::units::{Size, readable_ns};
 const WIDTH: usize = 78;
 /// The width of the labels of the facts block.
 const LABEL: usize = 16;
-/// What marks a change its interval does not tell from no change.
-const NOISE: &str = "~";
+/// What marks a row whose runs are noisy in base or patched.
+const NOISY: &str = "!";
 /// What marks a change without an interval (fewer than 2 runs a side).
 const NO_INTERVAL: &str = "?";
+
+/// The legend: what the change's form and the marks say, in mmtests'
+/// words where it has them (compare-kernels writes a significant
+/// difference between stars).
+fn legend() -> String {
+    format!(
+        "\
+*+12%*: significant: the means differ by more than the half-widths of their
+  two 95% intervals together (Student's t over the runs), mmtests' rule.
+(+12%): not significant. Changes are of the medians. {NO_INTERVAL} fewer than 2
+  runs on a side: no interval, never significant. {NOISY} noisy runs in base or
+  patched (spread over {MAX_OVER_MIN}x or an interval wider than +-{:.0}%).
+",
+        MAX_HALF_WIDTH * 100.0
+    )
+}
 
 /// The whole mail text: facts, one block per metric, legend, command.
 pub fn lkml(c: &Comparison) -> String {
@@ -43,18 +64,9 @@ pub fn lkml(c: &Comparison) -> String {
     for note in &c.notes {
         let _ = writeln!(out, "note: {note}");
     }
-    let p = percent(c.bootstrap.confidence);
-    let _ = writeln!(
-        out,
-        "\n{NOISE} noise: the change's {p} interval contains 0; {NO_INTERVAL} fewer than 2 runs \
-         on a side"
-    );
-    let _ = writeln!(
-        out,
-        "{} ({p} bootstrap intervals, {} resamples)",
-        command(c),
-        c.bootstrap.resamples
-    );
+    out.push('\n');
+    out += &legend();
+    let _ = writeln!(out, "{}", command(c));
     out
 }
 
@@ -105,6 +117,11 @@ fn header(c: &Comparison) -> String {
             None => (NOT_RECORDED.into(), NOT_RECORDED.into()),
         };
         out += &fact_line(label, &base, &new);
+    }
+    let n = &c.conditions;
+    if n.recorded() {
+        let (base, new) = (describe(n.base.as_ref()), describe(n.new.as_ref()));
+        out += &fact_line("noise", &base, &new);
     }
     out += &fact_line(
         &format!("runs per {}", row_word(c.kind)),
@@ -280,11 +297,15 @@ fn cell(line: &Line, unit: Unit, short: bool) -> Cell {
         Outcome::Compared(change) => Cell::Change {
             base: number(change.base_median),
             new: number(change.new_median),
-            delta: format!("({})", delta(change.ratio)),
-            mark: match change.verdict {
-                Verdict::NoChange => NOISE,
-                Verdict::TooFewRuns => NO_INTERVAL,
-                Verdict::Faster | Verdict::Slower => "",
+            delta: match change.mmtests_significant() {
+                true => format!("*{}*", delta(change.ratio)),
+                false => format!("({})", delta(change.ratio)),
+            },
+            mark: match (change.noisy_in().is_some(), change.means.is_none()) {
+                (false, false) => "",
+                (true, false) => NOISY,
+                (false, true) => NO_INTERVAL,
+                (true, true) => "!?",
             },
         },
         Outcome::OnlyIn(Side::Base) => Cell::Note("base only".into()),

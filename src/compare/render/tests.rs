@@ -36,7 +36,7 @@ fn fixture() -> Comparison {
 #[test]
 fn text_snapshot() {
     let expected = "\
-pipespeed compare: old.json (base) vs new.json (new), pipespeed.bench/1
+pipespeed compare: old.json (base) vs new.json (new), pipespeed.bench/2
 medians of the runs; ratio = new/base, with its 95% interval from 10000 bootstrap resamples (seed 1)
 
 GiB/s (higher is better)
@@ -47,9 +47,9 @@ vmsplice-splice-huge  no runs in either file (unavailable: no huge | pages)
 tuned                 30.00  30.00   1/2    +0.0%  1.000  -               ?
 memcpy                only in new.json
 
-faster, slower: the whole 95% interval of the ratio lies on one side of 1.
+faster, slower: significant: the whole 95% interval of the ratio excludes 1.
 ~: no significant change: the interval contains 1.
-?: fewer than 2 runs on a side, so no interval. runs: base/new.
+?: fewer than 2 runs on a side: no interval, never significant. runs: base/new.
 system: pipespeed_version 0.1.0; kernel 6.1.0 -> 6.6.0; arch x86_64;
   cpu_model Test CPU; cpus_online 2; cpus_allowed 0,1; thp madvise;
   pipe_max_size_bytes 1048576; page_size_bytes 4096;
@@ -62,7 +62,7 @@ settings that differ: buf_size of tuned 256KiB -> 2MiB
 #[test]
 fn markdown_snapshot() {
     let expected = "\
-`pipespeed compare old.json new.json` (pipespeed.bench/1): medians of the runs; ratio = new/base, with its 95% interval from 10000 bootstrap resamples (seed 1)
+`pipespeed compare old.json new.json` (pipespeed.bench/2): medians of the runs; ratio = new/base, with its 95% interval from 10000 bootstrap resamples (seed 1)
 
 **GiB/s (higher is better)**
 
@@ -74,7 +74,7 @@ fn markdown_snapshot() {
 | tuned                | 30.00 | 30.00 |  1/2 |   +0.0% | 1.000 | -              | ?       |
 | memcpy               |       |       |      |         |       |                | only in new.json |
 
-faster, slower: the whole 95% interval of the ratio lies on one side of 1. ~: no significant change: the interval contains 1. ?: fewer than 2 runs on a side, so no interval. runs: base/new.
+faster, slower: significant: the whole 95% interval of the ratio excludes 1. ~: no significant change: the interval contains 1. ?: fewer than 2 runs on a side: no interval, never significant. runs: base/new.
 
 System: pipespeed_version 0.1.0; kernel 6.1.0 -> 6.6.0; arch x86_64; cpu_model Test CPU; cpus_online 2; cpus_allowed 0,1; thp madvise; pipe_max_size_bytes 1048576; page_size_bytes 4096; placement writer on CPU 0, reader on CPU 1
 

@@ -3,8 +3,10 @@
 
 use std::io;
 
+use super::super::series::{series_csv, series_csv_header};
 use super::super::{Csv, Exporter};
 use super::status_word;
+use crate::bench::core::Series;
 use crate::bench::ladder::LadderResult;
 
 /// One row per run: `rung,status,run,gib_s,bytes_per_run,buf_size,pipe_size,copies`,
@@ -13,21 +15,57 @@ use crate::bench::ladder::LadderResult;
 /// `user_s_per_gib,system_s_per_gib,context_switches_per_gib,page_faults_per_gib`,
 /// then `part` (`ladder`, or `placement-check` for the runs of the
 /// baseline in each placement), `placement` (`same-cpu`,
-/// `different-cpu`, `unpinned`), `noisy` (the rung's, `true`/`false`) and
-/// the run's noise: `steal_s,other_cpu_s,load_avg_1m,involuntary_switches,cpu_mhz`.
-/// A rung without runs has one row with an empty `run` and `gib_s`.
+/// `different-cpu`, `unpinned`), `noisy` (the row's, `true`/`false`),
+/// the run's noise: `steal_s,other_cpu_s,load_avg_1m,involuntary_switches,cpu_mhz`,
+/// and the row's series, the same on each of its rows:
+/// `gib_s_median,gib_s_min,gib_s_max,gib_s_ci95_half_width,gib_s_max_over_min,gib_s_noisy`.
+/// A row without runs has one line with an empty `run` and `gib_s`.
 impl Exporter<LadderResult> for Csv {
     fn export(&self, result: &LadderResult) -> io::Result<Vec<u8>> {
-        let mut out = String::from(CSV_HEADER);
+        let mut out = csv_header();
         out += &csv_rows(result)?;
         Ok(out.into_bytes())
     }
 }
 
 /// The first line of the ladder's CSV.
-pub(in crate::report) const CSV_HEADER: &str = "rung,status,run,gib_s,bytes_per_run,buf_size,pipe_size,copies,\
-     user_s_per_gib,system_s_per_gib,context_switches_per_gib,page_faults_per_gib,\
-     part,placement,noisy,steal_s,other_cpu_s,load_avg_1m,involuntary_switches,cpu_mhz\n";
+pub(in crate::report) fn csv_header() -> String {
+    format!(
+        "rung,status,run,gib_s,bytes_per_run,buf_size,pipe_size,copies,\
+         user_s_per_gib,system_s_per_gib,context_switches_per_gib,page_faults_per_gib,\
+         part,placement,noisy,steal_s,other_cpu_s,load_avg_1m,involuntary_switches,cpu_mhz,{}\n",
+        series_csv_header("gib_s")
+    )
+}
+
+/// The lines of one row (a rung, or the baseline in one placement): one
+/// per run, `head` before its run number, `tail` between its rate and its
+/// noise, its series last.
+fn series_lines(out: &mut String, head: &str, tail: &str, gib_s: &Series) {
+    let series = series_csv(gib_s).join(",");
+    if gib_s.runs.is_empty() {
+        out.push_str(&format!("{head},,,{tail},,,,,,{series}\n"));
+    }
+    for (i, rate) in gib_s.runs.iter().enumerate() {
+        let noise = gib_s.noise.get(i).map_or_else(
+            || ",,,,".to_string(),
+            |n| {
+                format!(
+                    "{:.3},{:.3},{:.2},{},{}",
+                    n.steal_s,
+                    n.other_cpu_s,
+                    n.load_avg_1m,
+                    n.involuntary_switches,
+                    n.cpu_mhz.map(|m| format!("{m:.0}")).unwrap_or_default()
+                )
+            },
+        );
+        out.push_str(&format!(
+            "{head},{},{rate:.4},{tail},{noise},{series}\n",
+            i + 1
+        ));
+    }
+}
 
 /// The ladder's CSV rows, without the header.
 pub(in crate::report) fn csv_rows(result: &LadderResult) -> io::Result<String> {
@@ -56,36 +94,18 @@ pub(in crate::report) fn csv_rows(result: &LadderResult) -> io::Result<String> {
             r.copies,
             r.noisy()
         );
-        if r.runs_gib_s.is_empty() {
-            out += &format!("{},{status},,,{tail},,,,,\n", r.name);
-        }
-        for (i, gib_s) in r.runs_gib_s.iter().enumerate() {
-            let noise = r.runs_noise.get(i).map_or_else(
-                || ",,,,".to_string(),
-                |n| {
-                    format!(
-                        "{:.3},{:.3},{:.2},{},{}",
-                        n.steal_s,
-                        n.other_cpu_s,
-                        n.load_avg_1m,
-                        n.involuntary_switches,
-                        n.cpu_mhz.map(|m| format!("{m:.0}")).unwrap_or_default()
-                    )
-                },
-            );
-            out += &format!("{},{status},{},{gib_s:.4},{tail},{noise}\n", r.name, i + 1);
-        }
+        series_lines(&mut out, &format!("{},{status}", r.name), &tail, &r.gib_s);
     }
     if let Some(check) = &result.placement_check {
         for row in &check.rows {
             let status = status_word(row.status);
-            let tail = format!(",,,,,,,,,placement-check,{},,,,,,", row.kind);
-            if row.runs_gib_s.is_empty() {
-                out += &format!("{},{status},,{tail}\n", check.rung);
-            }
-            for (i, gib_s) in row.runs_gib_s.iter().enumerate() {
-                out += &format!("{},{status},{},{gib_s:.4}{tail}\n", check.rung, i + 1);
-            }
+            let tail = format!(",,,,,,,,placement-check,{},{}", row.kind, row.gib_s.noisy());
+            series_lines(
+                &mut out,
+                &format!("{},{status}", check.rung),
+                &tail,
+                &row.gib_s,
+            );
         }
     }
     Ok(out)

@@ -17,7 +17,7 @@ pub fn ladder_svg(result: &LadderResult) -> io::Result<String> {
         .rungs
         .iter()
         .find(|r| r.name == Rung::Memcpy)
-        .and_then(|r| r.median_gib_s);
+        .and_then(RungResult::median);
     let s = &result.header.system;
     draw(&Bars {
         chart: "ladder",
@@ -39,10 +39,10 @@ fn row(r: &RungResult) -> Bar {
     // Why the rung has no figures, as the table says it.
     let trouble = figures(r).err();
     let label = r.name.to_string();
-    let Some(median) = r.median_gib_s else {
+    let Some(median) = r.median() else {
         return Bar::empty(label, clip(&trouble.unwrap_or("no runs".into()), 75));
     };
-    let mut bar = Bar::measured(label, median, r.min_gib_s, r.max_gib_s);
+    let mut bar = Bar::measured(label, median, r.gib_s.min, r.gib_s.max);
     let mut note = format!("{median:.2} GiB/s");
     if let Some(x) = r.speedup_vs_write_read {
         note += &format!(", {x:.1}× write-read");

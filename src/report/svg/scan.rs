@@ -70,7 +70,7 @@ fn lines(points: &[(u64, &LadderResult)], axis: Axis) -> Vec<(Rung, Vec<Segment>
                     .rungs
                     .iter()
                     .find(|r| r.name == rung)
-                    .and_then(|r| r.median_gib_s);
+                    .and_then(|r| r.median());
                 match (median, segments.last_mut()) {
                     (Some(m), Some(segment)) => segment.push((axis.x(*value), m)),
                     (None, Some(segment)) if !segment.is_empty() => segments.push(Vec::new()),

@@ -2,7 +2,7 @@ use super::*;
 use crate::bench::ladder::Rung;
 use crate::compare::bootstrap::Bootstrap;
 use crate::compare::tests::{RUNS, WriteRuns, bench, contend, latency, rung};
-use crate::compare::{Document, compare};
+use crate::compare::{Document, Verdict, compare};
 
 /// Each run of `RUNS` scaled: writes/s by `writes`, p99 by `p99`.
 fn cell_runs(writes: f64, p99: f64) -> Vec<(f64, u64)> {
@@ -55,22 +55,26 @@ runs per cell   5 -> 1-5
 
 writes/s (higher is better), writers (w) x readers (r):
 w\\r  1                       2
-1    40.0k -> 50.0k  (+25%)  40.0k -> 40.0k (+0.0%)~
+1    40.0k -> 50.0k  *+25%*  40.0k -> 40.0k (+0.0%)
 2    40.0k -> 40.4k (+1.0%)? base only
 
 write latency p99 (lower is better), writers (w) x readers (r):
 w\\r  1                       2
-1    130us -> 104us  (-20%)  130us -> 130us (+0.0%)~
+1    130us -> 104us  *-20%*  130us -> 130us (+0.0%)
 2    130us -> 131us (+1.0%)? base only
 
-~ noise: the change's 95% interval contains 0; ? fewer than 2 runs on a side
-pipespeed compare --lkml base.json new.json (95% bootstrap intervals, 10000 resamples)
+*+12%*: significant: the means differ by more than the half-widths of their
+  two 95% intervals together (Student's t over the runs), mmtests' rule.
+(+12%): not significant. Changes are of the medians. ? fewer than 2
+  runs on a side: no interval, never significant. ! noisy runs in base or
+  patched (spread over 1.25x or an interval wider than +-10%).
+pipespeed compare --lkml base.json new.json
 ";
     assert_eq!(lkml(&grid()), expected);
 }
 
 #[test]
-fn the_mark_follows_the_verdict_not_the_size_of_the_change() {
+fn the_stars_follow_the_rule_not_the_size_of_the_change() {
     let c = grid();
     let verdict = |row: &str| match &c.tables[0]
         .lines
@@ -87,8 +91,10 @@ fn the_mark_follows_the_verdict_not_the_size_of_the_change() {
     assert_eq!(verdict("2x1"), Verdict::TooFewRuns);
     let out = lkml(&c);
     let row1 = out.lines().find(|l| l.starts_with("1 ")).unwrap();
-    assert!(row1.contains("(+25%)  40.0k"), "{row1}");
-    assert!(row1.ends_with("(+0.0%)~"), "{row1}");
+    assert!(row1.contains("*+25%*  40.0k"), "{row1}");
+    assert!(row1.ends_with("(+0.0%)"), "{row1}");
+    let row2 = out.lines().find(|l| l.starts_with("2 ")).unwrap();
+    assert!(row2.contains("(+1.0%)? base only"), "{row2}");
 }
 
 #[test]
@@ -127,7 +133,7 @@ fn a_ladder_is_a_line_per_rung_and_latency_a_line_per_size() {
         out.contains(
             "round trip latency (lower is better):\n\
              size  p50                        p99\n\
-             64B   5.05 us -> 2.52 us (-50%)  9.05 us -> 4.53 us (-50%)\n"
+             64B   5.05 us -> 2.52 us *-50%*  9.05 us -> 4.53 us *-50%*\n"
         ),
         "{out}"
     );
@@ -162,13 +168,12 @@ fn the_last_line_is_the_command_that_prints_the_same() {
         out.lines().last(),
         Some(
             "pipespeed compare --lkml 'my base.json' new.json --confidence 0.9 --resamples 500 \
-             --seed 7 (90% bootstrap intervals, 500 resamples)"
+             --seed 7"
         )
     );
-    assert!(
-        out.contains("~ noise: the change's 90% interval contains 0"),
-        "{out}"
-    );
+    // The stars do not depend on the bootstrap's confidence: mmtests'
+    // rule is on 95% intervals of the means.
+    assert!(out.contains("\n  two 95% intervals together"), "{out}");
 }
 
 #[test]

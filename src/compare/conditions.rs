@@ -1,0 +1,150 @@
+//! Were the two files measured under the same conditions? Each result
+//! records what else the machine did during its runs (a
+//! [`NoiseSummary`]: stolen time, other processes' CPU time, the load
+//! average); a ladder measured on a loaded machine against one of the
+//! same binary on a quiet one gave five rungs "faster" by 33-94%, so
+//! `compare` says when the two differ.
+//!
+//! A file is *loaded* when its steal or its other load passes the
+//! thresholds the measuring commands use to name a noisy row's cause
+//! (`bench::core::noise`'s `STEAL` and `OTHER`), and *quiet* otherwise.
+//! The load average is shown, not judged: it counts the measurement's
+//! own ends (two on a ladder), so it says little on its own.
+
+use crate::bench::core::NoiseSummary;
+
+/// Other processes' CPU time, as a share of one CPU, above which a file
+/// was measured under load: the threshold of the diagnosis too.
+pub use crate::bench::core::noise::OTHER;
+/// Stolen time, as a share of one CPU, above which a file was measured
+/// under load: the threshold above which a noisy row's diagnosis names
+/// steal, so that the two agree.
+pub use crate::bench::core::noise::STEAL;
+
+/// What a file's noise summary says about its machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Load {
+    /// Steal and other load under [`STEAL`] and [`OTHER`].
+    Quiet,
+    /// Steal or other load above its threshold.
+    Loaded,
+    /// The file records no noise (written before it was measured).
+    NotRecorded,
+}
+
+impl Load {
+    /// The class of `noise`.
+    pub fn of(noise: Option<&NoiseSummary>) -> Load {
+        match noise {
+            None => Load::NotRecorded,
+            Some(n) if n.steal_share > STEAL || n.other_share > OTHER => Load::Loaded,
+            Some(_) => Load::Quiet,
+        }
+    }
+
+    /// `quiet`, `loaded`, `noise not recorded`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Load::Quiet => "quiet",
+            Load::Loaded => "loaded",
+            Load::NotRecorded => "noise not recorded",
+        }
+    }
+}
+
+/// The noise summaries of both files.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Conditions {
+    /// Base's, if it records one.
+    pub base: Option<NoiseSummary>,
+    /// New's, if it records one.
+    pub new: Option<NoiseSummary>,
+}
+
+/// `quiet (steal 0.1%, other load 0.02 CPUs, load average 1.95)`.
+pub fn describe(noise: Option<&NoiseSummary>) -> String {
+    let load = Load::of(noise);
+    match noise {
+        None => load.word().to_string(),
+        Some(n) => format!(
+            "{} (steal {:.1}%, other load {:.2} CPUs, load average {:.2})",
+            load.word(),
+            n.steal_share * 100.0,
+            n.other_share,
+            n.max_load_avg_1m
+        ),
+    }
+}
+
+impl Conditions {
+    /// Whether either file records its noise.
+    pub fn recorded(&self) -> bool {
+        self.base.is_some() || self.new.is_some()
+    }
+
+    /// The warning when a file was measured under load: the two files
+    /// measured under different noise (one quiet or not recorded, the
+    /// other loaded), or both loaded. `None` when neither is loaded.
+    pub fn warning(&self, base: &str, new: &str) -> Option<String> {
+        let (b, n) = (Load::of(self.base.as_ref()), Load::of(self.new.as_ref()));
+        if b != Load::Loaded && n != Load::Loaded {
+            return None;
+        }
+        let what = if b == n {
+            "both measured under load"
+        } else {
+            "measured under different noise"
+        };
+        Some(format!(
+            "{what}: {base}: {}; {new}: {}: a difference may be the machine's",
+            describe(self.base.as_ref()),
+            describe(self.new.as_ref())
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn noise(steal: f64, other: f64) -> NoiseSummary {
+        NoiseSummary {
+            runs: 5,
+            steal_share: steal,
+            other_share: other,
+            max_load_avg_1m: 2.0,
+        }
+    }
+
+    #[test]
+    fn steal_or_other_load_past_its_threshold_is_loaded() {
+        assert_eq!(Load::of(Some(&noise(0.001, 0.02))), Load::Quiet);
+        assert_eq!(Load::of(Some(&noise(STEAL, OTHER))), Load::Quiet);
+        assert_eq!(Load::of(Some(&noise(0.03, 0.0))), Load::Loaded);
+        assert_eq!(Load::of(Some(&noise(0.0, 1.3))), Load::Loaded);
+        assert_eq!(Load::of(None), Load::NotRecorded);
+    }
+
+    #[test]
+    fn only_a_loaded_side_is_warned_about() {
+        let quiet = Some(noise(0.001, 0.02));
+        let loaded = Some(noise(0.0, 1.3));
+        let c = |base, new| Conditions { base, new };
+        assert_eq!(c(quiet, quiet).warning("a", "b"), None);
+        assert_eq!(c(None, quiet).warning("a", "b"), None);
+        assert_eq!(c(None, None).warning("a", "b"), None);
+        assert_eq!(
+            c(quiet, loaded).warning("a", "b").unwrap(),
+            "measured under different noise: a: quiet (steal 0.1%, other load 0.02 CPUs, load \
+             average 2.00); b: loaded (steal 0.0%, other load 1.30 CPUs, load average 2.00): a \
+             difference may be the machine's"
+        );
+        let both = c(loaded, loaded).warning("a", "b").unwrap();
+        assert!(
+            both.starts_with("both measured under load: a: loaded"),
+            "{both}"
+        );
+        let unknown = c(loaded, None).warning("a", "b").unwrap();
+        assert!(unknown.ends_with("b: noise not recorded: a difference may be the machine's"));
+    }
+}
