@@ -775,7 +775,12 @@ fn a_quiet_and_a_loaded_file_of_the_same_runs_warn_naming_both() {
 #[test]
 fn files_of_an_older_format_are_still_compared_with_themselves_and_with_new_ones() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    for v1 in ["bench-v1.json", "latency/v1.json", "ipc/v1.json"] {
+    for v1 in [
+        "bench-v1.json",
+        "latency/v1.json",
+        "contend-v1.json",
+        "ipc/v1.json",
+    ] {
         let v1 = fixtures.join(v1);
         let out = compare(&v1, &v1, &[]);
         assert_eq!(out.status.code(), Some(0), "{v1:?}: {}", stderr(&out));
