@@ -85,7 +85,9 @@ for ((i = 1; i <= runs; i++)); do
   fi
   for mode in threads processes; do
     flag=(); [[ $mode == processes ]] && flag=(--processes)
-    if "$ours" contend --msg-size 64K --pipe-size "$pipe_size" --duration "$duration" \
+    # One measured run per alternation (the warm-up run before it is not
+    # recorded): the alternation is the repetition.
+    if "$ours" contend --runs 1 --msg-size 64K --pipe-size "$pipe_size" --duration "$duration" \
         "${contend_place[@]}" "${flag[@]}" --json "$tmp/contend.json" >/dev/null 2>"$tmp/err"; then
       value="$(json "$tmp/contend.json" 'd["rows"][0]["mib_per_s"]')"
       contend_pipe="$(json "$tmp/contend.json" 'd["pipe_size"]')"
@@ -121,7 +123,7 @@ if ((sweep)); then
   sweep_ok=1
   for case in plain pressure; do
     extra=(); [[ $case == pressure ]] && extra=(--memory-pressure --pressure-share "$share")
-    if ! "$ours" contend --sweep --msg-size 64K --pipe-size "$pipe_size" \
+    if ! "$ours" contend --sweep --runs 1 --msg-size 64K --pipe-size "$pipe_size" \
         --duration "$sweep_duration" "${extra[@]}" --json "$tmp/$case.json" >/dev/null 2>"$tmp/err"; then
       echo "contend --sweep ($case) failed: $(tail -1 "$tmp/err")" >&2; failed=1 sweep_ok=0
     fi
@@ -137,9 +139,11 @@ plain, hot = (json.load(open(p)) for p in sys.argv[1:3])
 print("| writers | readers | writes/s | p99 write us | writes/s, pressure | p99 write us, pressure | writes/s change |")
 print("| --- | --- | --- | --- | --- | --- | --- |")
 for a, b in zip(plain["rows"], hot["rows"]):
-    change = (b["writes_per_s"] / a["writes_per_s"] - 1) * 100 if a["writes_per_s"] else float("nan")
-    print(f'| {a["writers"]} | {a["readers"]} | {a["writes_per_s"]:.0f} | '
-          f'{a["write_latency_ns"]["p99"] / 1e3:.1f} | {b["writes_per_s"]:.0f} | '
+    # pipespeed.contend/2: writes_per_s is a series; its median is the rate.
+    wa, wb = a["writes_per_s"]["median"] or 0, b["writes_per_s"]["median"] or 0
+    change = (wb / wa - 1) * 100 if wa else float("nan")
+    print(f'| {a["writers"]} | {a["readers"]} | {wa:.0f} | '
+          f'{a["write_latency_ns"]["p99"] / 1e3:.1f} | {wb:.0f} | '
           f'{b["write_latency_ns"]["p99"] / 1e3:.1f} | {change:+.1f}% |')
 p = hot["memory_pressure"]
 def evidence(e):

@@ -29,9 +29,10 @@ receive to its last over the bytes after the first receive. The tools take
 turns, the order flipped every run (AB BA AB ...), so a drift of the machine
 hits both; the table gives medians, their ratio and each tool's min-max,
 then every run in run order. A pipespeed run is one measured run
-(--runs 1 --max-runs 1) and its figure is rows[0].throughput.runs_gib_s[0] of
-its --json file; pipespeed makes a short warm-up run of its own first (fresh
-processes, about 1000 messages), ipc_ref none.
+(--runs 1 --max-runs 1) and its figure is rows[0].throughput.gib_s.runs[0]
+of its --json file (runs_gib_s[0] in a pipespeed.ipc/1 file); pipespeed
+makes a short warm-up run of its own first (fresh processes, about 1000
+messages), ipc_ref none.
 
 The memcpy part alternates `pipespeed bench --rungs memcpy --runs 1
 --placement-runs 0 --cpus A,B` (its figure: rungs[0].gib_s.median; the rung
@@ -165,7 +166,8 @@ class Tools:
             raise Unavailable(f"pipespeed ipc: throughput unavailable: {tp.get('reason')}")
         if tp.get("status") != "ok":
             raise RunFailed(f"pipespeed ipc: throughput {tp.get('status')}: {tp.get('reason')}")
-        runs = tp.get("runs_gib_s") or []
+        # pipespeed.ipc/2 nests the rates in a series; /1 had them flat.
+        runs = (tp.get("gib_s") or {}).get("runs") or tp.get("runs_gib_s") or []
         if len(runs) != 1:
             raise RunFailed(f"pipespeed ipc: {len(runs)} throughput runs, expected 1")
         return runs[0]

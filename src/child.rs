@@ -43,11 +43,6 @@ pub struct Ended {
 }
 
 impl Ended {
-    /// Its exit code, if it exited.
-    pub fn code(&self) -> Option<i32> {
-        self.status.and_then(|s| s.code())
-    }
-
     /// Whether it exited with status 0.
     pub fn success(&self) -> bool {
         !self.killed && self.status.is_some_and(|s| s.success())
@@ -204,32 +199,6 @@ impl Group {
             .iter()
             .filter(|m| m.status.is_none() && !has_exited(m.child.id()))
             .count()
-    }
-
-    /// Why the child at `index` stopped early: the interrupt if there was
-    /// one, else its last line on stderr, or its exit status.
-    pub fn failure(&mut self, index: usize, doing: &str) -> io::Error {
-        if let Some(err) = interrupted_error() {
-            return err;
-        }
-        let m = &mut self.members[index];
-        if m.status.is_none() && !has_exited(m.child.id()) {
-            // It broke the protocol but runs on: stop it, or its stderr
-            // would never end.
-            let _ = m.child.kill();
-        }
-        let mut text = String::new();
-        if let Some(mut stderr) = self.members[index].child.stderr.take() {
-            let _ = stderr.read_to_string(&mut text);
-        }
-        let status = self.wait(index);
-        let label = &self.members[index].label;
-        let why = match (last_message(&text), status) {
-            ("", Ok(status)) => format!("it ended ({status}) without a word"),
-            ("", Err(e)) => e.to_string(),
-            (said, _) => said.to_string(),
-        };
-        io::Error::other(format!("{label} failed while {doing}: {why}"))
     }
 
     /// Waits for the child at `index`, which has nothing left to do, to

@@ -771,3 +771,32 @@ fn a_quiet_and_a_loaded_file_of_the_same_runs_warn_naming_both() {
     let out = compare(&base, &base, &[]);
     assert_eq!(stderr(&out), "");
 }
+
+#[test]
+fn files_of_an_older_format_are_still_compared_with_themselves_and_with_new_ones() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for v1 in [
+        "bench-v1.json",
+        "latency/v1.json",
+        "contend-v1.json",
+        "ipc/v1.json",
+    ] {
+        let v1 = fixtures.join(v1);
+        let out = compare(&v1, &v1, &[]);
+        assert_eq!(out.status.code(), Some(0), "{v1:?}: {}", stderr(&out));
+        let header = stdout(&out).lines().next().unwrap_or_default().to_string();
+        assert!(header.ends_with("/1"), "{header}");
+    }
+    // Across versions: both load into the same types.
+    let (v1, v2) = (
+        fixtures.join("ipc/v1.json"),
+        Path::new(FIXTURES).join("ipc-base.json"),
+    );
+    let out = compare(&v1, &v2, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let header = stdout(&out).lines().next().unwrap_or_default().to_string();
+    assert!(
+        header.ends_with("pipespeed.ipc/1 and pipespeed.ipc/2"),
+        "{header}"
+    );
+}

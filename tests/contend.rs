@@ -133,7 +133,7 @@ fn assert_latency(l: &Value) {
 #[test]
 fn the_json_has_every_documented_field_with_its_type() {
     let (doc, _) = run_json(&["--writers", "2", "--duration", "0.1", "--runs", "2"]);
-    assert_eq!(doc["schema"], "pipespeed.contend/1");
+    assert_eq!(doc["schema"], "pipespeed.contend/2");
     assert!(doc["pipespeed_version"].is_string());
     assert!(doc["system"]["kernel"].is_string() && doc["system"]["cpus_allowed"].is_array());
     assert_eq!(doc["mode"], "threads");
@@ -143,6 +143,8 @@ fn the_json_has_every_documented_field_with_its_type() {
         "pipe_size_requested",
         "msg_size",
         "runs_per_cell",
+        "max_runs_per_cell",
+        "seed",
     ] {
         assert!(doc[k].is_u64(), "{k}: {doc}");
     }
@@ -158,16 +160,33 @@ fn the_json_has_every_documented_field_with_its_type() {
         (row["writers"].as_u64(), row["readers"].as_u64()),
         (Some(2), Some(1))
     );
-    for k in [
-        "writes_per_s",
-        "writes_per_s_min",
-        "writes_per_s_max",
-        "mib_per_s",
-        "seconds",
-    ] {
+    assert_eq!(row["status"], "ok");
+    assert!(row["reason"].is_null());
+    assert!(row["warmup_writes_per_s"].as_f64().unwrap() > 0.0, "{row}");
+    let writes = &row["writes_per_s"];
+    for k in ["median", "min", "max"] {
+        assert!(writes[k].as_f64().unwrap() > 0.0, "{k}: {row}");
+    }
+    for k in ["mib_per_s", "seconds"] {
         assert!(row[k].as_f64().unwrap() > 0.0, "{k}: {row}");
     }
-    assert!(row["writes_per_s_min"].as_f64() <= row["writes_per_s_max"].as_f64());
+    assert!(writes["min"].as_f64() <= writes["max"].as_f64());
+    assert_eq!(writes["runs"].as_array().unwrap().len(), 2, "{writes}");
+    assert_eq!(writes["noise"].as_array().unwrap().len(), 2, "{writes}");
+    assert!(writes["spread"]["noisy"].is_boolean(), "{writes}");
+    assert_eq!(
+        writes["diagnosis"].is_object(),
+        writes["spread"]["noisy"] == true,
+        "a diagnosis exactly when noisy: {writes}"
+    );
+    assert_eq!(
+        (
+            doc["runs_per_cell"].as_u64(),
+            doc["max_runs_per_cell"].as_u64()
+        ),
+        (Some(2), Some(2))
+    );
+    assert!(doc["noise"]["runs"].as_u64().unwrap() >= 2, "{doc}");
     assert!(row["verify"].is_null());
     assert_latency(&row["write_latency_ns"]);
     assert_latency(&row["read_latency_ns"]);
@@ -192,6 +211,8 @@ fn the_sweep_runs_pipe_bench_s_grid_and_the_csv_has_a_row_per_run() {
     let csv_arg = csv.to_str().unwrap();
     let (doc, out) = run_json(&[
         "--sweep",
+        "--runs",
+        "1",
         "--duration",
         "0.05",
         "--msg-size",
@@ -442,6 +463,13 @@ fn bad_options_are_one_line_errors_with_status_2() {
         (&["--duration", "0"], "duration"),
         (&["--duration", "soon"], "duration"),
         (&["--runs", "0"], "--runs"),
+        (&["--min-runs", "0"], "--min-runs"),
+        (&["--max-runs", "1001"], "--max-runs"),
+        (&["--runs", "3", "--max-runs", "4"], "cannot be used"),
+        (
+            &["--min-runs", "4", "--max-runs", "3"],
+            "--max-runs 3 is below --min-runs 4",
+        ),
         (&["--verify", "--msg-size", "100"], "multiple of 16"),
         (&["--sweep", "--writers", "2"], "cannot be used"),
         (&["--pressure-share", "5"], "--memory-pressure"),
@@ -501,4 +529,50 @@ fn a_bad_worker_description_is_an_error_not_a_panic() {
         "{}",
         text(&out.stderr)
     );
+}
+
+#[test]
+fn a_failing_cell_is_named_and_the_others_are_still_written() {
+    // With 20 descriptors, the worker processes of 1 writer x 1 reader
+    // start, and those of 1 x 5 cannot (two descriptors per worker).
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let out = Command::new("sh")
+        .args(["-c", "ulimit -n 20 && exec \"$0\" \"$@\"", EXE, "contend"])
+        .args([
+            "--sweep",
+            "--processes",
+            "--runs",
+            "1",
+            "--duration",
+            "0.02",
+        ])
+        .args(["--msg-size", "4K", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let last = stderr.lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("pipespeed: contend: 1 writers x 5 readers: ")
+            && last.contains("Too many open files"),
+        "{stderr}"
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 9, "every cell has its row");
+    assert_eq!(rows[0]["status"], "ok", "{}", rows[0]);
+    assert_eq!(rows[0]["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(rows[1]["status"], "failed", "{}", rows[1]);
+    assert!(
+        rows[1]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("Too many open files"),
+        "{}",
+        rows[1]
+    );
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("1x5: failed: "), "{stdout}");
 }

@@ -181,8 +181,9 @@ fn sigterm_stops_contend_with_the_cells_measured() {
         "30",
         "--processes",
     ];
-    // A writer and a reader per run.
-    let (value, stdout) = interrupt(&args, 4, rustix::process::Signal::TERM, 143);
+    // A writer and a reader per run: the warm-up run's two, then two
+    // measured runs' (the first has ended when the second's are seen).
+    let (value, stdout) = interrupt(&args, 6, rustix::process::Signal::TERM, 143);
     assert!(stdout.contains("writes/s"), "{stdout}");
     let runs = value["rows"][0]["runs"].as_array().unwrap().len();
     assert!((1..30).contains(&runs), "{runs} runs");

@@ -9,7 +9,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
-use pipespeed::bench::core::{Placement, Status};
+use pipespeed::bench::core::{Cancel, Placement, Status};
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -49,7 +49,7 @@ fn measure(config: &IpcConfig) -> IpcResult {
     let mut runner = Processes {
         exe: PathBuf::from(EXE),
     };
-    run_ipc(config, &facts, &mut runner, &mut |_| {})
+    run_ipc(config, &facts, &mut runner, &Cancel::never(), &mut |_| {})
 }
 
 /// What `SO_SNDBUF` may ask for at most.

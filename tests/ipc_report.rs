@@ -125,7 +125,7 @@ fn fixture() -> IpcResult {
     let (small, large) = (64, 65536);
     let no_trip = PipeSplice.no_round_trip().unwrap();
     let mut noisy = throughput(large, 0.7, &[4.0, 6.0, 5.0]);
-    noisy.diagnosis = Some(Diagnosis {
+    noisy.gib_s.diagnosis = Some(Diagnosis {
         causes: vec!["other load: other processes used up to 0.40 CPUs during a run".into()],
         advice: "run on an idle machine; take more runs (--max-runs 20) and compare medians".into(),
     });
@@ -393,12 +393,13 @@ fn csv_has_a_row_per_run_and_one_per_metric_without_runs() {
     assert_eq!(
         lines[1],
         "pipe,64,throughput,ok,,1,2,0.5000,8388608.0,2147483584,2147483648,1.2000,,,,,,,,,,\
-         4.000000,false,,,,,,0,1"
+         4.000000,false,,,,,,0,1,0.5,0.49,0.52,0.07539515159941022,1.0612244897959184,false"
     );
     assert!(
         lines.contains(
             &"pipe,64,round-trip,ok,,1,2,,,,,,101010,101010.1,9900.0,9000,13500,\
-                         27000,72000,360000,1000,1.000000,false,,,,,,0,1"
+                         27000,72000,360000,1000,1.000000,false,,,,,,0,1,9000,8900,9200,\
+                         0.042009844618121524,1.0337078651685394,false"
         ),
         "{csv}"
     );
@@ -537,8 +538,11 @@ fn json_round_trips() {
     let result = fixture();
     let bytes = Json.export(&result).unwrap();
     let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
-    assert_eq!(value["schema"], "pipespeed.ipc/1");
+    assert_eq!(value["schema"], "pipespeed.ipc/2");
     assert_eq!(value["rows"][0]["mechanism"], "pipe");
+    // Each metric nests its series.
+    assert_eq!(value["rows"][0]["throughput"]["gib_s"]["median"], 0.5);
+    assert_eq!(value["rows"][0]["latency"]["p50_ns"]["median"], 9000.0);
     // Read back (serde_json's floats may differ in their last bit).
     let back: IpcResult = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(
@@ -579,4 +583,40 @@ fn chromium_renders_the_page_without_console_messages() {
     assert_eq!((width, height), (1200, 1600));
     // The throughput chart's bars, at least, are on the first screen.
     assert!(bar > 5_000, "only {bar} pixels of bar colour: no chart?");
+}
+
+/// A `pipespeed.ipc/1` document (tests/fixtures/ipc/v1.json, written by
+/// `pipespeed ipc --mechanisms pipe,unix-stream --sizes 4K --runs 2
+/// --duration 0.01 --json` before each metric became a series) loads:
+/// its flat fields become the series, the reports read it.
+#[test]
+fn an_ipc_1_document_still_loads_into_series() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ipc/v1.json");
+    let text = std::fs::read_to_string(path).unwrap();
+    let old: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(old["schema"], "pipespeed.ipc/1");
+    let result: IpcResult = serde_json::from_str(&text).unwrap();
+    assert_eq!(result.header.schema, "pipespeed.ipc/1");
+    assert_eq!(result.rows.len(), 2);
+    for (row, json) in result.rows.iter().zip(old["rows"].as_array().unwrap()) {
+        let t = row.throughput.as_ref().unwrap();
+        let was = &json["throughput"];
+        let runs: Vec<f64> = serde_json::from_value(was["runs_gib_s"].clone()).unwrap();
+        assert_eq!(t.gib_s.runs, runs);
+        assert_eq!(t.gib_s.median, was["median_gib_s"].as_f64());
+        assert_eq!(t.gib_s.min, was["min_gib_s"].as_f64());
+        assert_eq!(t.gib_s.max, was["max_gib_s"].as_f64());
+        assert_eq!(t.gib_s.noisy(), was["spread"]["noisy"].as_bool().unwrap());
+        assert_eq!(t.runs.len(), runs.len());
+        let l = row.latency.as_ref().unwrap();
+        let p50s: Vec<f64> = (json["latency"]["runs"].as_array().unwrap().iter())
+            .map(|r| r["rtt_ns"]["p50"].as_f64().unwrap())
+            .collect();
+        assert_eq!(l.p50_ns.runs, p50s);
+        assert!(l.p50_ns.median.is_some() && l.rtt_ns.is_some());
+    }
+    // And written again, it is today's schema's shape.
+    let again: serde_json::Value = serde_json::to_value(&result).unwrap();
+    assert!(again["rows"][0]["throughput"]["gib_s"]["runs"].is_array());
+    assert!(Text::default().export(&result).is_ok());
 }

@@ -280,7 +280,7 @@ fn a_fifo_s_reader_gets_the_whole_result_and_then_its_end() {
     let got = reader.join().unwrap();
     let json: serde_json::Value = serde_json::from_slice(&got)
         .unwrap_or_else(|e| panic!("the reader got {} bytes, not a result: {e}", got.len()));
-    assert_eq!(json["schema"], "pipespeed.latency/1");
+    assert_eq!(json["schema"], "pipespeed.latency/2");
     assert!(
         rustix::fs::stat(&fifo).unwrap().st_mode & 0o170000 == 0o010000,
         "the FIFO was replaced"
@@ -545,7 +545,7 @@ fn a_writable_result_in_a_directory_we_cannot_write_is_written_in_place() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     let json = std::fs::read(&result).unwrap();
     let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
-    assert_eq!(json["schema"], "pipespeed.latency/1");
+    assert_eq!(json["schema"], "pipespeed.latency/2");
     let meta = std::fs::metadata(&result).unwrap();
     assert_eq!((meta.ino(), meta.uid()), (ino, 65534), "written in place");
     assert_eq!(names_in(dir.path()), ["r.json"]);

@@ -8,7 +8,7 @@
 //!   the kernel ([`perf::PerfAccess`]), the `perf record` and
 //!   `perf report` command lines.
 //! - `report`: reading `perf report --stdio` text, and the top symbols
-//!   of several reports together ([`report::top_symbols`]).
+//!   of several reports together (`report::top_symbols`).
 
 pub(crate) mod perf;
 pub(crate) mod report;

@@ -15,8 +15,10 @@ use pipespeed::compare::{compare_files, render};
     after_help = "Reads what bench, latency, contend and ipc write with --json; both files must come \
                   from the same command and format version. Per row and metric: both medians, \
                   new/base ratio and delta, a bootstrap interval of the ratio over the runs, and \
-                  a verdict: faster, slower, ~ (no significant change: the interval contains 1) \
-                  or ? (fewer than 2 runs on a side). Differences between the machines or the \
+                  a verdict: faster or slower (significant: the whole interval excludes 1), ~ (no \
+                  significant change) or ? (fewer than 2 runs on a side: never significant); a \
+                  row noisy in a file is marked (noisy: base|new|both). Differences between the \
+                  machines, the builds (profile, compiler), the noise (steal, other load) or the \
                   settings are warned about on stderr.\n\nExit status: 0 compared (whatever the \
                   verdicts), 1 a file unreadable, invalid, larger than 16 MiB, with a row of more \
                   than 1000 runs, or not comparable, 2 bad usage."
@@ -33,7 +35,10 @@ pub struct CompareArgs {
     pub markdown: bool,
     /// Print the form kernel developers paste in a patch mail: the
     /// machines' facts, base -> patched (change) per row (contend as
-    /// pipe_bench's writers x readers grid), ~ where the change is noise.
+    /// pipe_bench's writers x readers grid), the change written *+12%*
+    /// where the means differ by more than their two 95% half-widths
+    /// (mmtests' rule) and (+12%) where not, ! where a row is noisy, ?
+    /// where a side has one run.
     #[arg(long, conflicts_with = "markdown")]
     pub lkml: bool,
     /// Confidence of the interval, between 0 and 1.

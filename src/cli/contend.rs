@@ -1,6 +1,6 @@
 //! `pipespeed contend`: N writers and M readers on one pipe, as the
 //! kernel's pipe_bench runs them; parse, call the library, render.
-use pipespeed::bench::core::Placement;
+use pipespeed::bench::core::{Cancel, EXIT_UNSUPPORTED, Placement, Status};
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -26,8 +26,10 @@ use crate::progress;
                         returned). Write latency: per message, partial writes included. Read \
                         latency: per read(2) that returned data, waiting included. See \
                         docs/contend.md.\n\nExit status: 0 measured, 1 an error (a worker \
-                        died, with --verify a lost, duplicated or torn message), 2 bad usage or \
-                        a value outside its range, 129/130/143 stopped by SIGHUP/SIGINT/SIGTERM (helpers \
+                        died: the other cells are still printed and written, and the error names \
+                        the cell; with --verify a lost, duplicated or torn message), 2 bad usage or \
+                        a value outside its range, 3 no cell can run on this machine (said in the \
+                        table), 129/130/143 stopped by SIGHUP/SIGINT/SIGTERM (helpers \
                         reaped first; the cells measured are printed and written, marked \
                         interrupted)."
 )]
@@ -57,9 +59,21 @@ pub struct ContendArgs {
     /// --pipe-size say otherwise.
     #[arg(long, conflicts_with_all = ["writers", "readers"])]
     pub sweep: bool,
-    /// Runs per cell; rows show the median and the spread [at most 1000].
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
-    pub runs: u64,
+    /// Measured runs per cell (after one warm-up run); sets both
+    /// --min-runs and --max-runs.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000), conflicts_with_all = ["min_runs", "max_runs"])]
+    pub runs: Option<u64>,
+    /// Runs every cell gets [default: 3; at most 1000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub min_runs: Option<u64>,
+    /// Runs a cell may get: one more at a time while the 95% interval of
+    /// its mean is wider than +-10% [default: 6, or --min-runs if more; at
+    /// most 1000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub max_runs: Option<u64>,
+    /// Seed of the run order shuffle (default: from the clock).
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Writers on CPU W, readers on CPU R [default: unpinned, as pipe_bench;
     /// range: 0-1023].
     #[arg(long, value_delimiter = ',', value_name = "W,R", num_args = 1, value_parser = crate::args::cpu)]
@@ -99,6 +113,24 @@ fn percent(text: &str) -> Result<f64, String> {
     }
 }
 
+/// The runs every cell gets and the runs a noisy one may get.
+fn runs(args: &ContendArgs) -> anyhow::Result<(usize, usize)> {
+    let (min, max) = match args.runs {
+        Some(n) => (n, n),
+        None => {
+            let min = args.min_runs.unwrap_or(3);
+            (min, args.max_runs.unwrap_or(min.max(6)))
+        }
+    };
+    if max < min {
+        return Err(UsageError(format!(
+            "--max-runs {max} is below --min-runs {min}: a cell cannot take fewer runs than it must"
+        ))
+        .into());
+    }
+    Ok((min as usize, max as usize))
+}
+
 /// Checks what clap cannot and builds the library's configuration.
 fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConfig> {
     let usage = |text: String| anyhow::Error::from(UsageError(text));
@@ -134,6 +166,7 @@ fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConf
     };
     let pipe_size =
         resolve_pipe_size(args.pipe_size).map_err(|e| usage(format!("--pipe-size: {e}")))?;
+    let (min_runs, max_runs) = runs(args)?;
     Ok(ContendConfig {
         cells: if args.sweep {
             Cell::sweep()
@@ -146,7 +179,9 @@ fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConf
         msg_size,
         pipe_size,
         duration: Duration::from_secs_f64(args.duration),
-        runs: args.runs as usize,
+        runs: min_runs,
+        max_runs,
+        seed: args.seed.unwrap_or_else(crate::bench::clock_seed),
         mode: if args.processes {
             Mode::Processes
         } else {
@@ -168,11 +203,20 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
     let config = config(&args, &facts)?;
     crate::output::check_outputs([&args.json, &args.csv, &args.svg])?;
     catch_interrupts()?;
-    let bar = progress::bar(config.runs * config.cells.len());
+    // A warm-up and the measured runs per cell (noisy cells get more).
+    // validate() bounds runs and the cells are few: saturate, never wrap.
+    let bar = progress::bar(
+        config
+            .runs
+            .saturating_add(1)
+            .saturating_mul(config.cells.len()),
+    );
     if config.pressure.is_some() {
         bar.set_message("memory hogs are writing their memory");
     }
-    let outcome = run_contend(&config, facts, &mut |event| progress::show(&bar, event));
+    let outcome = run_contend(&config, facts, &Cancel::on_signals(), &mut |event| {
+        progress::show(&bar, event)
+    });
     bar.finish_and_clear();
     let result = match outcome {
         // Stopped before the first run (the hogs were starting).
@@ -187,6 +231,19 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
     let cells = result.rows.len();
     if let Some(status) = crate::interrupted_status(cells, "cell", "every worker and memory hog") {
         return Ok(status);
+    }
+    // A cell whose run failed: the others were measured, printed and
+    // written; the command still fails, naming the cell.
+    if let Some(row) = result.rows.iter().find(|r| r.status == Status::Failed) {
+        return Err(anyhow!(
+            "contend: {} writers x {} readers: {}",
+            row.writers,
+            row.readers,
+            row.reason.as_deref().unwrap_or("failed")
+        ));
+    }
+    if !result.rows.is_empty() && result.rows.iter().all(|r| r.status == Status::Unavailable) {
+        return Ok(ExitCode::from(EXIT_UNSUPPORTED as u8));
     }
     let failed = result
         .rows

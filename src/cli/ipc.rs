@@ -1,6 +1,6 @@
 //! `pipespeed ipc`: pipes beside sockets, message queues, shared memory
 //! and io_uring, every end a process of its own, on the ladder's harness.
-use pipespeed::bench::core::Status;
+use pipespeed::bench::core::{Cancel, Status};
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -174,12 +174,16 @@ pub fn run(args: IpcArgs) -> anyhow::Result<ExitCode> {
     let metrics = usize::from(config.throughput) + usize::from(config.latency);
     let rows = config.mechanisms.len() * config.sizes.len();
     let bar = progress::bar(rows * (config.runs * metrics + usize::from(config.throughput)));
-    let result = run_ipc(&config, &facts, &mut Processes { exe }, &mut |event| {
-        progress::show(&bar, event)
-    });
+    let result = run_ipc(
+        &config,
+        &facts,
+        &mut Processes { exe },
+        &Cancel::on_signals(),
+        &mut |event| progress::show(&bar, event),
+    );
     bar.finish_and_clear();
     let runs = runs(&result);
-    if pipespeed::sys::process::interrupted().is_none() || runs > 0 {
+    if !result.header.interrupted || runs > 0 {
         write_file(&args.json, || Json.export(&result))?;
         write_file(&args.csv, || Csv.export(&result))?;
         write_file(&args.svg, || Svg.export(&result))?;

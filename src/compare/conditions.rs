@@ -13,14 +13,13 @@
 
 use crate::bench::core::NoiseSummary;
 
-/// Stolen time, as a share of one CPU, above which a file was measured
-/// under load: the value of `bench::core::noise::STEAL`, which names
-/// steal as a noisy row's cause from there (private to that module; the
-/// same number, so that a row's diagnosis and `compare` agree).
-pub const STEAL: f64 = 0.02;
 /// Other processes' CPU time, as a share of one CPU, above which a file
-/// was measured under load: the value of `bench::core::noise::OTHER`.
-pub const OTHER: f64 = 0.10;
+/// was measured under load: the threshold of the diagnosis too.
+pub use crate::bench::core::noise::OTHER;
+/// Stolen time, as a share of one CPU, above which a file was measured
+/// under load: the threshold above which a noisy row's diagnosis names
+/// steal, so that the two agree.
+pub use crate::bench::core::noise::STEAL;
 
 /// What a file's noise summary says about its machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

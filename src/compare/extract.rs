@@ -258,7 +258,7 @@ fn contend(r: &ContendResult) -> Extract {
     let rows = r.rows.iter().map(|row| Row {
         name: cell_name(row.writers, row.readers),
         runs: if row.runs.is_empty() {
-            Runs::None("no runs".into())
+            Runs::None(row.reason.clone().unwrap_or_else(|| "no runs".into()))
         } else {
             Runs::Measured(vec![
                 row.runs.iter().map(|run| run.writes_per_s).collect(),
@@ -332,15 +332,18 @@ fn ipc(r: &IpcResult) -> Extract {
                 "throughput",
                 t.status,
                 t.reason.as_deref(),
-                t.runs_gib_s.clone(),
+                t.gib_s.runs.clone(),
             ),
             None => Err("not measured".to_string()),
         };
         let latency = match &row.latency {
-            Some(l) => {
-                let p50s = l.runs.iter().map(|run| run.rtt_ns.p50 as f64).collect();
-                metric(&name, "round trip", l.status, l.reason.as_deref(), p50s)
-            }
+            Some(l) => metric(
+                &name,
+                "round trip",
+                l.status,
+                l.reason.as_deref(),
+                l.p50_ns.runs.clone(),
+            ),
             None => Err("not measured".to_string()),
         };
         rows.push(Row {
@@ -380,8 +383,7 @@ pub fn noise(doc: &Document) -> Option<NoiseSummary> {
         Document::Bench(r) => r.noise,
         Document::Ipc(r) => r.noise,
         Document::Latency(r) => r.noise(),
-        // Not recorded by contend's results yet.
-        Document::Contend(_) => None,
+        Document::Contend(r) => r.noise,
     }
 }
 

@@ -54,8 +54,8 @@ impl Kind {
         match self {
             Kind::Bench => &[ladder::SCHEMA, ladder::SCHEMA_V1],
             Kind::Latency => &[latency::SCHEMA, latency::SCHEMA_V1],
-            Kind::Contend => &[contend::SCHEMA],
-            Kind::Ipc => &[ipc::SCHEMA],
+            Kind::Contend => &[contend::SCHEMA, contend::SCHEMA_V1],
+            Kind::Ipc => &[ipc::SCHEMA, ipc::SCHEMA_V1],
         }
     }
 

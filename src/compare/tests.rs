@@ -118,18 +118,9 @@ pub(super) fn contend(msg_size: usize, cells: &[((usize, usize), WriteRuns)]) ->
         bytes_read: w as u64 * msg_size as u64,
         verify: None,
     };
-    let row = |&((writers, readers), runs): &((usize, usize), WriteRuns)| contend::Row {
-        writers,
-        readers,
-        writes_per_s: 0.0,
-        writes_per_s_min: 0.0,
-        writes_per_s_max: 0.0,
-        mib_per_s: 0.0,
-        seconds: 1.0,
-        write_latency_ns: LatencyNs::default(),
-        read_latency_ns: LatencyNs::default(),
-        runs: runs.iter().map(run).collect(),
-        verify: None,
+    let row = |&((writers, readers), runs): &((usize, usize), WriteRuns)| {
+        let cell = contend::Cell { writers, readers };
+        contend::summarise_row(cell, runs.iter().map(run).collect())
     };
     Document::Contend(Box::new(ContendResult {
         header: Header {
@@ -147,7 +138,11 @@ pub(super) fn contend(msg_size: usize, cells: &[((usize, usize), WriteRuns)]) ->
         msg_size,
         atomic: msg_size <= contend::PIPE_BUF,
         duration_s: 1.0,
+        warmup_duration_s: 0.0,
         runs_per_cell: 3,
+        max_runs_per_cell: None,
+        seed: None,
+        noise: None,
         memory_pressure: None,
         rows: cells.iter().map(row).collect(),
     }))

@@ -9,6 +9,9 @@ use std::io;
 use crate::bench::hist::LatencyNs;
 use crate::units::{GIB, Size};
 
+use super::series::{
+    noise_sentence, noisy_series, series_csv, series_csv_header, spread_cell, status_word,
+};
 use super::{Csv, Exporter, Text};
 use crate::bench::contend::hogs::PressureReport;
 use crate::bench::contend::pressure::Evidence;
@@ -69,11 +72,26 @@ fn text(r: &ContendResult) -> String {
         Size(r.msg_size as u64),
         placement(&r.placement)
     );
+    let runs = match r.max_runs_per_cell {
+        Some(max) if max > r.runs_per_cell => format!("{} to {max} runs", r.runs_per_cell),
+        _ => format!("{} run(s)", r.runs_per_cell),
+    };
+    let warmup = if r.warmup_duration_s > 0.0 {
+        // A third of --duration: to the millisecond, without trailing zeros.
+        let secs = format!("{:.3}", r.warmup_duration_s);
+        let secs = secs.trim_end_matches('0').trim_end_matches('.');
+        format!(" after a warm-up run of {secs} s")
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "{} s per run, {} run(s) per cell; rates over the measured time (first write to last)",
-        r.duration_s, r.runs_per_cell
+        "{} s per run, {runs} per cell{warmup}; rates over the measured time (first write to last)",
+        r.duration_s
     );
+    if let Some(n) = r.noise {
+        let _ = writeln!(out, "{}", noise_sentence(n));
+    }
     if let Some(p) = &r.memory_pressure {
         out += &pressure_lines(p);
     }
@@ -82,38 +100,54 @@ fn text(r: &ContendResult) -> String {
         .join(" ");
     let _ = writeln!(
         out,
-        "\n{:37} | {:<44} | read latency (per read call)",
+        "\n{:42} | {:<44} | read latency (per read call)",
         "", "write latency (per message)"
     );
     let _ = writeln!(
         out,
-        "{:>3} {:>3} {:>11} {:>9} {:>7} | {labels} | {labels}",
+        "{:>3} {:>3} {:>11} {:>9} {:>12} | {labels} | {labels}",
         "W", "R", "writes/s", "MiB/s", "spread"
     );
     for row in &r.rows {
-        let spread = if row.runs.len() > 1 && row.writes_per_s > 0.0 {
-            format!(
-                "{:.1}%",
-                (row.writes_per_s_max - row.writes_per_s_min) / row.writes_per_s * 100.0
-            )
-        } else {
-            "-".to_string()
-        };
+        if row.runs.is_empty() {
+            let _ = writeln!(
+                out,
+                "{:>3} {:>3} {:>11} {:>9} {:>12} | {}",
+                row.writers,
+                row.readers,
+                "-",
+                "-",
+                "-",
+                status_word(row.status)
+            );
+            continue;
+        }
         let _ = writeln!(
             out,
-            "{:>3} {:>3} {:>11.0} {:>9.1} {:>7} | {} | {}",
+            "{:>3} {:>3} {:>11.0} {:>9.1} {:>12} | {} | {}",
             row.writers,
             row.readers,
-            row.writes_per_s,
+            row.median_writes_per_s(),
             row.mib_per_s,
-            spread,
+            spread_cell(&row.writes_per_s),
             latency_cells(&row.write_latency_ns),
             latency_cells(&row.read_latency_ns),
         );
     }
     for row in &r.rows {
+        if let Some(why) = &row.reason {
+            let _ = writeln!(out, "{}: {}: {why}", cell(row), status_word(row.status));
+        }
+    }
+    for row in &r.rows {
         if let Some(v) = &row.verify {
             let _ = writeln!(out, "{}", verify_line(row, v));
+        }
+    }
+    for row in &r.rows {
+        let what = format!("{} writes/s", cell(row));
+        if let Some(text) = noisy_series(&what, &row.writes_per_s, |v| format!("{v:.0}")) {
+            let _ = writeln!(out, "{text}");
         }
     }
     out
@@ -171,6 +205,11 @@ fn evidence(e: &Evidence) -> String {
     format!("{verdict}: {}", facts.join("; "))
 }
 
+/// A cell's name in the notes under the table: `2x5`.
+fn cell(row: &Row) -> String {
+    format!("{}x{}", row.writers, row.readers)
+}
+
 fn verify_line(row: &Row, v: &VerifyReport) -> String {
     let cell = format!("verify {}x{}", row.writers, row.readers);
     if !v.ok {
@@ -220,7 +259,9 @@ fn verify_line(row: &Row, v: &VerifyReport) -> String {
     line
 }
 
-/// One CSV row per run per cell.
+/// One CSV row per run per cell (one with empty run fields for a cell
+/// without a run), each ending with its cell's status and its writes/s
+/// series: median, range, spread and the noisy mark.
 fn csv(r: &ContendResult) -> String {
     let lat = ["mean", "p50", "p90", "p99", "p999", "max"];
     let mut out = String::from(
@@ -231,18 +272,37 @@ fn csv(r: &ContendResult) -> String {
             let _ = write!(out, "{side}_{l}_ns,");
         }
     }
-    out += "read_calls,verify_ok\n";
+    let _ = writeln!(
+        out,
+        "read_calls,verify_ok,status,{}",
+        series_csv_header("writes_per_s")
+    );
     let values = |l: &LatencyNs| {
         format!(
             "{:.1},{},{},{},{},{}",
             l.mean, l.p50, l.p90, l.p99, l.p999, l.max
         )
     };
+    // A cell without a run: seconds to verify_ok (19 fields) empty.
+    let no_run = vec![""; 19].join(",");
     for row in &r.rows {
+        let cell = format!(
+            "{},{}",
+            status_word(row.status),
+            series_csv(&row.writes_per_s).join(",")
+        );
+        if row.runs.is_empty() {
+            let _ = writeln!(
+                out,
+                "{},{},,{},{},{},{no_run},{cell}",
+                row.writers, row.readers, r.mode, r.msg_size, r.pipe_size
+            );
+            continue;
+        }
         for (i, run) in row.runs.iter().enumerate() {
             let _ = writeln!(
                 out,
-                "{},{},{},{},{},{},{:.6},{},{},{:.1},{:.3},{},{},{},{}",
+                "{},{},{},{},{},{},{:.6},{},{},{:.1},{:.3},{},{},{},{},{cell}",
                 row.writers,
                 row.readers,
                 i + 1,
@@ -286,6 +346,7 @@ mod tests {
     use super::*;
     use crate::bench::contend::{Mode, RunResult};
     use crate::bench::core::harness::Header;
+    use crate::bench::core::{Series, Status};
     use crate::sys::{SystemFacts, ThpMode};
 
     fn lat(base: u64) -> LatencyNs {
@@ -315,9 +376,10 @@ mod tests {
         let row = Row {
             writers: 2,
             readers: 5,
-            writes_per_s: 20_000.0,
-            writes_per_s_min: 19_000.0,
-            writes_per_s_max: 21_000.0,
+            status: Status::Ok,
+            reason: None,
+            warmup_writes_per_s: Some(18_000.0),
+            writes_per_s: Series::of(&[19_000.0, 20_000.0, 21_000.0]),
             mib_per_s: 1250.0,
             seconds: 3.0,
             write_latency_ns: lat(40_000),
@@ -352,7 +414,11 @@ mod tests {
             msg_size: 65536,
             atomic: false,
             duration_s: 3.0,
+            warmup_duration_s: 1.0,
             runs_per_cell: 3,
+            max_runs_per_cell: Some(6),
+            seed: Some(1),
+            noise: None,
             memory_pressure: None,
             rows: vec![row],
         }
@@ -379,14 +445,23 @@ mod tests {
         assert!(lines[4].contains("writes/s"), "{t}");
         let row = lines[5];
         assert!(
-            row.starts_with("  2   5       20000    1250.0   10.0% |"),
+            row.starts_with("  2   5       20000    1250.0  +-12% noisy |"),
             "{row}"
         );
         assert!(
             row.contains("48.0us   40.0us  120.0us  160.0us   2.00ms |"),
             "{row}"
         );
-        assert_eq!(lines.len(), 6, "{t}");
+        assert_eq!(
+            lines[1],
+            "3 s per run, 3 to 6 runs per cell after a warm-up run of 1 s; rates over the \
+             measured time (first write to last)"
+        );
+        assert!(
+            lines[6].starts_with("noisy: 2x5 writes/s (3 runs from 19000 to 21000, 1.11x"),
+            "{t}"
+        );
+        assert_eq!(lines.len(), 7, "{t}");
         // Labels sit over their values.
         let end_of = |line: &str, what: &str| line.find(what).map(|i| i + what.len());
         assert_eq!(end_of(lines[4], "p99.9"), end_of(row, "160.0us"), "{t}");
@@ -437,7 +512,60 @@ mod tests {
             "{}",
             lines[1]
         );
-        assert!(lines[1].ends_with(",10,"), "{}", lines[1]);
+        assert!(
+            lines[1]
+                .ends_with(",10,,ok,20000,19000,21000,0.12421691041614799,1.105263157894737,true"),
+            "{}",
+            lines[1]
+        );
+        assert!(lines[0].ends_with(",status,writes_per_s_median,writes_per_s_min,writes_per_s_max,writes_per_s_ci95_half_width,writes_per_s_max_over_min,writes_per_s_noisy"), "{}", lines[0]);
+        // A cell that failed before its first run keeps its line, and the
+        // columns their places.
+        let mut r = fixture(None);
+        r.rows[0].runs.clear();
+        r.rows[0].writes_per_s = Series::new();
+        r.rows[0].status = Status::Failed;
+        let c = csv(&r);
+        let lines: Vec<_> = c.lines().collect();
+        assert_eq!(lines.len(), 2, "{c}");
+        assert_eq!(lines[1].split(',').count(), width, "{c}");
+        assert!(lines[1].starts_with("2,5,,threads,65536,1048576,,"), "{c}");
+        assert!(lines[1].ends_with(",failed,,,,,,false"), "{c}");
+    }
+
+    #[test]
+    fn a_noisy_cell_is_marked_and_diagnosed_and_a_tight_one_is_not() {
+        let mut r = fixture(None);
+        r.rows[0].writes_per_s.noise = vec![
+            crate::sys::RunNoise {
+                wall_s: 3.0,
+                steal_s: 1.5,
+                ..Default::default()
+            };
+            3
+        ];
+        r.rows[0]
+            .writes_per_s
+            .diagnose(crate::bench::core::Ends::default());
+        let t = text(&r);
+        assert!(t.contains("+-12% noisy |"), "{t}");
+        assert!(t.contains("\n  likely: "), "{t}");
+        assert!(t.contains("\n  what to do: "), "{t}");
+        r.rows[0].writes_per_s = Series::of(&[20_000.0, 20_100.0, 19_900.0]);
+        r.rows[0]
+            .writes_per_s
+            .diagnose(crate::bench::core::Ends::default());
+        let t = text(&r);
+        assert!(!t.contains("noisy"), "{t}");
+        assert!(t.contains("  +-1.2% |"), "{t}");
+        // A failed cell says so, and why.
+        r.rows[0].status = Status::Failed;
+        r.rows[0].reason = Some("writer 0 failed while writing: boom".into());
+        let t = text(&r);
+        assert!(
+            t.contains("2x5: failed: writer 0 failed while writing: boom"),
+            "{t}"
+        );
     }
 
     #[test]

@@ -16,9 +16,8 @@ mod html;
 mod markdown;
 
 use super::ladder::wrap;
-use super::series::{noise_sentence, noisy_paragraph, status_word};
+use super::series::{noise_sentence, noisy_paragraph, spread_cell, status_word};
 use super::{Exporter, Text};
-use crate::bench::core::stats::min_max;
 use crate::bench::hist::LatencyNs;
 use crate::bench::ipc::{IpcResult, IpcRow, Mechanism, RoundTrips, Throughput};
 use crate::units::{Size, readable_ns};
@@ -81,7 +80,7 @@ pub(super) fn round_trips(row: &IpcRow) -> Option<&RoundTrips> {
 
 /// The median GiB/s the table shows for `row`.
 pub(super) fn speed(row: &IpcRow) -> Option<f64> {
-    throughput(row)?.median_gib_s
+    throughput(row)?.gib_s.median
 }
 
 /// The round-trip summary the table shows for `row`.
@@ -166,7 +165,7 @@ fn cells(row: &IpcRow, pipe: Option<f64>, shown: Shown) -> Vec<String> {
             t.and_then(|t| t.median_msgs_per_s)
                 .map(|m| format!("{m:.0}")),
         ));
-        out.push(cell(t.and_then(|t| t.spread).map(|s| s.cell())));
+        out.push(t.map_or_else(|| "-".into(), |t| spread_cell(&t.gib_s)));
         out.push(cell(
             t.and_then(|t| t.cpu_s_per_gib).map(|c| format!("{c:.3}")),
         ));
@@ -181,9 +180,7 @@ fn cells(row: &IpcRow, pipe: Option<f64>, shown: Shown) -> Vec<String> {
         for pick in [l.map(|l| l.p50), l.map(|l| l.p99), l.map(|l| l.p999)] {
             out.push(cell(pick.map(|ns| readable_ns(ns as f64))));
         }
-        out.push(cell(
-            round_trips(row).and_then(|l| l.spread).map(|s| s.cell()),
-        ));
+        out.push(round_trips(row).map_or_else(|| "-".into(), |l| spread_cell(&l.p50_ns)));
     }
     out
 }
@@ -352,32 +349,29 @@ pub(super) fn noisy_lines(r: &IpcResult) -> Vec<String> {
     for row in &r.rows {
         let what = |metric: &str| format!("{} {} {metric}", row.mechanism, Size(row.size as u64));
         if let Some(t) = &row.throughput
-            && let Some(s) = t.spread.filter(|s| s.noisy)
-            && let (Some(lo), Some(hi)) = (t.min_gib_s, t.max_gib_s)
+            && let Some(s) = t.gib_s.spread.filter(|s| s.noisy)
+            && let (Some(lo), Some(hi)) = (t.gib_s.min, t.gib_s.max)
         {
             let range = format!("from {lo:.2} to {hi:.2} GiB/s");
-            let runs = t.runs.len();
             out.push(noisy_paragraph(
                 &what("throughput"),
-                runs,
+                t.gib_s.runs.len(),
                 &range,
                 &s,
-                t.diagnosis.as_ref(),
+                t.gib_s.diagnosis.as_ref(),
             ));
         }
-        let p50s =
-            |l: &RoundTrips| -> Vec<f64> { l.runs.iter().map(|r| r.rtt_ns.p50 as f64).collect() };
         if let Some(l) = &row.latency
-            && let Some(s) = l.spread.filter(|s| s.noisy)
-            && let Some((lo, hi)) = min_max(&p50s(l))
+            && let Some(s) = l.p50_ns.spread.filter(|s| s.noisy)
+            && let (Some(lo), Some(hi)) = (l.p50_ns.min, l.p50_ns.max)
         {
             let range = format!("with p50 from {} to {}", readable_ns(lo), readable_ns(hi));
             out.push(noisy_paragraph(
                 &what("round trip"),
-                l.runs.len(),
+                l.p50_ns.runs.len(),
                 &range,
                 &s,
-                l.diagnosis.as_ref(),
+                l.p50_ns.diagnosis.as_ref(),
             ));
         }
     }

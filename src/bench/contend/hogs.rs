@@ -16,7 +16,8 @@ use crate::buf::{Buffer, BufferOptions};
 use crate::units::{GIB, Size};
 
 use super::pressure::{Evidence, Sample, mem_available, process_cpu_ticks};
-use crate::bench::core::{RoleSpec, Spawn};
+use super::procs::failure;
+use crate::bench::core::{RoleSpec, RunError, Spawn};
 use crate::child::{Group, interrupted_error};
 
 /// A memory hog, as a worker process: maps and writes `bytes`.
@@ -166,6 +167,7 @@ impl Hogs {
         let started = Instant::now();
         let mut group = Group::new();
         let mut outs = Vec::new();
+        let mut labels = Vec::new();
         for i in 0..config.workers {
             let hog = HogSpec {
                 bytes: plan.per_worker,
@@ -174,14 +176,16 @@ impl Hogs {
             cmd.stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
-            let index = group.spawn(&mut cmd, format!("memory hog {i}"))?;
+            let label = format!("memory hog {i}");
+            let index = group.spawn(&mut cmd, label.clone())?;
+            labels.push(label);
             let out = group.child(index).stdout.take();
             outs.push((
                 index,
                 out.ok_or_else(|| io::Error::other("hog without stdout"))?,
             ));
         }
-        wait_ready(&mut group, outs)?;
+        wait_ready(&mut group, outs, &labels)?;
         Ok(Hogs {
             cpu_ticks_before: cpu_ticks(&group.pids()),
             group,
@@ -233,7 +237,11 @@ impl Hogs {
 }
 
 /// Waits for one byte from each hog: it has written all its memory once.
-fn wait_ready(group: &mut Group, mut outs: Vec<(usize, ChildStdout)>) -> io::Result<()> {
+fn wait_ready(
+    group: &mut Group,
+    mut outs: Vec<(usize, ChildStdout)>,
+    labels: &[String],
+) -> io::Result<()> {
     let deadline = Instant::now() + READY_TIMEOUT;
     let tick = rustix::time::Timespec {
         tv_sec: 0,
@@ -277,12 +285,29 @@ fn wait_ready(group: &mut Group, mut outs: Vec<(usize, ChildStdout)>) -> io::Res
             let mut byte = [0u8; 1];
             match out.read(&mut byte) {
                 Ok(1) => {}
-                Ok(_) | Err(_) => return Err(group.failure(index, "filling its memory")),
+                Ok(_) | Err(_) => {
+                    let label = labels.get(index).map_or("a memory hog", String::as_str);
+                    return Err(hog_failed(failure(
+                        group,
+                        index,
+                        label,
+                        "filling its memory",
+                    )));
+                }
             }
         }
         outs = still;
     }
     Ok(())
+}
+
+/// A hog's failure as the error of [`Hogs::start`]: what the machine
+/// cannot do keeps its kind, [`io::ErrorKind::Unsupported`].
+fn hog_failed(err: RunError) -> io::Error {
+    match err {
+        RunError::Unavailable(why) => io::Error::new(io::ErrorKind::Unsupported, why),
+        RunError::Failed(why) => io::Error::other(why),
+    }
 }
 
 /// The hog itself (a worker process): maps `bytes`, writes every byte,

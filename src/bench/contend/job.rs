@@ -1,6 +1,6 @@
 //! What a contend measurement is asked to do, and the job of one run of
 //! one cell.
-use crate::bench::core::Placement;
+use crate::bench::core::{Placement, RunError};
 
 use std::io;
 use std::path::PathBuf;
@@ -11,10 +11,9 @@ use serde::{Deserialize, Serialize};
 use super::super::core::harness;
 pub use super::super::core::harness::Mode;
 use super::super::core::harness::{MAX_MESSAGE, MAX_RUNS};
-use super::ends::EndSetup;
+use super::ends::{EndSetup, ReaderEnd, WriterEnd};
 use super::frame::CELL;
 use super::hogs::PressureConfig;
-use super::run::RawRun;
 use crate::sys::{fcntl_setpipe_size, pipe, pipe_max_size};
 use crate::units::MIB;
 
@@ -107,9 +106,16 @@ pub struct ContendConfig {
     pub pipe_size: PipeSize,
     /// How long writers write, per run.
     pub duration: Duration,
-    /// Runs per cell (the grid is run this many times over, so drift
-    /// spreads over all cells).
+    /// Measured runs every cell gets (after its warm-up run), all cells'
+    /// runs in one shuffled order so that a drift of the machine falls on
+    /// every cell alike.
     pub runs: usize,
+    /// Measured runs a cell may get: one more at a time while the 95%
+    /// interval of its mean is wider than +-10% (at most `runs`: none
+    /// added).
+    pub max_runs: usize,
+    /// Seed of the order of the runs.
+    pub seed: u64,
     /// Threads or processes.
     pub mode: Mode,
     /// Writers on one CPU and readers on another, or unpinned.
@@ -152,8 +158,31 @@ impl ContendConfig {
                 self.runs
             ));
         }
+        if self.max_runs > MAX_RUNS {
+            return bad(format!(
+                "max runs must be at most {MAX_RUNS} (max runs {})",
+                self.max_runs
+            ));
+        }
         Ok(())
     }
+
+    /// How long the writers write in a cell's warm-up run: a third of a
+    /// measured run, enough to fault in the ends' buffers, start every
+    /// thread or process once and find a cell that cannot run, without
+    /// adding a whole run per cell.
+    pub fn warmup_duration(&self) -> Duration {
+        self.duration / 3
+    }
+}
+
+/// What every end of one run reported.
+#[derive(Debug, Default)]
+pub struct RawRun {
+    /// One per writer, in order.
+    pub writers: Vec<WriterEnd>,
+    /// One per reader.
+    pub readers: Vec<ReaderEnd>,
 }
 
 /// What the ends of one run need to know.
@@ -195,5 +224,5 @@ pub struct CellJob {
 
 impl harness::Job for CellJob {
     type Output = RawRun;
-    type Error = io::Error;
+    type Error = RunError;
 }

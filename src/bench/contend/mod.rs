@@ -17,9 +17,11 @@
 //! to end of file, so every byte written is read.
 
 //!
-//! - `job`: what a measurement is asked to do, and one run's [`CellJob`];
-//! - `run`: [`run_contend`], and the runners that make the ends threads
-//!   (`threads`) or worker processes (`procs`);
+//! - `job`: what a measurement is asked to do, one run's [`CellJob`]
+//!   and what its ends report ([`RawRun`]);
+//! - `run`: [`run_contend`], on `bench::core`'s schedule, and the
+//!   runners that make the ends threads (`threads`) or worker processes
+//!   (`procs`);
 //! - `ends`: one writer's and one reader's loop; `frame` and
 //!   `verdict`: `--verify`;
 //! - `hogs` and `pressure`: `--memory-pressure` and its evidence;
@@ -40,11 +42,11 @@ pub use ends::EndSetup;
 pub use hogs::{DEFAULT_SHARE_PERCENT, DEFAULT_WORKERS, HogSpec, MAX_HOGS, PressureConfig, hog};
 pub use job::{
     Cell, CellJob, ContendConfig, DEFAULT_MSG_SIZE, DEFAULT_PIPE_SIZE, MAX_ENDS, Mode, PIPE_BUF,
-    PipeSize, RunSetup, SWEEP_READERS, SWEEP_WRITERS, resolve_pipe_size,
+    PipeSize, RawRun, RunSetup, SWEEP_READERS, SWEEP_WRITERS, resolve_pipe_size,
 };
 pub use procs::{ReaderSpec, WriterSpec, serve_reader, serve_writer};
-pub use result::{ContendResult, Row, RunResult, SCHEMA};
-pub use run::{RawRun, run_contend, summarise_row, summarise_run};
+pub use result::{ContendResult, Row, RunResult, SCHEMA, SCHEMA_V1};
+pub use run::{cell_name, run_contend, run_contend_on, summarise_row, summarise_run};
 
 #[cfg(test)]
 mod tests;

@@ -18,14 +18,15 @@ use std::os::fd::{BorrowedFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::Stdio;
+use std::time::Duration;
 
-use crate::bench::core::{RoleSpec, Spawn};
-use crate::child::Group;
+use crate::bench::core::{RoleSpec, RunError, Spawn};
+use crate::child::{Group, interrupted_error, last_message};
 use crate::sys::{PipePair, fcntl_setpipe_size, pipe};
 use serde::{Deserialize, Serialize};
 
 use super::ends::{EndSetup, ReaderEnd, WriterEnd, now_ns, prepare, read_messages, write_messages};
-use super::{Cell, RawRun, RunSetup};
+use super::job::{Cell, RawRun, RunSetup};
 
 /// A contend writer, as a worker process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -114,24 +115,56 @@ struct Running {
 }
 
 impl Running {
-    fn line(&mut self, group: &mut Group, doing: &str) -> io::Result<String> {
+    fn line(&mut self, group: &mut Group, doing: &str) -> Result<String, RunError> {
         let mut line = String::new();
         match self.control.read_line(&mut line) {
             Ok(n) if n > 0 && line.ends_with('\n') => Ok(line),
-            _ => Err(group.failure(self.index, doing)),
+            _ => Err(failure(group, self.index, &self.label, doing)),
         }
     }
 }
 
+/// Why the worker at `index` of `group` stopped early, typed as it said
+/// ([`RunError::from_worker`]: the machine cannot, or it failed), else
+/// its last message or how it ended (a crash, a signal); an interrupt
+/// first, if there was one. A worker that has not exited within
+/// [`FAILING_WORKER_GRACE`] broke the protocol and is killed (its stderr
+/// would never end); one that is failing has that long to say why.
+pub(super) fn failure(group: &mut Group, index: usize, label: &str, doing: &str) -> RunError {
+    if let Some(err) = interrupted_error() {
+        return RunError::Failed(err.to_string());
+    }
+    let ended = group.finish(index, FAILING_WORKER_GRACE);
+    match RunError::from_worker(&ended.stderr) {
+        Some(RunError::Unavailable(why)) => RunError::Unavailable(format!("{label}: {why}")),
+        Some(RunError::Failed(why)) => {
+            RunError::Failed(format!("{label} failed while {doing}: {why}"))
+        }
+        None => {
+            let why = match (last_message(&ended.stderr), ended.status) {
+                ("", _) if ended.killed => "it stopped answering and was killed".to_string(),
+                ("", Some(status)) => format!("it ended ({status}) without a word"),
+                ("", None) => "it could not be waited for".to_string(),
+                (said, _) => said.to_string(),
+            };
+            RunError::Failed(format!("{label} failed while {doing}: {why}"))
+        }
+    }
+}
+
+/// How long a worker that broke off may take to exit and say why.
+const FAILING_WORKER_GRACE: Duration = Duration::from_secs(1);
+
 /// One run of `cell` with every end a process.
-pub(super) fn run(cell: Cell, setup: &RunSetup, exe: &Path) -> io::Result<RawRun> {
-    let PipePair { read, write } = pipe()?;
-    fcntl_setpipe_size(&write, setup.pipe_size)?;
+pub(super) fn run(cell: Cell, setup: &RunSetup, exe: &Path) -> Result<RawRun, RunError> {
+    let io = |e: io::Error| RunError::from_io(&e);
+    let PipePair { read, write } = pipe().map_err(io)?;
+    fcntl_setpipe_size(&write, setup.pipe_size).map_err(io)?;
     let mut group = Group::new();
     let mut workers = Vec::new();
     for i in 0..cell.readers + cell.writers {
         let is_writer = i >= cell.readers;
-        let (ours, theirs) = UnixStream::pair()?;
+        let (ours, theirs) = UnixStream::pair().map_err(io)?;
         let theirs = Stdio::from(OwnedFd::from(theirs));
         let (spec, label, stdin, stdout) = if is_writer {
             let index = i - cell.readers;
@@ -141,7 +174,7 @@ pub(super) fn run(cell: Cell, setup: &RunSetup, exe: &Path) -> io::Result<RawRun
                 spec,
                 format!("writer {index}"),
                 theirs,
-                Stdio::from(write.try_clone()?),
+                Stdio::from(write.try_clone().map_err(io)?),
             )
         } else {
             let end = setup.end(cell, false);
@@ -155,13 +188,13 @@ pub(super) fn run(cell: Cell, setup: &RunSetup, exe: &Path) -> io::Result<RawRun
             (
                 spec,
                 format!("reader {i}"),
-                Stdio::from(read.try_clone()?),
+                Stdio::from(read.try_clone().map_err(io)?),
                 theirs,
             )
         };
         let mut cmd = spec.command(exe);
         cmd.stdin(stdin).stdout(stdout).stderr(Stdio::piped());
-        let index = group.spawn(&mut cmd, label.clone())?;
+        let index = group.spawn(&mut cmd, label.clone()).map_err(io)?;
         workers.push(Running {
             index,
             control: BufReader::new(ours),
@@ -174,7 +207,7 @@ pub(super) fn run(cell: Cell, setup: &RunSetup, exe: &Path) -> io::Result<RawRun
     for w in &mut workers {
         let line = w.line(&mut group, "starting")?;
         if line != "ready\n" {
-            return Err(io::Error::other(format!(
+            return Err(RunError::Failed(format!(
                 "{} said {line:?}, not ready",
                 w.label
             )));
@@ -183,7 +216,7 @@ pub(super) fn run(cell: Cell, setup: &RunSetup, exe: &Path) -> io::Result<RawRun
     let go = format!("go {}\n", now_ns() + setup.duration_ns);
     for w in &mut workers {
         if w.control.get_ref().write_all(go.as_bytes()).is_err() {
-            return Err(group.failure(w.index, "starting"));
+            return Err(failure(&mut group, w.index, &w.label, "starting"));
         }
     }
     // Writers first: readers only finish once every writer has exited.
@@ -198,19 +231,69 @@ pub(super) fn run(cell: Cell, setup: &RunSetup, exe: &Path) -> io::Result<RawRun
         raw.readers.push(parse::<ReaderEnd>(&line, &w.label)?);
     }
     for w in &workers {
-        let status = group.wait(w.index)?;
+        let status = group.wait(w.index).map_err(io)?;
         if !status.success() {
-            return Err(group.failure(w.index, "ending"));
+            return Err(failure(&mut group, w.index, &w.label, "ending"));
         }
     }
     Ok(raw)
 }
 
-fn parse<T: serde::de::DeserializeOwned>(line: &str, label: &str) -> io::Result<T> {
-    serde_json::from_str(line).map_err(|e| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("unreadable report from {label}: {e}"),
-        )
-    })
+fn parse<T: serde::de::DeserializeOwned>(line: &str, label: &str) -> Result<T, RunError> {
+    serde_json::from_str(line)
+        .map_err(|e| RunError::Failed(format!("unreadable report from {label}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::process::Command;
+
+    use super::*;
+
+    /// The failure of a worker that ran `script` (sh) and ended.
+    fn failure_of(script: &str) -> RunError {
+        let mut group = Group::new();
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let index = group.spawn(&mut cmd, "writer 0".into()).unwrap();
+        failure(&mut group, index, "writer 0", "writing")
+    }
+
+    #[test]
+    fn a_worker_s_failure_is_read_typed_from_its_outcome_line() {
+        let unavailable = RunError::Unavailable("huge pages not granted".into()).to_line();
+        let err = failure_of(&format!(
+            "echo 'pipespeed: huge pages not granted' >&2; echo '{unavailable}' >&2; exit 1"
+        ));
+        // Typed by what it said, not by its exit status.
+        assert_eq!(
+            err,
+            RunError::Unavailable("writer 0: huge pages not granted".into())
+        );
+        let failed = RunError::Failed("short read".into()).to_line();
+        let err = failure_of(&format!("echo '{failed}' >&2; exit 3"));
+        assert_eq!(
+            err,
+            RunError::Failed("writer 0 failed while writing: short read".into())
+        );
+        // No outcome line (a crash, a signal): its last words, or its end.
+        let err = failure_of("echo 'pipespeed: out of cheese' >&2; exit 1");
+        assert_eq!(
+            err,
+            RunError::Failed("writer 0 failed while writing: out of cheese".into())
+        );
+        let err = failure_of("kill -9 $$");
+        let RunError::Failed(why) = err else {
+            panic!("{err:?}")
+        };
+        assert!(
+            why.starts_with("writer 0 failed while writing: it ended ("),
+            "{why}"
+        );
+    }
 }

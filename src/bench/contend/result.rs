@@ -1,5 +1,5 @@
 //! What contend measured: a row per cell, as `contend --json` writes it.
-use crate::bench::core::Placement;
+use crate::bench::core::{NoiseSummary, Placement, Series, Status};
 
 use serde::{Deserialize, Serialize};
 
@@ -10,7 +10,11 @@ use super::verdict::VerifyReport;
 use crate::bench::core::harness::Header;
 
 /// The `schema` of the JSON document.
-pub const SCHEMA: &str = "pipespeed.contend/1";
+pub const SCHEMA: &str = "pipespeed.contend/2";
+/// The schema before the rows were made of [`Series`]: such a document
+/// still loads into [`ContendResult`] (the series is rebuilt from its
+/// runs).
+pub const SCHEMA_V1: &str = "pipespeed.contend/1";
 
 /// One measured run of one cell.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,20 +41,24 @@ pub struct RunResult {
     pub verify: Option<VerifyReport>,
 }
 
-/// Everything measured for one cell: the median of its runs, and the
-/// runs.
+/// Everything measured for one cell: its writes per second as a series
+/// (median, range, spread, the noisy mark and its diagnosis), the medians
+/// of the rest, and every run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "RowWire")]
 pub struct Row {
     /// Writers.
     pub writers: usize,
     /// Readers.
     pub readers: usize,
-    /// Median over runs.
-    pub writes_per_s: f64,
-    /// Smallest over runs.
-    pub writes_per_s_min: f64,
-    /// Largest over runs.
-    pub writes_per_s_max: f64,
+    /// Whether every run was measured.
+    pub status: Status,
+    /// Why the cell failed, or cannot run here (`None`: it ran).
+    pub reason: Option<String>,
+    /// Writes per second of the warm-up run (`None`: none made).
+    pub warmup_writes_per_s: Option<f64>,
+    /// Writes per second, every run and what they say.
+    pub writes_per_s: Series,
     /// Median over runs.
     pub mib_per_s: f64,
     /// Median measured seconds.
@@ -63,6 +71,73 @@ pub struct Row {
     pub runs: Vec<RunResult>,
     /// With verify, the runs' verdicts summed.
     pub verify: Option<VerifyReport>,
+}
+
+impl Row {
+    /// The median writes per second (0 without a run).
+    pub fn median_writes_per_s(&self) -> f64 {
+        self.writes_per_s.median.unwrap_or(0.0)
+    }
+}
+
+/// A row as either schema writes it: `writes_per_s` a series (/2) or a
+/// median beside `writes_per_s_min` and `_max` (/1, whose series is
+/// rebuilt from its runs).
+#[derive(Deserialize)]
+struct RowWire {
+    writers: usize,
+    readers: usize,
+    #[serde(default = "ok")]
+    status: Status,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default)]
+    warmup_writes_per_s: Option<f64>,
+    writes_per_s: WritesWire,
+    mib_per_s: f64,
+    seconds: f64,
+    write_latency_ns: LatencyNs,
+    read_latency_ns: LatencyNs,
+    runs: Vec<RunResult>,
+    verify: Option<VerifyReport>,
+}
+
+fn ok() -> Status {
+    Status::Ok
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum WritesWire {
+    Series(Series),
+    /// The /1 median, rebuilt from the runs with the rest of the series.
+    Median(#[allow(dead_code)] f64),
+}
+
+impl From<RowWire> for Row {
+    fn from(w: RowWire) -> Row {
+        let writes_per_s = match w.writes_per_s {
+            WritesWire::Series(series) => series,
+            WritesWire::Median(_) => {
+                let runs: Vec<f64> = w.runs.iter().map(|r| r.writes_per_s).collect();
+                Series::of(&runs)
+            }
+        };
+        Row {
+            writers: w.writers,
+            readers: w.readers,
+            status: w.status,
+            reason: w.reason,
+            warmup_writes_per_s: w.warmup_writes_per_s,
+            writes_per_s,
+            mib_per_s: w.mib_per_s,
+            seconds: w.seconds,
+            write_latency_ns: w.write_latency_ns,
+            read_latency_ns: w.read_latency_ns,
+            runs: w.runs,
+            verify: w.verify,
+        }
+    }
 }
 
 /// The whole result, as the JSON document.
@@ -85,10 +160,25 @@ pub struct ContendResult {
     pub msg_size: usize,
     /// Whether messages are at most `PIPE_BUF` bytes (atomic writes).
     pub atomic: bool,
-    /// Nominal seconds writers write per run.
+    /// Nominal seconds writers write per measured run.
     pub duration_s: f64,
-    /// Runs per cell.
+    /// Nominal seconds writers write in a cell's warm-up run (0: none,
+    /// as in /1 files).
+    #[serde(default)]
+    pub warmup_duration_s: f64,
+    /// Measured runs every cell gets (`--min-runs`).
     pub runs_per_cell: usize,
+    /// Measured runs a cell may get while its interval is wide
+    /// (`--max-runs`; /1 files: `runs_per_cell`).
+    #[serde(default)]
+    pub max_runs_per_cell: Option<usize>,
+    /// Seed of the order of the runs (`None` in /1 files: cell by cell).
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Steal and other load over every measured run (`None`: not
+    /// measured).
+    #[serde(default)]
+    pub noise: Option<NoiseSummary>,
     /// Memory hogs and the kernel's evidence, or `None` without them.
     pub memory_pressure: Option<PressureReport>,
     /// One per cell.

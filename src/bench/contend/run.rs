@@ -1,56 +1,73 @@
-//! Running contend: every cell `runs` times, each run by a runner that
-//! makes the ends threads or processes, under memory pressure if asked;
-//! and the statistics of the runs.
+//! Running contend: every cell by the one schedule of `bench::core` (a
+//! warm-up run per cell, every measured run of every cell in one shuffled
+//! order, runs added to a cell whose interval stays wide), each run by a
+//! runner that makes the ends threads or processes, under memory
+//! pressure if asked; and the statistics of the runs.
 
 use crate::bench::core::harness::Header;
 use std::io;
+use std::time::Duration;
 
 use super::super::core::harness::{Event, Figure, Processes, Runner, Threads};
-use super::super::core::stats::{median, min_max};
+use super::super::core::noise::Ends;
+use super::super::core::schedule::{Phase, Plan, Sample, Slot, Warmup, schedule};
+use super::super::core::stats::median;
+use super::super::core::{Cancel, Placement, RunError, Series, Status};
 use super::super::hist::{LatencyNs, new_histogram};
-use super::ends::{ReaderEnd, WriterEnd};
 use super::hogs::Hogs;
-use super::job::{Cell, CellJob, ContendConfig, PIPE_BUF, RunSetup};
+use super::job::{Cell, CellJob, ContendConfig, PIPE_BUF, RawRun, RunSetup};
 use super::result::{ContendResult, Row, RunResult, SCHEMA};
 use super::verdict::{self, VerifyReport};
-use crate::sys::SystemFacts;
-use crate::sys::process::interrupted;
+use crate::sys::{NoiseProbe, ResourceUsage, RunNoise, SystemFacts, UsageOf, getrusage};
 use crate::units::MIB;
-
-/// What every end of one run reported.
-#[derive(Debug, Default)]
-pub struct RawRun {
-    /// One per writer, in order.
-    pub writers: Vec<WriterEnd>,
-    /// One per reader.
-    pub readers: Vec<ReaderEnd>,
-}
 
 /// Every end a thread of this process, as pipe_bench runs them.
 impl Runner<CellJob> for Threads {
-    fn run(&mut self, job: &CellJob) -> io::Result<RawRun> {
-        super::threads::run(job.cell, &job.setup)
+    fn run(&mut self, job: &CellJob) -> Result<RawRun, RunError> {
+        super::threads::run(job.cell, &job.setup).map_err(|e| RunError::from_io(&e))
     }
 }
 
 /// Every end a process of its own: the pipespeed binary as a worker.
 impl Runner<CellJob> for Processes {
-    fn run(&mut self, job: &CellJob) -> io::Result<RawRun> {
+    fn run(&mut self, job: &CellJob) -> Result<RawRun, RunError> {
         super::procs::run(job.cell, &job.setup, &self.exe)
     }
 }
 
-/// Runs every cell `config.runs` times (under memory pressure if asked),
-/// reporting progress to `on_event`.
-///
-/// After SIGINT, SIGTERM or SIGHUP (see
-/// [`crate::sys::process::catch_interrupts`]) no run starts, the run cut
-/// short counts for nothing, and the result holds the cells measured
-/// before it (with the runs they had), marked `interrupted`; every worker
-/// and hog is killed and reaped before this returns, whatever happens.
+/// Runs every cell by `config` (under memory pressure if asked), its ends
+/// threads or processes as `config.mode` says, reporting progress to
+/// `on_event`: see [`run_contend_on`].
 pub fn run_contend(
     config: &ContendConfig,
     system: SystemFacts,
+    cancel: &Cancel,
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> io::Result<ContendResult> {
+    let mut runner = config.mode.runner::<CellJob>(config.exe.clone());
+    run_contend_on(config, system, runner.as_mut(), cancel, on_event)
+}
+
+/// Runs every cell by `config` with `runner`: a warm-up run per cell (a
+/// third of `config.duration`, not recorded), then `config.runs`
+/// measured runs of every cell in one order shuffled by `config.seed`,
+/// then one more run of each cell whose 95% interval is wider than
+/// +-10%, until it narrows or the cell has `config.max_runs`. The
+/// machine's noise is read around every run, for the diagnosis of a
+/// noisy cell. Memory hogs, if asked, run for the whole schedule.
+///
+/// A run that fails stops its cell (its row says why, the runs before
+/// are kept); the other cells go on. Once `cancel` is set no run starts,
+/// the run it cut short counts for nothing, and the result holds the
+/// cells measured before it (with the runs they had), marked
+/// `interrupted`; every worker and hog is killed and reaped before this
+/// returns, whatever happens. The error is for what stops everything: a
+/// bad configuration, or hogs that could not start.
+pub fn run_contend_on(
+    config: &ContendConfig,
+    system: SystemFacts,
+    runner: &mut dyn Runner<CellJob>,
+    cancel: &Cancel,
     on_event: &mut dyn FnMut(Event<'_>),
 ) -> io::Result<ContendResult> {
     config.validate()?;
@@ -64,56 +81,80 @@ pub fn run_contend(
             seconds: h.ready_s(),
         });
     }
-    let setup = RunSetup {
+    let setup = |duration: Duration| RunSetup {
         pipe_size: config.pipe_size.granted,
         msg_size: config.msg_size,
-        duration_ns: config.duration.as_nanos().min(u64::MAX as u128) as u64,
+        duration_ns: duration.as_nanos().min(u64::MAX as u128) as u64,
         verify: config.verify,
         placement: config.placement,
     };
+    let (measured, warmup) = (setup(config.duration), setup(config.warmup_duration()));
     let atomic = config.msg_size <= PIPE_BUF;
-    let mut per_cell = vec![Vec::new(); config.cells.len()];
-    let mut runner = config.mode.runner::<CellJob>(config.exe.clone());
-    // validate() bounds runs (MAX_RUNS); cells are as many as the caller
-    // gave: saturate rather than overflow.
-    let total = config.runs.saturating_mul(config.cells.len());
-    'runs: for run in 0..config.runs {
-        for (i, &cell) in config.cells.iter().enumerate() {
-            if interrupted().is_some() {
-                break 'runs;
-            }
-            let job = CellJob {
-                cell,
-                setup: setup.clone(),
-            };
-            let raw = runner.run(&job);
-            if interrupted().is_some() {
-                break 'runs;
-            }
-            let in_cell = |e: io::Error| {
-                io::Error::new(
-                    e.kind(),
-                    format!(
-                        "{} writers x {} readers: {}",
-                        cell.writers,
-                        cell.readers,
-                        crate::quote::strerror(&e)
-                    ),
-                )
-            };
-            let result =
-                summarise_run(&raw.map_err(in_cell)?, config.msg_size, atomic).map_err(in_cell)?;
-            on_event(Event::Measured {
-                row: &format!("{}x{}", cell.writers, cell.readers),
-                index: run * config.cells.len() + i + 1,
-                total,
-                figure: Figure::WritesPerS(result.writes_per_s),
-            });
+    let slots: Vec<Slot> = config
+        .cells
+        .iter()
+        .map(|c| Slot::new(cell_name(*c)))
+        .collect();
+    let plan = Plan {
+        runs: config.runs,
+        max_runs: config.max_runs.max(config.runs),
+        seed: config.seed,
+        ends: Ends {
+            unpinned: config.placement == Placement::Unpinned,
+            one_cpu: !config.placement.distinct_cpus(&system),
+        },
+        warmup: Warmup::default(),
+    };
+    let cpus: Vec<usize> = match config.placement {
+        Placement::Pinned {
+            writer_cpu,
+            reader_cpu,
+        } => vec![writer_cpu, reader_cpu],
+        Placement::Unpinned => Vec::new(),
+    };
+    let mut per_cell: Vec<Vec<RunResult>> = vec![Vec::new(); config.cells.len()];
+    let done = schedule(&slots, &plan, cancel, on_event, &mut |i, phase| {
+        let job = CellJob {
+            cell: config.cells[i],
+            setup: match phase {
+                Phase::WarmUp => warmup.clone(),
+                Phase::Measure => measured.clone(),
+            },
+        };
+        let probe = NoiseProbe::start();
+        let before = usage();
+        let raw = runner.run(&job)?;
+        let noise = noise_of(probe, before, &cpus);
+        let result = summarise_run(&raw, config.msg_size, atomic)
+            .map_err(|e| RunError::Failed(crate::quote::strerror(&e)))?;
+        let sample = Sample {
+            value: result.writes_per_s,
+            figure: Figure::WritesPerS(result.writes_per_s),
+            noise: Some(noise),
+        };
+        if phase == Phase::Measure {
             per_cell[i].push(result);
         }
-    }
+        Ok(sample)
+    });
     let mut header = Header::new(SCHEMA, system);
-    header.interrupted = interrupted().is_some();
+    header.interrupted = done.interrupted;
+    let rows = config
+        .cells
+        .iter()
+        .zip(per_cell)
+        .zip(done.rows)
+        .map(|((&cell, runs), outcome)| {
+            let mut row = summarise_row(cell, runs);
+            row.status = outcome.status;
+            row.reason = outcome.reason;
+            row.warmup_writes_per_s = outcome.warmup;
+            row.writes_per_s = outcome.series;
+            row
+        })
+        // Cut short: a cell the schedule never reached was not measured.
+        .filter(|row| !(done.interrupted && row.status == Status::Ok && row.runs.is_empty()))
+        .collect();
     Ok(ContendResult {
         header,
         mode: config.mode,
@@ -124,16 +165,37 @@ pub fn run_contend(
         msg_size: config.msg_size,
         atomic,
         duration_s: config.duration.as_secs_f64(),
+        warmup_duration_s: config.warmup_duration().as_secs_f64(),
         runs_per_cell: config.runs,
+        max_runs_per_cell: Some(plan.max_runs),
+        seed: Some(config.seed),
+        noise: done.noise,
         memory_pressure: hogs.map(Hogs::finish),
-        rows: config
-            .cells
-            .iter()
-            .zip(per_cell)
-            .filter(|(_, runs)| !runs.is_empty())
-            .map(|(&cell, runs)| summarise_row(cell, runs))
-            .collect(),
+        rows,
     })
+}
+
+/// A cell's name in progress and in `compare`: `WxR`.
+pub fn cell_name(cell: Cell) -> String {
+    format!("{}x{}", cell.writers, cell.readers)
+}
+
+/// What this process and its reaped children have used so far: the ends
+/// of a run are threads of this process, or workers reaped within it.
+fn usage() -> Option<ResourceUsage> {
+    let own = getrusage(UsageOf::Process).ok()?;
+    let children = getrusage(UsageOf::Children).ok()?;
+    Some(own + children)
+}
+
+/// What else the machine did during a run that started at `probe`, the
+/// run's own CPU time (both ends) taken out.
+fn noise_of(probe: NoiseProbe, before: Option<ResourceUsage>, cpus: &[usize]) -> RunNoise {
+    let used = match (before, usage()) {
+        (Some(before), Some(after)) => after.since(&before),
+        _ => ResourceUsage::default(),
+    };
+    probe.finish(used.user + used.system, used.involuntary_switches, cpus)
 }
 
 /// Turns what the ends reported into one run's result: rates over the
@@ -182,11 +244,11 @@ pub fn summarise_run(raw: &RawRun, msg_size: usize, atomic: bool) -> io::Result<
     })
 }
 
-/// The row of a cell: medians and spread over its runs.
+/// The row of a cell measured by `runs`: its writes per second as a
+/// series (without noise: [`run_contend_on`] puts in the schedule's, with
+/// the diagnosis), the medians of the rest.
 pub fn summarise_row(cell: Cell, runs: Vec<RunResult>) -> Row {
     let of = |f: fn(&RunResult) -> f64| runs.iter().map(f).collect::<Vec<_>>();
-    let writes = of(|r| r.writes_per_s);
-    let (min, max) = min_max(&writes).unwrap_or((0.0, 0.0));
     let latency = |f: fn(&RunResult) -> LatencyNs| {
         LatencyNs::median_of(&runs.iter().map(f).collect::<Vec<_>>())
     };
@@ -194,9 +256,10 @@ pub fn summarise_row(cell: Cell, runs: Vec<RunResult>) -> Row {
     Row {
         writers: cell.writers,
         readers: cell.readers,
-        writes_per_s: median(&writes).unwrap_or(0.0),
-        writes_per_s_min: min,
-        writes_per_s_max: max,
+        status: Status::Ok,
+        reason: None,
+        warmup_writes_per_s: None,
+        writes_per_s: Series::of(&of(|r| r.writes_per_s)),
         mib_per_s: median(&of(|r| r.mib_per_s)).unwrap_or(0.0),
         seconds: median(&of(|r| r.seconds)).unwrap_or(0.0),
         write_latency_ns: latency(|r| r.write_latency_ns),

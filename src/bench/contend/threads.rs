@@ -10,7 +10,7 @@ use std::thread;
 use crate::sys::{PipePair, fcntl_setpipe_size, pipe};
 
 use super::ends::{now_ns, prepare, read_messages, write_messages};
-use super::{Cell, RawRun, RunSetup};
+use super::job::{Cell, RawRun, RunSetup};
 
 /// Where the threads wait until all are ready, then learn when to stop
 /// (or that the run is off).

@@ -21,10 +21,10 @@ pub const MAX_OVER_MIN: f64 = 1.25;
 pub const MAX_HALF_WIDTH: f64 = 0.10;
 
 /// Stolen time, as a share of one CPU, above which steal is a cause.
-const STEAL: f64 = 0.02;
+pub const STEAL: f64 = 0.02;
 /// Other processes' CPU time, as a share of one CPU, above which other
 /// load is a cause.
-const OTHER: f64 = 0.10;
+pub const OTHER: f64 = 0.10;
 /// Preemptions of the ends per second above which they are a cause.
 const PREEMPTIONS_PER_S: f64 = 500.0;
 /// Fastest over slowest CPU frequency above which it is a cause.

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::super::core::harness;
 use super::mechanism::Mechanism;
-use super::result::{StreamRun, TripRun};
+use super::record::{StreamRun, TripRun};
 
 /// What an `ipc` measurement is asked to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

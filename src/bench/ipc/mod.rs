@@ -1,5 +1,5 @@
 //! `ipc`: pipes beside every other way two processes on one machine can
-//! talk, on the ladder's harness.
+//! talk, on the one schedule of `bench::core`.
 //!
 //! Each [`Mechanism`] is measured twice per message size: throughput (a
 //! sender process moves a run's bytes in messages of the size to a
@@ -7,12 +7,16 @@
 //! last, as the ladder's reader does) and round trips (the pinger, a
 //! thread of this process, sends a message that a ponger process sends
 //! back, as `latency` does). Both ends are pinned as the placement says;
-//! every run is one of a shuffled order, repeated while its row is noisy.
+//! each row's two metrics are slots of the one schedule
+//! (`bench::core::schedule`): every run one of a shuffled order, repeated
+//! while its slot is noisy.
 //!
 //! - `mechanism`: the mechanisms, what they copy and where their cost
 //!   goes;
 //! - `channel`: the descriptors a mechanism's ends share, made by the
 //!   parent and handed to the worker processes;
+//! - `end`: what an end is (the `Sender` and `Receiver` every
+//!   mechanism's ends implement), below every end;
 //! - `ends`: one end's sending and receiving over any mechanism;
 //! - `splice` and `zerocopy`: the vmsplice/splice ends and the
 //!   `MSG_ZEROCOPY` sender (the shared-memory ring is
@@ -20,15 +24,19 @@
 //! - `flow`: the sender, the receiver, the pinger and the ponger;
 //! - `procs`: the ends as worker processes, and the runner that starts
 //!   them;
+//! - `record`: what one run measured, below the jobs that make it and
+//!   the results that keep it;
 //! - `job`, `run` and `result`: the harness, as every measurement
 //!   has it.
 
 pub(crate) mod channel;
+pub(crate) mod end;
 pub(crate) mod ends;
 pub(crate) mod flow;
 pub(crate) mod job;
 pub(crate) mod mechanism;
 pub(crate) mod procs;
+pub(crate) mod record;
 pub(crate) mod result;
 pub(crate) mod run;
 pub(crate) mod splice;
@@ -36,5 +44,7 @@ pub(crate) mod zerocopy;
 
 pub use job::{IpcConfig, StreamJob, TripJob};
 pub use mechanism::{Mechanism, UnknownMechanism, valid_names};
-pub use result::{IpcResult, IpcRow, RoundTrips, SCHEMA, StreamRun, Throughput, TripRun};
+pub use result::{
+    IpcResult, IpcRow, RoundTrips, SCHEMA, SCHEMA_V1, StreamRun, Throughput, TripRun,
+};
 pub use run::{SPIN_ON_ONE_CPU, run_ipc};

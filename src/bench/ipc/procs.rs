@@ -4,7 +4,7 @@
 //! run is the pinger in a thread of this process and a ponger worker.
 //! Each end gets the channel's descriptors as its standard input and
 //! output, from [`super::channel`].
-use crate::bench::core::{EXIT_UNSUPPORTED, Placement, RunError, pin};
+use crate::bench::core::{Placement, RunError, pin};
 
 use std::io;
 use std::os::fd::BorrowedFd;
@@ -19,7 +19,7 @@ use super::ends::{Setup, Way, receiver, sender};
 use super::flow::{Received, ping, pong, receive_stream, send_stream};
 use super::job::{StreamJob, TripJob, one_cpu};
 use super::mechanism::Mechanism;
-use super::result::{StreamRun, TripRun};
+use super::record::{StreamRun, TripRun};
 use crate::bench::core::Spawn;
 use crate::child::{Group, last_message, said};
 use crate::sys::{NoiseProbe, ResourceUsage, UsageOf, getrusage};
@@ -134,21 +134,21 @@ fn setup_error(e: io::Error) -> RunError {
     }
 }
 
-/// An end's failure in its own words: unavailable when it exited with
-/// [`EXIT_UNSUPPORTED`] (the kernel refused: io_uring off, a pipe size
-/// not granted).
+/// An end's failure in its own words: the outcome it reported typed
+/// ([`RunError::from_worker`]: unavailable when the kernel refused,
+/// io_uring off or a pipe size not granted), else its last message (a
+/// crash, a signal), else its status.
 fn end_failed(who: &str, stderr: &str, status: Option<std::process::ExitStatus>) -> RunError {
-    let code = status.and_then(|s| s.code());
-    match (said(stderr), code) {
-        (Some(why), Some(EXIT_UNSUPPORTED)) => RunError::Unavailable(why.to_string()),
-        (Some(why), _) => RunError::Failed(why.to_string()),
-        (None, _) if !last_message(stderr).is_empty() => {
-            RunError::Failed(format!("the {who} failed: {}", last_message(stderr)))
-        }
-        (None, _) => RunError::Failed(match status {
+    if let Some(err) = RunError::from_worker(stderr) {
+        return err;
+    }
+    match last_message(stderr) {
+        "" => RunError::Failed(match status {
             Some(status) => format!("the {who} failed ({status}) without a word"),
             None => format!("cannot wait for the {who}"),
         }),
+        why if said(stderr).is_some() => RunError::Failed(why.to_string()),
+        why => RunError::Failed(format!("the {who} failed: {why}")),
     }
 }
 
@@ -206,7 +206,10 @@ impl Runner<StreamJob> for Processes {
             // receiver that found a wrong byte, or that io_uring refused,
             // leaves the sender only "the other end is gone".
             let received = group.finish(receiver, RECEIVER_WORDS_WITHIN);
-            let sender_refused = sent.code() == Some(EXIT_UNSUPPORTED);
+            let sender_refused = matches!(
+                RunError::from_worker(&sent.stderr),
+                Some(RunError::Unavailable(_))
+            );
             if !sender_refused
                 && !received.killed
                 && !received.success()
@@ -340,5 +343,37 @@ impl Runner<TripJob> for Processes {
         let ends: Vec<usize> = [ping_cpu, pong_cpu].into_iter().flatten().collect();
         run.noise = Some(probe.finish(used.user + used.system, used.involuntary_switches, &ends));
         Ok(run)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::ExitStatus;
+
+    use super::*;
+
+    #[test]
+    fn an_end_that_failed_is_read_by_its_typed_outcome_not_its_status() {
+        let refused = RunError::Unavailable("io_uring is disabled".into());
+        let stderr = format!("pipespeed: io_uring is disabled\n{}\n", refused.to_line());
+        // Whatever the status says (1 here), the outcome line decides.
+        let status = Some(ExitStatus::from_raw(1 << 8));
+        assert_eq!(end_failed("ipc sender", &stderr, status), refused);
+        let broke = RunError::Failed("a wrong byte".into());
+        let stderr = format!("pipespeed: a wrong byte\n{}\n", broke.to_line());
+        let status = Some(ExitStatus::from_raw(3 << 8));
+        assert_eq!(end_failed("ipc receiver", &stderr, status), broke);
+        // A crash says no outcome: its last words, or its status.
+        let crashed = end_failed("ipc ponger", "thread 'main' panicked\n", status);
+        assert_eq!(
+            crashed,
+            RunError::Failed("the ipc ponger failed: thread 'main' panicked".into())
+        );
+        let killed = Some(ExitStatus::from_raw(9));
+        match end_failed("ipc sender", "", killed) {
+            RunError::Failed(why) => assert!(why.contains("without a word"), "{why}"),
+            other => panic!("{other:?}"),
+        }
     }
 }

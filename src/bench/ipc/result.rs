@@ -4,56 +4,26 @@ use crate::bench::core::Status;
 
 use serde::{Deserialize, Serialize};
 
-use super::super::core::noise::{Diagnosis, NoiseSummary, Spread};
-use super::super::core::stats::{median, min_max};
+use serde_json::Value;
+
+use super::super::core::noise::NoiseSummary;
+use super::super::core::series::Series;
+use super::super::core::stats::median;
 use super::super::hist::LatencyNs;
 use super::job::IpcConfig;
 use super::mechanism::Mechanism;
+pub use super::record::{StreamRun, TripRun};
 use crate::bench::core::harness::Header;
-use crate::sys::RunNoise;
 use crate::units::GIB;
 
 /// The `schema` of [`IpcResult`] documents.
-pub const SCHEMA: &str = "pipespeed.ipc/1";
+pub const SCHEMA: &str = "pipespeed.ipc/2";
 
-/// One measured throughput run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StreamRun {
-    /// Bytes the rate was computed from: all but the first receive's,
-    /// which starts the clock.
-    pub timed_bytes: u64,
-    /// Seconds from the receiver's first receive to its last.
-    pub seconds: f64,
-    /// `timed_bytes / seconds`, in GiB/s.
-    pub gib_s: f64,
-    /// Messages per second at that rate.
-    pub msgs_per_s: f64,
-    /// CPU seconds (user and system) both ends used over their whole
-    /// lives, start-up included (`None`: not measured).
-    pub cpu_s: Option<f64>,
-    /// Bytes the sender sent (all of them arrived).
-    pub bytes: u64,
-    /// What else the machine did meanwhile (`None`: not measured).
-    pub noise: Option<RunNoise>,
-}
+/// The schema before each metric was a [`Series`] (flat `runs_gib_s`,
+/// `median_gib_s`, ... fields): still read.
+pub const SCHEMA_V1: &str = "pipespeed.ipc/1";
 
-/// One measured latency run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TripRun {
-    /// Round trips measured (warm-up excluded).
-    pub round_trips: u64,
-    /// Seconds from the first measured round trip's start to the last
-    /// one's end.
-    pub seconds: f64,
-    /// `round_trips / seconds`.
-    pub round_trips_per_s: f64,
-    /// The round-trip times.
-    pub rtt_ns: LatencyNs,
-    /// Round trips made before measuring.
-    pub warmup_round_trips: u64,
-    /// What else the machine did meanwhile (`None`: not measured).
-    pub noise: Option<RunNoise>,
-}
+mod v1;
 
 /// Throughput of one mechanism at one size.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -66,22 +36,13 @@ pub struct Throughput {
     pub bytes_per_run: u64,
     /// The warm-up run's rate, in GiB/s.
     pub warmup_gib_s: Option<f64>,
-    /// Every measured run's rate, in the order run.
-    pub runs_gib_s: Vec<f64>,
+    /// Every measured run's rate in GiB/s, in the order run: median,
+    /// range, spread, and for a noisy row the diagnosis.
+    pub gib_s: Series,
     /// Every measured run, in the order run.
     pub runs: Vec<StreamRun>,
-    /// The median rate, in GiB/s.
-    pub median_gib_s: Option<f64>,
     /// Messages per second at the median rate.
     pub median_msgs_per_s: Option<f64>,
-    /// The slowest run.
-    pub min_gib_s: Option<f64>,
-    /// The fastest run.
-    pub max_gib_s: Option<f64>,
-    /// How the runs spread, and whether that is too much.
-    pub spread: Option<Spread>,
-    /// For a noisy row: the likely causes and what to do.
-    pub diagnosis: Option<Diagnosis>,
     /// CPU seconds of both ends per GiB moved, over all measured runs.
     pub cpu_s_per_gib: Option<f64>,
 }
@@ -93,16 +54,15 @@ pub struct RoundTrips {
     pub status: Status,
     /// Why it did not run, or failed.
     pub reason: Option<String>,
+    /// Every measured run's median round trip (p50) in nanoseconds, in
+    /// the order run: their median, range, spread and diagnosis.
+    pub p50_ns: Series,
     /// Every measured run, in the order run.
     pub runs: Vec<TripRun>,
     /// Field by field, the median over runs of the round-trip summaries.
     pub rtt_ns: Option<LatencyNs>,
     /// The median over runs of round trips per second.
     pub round_trips_per_s: Option<f64>,
-    /// How the runs' medians (p50) spread.
-    pub spread: Option<Spread>,
-    /// For a noisy row: the likely causes and what to do.
-    pub diagnosis: Option<Diagnosis>,
 }
 
 /// One mechanism at one message size.
@@ -122,8 +82,10 @@ pub struct IpcRow {
     pub latency: Option<RoundTrips>,
 }
 
-/// Everything an `ipc` measurement found, with what it was asked.
+/// Everything an `ipc` measurement found, with what it was asked. It
+/// reads documents of [`SCHEMA`] and of [`SCHEMA_V1`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "Value")]
 pub struct IpcResult {
     /// The format, the pipespeed that measured and the machine.
     #[serde(flatten)]
@@ -146,28 +108,20 @@ impl Throughput {
             reason: None,
             bytes_per_run: 0,
             warmup_gib_s: None,
-            runs_gib_s: Vec::new(),
+            gib_s: Series::new(),
             runs: Vec::new(),
-            median_gib_s: None,
             median_msgs_per_s: None,
-            min_gib_s: None,
-            max_gib_s: None,
-            spread: None,
-            diagnosis: None,
             cpu_s_per_gib: None,
         }
     }
 
-    /// Sets the median, the extremes, the spread and the CPU cost from
-    /// the runs, for messages of `size` bytes.
+    /// Sets the rate series (its diagnosis kept), the message rate and
+    /// the CPU cost from the runs, for messages of `size` bytes.
     pub fn summarize(&mut self, size: usize) {
-        self.runs_gib_s = self.runs.iter().map(|r| r.gib_s).collect();
-        self.median_gib_s = median(&self.runs_gib_s);
-        self.median_msgs_per_s = self
-            .median_gib_s
-            .map(|g| g * GIB as f64 / size.max(1) as f64);
-        (self.min_gib_s, self.max_gib_s) = min_max(&self.runs_gib_s).unzip();
-        self.spread = Spread::of(&self.runs_gib_s);
+        self.gib_s.runs = self.runs.iter().map(|r| r.gib_s).collect();
+        self.gib_s.noise = self.runs.iter().filter_map(|r| r.noise).collect();
+        self.gib_s.summarize();
+        self.median_msgs_per_s = (self.gib_s.median).map(|g| g * GIB as f64 / size.max(1) as f64);
         let measured: Vec<(f64, u64)> = self
             .runs
             .iter()
@@ -191,28 +145,59 @@ impl RoundTrips {
         RoundTrips {
             status: Status::Ok,
             reason: None,
+            p50_ns: Series::new(),
             runs: Vec::new(),
             rtt_ns: None,
             round_trips_per_s: None,
-            spread: None,
-            diagnosis: None,
         }
     }
 
-    /// Sets the medians and the spread from the runs.
+    /// Sets the p50 series (its diagnosis kept) and the medians from the
+    /// runs.
     pub fn summarize(&mut self) {
-        let p50s: Vec<f64> = self.runs.iter().map(|r| r.rtt_ns.p50 as f64).collect();
+        self.p50_ns.runs = self.runs.iter().map(|r| r.rtt_ns.p50 as f64).collect();
+        self.p50_ns.noise = self.runs.iter().filter_map(|r| r.noise).collect();
+        self.p50_ns.summarize();
         let rates: Vec<f64> = self.runs.iter().map(|r| r.round_trips_per_s).collect();
         let summaries: Vec<LatencyNs> = self.runs.iter().map(|r| r.rtt_ns).collect();
         self.rtt_ns = (!summaries.is_empty()).then(|| LatencyNs::median_of(&summaries));
         self.round_trips_per_s = median(&rates);
-        self.spread = Spread::of(&p50s);
     }
 }
 
 impl Default for RoundTrips {
     fn default() -> RoundTrips {
         RoundTrips::new()
+    }
+}
+
+impl TryFrom<Value> for IpcResult {
+    type Error = serde_json::Error;
+
+    /// A document of this schema, or of [`SCHEMA_V1`] (its metrics'
+    /// flat fields made into series).
+    fn try_from(doc: Value) -> Result<IpcResult, serde_json::Error> {
+        use serde::de::Error;
+        let header: Header = serde_json::from_value(doc.clone())?;
+        let config: IpcConfig = serde_json::from_value(doc.clone())?;
+        let field = |name: &'static str| {
+            doc.get(name)
+                .cloned()
+                .ok_or_else(|| serde_json::Error::missing_field(name))
+        };
+        let noise = serde_json::from_value(field("noise")?)?;
+        let rows = if header.schema == SCHEMA_V1 {
+            let rows: Vec<v1::Row> = serde_json::from_value(field("rows")?)?;
+            rows.into_iter().map(IpcRow::from).collect()
+        } else {
+            serde_json::from_value(field("rows")?)?
+        };
+        Ok(IpcResult {
+            header,
+            config,
+            noise,
+            rows,
+        })
     }
 }
 
@@ -241,14 +226,14 @@ mod tests {
             stream(3.0, Some(0.5)),
         ];
         t.summarize(64 << 10);
-        assert_eq!(t.median_gib_s, Some(3.0));
-        assert_eq!((t.min_gib_s, t.max_gib_s), (Some(2.0), Some(4.0)));
-        assert_eq!(t.runs_gib_s, vec![2.0, 4.0, 3.0]);
+        assert_eq!(t.gib_s.median, Some(3.0));
+        assert_eq!((t.gib_s.min, t.gib_s.max), (Some(2.0), Some(4.0)));
+        assert_eq!(t.gib_s.runs, vec![2.0, 4.0, 3.0]);
         // 3 GiB/s of 64 KiB messages: 3 * 16384 messages a second.
         assert_eq!(t.median_msgs_per_s, Some(3.0 * 16384.0));
         // 1.5 CPU seconds over the 2 GiB of the runs that measured it.
         assert_eq!(t.cpu_s_per_gib, Some(0.75));
-        assert!(t.spread.is_some());
+        assert!(t.gib_s.spread.is_some());
     }
 
     #[test]
@@ -272,5 +257,7 @@ mod tests {
         r.summarize();
         assert_eq!(r.rtt_ns.map(|l| (l.p50, l.p99)), Some((20, 40)));
         assert_eq!(r.round_trips_per_s, Some(50.0));
+        assert_eq!(r.p50_ns.runs, vec![10.0, 30.0, 20.0]);
+        assert_eq!(r.p50_ns.median, Some(20.0));
     }
 }

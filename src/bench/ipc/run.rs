@@ -1,16 +1,16 @@
-//! Running an `ipc` measurement: a throughput warm-up per row to size its
-//! runs, then every measured run of every row and metric in one shuffled
-//! order, more runs of the rows whose interval is too wide, and the
-//! statistics, as the ladder does.
-use crate::bench::core::{Placement, RunError, Status};
+//! Running an `ipc` measurement on the one schedule
+//! ([`crate::bench::core::schedule`]): a slot per row and metric, a
+//! throughput warm-up per row to size its runs, then every measured run
+//! of every slot in one shuffled order, more runs of the slots whose
+//! interval is too wide, and the statistics.
+use crate::bench::core::{
+    Cancel, Ends, Event, Figure, Header, Phase, Placement, Plan, RunError, Runner, Sample, Slot,
+    Warmup, schedule,
+};
 
-use super::super::core::harness::{Event, Figure, Header, Runner};
-use super::super::core::noise::{Diagnosis, Ends, NoiseSummary};
-use super::super::core::stats::Shuffler;
 use super::job::{IpcConfig, StreamJob, TripJob, one_cpu};
 use super::result::{IpcResult, IpcRow, RoundTrips, SCHEMA, Throughput};
 use crate::sys::SystemFacts;
-use crate::sys::process::interrupted;
 use crate::units::{GIB, Size};
 
 /// Bytes of a throughput warm-up for messages of `size`: a thousand
@@ -38,22 +38,26 @@ pub const TRIP_WARMUP_S: f64 = 0.01;
 pub const SPIN_ON_ONE_CPU: &str = "skipped on one CPU: a spinning end holds the CPU until \
                                    preempted, so the end it waits for cannot run (give two CPUs)";
 
-/// The metric of one run.
+/// The metric of a slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Metric {
     Throughput,
     Latency,
 }
 
-/// Runs every row of `config` with `runner` and summarises.
+/// Runs every row of `config` with `runner` on the one schedule: a slot
+/// per row and metric, a throughput warm-up per row to size its runs
+/// (round trips warm up inside each run), every measured run in one
+/// shuffled order, more runs of the slots whose interval is too wide.
 ///
-/// After SIGINT, SIGTERM or SIGHUP no run starts, the run it cut short counts for
+/// Once `cancel` is set no run starts, the run it cut short counts for
 /// nothing, and the result holds the runs made before it, marked
 /// `interrupted`.
 pub fn run_ipc<R>(
     config: &IpcConfig,
     facts: &SystemFacts,
     runner: &mut R,
+    cancel: &Cancel,
     progress: &mut dyn FnMut(Event<'_>),
 ) -> IpcResult
 where
@@ -72,274 +76,133 @@ where
             });
         }
     }
-    let names: Vec<String> = rows
-        .iter()
-        .map(|r| format!("{} {}", r.mechanism, Size(r.size as u64)))
-        .collect();
     let shared = one_cpu(config.placement, &facts.cpus_allowed);
-    for (row, name) in rows.iter_mut().zip(&names) {
+    // A slot per row and metric asked for.
+    let mut which: Vec<(usize, Metric)> = Vec::new();
+    let mut slots: Vec<Slot> = Vec::new();
+    for (i, row) in rows.iter().enumerate() {
+        let name = format!("{} {}", row.mechanism, Size(row.size as u64));
         let spin = (row.mechanism.spins() && shared).then_some(SPIN_ON_ONE_CPU);
-        if let Some(t) = &mut row.throughput
-            && let Some(why) = spin
-        {
-            unavailable(&mut t.status, &mut t.reason, why, name, progress);
+        if row.throughput.is_some() {
+            which.push((i, Metric::Throughput));
+            slots.push(Slot {
+                unavailable: spin.map(str::to_string),
+                ..Slot::new(name.clone())
+            });
         }
-        if let Some(l) = &mut row.latency
-            && let Some(why) = spin.or(row.mechanism.no_round_trip())
-        {
-            unavailable(&mut l.status, &mut l.reason, why, name, progress);
+        if row.latency.is_some() {
+            which.push((i, Metric::Latency));
+            slots.push(Slot {
+                name,
+                unavailable: spin.or(row.mechanism.no_round_trip()).map(str::to_string),
+                warm_up: false,
+            });
         }
     }
-
-    // Throughput warm-ups: they size the runs, and find what is
-    // unavailable before the measured runs start.
-    for (row, name) in rows.iter_mut().zip(&names) {
+    let plan = Plan {
+        runs: config.runs,
+        max_runs: config.max_runs,
+        seed: config.seed,
+        ends: Ends {
+            unpinned: config.placement == Placement::Unpinned,
+            one_cpu: shared,
+        },
+        warmup: Warmup::default(),
+    };
+    let schedule = schedule(&slots, &plan, cancel, progress, &mut |k, phase| {
+        let (i, metric) = which[k];
+        let row = &mut rows[i];
         let (mechanism, size) = (row.mechanism, row.size);
-        let Some(t) = row.throughput.as_mut().filter(|t| t.status == Status::Ok) else {
-            continue;
-        };
-        if interrupted().is_some() {
-            break;
-        }
-        let job = StreamJob {
-            mechanism,
-            size,
-            // No larger than the runs asked for.
-            bytes: warmup_bytes(size).min(
-                config
-                    .bytes
-                    .map_or(u64::MAX, |b| StreamJob::whole_messages(size, b)),
-            ),
-            verify: config.verify,
-            placement: config.placement,
-        };
-        match runner.run(&job) {
-            Ok(run) => {
-                progress(Event::WarmedUp {
-                    row: name,
+        match (metric, &mut row.throughput, &mut row.latency) {
+            (Metric::Throughput, Some(t), _) => {
+                let bytes = match phase {
+                    // No larger than the runs asked for.
+                    Phase::WarmUp => warmup_bytes(size).min(
+                        config
+                            .bytes
+                            .map_or(u64::MAX, |b| StreamJob::whole_messages(size, b)),
+                    ),
+                    Phase::Measure => t.bytes_per_run,
+                };
+                let job = StreamJob {
+                    mechanism,
+                    size,
+                    bytes,
+                    verify: config.verify,
+                    placement: config.placement,
+                };
+                let run = runner.run(&job)?;
+                let sample = Sample {
+                    value: run.gib_s,
                     figure: Figure::GibPerS(run.gib_s),
-                });
-                t.warmup_gib_s = Some(run.gib_s);
-                t.bytes_per_run = match config.bytes {
-                    Some(bytes) => StreamJob::whole_messages(size, bytes),
-                    None => bytes_for(size, run.gib_s, config.duration_s),
+                    noise: run.noise,
                 };
-            }
-            Err(_) if interrupted().is_some() => break,
-            Err(err) => mark(&mut t.status, &mut t.reason, err, name, progress),
-        }
-    }
-
-    let live = |rows: &[IpcRow], i: usize, metric: Metric| match metric {
-        Metric::Throughput => rows[i]
-            .throughput
-            .as_ref()
-            .is_some_and(|t| t.status == Status::Ok && t.bytes_per_run > 0),
-        Metric::Latency => rows[i]
-            .latency
-            .as_ref()
-            .is_some_and(|l| l.status == Status::Ok),
-    };
-    let mut order: Vec<(usize, Metric)> = (0..config.runs)
-        .flat_map(|_| (0..rows.len()).flat_map(|i| [(i, Metric::Throughput), (i, Metric::Latency)]))
-        .filter(|&(i, m)| live(&rows, i, m))
-        .collect();
-    let mut shuffler = Shuffler::new(config.seed);
-    shuffler.shuffle(&mut order);
-    let (mut done, mut total) = (0, order.len());
-    while !order.is_empty() && interrupted().is_none() {
-        for (i, metric) in order {
-            if !live(&rows, i, metric) {
-                continue;
-            }
-            if interrupted().is_some() {
-                break;
-            }
-            done += 1;
-            let (name, row) = (&names[i], &mut rows[i]);
-            // One run of the row's metric: what it measured, and where
-            // the metric says why it stopped.
-            let (made, status, reason) = match (metric, &mut row.throughput, &mut row.latency) {
-                (Metric::Throughput, Some(t), _) => {
-                    let job = StreamJob {
-                        mechanism: row.mechanism,
-                        size: row.size,
-                        bytes: t.bytes_per_run,
-                        verify: config.verify,
-                        placement: config.placement,
-                    };
-                    let made = runner.run(&job).map(|run| {
-                        let figure = Figure::GibPerS(run.gib_s);
-                        t.runs.push(run);
-                        figure
-                    });
-                    (made, &mut t.status, &mut t.reason)
+                match phase {
+                    Phase::WarmUp => {
+                        t.warmup_gib_s = Some(run.gib_s);
+                        t.bytes_per_run = match config.bytes {
+                            Some(bytes) => StreamJob::whole_messages(size, bytes),
+                            None => bytes_for(size, run.gib_s, config.duration_s),
+                        };
+                    }
+                    Phase::Measure => t.runs.push(run),
                 }
-                (Metric::Latency, _, Some(l)) => {
-                    let job = TripJob {
-                        mechanism: row.mechanism,
-                        size: row.size,
-                        seconds: config.duration_s,
-                        warmup_seconds: TRIP_WARMUP_S,
-                        verify: config.verify,
-                        placement: config.placement,
-                    };
-                    let made = runner.run(&job).map(|run| {
-                        let figure = Figure::RoundTripNs(run.rtt_ns.p50 as f64);
-                        l.runs.push(run);
-                        figure
-                    });
-                    (made, &mut l.status, &mut l.reason)
-                }
-                _ => continue,
-            };
-            match made {
-                Ok(figure) => progress(Event::Measured {
-                    row: name,
-                    index: done,
-                    total,
-                    figure,
-                }),
-                Err(_) if interrupted().is_some() => break,
-                Err(err) => mark(status, reason, err, name, progress),
+                Ok(sample)
             }
-        }
-        for row in &mut rows {
-            summarize(row);
-        }
-        // One more run of each row and metric whose interval is too wide.
-        order = (0..rows.len())
-            .flat_map(|i| [(i, Metric::Throughput), (i, Metric::Latency)])
-            .filter(|&(i, metric)| {
-                let (runs, spread) = match metric {
-                    Metric::Throughput => rows[i]
-                        .throughput
-                        .as_ref()
-                        .map_or((0, None), |t| (t.runs.len(), t.spread)),
-                    Metric::Latency => rows[i]
-                        .latency
-                        .as_ref()
-                        .map_or((0, None), |l| (l.runs.len(), l.spread)),
+            (Metric::Latency, _, Some(l)) => {
+                let job = TripJob {
+                    mechanism,
+                    size,
+                    seconds: config.duration_s,
+                    warmup_seconds: TRIP_WARMUP_S,
+                    verify: config.verify,
+                    placement: config.placement,
                 };
-                live(&rows, i, metric) && runs < config.max_runs && spread.is_some_and(|s| s.wide())
-            })
-            .collect();
-        shuffler.shuffle(&mut order);
-        total += order.len();
-    }
-
-    // A metric left "ok" without a single run, when no signal stopped the
-    // measurement, measured nothing: say so rather than "ok" (runs sized
-    // to 0 bytes once made `ipc` exit 0 with every row empty).
-    if interrupted().is_none() {
-        for (row, name) in rows.iter_mut().zip(&names) {
-            if let Some(t) = &mut row.throughput
-                && t.status == Status::Ok
-                && t.runs.is_empty()
-            {
-                let why = RunError::Failed(format!(
-                    "no run was made (runs of {} bytes)",
-                    t.bytes_per_run
-                ));
-                mark(&mut t.status, &mut t.reason, why, name, progress);
+                let run = runner.run(&job)?;
+                let p50 = run.rtt_ns.p50 as f64;
+                let sample = Sample {
+                    value: p50,
+                    figure: Figure::RoundTripNs(p50),
+                    noise: run.noise,
+                };
+                if phase == Phase::Measure {
+                    l.runs.push(run);
+                }
+                Ok(sample)
             }
-            if let Some(l) = &mut row.latency
-                && l.status == Status::Ok
-                && l.runs.is_empty()
-            {
-                let why = RunError::Failed("no run was made".to_string());
-                mark(&mut l.status, &mut l.reason, why, name, progress);
-            }
+            _ => Err(RunError::Failed("no such metric".into())),
         }
-    }
+    });
 
-    let ends = Ends {
-        unpinned: config.placement == Placement::Unpinned,
-        one_cpu: shared,
-    };
-    for row in &mut rows {
-        summarize(row);
-        if let Some(t) = &mut row.throughput
-            && t.spread.is_some_and(|s| s.noisy)
-        {
-            let noise: Vec<_> = t.runs.iter().filter_map(|r| r.noise).collect();
-            t.diagnosis = Some(Diagnosis::of(&noise, ends));
-        }
-        if let Some(l) = &mut row.latency
-            && l.spread.is_some_and(|s| s.noisy)
-        {
-            let noise: Vec<_> = l.runs.iter().filter_map(|r| r.noise).collect();
-            l.diagnosis = Some(Diagnosis::of(&noise, ends));
+    for (&(i, metric), outcome) in which.iter().zip(schedule.rows) {
+        let row = &mut rows[i];
+        match (metric, &mut row.throughput, &mut row.latency) {
+            (Metric::Throughput, Some(t), _) => {
+                (t.status, t.reason, t.gib_s) = (outcome.status, outcome.reason, outcome.series);
+                t.summarize(row.size);
+            }
+            (Metric::Latency, _, Some(l)) => {
+                (l.status, l.reason, l.p50_ns) = (outcome.status, outcome.reason, outcome.series);
+                l.summarize();
+            }
+            _ => {}
         }
     }
-    let all_noise: Vec<_> = rows
-        .iter()
-        .flat_map(|r| {
-            let t = r
-                .throughput
-                .iter()
-                .flat_map(|t| &t.runs)
-                .filter_map(|r| r.noise);
-            let l = r
-                .latency
-                .iter()
-                .flat_map(|l| &l.runs)
-                .filter_map(|r| r.noise);
-            t.chain(l)
-        })
-        .collect();
-    let noise = NoiseSummary::of(&all_noise);
     let mut header = Header::new(SCHEMA, facts.clone());
-    header.interrupted = interrupted().is_some();
+    header.interrupted = schedule.interrupted;
     IpcResult {
         header,
         config: config.clone(),
-        noise: (noise.runs > 0).then_some(noise),
+        noise: schedule.noise,
         rows,
     }
 }
 
-fn summarize(row: &mut IpcRow) {
-    if let Some(t) = &mut row.throughput {
-        t.summarize(row.size);
-    }
-    if let Some(l) = &mut row.latency {
-        l.summarize();
-    }
-}
-
-fn unavailable(
-    status: &mut Status,
-    reason: &mut Option<String>,
-    why: &str,
-    row: &str,
-    progress: &mut dyn FnMut(Event<'_>),
-) {
-    *status = Status::Unavailable;
-    *reason = Some(why.to_string());
-    progress(Event::Skipped { row, reason: why });
-}
-
-fn mark(
-    status: &mut Status,
-    reason: &mut Option<String>,
-    err: RunError,
-    row: &str,
-    progress: &mut dyn FnMut(Event<'_>),
-) {
-    let (s, why) = match err {
-        RunError::Unavailable(why) => (Status::Unavailable, why),
-        RunError::Failed(why) => (Status::Failed, why),
-    };
-    *status = s;
-    progress(Event::Skipped { row, reason: &why });
-    *reason = Some(why);
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::result::StreamRun;
+    use super::super::record::{StreamRun, TripRun};
     use super::*;
+    use crate::bench::core::Status;
 
     /// Makes every throughput run at once, keeping the bytes asked for.
     struct Mock {
@@ -362,7 +225,7 @@ mod tests {
     }
 
     impl Runner<TripJob> for Mock {
-        fn run(&mut self, _: &TripJob) -> Result<super::super::result::TripRun, RunError> {
+        fn run(&mut self, _: &TripJob) -> Result<TripRun, RunError> {
             Err(RunError::Failed("not here".into()))
         }
     }
@@ -384,7 +247,13 @@ mod tests {
                 seed: 1,
             };
             let mut mock = Mock { bytes: Vec::new() };
-            let result = run_ipc(&config, &SystemFacts::collect(), &mut mock, &mut |_| {});
+            let result = run_ipc(
+                &config,
+                &SystemFacts::collect(),
+                &mut mock,
+                &Cancel::never(),
+                &mut |_| {},
+            );
             assert!(
                 mock.bytes.iter().all(|&b| b > 0),
                 "{bytes}: {:?}",
@@ -394,6 +263,138 @@ mod tests {
                 let t = row.throughput.as_ref().map(|t| (t.status, t.runs.len()));
                 assert_eq!(t, Some((Status::Ok, 1)), "{bytes} in {}", row.size);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod schedule_tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use super::super::Mechanism;
+    use super::super::record::{StreamRun, TripRun};
+    use super::*;
+    use crate::bench::core::Status;
+    use crate::bench::hist::LatencyNs;
+
+    /// Counts the jobs; sets `stop` after `stop_after` of them.
+    struct Counter {
+        streams: Vec<u64>,
+        trips: usize,
+        stop: Arc<AtomicBool>,
+        stop_after: usize,
+    }
+
+    impl Counter {
+        fn made(&mut self) {
+            if self.streams.len() + self.trips >= self.stop_after {
+                self.stop.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    impl Runner<StreamJob> for Counter {
+        fn run(&mut self, job: &StreamJob) -> Result<StreamRun, RunError> {
+            self.streams.push(job.bytes);
+            self.made();
+            Ok(StreamRun {
+                timed_bytes: job.bytes,
+                seconds: 1.0,
+                gib_s: 2.0,
+                msgs_per_s: 1.0,
+                cpu_s: None,
+                bytes: job.bytes,
+                noise: None,
+            })
+        }
+    }
+
+    impl Runner<TripJob> for Counter {
+        fn run(&mut self, _: &TripJob) -> Result<TripRun, RunError> {
+            self.trips += 1;
+            self.made();
+            Ok(TripRun {
+                round_trips: 10,
+                seconds: 1.0,
+                round_trips_per_s: 10.0,
+                rtt_ns: LatencyNs {
+                    p50: 1000,
+                    ..LatencyNs::default()
+                },
+                warmup_round_trips: 1,
+                noise: None,
+            })
+        }
+    }
+
+    fn config() -> IpcConfig {
+        IpcConfig {
+            mechanisms: vec![Mechanism::Pipe, Mechanism::PipeSplice],
+            sizes: vec![4096],
+            throughput: true,
+            latency: true,
+            runs: 2,
+            max_runs: 2,
+            duration_s: 0.01,
+            bytes: None,
+            placement: Placement::Unpinned,
+            verify: false,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn throughput_warms_up_and_sizes_its_runs_round_trips_do_not_warm_up() {
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut runner = Counter {
+            streams: Vec::new(),
+            trips: 0,
+            stop,
+            stop_after: usize::MAX,
+        };
+        let facts = SystemFacts::collect();
+        let r = run_ipc(
+            &config(),
+            &facts,
+            &mut runner,
+            &Cancel::never(),
+            &mut |_| {},
+        );
+        // Two rows' throughput: a warm-up and 2 runs each; pipe's round
+        // trips: 2 runs, no warm-up; pipe-splice has none (by design).
+        assert_eq!((runner.streams.len(), runner.trips), (6, 2));
+        let t = r.rows[0]
+            .throughput
+            .as_ref()
+            .map(|t| (t.gib_s.runs.clone(), t.bytes_per_run));
+        assert_eq!(t, Some((vec![2.0, 2.0], bytes_for(4096, 2.0, 0.01))));
+        let l = r.rows[0].latency.as_ref().map(|l| l.p50_ns.runs.clone());
+        assert_eq!(l, Some(vec![1000.0, 1000.0]));
+        let splice = r.rows[1].latency.as_ref().map(|l| l.status);
+        assert_eq!(splice, Some(Status::Unavailable));
+        assert!(!r.header.interrupted);
+        assert_eq!(r.header.schema, SCHEMA);
+    }
+
+    #[test]
+    fn a_cancel_stops_the_runs_and_marks_the_result_interrupted() {
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut runner = Counter {
+            streams: Vec::new(),
+            trips: 0,
+            stop: stop.clone(),
+            stop_after: 3,
+        };
+        let facts = SystemFacts::collect();
+        let cancel = Cancel::on_flag(stop);
+        let r = run_ipc(&config(), &facts, &mut runner, &cancel, &mut |_| {});
+        assert_eq!(runner.streams.len() + runner.trips, 3);
+        assert!(r.header.interrupted);
+        // The run cancel cut short counts for nothing; nothing is "failed".
+        for row in &r.rows {
+            let t = row.throughput.as_ref().map(|t| t.status);
+            assert_ne!(t, Some(Status::Failed));
         }
     }
 }

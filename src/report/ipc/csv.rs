@@ -4,9 +4,9 @@ use crate::bench::core::{Placement, Status};
 
 use std::io;
 
-use super::super::series::status_word;
+use super::super::series::{series_csv, status_word};
 use super::super::{Csv, Exporter};
-use crate::bench::core::noise::Spread;
+use crate::bench::core::Series;
 use crate::bench::ipc::{IpcResult, IpcRow, StreamRun, TripRun};
 use crate::sys::RunNoise;
 
@@ -14,14 +14,17 @@ use crate::sys::RunNoise;
 pub(in crate::report) const CSV_HEADER: &str = "mechanism,size,metric,status,reason,run,copies,\
      gib_s,msgs_per_s,timed_bytes,bytes,cpu_s,round_trips,round_trips_per_s,rtt_mean_ns,\
      rtt_p50_ns,rtt_p90_ns,rtt_p99_ns,rtt_p999_ns,rtt_max_ns,warmup_round_trips,seconds,noisy,\
-     steal_s,other_cpu_s,load_avg_1m,involuntary_switches,cpu_mhz,sender_cpu,receiver_cpu\n";
+     steal_s,other_cpu_s,load_avg_1m,involuntary_switches,cpu_mhz,sender_cpu,receiver_cpu,\
+     metric_median,metric_min,metric_max,metric_ci95_half_width,metric_max_over_min,metric_noisy\n";
 
 /// One row per run: `mechanism,size,metric,status,reason,run,copies`
 /// (`metric` is `throughput` or `round-trip`), then a throughput run's
 /// `gib_s,msgs_per_s,timed_bytes,bytes,cpu_s` or a round-trip run's
 /// `round_trips,round_trips_per_s,rtt_mean_ns,...,rtt_max_ns,warmup_round_trips`
 /// (the other metric's columns empty), the run's `seconds`, the metric's
-/// `noisy`, the run's noise and the CPUs of the ends. A metric without
+/// `noisy`, the run's noise, the CPUs of the ends, and the metric's
+/// series (GiB/s, or the runs' p50 in nanoseconds) as `series_csv`
+/// writes it (`metric_median`, ..., `metric_noisy`). A metric without
 /// runs (unavailable, failed before its first run, or interrupted) has
 /// one row with its status and reason and no `run` or figures; a metric
 /// not asked for has none.
@@ -43,7 +46,7 @@ struct Metric<'a> {
     name: &'static str,
     status: Status,
     reason: Option<&'a str>,
-    spread: Option<Spread>,
+    series: &'a Series,
     /// Per run: the throughput and round-trip columns, the seconds and
     /// the noise.
     runs: Vec<(Vec<String>, f64, Option<&'a RunNoise>)>,
@@ -55,7 +58,7 @@ fn metrics(row: &IpcRow) -> Vec<Metric<'_>> {
         name: "throughput",
         status: t.status,
         reason: t.reason.as_deref(),
-        spread: t.spread,
+        series: &t.gib_s,
         runs: (t.runs.iter())
             .map(|run| {
                 (
@@ -70,7 +73,7 @@ fn metrics(row: &IpcRow) -> Vec<Metric<'_>> {
         name: "round-trip",
         status: l.status,
         reason: l.reason.as_deref(),
-        spread: l.spread,
+        series: &l.p50_ns,
         runs: (l.runs.iter())
             .map(|run| {
                 (
@@ -98,14 +101,18 @@ fn csv(r: &IpcResult) -> String {
             let lead = |run: String| lead(row, m.name, m.status, m.reason, run);
             let mut lines = Vec::new();
             if m.runs.is_empty() {
-                lines.push([lead(String::new()), empty(STREAM + TRIP + 2 + NOISE)].concat());
+                let blank = empty(STREAM + TRIP + 2 + NOISE);
+                let series = series_csv(m.series);
+                lines.push([lead(String::new()), blank, cpus.to_vec(), series].concat());
             }
             for (i, (figures, seconds, n)) in m.runs.iter().enumerate() {
-                let tail = vec![format!("{seconds:.6}"), noisy(m.spread)];
-                lines.push([lead((i + 1).to_string()), figures.clone(), tail, noise(*n)].concat());
+                let tail = vec![format!("{seconds:.6}"), m.series.noisy().to_string()];
+                let run = lead((i + 1).to_string());
+                let (noise, series) = (noise(*n), series_csv(m.series));
+                lines.push([run, figures.clone(), tail, noise, cpus.to_vec(), series].concat());
             }
             for fields in lines {
-                out += &[fields, cpus.to_vec()].concat().join(",");
+                out += &fields.join(",");
                 out.push('\n');
             }
         }
@@ -162,10 +169,6 @@ fn trip(run: &TripRun) -> Vec<String> {
     ]
 }
 
-fn noisy(spread: Option<Spread>) -> String {
-    spread.is_some_and(|s| s.noisy).to_string()
-}
-
 /// `steal_s,other_cpu_s,load_avg_1m,involuntary_switches,cpu_mhz`, as
 /// the ladder's CSV writes them.
 fn noise(n: Option<&RunNoise>) -> Vec<String> {
@@ -205,7 +208,9 @@ mod tests {
     #[test]
     fn the_header_has_every_part_s_columns() {
         let columns = CSV_HEADER.trim_end().split(',').count();
-        // lead 7, then seconds, noisy and the CPUs.
-        assert_eq!(columns, 7 + STREAM + TRIP + 2 + NOISE + 2);
+        // lead 7, then seconds, noisy, the CPUs and the series.
+        assert_eq!(columns, 7 + STREAM + TRIP + 2 + NOISE + 2 + 6);
+        let series = crate::report::series::series_csv_header("metric");
+        assert!(CSV_HEADER.ends_with(&format!(",receiver_cpu,{series}\n")));
     }
 }

@@ -120,7 +120,7 @@ fn page(r: &IpcResult) -> io::Result<String> {
 
 /// Whether either of `row`'s metrics is noisy.
 fn noisy(row: &IpcRow) -> bool {
-    let t = row.throughput.as_ref().and_then(|t| t.spread);
-    let l = row.latency.as_ref().and_then(|l| l.spread);
-    t.into_iter().chain(l).any(|s| s.noisy)
+    let t = row.throughput.as_ref().is_some_and(|t| t.gib_s.noisy());
+    let l = row.latency.as_ref().is_some_and(|l| l.p50_ns.noisy());
+    t || l
 }

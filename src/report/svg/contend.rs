@@ -1,15 +1,18 @@
 //! contend's cells: a bar per writers x readers cell, its median writes
-//! per second with a whisker over its runs.
+//! per second with a whisker over its runs, and its spread in the note
+//! (marked noisy where the runs spread too much to trust the median).
 
 use std::io;
 
 use super::bars::{Bar, Bars, draw};
 use super::si;
 use crate::bench::contend::{ContendResult, Row};
+use crate::report::series::{spread_cell, status_word};
 use crate::units::Size;
 
 /// `contend`'s result as an SVG document, 900 pixels wide and 80 + 40 per
-/// cell high: writes per second per cell, with MiB/s in the note.
+/// cell high: writes per second per cell, with MiB/s and the spread in
+/// the note.
 pub fn contend_svg(result: &ContendResult) -> io::Result<String> {
     draw(&Bars {
         chart: "contend",
@@ -33,13 +36,23 @@ fn row(r: &Row) -> Bar {
         plural(r.writers, "writer"),
         plural(r.readers, "reader")
     );
-    let spread = (r.runs.len() > 1).then_some((r.writes_per_s_min, r.writes_per_s_max));
+    let w = &r.writes_per_s;
+    if w.runs.is_empty() {
+        let why = r.reason.as_deref().unwrap_or("no run was made");
+        return Bar::empty(label, format!("{}: {why}", status_word(r.status)));
+    }
+    let spread = (w.runs.len() > 1).then_some((w.min, w.max));
     let mut bar = Bar::measured(
         label,
-        r.writes_per_s,
-        spread.map(|s| s.0),
-        spread.map(|s| s.1),
+        r.median_writes_per_s(),
+        spread.and_then(|s| s.0),
+        spread.and_then(|s| s.1),
     );
-    bar.note = format!("{} writes/s, {:.1} MiB/s", si(r.writes_per_s), r.mib_per_s);
+    bar.note = format!(
+        "{} writes/s, {:.1} MiB/s, spread {}",
+        si(r.median_writes_per_s()),
+        r.mib_per_s,
+        spread_cell(w)
+    );
     bar
 }

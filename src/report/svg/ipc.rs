@@ -169,9 +169,9 @@ fn gib_s(row: &IpcRow, label: String) -> Bar {
         let t = row.throughput.as_ref();
         return labelled(missing(t.map(|t| (t.status, t.reason.as_deref()))), label);
     };
-    let mut bar = Bar::measured(label, median, t.min_gib_s, t.max_gib_s);
+    let mut bar = Bar::measured(label, median, t.gib_s.min, t.gib_s.max);
     bar.note = format!("{} GiB/s", ipc::gib_s(median));
-    if t.spread.is_some_and(|s| s.noisy) {
+    if t.gib_s.noisy() {
         bar.note += ", noisy";
     }
     bar
@@ -189,7 +189,7 @@ fn round_trip(row: &IpcRow, label: String) -> Bar {
         readable_ns(l.p50 as f64),
         readable_ns(l.p99 as f64)
     );
-    if trips.spread.is_some_and(|s| s.noisy) {
+    if trips.p50_ns.noisy() {
         bar.note += ", noisy";
     }
     bar

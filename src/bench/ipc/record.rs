@@ -1,0 +1,47 @@
+//! What one `ipc` run measured: a throughput run's bytes, time and CPU,
+//! a latency run's round-trip times. The jobs produce them, the results
+//! keep them beside each metric's series.
+
+use serde::{Deserialize, Serialize};
+
+use super::super::hist::LatencyNs;
+use crate::sys::RunNoise;
+
+/// One measured throughput run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamRun {
+    /// Bytes the rate was computed from: all but the first receive's,
+    /// which starts the clock.
+    pub timed_bytes: u64,
+    /// Seconds from the receiver's first receive to its last.
+    pub seconds: f64,
+    /// `timed_bytes / seconds`, in GiB/s.
+    pub gib_s: f64,
+    /// Messages per second at that rate.
+    pub msgs_per_s: f64,
+    /// CPU seconds (user and system) both ends used over their whole
+    /// lives, start-up included (`None`: not measured).
+    pub cpu_s: Option<f64>,
+    /// Bytes the sender sent (all of them arrived).
+    pub bytes: u64,
+    /// What else the machine did meanwhile (`None`: not measured).
+    pub noise: Option<RunNoise>,
+}
+
+/// One measured latency run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TripRun {
+    /// Round trips measured (warm-up excluded).
+    pub round_trips: u64,
+    /// Seconds from the first measured round trip's start to the last
+    /// one's end.
+    pub seconds: f64,
+    /// `round_trips / seconds`.
+    pub round_trips_per_s: f64,
+    /// The round-trip times.
+    pub rtt_ns: LatencyNs,
+    /// Round trips made before measuring.
+    pub warmup_round_trips: u64,
+    /// What else the machine did meanwhile (`None`: not measured).
+    pub noise: Option<RunNoise>,
+}
