@@ -3,7 +3,7 @@
 //! losing, duplicating or reordering a byte.
 //!
 //! [`copy`] classifies both ends ([`FdKind`]) and chooses in one place
-//! ([`choose`]):
+//! (`choose`):
 //!
 //! | source -> destination | mechanism |
 //! | --- | --- |
@@ -11,7 +11,7 @@
 //! | pipe -> pipe | [`Mechanism::Splice`] |
 //! | any other pair of files, pipes, sockets and devices | [`Mechanism::SplicePipe`]: splice through an intermediate pipe, made once and reused |
 //! | a terminal at either end, a regular file with 32 KiB or less left from its position, or one whose size says 0 (procfs) | [`Mechanism::ReadWrite`] |
-//! | a socket that keeps record boundaries (`SOCK_SEQPACKET`, `SOCK_DGRAM`) at either end, whatever [`CopyOptions::force`] says | [`Mechanism::ReadWrite`], a whole record at a time ([`recv_record`], [`RecordWriter`]) |
+//! | a socket that keeps record boundaries (`SOCK_SEQPACKET`, `SOCK_DGRAM`) at either end, whatever [`CopyOptions::force`] says | [`Mechanism::ReadWrite`], a whole record at a time (`recv_record`, `RecordWriter`) |
 //!
 //! A file goes to a pipe through the intermediate pipe, not straight, for
 //! speed: splice holds the destination pipe's lock while it reads the
@@ -91,11 +91,11 @@ mod records;
 mod rw;
 
 pub use pipes::SHOWN_LARGE;
+pub(crate) use plan::choose;
 pub use plan::{
-    Copied, CopyError, CopyOptions, Fallback, Mechanism, Rewrite, SMALL_FILE, Side, choose,
-    input_is_output,
+    Copied, CopyError, CopyOptions, Fallback, Mechanism, Rewrite, SMALL_FILE, Side, input_is_output,
 };
-pub use records::{RecordWriter, next_record_len, recv_measured, recv_record};
+pub(crate) use records::{RecordWriter, next_record_len, recv_measured, recv_record};
 
 use std::fmt;
 use std::io;

@@ -25,11 +25,13 @@ pub use cpu::{available_cpus, pin_to_cpu};
 pub use facts::{SystemFacts, ThpMode};
 pub use file::{FdInfo, FdKind, copy_file_range, fd_info, sendfile};
 pub use mq::{MSGSIZE_MAX, mqueue_limit};
-pub use noise::{NoiseProbe, RunNoise};
+pub(crate) use noise::NoiseProbe;
+pub use noise::RunNoise;
 pub use pipe::{
     PipePair, fcntl_getpipe_size, fcntl_setpipe_size, pipe, pipe_max_size, set_nonblocking,
 };
-pub use rusage::{ResourceUsage, UsageOf, getrusage};
+pub(crate) use rusage::UsageOf;
+pub use rusage::{ResourceUsage, getrusage};
 pub use splice::{SpliceFlags, ensure_write_end, splice, tee, vmsplice, vmsplice_checked};
 
 /// For unit tests: `result`'s value, or `None` when the error says this

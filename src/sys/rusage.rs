@@ -42,7 +42,7 @@ pub struct ResourceUsage {
 
 impl ResourceUsage {
     /// What was used between `earlier` and `self`, two readings of the
-    /// same [`UsageOf`]. Counters never go back; if one seems to, its
+    /// same `UsageOf`. Counters never go back; if one seems to, its
     /// difference is 0.
     pub fn since(&self, earlier: &ResourceUsage) -> ResourceUsage {
         ResourceUsage {

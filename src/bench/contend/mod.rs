@@ -38,15 +38,19 @@ pub(crate) mod run;
 mod threads;
 pub(crate) mod verdict;
 
-pub use ends::EndSetup;
-pub use hogs::{DEFAULT_SHARE_PERCENT, DEFAULT_WORKERS, HogSpec, MAX_HOGS, PressureConfig, hog};
+#[cfg(test)]
+pub(crate) use ends::EndSetup;
+pub(crate) use hogs::HogSpec;
+pub use hogs::{DEFAULT_SHARE_PERCENT, DEFAULT_WORKERS, MAX_HOGS, PressureConfig, hog};
 pub use job::{
     Cell, CellJob, ContendConfig, DEFAULT_MSG_SIZE, DEFAULT_PIPE_SIZE, MAX_ENDS, Mode, PIPE_BUF,
-    PipeSize, RawRun, RunSetup, SWEEP_READERS, SWEEP_WRITERS, resolve_pipe_size,
+    RawRun, resolve_pipe_size,
 };
-pub use procs::{ReaderSpec, WriterSpec, serve_reader, serve_writer};
+pub(crate) use procs::{ReaderSpec, WriterSpec, serve_reader, serve_writer};
 pub use result::{ContendResult, Row, RunResult, SCHEMA, SCHEMA_V1};
-pub use run::{cell_name, run_contend, run_contend_on, summarise_row, summarise_run};
+#[cfg(test)]
+pub(crate) use run::summarise_run;
+pub use run::{run_contend, run_contend_on, summarise_row};
 
 #[cfg(test)]
 mod tests;

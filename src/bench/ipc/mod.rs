@@ -42,8 +42,8 @@ pub(crate) mod run;
 pub(crate) mod splice;
 pub(crate) mod zerocopy;
 
-pub use job::{IpcConfig, StreamJob, TripJob};
-pub use mechanism::{Mechanism, UnknownMechanism, valid_names};
+pub use job::IpcConfig;
+pub use mechanism::{Mechanism, UnknownMechanism};
 pub use result::{
     IpcResult, IpcRow, RoundTrips, SCHEMA, SCHEMA_V1, StreamRun, Throughput, TripRun,
 };

@@ -22,7 +22,7 @@ pub(crate) mod rung;
 mod v1;
 
 pub use copies::{CopyCheck, check_vmsplice};
-pub use job::{Job, LadderConfig, Sample, WARMUP_BYTES, bytes_for, job_for, sized_run};
+pub use job::{Job, LadderConfig, Sample, job_for};
 pub use placement::{PlacementCheck, PlacementRow, Wakeup, check_placements};
 pub use processes::{MEMCPY_NOT_PROFILED, ProcessExecutor};
 pub use result::{LadderResult, RungResult, SCHEMA, SCHEMA_V1};
