@@ -261,6 +261,11 @@ pub struct BenchArgs {
     /// Seed of the run order shuffle (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Warm-up runs of every row: exactly N [default: until a warm-up run
+    /// saw no other load and agrees within 10% with the one before, at
+    /// most 10 runs or 1 s; at most 1000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub warmup_runs: Option<u64>,
     /// Run each rung once more under `perf record -e cpu-clock -g` and
     /// print its top symbols (needs perf, and root or
     /// perf_event_paranoid <= 1).

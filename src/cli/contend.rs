@@ -76,6 +76,11 @@ pub struct ContendArgs {
     /// Seed of the run order shuffle (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Warm-up runs of every row: exactly N [default: until a warm-up run
+    /// saw no other load and agrees within 10% with the one before, at
+    /// most 10 runs or 1 s; at most 1000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub warmup_runs: Option<u64>,
     /// Writers on CPU W, readers on CPU R [default: unpinned, as pipe_bench;
     /// range: 0-1023].
     #[arg(long, value_delimiter = ',', value_name = "W,R", num_args = 1, value_parser = crate::args::cpu)]
@@ -184,6 +189,7 @@ fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConf
         runs: min_runs,
         max_runs,
         seed: args.seed.unwrap_or_else(crate::bench::clock_seed),
+        warmup_rule: crate::bench::warmup_rule(args.warmup_runs),
         mode: if args.processes {
             Mode::Processes
         } else {
