@@ -85,9 +85,9 @@ pub struct IpcArgs {
     /// Seed of the shuffled run order [default: from the clock].
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// Warm-up runs of every row: exactly N [default: until a warm-up run
-    /// saw no other load and agrees within 10% with the one before, at
-    /// most 10 runs or 1 s; at most 1000].
+    /// Warm-up runs of every row: exactly N [default: warm-ups for half a
+    /// second over all rows, then until a row's last two agree within
+    /// 10%; at most 10 a row and 3 s in all; N at most 1000].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub warmup_runs: Option<u64>,
     /// Write the results as JSON to FILE (`-`: stdout).
