@@ -29,7 +29,7 @@
 //! every run moved 1 GiB at 2 GiB/s), scheduled as `pipespeed bench` is:
 //!
 //! ```
-//! use pipespeed::bench::core::{Cancel, Placement, RunError, Runner, Status};
+//! use pipespeed::bench::core::{Cancel, Placement, RunError, Runner, Status, Warmup};
 //! use pipespeed::bench::ladder::{Job, LadderConfig, Rung, Sample, run_ladder};
 //! use pipespeed::sys::SystemFacts;
 //!
@@ -54,6 +54,7 @@
 //!     seed: 1,
 //!     target_seconds: 0.1,
 //!     profile: false,
+//!     warmup_rule: Warmup::exactly(1),
 //! };
 //! let result = run_ladder(&config, &facts, &mut Fixed, &Cancel::never(), &mut |_event| {});
 //! assert!(!result.header.interrupted);

@@ -98,6 +98,10 @@ fn interrupt(
 fn interrupt_bench(signal: rustix::process::Signal, expected: i32) {
     let args = [
         "bench",
+        // One warm-up run per row, so that the children counted below
+        // are the runs the comments say.
+        "--warmup-runs",
+        "1",
         "--rungs",
         "write-read,vmsplice-read",
         "--runs",
@@ -152,6 +156,10 @@ fn sighup_stops_bench_the_same_way() {
 fn sigint_stops_latency_with_the_sizes_measured() {
     let args = [
         "latency",
+        // One warm-up run per row, so that the children counted below
+        // are the runs the comments say.
+        "--warmup-runs",
+        "1",
         "--sizes",
         "1,64,4K,64K",
         "--runs",
@@ -171,6 +179,10 @@ fn sigint_stops_latency_with_the_sizes_measured() {
 fn sigterm_stops_contend_with_the_cells_measured() {
     let args = [
         "contend",
+        // One warm-up run per row, so that the children counted below
+        // are the runs the comments say.
+        "--warmup-runs",
+        "1",
         "--writers",
         "1",
         "--readers",
@@ -193,6 +205,10 @@ fn sigterm_stops_contend_with_the_cells_measured() {
 fn sigint_stops_ipc_with_the_runs_made_and_kills_every_end() {
     let args = [
         "ipc",
+        // One warm-up run per row, so that the children counted below
+        // are the runs the comments say.
+        "--warmup-runs",
+        "1",
         "--mechanisms",
         "pipe,shm,unix-dgram,mqueue",
         "--sizes",

@@ -41,6 +41,7 @@ fn config(mechanisms: &[Mechanism], sizes: &[usize], placement: Placement) -> Ip
         placement,
         verify: true,
         seed: 1,
+        warmup_rule: pipespeed::bench::core::Warmup::exactly(1),
     }
 }
 

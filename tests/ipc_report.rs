@@ -226,6 +226,7 @@ fn fixture() -> IpcResult {
             },
             verify: false,
             seed: 7,
+            warmup_rule: pipespeed::bench::core::Warmup::exactly(1),
         },
         noise: Some(NoiseSummary {
             runs: 48,

@@ -46,6 +46,7 @@ fn config(rungs: &[Rung], facts: &SystemFacts) -> LadderConfig {
         seed: 7,
         target_seconds: 0.5,
         profile: false,
+        warmup_rule: pipespeed::bench::core::Warmup::exactly(1),
     }
 }
 

@@ -54,6 +54,7 @@ fn config(rungs: &[Rung], profile: bool) -> LadderConfig {
         seed: 1,
         target_seconds: 0.5,
         profile,
+        warmup_rule: pipespeed::bench::core::Warmup::exactly(1),
     }
 }
 

@@ -195,7 +195,7 @@ pub struct BenchArgs {
     /// Rungs to run, comma-separated (default: all).
     #[arg(long, value_delimiter = ',', value_name = "RUNGS", value_parser = rung(), hide_possible_values = true)]
     pub rungs: Vec<Rung>,
-    /// Measured runs per rung (after one warm-up run); sets both
+    /// Measured runs per rung (after the warm-up); sets both
     /// --min-runs and --max-runs.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000), conflicts_with_all = ["min_runs", "max_runs"])]
     pub runs: Option<u64>,
@@ -261,6 +261,11 @@ pub struct BenchArgs {
     /// Seed of the run order shuffle (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Warm-up runs of every row: exactly N [default: warm-ups for half a
+    /// second over all rows, then until a row's last two agree within
+    /// 10%; at most 10 a row and 3 s in all; N at most 1000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub warmup_runs: Option<u64>,
     /// Run each rung once more under `perf record -e cpu-clock -g` and
     /// print its top symbols (needs perf, and root or
     /// perf_event_paranoid <= 1).

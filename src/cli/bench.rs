@@ -1,5 +1,5 @@
 //! `pipespeed bench` (and `pipespeed` alone): the ladder.
-use pipespeed::bench::core::{Cancel, EXIT_UNSUPPORTED, Placement, Status};
+use pipespeed::bench::core::{Cancel, EXIT_UNSUPPORTED, Placement, Status, Warmup};
 
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -36,6 +36,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         placement,
         verify: args.verify,
         seed: args.seed.unwrap_or_else(clock_seed),
+        warmup_rule: crate::bench::warmup_rule(args.warmup_runs),
         target_seconds: args.run_seconds,
         profile: args.profile,
     };
@@ -285,6 +286,14 @@ fn placement(args: &BenchArgs, facts: &SystemFacts) -> anyhow::Result<Placement>
         false => args.placement,
     };
     crate::args::placement(choice, &args.cpus, facts, "the writer's and the reader's")
+}
+
+/// The warm-up rule of `--warmup-runs`: exactly N (the parser bounds it
+/// to 1000), or the adaptive default.
+pub fn warmup_rule(runs: Option<u64>) -> Warmup {
+    runs.map_or_else(Warmup::default, |n| {
+        Warmup::exactly(usize::try_from(n).unwrap_or(usize::MAX))
+    })
 }
 
 /// A seed from the clock, for a run order nobody asked to repeat.

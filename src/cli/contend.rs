@@ -59,7 +59,7 @@ pub struct ContendArgs {
     /// --pipe-size say otherwise.
     #[arg(long, conflicts_with_all = ["writers", "readers"])]
     pub sweep: bool,
-    /// Measured runs per cell (after one warm-up run); sets both
+    /// Measured runs per cell (after the warm-up); sets both
     /// --min-runs and --max-runs.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000), conflicts_with_all = ["min_runs", "max_runs"])]
     pub runs: Option<u64>,
@@ -74,6 +74,11 @@ pub struct ContendArgs {
     /// Seed of the run order shuffle (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Warm-up runs of every row: exactly N [default: warm-ups for half a
+    /// second over all rows, then until a row's last two agree within
+    /// 10%; at most 10 a row and 3 s in all; N at most 1000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub warmup_runs: Option<u64>,
     /// Writers on CPU W, readers on CPU R [default: unpinned, as pipe_bench;
     /// range: 0-1023].
     #[arg(long, value_delimiter = ',', value_name = "W,R", num_args = 1, value_parser = crate::args::cpu)]
@@ -182,6 +187,7 @@ fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConf
         runs: min_runs,
         max_runs,
         seed: args.seed.unwrap_or_else(crate::bench::clock_seed),
+        warmup_rule: crate::bench::warmup_rule(args.warmup_runs),
         mode: if args.processes {
             Mode::Processes
         } else {

@@ -85,6 +85,11 @@ pub struct IpcArgs {
     /// Seed of the shuffled run order [default: from the clock].
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// Warm-up runs of every row: exactly N [default: warm-ups for half a
+    /// second over all rows, then until a row's last two agree within
+    /// 10%; at most 10 a row and 3 s in all; N at most 1000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub warmup_runs: Option<u64>,
     /// Write the results as JSON to FILE (`-`: stdout).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -157,6 +162,7 @@ fn config(args: &IpcArgs, facts: &SystemFacts) -> anyhow::Result<IpcConfig> {
         placement,
         verify: args.verify,
         seed: args.seed.unwrap_or_else(crate::bench::clock_seed),
+        warmup_rule: crate::bench::warmup_rule(args.warmup_runs),
     })
 }
 

@@ -95,6 +95,11 @@ pub struct LatencyArgs {
     /// Write a chart of the percentiles per size to FILE (SVG).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// Warm-up runs of every row: exactly N [default: warm-ups for half a
+    /// second over all rows, then until a row's last two agree within
+    /// 10%; at most 10 a row and 3 s in all; N at most 1000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub warmup_runs: Option<u64>,
 }
 
 /// `--wait`.
@@ -203,6 +208,7 @@ fn config(args: &LatencyArgs, allowed: &[usize]) -> Result<LatencyConfig, UsageE
         runs,
         max_runs,
         seed: crate::bench::clock_seed(),
+        warmup_rule: crate::bench::warmup_rule(args.warmup_runs),
         warmup: args.warmup,
         measure: match (args.round_trips, args.duration) {
             (Some(n), _) => Span::RoundTrips(n),

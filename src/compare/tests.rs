@@ -94,6 +94,7 @@ pub(super) fn latency(rows: &[(usize, RttRuns)]) -> Document {
             verify: false,
             mode: latency::Mode::Processes,
             placement: latency::Placement::Unpinned,
+            warmup_rule: crate::bench::core::Warmup::exactly(1),
         },
         rows: (rows.iter())
             .map(|(size, runs)| LatencyRow::summarize(*size, runs.iter().map(run).collect()))

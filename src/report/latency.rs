@@ -260,6 +260,7 @@ mod tests {
                 writer_cpu: 0,
                 reader_cpu: 1,
             },
+            warmup_rule: crate::bench::core::Warmup::exactly(1),
         };
         let rows = vec![
             LatencyRow::summarize(1, vec![run(50_000.0, 19_000), run(40_000.0, 23_500)]),

@@ -116,6 +116,9 @@ pub struct ContendConfig {
     pub max_runs: usize,
     /// Seed of the order of the runs.
     pub seed: u64,
+    /// When a row's warm-up ends (`--warmup-runs`; files written before
+    /// it was recorded: the default).
+    pub warmup_rule: crate::bench::core::Warmup,
     /// Threads or processes.
     pub mode: Mode,
     /// Writers on one CPU and readers on another, or unpinned.

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::super::core::harness::{Event, Figure, Processes, Runner, Threads};
 use super::super::core::noise::Ends;
-use super::super::core::schedule::{Phase, Plan, Sample, Slot, Warmup, schedule};
+use super::super::core::schedule::{Phase, Plan, Sample, Slot, schedule};
 use super::super::core::stats::median;
 use super::super::core::{Cancel, Placement, RunError, Series, Status};
 use super::super::hist::{LatencyNs, new_histogram};
@@ -103,7 +103,7 @@ pub fn run_contend_on(
             unpinned: config.placement == Placement::Unpinned,
             one_cpu: !config.placement.distinct_cpus(&system),
         },
-        warmup: Warmup::default(),
+        warmup: config.warmup_rule,
     };
     let cpus: Vec<usize> = match config.placement {
         Placement::Pinned {

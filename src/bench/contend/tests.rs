@@ -135,6 +135,7 @@ fn config(cells: Vec<Cell>, msg_size: usize) -> ContendConfig {
         verify: true,
         pressure: None,
         exe: PathBuf::from("/nonexistent"),
+        warmup_rule: crate::bench::core::Warmup::exactly(1),
     }
 }
 

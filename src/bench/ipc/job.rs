@@ -35,6 +35,10 @@ pub struct IpcConfig {
     pub verify: bool,
     /// Seed of the run order.
     pub seed: u64,
+    /// When a row's warm-up ends (`--warmup-runs`; files written before
+    /// it was recorded: the default).
+    #[serde(default)]
+    pub warmup_rule: crate::bench::core::Warmup,
 }
 
 /// One throughput run: a sender moves `bytes` in messages of `size` to

@@ -5,7 +5,7 @@
 //! interval is too wide, and the statistics.
 use crate::bench::core::{
     Cancel, Ends, Event, Figure, Header, Phase, Placement, Plan, RunError, Runner, Sample, Slot,
-    Warmup, schedule,
+    schedule,
 };
 
 use super::job::{IpcConfig, StreamJob, TripJob, one_cpu};
@@ -107,7 +107,7 @@ where
             unpinned: config.placement == Placement::Unpinned,
             one_cpu: shared,
         },
-        warmup: Warmup::default(),
+        warmup: config.warmup_rule,
     };
     let schedule = schedule(&slots, &plan, cancel, progress, &mut |k, phase| {
         let (i, metric) = which[k];
@@ -245,6 +245,7 @@ mod tests {
                 placement: Placement::Unpinned,
                 verify: false,
                 seed: 1,
+                warmup_rule: crate::bench::core::Warmup::exactly(1),
             };
             let mut mock = Mock { bytes: Vec::new() };
             let result = run_ipc(
@@ -341,6 +342,7 @@ mod schedule_tests {
             placement: Placement::Unpinned,
             verify: false,
             seed: 1,
+            warmup_rule: crate::bench::core::Warmup::exactly(1),
         }
     }
 

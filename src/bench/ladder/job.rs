@@ -69,6 +69,9 @@ pub struct LadderConfig {
     pub verify: bool,
     /// Seed of the run order shuffle.
     pub seed: u64,
+    /// When a row's warm-up ends (`--warmup-runs`; files written before
+    /// it was recorded: the default).
+    pub warmup_rule: crate::bench::core::Warmup,
     /// Wanted duration of one run when `bytes` is `None`.
     pub target_seconds: f64,
     /// After the measured runs, run each measured rung once more (with

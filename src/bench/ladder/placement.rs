@@ -8,9 +8,7 @@
 //! can be ten times slower than on one CPU. A ladder measured one way only
 //! then mostly measures where the processes sat, so the ladder measures
 //! its baseline every way and says so.
-use crate::bench::core::{
-    Cancel, Ends, Placement, Plan, RunError, Series, Slot, Status, Warmup, schedule,
-};
+use crate::bench::core::{Cancel, Ends, Placement, Plan, RunError, Series, Slot, Status, schedule};
 
 use serde::{Deserialize, Serialize};
 
@@ -226,7 +224,7 @@ pub fn check_placements(
         max_runs: runs.max(config.max_runs()),
         seed: config.seed ^ 0x504C_4143,
         ends: Ends::default(),
-        warmup: Warmup::default(),
+        warmup: config.warmup_rule,
     };
     let done = schedule(&slots, &plan, cancel, progress, &mut |i, phase| {
         let Some(job) = &mut jobs[i] else {

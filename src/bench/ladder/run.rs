@@ -2,9 +2,7 @@
 //! warm-up per rung that sizes its runs, every measured run in one
 //! shuffled order, runs added while a rung is wide, the diagnosis of a
 //! noisy one), then the profiles, the cost and the speed-ups.
-use crate::bench::core::{
-    Cancel, Ends, Phase, Placement, Plan, RunError, Slot, Status, Warmup, schedule,
-};
+use crate::bench::core::{Cancel, Ends, Phase, Placement, Plan, RunError, Slot, Status, schedule};
 
 use crate::bench::core::harness::Header;
 use crate::sys::{ResourceUsage, SystemFacts};
@@ -58,7 +56,7 @@ pub fn run_ladder(
             unpinned: config.placement == Placement::Unpinned,
             one_cpu: !config.placement.distinct_cpus(facts),
         },
-        warmup: Warmup::default(),
+        warmup: config.warmup_rule,
     };
 
     // What the measured runs of each rung used, and the bytes they moved.

@@ -161,6 +161,10 @@ pub struct LatencyConfig {
     /// sizes in order: 0).
     #[serde(default)]
     pub seed: u64,
+    /// When a row's warm-up ends (`--warmup-runs`; files written before
+    /// it was recorded: the default).
+    #[serde(default)]
+    pub warmup_rule: crate::bench::core::Warmup,
     /// Warm-up before each run.
     pub warmup: Span,
     /// Length of each run.

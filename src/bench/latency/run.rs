@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::super::core::harness::{Event, Figure, Header, Processes, Runner, Threads};
 use super::super::core::noise::Ends;
 use super::super::core::{
-    Cancel, Phase, Placement, Plan, RunError, Sample, Slot, Spawn, Status, Warmup, pin, schedule,
+    Cancel, Phase, Placement, Plan, RunError, Sample, Slot, Spawn, Status, pin, schedule,
 };
 use super::exchange::{ping, pong};
 use super::job::{Exchange, LatencyConfig, LatencyRun, PingConfig, PingJob, Span, cpus};
@@ -171,7 +171,7 @@ pub fn run_latency(
         max_runs: config.max_runs(),
         seed: config.seed,
         ends,
-        warmup: Warmup::default(),
+        warmup: config.warmup_rule,
     };
     let on: Vec<usize> = match cpus(config.placement) {
         (Some(a), Some(b)) if a == b => vec![a],
@@ -324,6 +324,7 @@ mod tests {
                 writer_cpu: 0,
                 reader_cpu: 1,
             },
+            warmup_rule: crate::bench::core::Warmup::exactly(1),
         }
     }
 

@@ -12,7 +12,12 @@ fn plan(runs: usize, max_runs: usize) -> Plan {
         max_runs,
         seed: 7,
         ends: Ends::default(),
-        warmup: Warmup::default(),
+        // The default's half second of warm-up is the one rule that
+        // needs time to pass: none here, so that nothing depends on it.
+        warmup: Warmup {
+            min_seconds: 0.0,
+            ..Warmup::default()
+        },
     }
 }
 
@@ -46,9 +51,10 @@ fn every_row_warms_up_then_runs_in_one_shuffled_order() {
         .take_while(|c| c.1 == Phase::WarmUp)
         .map(|c| c.0)
         .collect();
-    assert_eq!(warmups, [0, 1, 2]);
-    let measured: Vec<usize> = calls[3..].iter().map(|c| c.0).collect();
-    assert!(calls[3..].iter().all(|c| c.1 == Phase::Measure));
+    // Two each: the second agrees with the first.
+    assert_eq!(warmups, [0, 0, 1, 1, 2, 2]);
+    let measured: Vec<usize> = calls[6..].iter().map(|c| c.0).collect();
+    assert!(calls[6..].iter().all(|c| c.1 == Phase::Measure));
     assert_eq!(measured.len(), 12);
     for i in 0..3 {
         assert_eq!(measured.iter().filter(|&&m| m == i).count(), 4);
@@ -133,7 +139,7 @@ fn unavailable_rows_never_run_and_a_failed_row_keeps_its_runs_and_stops() {
         &mut |i, phase| {
             runs_of[i] += 1;
             match (i, phase) {
-                (1, Phase::Measure) if runs_of[1] > 3 => Err(RunError::Failed("crashed".into())),
+                (1, Phase::Measure) if runs_of[1] > 4 => Err(RunError::Failed("crashed".into())),
                 _ => sample(2.0),
             }
         },
@@ -142,8 +148,9 @@ fn unavailable_rows_never_run_and_a_failed_row_keeps_its_runs_and_stops() {
     assert_eq!(done.rows[0].status, Status::Unavailable);
     assert_eq!(done.rows[1].status, Status::Failed);
     assert_eq!(done.rows[1].reason.as_deref(), Some("crashed"));
-    // A warm-up and two measured runs, then the failure: nothing after.
-    assert_eq!((runs_of[1], done.rows[1].series.runs.len()), (4, 2));
+    // Two warm-ups (the second agrees) and two measured runs, then the
+    // failure: nothing after.
+    assert_eq!((runs_of[1], done.rows[1].series.runs.len()), (5, 2));
     assert_eq!(done.rows[2].series.runs.len(), 4);
     assert_eq!(skipped, ["gone: no huge pages", "fails: crashed"]);
 }
@@ -222,8 +229,10 @@ fn warm_up_repeats_until_two_runs_agree_within_its_cap() {
     let warmups = |values: Vec<f64>, max_runs| {
         let mut p = plan(1, 1);
         p.warmup = Warmup {
-            max_runs,
+            min_seconds: 0.0,
             agree: 0.10,
+            max_runs,
+            max_seconds: f64::INFINITY,
         };
         let mut values = values.into_iter();
         let done = schedule(
@@ -243,4 +252,42 @@ fn warm_up_repeats_until_two_runs_agree_within_its_cap() {
     // Never agreeing: the cap.
     assert_eq!(warmups(vec![1.0, 2.0, 4.0, 8.0], 3), (3, Some(4.0)));
     assert_eq!(warmups(vec![1.0, 2.0], 1), (1, Some(1.0)));
+}
+
+#[test]
+fn past_its_time_every_row_gets_its_one_warm_up_only() {
+    let mut p = plan(1, 1);
+    p.warmup.max_seconds = 0.0;
+    let mut warmups = [0; 3];
+    schedule(
+        &slots(&["a", "b", "c"]),
+        &p,
+        &Cancel::never(),
+        &mut |_| {},
+        &mut |i, phase| {
+            warmups[i] += usize::from(phase == Phase::WarmUp);
+            // Never agreeing: only the cap stops them.
+            sample(if warmups[i] % 2 == 0 { 1.0 } else { 2.0 })
+        },
+    );
+    assert_eq!(warmups, [1, 1, 1]);
+}
+
+#[test]
+fn exactly_n_warm_ups_are_made_whatever_they_measure() {
+    let mut p = plan(1, 1);
+    p.warmup = Warmup::exactly(3);
+    let mut warmups = 0;
+    schedule(
+        &slots(&["a"]),
+        &p,
+        &Cancel::never(),
+        &mut |_| {},
+        &mut |_, phase| {
+            warmups += usize::from(phase == Phase::WarmUp);
+            sample(1.0)
+        },
+    );
+    assert_eq!(warmups, 3);
+    assert_eq!(Warmup::exactly(0).max_runs, 1);
 }
