@@ -12,7 +12,7 @@ use pipespeed::bench::core::{Event, Runner};
 use pipespeed::bench::ladder::{
     CopyCheck, Job, LadderConfig, Rung, Sample, check_placements, job_for, run_ladder,
 };
-use pipespeed::bench::latency::{LatencyRun, PingJob};
+use pipespeed::bench::latency::{PingJob, TripRun};
 use pipespeed::bench::reader::ReadMethod;
 use pipespeed::bench::writer::WriteMethod;
 use pipespeed::sys::{RunNoise, SystemFacts, ThpMode};
@@ -446,10 +446,10 @@ fn shares_of_the_limits_follow_what_each_rung_copies() {
 struct Pinger;
 
 impl Runner<PingJob> for Pinger {
-    fn run(&mut self, job: &PingJob) -> std::io::Result<LatencyRun> {
+    fn run(&mut self, job: &PingJob) -> std::io::Result<TripRun> {
         let (a, b) = pipespeed::bench::latency::cpus(job.placement);
         let ns = if a == b { 2_000 } else { 50_000 };
-        let mut run: LatencyRun = serde_json::from_value(serde_json::json!({
+        let mut run: TripRun = serde_json::from_value(serde_json::json!({
             "round_trips": 1000, "seconds": 1.0, "round_trips_per_s": 1000.0,
             "rtt_ns": {"mean": 0.0, "p50": 0, "p90": 0, "p99": 0, "p999": 0, "max": 0},
             "warmup_round_trips": 10

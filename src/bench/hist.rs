@@ -113,3 +113,23 @@ mod tests {
         assert_eq!((m.p50, m.max), (20, 500));
     }
 }
+
+/// One measured run of round trips, `latency`'s and `ipc`'s alike.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TripRun {
+    /// Round trips measured (warm-up excluded).
+    pub round_trips: u64,
+    /// Seconds from the first measured round trip's start to the last
+    /// one's end.
+    pub seconds: f64,
+    /// `round_trips / seconds`.
+    pub round_trips_per_s: f64,
+    /// The round-trip times.
+    pub rtt_ns: LatencyNs,
+    /// Round trips made before measuring.
+    pub warmup_round_trips: u64,
+    /// What else the machine did meanwhile (`None`: not measured, or
+    /// recorded with the row's series instead).
+    #[serde(default)]
+    pub noise: Option<crate::sys::RunNoise>,
+}

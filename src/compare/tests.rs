@@ -7,7 +7,7 @@ use crate::bench::contend::{self, ContendResult, RunResult};
 use crate::bench::core::harness::Header;
 use crate::bench::hist::LatencyNs;
 use crate::bench::ladder::{self, LadderResult, Rung, RungResult};
-use crate::bench::latency::{self, LatencyConfig, LatencyResult, LatencyRow, LatencyRun, Span};
+use crate::bench::latency::{self, LatencyConfig, LatencyResult, LatencyRow, Span, TripRun};
 use crate::build_info::BuildInfo;
 use crate::sys::{SystemFacts, ThpMode};
 use crate::wait::Wait;
@@ -64,7 +64,7 @@ pub(super) type WriteRuns<'a> = &'a [(f64, u64)];
 
 /// A latency result: per message size, its runs.
 pub(super) fn latency(rows: &[(usize, RttRuns)]) -> Document {
-    let run = |&(p50, p99, rate): &(u64, u64, f64)| LatencyRun {
+    let run = |&(p50, p99, rate): &(u64, u64, f64)| TripRun {
         round_trips: 1000,
         seconds: 1000.0 / rate,
         round_trips_per_s: rate,
@@ -74,6 +74,7 @@ pub(super) fn latency(rows: &[(usize, RttRuns)]) -> Document {
             ..LatencyNs::default()
         },
         warmup_round_trips: 10,
+        noise: None,
     };
     Document::Latency(Box::new(LatencyResult {
         header: Header {

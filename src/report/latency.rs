@@ -214,13 +214,13 @@ mod tests {
     use super::*;
     use crate::bench::core::harness::Header;
     use crate::bench::hist::LatencyNs;
-    use crate::bench::latency::{LatencyConfig, LatencyRow, LatencyRun, Mode, Placement};
+    use crate::bench::latency::{LatencyConfig, LatencyRow, Mode, Placement, TripRun};
     use crate::sys::{SystemFacts, ThpMode};
     use crate::wait::Wait;
 
     /// Two sizes, two runs each, threads pinned to CPUs 0 and 1.
     fn result() -> LatencyResult {
-        let run = |rate: f64, p50: u64| LatencyRun {
+        let run = |rate: f64, p50: u64| TripRun {
             round_trips: 1000,
             seconds: 1000.0 / rate,
             round_trips_per_s: rate,
@@ -233,6 +233,7 @@ mod tests {
                 max: 2_500_000,
             },
             warmup_round_trips: 50,
+            noise: None,
         };
         let system = SystemFacts {
             kernel: "6.18.0-test".into(),

@@ -4,7 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::super::hist::LatencyNs;
 use crate::sys::RunNoise;
 
 /// One measured throughput run.
@@ -28,20 +27,4 @@ pub struct StreamRun {
     pub noise: Option<RunNoise>,
 }
 
-/// One measured latency run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TripRun {
-    /// Round trips measured (warm-up excluded).
-    pub round_trips: u64,
-    /// Seconds from the first measured round trip's start to the last
-    /// one's end.
-    pub seconds: f64,
-    /// `round_trips / seconds`.
-    pub round_trips_per_s: f64,
-    /// The round-trip times.
-    pub rtt_ns: LatencyNs,
-    /// Round trips made before measuring.
-    pub warmup_round_trips: u64,
-    /// What else the machine did meanwhile (`None`: not measured).
-    pub noise: Option<RunNoise>,
-}
+pub use crate::bench::hist::TripRun;

@@ -19,8 +19,9 @@ use std::time::Instant;
 use rustix::io::Errno;
 
 use super::super::core::harness::MAX_MESSAGE;
+use super::super::hist::TripRun;
 use super::super::hist::{LatencyNs, new_histogram, record};
-use super::job::{Exchange, LatencyRun, PingConfig};
+use super::job::{Exchange, PingConfig};
 
 use crate::wait::{Direction, Wait};
 
@@ -158,7 +159,7 @@ fn write_message(fd: BorrowedFd<'_>, mut buf: &[u8], wait: Wait, who: &str) -> i
 /// The pinger: sends messages into `to`, reads each reply from `from`,
 /// warms up then measures as `config` says. Its ends are closed on return,
 /// which ends the ponger.
-pub fn ping(to: impl AsFd, from: impl AsFd, config: &PingConfig) -> io::Result<LatencyRun> {
+pub fn ping(to: impl AsFd, from: impl AsFd, config: &PingConfig) -> io::Result<TripRun> {
     let (to, from) = (to.as_fd(), from.as_fd());
     let Exchange { size, wait, .. } = config.exchange;
     let pattern = Pattern::new(&config.exchange)?;
@@ -203,7 +204,7 @@ pub fn ping(to: impl AsFd, from: impl AsFd, config: &PingConfig) -> io::Result<L
     }
     let round_trips = trip - warmup_round_trips;
     let seconds = (end - first_start.unwrap_or(end)).as_secs_f64();
-    Ok(LatencyRun {
+    Ok(TripRun {
         round_trips,
         seconds,
         round_trips_per_s: if seconds > 0.0 {
@@ -213,6 +214,7 @@ pub fn ping(to: impl AsFd, from: impl AsFd, config: &PingConfig) -> io::Result<L
         },
         rtt_ns: LatencyNs::of(&histogram),
         warmup_round_trips,
+        noise: None,
     })
 }
 

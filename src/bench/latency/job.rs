@@ -8,7 +8,6 @@ use serde::{Deserialize, Deserializer, Serialize};
 use super::super::core::harness;
 pub use super::super::core::harness::Mode;
 pub use super::super::core::placement::Placement;
-use super::super::hist::LatencyNs;
 use crate::wait::Wait;
 
 /// The pinger's and the ponger's CPU (the writer's and the reader's of
@@ -125,23 +124,8 @@ pub struct PingJob {
     pub placement: Placement,
 }
 
-/// One measured run of one message size.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LatencyRun {
-    /// Round trips measured (warm-up excluded).
-    pub round_trips: u64,
-    /// Seconds from the first measured round trip's start to the last one's end.
-    pub seconds: f64,
-    /// `round_trips / seconds`.
-    pub round_trips_per_s: f64,
-    /// The round-trip times.
-    pub rtt_ns: LatencyNs,
-    /// Round trips made before measuring.
-    pub warmup_round_trips: u64,
-}
-
 impl harness::Job for PingJob {
-    type Output = LatencyRun;
+    type Output = super::super::hist::TripRun;
     type Error = io::Error;
 }
 

@@ -13,7 +13,7 @@
 //! with `verify`.
 //!
 //! - `job`: what a measurement is asked to do, one run's [`PingJob`]
-//!   and what it gives, a [`LatencyRun`];
+//!   and what it gives, a [`TripRun`];
 //! - `exchange`: the pinger and the ponger;
 //! - `run`: [`run_latency`], a slot per size in the one
 //!   [`schedule`](super::core::schedule()), and the runners that place the two sides
@@ -26,10 +26,11 @@ pub(crate) mod job;
 pub(crate) mod result;
 pub(crate) mod run;
 
+pub use super::hist::TripRun;
 pub use exchange::{ping, pong};
 pub use job::{
-    Exchange, LatencyConfig, LatencyRun, MAX_ROUND_TRIPS, Mode, PingConfig, PingJob, Placement,
-    Span, cpus, describe,
+    Exchange, LatencyConfig, MAX_ROUND_TRIPS, Mode, PingConfig, PingJob, Placement, Span, cpus,
+    describe,
 };
 pub use result::{LatencyResult, LatencyRow, SCHEMA, SCHEMA_V1};
 pub use run::run_latency;

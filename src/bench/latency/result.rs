@@ -6,8 +6,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use super::super::core::noise::{Diagnosis, Ends, NoiseSummary};
 use super::super::core::{Series, Status};
 use super::super::hist::LatencyNs;
+use super::super::hist::TripRun;
 use super::job::LatencyConfig;
-use super::job::LatencyRun;
 use crate::bench::core::harness::Header;
 
 /// The `schema` of [`LatencyResult`] documents.
@@ -37,13 +37,13 @@ pub struct LatencyRow {
     /// (zeros without a run).
     pub rtt_ns: LatencyNs,
     /// Every run, in the order made.
-    pub runs: Vec<LatencyRun>,
+    pub runs: Vec<TripRun>,
 }
 
 impl LatencyRow {
     /// The row of `size` summarising `runs`, all of which measured (no
     /// noise recorded).
-    pub fn summarize(size: usize, runs: Vec<LatencyRun>) -> LatencyRow {
+    pub fn summarize(size: usize, runs: Vec<TripRun>) -> LatencyRow {
         let p50s: Vec<f64> = runs.iter().map(|r| r.rtt_ns.p50 as f64).collect();
         LatencyRow::of(
             size,
@@ -63,7 +63,7 @@ impl LatencyRow {
         status: Status,
         reason: Option<String>,
         mut rtt_p50_ns: Series,
-        runs: Vec<LatencyRun>,
+        runs: Vec<TripRun>,
         ends: Ends,
     ) -> LatencyRow {
         rtt_p50_ns.diagnose(ends);
@@ -124,7 +124,7 @@ impl<'de> Deserialize<'de> for LatencyRow {
             rtt_p50_ns: Series,
             round_trips_per_s: Series,
             rtt_ns: LatencyNs,
-            runs: Vec<LatencyRun>,
+            runs: Vec<TripRun>,
         }
         /// A `/1` row: its `round_trips_per_s` a number, its `spread` the
         /// ranges, which the runs give again.
@@ -132,7 +132,7 @@ impl<'de> Deserialize<'de> for LatencyRow {
         struct V1 {
             size: usize,
             rtt_ns: LatencyNs,
-            runs: Vec<LatencyRun>,
+            runs: Vec<TripRun>,
         }
         #[derive(Deserialize)]
         #[serde(untagged)]
@@ -163,8 +163,8 @@ impl<'de> Deserialize<'de> for LatencyRow {
 mod tests {
     use super::*;
 
-    fn run(rate: f64, p50: u64) -> LatencyRun {
-        LatencyRun {
+    fn run(rate: f64, p50: u64) -> TripRun {
+        TripRun {
             round_trips: 100,
             seconds: 100.0 / rate,
             round_trips_per_s: rate,
@@ -177,6 +177,7 @@ mod tests {
                 max: p50 * 5,
             },
             warmup_round_trips: 10,
+            noise: None,
         }
     }
 

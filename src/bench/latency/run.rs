@@ -12,8 +12,9 @@ use super::super::core::noise::Ends;
 use super::super::core::{
     Cancel, Phase, Placement, Plan, RunError, Sample, Slot, Spawn, Status, pin, schedule,
 };
+use super::super::hist::TripRun;
 use super::exchange::{ping, pong};
-use super::job::{Exchange, LatencyConfig, LatencyRun, PingConfig, PingJob, Span, cpus};
+use super::job::{Exchange, LatencyConfig, PingConfig, PingJob, Span, cpus};
 use super::result::{LatencyResult, LatencyRow, SCHEMA};
 use crate::child::{Group, last_message};
 use crate::sys::{NoiseProbe, ResourceUsage, RunNoise, SystemFacts, UsageOf, getrusage, pipe};
@@ -21,7 +22,7 @@ use crate::units::Size;
 
 /// Pinger and ponger as two threads of this process.
 impl Runner<PingJob> for Threads {
-    fn run(&mut self, job: &PingJob) -> io::Result<LatencyRun> {
+    fn run(&mut self, job: &PingJob) -> io::Result<TripRun> {
         let (a_to_b, b_to_a) = (pipe()?, pipe()?);
         let (pinger_cpu, ponger_cpu) = cpus(job.placement);
         let (config, exchange) = (&job.ping, job.ping.exchange);
@@ -59,7 +60,7 @@ const PONGER_EXIT_TIMEOUT: Duration = Duration::from_secs(10);
 /// pipespeed binary run as a ponger worker, its stdin and
 /// stdout the two pipes.
 impl Runner<PingJob> for Processes {
-    fn run(&mut self, job: &PingJob) -> io::Result<LatencyRun> {
+    fn run(&mut self, job: &PingJob) -> io::Result<TripRun> {
         let (a_to_b, b_to_a) = (pipe()?, pipe()?);
         let (pinger_cpu, ponger_cpu) = cpus(job.placement);
         let config = &job.ping;
@@ -178,7 +179,7 @@ pub fn run_latency(
         (Some(a), Some(b)) => vec![a, b],
         _ => Vec::new(),
     };
-    let mut runs: Vec<Vec<LatencyRun>> = vec![Vec::new(); config.sizes.len()];
+    let mut runs: Vec<Vec<TripRun>> = vec![Vec::new(); config.sizes.len()];
     let schedule = schedule(&slots(config), &plan, cancel, progress, &mut |i, phase| {
         let size = config.sizes[i];
         let job = PingJob {
@@ -197,7 +198,7 @@ pub fn run_latency(
             placement: config.placement,
         };
         let (probe, before) = (NoiseProbe::start(), usage());
-        let run = runner.run(&job).map_err(|e| {
+        let mut run = runner.run(&job).map_err(|e| {
             let err = RunError::from_io(&e);
             let (_, why) = err.status();
             let why = format!("{size}-byte messages: {why}");
@@ -213,6 +214,7 @@ pub fn run_latency(
             noise: (phase == Phase::Measure).then(|| noise(probe, before, &on)),
         };
         if phase == Phase::Measure {
+            run.noise = sample.noise;
             runs[i].push(run);
         }
         Ok(sample)
@@ -266,7 +268,7 @@ mod tests {
     }
 
     impl Runner<PingJob> for Mock {
-        fn run(&mut self, job: &PingJob) -> io::Result<LatencyRun> {
+        fn run(&mut self, job: &PingJob) -> io::Result<TripRun> {
             self.jobs.push(*job);
             if let Some((n, flag)) = &self.cancel_after
                 && self.jobs.len() >= *n
@@ -281,7 +283,7 @@ mod tests {
             if p50 == 0 {
                 return Err(io::Error::other("the ponger died"));
             }
-            Ok(LatencyRun {
+            Ok(TripRun {
                 round_trips: 100,
                 seconds: p50 as f64 * 100.0 / 1e9,
                 round_trips_per_s: 1e9 / p50 as f64,
@@ -290,6 +292,7 @@ mod tests {
                     ..LatencyNs::default()
                 },
                 warmup_round_trips: 10,
+                noise: None,
             })
         }
     }
