@@ -447,7 +447,7 @@ struct Pinger;
 
 impl Runner<PingJob> for Pinger {
     fn run(&mut self, job: &PingJob) -> std::io::Result<TripRun> {
-        let (a, b) = pipespeed::bench::latency::cpus(job.placement);
+        let (a, b) = job.placement.cpus();
         let ns = if a == b { 2_000 } else { 50_000 };
         let mut run: TripRun = serde_json::from_value(serde_json::json!({
             "round_trips": 1000, "seconds": 1.0, "round_trips_per_s": 1000.0,

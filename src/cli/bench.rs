@@ -264,20 +264,8 @@ fn measure(
 
 /// The runs every rung gets and the runs a noisy one may get.
 fn runs(args: &BenchArgs) -> anyhow::Result<(usize, usize)> {
-    let (min, max) = match args.runs {
-        Some(n) => (n, n),
-        None => {
-            let min = args.min_runs.unwrap_or(5);
-            (min, args.max_runs.unwrap_or(min.max(10)))
-        }
-    };
-    if max < min {
-        return Err(UsageError(format!(
-            "--max-runs {max} is below --min-runs {min}: a rung cannot take fewer runs than it must"
-        ))
-        .into());
-    }
-    Ok((min as usize, max as usize))
+    let given = (args.runs, args.min_runs, args.max_runs);
+    Ok(crate::args::runs(given, (5, 10), "rung")?)
 }
 
 fn placement(args: &BenchArgs, facts: &SystemFacts) -> anyhow::Result<Placement> {

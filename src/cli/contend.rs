@@ -120,20 +120,8 @@ fn percent(text: &str) -> Result<f64, String> {
 
 /// The runs every cell gets and the runs a noisy one may get.
 fn runs(args: &ContendArgs) -> anyhow::Result<(usize, usize)> {
-    let (min, max) = match args.runs {
-        Some(n) => (n, n),
-        None => {
-            let min = args.min_runs.unwrap_or(3);
-            (min, args.max_runs.unwrap_or(min.max(6)))
-        }
-    };
-    if max < min {
-        return Err(UsageError(format!(
-            "--max-runs {max} is below --min-runs {min}: a cell cannot take fewer runs than it must"
-        ))
-        .into());
-    }
-    Ok((min as usize, max as usize))
+    let given = (args.runs, args.min_runs, args.max_runs);
+    Ok(crate::args::runs(given, (3, 6), "cell")?)
 }
 
 /// Checks what clap cannot and builds the library's configuration.

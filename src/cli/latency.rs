@@ -227,19 +227,7 @@ fn config(args: &LatencyArgs, allowed: &[usize]) -> Result<LatencyConfig, UsageE
 
 /// `--runs`, or `--min-runs` and `--max-runs`, as `bench` takes them.
 fn runs(args: &LatencyArgs) -> Result<(usize, usize), UsageError> {
-    let (min, max) = match args.runs {
-        Some(n) => (n, n),
-        None => {
-            let min = args.min_runs.unwrap_or(3);
-            (min, args.max_runs.unwrap_or(min.max(10)))
-        }
-    };
-    if max < min {
-        return Err(UsageError(format!(
-            "--max-runs {max} is below --min-runs {min}: a size cannot take fewer runs than it must"
-        )));
-    }
-    Ok((min as usize, max as usize))
+    crate::args::runs((args.runs, args.min_runs, args.max_runs), (3, 10), "size")
 }
 
 /// 1 when a size failed (said on stderr too: a table scrolled past must

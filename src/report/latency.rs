@@ -8,7 +8,6 @@ use super::series::{
 };
 use super::{Csv, Exporter, Text};
 use crate::bench::core::{Series, Status};
-use crate::bench::latency::job::cpus;
 use crate::bench::latency::{LatencyConfig, LatencyResult, Span, describe};
 use crate::units::Size;
 use crate::units::readable_ns as ns;
@@ -172,7 +171,7 @@ fn csv(r: &LatencyResult) -> String {
         series_csv_header("round_trips_per_s"),
     );
     let (mode, wait) = (name(r.config.mode), name(r.config.wait));
-    let (pinger, ponger) = cpus(r.config.placement);
+    let (pinger, ponger) = r.config.placement.cpus();
     let cpu = |c: Option<usize>| c.map(|c| c.to_string()).unwrap_or_default();
     for row in &r.rows {
         let size = [

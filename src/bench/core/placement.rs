@@ -43,6 +43,18 @@ impl Placement {
         }
     }
 
+    /// The writer's and the reader's CPU (a sender's and a receiver's, a
+    /// pinger's and a ponger's), `None` when unpinned.
+    pub fn cpus(self) -> (Option<usize>, Option<usize>) {
+        match self {
+            Placement::Pinned {
+                writer_cpu,
+                reader_cpu,
+            } => (Some(writer_cpu), Some(reader_cpu)),
+            Placement::Unpinned => (None, None),
+        }
+    }
+
     /// Whether the two ends run on two CPUs: pinned to different ones, or
     /// unpinned with at least two allowed.
     pub fn distinct_cpus(self, facts: &SystemFacts) -> bool {

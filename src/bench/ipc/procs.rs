@@ -113,17 +113,6 @@ const SEND_TIMEOUT: Duration = Duration::from_secs(300);
 /// How long a receiver whose sender failed may take to say why.
 const RECEIVER_WORDS_WITHIN: Duration = Duration::from_secs(1);
 
-/// The sender's and the receiver's (pinger's and ponger's) CPUs.
-fn cpus(placement: Placement) -> (Option<usize>, Option<usize>) {
-    match placement {
-        Placement::Pinned {
-            writer_cpu,
-            reader_cpu,
-        } => (Some(writer_cpu), Some(reader_cpu)),
-        Placement::Unpinned => (None, None),
-    }
-}
-
 /// A setup error: unavailable when the kernel or a limit refuses the
 /// mechanism at this size, failed otherwise.
 fn setup_error(e: io::Error) -> RunError {
@@ -172,7 +161,7 @@ fn cpu_seconds(u: &ResourceUsage) -> f64 {
 impl Runner<StreamJob> for Processes {
     fn run(&mut self, job: &StreamJob) -> Result<StreamRun, RunError> {
         let ch = one_way(job.mechanism, job.size).map_err(setup_error)?;
-        let (send_cpu, recv_cpu) = cpus(job.placement);
+        let (send_cpu, recv_cpu) = job.placement.cpus();
         let spec = |end| EndSpec {
             mechanism: job.mechanism,
             size: job.size,
@@ -266,7 +255,7 @@ impl Runner<StreamJob> for Processes {
 impl Runner<TripJob> for Processes {
     fn run(&mut self, job: &TripJob) -> Result<TripRun, RunError> {
         let (pinger, ponger) = two_way(job.mechanism, job.size).map_err(setup_error)?;
-        let (ping_cpu, pong_cpu) = cpus(job.placement);
+        let (ping_cpu, pong_cpu) = job.placement.cpus();
         let spec = EndSpec {
             mechanism: job.mechanism,
             size: job.size,

@@ -146,13 +146,7 @@ impl Runner<Job> for ProcessExecutor {
 
 /// The writer and the reader of a pipe job, as worker processes.
 fn ends(w: &WriterConfig, r: &ReaderConfig, placement: Placement) -> (Spawn, Spawn) {
-    let (writer_cpu, reader_cpu) = match placement {
-        Placement::Pinned {
-            writer_cpu,
-            reader_cpu,
-        } => (Some(writer_cpu), Some(reader_cpu)),
-        Placement::Unpinned => (None, None),
-    };
+    let (writer_cpu, reader_cpu) = placement.cpus();
     (Spawn::new(w, writer_cpu), Spawn::new(r, reader_cpu))
 }
 

@@ -10,22 +10,10 @@ pub use super::super::core::harness::Mode;
 pub use super::super::core::placement::Placement;
 use crate::wait::Wait;
 
-/// The pinger's and the ponger's CPU (the writer's and the reader's of
-/// [`Placement`]), `None` when unpinned.
-pub fn cpus(placement: Placement) -> (Option<usize>, Option<usize>) {
-    match placement {
-        Placement::Pinned {
-            writer_cpu,
-            reader_cpu,
-        } => (Some(writer_cpu), Some(reader_cpu)),
-        Placement::Unpinned => (None, None),
-    }
-}
-
 /// `placement` in latency's words: the pinger is the writer, the ponger
 /// the reader.
 pub fn describe(placement: Placement) -> String {
-    match cpus(placement) {
+    match placement.cpus() {
         (Some(a), Some(b)) if a == b => format!("pinger and ponger both on CPU {a}"),
         (Some(a), Some(b)) => format!("pinger on CPU {a}, ponger on CPU {b}"),
         _ => "unpinned (left to the scheduler)".into(),

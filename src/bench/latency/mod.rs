@@ -29,8 +29,7 @@ pub(crate) mod run;
 pub use super::hist::TripRun;
 pub use exchange::{ping, pong};
 pub use job::{
-    Exchange, LatencyConfig, MAX_ROUND_TRIPS, Mode, PingConfig, PingJob, Placement, Span, cpus,
-    describe,
+    Exchange, LatencyConfig, MAX_ROUND_TRIPS, Mode, PingConfig, PingJob, Placement, Span, describe,
 };
 pub use result::{LatencyResult, LatencyRow, SCHEMA, SCHEMA_V1};
 pub use run::run_latency;

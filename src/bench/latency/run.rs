@@ -14,7 +14,7 @@ use super::super::core::{
 };
 use super::super::hist::TripRun;
 use super::exchange::{ping, pong};
-use super::job::{Exchange, LatencyConfig, PingConfig, PingJob, Span, cpus};
+use super::job::{Exchange, LatencyConfig, PingConfig, PingJob, Span};
 use super::result::{LatencyResult, LatencyRow, SCHEMA};
 use crate::child::{Group, last_message};
 use crate::sys::{NoiseProbe, ResourceUsage, RunNoise, SystemFacts, UsageOf, getrusage, pipe};
@@ -24,7 +24,7 @@ use crate::units::Size;
 impl Runner<PingJob> for Threads {
     fn run(&mut self, job: &PingJob) -> io::Result<TripRun> {
         let (a_to_b, b_to_a) = (pipe()?, pipe()?);
-        let (pinger_cpu, ponger_cpu) = cpus(job.placement);
+        let (pinger_cpu, ponger_cpu) = job.placement.cpus();
         let (config, exchange) = (&job.ping, job.ping.exchange);
         std::thread::scope(|s| {
             // Each side owns its ends, so they close when it returns: a
@@ -62,7 +62,7 @@ const PONGER_EXIT_TIMEOUT: Duration = Duration::from_secs(10);
 impl Runner<PingJob> for Processes {
     fn run(&mut self, job: &PingJob) -> io::Result<TripRun> {
         let (a_to_b, b_to_a) = (pipe()?, pipe()?);
-        let (pinger_cpu, ponger_cpu) = cpus(job.placement);
+        let (pinger_cpu, ponger_cpu) = job.placement.cpus();
         let config = &job.ping;
         let ponger = Spawn::new(&config.exchange, ponger_cpu);
         let mut cmd = ponger.command(&self.exe);
@@ -174,7 +174,7 @@ pub fn run_latency(
         ends,
         warmup: config.warmup_rule,
     };
-    let on: Vec<usize> = match cpus(config.placement) {
+    let on: Vec<usize> = match config.placement.cpus() {
         (Some(a), Some(b)) if a == b => vec![a],
         (Some(a), Some(b)) => vec![a, b],
         _ => Vec::new(),
