@@ -42,6 +42,19 @@ impl Slot {
             warm_up: true,
         }
     }
+
+    /// The row named `name` of a job this machine can make, or of why it
+    /// cannot (an unavailable row), and the job.
+    pub fn of<J>(name: impl Into<String>, job: Result<J, String>) -> (Slot, Option<J>) {
+        let mut slot = Slot::new(name);
+        match job {
+            Ok(job) => (slot, Some(job)),
+            Err(why) => {
+                slot.unavailable = Some(why);
+                (slot, None)
+            }
+        }
+    }
 }
 
 /// When warm-up ends. Every row gets one warm-up run (it sizes the

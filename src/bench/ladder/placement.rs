@@ -200,7 +200,6 @@ pub fn check_placements(
     let mut jobs = Vec::new();
     let mut configs = Vec::new();
     for (kind, placement) in placements(facts) {
-        let mut slot = Slot::new(format!("{rung} {kind}"));
         let config = LadderConfig {
             placement: placement.unwrap_or(Placement::Unpinned),
             ..config.clone()
@@ -209,14 +208,9 @@ pub fn check_placements(
             None => Err("one CPU: this process may run on one CPU only".to_string()),
             Some(_) => job_for(rung, &config, facts),
         };
-        match job {
-            Ok(job) => jobs.push(Some(job)),
-            Err(why) => {
-                slot.unavailable = Some(why);
-                jobs.push(None);
-            }
-        }
+        let (slot, job) = Slot::of(format!("{rung} {kind}"), job);
         slots.push(slot);
+        jobs.push(job);
         configs.push(config);
     }
     let plan = Plan {

@@ -38,15 +38,9 @@ pub fn run_ladder(
             Err(_) => (config.buf_size, None),
         };
         results.push(RungResult::new(rung, buf_size, pipe_size));
-        let mut slot = Slot::new(rung.name());
-        match job {
-            Ok(job) => jobs.push(Some(job)),
-            Err(why) => {
-                slot.unavailable = Some(why);
-                jobs.push(None);
-            }
-        }
+        let (slot, job) = Slot::of(rung.name(), job);
         slots.push(slot);
+        jobs.push(job);
     }
     let plan = Plan {
         runs: config.runs,
