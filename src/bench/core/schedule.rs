@@ -69,9 +69,10 @@ impl Slot {
 /// reading the result from a pipe (`| python3 ...`): started with the
 /// measurement, it spends its 0.15 s of start-up on the CPUs the ends
 /// run on. Agreement alone does not see it (two runs beside it are
-/// equally slow), nor does a fixed time alone see a change later on; the
-/// two together kept the first two runs within 15% of the rest in 4 of 5
-/// tries, against 0 of 5 without (docs/ipc.md has the figures).
+/// equally slow), nor does a fixed time alone see a change later on. The
+/// two together kept the first two runs within 15% of the rest in 8 of 10
+/// tries (never under 0.83 of it), where a single warm-up left them under
+/// 0.61 in 3 of 5 (`bench/ramp.sh`; docs/ipc.md has the figures).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Warmup {
     /// Seconds of warm-up, over all rows, before any row is warm.
