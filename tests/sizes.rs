@@ -141,6 +141,7 @@ fn cases() -> Vec<Case> {
         &["--min-runs", V, "--max-runs", "1", "--bytes", "64K"],
         &["--max-runs", V, "--min-runs", "1", "--bytes", "64K"],
         &["--runs", "1", "--bytes", "64K", "--seed", V],
+        &["--runs", "1", "--bytes", "64K", "--warmup-runs", V],
         &[
             "--runs",
             "1",
@@ -201,6 +202,20 @@ fn cases() -> Vec<Case> {
             "--runs",
             "1",
             "--sizes",
+            V,
+        ]),
+        case(&[
+            "latency",
+            "--threads",
+            "--duration",
+            "0.01",
+            "--warmup",
+            "0",
+            "--runs",
+            "1",
+            "--sizes",
+            "1",
+            "--warmup-runs",
             V,
         ]),
         case(&[
