@@ -50,6 +50,7 @@
 //!     buf_size: 64 * 1024,
 //!     pipe_size: None,
 //!     placement: Placement::default_for(&facts),
+//!     alternative: None,
 //!     verify: false,
 //!     seed: 1,
 //!     target_seconds: 0.1,

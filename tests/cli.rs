@@ -437,7 +437,7 @@ fn bench_writes_json_and_csv_with_the_documented_fields() {
         "--csv",
         csv.to_str().unwrap(),
     ]);
-    assert_eq!(value["schema"], "pipespeed.bench/2");
+    assert_eq!(value["schema"], "pipespeed.bench/3");
     assert_eq!(value["seed"], 5);
     // The build that measured, as --version names it.
     let version = text_of(&pipespeed(&["--version"]).output().unwrap().stdout);
@@ -465,7 +465,27 @@ fn bench_writes_json_and_csv_with_the_documented_fields() {
     let rung = &value["rungs"][0];
     assert_eq!(rung["name"], "write-read");
     assert_eq!(rung["bytes_per_run"], 2 << 20);
-    assert_eq!(rung["speedup_vs_write_read"], 1.0);
+    // Speed-ups are against write-read in its fastest placement measured
+    // (the placement check's included): unpinned here may be slower.
+    let baseline = &value["baseline"];
+    assert_eq!(baseline["rung"], "write-read");
+    assert!(
+        ["same-cpu", "different-cpu", "unpinned"]
+            .contains(&baseline["placement"].as_str().unwrap()),
+        "{baseline}"
+    );
+    let ratio = rung["gib_s"]["median"].as_f64().unwrap() / baseline["gib_s"].as_f64().unwrap();
+    assert!((rung["speedup_vs_write_read"].as_f64().unwrap() - ratio).abs() < 1e-9);
+    assert!(ratio <= 1.0, "the baseline is the fastest: {value}");
+    let verdict = value["verdict"]["lines"].as_array().unwrap();
+    assert!(
+        verdict[0]
+            .as_str()
+            .unwrap()
+            .starts_with("baseline: write-read "),
+        "{verdict:?}"
+    );
+    assert!(value["verdict"]["trust"]["line"].is_string());
     assert_eq!(value["rungs"][1]["name"], "memcpy");
     // Noise: one record per run, a spread per rung, and the summary.
     for r in value["rungs"].as_array().unwrap() {
@@ -489,7 +509,7 @@ fn bench_writes_json_and_csv_with_the_documented_fields() {
         .map(|r| r["kind"].as_str().unwrap())
         .collect();
     assert_eq!(kinds, ["same-cpu", "different-cpu", "unpinned"]);
-    assert!(stdout(&out).contains("placement: write-read alone (2 runs each"));
+    assert!(stdout(&out).contains("placement: write-read same-cpu "));
     // The CSV says the same: a row per run of each part, every row as
     // wide as the header.
     let csv = std::fs::read_to_string(csv).unwrap();

@@ -103,6 +103,8 @@ fn ladder(rungs: Vec<RungResult>) -> LadderResult {
         verify: false,
         seed: 1,
         rungs,
+        baseline: None,
+        verdict: None,
     }
 }
 
@@ -320,7 +322,7 @@ fn unreadable_and_foreign_files_are_one_line_errors_naming_the_file() {
         ),
         (
             &broken,
-            &["broken.json is not a valid pipespeed.bench/2 result"],
+            &["broken.json is not a valid pipespeed.bench/3 result"],
         ),
     ];
     for (bad, needles) in cases {

@@ -42,6 +42,7 @@ fn config(rungs: &[Rung], facts: &SystemFacts) -> LadderConfig {
         buf_size: 256 * 1024,
         pipe_size: None,
         placement: Placement::default_for(facts),
+        alternative: None,
         verify: false,
         seed: 7,
         target_seconds: 0.5,
@@ -132,7 +133,7 @@ fn medians_and_speedups_come_from_the_measured_runs_only() {
     assert_eq!(wr.speedup_vs_write_read, Some(1.0));
     assert_eq!(result.rungs[1].gib_s.median, Some(7.0));
     assert_eq!(result.rungs[1].speedup_vs_write_read, Some(3.5));
-    assert_eq!(result.header.schema, "pipespeed.bench/2");
+    assert_eq!(result.header.schema, "pipespeed.bench/3");
 }
 
 #[test]
@@ -474,6 +475,7 @@ fn the_baseline_is_measured_in_every_placement_with_the_wakeup_cost() {
         3,
         &mut mock,
         &mut Pinger,
+        &[],
         &Cancel::never(),
         &mut |_| {},
     );
@@ -520,6 +522,7 @@ fn on_one_cpu_the_check_says_what_it_cannot_measure() {
         3,
         &mut mock,
         &mut Pinger,
+        &[],
         &Cancel::never(),
         &mut |_| {},
     );
@@ -668,6 +671,7 @@ fn a_noisy_placement_gets_added_runs_a_spread_and_a_diagnosis() {
         3,
         &mut Wild::default(),
         &mut Pinger,
+        &[],
         &Cancel::never(),
         &mut |_| {},
     );
@@ -711,7 +715,16 @@ fn a_cancelled_ladder_runs_nothing_and_says_so() {
     assert!(result.header.interrupted);
     assert_eq!(result.rungs[0].status, Status::Ok);
     assert!(result.rungs[0].gib_s.runs.is_empty());
-    let check = check_placements(&cfg, &f, 3, &mut mock, &mut Pinger, &cancel, &mut |_| {});
+    let check = check_placements(
+        &cfg,
+        &f,
+        3,
+        &mut mock,
+        &mut Pinger,
+        &[],
+        &cancel,
+        &mut |_| {},
+    );
     assert!(
         check
             .rows

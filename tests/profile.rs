@@ -50,6 +50,7 @@ fn config(rungs: &[Rung], profile: bool) -> LadderConfig {
             writer_cpu: 0,
             reader_cpu: 1,
         },
+        alternative: None,
         verify: false,
         seed: 1,
         target_seconds: 0.5,
@@ -218,8 +219,11 @@ fn rendered() -> pipespeed::bench::ladder::LadderResult {
 
 #[test]
 fn the_table_shows_cost_and_top_symbols() {
-    let text = String::from_utf8(Text { explain: false }.export(&rendered()).unwrap()).unwrap();
-    let tail = &text[text.find("\ncost per GiB").unwrap()..];
+    // The cost table is detail: --explain prints it.
+    let text = String::from_utf8(Text { explain: true }.export(&rendered()).unwrap()).unwrap();
+    let start = text.find("\ncost per GiB").unwrap();
+    let end = text.find("\n\nwrite-read: write copies").unwrap();
+    let tail = &text[start..=end];
     assert_eq!(
         tail,
         "

@@ -55,26 +55,38 @@ fn fixture() -> LadderResult {
             rung(Rung::WriteRead, &[1.0, 2.0], Some(1.5), Some(1.0)),
             huge,
         ],
+        baseline: None,
+        verdict: None,
     }
 }
 
 #[test]
 fn text_table_snapshot() {
-    let text = String::from_utf8(Text { explain: false }.export(&fixture()).unwrap()).unwrap();
+    let mut result = fixture();
+    result.conclude();
+    let text = String::from_utf8(Text { explain: false }.export(&result).unwrap()).unwrap();
     let expected = "\
 pipespeed 0.1.0: Linux 6.18.0 on Test CPU (2 CPUs online), THP never, pipe-max-size 1MiB
 writer on CPU 0, reader on CPU 1; 2 runs per rung after a warm-up, in shuffled order (seed 3)
 
-rung                  what it changes                    copies  buffer  pipe     median GiB/s   min   max        spread  vs write-read  of limit
-write-read            write(2) | read(2): the baseline   2       256KiB  default          1.50  1.00  2.00  +-424% noisy           1.0x         -
-vmsplice-splice-huge  writer buffer on 2 MiB huge pages  0       256KiB  default  unavailable: transparent huge pages are never here
+baseline: write-read 1.50 GiB/s, the ends on two CPUs
+fastest:  write-read 1.50 GiB/s, 1.0x the baseline
+missing:  vmsplice-splice-huge (the table says why)
+trust:    1 of 1 rows noisy: too few runs for an interval; take more runs (--max-runs 20)
+
+rung                  what it changes                    copies  buffer  pipe     ends  median GiB/s   min   max        spread  vs write-read  of limit
+write-read            write(2) | read(2): the baseline   2       256KiB  default  -             1.50  1.00  2.00  2 runs noisy           1.0x         -
+vmsplice-splice-huge  writer buffer on 2 MiB huge pages  0       256KiB  default  -     unavailable: transparent huge pages are never here
 
 copies: bytes the CPU copies per byte piped; (checked): vmsplice was seen to hand over page
-references on this kernel at start-up. Rungs with 0 move page references, not bytes: their GiB/s
-is not memory bandwidth and may exceed memcpy. of limit: the median's share of memcpy's (rungs
-that copy) or of splice-limit's (rungs that do not). spread: the 95% interval of the mean.
+references on this kernel at start-up. Rungs with 0 move page references, not bytes: their GiB/s is
+not memory bandwidth and may exceed memcpy. of limit: the median's share of memcpy's (rungs that
+copy) or of splice-limit's (rungs that do not). spread: the 95% interval of the mean. vs write-read:
+over the baseline, write-read different-cpu (1.50 GiB/s), the fastest placement it was measured in.
 
-noisy: write-read (2 runs from 1.00 GiB/s to 2.00 GiB/s, 2.00x; 95% interval +-424%).
+noisy: 1 of 1 rows (write-read) spread more than +-10% or 1.25x from slowest to fastest run: their
+  medians may be off by as much as their spread column says.
+  each row's runs and causes: --explain, and the JSON.
 ";
     assert_eq!(text, expected);
 }
@@ -110,7 +122,7 @@ fn csv_has_one_row_per_run() {
 fn json_round_trips_with_the_documented_fields() {
     let bytes = Json.export(&fixture()).unwrap();
     let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
-    assert_eq!(value["schema"], "pipespeed.bench/2");
+    assert_eq!(value["schema"], "pipespeed.bench/3");
     assert_eq!(value["system"]["thp"], "never");
     assert_eq!(value["placement"]["kind"], "pinned");
     assert_eq!(value["rungs"][0]["name"], "write-read");

@@ -52,7 +52,7 @@ impl Kind {
     /// the older ones its types still load.
     pub fn schemas(self) -> &'static [&'static str] {
         match self {
-            Kind::Bench => &[ladder::SCHEMA, ladder::SCHEMA_V1],
+            Kind::Bench => &[ladder::SCHEMA, ladder::SCHEMA_V2, ladder::SCHEMA_V1],
             Kind::Latency => &[latency::SCHEMA, latency::SCHEMA_V1],
             Kind::Contend => &[contend::SCHEMA, contend::SCHEMA_V1],
             Kind::Ipc => &[ipc::SCHEMA, ipc::SCHEMA_V1],

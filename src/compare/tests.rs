@@ -54,6 +54,8 @@ pub(super) fn bench(rungs: Vec<RungResult>) -> Document {
         verify: false,
         seed: 1,
         rungs,
+        baseline: None,
+        verdict: None,
     }))
 }
 

@@ -11,7 +11,9 @@ mod markdown;
 pub(super) use csv::{csv_header, csv_rows};
 pub(super) use markdown::md_cell;
 
-pub(super) use super::series::{noise_sentence, noisy_series, spread_cell, status_word};
+pub(super) use super::series::{
+    noise_paragraph, noise_sentence, noisy_series, spread_cell, status_word,
+};
 use super::{Exporter, Text};
 use crate::bench::ladder::placement::PlacementCheck;
 use crate::bench::ladder::{CopyCheck, LadderResult, Rung, RungResult};
@@ -24,9 +26,9 @@ fn rate(v: Option<f64>) -> String {
 }
 
 /// What the `copies` column means, under the table.
-pub(super) const COPIES_NOTE: &str = "copies: bytes the CPU copies per byte piped; (checked): vmsplice was seen to hand over page\n\
-     references on this kernel at start-up. Rungs with 0 move page references, not bytes: their GiB/s\n\
-     is not memory bandwidth and may exceed memcpy. of limit: the median's share of memcpy's (rungs\n\
+pub(super) const COPIES_NOTE: &str = "copies: bytes the CPU copies per byte piped; (checked): vmsplice was seen to hand over page \
+     references on this kernel at start-up. Rungs with 0 move page references, not bytes: their GiB/s \
+     is not memory bandwidth and may exceed memcpy. of limit: the median's share of memcpy's (rungs \
      that copy) or of splice-limit's (rungs that do not). spread: the 95% interval of the mean.";
 
 /// The `copies` cell: the count, and what the start-up check found.
@@ -96,11 +98,14 @@ pub(super) const FIGURE_HEADINGS: [&str; FIGURES] = [
 
 /// Five left-aligned cells, then the right-aligned numbers or a note
 /// saying why there are none.
-type Row = ([String; 5], Result<[String; FIGURES], String>);
+type Row = ([String; TEXT_CELLS], Result<[String; FIGURES], String>);
 
-/// An aligned table: rung, what it changes, copies, median, min, max and
-/// speed-up over `write-read`, then notes; with [`Text::explain`], a
-/// paragraph per rung.
+/// An aligned table: rung, what it changes, copies, buffer, pipe, the
+/// placement of its figures, median, min, max, spread, speed-up over the
+/// baseline and share of its limit. Above it the verdict; under it the
+/// notes, the noise said once and the placement; with [`Text::explain`],
+/// each noisy row's runs and causes, the cost per GiB and a paragraph per
+/// rung.
 impl Exporter<LadderResult> for Text {
     fn export(&self, result: &LadderResult) -> io::Result<Vec<u8>> {
         let s = &result.header.system;
@@ -115,10 +120,9 @@ impl Exporter<LadderResult> for Text {
             s.thp,
             Size(s.pipe_max_size_bytes as u64)
         );
-        let _ = writeln!(
-            out,
+        let how = format!(
             "{}; {} after a warm-up, in shuffled order (seed {}){}",
-            result.placement,
+            placement_words(result),
             runs_words(result),
             result.seed,
             if result.verify {
@@ -127,19 +131,33 @@ impl Exporter<LadderResult> for Text {
                 ""
             }
         );
+        let _ = writeln!(out, "{}", wrap(&how, 100));
         if let Some(line) = noise_line(result) {
             let _ = writeln!(out, "{line}");
         }
         if result.header.interrupted {
             let _ = writeln!(out, "{}", super::INTERRUPTED);
         }
+        if let Some(verdict) = &result.verdict {
+            let _ = writeln!(out);
+            for line in &verdict.lines {
+                let _ = writeln!(out, "{}", wrap_hanging(line, 100, 10));
+            }
+        }
         let _ = writeln!(out);
-        let header = ["rung", "what it changes", "copies", "buffer", "pipe"];
+        let header = [
+            "rung",
+            "what it changes",
+            "copies",
+            "buffer",
+            "pipe",
+            "ends",
+        ];
         let number_header = FIGURE_HEADINGS;
         let rows: Vec<Row> = result
             .rungs
             .iter()
-            .map(|r| (cells(r), figures(r)))
+            .map(|r| (text_cells(r), figures(r)))
             .collect();
         let mut widths: Vec<usize> = header
             .iter()
@@ -159,7 +177,7 @@ impl Exporter<LadderResult> for Text {
             }
             match tail {
                 Ok(numbers) => {
-                    for (cell, w) in numbers.iter().zip(&widths[5..]) {
+                    for (cell, w) in numbers.iter().zip(&widths[TEXT_CELLS..]) {
                         let _ = write!(text, "{cell:>w$}  ");
                     }
                 }
@@ -175,14 +193,19 @@ impl Exporter<LadderResult> for Text {
             line(cells, tail.as_ref().map(|n| &n[..]).map_err(|s| s.as_str()));
         }
         let _ = writeln!(out);
-        let _ = writeln!(out, "{COPIES_NOTE}");
-        for line in noisy_lines(result) {
-            let _ = writeln!(out, "\n{line}");
+        let _ = writeln!(out, "{}", wrap(&notes(result), 100));
+        if let Some(paragraph) = noise_paragraph(&noise_rows(result)) {
+            let _ = writeln!(out, "\n{}", wrap_paragraph(&paragraph, 100));
         }
         if let Some(check) = &result.placement_check {
             let _ = writeln!(out, "\n{}", placement_paragraph(result, check));
         }
-        cost_table(result, &mut out);
+        if self.explain {
+            for line in noisy_lines(result) {
+                let _ = writeln!(out, "\n{line}");
+            }
+            cost_table(result, &mut out);
+        }
         profiles(result, &mut out);
         if self.explain {
             for r in &result.rungs {
@@ -191,6 +214,74 @@ impl Exporter<LadderResult> for Text {
         }
         Ok(out.into_bytes())
     }
+}
+
+/// The text table's descriptive cells: [`cells`] and the `ends` cell.
+const TEXT_CELLS: usize = 6;
+
+fn text_cells(r: &RungResult) -> [String; TEXT_CELLS] {
+    let [rung, changes, copies, buffer, pipe] = cells(r);
+    [rung, changes, copies, buffer, pipe, ends_cell(r)]
+}
+
+/// Where a rung's figures were measured, as `--placement` names it;
+/// `1 thread` for memcpy and splice-limit.
+pub(super) fn ends_cell(r: &RungResult) -> String {
+    match (r.placement, r.name) {
+        (_, Rung::Memcpy | Rung::SpliceLimit) => "1 thread".into(),
+        (Some(p), _) => p.kind().into(),
+        (None, _) => "-".into(),
+    }
+}
+
+/// Where the ends ran: the ladder's placement, and the one the rungs that
+/// block ran in too.
+pub(super) fn placement_words(result: &LadderResult) -> String {
+    let other = result
+        .rungs
+        .iter()
+        .find_map(|r| r.other_placement.as_ref())
+        .and_then(|o| o.placement);
+    let alternative = result
+        .rungs
+        .iter()
+        .filter(|r| r.other_placement.is_some())
+        .find_map(|r| r.placement.filter(|p| *p != result.placement))
+        .or(other);
+    match alternative {
+        Some(alternative) => format!(
+            "{}; the rungs that block also {} (the ends column: where each row's faster ran)",
+            result.placement, alternative
+        ),
+        None => result.placement.to_string(),
+    }
+}
+
+/// The notes under the table: what the columns mean.
+pub(super) fn notes(result: &LadderResult) -> String {
+    let base = match &result.baseline {
+        Some(b) => format!("write-read {} ({:.2} GiB/s)", b.placement, b.gib_s),
+        None => "write-read".into(),
+    };
+    format!(
+        "{COPIES_NOTE} vs write-read: over the baseline, {base}, the fastest placement it was \
+         measured in."
+    )
+}
+
+/// Every series of the ladder (each rung, in each placement it ran),
+/// named as the noise paragraph names them.
+pub(super) fn noise_rows(result: &LadderResult) -> Vec<(String, &crate::bench::core::Series)> {
+    let mut rows = Vec::new();
+    for r in &result.rungs {
+        rows.push((r.name.to_string(), &r.gib_s));
+        if let Some(o) = &r.other_placement {
+            rows.push((format!("{} {}", r.name, o.kind), &o.gib_s));
+        }
+    }
+    // The placement check's unpinned row is context, not a figure of the
+    // ladder: its spread is in the placement paragraph.
+    rows
 }
 
 /// `5 runs per rung`, or `5 to 10 runs per rung (more while noisy)`.
@@ -230,87 +321,94 @@ pub(super) fn noisy_lines(result: &LadderResult) -> Vec<String> {
     rungs.chain(check).collect()
 }
 
-/// How much placement alone changes the baseline, the wake-up cost, and
-/// the ladder's speed-ups against the baseline's best placement.
+/// How much placement alone changes the baseline, what a cross-CPU
+/// wake-up costs, and the rungs that block in their other placement.
 pub(super) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck) -> String {
-    let mut text = format!(
-        "placement: {} alone ({} run{} each, after a warm-up):",
-        check.rung,
-        check.runs,
-        if check.runs == 1 { "" } else { "s" }
-    );
+    let mut text = format!("placement: {} ", check.rung);
+    let mut rows = Vec::new();
     for row in &check.rows {
-        let runs = row.gib_s.runs.len();
-        let spread = match row.gib_s.spread {
-            Some(s) => format!(" {}", s.cell()),
-            None => String::new(),
-        };
-        text += &match (row.median(), &row.reason) {
-            (Some(m), _) if runs != check.runs => format!(
-                " {} {m:.2} GiB/s{spread} (from {runs} run{});",
-                row.kind,
-                if runs == 1 { "" } else { "s" }
-            ),
-            (Some(m), _) => format!(" {} {m:.2} GiB/s{spread};", row.kind),
-            (None, Some(why)) => format!(" {} {}: {why};", row.kind, status_word(row.status)),
-            (None, None) => format!(" {} no runs;", row.kind),
-        };
+        rows.push(match (row.median(), &row.reason) {
+            (Some(m), _) => format!("{} {m:.2} GiB/s {}", row.kind, spread_cell(&row.gib_s)),
+            (None, Some(why)) => format!("{} {}: {why}", row.kind, status_word(row.status)),
+            (None, None) => format!("{} no runs", row.kind),
+        });
     }
-    text.pop();
-    text.push('.');
-    if let (Some(factor), Some(best), Some(worst)) = (check.factor(), check.best(), check.worst()) {
-        text += &format!(
-            " Placement alone changes it {factor:.1}x ({} is best, {} worst).",
-            best.kind, worst.kind
-        );
+    text += &rows.join(", ");
+    match (check.factor(), check.best(), check.worst()) {
+        (Some(factor), Some(best), Some(worst)) => {
+            text += &format!(
+                ": placement alone changes it {factor:.1}x ({} best, {} worst).",
+                best.kind, worst.kind
+            );
+        }
+        _ => text.push('.'),
     }
     match (&check.wakeup, &check.wakeup_reason) {
         (Some(w), _) => {
             text += &format!(
-                " A 1-byte round trip (latency's ping-pong) takes {} on one CPU and {} across two: \
-                 a cross-CPU wake-up costs {} more here.",
+                " A cross-CPU wake-up costs {} here (a 1-byte round trip takes {} on one CPU, {} \
+                 across two).",
+                crate::units::readable_ns(w.cross_cpu_wakeup_ns.max(0.0)),
                 crate::units::readable_ns(w.same_cpu_rtt_ns as f64),
                 crate::units::readable_ns(w.different_cpu_rtt_ns as f64),
-                crate::units::readable_ns(w.cross_cpu_wakeup_ns.max(0.0)),
             );
         }
         (None, Some(why)) => text += &format!(" No wake-up cost: {why}."),
         (None, None) => {}
     }
-    let main = check.row(result.placement.kind()).and_then(|r| r.median());
-    let has_steps = result
+    let others: Vec<String> = result
         .rungs
         .iter()
-        .any(|r| r.speedup_vs_write_read.is_some() && r.name != Rung::WriteRead);
-    if let (Some(best), Some(main)) = (check.best(), main)
-        && has_steps
-        && best.kind != result.placement.kind()
-        && let Some(best_median) = best.median()
-        && best_median > 0.0
-    {
-        let tops: Vec<String> = result
-            .rungs
-            .iter()
-            .filter(|r| r.speedup_vs_write_read.is_some() && r.name != Rung::WriteRead)
-            .filter_map(|r| {
-                let m = r.median()?;
-                Some(format!(
-                    "{} {:.1}x (not {:.1}x)",
-                    r.name,
-                    m / best_median,
-                    r.speedup_vs_write_read?
-                ))
+        .filter(|r| r.name != Rung::WriteRead)
+        .filter_map(|r| {
+            let o = r.other_placement.as_ref()?;
+            Some(match o.median() {
+                Some(m) => format!("{} {m:.2}", r.name),
+                None => format!("{} {}", r.name, status_word(o.status)),
             })
-            .collect();
-        text += &format!(
-            " The ladder ran {}, where write-read made {main:.2} GiB/s in this check; against \
-             write-read {} ({best_median:.2} GiB/s), the steps are: {}.",
-            result.placement.kind(),
-            best.kind,
-            tops.join(", ")
-        );
+        })
+        .collect();
+    let kinds: Vec<&str> = result
+        .rungs
+        .iter()
+        .filter_map(|r| r.other_placement.as_ref().map(|o| o.kind.as_str()))
+        .collect();
+    if !others.is_empty() {
+        let same = kinds.iter().all(|k| *k == kinds[0]);
+        text += &match same {
+            true => format!(
+                " The other rungs that block, {}: {} GiB/s.",
+                kinds[0],
+                others.join(", ")
+            ),
+            false => format!(
+                " The other rungs that block, in their slower placement: {} GiB/s.",
+                others.join(", ")
+            ),
+        };
     }
     wrap(&text, 100)
+}
+
+/// Each line of `text` wrapped to `width`, continuation lines indented
+/// as deep as the line's own indent plus two.
+pub(super) fn wrap_paragraph(text: &str, width: usize) -> String {
+    text.lines()
+        .map(|line| {
+            let indent = line.len() - line.trim_start().len();
+            let pad = " ".repeat(indent);
+            let body = wrap(line.trim_start(), width.saturating_sub(indent));
+            format!("{pad}{}", body.replace('\n', &format!("\n{pad}  ")))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `text` wrapped to `width`, its continuation lines indented by
+/// `indent` spaces (under the verdict's values).
+pub(super) fn wrap_hanging(text: &str, width: usize, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    wrap(text, width.saturating_sub(indent)).replace('\n', &format!("\n{pad}"))
 }
 
 /// `text` broken into lines of at most `width` characters, at spaces.

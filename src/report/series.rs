@@ -5,10 +5,74 @@
 
 use crate::bench::core::{Diagnosis, NoiseSummary, Series, Spread, Status};
 
-/// A series' spread cell: `+-4.2%`, `+-14% noisy`, or `-` with fewer than
-/// two runs.
+/// A series' spread cell: `+-4.2%`, `+-14% noisy`, `-` with fewer than
+/// two runs, and with two only whether they are noisy (`2 runs`, `2 runs
+/// noisy`): Student's t for two runs is 12.7, an interval that says
+/// nothing.
 pub fn spread_cell(series: &Series) -> String {
-    series.spread.map_or_else(|| "-".into(), |s| s.cell())
+    match series.spread {
+        None => "-".into(),
+        Some(s) if series.runs.len() < 3 => match s.noisy {
+            true => format!("{} runs noisy", series.runs.len()),
+            false => format!("{} runs", series.runs.len()),
+        },
+        Some(s) => s.cell(),
+    }
+}
+
+/// The one paragraph on a measurement's noise, for the machine rather
+/// than per row (`None` when no row is noisy): which rows are noisy, the
+/// likely causes (each once, as the noisiest row's diagnosis words it),
+/// what that does to the figures and what to do. Each row's own range
+/// and diagnosis are in `--explain` and the exports.
+pub fn noise_paragraph(rows: &[(String, &Series)]) -> Option<String> {
+    let mut noisy: Vec<&(String, &Series)> = rows.iter().filter(|(_, s)| s.noisy()).collect();
+    if noisy.is_empty() {
+        return None;
+    }
+    let measured = rows.iter().filter(|(_, s)| s.spread.is_some()).count();
+    let names: Vec<&str> = noisy.iter().map(|(n, _)| n.as_str()).collect();
+    let which = match noisy.len() {
+        1 => format!("{} of {measured} rows ({})", 1, names[0]),
+        n if n == measured => format!("all {n} rows"),
+        n if n <= 4 => format!("{n} of {measured} rows ({})", names.join(", ")),
+        n => format!("{n} of {measured} rows"),
+    };
+    // The noisiest first: its words for a cause are the ones kept.
+    let spread = |s: &Series| s.spread.map_or(0.0, |s| s.max_over_min);
+    noisy.sort_by(|a, b| spread(b.1).total_cmp(&spread(a.1)));
+    let mut causes: Vec<&str> = Vec::new();
+    let mut advice: Vec<&str> = Vec::new();
+    for (_, series) in &noisy {
+        let Some(d) = &series.diagnosis else {
+            continue;
+        };
+        for cause in &d.causes {
+            let kind = cause.split(':').next().unwrap_or(cause);
+            if !causes.iter().any(|c| c.split(':').next() == Some(kind)) {
+                causes.push(cause);
+            }
+        }
+        for a in d.advice.split("; ") {
+            if !advice.contains(&a) {
+                advice.push(a);
+            }
+        }
+    }
+    // Taking more runs comes last, after what removes the cause.
+    advice.sort_by_key(|a| a.starts_with("take more runs"));
+    let mut text = format!(
+        "noisy: {which} spread more than +-10% or 1.25x from slowest to fastest run: their \
+         medians may be off by as much as their spread column says."
+    );
+    if !causes.is_empty() {
+        text += &format!("\n  likely: {}.", causes.join("; "));
+    }
+    if !advice.is_empty() {
+        text += &format!("\n  what to do: {}.", advice.join("; "));
+    }
+    text += "\n  each row's runs and causes: --explain, and the JSON.";
+    Some(text)
 }
 
 /// The noisy paragraph of `series` (`None` when it is not noisy): `what`
@@ -75,10 +139,14 @@ pub fn noisy_paragraph(
     s: &Spread,
     diagnosis: Option<&Diagnosis>,
 ) -> String {
+    // Two runs give Student's t = 12.7: an interval that says nothing.
+    let interval = match runs {
+        0..3 => String::new(),
+        _ => format!("; 95% interval +-{:.0}%", s.ci95_half_width * 100.0),
+    };
     let mut text = format!(
-        "noisy: {what} ({runs} runs {range}, {:.2}x; 95% interval +-{:.0}%).",
-        s.max_over_min,
-        s.ci95_half_width * 100.0
+        "noisy: {what} ({runs} runs {range}, {:.2}x{interval}).",
+        s.max_over_min
     );
     if let Some(d) = diagnosis {
         text += &format!(
@@ -117,7 +185,48 @@ mod tests {
             None
         );
         assert_eq!(spread_cell(&Series::of(&[1.0])), "-");
+        // Two runs: no interval (t = 12.7 made it +-605%), only the mark.
+        assert_eq!(spread_cell(&Series::of(&[1.0, 1.1])), "2 runs");
+        assert_eq!(spread_cell(&Series::of(&[1.0, 3.0])), "2 runs noisy");
+        let two = noisy_series("x", &Series::of(&[1.0, 3.0]), |v| v.to_string());
+        assert!(!two.unwrap_or_default().contains("interval"));
         assert!(spread_cell(&noisy).ends_with("noisy"));
+    }
+
+    #[test]
+    fn the_noise_paragraph_names_the_noisy_rows_once_with_each_cause_once() {
+        use crate::bench::core::Ends;
+        use crate::sys::RunNoise;
+        let loaded = |other: f64| RunNoise {
+            wall_s: 1.0,
+            other_cpu_s: other,
+            ..RunNoise::default()
+        };
+        let mut a = Series::of(&[1.0, 5.0, 2.0]);
+        a.noise = vec![loaded(1.5); 3];
+        a.diagnose(Ends::default());
+        let mut b = Series::of(&[1.0, 4.0, 2.0]);
+        b.noise = vec![loaded(1.2); 3];
+        b.diagnose(Ends::default());
+        let quiet = Series::of(&[5.0, 5.0, 5.0]);
+        let rows = [
+            ("a".to_string(), &a),
+            ("b".to_string(), &b),
+            ("c".to_string(), &quiet),
+        ];
+        let text = noise_paragraph(&rows).unwrap_or_default();
+        assert!(
+            text.starts_with("noisy: 2 of 3 rows (a, b) spread"),
+            "{text}"
+        );
+        assert_eq!(text.matches("other load").count(), 1, "{text}");
+        assert!(
+            text.contains("up to 1.50 CPUs"),
+            "the noisiest row's words: {text}"
+        );
+        assert_eq!(text.matches("take more runs").count(), 1, "{text}");
+        assert!(text.contains("idle machine"), "{text}");
+        assert_eq!(noise_paragraph(&rows[2..]), None);
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub(crate) mod placement;
 pub(crate) mod schedule;
 pub(crate) mod series;
 pub(crate) mod stats;
+pub(crate) mod trust;
 pub(crate) mod worker;
 
 pub use harness::{
@@ -27,4 +28,5 @@ pub use placement::{Placement, pin};
 pub use schedule::{Outcome, Phase, Plan, Sample, Schedule, Slot, Warmup, schedule};
 pub use series::Series;
 pub use stats::Shuffler;
+pub use trust::Trust;
 pub use worker::{RoleSpec, Spawn};

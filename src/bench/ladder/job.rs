@@ -65,6 +65,13 @@ pub struct LadderConfig {
     pub pipe_size: Option<usize>,
     /// Where writer and reader run.
     pub placement: Placement,
+    /// Where the rungs that block ([`Rung::blocks`]) run too, so that
+    /// each reports the faster of its two placements (`None`: only
+    /// `placement`). `bench` sets it to both ends on one CPU when the
+    /// placement is its default, two CPUs: on a VM a cross-CPU wake-up
+    /// can cost more than the copy, and a blocking pair then runs faster
+    /// on one CPU.
+    pub alternative: Option<Placement>,
     /// Check every byte (slows every rung down).
     pub verify: bool,
     /// Seed of the run order shuffle.
@@ -84,7 +91,17 @@ impl LadderConfig {
     /// measured runs, and its profile.
     pub fn steps(&self) -> usize {
         let per_rung = self.runs.saturating_add(1 + usize::from(self.profile));
-        self.rungs.len().saturating_mul(per_rung)
+        self.rows().saturating_mul(per_rung)
+    }
+
+    /// The rows measured: each rung, and the rungs that block once more
+    /// in [`alternative`](Self::alternative).
+    pub fn rows(&self) -> usize {
+        let again = match self.alternative {
+            Some(_) => self.rungs.iter().filter(|r| r.blocks()).count(),
+            None => 0,
+        };
+        self.rungs.len().saturating_add(again)
     }
 
     /// The most runs a rung may take.

@@ -8,6 +8,8 @@
 //!   memcpy in a thread), with `perf record` for `--profile`;
 //! - `result`: [`LadderResult`], what `bench --json` writes;
 //! - `rung`: the rungs, what each changes and why it is faster;
+//! - `verdict`: the baseline in its fastest placement, the speed-ups and
+//!   the answer in a few lines;
 //! - `copies`: the start-up check that vmsplice moves page references;
 //! - `placement`: the baseline in every placement, and the cost of a
 //!   cross-CPU wake-up.
@@ -20,11 +22,13 @@ pub(crate) mod result;
 pub(crate) mod run;
 pub(crate) mod rung;
 mod v1;
+pub(crate) mod verdict;
 
 pub use copies::{CopyCheck, check_vmsplice};
 pub use job::{Job, LadderConfig, Sample, job_for};
 pub use placement::{PlacementCheck, PlacementRow, Wakeup, check_placements};
 pub use processes::{MEMCPY_NOT_PROFILED, ProcessExecutor};
-pub use result::{LadderResult, RungResult, SCHEMA, SCHEMA_V1};
+pub use result::{Baseline, LadderResult, RungResult, SCHEMA, SCHEMA_V1, SCHEMA_V2};
 pub use run::run_ladder;
 pub use rung::Rung;
+pub use verdict::{Step, Verdict};

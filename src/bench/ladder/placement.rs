@@ -182,16 +182,22 @@ const WAKEUP_MEASURE: Span = Span::Seconds(0.3);
 /// placement of `facts` by [`schedule()`] (a warm-up each, then `runs` runs
 /// of each in one shuffled order, more of a placement whose interval is
 /// wide up to `config`'s `max_runs`, and the diagnosis of a noisy one),
-/// and the wake-up cost with `pinger`.
+/// and the wake-up cost with `pinger`. A placement among `measured` (the
+/// ladder's own rows of write-read, with its settings) is not run again:
+/// its row is taken as it is.
 ///
 /// Once `cancel` is set no run starts; the rows hold the runs made before
 /// and the wake-up cost is not measured.
+// The runners, the rows known, the cancel and the progress are each
+// another caller's; a struct of them would only rename the arguments.
+#[allow(clippy::too_many_arguments)]
 pub fn check_placements(
     config: &LadderConfig,
     facts: &SystemFacts,
     runs: usize,
     runner: &mut dyn Runner<Job>,
     pinger: &mut dyn Runner<PingJob>,
+    measured: &[PlacementRow],
     cancel: &Cancel,
     progress: &mut dyn FnMut(Event<'_>),
 ) -> PlacementCheck {
@@ -199,6 +205,11 @@ pub fn check_placements(
     let mut slots = Vec::new();
     let mut jobs = Vec::new();
     let mut configs = Vec::new();
+    let known = |kind: &str| {
+        measured
+            .iter()
+            .find(|r| r.kind == kind && r.status == Status::Ok)
+    };
     for (kind, placement) in placements(facts) {
         let config = LadderConfig {
             placement: placement.unwrap_or(Placement::Unpinned),
@@ -206,6 +217,8 @@ pub fn check_placements(
         };
         let job = match placement {
             None => Err("one CPU: this process may run on one CPU only".to_string()),
+            // Measured by the ladder already: its row is taken as it is.
+            Some(_) if known(kind).is_some() => Err("measured by the ladder".to_string()),
             Some(_) => job_for(rung, &config, facts),
         };
         let (slot, job) = Slot::of(format!("{rung} {kind}"), job);
@@ -230,6 +243,9 @@ pub fn check_placements(
         .into_iter()
         .zip(done.rows)
         .map(|((kind, placement), outcome)| {
+            if let Some(row) = known(kind) {
+                return row.clone();
+            }
             let mut gib_s = outcome.series;
             // Each row's own ends: one CPU, two, or the scheduler's choice.
             gib_s.diagnose(Ends {

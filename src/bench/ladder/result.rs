@@ -8,8 +8,9 @@ use crate::bench::core::harness::Header;
 use super::super::core::noise::NoiseSummary;
 use super::super::profile::{Cost, Profile};
 use super::copies::CopyCheck;
-use super::placement::PlacementCheck;
+use super::placement::{PlacementCheck, PlacementRow};
 use super::rung::Rung;
+use super::verdict::Verdict;
 
 /// One rung's results.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,7 +43,15 @@ pub struct RungResult {
     /// machine did meanwhile, their median, range and spread, and for a
     /// noisy rung the diagnosis.
     pub gib_s: Series,
-    /// Median over the `write-read` median.
+    /// Where its figures were measured (`None`: one thread, memcpy and
+    /// splice-limit, or a file from before it was recorded).
+    pub placement: Option<Placement>,
+    /// The rung in the ladder's other placement, when it ran in two (the
+    /// rungs that block, by default: on one CPU and on two) and was
+    /// slower there; its figures are then those of the faster.
+    pub other_placement: Option<PlacementRow>,
+    /// Median over the baseline's median: `write-read` in the fastest
+    /// placement measured ([`LadderResult::baseline`]).
     pub speedup_vs_write_read: Option<f64>,
     /// Median over the median of the rung's ceiling: `memcpy` for the
     /// rungs that copy, `splice-limit` for those that do not.
@@ -68,6 +77,8 @@ impl RungResult {
             bytes_per_run: 0,
             warmup_gib_s: None,
             gib_s: Series::new(),
+            placement: None,
+            other_placement: None,
             speedup_vs_write_read: None,
             share_of_ceiling: None,
             cost: None,
@@ -113,10 +124,33 @@ pub struct LadderResult {
     pub seed: u64,
     /// Per rung, in ladder order.
     pub rungs: Vec<RungResult>,
+    /// What the speed-ups are against: `write-read` in the fastest
+    /// placement measured (the ladder's and the placement check's).
+    #[serde(default)]
+    pub baseline: Option<Baseline>,
+    /// The answer in a few lines, from the figures above.
+    #[serde(default)]
+    pub verdict: Option<Verdict>,
+}
+
+/// The baseline of the speed-ups.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Baseline {
+    /// `write-read`.
+    pub rung: Rung,
+    /// The placement it was fastest in: `same-cpu`, `different-cpu` or
+    /// `unpinned`.
+    pub placement: String,
+    /// Its median there.
+    pub gib_s: f64,
 }
 
 /// The schema name of [`LadderResult`].
-pub const SCHEMA: &str = "pipespeed.bench/2";
+pub const SCHEMA: &str = "pipespeed.bench/3";
+
+/// The schema before each rung recorded its placement, the speed-ups
+/// were against the best placement and the verdict was written: still read.
+pub const SCHEMA_V2: &str = "pipespeed.bench/2";
 
 /// The schema before the series were nested: still read.
 pub const SCHEMA_V1: &str = "pipespeed.bench/1";
@@ -130,7 +164,7 @@ mod v1 {
     use super::super::super::core::{Series, Status};
     use super::super::super::profile::{Cost, Profile};
     use super::super::v1::Loose;
-    use super::{CopyCheck, Rung};
+    use super::{CopyCheck, Placement, PlacementRow, Rung};
 
     /// A rung of either version: `gib_s` (/2) or the loose fields (/1).
     #[derive(Deserialize)]
@@ -150,6 +184,10 @@ mod v1 {
         gib_s: Option<Series>,
         #[serde(flatten)]
         loose: Loose,
+        #[serde(default)]
+        placement: Option<Placement>,
+        #[serde(default)]
+        other_placement: Option<PlacementRow>,
         speedup_vs_write_read: Option<f64>,
         #[serde(default)]
         share_of_ceiling: Option<f64>,
@@ -173,6 +211,8 @@ mod v1 {
                 bytes_per_run: r.bytes_per_run,
                 warmup_gib_s: r.warmup_gib_s,
                 gib_s: r.gib_s.unwrap_or_else(|| r.loose.series()),
+                placement: r.placement,
+                other_placement: r.other_placement,
                 speedup_vs_write_read: r.speedup_vs_write_read,
                 share_of_ceiling: r.share_of_ceiling,
                 cost: r.cost,

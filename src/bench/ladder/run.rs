@@ -1,7 +1,8 @@
 //! Running the ladder: its rungs as rows of the one [`schedule()`] (a
 //! warm-up per rung that sizes its runs, every measured run in one
 //! shuffled order, runs added while a rung is wide, the diagnosis of a
-//! noisy one), then the profiles, the cost and the speed-ups.
+//! noisy one), the rungs that block once more in the alternative
+//! placement, then the profiles, the cost and the verdict.
 use crate::bench::core::{Cancel, Ends, Phase, Placement, Plan, RunError, Slot, Status, schedule};
 
 use crate::bench::core::harness::Header;
@@ -11,6 +12,7 @@ use super::super::core::harness::{Event, Runner};
 use super::super::profile::Cost;
 use super::copies::CopyCheck;
 use super::job::{Job, LadderConfig, job_for, sized_run};
+use super::placement::PlacementRow;
 use super::result::{LadderResult, RungResult, SCHEMA};
 use super::rung::Rung;
 
@@ -28,38 +30,64 @@ pub fn run_ladder(
     cancel: &Cancel,
     progress: &mut dyn FnMut(Event<'_>),
 ) -> LadderResult {
+    // A row per rung in `placement`, then one per rung that blocks in
+    // `alternative`: (the rung's index, the row's placement).
+    let mut rows: Vec<(usize, Placement)> = (0..config.rungs.len())
+        .map(|i| (i, config.placement))
+        .collect();
+    if let Some(other) = config.alternative.filter(|p| *p != config.placement) {
+        for (i, rung) in config.rungs.iter().enumerate() {
+            if rung.blocks() {
+                rows.push((i, other));
+            }
+        }
+    }
     let mut results: Vec<RungResult> = Vec::new();
     let mut jobs: Vec<Option<Job>> = Vec::new();
+    let mut configs: Vec<LadderConfig> = Vec::new();
     let mut slots = Vec::new();
-    for &rung in &config.rungs {
-        let job = job_for(rung, config, facts);
+    for &(i, placement) in &rows {
+        let rung = config.rungs[i];
+        let config = LadderConfig {
+            placement,
+            ..config.clone()
+        };
+        let job = job_for(rung, &config, facts);
         let (buf_size, pipe_size) = match &job {
             Ok(job) => job.sizes(),
             Err(_) => (config.buf_size, None),
         };
-        results.push(RungResult::new(rung, buf_size, pipe_size));
-        let (slot, job) = Slot::of(rung.name(), job);
+        let mut result = RungResult::new(rung, buf_size, pipe_size);
+        result.placement = (!matches!(rung, Rung::Memcpy | Rung::SpliceLimit)).then_some(placement);
+        results.push(result);
+        let name = match placement == config.placement {
+            true => rung.name().to_string(),
+            false => format!("{rung} {}", placement.kind()),
+        };
+        let (slot, job) = Slot::of(name, job);
         slots.push(slot);
         jobs.push(job);
+        configs.push(config);
     }
+    let ends_of = |placement: Placement| Ends {
+        unpinned: placement == Placement::Unpinned,
+        one_cpu: !placement.distinct_cpus(facts),
+    };
     let plan = Plan {
         runs: config.runs,
         max_runs: config.max_runs(),
         seed: config.seed,
-        ends: Ends {
-            unpinned: config.placement == Placement::Unpinned,
-            one_cpu: !config.placement.distinct_cpus(facts),
-        },
+        ends: ends_of(config.placement),
         warmup: config.warmup_rule,
     };
 
-    // What the measured runs of each rung used, and the bytes they moved.
+    // What the measured runs of each row used, and the bytes they moved.
     let mut usage: Vec<Option<(ResourceUsage, u64)>> = vec![None; jobs.len()];
     let done = schedule(&slots, &plan, cancel, progress, &mut |i, phase| {
         let Some(job) = &mut jobs[i] else {
             return Err(RunError::Failed("no job".into()));
         };
-        let sample = sized_run(runner, job, config, phase)?;
+        let sample = sized_run(runner, job, &configs[i], phase)?;
         let r = &mut results[i];
         match phase {
             Phase::WarmUp => {
@@ -78,11 +106,35 @@ pub fn run_ladder(
         }
         Ok(sample.scheduled())
     });
-    for (r, outcome) in results.iter_mut().zip(done.rows) {
+    for ((r, outcome), &(_, placement)) in results.iter_mut().zip(done.rows).zip(&rows) {
         r.status = outcome.status;
         r.reason = outcome.reason;
         r.warmup_gib_s = outcome.warmup;
         r.gib_s = outcome.series;
+        if placement != config.placement {
+            // The scheduler diagnosed every row as the ladder's placement.
+            r.gib_s.diagnose(ends_of(placement));
+        }
+    }
+    for (r, used) in results.iter_mut().zip(usage) {
+        r.cost = used.and_then(|(sum, bytes)| Cost::per_gib(&sum, bytes));
+    }
+    // Each rung in the faster of its placements, the other kept beside
+    // it (and the faster's job is the one profiled).
+    let n = config.rungs.len();
+    let extra = results.split_off(n);
+    let extra_jobs = jobs.split_off(n);
+    for ((mut other, mut other_job), &(i, _)) in extra.into_iter().zip(extra_jobs).zip(&rows[n..]) {
+        let faster = match (results[i].median(), other.median()) {
+            (Some(main), Some(alternative)) => alternative > main,
+            (None, Some(_)) => true,
+            _ => false,
+        };
+        if faster {
+            std::mem::swap(&mut results[i], &mut other);
+            std::mem::swap(&mut jobs[i], &mut other_job);
+        }
+        results[i].other_placement = Some(placement_row(other, config.placement));
     }
 
     if config.profile && !done.interrupted {
@@ -93,13 +145,9 @@ pub fn run_ladder(
             }
         }
     }
-    for (r, used) in results.iter_mut().zip(usage) {
-        r.cost = used.and_then(|(sum, bytes)| Cost::per_gib(&sum, bytes));
-    }
-    speedups(&mut results);
     let mut header = Header::new(SCHEMA, facts.clone());
     header.interrupted = done.interrupted;
-    LadderResult {
+    let mut result = LadderResult {
         header,
         placement: config.placement,
         runs: config.runs,
@@ -109,32 +157,21 @@ pub fn run_ladder(
         verify: config.verify,
         seed: config.seed,
         rungs: results,
-    }
+        baseline: None,
+        verdict: None,
+    };
+    result.conclude();
+    result
 }
 
-/// Each rung's speed-up over `write-read` and share of its ceiling.
-fn speedups(results: &mut [RungResult]) {
-    let median_of = |rung: Rung| {
-        results
-            .iter()
-            .find(|r| r.name == rung)
-            .and_then(RungResult::median)
-    };
-    let baseline = median_of(Rung::WriteRead);
-    let ceilings = [Rung::Memcpy, Rung::SpliceLimit].map(|r| (r, median_of(r)));
-    for r in results {
-        let is_limit = matches!(r.name, Rung::Memcpy | Rung::SpliceLimit);
-        r.speedup_vs_write_read = match (r.median(), baseline) {
-            // memcpy and splice-limit are limits, not ways of piping.
-            _ if is_limit => None,
-            (Some(m), Some(b)) if b > 0.0 => Some(m / b),
-            _ => None,
-        };
-        let ceiling = r.name.ceiling(r.copies);
-        r.share_of_ceiling = match (r.median(), ceilings.iter().find(|(c, _)| *c == ceiling)) {
-            _ if is_limit => None,
-            (Some(m), Some((_, Some(c)))) if *c > 0.0 => Some(m / c),
-            _ => None,
-        };
+/// A rung's result as a row of its other placement.
+fn placement_row(r: RungResult, fallback: Placement) -> PlacementRow {
+    let placement = r.placement.unwrap_or(fallback);
+    PlacementRow {
+        placement: Some(placement),
+        kind: placement.kind().to_string(),
+        status: r.status,
+        reason: r.reason,
+        gib_s: r.gib_s,
     }
 }

@@ -167,6 +167,13 @@ impl Rung {
         )
     }
 
+    /// Whether its ends sleep while the pipe is full or empty, so that
+    /// where they run decides how much each wake-up costs: write-read and
+    /// the vmsplice rungs before busy looping.
+    pub fn blocks(self) -> bool {
+        !self.busy() && !matches!(self, Rung::Memcpy | Rung::SpliceLimit)
+    }
+
     pub(super) fn busy(self) -> bool {
         matches!(self, Rung::VmspliceSpliceHugeBusy | Rung::Tuned)
     }

@@ -36,7 +36,7 @@ fn fixture() -> Comparison {
 #[test]
 fn text_snapshot() {
     let expected = "\
-pipespeed compare: old.json (base) vs new.json (new), pipespeed.bench/2
+pipespeed compare: old.json (base) vs new.json (new), pipespeed.bench/3
 medians of the runs; ratio = new/base, with its 95% interval from 10000 bootstrap resamples (seed 1)
 
 GiB/s (higher is better)
@@ -62,7 +62,7 @@ settings that differ: buf_size of tuned 256KiB -> 2MiB
 #[test]
 fn markdown_snapshot() {
     let expected = "\
-`pipespeed compare old.json new.json` (pipespeed.bench/2): medians of the runs; ratio = new/base, with its 95% interval from 10000 bootstrap resamples (seed 1)
+`pipespeed compare old.json new.json` (pipespeed.bench/3): medians of the runs; ratio = new/base, with its 95% interval from 10000 bootstrap resamples (seed 1)
 
 **GiB/s (higher is better)**
 
