@@ -104,7 +104,13 @@ fn parse(argv: &[std::ffi::OsString]) -> Result<Cli, clap::Error> {
     let mut matches = Cli::command()
         .long_version(long)
         .try_get_matches_from(argv)?;
-    Cli::from_arg_matches_mut(&mut matches)
+    let compare = matches.subcommand_matches("compare").cloned();
+    let mut cli = Cli::from_arg_matches_mut(&mut matches)?;
+    if let (Some(m), Some(Command::Compare(args))) = (compare, &mut cli.command) {
+        compare::settle(&m, args)
+            .map_err(|e| clap::Error::raw(clap::error::ErrorKind::MissingRequiredArgument, e))?;
+    }
+    Ok(cli)
 }
 
 /// `pipespeed bench` with every default, as `pipespeed` alone runs it:
