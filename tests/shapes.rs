@@ -89,3 +89,100 @@ fn the_top_level_help_lists_the_commands_and_says_where_bench_s_options_are() {
         "bench's options fill the top help: {help}"
     );
 }
+
+/// Each measuring command, made short, and the result options it has.
+const COMMANDS: [(&str, &[&str], &[&str]); 4] = [
+    (
+        "bench",
+        &SHORT_BENCH,
+        &["json", "csv", "svg", "markdown", "html"],
+    ),
+    (
+        "latency",
+        &[
+            "--sizes",
+            "64",
+            "--round-trips",
+            "100",
+            "--runs",
+            "1",
+            "--warmup-runs=1",
+        ],
+        &["json", "csv", "svg"],
+    ),
+    (
+        "contend",
+        &["--duration", "0.05", "--runs", "1", "--warmup-runs=1"],
+        &["json", "csv", "svg"],
+    ),
+    (
+        "ipc",
+        &[
+            "--mechanisms",
+            "pipe",
+            "--sizes",
+            "64K",
+            "--runs",
+            "1",
+            "--warmup-runs=1",
+            "--duration",
+            "0.05",
+        ],
+        &["json", "csv", "svg", "html", "markdown"],
+    ),
+];
+
+/// Whether `text` looks like the `form` asked for.
+fn is_form(form: &str, text: &str) -> bool {
+    match form {
+        "json" => serde_json::from_str::<serde_json::Value>(text).is_ok(),
+        "csv" => text
+            .lines()
+            .next()
+            .is_some_and(|l| l.split(',').count() > 3),
+        "svg" => text.starts_with("<svg") && text.trim_end().ends_with("</svg>"),
+        "html" => text.starts_with("<!DOCTYPE html>"),
+        "markdown" => text.lines().any(|l| l.starts_with("| ")),
+        _ => false,
+    }
+}
+
+/// The audit of item 6: `--FORM -` puts the form, whole, on standard
+/// output and the table on stderr; no file named `-` appears; two
+/// results to standard output (`-` or `/dev/stdout`) are one line and
+/// status 2, before anything runs.
+#[test]
+fn every_result_option_takes_a_dash_and_two_dashes_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(EXE)
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    for (command, short, forms) in COMMANDS {
+        for form in forms {
+            let option = format!("--{form}");
+            let mut args = vec![command, &option, "-"];
+            args.extend(short);
+            let out = run(&args);
+            assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(is_form(form, &text), "{args:?} printed {text:.300}");
+            assert!(!stderr(&out).is_empty(), "{args:?}: no table on stderr");
+            assert!(
+                !dir.path().join("-").exists(),
+                "{args:?} wrote a file named -"
+            );
+        }
+        let last = format!("--{}", forms[forms.len() - 1]);
+        for stdout in ["-", "/dev/stdout"] {
+            let mut args = vec![command, "--json", "-", &last, stdout];
+            args.extend(short);
+            let out = run(&args);
+            assert_one_line_usage_error(&out, &["standard output"]);
+            assert!(out.stdout.is_empty(), "{args:?} ran");
+        }
+    }
+}
