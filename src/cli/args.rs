@@ -25,7 +25,8 @@ use pipespeed::bench::scan::Scan;
 #[command(
     after_help = "With no command, runs `pipespeed bench`, and takes its options: `pipespeed \
                   --json r.json` is `pipespeed bench --json r.json` (`pipespeed bench --help` \
-                  lists them).\n\nExit status: 0 success, 1 error, 2 bad usage, 3 not possible \
+                  lists them).\n\nSizes: K, M, G, T and KiB, MiB, GiB, TiB are powers of 1024, KB, MB, GB, \
+                  TB powers of 1000 (GNU's rule; pv keeps pv's).\n\nExit status: 0 success, 1 error, 2 bad usage, 3 not possible \
                   on this machine (huge pages not granted, vmsplice refused)."
 )]
 pub struct Cli {
