@@ -908,4 +908,19 @@ fn two_forms_go_to_two_places_and_an_input_is_never_an_output() {
         3,
         "only base, new and the link"
     );
+    // A comparison that fails (a file that is no result) leaves an older
+    // result file as it was.
+    let old = dir.path().join("old.md");
+    std::fs::write(&old, "old").unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "not json").unwrap();
+    let out = pipespeed(&[
+        "compare",
+        b,
+        bad.to_str().unwrap(),
+        "--markdown",
+        old.to_str().unwrap(),
+    ]);
+    assert_one_line_error(&out, 1, &["bad.json"]);
+    assert_eq!(std::fs::read_to_string(&old).unwrap(), "old");
 }
