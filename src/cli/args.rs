@@ -23,11 +23,10 @@ use pipespeed::bench::scan::Scan;
     override_usage = "pipespeed [BENCH OPTIONS]\n       pipespeed <COMMAND>"
 )]
 #[command(
-    after_help = "With no command, runs `pipespeed bench`, and takes its options: `pipespeed \
-                  --json r.json` is `pipespeed bench --json r.json` (`pipespeed bench --help` \
-                  lists them).\n\nSizes: K, M, G, T and KiB, MiB, GiB, TiB are powers of 1024, KB, MB, GB, \
-                  TB powers of 1000 (GNU's rule; pv keeps pv's).\n\nExit status: 0 success, 1 error, 2 bad usage, 3 not possible \
-                  on this machine (huge pages not granted, vmsplice refused)."
+    after_help = "With no command, runs bench, taking its options (`pipespeed bench --help`).\n\n\
+                  Sizes: K, M, G, T, KiB, MiB... are powers of 1024; KB, MB, GB, TB of 1000 \
+                  (GNU's rule; pv keeps pv's).\n\nExit status: 0 success, 1 error, 2 bad usage, 3 \
+                  not possible on this machine (huge pages not granted, vmsplice refused)."
 )]
 pub struct Cli {
     /// What to do.
