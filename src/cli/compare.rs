@@ -35,9 +35,9 @@ pub struct CompareArgs {
     /// The reference result (a --json file of bench, latency, contend or ipc).
     #[arg(value_name = "BASE")]
     pub base: PathBuf,
-    /// The result judged against it, from the same command. (Optional to
-    /// clap only: a value of --markdown or --lkml may be it, see
-    /// [`settle`].)
+    // Optional to clap only: a value of --markdown or --lkml may be it
+    // (`settle`); `run` refuses a comparison without it.
+    /// The result judged against it, from the same command.
     #[arg(value_name = "NEW")]
     pub new: Option<PathBuf>,
     /// Write the comparison as GitHub-flavoured Markdown, for a pull
