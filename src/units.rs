@@ -1,5 +1,10 @@
-//! Sizes as people type them (`256K`, `1M`, `10G`) and as the blog prints
-//! them (`256KiB`, `12.7GiB/s`).
+//! Sizes as people type them (`256K`, `1M`, `10G`, `10GB`) and as the blog
+//! prints them (`256KiB`, `12.7GiB/s`).
+//!
+//! The one rule of pipespeed's own size options is GNU's (`head -c`,
+//! `dd`, `truncate`): `K`, `M`, `G`, `T` and `KiB`, `MiB`, `GiB`, `TiB`
+//! are powers of 1024, `KB`, `MB`, `GB`, `TB` powers of 1000; see
+//! [`parse_size`]. pv and cat keep their own tools' rules.
 
 use std::fmt;
 
@@ -32,7 +37,10 @@ pub enum ParseSizeError {
     #[error("'{0}' is not a size (give a number with an optional K, M, G or T suffix, e.g. 256K)")]
     NotANumber(String),
     /// The number is followed by something that is not a known suffix.
-    #[error("unknown size suffix '{suffix}' in '{text}' (use K, M, G or T, e.g. 256K, 1M, 10G)")]
+    #[error(
+        "unknown size suffix '{suffix}' in '{text}' (use K, M, G or T, or KiB, MiB, GiB or TiB, \
+         for 1024^n, e.g. 256K, 1M; KB, MB, GB or TB for 1000^n, e.g. 10GB for 1000^3)"
+    )]
     BadSuffix {
         /// The whole text.
         text: String,
@@ -44,10 +52,19 @@ pub enum ParseSizeError {
     Overflow(String),
 }
 
-/// Parses a byte count: a decimal number with an optional binary suffix
-/// `K`, `M`, `G` or `T` (powers of 1024, as in the blog's programs and in
-/// pv), optionally followed by `iB` or `B`, case-insensitive: `4096`,
-/// `256K`, `1M`, `10GiB`.
+/// Parses a byte count as GNU's tools do (`head -c`, `dd`): a decimal
+/// number with an optional suffix, its letters in any case:
+///
+/// | suffix | factor |
+/// | --- | --- |
+/// | none, `B` | 1 |
+/// | `K`, `M`, `G`, `T` | 1024, 1024^2, 1024^3, 1024^4 (the blog's and pv's `K`) |
+/// | `KiB`, `MiB`, `GiB`, `TiB` | the same powers of 1024 |
+/// | `KB`, `MB`, `GB`, `TB` | 1000, 1000^2, 1000^3, 1000^4 (SI, as GNU) |
+///
+/// So `256K` and `256KiB` are 262144 bytes, `10GB` 10^10, and what
+/// [`Size`] prints (`256KiB`, `1000B`) reads back as the same number.
+/// Before this rule `KB` was taken as KiB, silently.
 pub fn parse_size(text: &str) -> Result<u64, ParseSizeError> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
@@ -63,21 +80,29 @@ pub fn parse_size(text: &str) -> Result<u64, ParseSizeError> {
         .parse()
         .map_err(|_| ParseSizeError::Overflow(text.to_string()))?;
     let suffix = &trimmed[digits_end..];
-    let shift = match suffix.to_ascii_uppercase().as_str() {
-        "" | "B" => 0,
-        "K" | "KB" | "KIB" => 10,
-        "M" | "MB" | "MIB" => 20,
-        "G" | "GB" | "GIB" => 30,
-        "T" | "TB" | "TIB" => 40,
-        _ => {
-            return Err(ParseSizeError::BadSuffix {
-                text: text.to_string(),
-                suffix: suffix.to_string(),
-            });
-        }
+    let bad = || ParseSizeError::BadSuffix {
+        text: text.to_string(),
+        suffix: suffix.to_string(),
+    };
+    let upper = suffix.to_ascii_uppercase();
+    let mut chars = upper.chars();
+    let power = match chars.next() {
+        None => return Ok(number),
+        Some('B') if chars.as_str().is_empty() => return Ok(number),
+        Some('K') => 1,
+        Some('M') => 2,
+        Some('G') => 3,
+        Some('T') => 4,
+        Some(_) => return Err(bad()),
+    };
+    let rest = chars.as_str();
+    let base: u64 = match rest {
+        "" | "IB" => 1024,
+        "B" => 1000,
+        _ => return Err(bad()),
     };
     number
-        .checked_mul(1 << shift)
+        .checked_mul(base.pow(power))
         .ok_or_else(|| ParseSizeError::Overflow(text.to_string()))
 }
 
@@ -145,11 +170,43 @@ mod tests {
         assert_eq!(parse_size("0"), Ok(0));
     }
 
+    /// GNU's rule (`head -c`, `dd`): a bare letter and `iB` are powers
+    /// of 1024, `B` after the letter powers of 1000.
+    #[test]
+    fn kb_is_a_thousand_bytes_and_k_and_kib_are_1024_as_gnu_s() {
+        assert_eq!(parse_size("10GB"), Ok(10_000_000_000));
+        assert_eq!(parse_size("10gb"), Ok(10_000_000_000));
+        assert_eq!(parse_size("1KB"), Ok(1000));
+        assert_eq!(parse_size("1kB"), Ok(1000));
+        assert_eq!(parse_size("64KB"), Ok(64_000));
+        assert_eq!(parse_size("1MB"), Ok(1_000_000));
+        assert_eq!(parse_size("2TB"), Ok(2_000_000_000_000));
+        assert_eq!(parse_size("1KiB"), Ok(KIB));
+        assert_eq!(parse_size("1K"), Ok(KIB));
+        assert_eq!(parse_size("1MiB"), Ok(MIB));
+        assert_eq!(parse_size("1000B"), Ok(1000));
+        // What Size prints reads back as the same number.
+        for n in [1, 1000, 4096, 256 * KIB, 3 * MIB / 2, 10 * GIB, 2 << 40] {
+            assert_eq!(parse_size(&Size(n).to_string()), Ok(n));
+        }
+        assert!(matches!(
+            parse_size("18446744073709552KB"),
+            Err(ParseSizeError::Overflow(_))
+        ));
+    }
+
     #[test]
     fn rejects_bad_sizes_with_a_hint() {
         let err = parse_size("12Q").unwrap_err();
         assert!(matches!(err, ParseSizeError::BadSuffix { .. }));
         assert!(err.to_string().contains("'Q'"), "{err}");
+        assert!(err.to_string().contains("GB for 1000^3"), "{err}");
+        for bad in ["1\u{e9}", "1K\u{e9}", "1KBB", "1KI", "1BK"] {
+            assert!(
+                matches!(parse_size(bad), Err(ParseSizeError::BadSuffix { .. })),
+                "{bad}"
+            );
+        }
         assert!(matches!(parse_size(""), Err(ParseSizeError::Empty)));
         assert!(matches!(
             parse_size("K"),

@@ -802,3 +802,127 @@ fn files_of_an_older_format_are_still_compared_with_themselves_and_with_new_ones
         "{header}"
     );
 }
+
+/// `--markdown [FILE]` and `--lkml [FILE]`: with a FILE the form goes
+/// there (whole, as every result file) and the text table to stdout;
+/// with `-` or no value, the form to stdout as before; the spellings
+/// with the option before BASE NEW keep their meaning.
+#[test]
+fn markdown_and_lkml_take_a_file_or_standard_output() {
+    let base = Path::new(FIXTURES).join("latency-base.json");
+    let new = Path::new(FIXTURES).join("latency-new.json");
+    let (b, n) = (base.to_str().unwrap(), new.to_str().unwrap());
+    let text = stdout(&compare(&base, &new, &[]));
+    for form in ["--markdown", "--lkml"] {
+        let printed = compare(&base, &new, &[form]);
+        assert!(printed.status.success(), "{form}: {}", stderr(&printed));
+        let form_text = stdout(&printed);
+        assert_ne!(form_text, text, "{form}");
+        for args in [
+            &["compare", b, n, form, "-"][..],
+            &["compare", form, b, n],
+            &["compare", b, form, n],
+            &["compare", form, "-", b, n],
+        ] {
+            let out = pipespeed(args);
+            assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+            assert_eq!(stdout(&out), form_text, "{args:?}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("out");
+        let f = file.to_str().unwrap();
+        for args in [&["compare", b, n, form, f][..], &["compare", form, f, b, n]] {
+            let out = pipespeed(args);
+            assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+            assert_eq!(std::fs::read_to_string(&file).unwrap(), form_text);
+            assert_eq!(stdout(&out), text, "{args:?}: the table goes to stdout");
+            assert!(
+                stderr(&out).contains(&format!("wrote {f}")),
+                "{}",
+                stderr(&out)
+            );
+            std::fs::remove_file(&file).unwrap();
+        }
+    }
+}
+
+/// Both forms at once: each to its own file, or one of them to stdout;
+/// never two to stdout, never a file compare reads, and nothing written
+/// when the command is refused.
+#[test]
+fn two_forms_go_to_two_places_and_an_input_is_never_an_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base.json");
+    let new = dir.path().join("new.json");
+    std::fs::copy(Path::new(FIXTURES).join("bench-base.json"), &base).unwrap();
+    std::fs::copy(Path::new(FIXTURES).join("bench-new.json"), &new).unwrap();
+    let (b, n) = (base.to_str().unwrap(), new.to_str().unwrap());
+    let md = dir.path().join("c.md");
+    let out = pipespeed(&[
+        "compare",
+        b,
+        n,
+        "--markdown",
+        md.to_str().unwrap(),
+        "--lkml",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("pipespeed compare --lkml"),
+        "{}",
+        stdout(&out)
+    );
+    let printed = stdout(&pipespeed(&["compare", b, n, "--markdown"]));
+    assert_eq!(std::fs::read_to_string(&md).unwrap(), printed);
+    std::fs::remove_file(&md).unwrap();
+    let before = std::fs::read(&base).unwrap();
+    let link = dir.path().join("link.json");
+    std::fs::hard_link(&base, &link).unwrap();
+    for (args, needles) in [
+        (
+            vec!["compare", b, n, "--markdown", "--lkml"],
+            &["standard output"][..],
+        ),
+        (
+            vec!["compare", b, n, "--markdown", "-", "--lkml", "/dev/stdout"],
+            &["standard output"],
+        ),
+        (vec!["compare", b, n, "--markdown", b], &[b, "input"]),
+        (vec!["compare", b, n, "--lkml", n], &[n, "input"]),
+        (
+            vec!["compare", b, n, "--lkml", link.to_str().unwrap()],
+            &["link.json", "input"],
+        ),
+        (
+            vec!["compare", "--markdown", "a.md", "--lkml", "b.txt", b],
+            &["NEW"],
+        ),
+    ] {
+        assert_one_line_error(&pipespeed(&args), 2, needles);
+    }
+    assert_eq!(
+        std::fs::read(&base).unwrap(),
+        before,
+        "an input was written"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        3,
+        "only base, new and the link"
+    );
+    // A comparison that fails (a file that is no result) leaves an older
+    // result file as it was.
+    let old = dir.path().join("old.md");
+    std::fs::write(&old, "old").unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "not json").unwrap();
+    let out = pipespeed(&[
+        "compare",
+        b,
+        bad.to_str().unwrap(),
+        "--markdown",
+        old.to_str().unwrap(),
+    ]);
+    assert_one_line_error(&out, 1, &["bad.json"]);
+    assert_eq!(std::fs::read_to_string(&old).unwrap(), "old");
+}

@@ -521,3 +521,50 @@ fn cpu_numbers_past_the_affinity_mask_are_bad_usage() {
         );
     }
 }
+
+/// One rule of suffixes for pipespeed's own sizes, GNU's (`head -c`):
+/// `K`, `KiB` 1024, `KB` 1000; `write --bytes` writes exactly that many.
+#[test]
+fn kb_is_1000_bytes_and_k_and_kib_1024_in_write_and_read() {
+    for (bytes, n) in [
+        ("10KB", 10_000),
+        ("10kB", 10_000),
+        ("10K", 10_240),
+        ("10KiB", 10_240),
+        ("1MB", 1_000_000),
+        ("1000B", 1000),
+    ] {
+        let out = Command::new(EXE)
+            .args(["write", "--bytes", bytes])
+            .stdout(Stdio::piped())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{bytes}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.stdout.len(), n, "write --bytes {bytes}");
+        let mut read = Command::new(EXE)
+            .args(["read", "--json", "--bytes", bytes])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        let mut stdin = read.stdin.take().unwrap();
+        let _ = stdin.write_all(&vec![0u8; n + 4096]);
+        drop(stdin);
+        let out = read.wait_with_output().unwrap();
+        let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(result["bytes"], n as u64, "read --bytes {bytes}: {result}");
+    }
+    let out = Command::new(EXE)
+        .args(["write", "--bytes", "10Q"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("KB, MB, GB or TB"), "{err}");
+}

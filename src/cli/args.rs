@@ -18,16 +18,24 @@ use pipespeed::bench::scan::Scan;
     name = "pipespeed",
     version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("PIPESPEED_GIT_COMMIT"), ")"),
     about,
-    long_about = None
+    long_about = None,
+    args_conflicts_with_subcommands = true,
+    override_usage = "pipespeed [BENCH OPTIONS]\n       pipespeed <COMMAND>"
 )]
 #[command(
-    after_help = "Exit status: 0 success, 1 error, 2 bad usage, 3 not possible on this machine \
-                        (huge pages not granted, vmsplice refused)."
+    after_help = "With no command, runs bench, taking its options (`pipespeed bench --help`).\n\n\
+                  Sizes: K, M, G, T, KiB, MiB... are powers of 1024; KB, MB, GB, TB of 1000 \
+                  (GNU's rule; pv keeps pv's).\n\nExit status: 0 success, 1 error, 2 bad usage, 3 \
+                  not possible on this machine (huge pages not granted, vmsplice refused)."
 )]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// bench's options, for `pipespeed` with no command (hidden from the
+    /// top-level help by `main::cli_command`: `bench --help` has them).
+    #[command(flatten)]
+    pub bench: BenchArgs,
 }
 
 /// The subcommands.

@@ -16,11 +16,10 @@ mod pv;
 use std::io;
 use std::process::ExitCode;
 
-use clap::Parser;
 use pipespeed::bench::core::{EXIT_UNSUPPORTED, RunError};
 use pipespeed::sys::inherited::{self, Stdio};
 
-use args::{BenchArgs, Cli, Command};
+use args::{Cli, Command};
 
 /// Exit status for bad usage (as clap and GNU tools use).
 const EXIT_USAGE: u8 = 2;
@@ -69,7 +68,7 @@ fn main() -> ExitCode {
         return code;
     }
     let result = match cli.command {
-        None => bench::run(default_bench_args()),
+        None => bench::run(cli.bench),
         Some(Command::Bench(args)) => bench::run(args),
         Some(Command::Write(args)) => ends::write(args),
         Some(Command::Read(args)) => ends::read(args),
@@ -93,7 +92,7 @@ fn main() -> ExitCode {
 /// The command line, parsed; `--version` (long) names the build, `-V`
 /// prints one line.
 fn parse(argv: &[std::ffi::OsString]) -> Result<Cli, clap::Error> {
-    use clap::{CommandFactory, FromArgMatches};
+    use clap::FromArgMatches;
     let info = pipespeed::build_info::BuildInfo::current();
     let long = format!(
         "{}
@@ -101,21 +100,28 @@ fn parse(argv: &[std::ffi::OsString]) -> Result<Cli, clap::Error> {
         info.version,
         info.lines().trim_end()
     );
-    let mut matches = Cli::command()
+    let mut matches = cli_command()
         .long_version(long)
         .try_get_matches_from(argv)?;
-    Cli::from_arg_matches_mut(&mut matches)
+    let compare = matches.subcommand_matches("compare").cloned();
+    let mut cli = Cli::from_arg_matches_mut(&mut matches)?;
+    if let (Some(m), Some(Command::Compare(args))) = (compare, &mut cli.command) {
+        compare::settle(&m, args)
+            .map_err(|e| clap::Error::raw(clap::error::ErrorKind::MissingRequiredArgument, e))?;
+    }
+    Ok(cli)
 }
 
-/// `pipespeed bench` with every default, as `pipespeed` alone runs it:
-/// the defaults of the command line, so the two never differ.
-fn default_bench_args() -> BenchArgs {
-    match Cli::try_parse_from(["pipespeed", "bench"]) {
-        Ok(Cli {
-            command: Some(Command::Bench(args)),
-        }) => args,
-        _ => unreachable!("`pipespeed bench` parses"),
-    }
+/// The command line's definition: [`Cli`], with bench's options, which
+/// `pipespeed` alone takes, out of the top-level help (a page of them
+/// under the commands; `pipespeed bench --help` lists them, and the help
+/// says so).
+fn cli_command() -> clap::Command {
+    use clap::CommandFactory;
+    Cli::command().mut_args(|arg| match arg.get_id().as_str() {
+        "help" | "version" => arg,
+        _ => arg.hide(true),
+    })
 }
 
 /// `pipespeed worker SPEC`: a child process of one of our measurements.
@@ -314,7 +320,14 @@ mod tests {
 
     #[test]
     fn pipespeed_alone_is_bench_with_its_defaults() {
-        let args = default_bench_args();
+        let parsed = |args: &[&str]| parse(&args.iter().map(Into::into).collect::<Vec<_>>());
+        let Ok(Cli {
+            command: None,
+            bench: args,
+        }) = parsed(&["pipespeed"])
+        else {
+            panic!("`pipespeed` parses as no command")
+        };
         assert_eq!(
             (args.runs, args.min_runs, args.max_runs),
             (None, None, None)
@@ -322,6 +335,14 @@ mod tests {
         assert_eq!(args.placement_runs, 3);
         assert_eq!(args.buf_size, 256 * 1024);
         assert!((args.run_seconds - 0.4).abs() < 1e-9);
+        let Ok(Cli {
+            command: Some(Command::Bench(bench)),
+            ..
+        }) = parsed(&["pipespeed", "bench"])
+        else {
+            panic!("`pipespeed bench` parses")
+        };
+        assert_eq!(format!("{args:?}"), format!("{bench:?}"));
     }
 
     #[test]

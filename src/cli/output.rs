@@ -194,6 +194,33 @@ pub fn check_outputs<'a>(
     Ok(())
 }
 
+/// Refuses, before anything is written, a result path that names a file
+/// the command reads (`inputs`, however spelt: a hard link, `./`):
+/// `compare BASE NEW --markdown BASE` would replace BASE with its own
+/// comparison. Standard output, FIFOs and devices are never refused.
+pub fn check_not_inputs<'a>(
+    inputs: &[&Path],
+    outputs: impl IntoIterator<Item = &'a Option<PathBuf>>,
+) -> anyhow::Result<()> {
+    for path in outputs.into_iter().flatten() {
+        if is_stdout(path) {
+            continue;
+        }
+        let Some(key @ FileKey::File(..)) = file_key(path) else {
+            continue;
+        };
+        if let Some(input) = inputs.iter().find(|i| file_key(i).as_ref() == Some(&key)) {
+            return Err(crate::UsageError(format!(
+                "cannot write {}: it is the input {} (give the result another file)",
+                path.display(),
+                input.display()
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
 /// What makes two result paths one file: a regular file's device and
 /// inode (hard links and other spellings included), or, for a file not
 /// there yet, its directory's device and inode and its name. Devices and

@@ -9,7 +9,50 @@ use clap::{ArgAction, Args};
 use pipespeed::pv::display::{MAX_COLUMNS, MAX_SECONDS, MIN_INTERVAL};
 use pipespeed::pv::format::MAX_LAST_WRITTEN;
 
-use crate::args::size;
+/// pv's sizes (`-s`, `-L`, `-B`, `-Z`), by pv 1.12's rule
+/// (`pv_getnum_check` and `pv_getnum_size` in its src/pv/number.c), not
+/// by pipespeed's: spaces or tabs, digits, an optional fraction after
+/// `.` or `,` (its first four digits count), then optionally spaces or
+/// tabs and one letter `K`, `M`, `G` or `T` in either case, a power of
+/// 1024. `1.5K` is 1536; `1KB`, `1KiB`, `1e3` are refused, as pv 1.12
+/// refuses them ("numeric value not understood").
+fn size(text: &str) -> Result<u64, String> {
+    let refused = || {
+        format!(
+            "'{text}' is not a size as pv 1.12 takes it: a number, a fraction allowed (1.5K), \
+             with an optional K, M, G or T (powers of 1024; no KB or KiB)"
+        )
+    };
+    let too_large = || format!("'{text}' is too large");
+    let rest = text.trim_start_matches([' ', '\t']);
+    let digits = |s: &str| s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let whole_end = digits(rest);
+    if whole_end == 0 {
+        return Err(refused());
+    }
+    let (whole, rest) = rest.split_at(whole_end);
+    let (fraction, rest) = match rest.strip_prefix(['.', ',']) {
+        Some(after) => after.split_at(digits(after)),
+        None => ("", rest),
+    };
+    let shift = match rest.trim_start_matches([' ', '\t']) {
+        _ if rest.is_empty() => 0,
+        "k" | "K" => 10,
+        "m" | "M" => 20,
+        "g" | "G" => 30,
+        "t" | "T" => 40,
+        _ => return Err(refused()),
+    };
+    let whole: u64 = whole.parse().map_err(|_| too_large())?;
+    // pv counts four digits of the fraction and drops the rest.
+    let fraction = &fraction[..fraction.len().min(4)];
+    let divisor = 10u64.pow(fraction.len() as u32);
+    let fraction: u64 = fraction.parse().unwrap_or(0);
+    let scaled = |n: u64| n.checked_mul(1 << shift).ok_or_else(too_large);
+    scaled(whole)?
+        .checked_add(scaled(fraction)? / divisor)
+        .ok_or_else(too_large)
+}
 
 /// pv's `-D`, `-m`: a number of seconds from 0 to [`MAX_SECONDS`], as pv
 /// takes it (not the range of the measuring commands' durations).
@@ -108,8 +151,10 @@ fn extra(text: &str) -> Result<(bool, bool), String> {
     file (or -d's process) could not be opened or the -U store is not a regular file, 4 an \
     input was the output, 16 a read or write \
     failed, 32 stopped by SIGINT, SIGTERM or SIGHUP (the -P file and control socket removed), 64 the -B \
-    buffer could not be had. Bad usage: 2 as `pipespeed pv`, 64 as `pv`. A \
-    reader that goes away ends pv quietly with 0."
+    buffer could not be had. Bad usage: 64 when called as pv (a symbolic link), pv 1.12's \
+    status, for scripts written for pv; 2 as `pipespeed pv`, as every pipespeed command. A \
+    reader that goes away ends pv quietly with 0.\n\nSizes (-s, -L, -B, -Z) by pv 1.12's rule: \
+    a number, a fraction allowed (1.5K), and K, M, G or T, powers of 1024; no KB or KiB."
 )]
 pub struct PvArgs {
     /// Files to copy to stdout, in order (default and `-`: stdin).
