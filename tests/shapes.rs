@@ -53,7 +53,7 @@ fn pipespeed_alone_takes_bench_s_options() {
     with_bench.extend(&args);
     let bench = json(&pipespeed(&with_bench));
     for result in [&alone, &bench] {
-        assert_eq!(result["schema"], "pipespeed.bench/2");
+        assert_eq!(result["schema"], "pipespeed.bench/3");
         let rungs: Vec<&serde_json::Value> = result["rungs"]
             .as_array()
             .unwrap()

@@ -182,14 +182,15 @@ pub struct BenchArgs {
     /// perf_event_paranoid <= 1).
     #[arg(long)]
     pub profile: bool,
-    /// Write the chart (SVG) to FILE.
+    /// Write the chart (SVG) to FILE (- for standard output).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
-    /// Write the table as GitHub-flavoured Markdown to FILE.
+    /// Write the table as GitHub-flavoured Markdown to FILE (- for
+    /// standard output).
     #[arg(long, value_name = "FILE", conflicts_with = "scan")]
     pub markdown: Option<PathBuf>,
     /// Write a self-contained HTML report (facts, chart, table, why each
-    /// rung is faster, profiles) to FILE.
+    /// rung is faster, profiles) to FILE (- for standard output).
     #[arg(long, value_name = "FILE", conflicts_with = "scan")]
     pub html: Option<PathBuf>,
     /// Run the ladder once per value of a setting and chart GiB/s against

@@ -98,13 +98,13 @@ pub struct ContendArgs {
     /// than 80% of it, and leaving 1 GiB) [default: 80].
     #[arg(long = "pressure-share", value_name = "PERCENT", value_parser = percent)]
     pub pressure_share: Option<f64>,
-    /// Write the result as JSON to FILE.
+    /// Write the result as JSON to FILE (- for standard output).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write one CSV row per run per cell to FILE.
+    /// Write one CSV row per run per cell to FILE (- for standard output).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Write a chart of writes/s per cell to FILE (SVG).
+    /// Write a chart of writes/s per cell to FILE (SVG; - for standard output).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
 }

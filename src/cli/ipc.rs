@@ -90,19 +90,19 @@ pub struct IpcArgs {
     /// 10%; at most 10 a row and 3 s in all; N at most 1000].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub warmup_runs: Option<u64>,
-    /// Write the results as JSON to FILE (`-`: stdout).
+    /// Write the results as JSON to FILE (- for standard output).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write one CSV row per run to FILE.
+    /// Write one CSV row per run to FILE (- for standard output).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Write the charts, one per metric, to FILE (SVG).
+    /// Write the charts, one per metric, to FILE (SVG; - for standard output).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
-    /// Write a self-contained HTML report to FILE.
+    /// Write a self-contained HTML report to FILE (- for standard output).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Write the tables as Markdown to FILE.
+    /// Write the tables as Markdown to FILE (- for standard output).
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
 }

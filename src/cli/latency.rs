@@ -86,13 +86,13 @@ pub struct LatencyArgs {
     /// Check every byte of every message (first and last are always checked).
     #[arg(long)]
     pub verify: bool,
-    /// Write the results as JSON to FILE.
+    /// Write the results as JSON to FILE (- for standard output).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write one CSV row per run and size to FILE.
+    /// Write one CSV row per run and size to FILE (- for standard output).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Write a chart of the percentiles per size to FILE (SVG).
+    /// Write a chart of the percentiles per size to FILE (SVG; - for standard output).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
     /// Warm-up runs of every row: exactly N [default: warm-ups for half a
