@@ -133,7 +133,7 @@ fn placement_noise_and_copies_appear_as_the_table_says_them() {
     let placement = &html[html.find("<p id=\"placement-check\">").unwrap()..];
     assert!(
         placement.contains(
-            "write-read same-cpu 9.00 GiB/s +-14% noisy, different-cpu 3.00 GiB/s +-8.3%, unpinned 5.50 GiB/s +-23% noisy"
+            "write-read same-cpu 9.00 GiB/s (+-14% noisy), different-cpu 3.00 GiB/s (+-8.3%), unpinned 5.50 GiB/s (+-23% noisy)"
         ),
         "{placement}"
     );

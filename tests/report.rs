@@ -67,7 +67,7 @@ fn text_table_snapshot() {
     let text = String::from_utf8(Text { explain: false }.export(&result).unwrap()).unwrap();
     let expected = "\
 pipespeed 0.1.0: Linux 6.18.0 on Test CPU (2 CPUs online), THP never, pipe-max-size 1MiB
-writer on CPU 0, reader on CPU 1; 2 runs per rung after a warm-up, in shuffled order (seed 3)
+writer on CPU 0, reader on CPU 1; 2 runs per rung after a warm-up, shuffled (seed 3)
 
 baseline: write-read 1.50 GiB/s, the ends on two CPUs
 fastest:  write-read 1.50 GiB/s, 1.0x the baseline
@@ -85,8 +85,8 @@ copy) or of splice-limit's (rungs that do not). spread: the 95% interval of the 
 over the baseline, write-read different-cpu (1.50 GiB/s), the fastest placement it was measured in.
 
 noisy: 1 of 1 rows (write-read) spread more than +-10% or 1.25x from slowest to fastest run: their
-  medians may be off by as much as their spread column says.
-  each row's runs and causes: --explain, and the JSON.
+  medians may be off by as much as their spread says (each row's runs and causes: --explain, and the
+  JSON).
 ";
     assert_eq!(text, expected);
 }

@@ -121,7 +121,7 @@ impl Exporter<LadderResult> for Text {
             Size(s.pipe_max_size_bytes as u64)
         );
         let how = format!(
-            "{}; {} after a warm-up, in shuffled order (seed {}){}",
+            "{}; {} after a warm-up, shuffled (seed {}){}",
             placement_words(result),
             runs_words(result),
             result.seed,
@@ -250,8 +250,9 @@ pub(super) fn placement_words(result: &LadderResult) -> String {
         .or(other);
     match alternative {
         Some(alternative) => format!(
-            "{}; the rungs that block also {} (the ends column: where each row's faster ran)",
-            result.placement, alternative
+            "{}, and for the rungs that block also {} (ends: the faster)",
+            result.placement,
+            alternative.to_string().replace("writer and reader ", "")
         ),
         None => result.placement.to_string(),
     }
@@ -288,7 +289,7 @@ pub(super) fn noise_rows(result: &LadderResult) -> Vec<(String, &crate::bench::c
 pub(super) fn runs_words(result: &LadderResult) -> String {
     if result.max_runs > result.runs {
         format!(
-            "{} to {} runs per rung (runs added while a rung is noisy)",
+            "{} to {} runs per rung (more while noisy)",
             result.runs, result.max_runs
         )
     } else {
@@ -328,7 +329,7 @@ pub(super) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck)
     let mut rows = Vec::new();
     for row in &check.rows {
         rows.push(match (row.median(), &row.reason) {
-            (Some(m), _) => format!("{} {m:.2} GiB/s {}", row.kind, spread_cell(&row.gib_s)),
+            (Some(m), _) => format!("{} {m:.2} GiB/s ({})", row.kind, spread_cell(&row.gib_s)),
             (None, Some(why)) => format!("{} {}: {why}", row.kind, status_word(row.status)),
             (None, None) => format!("{} no runs", row.kind),
         });
@@ -337,7 +338,7 @@ pub(super) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck)
     match (check.factor(), check.best(), check.worst()) {
         (Some(factor), Some(best), Some(worst)) => {
             text += &format!(
-                ": placement alone changes it {factor:.1}x ({} best, {} worst).",
+                "; placement alone changes it {factor:.1}x ({} best, {} worst).",
                 best.kind, worst.kind
             );
         }
@@ -404,11 +405,25 @@ pub(super) fn wrap_paragraph(text: &str, width: usize) -> String {
         .join("\n")
 }
 
-/// `text` wrapped to `width`, its continuation lines indented by
-/// `indent` spaces (under the verdict's values).
+/// `text` in lines of at most `width` characters, its continuation lines
+/// indented by `indent` spaces (under the verdict's values).
 pub(super) fn wrap_hanging(text: &str, width: usize, indent: usize) -> String {
-    let pad = " ".repeat(indent);
-    wrap(text, width.saturating_sub(indent)).replace('\n', &format!("\n{pad}"))
+    let mut out = String::new();
+    let mut line = 0;
+    for word in text.split(' ') {
+        let len = word.chars().count();
+        if line > indent && line + 1 + len > width {
+            out.push('\n');
+            out.push_str(&" ".repeat(indent));
+            line = indent;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out += word;
+        line += len;
+    }
+    out
 }
 
 /// `text` broken into lines of at most `width` characters, at spaces.

@@ -63,7 +63,8 @@ pub fn noise_paragraph(rows: &[(String, &Series)]) -> Option<String> {
     advice.sort_by_key(|a| a.starts_with("take more runs"));
     let mut text = format!(
         "noisy: {which} spread more than +-10% or 1.25x from slowest to fastest run: their \
-         medians may be off by as much as their spread column says."
+         medians may be off by as much as their spread says (each row's runs and causes: \
+         --explain, and the JSON)."
     );
     if !causes.is_empty() {
         text += &format!("\n  likely: {}.", causes.join("; "));
@@ -71,7 +72,6 @@ pub fn noise_paragraph(rows: &[(String, &Series)]) -> Option<String> {
     if !advice.is_empty() {
         text += &format!("\n  what to do: {}.", advice.join("; "));
     }
-    text += "\n  each row's runs and causes: --explain, and the JSON.";
     Some(text)
 }
 
