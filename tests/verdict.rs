@@ -297,3 +297,15 @@ fn every_verdict_is_three_to_six_lines() {
         assert!((3..=6).contains(&n), "{n}: {}", verdict(&result));
     }
 }
+
+#[test]
+fn the_markdown_leads_with_the_verdict_and_says_its_noise_once() {
+    use pipespeed::report::Markdown;
+    let md = String::from_utf8(Markdown.export(&loaded()).unwrap()).unwrap();
+    assert!(md.contains("\n- **baseline:** write-read 3.30 GiB/s, both ends on one CPU"), "{md}");
+    assert!(md.contains("\n- **trust:** measured under load"), "{md}");
+    assert!(md.find("- **baseline:**") < md.find("| rung |"), "{md}");
+    assert!(md.contains("| pipe | ends | median GiB/s |"), "{md}");
+    assert!(md.contains("| same-cpu |"), "{md}");
+    assert_eq!(md.matches("noisy: ").count(), 1, "{md}");
+}

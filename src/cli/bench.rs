@@ -279,8 +279,13 @@ fn runs(args: &BenchArgs) -> anyhow::Result<(usize, usize)> {
 /// On a VM a cross-CPU wake-up may cost more than the copy it wakes for,
 /// so a blocking pair can be several times faster on one CPU; each such
 /// rung then reports the faster of the two, and the other beside it.
+/// A scan runs every rung in the one placement, so that its points
+/// compare like with like (and a placement scan measures each placement).
 fn alternative(args: &BenchArgs, facts: &SystemFacts) -> Option<Placement> {
     let chosen = args.no_pin || args.placement.is_some() || !args.cpus.is_empty();
+    if args.scan.is_some() {
+        return None;
+    }
     match (chosen, Placement::default_for(facts)) {
         (false, Placement::Pinned { writer_cpu, .. }) => Some(Placement::Pinned {
             writer_cpu,

@@ -219,7 +219,7 @@ impl Exporter<LadderResult> for Text {
 /// The text table's descriptive cells: [`cells`] and the `ends` cell.
 const TEXT_CELLS: usize = 6;
 
-fn text_cells(r: &RungResult) -> [String; TEXT_CELLS] {
+pub(super) fn text_cells(r: &RungResult) -> [String; TEXT_CELLS] {
     let [rung, changes, copies, buffer, pipe] = cells(r);
     [rung, changes, copies, buffer, pipe, ends_cell(r)]
 }

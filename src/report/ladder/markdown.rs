@@ -5,8 +5,8 @@ use std::io;
 
 use super::super::{Exporter, Markdown};
 use super::{
-    FIGURE_HEADINGS, FIGURES, cells, figures, noise_line, noisy_lines, placement_paragraph,
-    runs_words,
+    FIGURE_HEADINGS, FIGURES, figures, noise_line, noise_paragraph, noise_rows,
+    placement_paragraph, placement_words, runs_words, text_cells,
 };
 use crate::bench::ladder::LadderResult;
 use crate::units::Size;
@@ -16,9 +16,9 @@ pub(in crate::report) fn md_cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
-/// The machine in a line, the table with the same columns as the text
-/// (a rung without figures says why across them), and the notes on noisy
-/// rungs and placement, as Markdown.
+/// The machine in a line, the verdict, the table with the same columns as
+/// the text (a rung without figures says why across them), the noise said
+/// once and the placement, as Markdown.
 impl Exporter<LadderResult> for Markdown {
     fn export(&self, result: &LadderResult) -> io::Result<Vec<u8>> {
         let s = &result.header.system;
@@ -30,22 +30,41 @@ impl Exporter<LadderResult> for Markdown {
             s.cpus_online,
             s.thp,
             Size(s.pipe_max_size_bytes as u64),
-            result.placement,
+            placement_words(result),
             runs_words(result)
         );
+        if let Some(verdict) = &result.verdict {
+            for line in &verdict.lines {
+                let (head, rest) = line.split_once(':').unwrap_or(("", line));
+                let _ = writeln!(out, "- **{head}:** {}", md_cell(rest.trim_start()));
+            }
+            out.push('\n');
+        }
         if result.header.interrupted {
             let _ = writeln!(out, "**{}**\n", super::super::INTERRUPTED);
         }
-        let heads = ["rung", "what it changes", "copies", "buffer", "pipe"];
+        let heads = [
+            "rung",
+            "what it changes",
+            "copies",
+            "buffer",
+            "pipe",
+            "ends",
+        ];
         let _ = writeln!(
             out,
             "| {} | {} |",
             heads.join(" | "),
             FIGURE_HEADINGS.join(" | ")
         );
-        let _ = writeln!(out, "|{}{}", ":---|".repeat(5), "---:|".repeat(FIGURES));
+        let _ = writeln!(
+            out,
+            "|{}{}",
+            ":---|".repeat(heads.len()),
+            "---:|".repeat(FIGURES)
+        );
         for r in &result.rungs {
-            let cells = cells(r).map(|c| md_cell(&c));
+            let cells = text_cells(r).map(|c| md_cell(&c));
             let tail = match figures(r) {
                 Ok(numbers) => numbers.map(|n| md_cell(&n)).join(" | "),
                 Err(note) => {
@@ -59,8 +78,8 @@ impl Exporter<LadderResult> for Markdown {
         if let Some(line) = noise_line(result) {
             let _ = writeln!(out, "\n{}.", md_cell(&line));
         }
-        for line in noisy_lines(result) {
-            let _ = writeln!(out, "\n{}", line.replace("\n  ", "<br>"));
+        if let Some(paragraph) = noise_paragraph(&noise_rows(result)) {
+            let _ = writeln!(out, "\n{}", paragraph.replace("\n  ", "<br>"));
         }
         if let Some(check) = &result.placement_check {
             let _ = writeln!(
