@@ -8,7 +8,7 @@ mod fixtures;
 
 use pipespeed::bench::core::Status;
 
-use fixtures::browser::{chromium_or_skip, inspect, render};
+use fixtures::browser::{chromium_or_skip, inspect, page_width, render};
 
 use pipespeed::bench::ladder::Rung;
 use pipespeed::report::Html;
@@ -294,4 +294,72 @@ fn every_export_of_an_interrupted_result_says_so() {
     contend.header.interrupted = true;
     let out = text(Text::default().export(&contend).unwrap());
     assert!(out.starts_with(INTERRUPTED), "{out}");
+}
+
+/// What `bench --profile` records as a profile's command: perf around
+/// each worker, whose argument is its description as one JSON word
+/// (src/bench/ladder/processes.rs), 700 characters without a space.
+fn long_command() -> String {
+    let side = |role: &str, cpu: u32| {
+        format!(
+            "/usr/bin/perf record -e cpu-clock -g -N -o /tmp/pipespeed-profile-Xa81Qz/{role}.data \
+             -- /tmp/pipespeed-profile-Xa81Qz/ps-{role} worker \
+             {{\"bytes\":4294967296,\"buf_size\":262144,\"pipe_size\":131072,\"method\":\
+             \"vmsplice\",\"huge_pages\":false,\"busy_loop\":false,\"verify\":false,\
+             \"warmup_bytes\":268435456,\"report\":\"json\",\"role\":\"{role}\",\"cpu\":{cpu},\
+             \"parent\":null}}"
+        )
+    };
+    format!("{} | {}", side("writer", 0), side("reader", 1))
+}
+
+/// The profiled page, with the long command line a real profile has.
+fn profiled_with_a_real_command() -> String {
+    let mut result = fixtures::ladder_profiled();
+    result.rungs[1].profile.as_mut().unwrap().command = Some(long_command());
+    html_report(&result).unwrap()
+}
+
+/// The profile says what was run in a line a reader takes in (the roles
+/// and their CPUs), the whole command line folded away under it.
+#[test]
+fn a_profile_command_is_shortened_with_the_whole_line_folded() {
+    let html = profiled_with_a_real_command();
+    let profile = &html[html.find("<h3 id=\"profile-write-read\">").unwrap()..];
+    let profile = &profile[..profile.find("</table>").unwrap()];
+    assert!(
+        profile.contains(
+            "<code>perf record -e cpu-clock -g</code> around the writer (CPU 0) and the \
+             reader (CPU 1)"
+        ),
+        "{profile}"
+    );
+    let folded = &profile[profile.find("<details").unwrap()..];
+    assert!(folded.starts_with("<details class=\"command\"><summary>the whole command line"));
+    assert!(folded.contains(&pipespeed::report::html::escape(&long_command())));
+    // Outside the fold, no line longer than the page holds.
+    let shown = &profile[..profile.find("<details").unwrap()];
+    assert!(!shown.contains("\"role\""), "{shown}");
+}
+
+/// At 1280 and at 800 pixels, the pages do not scroll sideways: the
+/// tables wrap or scroll inside themselves, the command lines wrap.
+#[test]
+fn the_pages_fit_the_window_in_chromium() {
+    let Some(chromium) = chromium_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let html = profiled_with_a_real_command();
+    for window in [1280, 800] {
+        let width = page_width(&chromium, dir.path(), "profiled", &html, window);
+        assert!(
+            width <= window,
+            "at {window} px the page is {width} px wide"
+        );
+    }
+    // The check can fail: a block 2000 pixels wide makes the page wider.
+    let wide = html.replace("</body>", "<div style=\"width:2000px\">wide</div></body>");
+    let width = page_width(&chromium, dir.path(), "wide", &wide, 1280);
+    assert!(width >= 2000, "a 2000-px block measured {width} px");
 }

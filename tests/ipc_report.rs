@@ -627,6 +627,16 @@ fn chromium_renders_the_page_without_console_messages() {
     assert_eq!((width, height), (1200, 1600));
     // The throughput chart's bars, at least, are on the first screen.
     assert!(bar > 5_000, "only {bar} pixels of bar colour: no chart?");
+    // Nothing makes the page scroll sideways, at 1280 or 800 pixels (a
+    // wide table scrolls inside itself).
+    for window in [1280, 800] {
+        let html = export(&Html, &fixture());
+        let width = fixtures::browser::page_width(&chromium, dir.path(), "ipc", &html, window);
+        assert!(
+            width <= window,
+            "at {window} px the page is {width} px wide"
+        );
+    }
 }
 
 /// A `pipespeed.ipc/1` document (tests/fixtures/ipc/v1.json, written by
