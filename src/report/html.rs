@@ -43,7 +43,7 @@ h1{font-size:1.6rem}h2{margin-top:2rem;border-bottom:1px solid #ccc}\
 table{border-collapse:collapse;margin:1rem 0;font-size:.8rem;display:block;overflow-x:auto;\
 max-width:100%}\
 th,td{border:1px solid #ccc;padding:.2rem .4rem;text-align:left;vertical-align:top}\
-th{background:#f2f2f2}td:first-child{white-space:nowrap}#ladder td:nth-child(2){min-width:9rem}\
+th{background:#f2f2f2}td:first-child{white-space:nowrap}table[id^=ladder] td:nth-child(2){min-width:9rem}\
 td.num{text-align:right;font-variant-numeric:tabular-nums}\
 td.note{color:#666}tr.noisy td{background:#fff4e0}p.noisy{background:#fff4e0;padding:.3rem}dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem}\
 dt{font-weight:600}dd{margin:0}figure{margin:1rem 0}\
@@ -196,7 +196,7 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
         }
     );
     out += "<h2 id=\"results\">Results</h2>\n";
-    table(&mut out, &result.rungs);
+    ladder_table(&mut out, "ladder", &result.rungs);
     let _ = writeln!(
         out,
         "<p class=\"small\">{}</p>",
@@ -225,15 +225,17 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
     Ok(out)
 }
 
-/// The table: text.rs's columns, then the cost per GiB when measured.
-fn table(out: &mut String, rungs: &[RungResult]) {
+/// The ladder's table, with the HTML id `id` (`ladder`, or one per value
+/// of a scan): the text table's columns, then the cost per GiB when
+/// measured.
+pub(super) fn ladder_table(out: &mut String, id: &str, rungs: &[RungResult]) {
     let with_cost = rungs.iter().any(|r| r.cost.is_some());
     let mut header = vec!["rung", "what it changes", "copies", "buffer", "pipe"];
     header.extend(FIGURE_HEADINGS);
     if with_cost {
         header.extend(["user s/GiB", "system s/GiB", "switches/GiB", "faults/GiB"]);
     }
-    *out += "<table id=\"ladder\">\n<thead><tr>";
+    let _ = write!(out, "<table id=\"{}\">\n<thead><tr>", escape(id));
     for h in &header {
         let _ = write!(out, "<th>{}</th>", escape(h));
     }
