@@ -12,8 +12,8 @@ use pipespeed::bench::core::Status;
 use pipespeed::bench::ladder::Rung;
 use pipespeed::bench::scan::{ScanParam, ScanPoint, ScanResult};
 use pipespeed::report::svg::{
-    BAR_FILL, LIMIT_FILL, LIMIT_STROKE, WHISKER_STROKE, contend_svg, ladder_svg, latency_svg,
-    scan_result_svg, scan_svg,
+    BAR_FILL, LIMIT_FILL, LIMIT_STROKE, SERIES_STROKES, WHISKER_STROKE, contend_svg, ladder_svg,
+    latency_svg, scan_result_svg, scan_svg,
 };
 use roxmltree::{Document, Node};
 
@@ -153,7 +153,8 @@ fn latency_has_a_line_per_size_through_its_percentiles() {
     let result = fixtures::latency();
     let svg = latency_svg(&result).unwrap();
     let doc = parse(&svg);
-    assert_eq!(size(&doc), (900, 480));
+    // The plot, and a legend of two rows under it.
+    assert_eq!(size(&doc), (900, 480 + 10 + 2 * 20 + 6));
     for legend in ["1B messages", "4KiB messages", "64KiB messages"] {
         assert!(has_text(&doc, legend), "no legend {legend}");
     }
@@ -191,7 +192,8 @@ fn contend_has_one_bar_per_cell() {
 fn scan_has_a_line_per_rung_with_data_on_a_log2_axis() {
     let svg = scan_svg("buf-size", &fixtures::scan()).unwrap();
     let doc = parse(&svg);
-    assert_eq!(size(&doc), (900, 480));
+    // The plot, and a legend of three rows under it.
+    assert_eq!(size(&doc), (900, 480 + 10 + 3 * 20 + 6));
     for rung in Rung::ALL {
         let legend = texts(&doc).contains(&rung.name().to_string());
         let in_fixture = !matches!(rung, Rung::VmspliceSpliceHuge | Rung::SpliceLimit);
@@ -231,6 +233,94 @@ fn scan_refuses_nothing_to_chart() {
     let err = scan_svg("pipe-size", &[]).unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
     assert!(err.to_string().contains("pipe-size"), "{err}");
+}
+
+/// Whether an SVG colour is one of the figures': a bar, a whisker, the
+/// limit line, a series' line or dot (and a legend's swatch, which is
+/// drawn in its series' colour: a label over it is as bad).
+fn is_data(colour: &str) -> bool {
+    [BAR_FILL, LIMIT_FILL, WHISKER_STROKE, LIMIT_STROKE].contains(&colour)
+        || SERIES_STROKES.contains(&colour)
+}
+
+/// A scan whose fastest point is memcpy at the smallest value: top left,
+/// where the legend used to be drawn (issue 25).
+fn scan_with_memcpy_on_top() -> Vec<(u64, pipespeed::bench::ladder::LadderResult)> {
+    let mut points = fixtures::scan();
+    let smallest = points.iter_mut().min_by_key(|p| p.0).unwrap();
+    for r in &mut smallest.1.rungs {
+        if r.name == Rung::Memcpy {
+            r.gib_s = pipespeed::bench::core::Series::of(&[99.0, 100.0, 101.0]);
+        }
+    }
+    points
+}
+
+#[test]
+fn every_chart_stays_in_its_view_box_and_no_label_covers_a_figure() {
+    use fixtures::browser::check_layout;
+    let mut long_notes = fixtures::ladder();
+    for r in &mut long_notes.rungs {
+        r.speedup_vs_write_read = r.speedup_vs_write_read.map(|x| x * 1000.0);
+    }
+    let scan_result = |param, points: Vec<(u64, _)>| {
+        let points = points
+            .into_iter()
+            .map(|(value, result)| ScanPoint {
+                value,
+                label: String::new(),
+                result,
+            })
+            .collect();
+        ScanResult::new(fixtures::system(), param, points)
+    };
+    let placements: Vec<_> = fixtures::scan()
+        .into_iter()
+        .zip([3, 2, 1])
+        .map(|((_, result), value)| (value, result))
+        .collect();
+    let charts = [
+        ("ladder", ladder_svg(&fixtures::ladder()).unwrap()),
+        (
+            "checked ladder",
+            ladder_svg(&fixtures::ladder_checked()).unwrap(),
+        ),
+        ("ladder with long notes", ladder_svg(&long_notes).unwrap()),
+        ("latency", latency_svg(&fixtures::latency()).unwrap()),
+        ("contend", contend_svg(&fixtures::contend()).unwrap()),
+        ("scan", scan_svg("buf-size", &fixtures::scan()).unwrap()),
+        (
+            "scan, memcpy on top",
+            scan_svg("buf-size", &scan_with_memcpy_on_top()).unwrap(),
+        ),
+        (
+            "scan result",
+            scan_result_svg(&scan_result(ScanParam::BufSize, scan_with_memcpy_on_top())).unwrap(),
+        ),
+        (
+            "placement scan",
+            scan_result_svg(&scan_result(ScanParam::Placement, placements)).unwrap(),
+        ),
+    ];
+    for (name, svg) in &charts {
+        check_layout(name, svg, &is_data);
+    }
+}
+
+#[test]
+fn the_layout_check_catches_a_label_over_a_bar_and_one_off_the_chart() {
+    use fixtures::browser::check_layout;
+    let svg = ladder_svg(&fixtures::ladder()).unwrap();
+    // The first bar's note moved onto its bar; the title moved off.
+    let note = svg.find(">\n9.80 GiB/s").unwrap();
+    let start = svg[..note].rfind("<text x=\"").unwrap() + "<text x=\"".len();
+    let end = start + svg[start..].find('"').unwrap();
+    let over = format!("{}225{}", &svg[..start], &svg[end..]);
+    let caught = std::panic::catch_unwind(|| check_layout("moved note", &over, &is_data));
+    assert!(caught.is_err(), "a note over its bar was not caught");
+    let off = svg.replacen("<text x=\"", "<text x=\"-400", 1);
+    let caught = std::panic::catch_unwind(|| check_layout("moved title", &off, &is_data));
+    assert!(caught.is_err(), "a title off the chart was not caught");
 }
 
 #[test]

@@ -8,7 +8,7 @@ mod fixtures;
 
 use pipespeed::bench::core::Status;
 
-use fixtures::browser::{chromium_or_skip, inspect, render};
+use fixtures::browser::{chromium_or_skip, inspect, page_width, render};
 
 use pipespeed::bench::ladder::Rung;
 use pipespeed::report::Html;
@@ -304,4 +304,183 @@ fn every_export_of_an_interrupted_result_says_so() {
     contend.header.interrupted = true;
     let out = text(Text::default().export(&contend).unwrap());
     assert!(out.starts_with(INTERRUPTED), "{out}");
+}
+
+/// What `bench --profile` records as a profile's command: perf around
+/// each worker, whose argument is its description as one JSON word
+/// (src/bench/ladder/processes.rs), 700 characters without a space.
+fn long_command() -> String {
+    let side = |role: &str, cpu: u32| {
+        format!(
+            "/usr/bin/perf record -e cpu-clock -g -N -o /tmp/pipespeed-profile-Xa81Qz/{role}.data \
+             -- /tmp/pipespeed-profile-Xa81Qz/ps-{role} worker \
+             {{\"bytes\":4294967296,\"buf_size\":262144,\"pipe_size\":131072,\"method\":\
+             \"vmsplice\",\"huge_pages\":false,\"busy_loop\":false,\"verify\":false,\
+             \"warmup_bytes\":268435456,\"report\":\"json\",\"role\":\"{role}\",\"cpu\":{cpu},\
+             \"parent\":null}}"
+        )
+    };
+    format!("{} | {}", side("writer", 0), side("reader", 1))
+}
+
+/// The profiled page, with the long command line a real profile has.
+fn profiled_with_a_real_command() -> String {
+    let mut result = fixtures::ladder_profiled();
+    result.rungs[1].profile.as_mut().unwrap().command = Some(long_command());
+    html_report(&result).unwrap()
+}
+
+/// The profile says what was run in a line a reader takes in (the roles
+/// and their CPUs), the whole command line folded away under it.
+#[test]
+fn a_profile_command_is_shortened_with_the_whole_line_folded() {
+    let html = profiled_with_a_real_command();
+    let profile = &html[html.find("<h3 id=\"profile-write-read\">").unwrap()..];
+    let profile = &profile[..profile.find("</table>").unwrap()];
+    assert!(
+        profile.contains(
+            "<code>perf record -e cpu-clock -g</code> around the writer (CPU 0) and the \
+             reader (CPU 1)"
+        ),
+        "{profile}"
+    );
+    let folded = &profile[profile.find("<details").unwrap()..];
+    assert!(folded.starts_with("<details class=\"command\"><summary>the whole command line"));
+    assert!(folded.contains(&pipespeed::report::html::escape(&long_command())));
+    // Outside the fold, no line longer than the page holds.
+    let shown = &profile[..profile.find("<details").unwrap()];
+    assert!(!shown.contains("\"role\""), "{shown}");
+}
+
+/// At 1280 and at 800 pixels, the pages do not scroll sideways: the
+/// tables wrap or scroll inside themselves, the command lines wrap.
+#[test]
+fn the_pages_fit_the_window_in_chromium() {
+    let Some(chromium) = chromium_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let html = profiled_with_a_real_command();
+    for window in [1280, 800] {
+        let width = page_width(&chromium, dir.path(), "profiled", &html, window);
+        assert!(
+            width <= window,
+            "at {window} px the page is {width} px wide"
+        );
+    }
+    // The check can fail: a block 2000 pixels wide makes the page wider.
+    let wide = html.replace("</body>", "<div style=\"width:2000px\">wide</div></body>");
+    let width = page_width(&chromium, dir.path(), "wide", &wide, 1280);
+    assert!(width >= 2000, "a 2000-px block measured {width} px");
+}
+
+/// A scan of buf-size over three values (fixtures::scan, given from the
+/// largest value down), as `bench --scan` returns it.
+fn scan_result() -> pipespeed::bench::scan::ScanResult {
+    use pipespeed::bench::scan::{ScanParam, ScanPoint, ScanResult};
+    let points = fixtures::scan()
+        .into_iter()
+        .map(|(value, result)| ScanPoint {
+            value,
+            label: ScanParam::BufSize.label(value),
+            result,
+        })
+        .collect();
+    ScanResult::new(fixtures::system(), ScanParam::BufSize, points)
+}
+
+#[test]
+fn a_scan_in_markdown_has_its_medians_by_value_and_each_values_ladder() {
+    use pipespeed::report::{INTERRUPTED, Markdown};
+    let mut scan = scan_result();
+    let md = String::from_utf8(Markdown.export(&scan).unwrap()).unwrap();
+    fixtures::snapshot("scan.md", &md);
+    assert!(md.starts_with(
+        "pipespeed 0.1.0 on Linux 6.18.0, Test CPU @ 3.0GHz (2 CPUs), THP madvise, \
+         pipe-max-size 1MiB: the ladder once per value of buf-size: 1MiB, 256KiB, 64KiB.\n"
+    ));
+    assert!(md.contains("## Median GiB/s by buf-size (bold: the best of each rung)"));
+    assert!(md.contains("| rung | 1MiB | 256KiB | 64KiB |\n|:---|---:|---:|---:|\n"));
+    // tuned: 62 GiB/s at 64 KiB, scaled by 1.5 at 1 MiB, the best.
+    assert!(md.contains("| tuned | **93.00** | 77.50 | 62.00 |"), "{md}");
+    // busy failed at 256 KiB.
+    assert!(md.contains("| vmsplice-splice-huge-busy | **70.50** | - | 47.00 |"));
+    for value in ["1MiB", "256KiB", "64KiB"] {
+        assert!(md.contains(&format!("\n## buf-size {value}\n")), "{value}");
+    }
+    // Each value's ladder: its header and a row per rung.
+    assert_eq!(md.matches("| rung | what it changes |").count(), 3);
+    assert_eq!(md.matches("\n| tuned | ").count(), 1 + 3);
+    assert!(!md.contains(INTERRUPTED));
+    scan.header.interrupted = true;
+    let md = String::from_utf8(Markdown.export(&scan).unwrap()).unwrap();
+    assert!(md.contains(&format!("**{INTERRUPTED}**")), "{md}");
+}
+
+#[test]
+fn a_scans_page_has_facts_chart_medians_and_each_values_ladder() {
+    let scan = scan_result();
+    let html = String::from_utf8(Html.export(&scan).unwrap()).unwrap();
+    fixtures::snapshot("scan.html", &html);
+    let doc = roxmltree::Document::parse_with_options(
+        &html,
+        roxmltree::ParsingOptions {
+            allow_dtd: true,
+            ..Default::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("not well-formed: {e}"));
+    assert_eq!(doc.root_element().tag_name().name(), "html");
+    // Self-contained, as the ladder's page.
+    assert_eq!(html.matches(SVG_NAMESPACE).count(), 1);
+    let rest = html.replace(SVG_NAMESPACE, "").to_lowercase();
+    for needle in [
+        "http:", "https:", "src=", "href=", "url(", "<script", "<img",
+    ] {
+        assert!(!rest.contains(needle), "the page holds {needle:?}");
+    }
+    assert!(html.contains("<dd>Linux 6.18.0 #1 SMP (x86_64)</dd>"));
+    assert!(html.contains("<p>The ladder once per value of buf-size: 1MiB, 256KiB, 64KiB.</p>"));
+    assert!(html.contains("pipespeed bench --scan buf-size: median GiB/s per rung"));
+    let medians = &html[html.find("<table id=\"medians\">").unwrap()..];
+    let medians = &medians[..medians.find("</table>").unwrap()];
+    assert!(medians.contains("<th>rung</th><th>1MiB</th><th>256KiB</th><th>64KiB</th>"));
+    assert!(medians.contains(
+        "<tr><td>tuned</td><td class=\"num\"><strong>93.00</strong></td>\
+         <td class=\"num\">77.50</td><td class=\"num\">62.00</td></tr>"
+    ));
+    for (i, value) in ["1MiB", "256KiB", "64KiB"].iter().enumerate() {
+        let id = i + 1;
+        assert!(
+            html.contains(&format!("<h2 id=\"value-{id}\">buf-size {value}</h2>")),
+            "{value}"
+        );
+        let table = &html[html.find(&format!("<table id=\"ladder-{id}\">")).unwrap()..];
+        let table = &table[..table.find("</table>").unwrap()];
+        assert_eq!(table.matches("<tr").count(), 1 + 7, "{value}");
+        assert!(table.contains("<td>tuned</td>"));
+    }
+    assert!(html.contains("writer on CPU 0, reader on CPU 1; 3 runs per rung"));
+}
+
+#[test]
+fn chromium_renders_a_scans_page_within_the_window() {
+    let Some(chromium) = chromium_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let html = String::from_utf8(Html.export(&scan_result()).unwrap()).unwrap();
+    let page = render(&chromium, dir.path(), "scan", &html);
+    assert!(
+        page.console.is_empty(),
+        "the page logged to the console:\n{}",
+        page.console.join("\n")
+    );
+    for window in [1280, 800] {
+        let width = page_width(&chromium, dir.path(), "scan", &html, window);
+        assert!(
+            width <= window,
+            "at {window} px the page is {width} px wide"
+        );
+    }
 }

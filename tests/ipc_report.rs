@@ -438,11 +438,11 @@ fn the_charts_are_one_per_metric_in_one_document() {
     fixtures::snapshot("ipc.svg", &svg);
     let doc = parse(&svg);
     let root = doc.root_element();
-    // Three charts of 80 pixels and 40 per bar: 12 rows of throughput and
-    // of round trips, 12 of CPU.
+    // Three metrics, a panel per size each, of 80 pixels and 28 per bar:
+    // 6 rows a size of throughput, of round trips and of CPU.
     assert_eq!(
         root.attribute("height"),
-        Some(&*(3 * (80 + 40 * 12)).to_string())
+        Some(&*(3 * 2 * (80 + 28 * 6)).to_string())
     );
     let bars = doc
         .descendants()
@@ -473,6 +473,49 @@ fn the_charts_are_one_per_metric_in_one_document() {
         texts
             .iter()
             .any(|t| t.starts_with("failed: send: Message too long"))
+    );
+}
+
+/// Each size's panel has its own axis: the fastest 64-byte bar is as
+/// long as the fastest 64 KiB one, though it moved a tenth of the GiB/s
+/// (on one axis for both, issue 25's 64-byte bars were under a pixel).
+/// And no label covers a bar or whisker, nothing is off the chart.
+#[test]
+fn each_size_has_its_own_axis_and_no_label_covers_a_bar() {
+    let result = fixture();
+    let svg = ipc_svg(&result).unwrap();
+    fixtures::browser::check_layout("ipc", &svg, &|c: &str| c == BAR_FILL || c == WHISKER_STROKE);
+    let doc = parse(&svg);
+    let bars: Vec<(f64, f64)> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("rect") && n.attribute("fill") == Some(BAR_FILL))
+        .map(|n| {
+            let px = |a| n.attribute(a).unwrap().parse::<f64>().unwrap();
+            (px("y"), px("width"))
+        })
+        .collect();
+    // The throughput panels come first: 64 B, then 64 KiB, each fastest
+    // first; their bars are the first 5 and the next 4 (io-uring has no
+    // runs, unix-dgram none at 64 KiB).
+    let (small, large) = (bars[0], bars[5]);
+    assert!(small.0 < large.0, "{bars:?}");
+    let fastest = |size| {
+        result
+            .rows
+            .iter()
+            .filter(|r| r.size == size)
+            .filter_map(|r| r.throughput.as_ref()?.gib_s.median)
+            .fold(0.0, f64::max)
+    };
+    assert!(
+        fastest(64) * 5.0 < fastest(65536),
+        "the fixture's sizes differ too little"
+    );
+    assert!(
+        (small.1 - large.1).abs() <= 2.0,
+        "the fastest 64-byte bar is {} px, the fastest 64 KiB one {} px",
+        small.1,
+        large.1
     );
 }
 
@@ -584,6 +627,16 @@ fn chromium_renders_the_page_without_console_messages() {
     assert_eq!((width, height), (1200, 1600));
     // The throughput chart's bars, at least, are on the first screen.
     assert!(bar > 5_000, "only {bar} pixels of bar colour: no chart?");
+    // Nothing makes the page scroll sideways, at 1280 or 800 pixels (a
+    // wide table scrolls inside itself).
+    for window in [1280, 800] {
+        let html = export(&Html, &fixture());
+        let width = fixtures::browser::page_width(&chromium, dir.path(), "ipc", &html, window);
+        assert!(
+            width <= window,
+            "at {window} px the page is {width} px wide"
+        );
+    }
 }
 
 /// A `pipespeed.ipc/1` document (tests/fixtures/ipc/v1.json, written by

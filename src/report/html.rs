@@ -31,18 +31,26 @@ impl Exporter<LadderResult> for Html {
 }
 
 /// Inline style: readable on screen and in print, numbers right-aligned.
+/// Nothing makes the page wider than the window: a table too wide for it
+/// scrolls inside itself (`display:block;overflow-x:auto`), headings and
+/// sentences in cells wrap, and code (a symbol, a command line) breaks
+/// anywhere rather than run off the page. At 1280 pixels the ladder's
+/// table with the cost columns fits without scrolling.
 const STYLE: &str = "\
 body{font-family:system-ui,sans-serif;max-width:75rem;margin:2rem auto;padding:0 1rem;\
 color:#222;line-height:1.45}\
 h1{font-size:1.6rem}h2{margin-top:2rem;border-bottom:1px solid #ccc}\
-table{border-collapse:collapse;margin:1rem 0;font-size:.85rem}\
-#ladder{display:block;overflow-x:auto}\
-th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}\
-th{background:#f2f2f2}td:first-child{white-space:nowrap}td:nth-child(2){min-width:12rem}td.num{text-align:right;font-variant-numeric:tabular-nums}\
+table{border-collapse:collapse;margin:1rem 0;font-size:.8rem;display:block;overflow-x:auto;\
+max-width:100%}\
+th,td{border:1px solid #ccc;padding:.2rem .4rem;text-align:left;vertical-align:top}\
+th{background:#f2f2f2}td:first-child{white-space:nowrap}table[id^=ladder] td:nth-child(2){min-width:9rem}\
+td.num{text-align:right;font-variant-numeric:tabular-nums}\
 td.note{color:#666}tr.noisy td{background:#fff4e0}p.noisy{background:#fff4e0;padding:.3rem}dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem}\
 dt{font-weight:600}dd{margin:0}figure{margin:1rem 0}\
 figure svg{max-width:100%;height:auto}figcaption,p.small{color:#555;font-size:.9rem}\
-code{font-size:.9em}";
+code{font-size:.9em;overflow-wrap:anywhere}\
+details.command pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.8rem;\
+background:#f6f6f6;padding:.4rem}";
 
 /// `text` with `&`, `<`, `>`, `"` and `'` escaped, for text and attributes;
 /// control characters XML does not allow (an end's stderr may hold
@@ -188,7 +196,7 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
         }
     );
     out += "<h2 id=\"results\">Results</h2>\n";
-    table(&mut out, &result.rungs);
+    ladder_table(&mut out, "ladder", &result.rungs);
     let _ = writeln!(
         out,
         "<p class=\"small\">{}</p>",
@@ -217,15 +225,17 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
     Ok(out)
 }
 
-/// The table: text.rs's columns, then the cost per GiB when measured.
-fn table(out: &mut String, rungs: &[RungResult]) {
+/// The ladder's table, with the HTML id `id` (`ladder`, or one per value
+/// of a scan): the text table's columns, then the cost per GiB when
+/// measured.
+pub(super) fn ladder_table(out: &mut String, id: &str, rungs: &[RungResult]) {
     let with_cost = rungs.iter().any(|r| r.cost.is_some());
     let mut header = vec!["rung", "what it changes", "copies", "buffer", "pipe"];
     header.extend(FIGURE_HEADINGS);
     if with_cost {
         header.extend(["user s/GiB", "system s/GiB", "switches/GiB", "faults/GiB"]);
     }
-    *out += "<table id=\"ladder\">\n<thead><tr>";
+    let _ = write!(out, "<table id=\"{}\">\n<thead><tr>", escape(id));
     for h in &header {
         let _ = write!(out, "<th>{}</th>", escape(h));
     }
@@ -291,9 +301,16 @@ fn profile(out: &mut String, r: &RungResult, p: &Profile) {
         let _ = writeln!(out, "<p>No profile: {status}: {}.</p>", escape(why));
         return;
     }
-    let command = match &p.command {
-        Some(c) => format!(", from <code>{}</code>", escape(c)),
-        None => String::new(),
+    let (command, folded) = match &p.command {
+        Some(c) => (
+            format!(", from {}", command_summary(c)),
+            format!(
+                "<details class=\"command\"><summary>the whole command line</summary>\
+                 <pre>{}</pre></details>\n",
+                escape(c)
+            ),
+        ),
+        None => (String::new(), String::new()),
     };
     let _ = writeln!(
         out,
@@ -301,6 +318,7 @@ fn profile(out: &mut String, r: &RungResult, p: &Profile) {
          callees'.</p>",
         p.samples
     );
+    *out += &folded;
     if p.symbols.is_empty() {
         *out += "<p>No symbol was sampled.</p>\n";
         return;
@@ -320,9 +338,85 @@ fn profile(out: &mut String, r: &RungResult, p: &Profile) {
     *out += "</tbody>\n</table>\n";
 }
 
+/// A profile's command line as a reader needs it, escaped: perf's
+/// options and, for each worker perf ran, its role and CPU (from the
+/// worker's JSON description) — `<code>perf record -e cpu-clock -g</code>
+/// around the writer (CPU 0) and the reader (CPU 1)`. A line not of that
+/// shape is given whole, in `<code>`, which breaks anywhere.
+fn command_summary(command: &str) -> String {
+    let whole = || format!("<code>{}</code>", escape(command));
+    let mut perf = None;
+    let mut ends = Vec::new();
+    for side in command.split(" | ") {
+        let Some((record, program)) = side.split_once(" -- ") else {
+            return whole();
+        };
+        // perf's own options, without its output file and binary's path.
+        let mut words = record.split_whitespace();
+        let mut options = Vec::new();
+        let Some(binary) = words.next() else {
+            return whole();
+        };
+        let binary = binary.rsplit('/').next().unwrap_or(binary);
+        while let Some(word) = words.next() {
+            match word {
+                "-o" => {
+                    words.next();
+                }
+                "-N" => {}
+                w => options.push(w),
+            }
+        }
+        let options = format!("{binary} {}", options.join(" "));
+        if perf.as_ref().is_some_and(|p| *p != options) {
+            return whole();
+        }
+        perf = Some(options);
+        let Some((_, spec)) = program.split_once(" worker ") else {
+            return whole();
+        };
+        let Ok(spec) = serde_json::from_str::<serde_json::Value>(spec) else {
+            return whole();
+        };
+        let Some(role) = spec.get("role").and_then(|r| r.as_str()) else {
+            return whole();
+        };
+        ends.push(match spec.get("cpu").and_then(|c| c.as_u64()) {
+            Some(cpu) => format!("the {} (CPU {cpu})", escape(role)),
+            None => format!("the {} (unpinned)", escape(role)),
+        });
+    }
+    match perf {
+        Some(perf) => format!(
+            "<code>{}</code> around {}",
+            escape(&perf),
+            ends.join(" and ")
+        ),
+        None => whole(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::escape;
+    use super::{command_summary, escape};
+
+    #[test]
+    fn a_command_not_of_perfs_shape_is_given_whole() {
+        assert_eq!(
+            command_summary("perf record -e cpu-clock -g -p 4242"),
+            "<code>perf record -e cpu-clock -g -p 4242</code>"
+        );
+        assert_eq!(
+            command_summary("perf record -- x worker {not json}"),
+            "<code>perf record -- x worker {not json}</code>"
+        );
+        assert_eq!(
+            command_summary(
+                "/usr/bin/perf record -g -o a -- /t/w worker {\"role\":\"writer\",\"cpu\":null}"
+            ),
+            "<code>perf record -g</code> around the writer (unpinned)"
+        );
+    }
 
     #[test]
     fn escape_covers_text_and_attributes() {

@@ -1,13 +1,17 @@
 //! A scan as the table printed on stdout (each value's ladder, then a row
-//! per rung and a column per value), and as CSV: every point's ladder rows
-//! under one header.
+//! per rung and a column per value), as CSV (every point's ladder rows
+//! under one header), as Markdown and as an HTML page (the facts, the
+//! scan's chart, the table of medians by value, each value's ladder
+//! table).
 
 use std::fmt::Write as _;
 use std::io;
 
 use super::ladder::{csv_header, csv_rows};
-use super::{Csv, Exporter, Text};
+use super::{Csv, Exporter, Markdown, Text};
+use crate::bench::ladder::Rung;
 use crate::bench::scan::ScanResult;
+use crate::units::Size;
 
 /// Each value's ladder table under a `== SETTING VALUE` line, then the
 /// medians of every rung by value.
@@ -38,15 +42,183 @@ impl Exporter<ScanResult> for Csv {
     }
 }
 
+/// A rung's median GiB/s at one value, and whether it is the rung's
+/// best; `None` where it has none.
+type Median = Option<(f64, bool)>;
+
+/// A row per rung: its name and its [`Median`] at each value.
+fn medians(scan: &ScanResult) -> Vec<(Rung, Vec<Median>)> {
+    scan.rungs()
+        .into_iter()
+        .map(|rung| {
+            let medians = scan.medians(rung);
+            let best = (medians.iter().flatten().copied())
+                .fold(None, |b: Option<f64>, v| Some(b.map_or(v, |b| b.max(v))));
+            let cells = medians
+                .into_iter()
+                .map(|m| m.map(|v| (v, Some(v) == best)))
+                .collect();
+            (rung, cells)
+        })
+        .collect()
+}
+
+/// The values' labels, in the order measured.
+fn heads(scan: &ScanResult) -> Vec<String> {
+    (scan.points.iter())
+        .map(|p| scan.param.label(p.value))
+        .collect()
+}
+
+/// The machine and what was scanned, in a sentence.
+fn facts(scan: &ScanResult) -> String {
+    let s = &scan.header.system;
+    format!(
+        "pipespeed {} on Linux {}, {} ({} CPUs), THP {}, pipe-max-size {}: the ladder once per \
+         value of {}: {}",
+        scan.header.pipespeed_version,
+        s.kernel,
+        s.cpu_model,
+        s.cpus_online,
+        s.thp,
+        Size(s.pipe_max_size_bytes as u64),
+        scan.param,
+        heads(scan).join(", ")
+    )
+}
+
+/// The facts, the medians by value (the best of each rung in bold), then
+/// each value's ladder as `bench --markdown` writes it, under a heading.
+impl Exporter<ScanResult> for Markdown {
+    fn export(&self, scan: &ScanResult) -> io::Result<Vec<u8>> {
+        let mut out = format!("{}.\n\n", facts(scan));
+        if scan.header.interrupted {
+            let _ = writeln!(out, "**{}**\n", super::INTERRUPTED);
+        }
+        let heads = heads(scan);
+        let _ = writeln!(
+            out,
+            "## Median GiB/s by {} (bold: the best of each rung)\n",
+            scan.param
+        );
+        let _ = writeln!(out, "| rung | {} |", heads.join(" | "));
+        let _ = writeln!(out, "|:---|{}", "---:|".repeat(heads.len()));
+        for (rung, cells) in medians(scan) {
+            let cells: Vec<String> = cells
+                .into_iter()
+                .map(|c| match c {
+                    Some((v, true)) => format!("**{v:.2}**"),
+                    Some((v, false)) => format!("{v:.2}"),
+                    None => "-".into(),
+                })
+                .collect();
+            let _ = writeln!(out, "| {} | {} |", rung.name(), cells.join(" | "));
+        }
+        for (point, head) in scan.points.iter().zip(&heads) {
+            let _ = writeln!(out, "\n## {} {head}\n", scan.param);
+            out += &String::from_utf8_lossy(&Markdown.export(&point.result)?);
+        }
+        Ok(out.into_bytes())
+    }
+}
+
+/// The scan's page: one HTML5 document that needs nothing else, made as
+/// the ladder's is (see [`html`](super::html)): the machine, what was
+/// scanned, the chart, the medians by value, and each value's ladder
+/// table with its placement, runs and noise.
+#[cfg(feature = "cli")]
+impl Exporter<ScanResult> for super::Html {
+    fn export(&self, scan: &ScanResult) -> io::Result<Vec<u8>> {
+        page(scan).map(String::into_bytes)
+    }
+}
+
+#[cfg(feature = "cli")]
+fn page(scan: &ScanResult) -> io::Result<String> {
+    use super::html::{escape, head, ladder_table, machine, noisy_paragraphs};
+    use super::ladder::{noise_line, noisy_lines, runs_words};
+    let svg = super::svg::scan_result_svg(scan)?;
+    let heads = heads(scan);
+    let mut out = head(
+        &format!(
+            "pipespeed {}: Linux pipes by {} on {}",
+            scan.header.pipespeed_version, scan.param, scan.header.system.cpu_model
+        ),
+        &format!(
+            "How does {} change Linux pipes on this machine?",
+            scan.param
+        ),
+        "",
+    );
+    out += &machine(&scan.header);
+    let _ = writeln!(
+        out,
+        "<h2 id=\"scan\">What was scanned</h2>\n<p>The ladder once per value of {}: {}.</p>",
+        escape(scan.param.name()),
+        escape(&heads.join(", "))
+    );
+    if scan.header.interrupted {
+        let _ = writeln!(
+            out,
+            "<p id=\"interrupted\"><strong>{}.</strong></p>",
+            escape(super::INTERRUPTED)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<h2 id=\"chart\">Chart</h2>\n<figure>\n{svg}<figcaption>Each rung's median GiB/s at \
+         each value of {}; a value where a rung has no median breaks its line.</figcaption>\n\
+         </figure>",
+        escape(scan.param.name())
+    );
+    let _ = write!(
+        out,
+        "<h2 id=\"medians\">Median GiB/s by {}</h2>\n<table id=\"medians\">\n<thead><tr>\
+         <th>rung</th>",
+        escape(scan.param.name())
+    );
+    for h in &heads {
+        let _ = write!(out, "<th>{}</th>", escape(h));
+    }
+    out += "</tr></thead>\n<tbody>\n";
+    for (rung, cells) in medians(scan) {
+        let _ = write!(out, "<tr><td>{}</td>", escape(rung.name()));
+        for cell in cells {
+            let _ = match cell {
+                Some((v, true)) => write!(out, "<td class=\"num\"><strong>{v:.2}</strong></td>"),
+                Some((v, false)) => write!(out, "<td class=\"num\">{v:.2}</td>"),
+                None => write!(out, "<td class=\"num\">-</td>"),
+            };
+        }
+        out += "</tr>\n";
+    }
+    out += "</tbody>\n</table>\n<p class=\"small\">In bold, the best value of each rung.</p>\n";
+    for (i, (point, head)) in scan.points.iter().zip(&heads).enumerate() {
+        let r = &point.result;
+        let _ = writeln!(
+            out,
+            "<h2 id=\"value-{}\">{} {}</h2>\n<p>{}; {}.</p>",
+            i + 1,
+            escape(scan.param.name()),
+            escape(head),
+            escape(&r.placement.to_string()),
+            escape(&runs_words(r))
+        );
+        if let Some(line) = noise_line(r) {
+            let _ = writeln!(out, "<p class=\"noise\">{}.</p>", escape(&line));
+        }
+        ladder_table(&mut out, &format!("ladder-{}", i + 1), &r.rungs);
+        noisy_paragraphs(&mut out, &noisy_lines(r));
+    }
+    out += "</body>\n</html>\n";
+    Ok(out)
+}
+
 /// The table printed on stdout: a row per rung, a column per value
 /// (median GiB/s), the best value of each rung marked with `*`.
 fn table(scan: &ScanResult) -> String {
     let mut out = String::new();
-    let heads: Vec<String> = scan
-        .points
-        .iter()
-        .map(|p| scan.param.label(p.value))
-        .collect();
+    let heads = heads(scan);
     let name_width = scan
         .rungs()
         .iter()
@@ -65,18 +237,12 @@ fn table(scan: &ScanResult) -> String {
         let _ = write!(out, "  {h:>cell$}");
     }
     let _ = writeln!(out);
-    for rung in scan.rungs() {
-        let medians = scan.medians(rung);
-        let best = medians
-            .iter()
-            .flatten()
-            .copied()
-            .fold(None, |b: Option<f64>, v| Some(b.map_or(v, |b| b.max(v))));
+    for (rung, cells) in medians(scan) {
         let _ = write!(out, "{:name_width$}", rung.name());
-        for m in medians {
-            let text = match m {
-                Some(v) if Some(v) == best => format!("{v:.2}*"),
-                Some(v) => format!("{v:.2} "),
+        for median in cells {
+            let text = match median {
+                Some((v, true)) => format!("{v:.2}*"),
+                Some((v, false)) => format!("{v:.2} "),
                 None => "- ".to_string(),
             };
             let _ = write!(out, "  {text:>cell$}");

@@ -60,9 +60,9 @@ fn page(r: &IpcResult) -> io::Result<String> {
     }
     let _ = writeln!(
         out,
-        "<h2 id=\"chart\">Charts</h2>\n<figure>\n{svg}<figcaption>Per metric, a bar per \
-         mechanism and message size, fastest first within a size: the median GiB/s with a \
-         whisker from the slowest run to the fastest; the median round trip (p50) with a \
+        "<h2 id=\"chart\">Charts</h2>\n<figure>\n{svg}<figcaption>Per metric, a panel per \
+         message size on its own axis (compare the bars within a panel; its axis gives the \
+         scale), a bar per mechanism, fastest first: the median GiB/s with a whisker from the slowest run to the fastest; the median round trip (p50) with a \
          whisker to p99; the CPU seconds both ends spent per GiB.</figcaption>\n</figure>"
     );
     out += "<h2 id=\"results\">Results</h2>\n";

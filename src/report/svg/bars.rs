@@ -5,14 +5,19 @@ use std::io;
 use std::iter::once;
 
 use plotters::coord::Shift;
-use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{BAR, FONT, LIMIT_LINE, MUTED, WHISKER, WIDTH, bounds, drawing};
+use super::{BAR, FONT, LIMIT_LINE, MUTED, WHISKER, WIDTH, drawing, text_width};
 
 /// Pixels left of the plot for the row labels.
 const LABELS: u32 = 210;
+/// Pixels of the plot's margins, left and right (`ChartBuilder::margin`).
+const MARGINS: (u32, u32) = (10, 25);
+/// The size of the labels and notes, in plotters' points.
+const POINTS: f64 = 13.0;
+/// Pixels between a bar (or its whisker) and its note.
+const NOTE_GAP: f64 = 8.0;
 
 /// One row.
 pub(super) struct Bar {
@@ -64,11 +69,51 @@ pub(super) struct Bars<'a> {
     pub limit: Option<(f64, String)>,
     /// The axis' tick labels.
     pub ticks: fn(&f64) -> String,
+    /// Pixels per row (40 for the ladder and contend).
+    pub row_px: u32,
 }
 
-/// The height of `bars`' chart: 80 pixels and 40 per row.
+/// The height of `bars`' chart: 80 pixels and [`Bars::row_px`] per row.
 pub(super) fn height(bars: &Bars<'_>) -> u32 {
-    80 + 40 * bars.rows.len().max(1) as u32
+    80 + bars.row_px * bars.rows.len().max(1) as u32
+}
+
+/// The right end of the x axis: past the longest bar, whisker and limit,
+/// and far enough that each row's note, right of its bar, ends inside
+/// the plot (`plot_px` wide), and the limit's label on one side of its
+/// line. Widths are [`text_width`]'s estimates.
+fn axis_end(bars: &Bars<'_>, plot_px: f64) -> f64 {
+    // The value `v` whose right `gap + text` pixels must fit: x_max such
+    // that v / x_max * plot_px + gap + width <= plot_px - 4.
+    let room = |v: f64, gap: f64, text: &str| {
+        let free = (plot_px - 4.0 - gap - text_width(text, POINTS)).max(plot_px * 0.25);
+        v * plot_px / free
+    };
+    let mut x_max = bars
+        .rows
+        .iter()
+        .fold(0.0_f64, |x_max, row| match row.value {
+            Some((median, spread)) => {
+                let end = spread.map_or(median, |s| median.max(s.1));
+                x_max.max(end * 1.05).max(room(end, NOTE_GAP, &row.note))
+            }
+            None => x_max,
+        });
+    if let Some((at, label)) = &bars.limit {
+        x_max = x_max.max(at * 1.05);
+        // Right of the line if it fits there, else left if it fits, else
+        // right with the axis stretched.
+        let right = at / x_max * plot_px + 4.0 + text_width(label, POINTS) <= plot_px - 4.0;
+        let left = at / x_max * plot_px - 4.0 - text_width(label, POINTS) >= 4.0;
+        if !right && !left {
+            x_max = room(*at, 4.0, label);
+        }
+    }
+    if x_max > 0.0 && x_max.is_finite() {
+        x_max
+    } else {
+        1.0
+    }
 }
 
 /// The SVG of `bars`: 900 pixels wide, [`height`] high.
@@ -91,16 +136,9 @@ pub(super) fn draw_on(
 ) -> io::Result<()> {
     let fail = drawing(bars.chart);
     let n = bars.rows.len().max(1);
-    let ends = bars
-        .rows
-        .iter()
-        .filter_map(|r| r.value)
-        .flat_map(|(median, spread)| [Some(median), spread.map(|s| s.1)])
-        .flatten()
-        .chain(bars.limit.as_ref().map(|l| l.0));
-    let largest = bounds(ends).map_or(0.0, |b| b.1);
-    // Room right of the longest bar for its note.
-    let x_max = if largest > 0.0 { largest * 1.45 } else { 1.0 };
+    let plot_px = f64::from(root.dim_in_pixel().0) - f64::from(MARGINS.0 + MARGINS.1 + LABELS);
+    let x_max = axis_end(bars, plot_px);
+    let px = |v: f64| v / x_max * plot_px;
     // Half a row on top for the limit's label.
     let y_max = n as f64 + 0.5;
     let label_style = |colour: &RGBColor, h: HPos| {
@@ -116,8 +154,8 @@ pub(super) fn draw_on(
         root.fill(&WHITE).map_err(|e| fail(&e))?;
         let mut chart = ChartBuilder::on(root)
             .caption(&bars.title, (FONT, 17))
-            .margin(10)
-            .margin_right(25)
+            .margin(MARGINS.0)
+            .margin_right(MARGINS.1)
             .x_label_area_size(40)
             .y_label_area_size(LABELS)
             .build_cartesian_2d(0.0..x_max, 0.0..y_max)
@@ -132,18 +170,46 @@ pub(super) fn draw_on(
             .label_style((FONT, 13))
             .draw()
             .map_err(|e| fail(&e))?;
-        // Under the bars and their notes.
+        // Under the bars, and broken where a note crosses it: no label
+        // is drawn over it.
         if let Some((at, label)) = &bars.limit {
-            chart
-                .draw_series(once(DashedPathElement::new(
-                    [(*at, 0.0), (*at, n as f64 + 0.25)],
-                    6,
-                    4,
-                    LIMIT_LINE.stroke_width(2),
-                )))
-                .map_err(|e| fail(&e))?;
-            // The label on the side of the line with more room.
-            let (dx, side) = match *at < x_max / 2.0 {
+            let mut crossed: Vec<f64> = (bars.rows.iter().enumerate())
+                .filter(|(_, row)| {
+                    let start = match row.value {
+                        Some((median, spread)) => {
+                            px(spread.map_or(median, |s| median.max(s.1))) + NOTE_GAP
+                        }
+                        None => 6.0,
+                    };
+                    let end = start + text_width(&row.note, POINTS);
+                    (start - 4.0..=end + 4.0).contains(&px(*at))
+                })
+                .map(|(i, _)| (n - i) as f64 - 0.5)
+                .collect();
+            // From the axis up.
+            crossed.reverse();
+            let mut from = 0.0;
+            for centre in crossed.iter().chain(once(&f64::INFINITY)) {
+                let to = (centre - 0.3).min(n as f64 + 0.25);
+                // Dashes of 6 pixels every 10, cut at `to` (plotters'
+                // dashed path may draw its last dash past its end).
+                let unit = f64::from(chart.plotting_area().dim_in_pixel().1) / y_max;
+                let mut y = from;
+                while y < to {
+                    let end = (y + 6.0 / unit).min(to);
+                    chart
+                        .draw_series(once(PathElement::new(
+                            [(*at, y), (*at, end)],
+                            LIMIT_LINE.stroke_width(2),
+                        )))
+                        .map_err(|e| fail(&e))?;
+                    y += 10.0 / unit;
+                }
+                from = centre + 0.3;
+            }
+            // The label right of the line where it fits (see axis_end).
+            let right = px(*at) + 4.0 + text_width(label, POINTS) <= plot_px - 4.0;
+            let (dx, side) = match right {
                 true => (4, HPos::Left),
                 false => (-4, HPos::Right),
             };
@@ -197,7 +263,11 @@ pub(super) fn draw_on(
             chart
                 .draw_series(once(
                     EmptyElement::at((note_at, centre))
-                        + Text::new(row.note.clone(), (8, 0), label_style(&BLACK, HPos::Left)),
+                        + Text::new(
+                            row.note.clone(),
+                            (NOTE_GAP as i32, 0),
+                            label_style(&BLACK, HPos::Left),
+                        ),
                 ))
                 .map_err(|e| fail(&e))?;
         }

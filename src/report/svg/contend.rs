@@ -25,6 +25,7 @@ pub fn contend_svg(result: &ContendResult) -> io::Result<String> {
         x_desc: "writes/s: median of runs; whisker from the slowest run to the fastest",
         rows: result.rows.iter().map(row).collect(),
         limit: None,
+        row_px: 40,
         ticks: |v| si(*v),
     })
 }

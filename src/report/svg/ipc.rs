@@ -1,7 +1,13 @@
-//! `ipc`: one chart per metric, stacked in one document, each a bar per
-//! mechanism and message size, grouped by size: the median GiB/s with a
-//! whisker from the slowest run to the fastest; the round trip's median
-//! (p50) with a whisker to its p99; the CPU seconds per GiB.
+//! `ipc`: per metric, a panel per message size, stacked in one document,
+//! each a bar per mechanism on the panel's own linear axis: the median
+//! GiB/s with a whisker from the slowest run to the fastest; the round
+//! trip's median (p50) with a whisker to its p99; the CPU seconds per GiB.
+//!
+//! A panel per size, not one axis for all: 64-byte messages move about a
+//! thousandth of 1 MiB ones' GiB/s, so on one axis their bars were under
+//! a pixel. A log axis would show them, but a bar's length on it means
+//! nothing (twice as long is not twice as fast), and within a size is
+//! where mechanisms are compared; the tables are per size too.
 use crate::bench::core::Status;
 
 use std::io;
@@ -15,11 +21,15 @@ use crate::report::ipc::{self, Shown, ordered, round_trips, rtt, sizes, speed, t
 use crate::report::series::status_word;
 use crate::units::{Size, readable_ns};
 
+/// Pixels per bar in a panel.
+const ROW_PX: u32 = 28;
+
 /// `ipc`'s result as one SVG document, 900 pixels wide: the throughput
-/// chart, the round-trip chart and the CPU chart, one under the other,
-/// each 80 pixels and 40 per bar high. A chart is there when its metric
-/// was asked for (the CPU chart when a row has its cost); a row whose
-/// metric did not run is an empty bar saying why.
+/// panels, the round-trip panels and the CPU panels, one under the other,
+/// a panel per message size, each 80 pixels and 28 per bar high. A
+/// metric's panels are there when it was asked for (the CPU panels when
+/// a row has its cost); a row whose metric did not run is an empty bar
+/// saying why.
 pub fn ipc_svg(result: &IpcResult) -> io::Result<String> {
     let fail = drawing("ipc");
     let charts = charts(result);
@@ -45,8 +55,8 @@ pub fn ipc_svg(result: &IpcResult) -> io::Result<String> {
     Ok(svg)
 }
 
-/// The charts of `result`'s metrics; the throughput chart alone, empty,
-/// when it has none.
+/// The panels of `result`'s metrics, a panel per metric and message
+/// size; the throughput panel alone, empty, when there is none.
 fn charts(result: &IpcResult) -> Vec<Bars<'static>> {
     let shown = Shown::of(result);
     let s = &result.header.system;
@@ -65,82 +75,97 @@ fn charts(result: &IpcResult) -> Vec<Bars<'static>> {
         ),
         90,
     );
-    let title = |first: bool, metric: &str| match first {
-        true => clip(&format!("{machine}: {metric}"), 100),
-        false => metric.to_string(),
-    };
     let with_cost = result
         .rows
         .iter()
         .any(|r| throughput(r).is_some_and(|t| t.cpu_s_per_gib.is_some()));
-    let mut out = Vec::new();
+    let mut metrics: Vec<Metric> = Vec::new();
     if shown.throughput || !shown.latency {
-        out.push(Bars {
+        metrics.push(Metric {
             chart: "ipc throughput",
-            title: title(out.is_empty(), "throughput"),
+            name: "throughput",
             x_desc: "GiB/s: median of runs; whisker from the slowest run to the fastest",
-            rows: rows(
-                result,
-                |r| r.throughput.is_some(),
-                |r| speed(r).map(|g| -g),
-                gib_s,
-            ),
-            limit: None,
-            ticks: tick,
+            has: |r| r.throughput.is_some(),
+            key: |r| speed(r).map(|g| -g),
+            bar: gib_s,
         });
     }
     if shown.latency {
-        out.push(Bars {
+        metrics.push(Metric {
             chart: "ipc round trip",
-            title: title(out.is_empty(), "round trip"),
+            name: "round trip",
             x_desc: "round trip, µs: median of the runs' p50; whisker to their p99",
-            rows: rows(
-                result,
-                |r| r.latency.is_some(),
-                |r| rtt(r).map(|l| l.p50 as f64),
-                round_trip,
-            ),
-            limit: None,
-            ticks: tick,
+            has: |r| r.latency.is_some(),
+            key: |r| rtt(r).map(|l| l.p50 as f64),
+            bar: round_trip,
         });
     }
     if with_cost {
-        out.push(Bars {
+        metrics.push(Metric {
             chart: "ipc CPU",
-            title: title(out.is_empty(), "CPU cost per GiB"),
+            name: "CPU cost per GiB",
             x_desc: "CPU seconds of both ends per GiB moved (start-up included); fewer is cheaper",
-            rows: rows(
-                result,
-                |r| r.throughput.is_some(),
-                |r| throughput(r)?.cpu_s_per_gib,
-                cpu,
-            ),
+            has: |r| r.throughput.is_some(),
+            key: |r| throughput(r)?.cpu_s_per_gib,
+            bar: cpu,
+        });
+    }
+    let mut out = Vec::new();
+    for metric in &metrics {
+        for size in sizes(result) {
+            let rows = rows(result, size, metric);
+            if rows.is_empty() {
+                continue;
+            }
+            let panel = format!("{}, {} messages", metric.name, Size(size as u64));
+            out.push(Bars {
+                chart: metric.chart,
+                title: match out.is_empty() {
+                    true => clip(&format!("{machine}: {panel}"), 100),
+                    false => panel,
+                },
+                x_desc: metric.x_desc,
+                rows,
+                limit: None,
+                ticks: tick,
+                row_px: ROW_PX,
+            });
+        }
+    }
+    if out.is_empty() {
+        out.push(Bars {
+            chart: "ipc throughput",
+            title: clip(&format!("{machine}: throughput"), 100),
+            x_desc: "GiB/s: median of runs; whisker from the slowest run to the fastest",
+            rows: Vec::new(),
             limit: None,
             ticks: tick,
+            row_px: ROW_PX,
         });
     }
     out
 }
 
-/// A bar per row that `has` the metric, grouped by size, ordered within
-/// a size by `key` (smallest first), drawn by `bar`.
-fn rows(
-    result: &IpcResult,
+/// One metric's panels: what they are called, which rows have it, the
+/// order of its bars (smallest `key` first) and how a bar is drawn.
+struct Metric {
+    chart: &'static str,
+    name: &'static str,
+    x_desc: &'static str,
     has: fn(&IpcRow) -> bool,
     key: fn(&IpcRow) -> Option<f64>,
     bar: fn(&IpcRow, String) -> Bar,
-) -> Vec<Bar> {
-    let mut out = Vec::new();
-    for size in sizes(result) {
-        let rows: Vec<&IpcRow> = (result.rows.iter())
-            .filter(|r| r.size == size && has(r))
-            .collect();
-        for row in ordered(rows, key) {
-            let label = format!("{}, {}", row.mechanism, Size(size as u64));
-            out.push(bar(row, label));
-        }
-    }
-    out
+}
+
+/// A bar per row of `size` that has `metric`, in its order.
+fn rows(result: &IpcResult, size: usize, metric: &Metric) -> Vec<Bar> {
+    let rows: Vec<&IpcRow> = (result.rows.iter())
+        .filter(|r| r.size == size && (metric.has)(r))
+        .collect();
+    ordered(rows, metric.key)
+        .into_iter()
+        .map(|row| (metric.bar)(row, format!("{}, {}", row.mechanism, Size(size as u64))))
+        .collect()
 }
 
 /// Why a row's metric (its status and reason) has no bar, as the

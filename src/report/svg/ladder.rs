@@ -31,6 +31,7 @@ pub fn ladder_svg(result: &LadderResult) -> io::Result<String> {
         x_desc: "GiB/s: median of runs; whisker from the slowest run to the fastest",
         rows: result.rungs.iter().map(row).collect(),
         limit: memcpy.map(|m| (m, format!("memcpy {m:.2} GiB/s: the limit of copying"))),
+        row_px: 40,
         ticks: |v| format!("{v:.0}"),
     })
 }

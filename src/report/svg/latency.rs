@@ -5,14 +5,14 @@ use std::io;
 
 use plotters::prelude::*;
 
-use super::lines::{dotted_line, legend};
+use super::lines::{dotted_line, legend_below, legend_height};
 use super::{FONT, WIDTH, bounds, drawing, series};
 use crate::bench::hist::LatencyNs;
 use crate::bench::latency::{LatencyResult, describe};
 use crate::report::series::spread_cell;
 use crate::units::Size;
 
-/// The chart's height, in pixels.
+/// The plot's height, in pixels; the legend is under it.
 const HEIGHT: u32 = 480;
 
 /// The percentiles along the x axis, in order.
@@ -22,10 +22,11 @@ fn values(l: &LatencyNs) -> [u64; 5] {
     [l.p50, l.p90, l.p99, l.p999, l.max]
 }
 
-/// `latency`'s result as an SVG document, 900 x 480 pixels: a line per
-/// message size through its round-trip p50, p90, p99, p99.9 and max, in
-/// microseconds on a log scale, with a legend of the sizes and the
-/// spread of each size's runs' p50 (marked noisy when it is).
+/// `latency`'s result as an SVG document, 900 pixels wide, a 480-pixel
+/// plot and the legend under it (20 pixels a row of two sizes): a line
+/// per message size through its round-trip p50, p90, p99, p99.9 and max,
+/// in microseconds on a log scale; the legend gives each size the spread
+/// of its runs' p50 (marked noisy when it is).
 pub fn latency_svg(result: &LatencyResult) -> io::Result<String> {
     let fail = drawing("latency");
     // In microseconds; an empty histogram's 0 shows as 1 ns.
@@ -35,9 +36,11 @@ pub fn latency_svg(result: &LatencyResult) -> io::Result<String> {
     let (lo, hi) = (lo / 2.0, hi * 2.0);
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| fail(&e))?;
-        let mut chart = ChartBuilder::on(&root)
+        let height = HEIGHT + legend_height(result.rows.len());
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        let (plot, under) = root.split_vertically(HEIGHT);
+        plot.fill(&WHITE).map_err(|e| fail(&e))?;
+        let mut chart = ChartBuilder::on(&plot)
             .caption(
                 format!(
                     "pipespeed latency: round trips, {}",
@@ -71,6 +74,7 @@ pub fn latency_svg(result: &LatencyResult) -> io::Result<String> {
             .label_style((FONT, 13))
             .draw()
             .map_err(|e| fail(&e))?;
+        let mut entries = Vec::with_capacity(result.rows.len());
         for (i, row) in result.rows.iter().enumerate() {
             let points: Vec<(f64, f64)> = values(&row.rtt_ns)
                 .into_iter()
@@ -83,9 +87,10 @@ pub fn latency_svg(result: &LatencyResult) -> io::Result<String> {
                 Size(row.size as u64),
                 spread_cell(&row.rtt_p50_ns)
             );
-            dotted_line(&mut chart, "latency", &points, series(i), Some(label))?;
+            dotted_line(&mut chart, "latency", &points, series(i))?;
+            entries.push((label, series(i)));
         }
-        legend(&mut chart, "latency")?;
+        legend_below(&under, "latency", &entries)?;
         root.present().map_err(|e| fail(&e))?;
     }
     Ok(svg)

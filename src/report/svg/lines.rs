@@ -1,27 +1,31 @@
-//! Lines with a dot per point and a legend: the shape of the latency
-//! and scan charts.
+//! Lines with a dot per point, and their legend under the plot: the
+//! shape of the latency and scan charts.
+//!
+//! The legend is drawn below the x axis, never inside the plot: wherever
+//! the lines fall, it cannot cover one of their points (it did: a scan's
+//! legend, top left, hid memcpy's point at the smallest value).
 
 use std::io;
 use std::iter::once;
 
 use plotters::chart::ChartContext;
+use plotters::coord::Shift;
 use plotters::coord::cartesian::Cartesian2d;
 use plotters::coord::ranged1d::Ranged;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{FONT, drawing};
+use super::{FONT, WIDTH, clip, drawing};
 
 /// A chart whose axes both take `f64`s (linear or log).
 pub(super) type Chart<'a, 'b, X, Y> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>;
 
-/// A line through `points` with a dot on each, named `label` in the
-/// legend when there is one.
+/// A line through `points` with a dot on each.
 pub(super) fn dotted_line<X, Y>(
     chart: &mut Chart<'_, '_, X, Y>,
     name: &str,
     points: &[(f64, f64)],
     colour: RGBColor,
-    label: Option<String>,
 ) -> io::Result<()>
 where
     X: Ranged<ValueType = f64>,
@@ -29,35 +33,59 @@ where
 {
     let fail = drawing(name);
     let style = colour.stroke_width(2);
-    let drawn = chart
+    chart
         .draw_series(once(PathElement::new(points.to_vec(), style)))
         .map_err(|e| fail(&e))?;
-    if let Some(label) = label {
-        drawn
-            .label(label)
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
-    }
     chart
         .draw_series(points.iter().map(|&p| Circle::new(p, 4, colour.filled())))
         .map_err(|e| fail(&e))?;
     Ok(())
 }
 
-/// The legend of the labelled lines, boxed, top left.
-pub(super) fn legend<'a, 'b: 'a, X, Y>(
-    chart: &mut Chart<'a, 'b, X, Y>,
+/// Legend entries per row, each in a column of half the chart's width.
+const COLUMNS: usize = 2;
+/// Pixels per row of the legend.
+const ROW: u32 = 20;
+/// Characters an entry keeps: about 65 fit in a column at the legend's
+/// font (13 points, drawn 10.5 px; see `text_width`).
+const ENTRY_CHARS: usize = 64;
+
+/// The height of the legend of `entries` lines: a row per two, and room
+/// above and below.
+pub(super) fn legend_height(entries: usize) -> u32 {
+    let rows = entries.div_ceil(COLUMNS).max(1) as u32;
+    10 + rows * ROW + 6
+}
+
+/// The legend under a chart, on `area` ([`WIDTH`] by [`legend_height`]):
+/// a swatch of each line's colour (a small square, so that no legend mark
+/// looks like a data mark) and its name, two to a row.
+pub(super) fn legend_below(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
     name: &str,
-) -> io::Result<()>
-where
-    X: Ranged<ValueType = f64>,
-    Y: Ranged<ValueType = f64>,
-{
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font((FONT, 13))
-        .draw()
-        .map_err(|e| drawing(name)(&e))
+    entries: &[(String, RGBColor)],
+) -> io::Result<()> {
+    let fail = drawing(name);
+    area.fill(&WHITE).map_err(|e| fail(&e))?;
+    let column = (WIDTH as i32 - 80) / COLUMNS as i32;
+    let style = (FONT, 13)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    for (i, (label, colour)) in entries.iter().enumerate() {
+        let x = 70 + column * (i % COLUMNS) as i32;
+        let y = 10 + (ROW * (i / COLUMNS) as u32) as i32 + ROW as i32 / 2;
+        area.draw(&Rectangle::new(
+            [(x, y - 5), (x + 14, y + 5)],
+            colour.filled(),
+        ))
+        .map_err(|e| fail(&e))?;
+        area.draw(&Text::new(
+            clip(label, ENTRY_CHARS),
+            (x + 20, y),
+            style.clone(),
+        ))
+        .map_err(|e| fail(&e))?;
+    }
+    Ok(())
 }

@@ -64,6 +64,12 @@ pub const LIMIT_FILL: &str = "#8C8C8C";
 pub const WHISKER_STROKE: &str = "#333333";
 /// The stroke of the dashed line at `memcpy`'s median.
 pub const LIMIT_STROKE: &str = "#C44E52";
+/// The strokes (and dots' fills) of the latency and scan charts' lines,
+/// in the order series are coloured.
+pub const SERIES_STROKES: [&str; 10] = [
+    "#1F77B4", "#FF7F0E", "#2CA02C", "#D62728", "#9467BD", "#8C564B", "#E377C2", "#7F7F7F",
+    "#9A9B1A", "#17BECF",
+];
 
 const BAR: RGBColor = RGBColor(0x4C, 0x72, 0xB0);
 const LIMIT: RGBColor = RGBColor(0x8C, 0x8C, 0x8C);
@@ -106,6 +112,17 @@ pub const WIDTH: u32 = 900;
 
 /// The font of every label; the viewer picks the face.
 const FONT: &str = "sans-serif";
+
+/// The width in pixels `text` takes at `points` (a size given to
+/// plotters, which writes `points / 1.24` px as the SVG's font-size), at
+/// 0.6 em a character: an estimate, not a measure (the viewer picks the
+/// font; DejaVu Sans, Chromium's sans-serif here, drew every label of 7
+/// characters or more of the snapshot charts at 0.47-0.60 em a
+/// character, digits at 0.64). Layouts that must not overlap leave room
+/// with it; tests/fixtures/browser.rs checks with the same estimate.
+fn text_width(text: &str, points: f64) -> f64 {
+    text.chars().count() as f64 * points / 1.24 * 0.6
+}
 
 /// A drawing error as an `io::Error` naming the chart.
 fn drawing(chart: &str) -> impl Fn(&dyn Display) -> io::Error + '_ {
@@ -165,5 +182,6 @@ mod tests {
         assert_eq!(hex(LIMIT), LIMIT_FILL);
         assert_eq!(hex(WHISKER), WHISKER_STROKE);
         assert_eq!(hex(LIMIT_LINE), LIMIT_STROKE);
+        assert_eq!(SERIES.map(hex), SERIES_STROKES);
     }
 }

@@ -6,7 +6,7 @@ use std::io;
 
 use plotters::prelude::*;
 
-use super::lines::{dotted_line, legend as key};
+use super::lines::{dotted_line, legend_below, legend_height};
 use super::{FONT, WIDTH, bounds, drawing, series};
 use crate::bench::ladder::{LadderResult, Rung};
 use crate::bench::scan::{PLACEMENTS, ScanResult};
@@ -44,7 +44,7 @@ impl Axis {
     }
 }
 
-/// The chart's height, in pixels.
+/// The plot's height, in pixels; the legend is under it.
 const HEIGHT: u32 = 480;
 
 /// A piece of line: (x of the value, median GiB/s) points, by value.
@@ -83,10 +83,10 @@ fn lines(points: &[(u64, &LadderResult)], axis: Axis) -> Vec<(Rung, Vec<Segment>
         .collect()
 }
 
-/// A scan as an SVG document, 900 x 480 pixels: for each rung, its median
-/// GiB/s at each value of `param` (bytes, on a log2 axis), as a line with
-/// a dot per value, and a legend of the rungs. Fails on no points or a
-/// value of 0.
+/// A scan as an SVG document, 900 pixels wide, a 480-pixel plot and
+/// the legend under it (20 pixels a row of two rungs): for each rung, its
+/// median GiB/s at each value of `param` (bytes, on a log2 axis), as a
+/// line with a dot per value. Fails on no points or a value of 0.
 pub fn scan_svg(param: &str, points: &[(u64, LadderResult)]) -> io::Result<String> {
     let points: Vec<(u64, &LadderResult)> = points.iter().map(|(v, r)| (*v, r)).collect();
     draw(param, Axis::Log2Sizes, &points, |rung| {
@@ -134,9 +134,12 @@ fn draw(
     let y_hi = bounds(ys).map_or(1.0, |b| b.1 * 1.15).max(0.1);
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| fail(&e))?;
-        let mut chart = ChartBuilder::on(&root)
+        let drawn = lines.iter().filter(|l| !l.1.is_empty()).count();
+        let height = HEIGHT + legend_height(drawn);
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        let (plot, under) = root.split_vertically(HEIGHT);
+        plot.fill(&WHITE).map_err(|e| fail(&e))?;
+        let mut chart = ChartBuilder::on(&plot)
             .caption(
                 format!("pipespeed bench --scan {param}: median GiB/s per rung"),
                 (FONT, 17),
@@ -161,15 +164,18 @@ fn draw(
             .label_style((FONT, 13))
             .draw()
             .map_err(|e| fail(&e))?;
+        let mut entries = Vec::with_capacity(lines.len());
         for (rung, segments) in &lines {
             let index = Rung::ALL.iter().position(|r| r == rung).unwrap_or(0);
-            for (i, segment) in segments.iter().enumerate() {
-                // One legend entry per rung, however broken its line.
-                let label = (i == 0).then(|| legend(*rung));
-                dotted_line(&mut chart, "scan", segment, series(index), label)?;
+            for segment in segments {
+                dotted_line(&mut chart, "scan", segment, series(index))?;
+            }
+            // One legend entry per rung drawn, however broken its line.
+            if !segments.is_empty() {
+                entries.push((legend(*rung), series(index)));
             }
         }
-        key(&mut chart, "scan")?;
+        legend_below(&under, "scan", &entries)?;
         root.present().map_err(|e| fail(&e))?;
     }
     Ok(svg)
