@@ -642,9 +642,14 @@ fn bench_draws_its_chart_and_writes_a_self_contained_page() {
 #[test]
 fn a_scan_runs_the_ladder_per_value_and_charts_it() {
     let dir = tempfile::tempdir().unwrap();
-    let [json, csv, svg] = ["scan.json", "scan.csv", "scan.svg"].map(|f| dir.path().join(f));
+    let [json, csv, svg, html, md] =
+        ["scan.json", "scan.csv", "scan.svg", "scan.html", "scan.md"].map(|f| dir.path().join(f));
     let out = pipespeed(&[
         "bench",
+        "--html",
+        html.to_str().unwrap(),
+        "--markdown",
+        md.to_str().unwrap(),
         "--scan",
         "buf-size=16K,64K",
         "--rungs",
@@ -683,6 +688,16 @@ fn a_scan_runs_the_ladder_per_value_and_charts_it() {
     let text = stdout(&out);
     assert!(text.contains("median GiB/s by buf-size"), "{text}");
     assert!(text.contains("16KiB") && text.contains("64KiB"), "{text}");
+    // The answer first, then each value's table; the noise once at most.
+    let medians = text.find("median GiB/s by buf-size").unwrap();
+    assert!(medians < text.find("== buf-size 16KiB").unwrap(), "{text}");
+    assert!(text.contains("\ntrust: "), "{text}");
+    assert!(text.matches("noisy: ").count() <= 1, "{text}");
+    // --scan takes every export.
+    let page = std::fs::read_to_string(html).unwrap();
+    assert!(page.contains("<table id=\"medians\">"), "{page}");
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(md.contains("## Median GiB/s by buf-size"), "{md}");
 }
 
 #[test]

@@ -104,7 +104,7 @@ fn the_page_has_facts_table_chart_and_a_paragraph_per_rung() {
     assert_eq!(table.matches("<tr").count(), 1 + result.rungs.len());
     assert!(table.contains(
         "<td>tuned</td><td>largest pipe, buffer of two pipe-sized halves</td><td>0</td>\
-         <td>256KiB</td><td>128KiB</td><td class=\"num\">62.00</td><td class=\"num\">60.00</td>\
+         <td>256KiB</td><td>128KiB</td><td>-</td><td class=\"num\">62.00</td><td class=\"num\">60.00</td>\
          <td class=\"num\">65.00</td><td class=\"num\">+-10% noisy</td>\
          <td class=\"num\">20.7x</td><td class=\"num\">-</td>"
     ));

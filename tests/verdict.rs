@@ -302,10 +302,28 @@ fn every_verdict_is_three_to_six_lines() {
 fn the_markdown_leads_with_the_verdict_and_says_its_noise_once() {
     use pipespeed::report::Markdown;
     let md = String::from_utf8(Markdown.export(&loaded()).unwrap()).unwrap();
-    assert!(md.contains("\n- **baseline:** write-read 3.30 GiB/s, both ends on one CPU"), "{md}");
+    assert!(
+        md.contains("\n- **baseline:** write-read 3.30 GiB/s, both ends on one CPU"),
+        "{md}"
+    );
     assert!(md.contains("\n- **trust:** measured under load"), "{md}");
     assert!(md.find("- **baseline:**") < md.find("| rung |"), "{md}");
     assert!(md.contains("| pipe | ends | median GiB/s |"), "{md}");
     assert!(md.contains("| same-cpu |"), "{md}");
     assert_eq!(md.matches("noisy: ").count(), 1, "{md}");
+}
+
+#[test]
+fn the_page_opens_with_the_verdict_and_its_table_has_the_ends_column() {
+    let page = pipespeed::report::html::html_report(&loaded()).unwrap();
+    let verdict = page
+        .find("<section id=\"verdict\">")
+        .expect("a verdict section");
+    assert!(verdict < page.find("id=\"system\"").unwrap(), "{page}");
+    assert!(
+        page.contains("<li><strong>baseline:</strong> write-read 3.30 GiB/s, both ends on one CPU"),
+        "{page}"
+    );
+    assert!(page.contains("<th>ends</th>"), "{page}");
+    assert!(page.contains("<td>same-cpu</td>"), "{page}");
 }

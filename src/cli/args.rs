@@ -186,12 +186,15 @@ pub struct BenchArgs {
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
     /// Write the table as GitHub-flavoured Markdown to FILE (- for
-    /// standard output).
-    #[arg(long, value_name = "FILE", conflicts_with = "scan")]
+    /// standard output); with --scan, the medians by value and each
+    /// value's ladder.
+    #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
     /// Write a self-contained HTML report (facts, chart, table, why each
-    /// rung is faster, profiles) to FILE (- for standard output).
-    #[arg(long, value_name = "FILE", conflicts_with = "scan")]
+    /// rung is faster, profiles) to FILE (- for standard output); with
+    /// --scan, the scan's chart, the medians by value and each value's
+    /// ladder.
+    #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Run the ladder once per value of a setting and chart GiB/s against
     /// it: buf-size=64K,256K,1M, pipe-size=64K,256K,1M or

@@ -137,6 +137,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         write_file(&args.json, || Json.export(&result))?;
         write_file(&args.csv, || Csv.export(&result))?;
         write_file(&args.svg, || Svg.export(&result))?;
+        write_file(&args.html, || Html.export(&result))?;
+        write_file(&args.markdown, || Markdown.export(&result))?;
     }
     let text = Text {
         explain: args.explain,

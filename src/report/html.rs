@@ -13,8 +13,8 @@ use std::fmt::Write as _;
 use std::io;
 
 use super::ladder::{
-    COPIES_NOTE, FIGURE_HEADINGS, cells, explanation, figures, noise_line, noisy_lines,
-    placement_paragraph, runs_words,
+    COPIES_NOTE, FIGURE_HEADINGS, explanation, figures, noise_line, noisy_lines,
+    placement_paragraph, placement_words, runs_words, text_cells,
 };
 use super::svg::ladder_svg;
 use super::{Exporter, Html};
@@ -22,6 +22,26 @@ use crate::bench::core::harness::Header;
 use crate::bench::ladder::{LadderResult, Rung, RungResult};
 use crate::bench::profile::{Cost, Profile, ProfileStatus};
 use crate::units::Size;
+
+/// The verdict as the page's first section, a line of it per item, the
+/// part before the colon in bold (nothing when there is none).
+fn verdict_section(result: &LadderResult) -> String {
+    let Some(verdict) = &result.verdict else {
+        return String::new();
+    };
+    let mut out = String::from("<section id=\"verdict\">\n<h2>The answer</h2>\n<ul>\n");
+    for line in &verdict.lines {
+        let (head, rest) = line.split_once(':').unwrap_or(("", line));
+        let _ = writeln!(
+            out,
+            "<li><strong>{}:</strong> {}</li>",
+            escape(head),
+            escape(rest.trim_start())
+        );
+    }
+    out += "</ul>\n</section>\n";
+    out
+}
 
 /// The ladder's page, as [`html_report`] writes it.
 impl Exporter<LadderResult> for Html {
@@ -150,12 +170,13 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
         "How fast are Linux pipes on this machine?",
         "",
     );
+    out += &verdict_section(result);
     out += &machine(&result.header);
     let _ = writeln!(
         out,
         "<h2 id=\"placement\">Placement and runs</h2>\n<p>{}; {} after a warm-up, in shuffled \
          order (seed {}){}.</p>",
-        escape(&result.placement.to_string()),
+        escape(&placement_words(result)),
         runs_words(result),
         result.seed,
         if result.verify {
@@ -230,7 +251,14 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
 /// measured.
 pub(super) fn ladder_table(out: &mut String, id: &str, rungs: &[RungResult]) {
     let with_cost = rungs.iter().any(|r| r.cost.is_some());
-    let mut header = vec!["rung", "what it changes", "copies", "buffer", "pipe"];
+    let mut header = vec![
+        "rung",
+        "what it changes",
+        "copies",
+        "buffer",
+        "pipe",
+        "ends",
+    ];
     header.extend(FIGURE_HEADINGS);
     if with_cost {
         header.extend(["user s/GiB", "system s/GiB", "switches/GiB", "faults/GiB"]);
@@ -246,7 +274,7 @@ pub(super) fn ladder_table(out: &mut String, id: &str, rungs: &[RungResult]) {
         } else {
             "<tr>"
         };
-        for cell in cells(r) {
+        for cell in text_cells(r) {
             let _ = write!(out, "<td>{}</td>", escape(&cell));
         }
         match figures(r) {
@@ -259,7 +287,7 @@ pub(super) fn ladder_table(out: &mut String, id: &str, rungs: &[RungResult]) {
                 }
             }
             Err(note) => {
-                let span = header.len() - 5;
+                let span = header.len() - 6;
                 let _ = write!(
                     out,
                     "<td class=\"note\" colspan=\"{span}\">{}</td>",

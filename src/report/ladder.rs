@@ -145,53 +145,7 @@ impl Exporter<LadderResult> for Text {
             }
         }
         let _ = writeln!(out);
-        let header = [
-            "rung",
-            "what it changes",
-            "copies",
-            "buffer",
-            "pipe",
-            "ends",
-        ];
-        let number_header = FIGURE_HEADINGS;
-        let rows: Vec<Row> = result
-            .rungs
-            .iter()
-            .map(|r| (text_cells(r), figures(r)))
-            .collect();
-        let mut widths: Vec<usize> = header
-            .iter()
-            .chain(&number_header)
-            .map(|h| h.len())
-            .collect();
-        for (cells, tail) in &rows {
-            let numbers = tail.as_ref().map(|n| &n[..]).unwrap_or(&[]);
-            for (i, cell) in cells.iter().chain(numbers).enumerate() {
-                widths[i] = widths[i].max(cell.chars().count());
-            }
-        }
-        let mut line = |cells: &[String], tail: Result<&[String], &str>| {
-            let mut text = String::new();
-            for (cell, w) in cells.iter().zip(&widths) {
-                let _ = write!(text, "{cell:<w$}  ");
-            }
-            match tail {
-                Ok(numbers) => {
-                    for (cell, w) in numbers.iter().zip(&widths[TEXT_CELLS..]) {
-                        let _ = write!(text, "{cell:>w$}  ");
-                    }
-                }
-                Err(note) => text.push_str(note),
-            }
-            let _ = writeln!(out, "{}", text.trim_end());
-        };
-        line(
-            &header.map(String::from),
-            Ok(&number_header.map(String::from)),
-        );
-        for (cells, tail) in &rows {
-            line(cells, tail.as_ref().map(|n| &n[..]).map_err(|s| s.as_str()));
-        }
+        out += &table(result);
         let _ = writeln!(out);
         let _ = writeln!(out, "{}", wrap(&notes(result), 100));
         if let Some(paragraph) = noise_paragraph(&noise_rows(result)) {
@@ -214,6 +168,59 @@ impl Exporter<LadderResult> for Text {
         }
         Ok(out.into_bytes())
     }
+}
+
+/// The ladder's table alone: a header and a row per rung.
+pub(super) fn table(result: &LadderResult) -> String {
+    let mut out = String::new();
+    let header = [
+        "rung",
+        "what it changes",
+        "copies",
+        "buffer",
+        "pipe",
+        "ends",
+    ];
+    let number_header = FIGURE_HEADINGS;
+    let rows: Vec<Row> = result
+        .rungs
+        .iter()
+        .map(|r| (text_cells(r), figures(r)))
+        .collect();
+    let mut widths: Vec<usize> = header
+        .iter()
+        .chain(&number_header)
+        .map(|h| h.len())
+        .collect();
+    for (cells, tail) in &rows {
+        let numbers = tail.as_ref().map(|n| &n[..]).unwrap_or(&[]);
+        for (i, cell) in cells.iter().chain(numbers).enumerate() {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    let mut line = |cells: &[String], tail: Result<&[String], &str>| {
+        let mut text = String::new();
+        for (cell, w) in cells.iter().zip(&widths) {
+            let _ = write!(text, "{cell:<w$}  ");
+        }
+        match tail {
+            Ok(numbers) => {
+                for (cell, w) in numbers.iter().zip(&widths[TEXT_CELLS..]) {
+                    let _ = write!(text, "{cell:>w$}  ");
+                }
+            }
+            Err(note) => text.push_str(note),
+        }
+        let _ = writeln!(out, "{}", text.trim_end());
+    };
+    line(
+        &header.map(String::from),
+        Ok(&number_header.map(String::from)),
+    );
+    for (cells, tail) in &rows {
+        line(cells, tail.as_ref().map(|n| &n[..]).map_err(|s| s.as_str()));
+    }
+    out
 }
 
 /// The text table's descriptive cells: [`cells`] and the `ends` cell.

@@ -1,5 +1,5 @@
-//! A scan as the table printed on stdout (each value's ladder, then a row
-//! per rung and a column per value), as CSV (every point's ladder rows
+//! A scan as the text printed on stdout (a row per rung and a column per
+//! value, how far to trust it, then each value's ladder table), as CSV (every point's ladder rows
 //! under one header), as Markdown and as an HTML page (the facts, the
 //! scan's chart, the table of medians by value, each value's ladder
 //! table).
@@ -7,27 +7,83 @@
 use std::fmt::Write as _;
 use std::io;
 
-use super::ladder::{csv_header, csv_rows};
+use super::ladder::{csv_header, csv_rows, noise_rows, table as ladder_table, wrap_paragraph};
+use super::series::noise_paragraph;
 use super::{Csv, Exporter, Markdown, Text};
+use crate::bench::core::{NoiseSummary, Series, Trust};
 use crate::bench::ladder::Rung;
 use crate::bench::scan::ScanResult;
 use crate::units::Size;
 
-/// Each value's ladder table under a `== SETTING VALUE` line, then the
-/// medians of every rung by value.
+/// The scan's answer first: the medians of every rung by value, how far
+/// to trust them and the noise said once for the whole scan; then each
+/// value's ladder table under a `== SETTING VALUE` line. With
+/// [`Text::explain`], each value's whole ladder text instead (its notes,
+/// noisy rows and cost).
 impl Exporter<ScanResult> for Text {
     fn export(&self, result: &ScanResult) -> io::Result<Vec<u8>> {
-        let mut out = Vec::new();
-        for point in &result.points {
-            out.extend(
-                format!("== {} {}\n", result.param, result.param.label(point.value)).into_bytes(),
-            );
-            out.extend(self.export(&point.result)?);
-            out.push(b'\n');
+        if self.explain {
+            let mut out = Vec::new();
+            for point in &result.points {
+                out.extend(
+                    format!("== {} {}\n", result.param, result.param.label(point.value))
+                        .into_bytes(),
+                );
+                out.extend(self.export(&point.result)?);
+                out.push(b'\n');
+            }
+            out.extend(table(result).into_bytes());
+            return Ok(out);
         }
-        out.extend(table(result).into_bytes());
-        Ok(out)
+        let mut out = format!("{}\n", super::ladder::wrap(&facts(result), 100));
+        if result.header.interrupted {
+            let _ = writeln!(out, "{}", super::INTERRUPTED);
+        }
+        let _ = writeln!(out);
+        out += &table(result);
+        // Every point's rows, named by their value.
+        let rows: Vec<(String, &Series)> = (result.points.iter())
+            .flat_map(|p| {
+                let label = result.param.label(p.value);
+                noise_rows(&p.result)
+                    .into_iter()
+                    .map(move |(name, series)| (format!("{name} at {label}"), series))
+            })
+            .collect();
+        let trust = Trust::of(
+            rows.iter().map(|(n, s)| (n.clone(), *s)),
+            worst_noise(result),
+        );
+        let _ = writeln!(out, "\ntrust: {}", trust.line);
+        if let Some(paragraph) = noise_paragraph(&rows) {
+            let _ = writeln!(out, "\n{}", wrap_paragraph(&paragraph, 100));
+        }
+        for point in &result.points {
+            let _ = writeln!(
+                out,
+                "\n== {} {}: {}",
+                result.param,
+                result.param.label(point.value),
+                point.result.placement
+            );
+            out += &ladder_table(&point.result);
+        }
+        Ok(out.into_bytes())
     }
+}
+
+/// The noisiest machine any point saw: the largest steal and other load
+/// of the points' summaries.
+fn worst_noise(scan: &ScanResult) -> Option<NoiseSummary> {
+    scan.points
+        .iter()
+        .filter_map(|p| p.result.noise)
+        .reduce(|a, b| NoiseSummary {
+            runs: a.runs + b.runs,
+            steal_share: a.steal_share.max(b.steal_share),
+            other_share: a.other_share.max(b.other_share),
+            max_load_avg_1m: a.max_load_avg_1m.max(b.max_load_avg_1m),
+        })
 }
 
 /// Every point's ladder rows under one header (the rows carry `buf_size`

@@ -19,6 +19,14 @@ pub fn ladder_svg(result: &LadderResult) -> io::Result<String> {
         .find(|r| r.name == Rung::Memcpy)
         .and_then(RungResult::median);
     let s = &result.header.system;
+    // The speed-ups are over the baseline in its fastest placement.
+    let x_desc = match &result.baseline {
+        Some(b) => format!(
+            "GiB/s: median of runs, whisker slowest to fastest; × over write-read {}",
+            b.placement
+        ),
+        None => "GiB/s: median of runs; whisker from the slowest run to the fastest".into(),
+    };
     draw(&Bars {
         chart: "ladder",
         title: clip(
@@ -28,7 +36,7 @@ pub fn ladder_svg(result: &LadderResult) -> io::Result<String> {
             ),
             90,
         ),
-        x_desc: "GiB/s: median of runs; whisker from the slowest run to the fastest",
+        x_desc: &x_desc,
         rows: result.rungs.iter().map(row).collect(),
         limit: memcpy.map(|m| (m, format!("memcpy {m:.2} GiB/s: the limit of copying"))),
         row_px: 40,
