@@ -60,11 +60,14 @@ fn busy_hint(end: &str, end_args: &EndArgs, cpus: &[usize]) -> Option<String> {
              spin against each other; pin them: pipespeed write --cpu {a} ... | pipespeed read \
              --cpu {b} ..."
         ),
-        _ => format!(
-            "pipespeed {end}: busy-looping unpinned on 1 CPU: the two ends share it and spin \
-             against each other; drop --busy-loop, or give them a CPU each: pipespeed write \
-             --cpu A ... | pipespeed read --cpu B ..."
+        // One CPU: the machine's only one (both ends on it), or taskset's
+        // for this end (the other may have its own): said both ways.
+        [one] => format!(
+            "pipespeed {end}: busy-looping unpinned on 1 CPU ({one}): if the other end runs \
+             there too, the two spin against each other; give each its own: pipespeed write \
+             --cpu A ... | pipespeed read --cpu B ..., or drop --busy-loop"
         ),
+        _ => return None,
     })
 }
 
