@@ -8,12 +8,12 @@ use rustix::fs::{MemfdFlags, Mode, OFlags, memfd_create};
 use serde::{Deserialize, Serialize};
 
 use crate::buf::{Buffer, BufferOptions};
-use crate::sys::{SpliceFlags, fcntl_setpipe_size, splice};
-use crate::units::gib_per_s;
+use crate::sys::{FdKind, SpliceFlags, fcntl_setpipe_size, fd_info, splice};
+use crate::units::{Size, gib_per_s};
 use crate::verify::{Mismatch, Verifier};
 use crate::wait::{Direction, Wait, is_retryable, wait_ready};
 
-use super::writer::check_huge_pages;
+use super::writer::{buffer_words, check_huge_pages, wait_words};
 
 /// How the reader takes bytes out of the pipe.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,9 +72,109 @@ impl Default for ReaderConfig {
     }
 }
 
+/// The settings in words, as `--verbose` prints them: `splice to
+/// /dev/null, 256KiB a call, pipe 128KiB, busy loop, stop after 10GiB`.
+impl std::fmt::Display for ReaderConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let size = Size(self.buf_size as u64);
+        match (self.method, self.verify) {
+            (ReadMethod::Read, _) => write!(
+                f,
+                "read(2), buffer {size} ({})",
+                buffer_words(&self.buffer, self.check_huge_pages)
+            )?,
+            (ReadMethod::Splice, verify) => {
+                let to = if verify { "a memory file" } else { "/dev/null" };
+                let flag = if self.gift { " with SPLICE_F_MOVE" } else { "" };
+                write!(f, "splice to {to}{flag}, {size} a call")?;
+            }
+        }
+        if self.verify {
+            write!(f, ", every byte checked")?;
+        }
+        match self.pipe_size {
+            Some(pipe) => write!(f, ", pipe {}", Size(pipe as u64))?,
+            None => write!(f, ", pipe as it came")?,
+        }
+        write!(
+            f,
+            ", {}, stop after {}",
+            wait_words(self.wait),
+            Size(self.bytes)
+        )
+    }
+}
+
+/// What the reader's input is: its figure measures a pipe only when it
+/// is one. `read < FILE` measures reading the page cache, `read <
+/// /dev/zero` the kernel clearing pages (55 GiB/s measured), neither of
+/// them a pipe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Input {
+    /// A pipe or a FIFO: what the figure is meant to measure.
+    Pipe,
+    /// A regular file.
+    File,
+    /// A socket.
+    Socket,
+    /// A terminal.
+    Terminal,
+    /// A character device that is not a terminal (`/dev/zero`).
+    CharDevice,
+    /// A block device.
+    BlockDevice,
+    /// A directory, or a file of another kind.
+    Other,
+}
+
+impl Input {
+    /// What `input` is, from `fstat(2)`.
+    pub fn of(input: impl AsFd) -> io::Result<Input> {
+        Ok(match fd_info(input)?.kind {
+            FdKind::Pipe => Input::Pipe,
+            FdKind::Regular => Input::File,
+            FdKind::Socket => Input::Socket,
+            FdKind::Tty => Input::Terminal,
+            FdKind::CharDevice => Input::CharDevice,
+            FdKind::BlockDevice => Input::BlockDevice,
+            FdKind::Directory | FdKind::Other => Input::Other,
+        })
+    }
+
+    /// Its name in the JSON and the CSV: `pipe`, `file`, `char-device`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Input::Pipe => "pipe",
+            Input::File => "file",
+            Input::Socket => "socket",
+            Input::Terminal => "terminal",
+            Input::CharDevice => "char-device",
+            Input::BlockDevice => "block-device",
+            Input::Other => "other",
+        }
+    }
+
+    /// Its name with an article, for a sentence: `a regular file`.
+    pub fn described(self) -> &'static str {
+        match self {
+            Input::Pipe => "a pipe",
+            Input::File => "a regular file",
+            Input::Socket => "a socket",
+            Input::Terminal => "a terminal",
+            Input::CharDevice => "a character device",
+            Input::BlockDevice => "a block device",
+            Input::Other => "neither a file nor a device",
+        }
+    }
+}
+
 /// What the reader measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReadReport {
+    /// What the input was: the rate is a pipe's only for
+    /// [`Input::Pipe`].
+    pub input: Input,
     /// Bytes received in all.
     pub bytes: u64,
     /// Bytes received after the first transfer, the ones the rate is
@@ -96,6 +196,7 @@ pub struct ReadReport {
 /// measures the rate from the first transfer to the last.
 pub fn run_reader(input: impl AsFd, config: &ReaderConfig) -> io::Result<ReadReport> {
     let input = input.as_fd();
+    let kind = Input::of(input)?;
     if let Some(size) = config.pipe_size {
         fcntl_setpipe_size(input, size)?;
     }
@@ -130,6 +231,7 @@ pub fn run_reader(input: impl AsFd, config: &ReaderConfig) -> io::Result<ReadRep
     };
     let mut verifier = config.verify.then(Verifier::new);
     let mut report = ReadReport {
+        input: kind,
         bytes: 0,
         timed_bytes: 0,
         seconds: 0.0,

@@ -1,5 +1,6 @@
 //! The writing end: the blog's `write` program as a function.
 
+use std::fmt;
 use std::io;
 use std::os::fd::AsFd;
 
@@ -7,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::buf::{Buffer, BufferOptions, HugePages};
 use crate::double_buffer::{DoubleBuffer, Layout, Reuse};
-use crate::sys::fcntl_setpipe_size;
+use crate::sys::{FdKind, fcntl_setpipe_size};
 use crate::units::Size;
 use crate::verify::fill_pattern;
 use crate::wait::{Direction, Wait, is_retryable, wait_ready};
@@ -54,6 +55,27 @@ pub struct WriterConfig {
     pub bytes: Option<u64>,
 }
 
+/// What an endless writer (no [`WriterConfig::bytes`], the blog's
+/// default) would do to an output of this kind, as `(what it is, what the
+/// stream would do)`; `None` for those made to be streamed to: a pipe or
+/// FIFO, a socket, and a character device other than a terminal
+/// (`/dev/null` keeps nothing; a stream of its own kind is what it is
+/// for). A regular file fills the disk (`pipespeed write > t.out` did), a
+/// terminal prints without end (56 MB a second measured), a block device
+/// is overwritten to its end.
+pub fn endless_hazard(kind: FdKind) -> Option<(&'static str, &'static str)> {
+    match kind {
+        FdKind::Pipe | FdKind::Socket | FdKind::CharDevice => None,
+        FdKind::Regular => Some(("a regular file", "would fill the disk")),
+        FdKind::Tty => Some(("a terminal", "would print without end")),
+        FdKind::BlockDevice => Some(("a block device", "would overwrite it to its end")),
+        FdKind::Directory | FdKind::Other => Some((
+            "neither a pipe, a socket nor a character device",
+            "only those take an endless stream",
+        )),
+    }
+}
+
 /// A ladder rung's writer, as a worker process.
 impl crate::bench::core::RoleSpec for WriterConfig {
     const ROLE: &'static str = "writer";
@@ -74,6 +96,82 @@ impl Default for WriterConfig {
             verify: false,
             bytes: None,
         }
+    }
+}
+
+/// The settings in words, as `--verbose` prints them: `vmsplice, buffer
+/// 256KiB (2 halves of 128KiB in separate mappings, at offset 0, huge
+/// pages), pipe 128KiB (one half), busy loop, until the reader goes away`.
+impl fmt::Display for WriterConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let size = Size(self.buf_size as u64);
+        let half = Size((self.buf_size / 2) as u64);
+        let buffer = buffer_words(&self.buffer, self.check_huge_pages);
+        match self.method {
+            WriteMethod::Write => {
+                write!(f, "write(2), buffer {size} ({buffer})")?;
+                match self.pipe_size {
+                    Some(pipe) => write!(f, ", pipe {}", Size(pipe as u64))?,
+                    None => write!(f, ", pipe as the kernel made it")?,
+                }
+            }
+            WriteMethod::Vmsplice => {
+                let gift = if self.gift { " with SPLICE_F_GIFT" } else { "" };
+                let layout = match self.layout {
+                    Layout::Separate => "in separate mappings",
+                    Layout::Contiguous => "in one mapping",
+                };
+                write!(
+                    f,
+                    "vmsplice{gift}, buffer {size} (2 halves of {half} {layout}, {buffer})"
+                )?;
+                match self.unsafe_early_reuse {
+                    Some(pipe) => write!(
+                        f,
+                        ", pipe {} (UNSAFE: halves refilled while the pipe holds them)",
+                        Size(pipe as u64)
+                    )?,
+                    None => write!(f, ", pipe {half} (one half)")?,
+                }
+            }
+        }
+        if self.verify {
+            write!(f, ", a checkable stream")?;
+        }
+        write!(f, ", {}", wait_words(self.wait))?;
+        match self.bytes {
+            Some(bytes) => write!(f, ", stop after {}", Size(bytes)),
+            None => write!(f, ", until the reader goes away"),
+        }
+    }
+}
+
+/// Where a buffer starts and how it is held, in words: `at offset 16`,
+/// `at offset 0, huge pages (checked), locked`.
+pub(crate) fn buffer_words(buffer: &BufferOptions, check_huge_pages: bool) -> String {
+    let mut words = format!("at offset {}", buffer.offset);
+    if buffer.huge_pages {
+        words.push_str(", huge pages");
+    }
+    if check_huge_pages {
+        words.push_str(" (checked)");
+    }
+    if buffer.lock {
+        words.push_str(", locked");
+    }
+    if buffer.dont_touch {
+        words.push_str(", pages not touched before");
+    }
+    words
+}
+
+/// How an end waits, in words.
+pub(crate) fn wait_words(wait: Wait) -> &'static str {
+    match wait {
+        Wait::Block => "blocking",
+        Wait::Poll => "poll(2) before every call",
+        Wait::Busy => "busy loop",
+        Wait::BusyPoll => "busy loop with poll(2)",
     }
 }
 

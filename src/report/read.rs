@@ -4,7 +4,7 @@
 use std::io;
 
 use super::{Csv, Exporter, Text};
-use crate::bench::reader::{ReadMethod, ReadReport, ReaderConfig};
+use crate::bench::reader::{Input, ReadMethod, ReadReport, ReaderConfig};
 use crate::units::Size;
 use crate::wait::Wait;
 
@@ -18,12 +18,18 @@ pub struct ReadRun<'a> {
 }
 
 /// `12.3GiB/s, 256KiB buffer, 40960 iterations (10GiB piped)`, as the
-/// blog's program prints it.
+/// blog's program prints it; from an input that is not a pipe, `(1MiB
+/// read from a regular file, not a pipe)`: the figure is what was
+/// measured, named for what it is.
 impl Exporter<ReadRun<'_>> for Text {
     fn export(&self, run: &ReadRun<'_>) -> io::Result<Vec<u8>> {
         let (c, r) = (run.config, run.report);
+        let how = match r.input {
+            Input::Pipe => "piped".to_owned(),
+            other => format!("read from {}, not a pipe", other.described()),
+        };
         Ok(format!(
-            "{:.1}GiB/s, {} buffer, {} iterations ({} piped)\n",
+            "{:.1}GiB/s, {} buffer, {} iterations ({} {how})\n",
             r.gib_s,
             Size(c.buf_size as u64),
             r.bytes / c.buf_size.max(1) as u64,
@@ -35,7 +41,8 @@ impl Exporter<ReadRun<'_>> for Text {
 
 /// `gib_s,bytes,buf_size,pipe_size,busy_loop,poll,huge_page,
 /// check_huge_page,read_with_splice,gift,lock_memory,dont_touch_pages,
-/// seconds`, without a header.
+/// seconds,input`, without a header: the C reference's 13 columns, then
+/// what stdin was (`pipe`, `file`, `char-device`, ... as in the JSON).
 impl Exporter<ReadRun<'_>> for Csv {
     fn export(&self, run: &ReadRun<'_>) -> io::Result<Vec<u8>> {
         let (c, r) = (run.config, run.report);
@@ -47,7 +54,7 @@ impl Exporter<ReadRun<'_>> for Csv {
             Wait::BusyPoll => (true, true),
         };
         Ok(format!(
-            "{:.6},{},{},{},{},{},{},{},{},{},{},{},{:.6}\n",
+            "{:.6},{},{},{},{},{},{},{},{},{},{},{},{:.6},{}\n",
             r.gib_s,
             r.bytes,
             c.buf_size,
@@ -60,7 +67,8 @@ impl Exporter<ReadRun<'_>> for Csv {
             b(c.gift),
             b(c.buffer.lock),
             b(c.buffer.dont_touch),
-            r.seconds
+            r.seconds,
+            r.input.name()
         )
         .into_bytes())
     }

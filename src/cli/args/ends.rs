@@ -1,5 +1,7 @@
 //! The options of `pipespeed write` and `pipespeed read`, the blog's two
 //! ends.
+use std::path::PathBuf;
+
 use clap::Args;
 
 use super::values::*;
@@ -27,6 +29,14 @@ pub struct EndArgs {
     #[arg(long = "check-huge-page", alias = "check_huge_page")]
     pub check_huge_page: bool,
     /// Non-blocking calls retried on EAGAIN instead of sleeping.
+    ///
+    /// A busy end spins on its CPU: the two ends need one each. Without
+    /// --cpu, on at most 2 allowed CPUs (sched_getaffinity: the machine's,
+    /// or taskset's), the end prints one line saying how to pin them,
+    /// since the scheduler may put both on one CPU, where they spin against
+    /// each other (the README gives the blog's pair measured both ways on
+    /// 2 vCPUs). With 3 or more, one is left over for the rest of the
+    /// machine, and nothing is said.
     #[arg(long = "busy-loop", visible_alias = "busy", alias = "busy_loop")]
     pub busy_loop: bool,
     /// poll(2) before every call (with --busy-loop: poll with no timeout).
@@ -47,7 +57,8 @@ pub struct EndArgs {
     /// Pin this process to CPU N [range: 0-1023].
     #[arg(long, value_name = "N", value_parser = cpu)]
     pub cpu: Option<usize>,
-    /// Print the settings to stderr before starting.
+    /// Print the settings to stderr before starting, in one line of
+    /// words: method, buffer, pipe, waiting, bytes, CPU.
     #[arg(long)]
     pub verbose: bool,
 }
@@ -55,7 +66,7 @@ pub struct EndArgs {
 /// `pipespeed write`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit status: 0 the bytes asked for were sent, or the reader went away; 1 an error (a closed stdout included); 2 bad usage; 3 not possible on this machine (huge pages not granted, vmsplice refused)."
+    after_help = "Standard output must be a pipe, a FIFO, a socket or a character device other than a terminal (/dev/null): without --bytes the writer never stops, so a regular file (which it would fill), a terminal or a block device is refused (status 2) before anything is written; with --bytes they take exactly that.\n\nExit status: 0 the bytes asked for were sent, or the reader went away; 1 an error (a closed stdout included); 2 bad usage (an endless stream to a file or terminal included); 3 not possible on this machine (huge pages not granted, vmsplice refused)."
 )]
 pub struct WriteArgs {
     #[command(flatten)]
@@ -72,8 +83,9 @@ pub struct WriteArgs {
     /// 1-1G].
     #[arg(long = "unsafe-early-reuse", value_name = "SIZE", value_parser = pipe_size, requires = "vmsplice", conflicts_with = "gift")]
     pub unsafe_early_reuse: Option<usize>,
-    /// Stop after SIZE bytes (default: until the reader goes away) [at
-    /// most 1024T].
+    /// Stop after SIZE bytes (default: until the reader goes away, which
+    /// needs a pipe, socket or character device as stdout) [at most
+    /// 1024T].
     #[arg(long, aliases = ["bytes_to_pipe", "bytes-to-pipe"], value_name = "SIZE", value_parser = run_bytes)]
     pub bytes: Option<u64>,
 }
@@ -81,7 +93,7 @@ pub struct WriteArgs {
 /// `pipespeed read`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit status: 0 the bytes asked for arrived; 1 an error, or the input ended before --bytes; 2 bad usage; 3 not possible on this machine (huge pages not granted)."
+    after_help = "Standard input is meant to be a pipe: from anything else (a file, /dev/zero) the figure is still printed, as what was measured, but one line on stderr says what the input is, the line says \"read from a regular file, not a pipe\" instead of \"piped\", and the JSON's \"input\" and the CSV's last column name it.\n\nExit status: 0 the bytes asked for arrived; 1 an error, or the input ended before --bytes; 2 bad usage; 3 not possible on this machine (huge pages not granted)."
 )]
 pub struct ReadArgs {
     #[command(flatten)]
@@ -93,12 +105,15 @@ pub struct ReadArgs {
     /// an error (status 1).
     #[arg(long, aliases = ["bytes_to_pipe", "bytes-to-pipe"], value_name = "SIZE", default_value = "10G", value_parser = positive_size)]
     pub bytes: u64,
-    /// Print one CSV line, the columns: gib_s, bytes, buf_size, pipe_size,
-    /// busy_loop, poll, huge_page, check_huge_page, read_with_splice, gift,
-    /// lock_memory, dont_touch_pages, seconds
-    #[arg(long, conflicts_with = "json")]
-    pub csv: bool,
-    /// Print the measurement as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    /// Write one CSV line to FILE (- or no FILE: standard output), the
+    /// columns: gib_s, bytes, buf_size, pipe_size, busy_loop, poll,
+    /// huge_page, check_huge_page, read_with_splice, gift, lock_memory,
+    /// dont_touch_pages, seconds, input (pipe, file, char-device, ...).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub csv: Option<PathBuf>,
+    /// Write the measurement as one JSON object on one line to FILE (- or
+    /// no FILE: standard output). With a result on standard output, the
+    /// blog's line goes to stderr; with none, to stdout.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub json: Option<PathBuf>,
 }
