@@ -779,6 +779,7 @@ fn files_of_an_older_format_are_still_compared_with_themselves_and_with_new_ones
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     for v1 in [
         "bench-v1.json",
+        "bench-v2.json",
         "latency/v1.json",
         "contend-v1.json",
         "ipc/v1.json",
@@ -787,7 +788,12 @@ fn files_of_an_older_format_are_still_compared_with_themselves_and_with_new_ones
         let out = compare(&v1, &v1, &[]);
         assert_eq!(out.status.code(), Some(0), "{v1:?}: {}", stderr(&out));
         let header = stdout(&out).lines().next().unwrap_or_default().to_string();
-        assert!(header.ends_with("/1"), "{header}");
+        let version = if v1.ends_with("bench-v2.json") {
+            "/2"
+        } else {
+            "/1"
+        };
+        assert!(header.ends_with(version), "{header}");
     }
     // Across versions: both load into the same types.
     let (v1, v2) = (

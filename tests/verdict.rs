@@ -327,3 +327,30 @@ fn the_page_opens_with_the_verdict_and_its_table_has_the_ends_column() {
     assert!(page.contains("<th>ends</th>"), "{page}");
     assert!(page.contains("<td>same-cpu</td>"), "{page}");
 }
+
+/// A `pipespeed.bench/2` file (written by 8927823's debug build: `bench
+/// --rungs write-read,vmsplice-read --runs 2 --bytes 16M
+/// --placement-runs 2 --warmup-runs 1 --seed 2`) still loads: without a
+/// placement per rung, a baseline or a verdict, its speed-ups as written;
+/// concluded again, it gets a verdict from its own figures.
+#[test]
+fn a_bench_2_file_loads_and_can_be_concluded() {
+    let text = include_str!("fixtures/bench-v2.json");
+    let mut result: LadderResult = serde_json::from_str(text).unwrap();
+    assert_eq!(result.header.schema, "pipespeed.bench/2");
+    assert!(result.baseline.is_none() && result.verdict.is_none());
+    assert!(result.rungs.iter().all(|r| r.placement.is_none()));
+    let old: serde_json::Value = serde_json::from_str(text).unwrap();
+    assert_eq!(
+        result.rungs[1].speedup_vs_write_read,
+        old["rungs"][1]["speedup_vs_write_read"].as_f64()
+    );
+    result.conclude();
+    let verdict = result.verdict.as_ref().unwrap();
+    assert!(
+        verdict.lines[0].starts_with("baseline: write-read "),
+        "{verdict:?}"
+    );
+    let best = result.placement_check.as_ref().unwrap().best().unwrap();
+    assert!(result.baseline.as_ref().unwrap().gib_s >= best.median().unwrap());
+}
