@@ -1,6 +1,6 @@
 //! The ladder as the table printed on stdout, and as CSV: one row per
 //! measured run, for spreadsheets and plotting scripts.
-use crate::bench::core::Status;
+use crate::bench::core::{Placement, Status};
 
 use std::fmt::Write;
 use std::io;
@@ -26,10 +26,10 @@ fn rate(v: Option<f64>) -> String {
 }
 
 /// What the `copies` column means, under the table.
-pub(super) const COPIES_NOTE: &str = "copies: bytes the CPU copies per byte piped; (checked): vmsplice was seen to hand over page \
-     references on this kernel at start-up. Rungs with 0 move page references, not bytes: their GiB/s \
-     is not memory bandwidth and may exceed memcpy. of limit: the median's share of memcpy's (rungs \
-     that copy) or of splice-limit's (rungs that do not). spread: the 95% interval of the mean.";
+pub(super) const COPIES_NOTE: &str = "copies: bytes the CPU copies per byte piped; (checked): vmsplice \
+     was seen moving page references at start-up, and a rung with 0 moves references, so its GiB/s \
+     is not memory bandwidth. of limit: the share of memcpy's median (rungs that copy) or of \
+     splice-limit's. spread: the 95% interval of the mean.";
 
 /// The `copies` cell: the count, and what the start-up check found.
 pub(super) fn copies_cell(r: &RungResult) -> String {
@@ -120,9 +120,9 @@ impl Exporter<LadderResult> for Text {
             s.thp,
             Size(s.pipe_max_size_bytes as u64)
         );
+        let _ = writeln!(out, "{}", wrap(&placement_words(result), 100));
         let how = format!(
-            "{}; {} after a warm-up, shuffled (seed {}){}",
-            placement_words(result),
+            "{} after a warm-up, shuffled (seed {}){}",
             runs_words(result),
             result.seed,
             if result.verify {
@@ -257,9 +257,15 @@ pub(super) fn placement_words(result: &LadderResult) -> String {
         .or(other);
     match alternative {
         Some(alternative) => format!(
-            "{}, and for the rungs that block also {} (ends: the faster)",
+            "{}; the rungs that block also {} (the faster shown)",
             result.placement,
-            alternative.to_string().replace("writer and reader ", "")
+            match alternative {
+                Placement::Pinned {
+                    writer_cpu,
+                    reader_cpu,
+                } if writer_cpu == reader_cpu => format!("both on CPU {writer_cpu}"),
+                other => other.to_string(),
+            }
         ),
         None => result.placement.to_string(),
     }
@@ -271,10 +277,7 @@ pub(super) fn notes(result: &LadderResult) -> String {
         Some(b) => format!("write-read {} ({:.2} GiB/s)", b.placement, b.gib_s),
         None => "write-read".into(),
     };
-    format!(
-        "{COPIES_NOTE} vs write-read: over the baseline, {base}, the fastest placement it was \
-         measured in."
-    )
+    format!("{COPIES_NOTE} vs write-read: over {base}, its fastest placement.")
 }
 
 /// Every series of the ladder (each rung, in each placement it ran),

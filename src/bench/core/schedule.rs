@@ -31,6 +31,10 @@ pub struct Slot {
     pub unavailable: Option<String>,
     /// Whether warm-up runs precede its measured runs.
     pub warm_up: bool,
+    /// The most measured runs of this row, when fewer than the plan's
+    /// `max_runs` (`None`: the plan's): a row that only gives context
+    /// (the ladder's rungs in their other placement) gets no runs added.
+    pub max_runs: Option<usize>,
 }
 
 impl Slot {
@@ -40,6 +44,7 @@ impl Slot {
             name: name.into(),
             unavailable: None,
             warm_up: true,
+            max_runs: None,
         }
     }
 
@@ -337,7 +342,12 @@ pub fn schedule(
         rows.iter_mut().for_each(|r| r.series.summarize());
         // One more run of each live row whose interval is too wide.
         order = (0..rows.len())
-            .filter(|&i| rows[i].live() && rows[i].series.wants_more(plan.max_runs))
+            .filter(|&i| {
+                let most = slots[i]
+                    .max_runs
+                    .map_or(plan.max_runs, |m| m.min(plan.max_runs));
+                rows[i].live() && rows[i].series.wants_more(most)
+            })
             .collect();
         shuffler.shuffle(&mut order);
         total += order.len();

@@ -93,9 +93,9 @@ where
         if row.latency.is_some() {
             which.push((i, Metric::Latency));
             slots.push(Slot {
-                name,
                 unavailable: spin.or(row.mechanism.no_round_trip()).map(str::to_string),
                 warm_up: false,
+                ..Slot::new(name)
             });
         }
     }

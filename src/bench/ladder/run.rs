@@ -64,7 +64,13 @@ pub fn run_ladder(
             true => rung.name().to_string(),
             false => format!("{rung} {}", placement.kind()),
         };
-        let (slot, job) = Slot::of(name, job);
+        let (mut slot, job) = Slot::of(name, job);
+        if placement != config.placement {
+            // The other placement decides which is faster and is shown
+            // beside it: its runs are not added to while it is wide, which
+            // under load would stretch the ladder by a third.
+            slot.max_runs = Some(config.runs);
+        }
         slots.push(slot);
         jobs.push(job);
         configs.push(config);

@@ -122,6 +122,26 @@ fn a_wide_row_gets_runs_added_up_to_max_runs_and_a_tight_one_none() {
 }
 
 #[test]
+fn a_row_with_its_own_max_runs_gets_no_more_than_that() {
+    let mut all = slots(&["wide", "wide, capped"]);
+    all[1].max_runs = Some(3);
+    let mut last = [0.0; 2];
+    let done = schedule(
+        &all,
+        &plan(3, 7),
+        &Cancel::never(),
+        &mut |_| {},
+        &mut |i, _| {
+            last[i] = if last[i] == 1.0 { 3.0 } else { 1.0 };
+            sample(last[i])
+        },
+    );
+    assert_eq!(done.rows[0].series.runs.len(), 7);
+    assert_eq!(done.rows[1].series.runs.len(), 3);
+    assert!(done.rows[1].series.noisy(), "still marked");
+}
+
+#[test]
 fn unavailable_rows_never_run_and_a_failed_row_keeps_its_runs_and_stops() {
     let mut all = slots(&["gone", "fails", "fine"]);
     all[0].unavailable = Some("no huge pages".into());
