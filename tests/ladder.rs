@@ -734,3 +734,106 @@ fn a_cancelled_ladder_runs_nothing_and_says_so() {
     assert_eq!(check.wakeup_reason.as_deref(), Some("interrupted"));
     assert!(mock.jobs.is_empty());
 }
+
+/// Rates by rung and placement: write-read 4 on one CPU and 1 on two,
+/// vmsplice-read 2 and 5 (faster on two), tuned 50 on two; each wide
+/// (a run at x0.5 then x1.5 by turns) where `wide` says.
+struct ByPlacement {
+    runs: Vec<(&'static str, &'static str)>,
+    turn: HashMap<(&'static str, &'static str), usize>,
+    wide: &'static str,
+}
+
+impl Runner<Job> for ByPlacement {
+    fn run(&mut self, job: &Job) -> Result<Sample, RunError> {
+        let rung = Mock::rung_of(job);
+        let kind = match job {
+            Job::Pipe { placement, .. } => placement.kind(),
+            _ => "one thread",
+        };
+        self.runs.push((rung, kind));
+        let base = match (rung, kind) {
+            ("write-read", "same-cpu") => 4.0,
+            ("write-read", _) => 1.0,
+            ("vmsplice-read", "same-cpu") => 2.0,
+            ("vmsplice-read", _) => 5.0,
+            ("memcpy", _) => 10.0,
+            _ => 50.0,
+        };
+        let turn = self.turn.entry((rung, kind)).or_default();
+        *turn += 1;
+        let rate = match rung == self.wide && kind == "same-cpu" {
+            true if *turn % 2 == 0 => base * 1.5,
+            true => base * 0.5,
+            false => base,
+        };
+        Ok(Sample {
+            bytes: 1 << 30,
+            seconds: 1.0 / rate,
+            gib_s: rate,
+            usage: None,
+            noise: None,
+            copy_check: None,
+        })
+    }
+}
+
+#[test]
+fn the_rungs_that_block_run_in_both_placements_and_show_the_faster() {
+    let f = facts(&[0, 1], ThpMode::Madvise);
+    let mut cfg = config(
+        &[
+            Rung::Memcpy,
+            Rung::WriteRead,
+            Rung::VmspliceRead,
+            Rung::Tuned,
+        ],
+        &f,
+    );
+    cfg.max_runs = 6;
+    cfg.alternative = Some(Placement::Pinned {
+        writer_cpu: 0,
+        reader_cpu: 0,
+    });
+    let mut runner = ByPlacement {
+        runs: Vec::new(),
+        turn: HashMap::new(),
+        wide: "vmsplice-read",
+    };
+    let result = run_ladder(&cfg, &f, &mut runner, &Cancel::never(), &mut |_| {});
+    let rung = |name: Rung| result.rungs.iter().find(|r| r.name == name).unwrap();
+    // write-read: faster on one CPU, its two-CPU figure beside it.
+    let wr = rung(Rung::WriteRead);
+    assert_eq!(wr.placement.unwrap().kind(), "same-cpu");
+    assert_eq!(wr.median(), Some(4.0));
+    let other = wr.other_placement.as_ref().unwrap();
+    assert_eq!(
+        (other.kind.as_str(), other.median()),
+        ("different-cpu", Some(1.0))
+    );
+    // vmsplice-read: faster on two; its one-CPU row, wide, got no runs added.
+    let vr = rung(Rung::VmspliceRead);
+    assert_eq!(vr.placement.unwrap().kind(), "different-cpu");
+    let other = vr.other_placement.as_ref().unwrap();
+    assert_eq!(other.kind, "same-cpu");
+    assert!(other.gib_s.noisy(), "{other:?}");
+    assert_eq!(
+        other.gib_s.runs.len(),
+        3,
+        "no runs added to the other placement"
+    );
+    // tuned busy-loops: two CPUs only; memcpy is one thread.
+    let tuned = rung(Rung::Tuned);
+    assert!(tuned.other_placement.is_none());
+    assert!(!runner.runs.contains(&("tuned", "same-cpu")));
+    assert_eq!(rung(Rung::Memcpy).placement, None);
+    // The speed-ups are over write-read on one CPU, its fastest.
+    let baseline = result.baseline.as_ref().unwrap();
+    assert_eq!(
+        (baseline.placement.as_str(), baseline.gib_s),
+        ("same-cpu", 4.0)
+    );
+    assert_eq!(tuned.speedup_vs_write_read, Some(50.0 / 4.0));
+    assert_eq!(vr.speedup_vs_write_read, Some(5.0 / 4.0));
+    assert!(result.verdict.is_some());
+}

@@ -48,11 +48,11 @@ pub fn run_ladder(
     let mut slots = Vec::new();
     for &(i, placement) in &rows {
         let rung = config.rungs[i];
-        let config = LadderConfig {
+        let row_config = LadderConfig {
             placement,
             ..config.clone()
         };
-        let job = job_for(rung, &config, facts);
+        let job = job_for(rung, &row_config, facts);
         let (buf_size, pipe_size) = match &job {
             Ok(job) => job.sizes(),
             Err(_) => (config.buf_size, None),
@@ -60,12 +60,13 @@ pub fn run_ladder(
         let mut result = RungResult::new(rung, buf_size, pipe_size);
         result.placement = (!matches!(rung, Rung::Memcpy | Rung::SpliceLimit)).then_some(placement);
         results.push(result);
-        let name = match placement == config.placement {
-            true => rung.name().to_string(),
-            false => format!("{rung} {}", placement.kind()),
+        let elsewhere = placement != config.placement;
+        let name = match elsewhere {
+            false => rung.name().to_string(),
+            true => format!("{rung} {}", placement.kind()),
         };
         let (mut slot, job) = Slot::of(name, job);
-        if placement != config.placement {
+        if elsewhere {
             // The other placement decides which is faster and is shown
             // beside it: its runs are not added to while it is wide, which
             // under load would stretch the ladder by a third.
@@ -73,7 +74,7 @@ pub fn run_ladder(
         }
         slots.push(slot);
         jobs.push(job);
-        configs.push(config);
+        configs.push(row_config);
     }
     let ends_of = |placement: Placement| Ends {
         unpinned: placement == Placement::Unpinned,
