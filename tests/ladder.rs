@@ -763,7 +763,7 @@ impl Runner<Job> for ByPlacement {
         let turn = self.turn.entry((rung, kind)).or_default();
         *turn += 1;
         let rate = match rung == self.wide && kind == "same-cpu" {
-            true if *turn % 2 == 0 => base * 1.5,
+            true if turn.is_multiple_of(2) => base * 1.5,
             true => base * 0.5,
             false => base,
         };
