@@ -111,8 +111,10 @@ fn interrupt_bench(signal: rustix::process::Signal, expected: i32) {
         "--placement-runs",
         "0",
     ];
-    // Two warm-ups and a measured run, two ends each, and the next run's.
-    let (value, stdout) = interrupt(&args, 8, signal, expected);
+    // Four warm-ups (each rung with its ends on two CPUs and on one; on a
+    // machine of one CPU, two warm-ups and more measured runs), a
+    // measured run, two ends each, and the next run's.
+    let (value, stdout) = interrupt(&args, 12, signal, expected);
     // The partial table.
     assert!(
         stdout.contains("interrupted: only the runs made before the signal"),
