@@ -8,12 +8,13 @@
 //!   memcpy in a thread), with `perf record` for `--profile`;
 //! - `result`: [`LadderResult`], what `bench --json` writes;
 //! - `rung`: the rungs, what each changes and why it is faster;
-//! - `verdict`: the baseline in its fastest placement, the speed-ups and
-//!   the answer in a few lines;
+//! - `verdict`: the answer in a few lines, and the baseline of the
+//!   speed-ups; `conclude` works them out from the figures;
 //! - `copies`: the start-up check that vmsplice moves page references;
 //! - `placement`: the baseline in every placement, and the cost of a
 //!   cross-CPU wake-up.
 
+pub(crate) mod conclude;
 pub(crate) mod copies;
 pub(crate) mod job;
 pub(crate) mod placement;
@@ -28,7 +29,7 @@ pub use copies::{CopyCheck, check_vmsplice};
 pub use job::{Job, LadderConfig, Sample, job_for};
 pub use placement::{PlacementCheck, PlacementRow, Wakeup, check_placements};
 pub use processes::{MEMCPY_NOT_PROFILED, ProcessExecutor};
-pub use result::{Baseline, LadderResult, RungResult, SCHEMA, SCHEMA_V1, SCHEMA_V2};
+pub use result::{LadderResult, RungResult, SCHEMA, SCHEMA_V1, SCHEMA_V2};
 pub use run::run_ladder;
 pub use rung::Rung;
-pub use verdict::{Step, Verdict};
+pub use verdict::{Baseline, Step, Verdict};

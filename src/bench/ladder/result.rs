@@ -10,7 +10,7 @@ use super::super::profile::{Cost, Profile};
 use super::copies::CopyCheck;
 use super::placement::{PlacementCheck, PlacementRow};
 use super::rung::Rung;
-use super::verdict::Verdict;
+use super::verdict::{Baseline, Verdict};
 
 /// One rung's results.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -131,18 +131,6 @@ pub struct LadderResult {
     /// The answer in a few lines, from the figures above.
     #[serde(default)]
     pub verdict: Option<Verdict>,
-}
-
-/// The baseline of the speed-ups.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Baseline {
-    /// `write-read`.
-    pub rung: Rung,
-    /// The placement it was fastest in: `same-cpu`, `different-cpu` or
-    /// `unpinned`.
-    pub placement: String,
-    /// Its median there.
-    pub gib_s: f64,
 }
 
 /// The schema name of [`LadderResult`].

@@ -1,14 +1,12 @@
-//! The answer at a glance: the baseline in its fastest placement, the
-//! fastest rung and its share of the limit, each step's gain over the
-//! baseline, what the kernel did, and how far to trust it, in a few lines
-//! that agree with the table under them.
+//! The answer at a glance, as the result records it: the baseline in its
+//! fastest placement, the fastest rung and each step's gain over the
+//! baseline, and how far to trust it, in a few lines that agree with the
+//! table under them. `conclude` works them out.
 
 use serde::{Deserialize, Serialize};
 
-use super::copies::CopyCheck;
-use super::result::{Baseline, LadderResult, RungResult};
 use super::rung::Rung;
-use crate::bench::core::{Status, Trust};
+use crate::bench::core::Trust;
 
 /// The ladder's answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,193 +36,14 @@ pub struct Step {
     pub share_of_limit: Option<f64>,
 }
 
-impl LadderResult {
-    /// Works out what the figures say: the baseline (`write-read` in the
-    /// fastest placement measured, by the ladder or its placement check),
-    /// each rung's speed-up over it and share of its limit, and the
-    /// [`Verdict`]. Called by [`run_ladder`](super::run_ladder), and again
-    /// by whoever adds a placement check.
-    pub fn conclude(&mut self) {
-        self.baseline = baseline(self);
-        let median_of = |rungs: &[RungResult], rung: Rung| {
-            rungs
-                .iter()
-                .find(|r| r.name == rung)
-                .and_then(RungResult::median)
-        };
-        let base = self.baseline.as_ref().map(|b| b.gib_s);
-        let ceilings = [Rung::Memcpy, Rung::SpliceLimit].map(|r| (r, median_of(&self.rungs, r)));
-        for r in &mut self.rungs {
-            let is_limit = matches!(r.name, Rung::Memcpy | Rung::SpliceLimit);
-            r.speedup_vs_write_read = match (r.median(), base) {
-                // memcpy and splice-limit are limits, not ways of piping.
-                _ if is_limit => None,
-                (Some(m), Some(b)) if b > 0.0 => Some(m / b),
-                _ => None,
-            };
-            let ceiling = r.name.ceiling(r.copies);
-            r.share_of_ceiling = match (r.median(), ceilings.iter().find(|(c, _)| *c == ceiling)) {
-                _ if is_limit => None,
-                (Some(m), Some((_, Some(c)))) if *c > 0.0 => Some(m / c),
-                _ => None,
-            };
-        }
-        self.verdict = Some(verdict(self));
-    }
-}
-
-/// `write-read`'s fastest placement among those measured.
-fn baseline(result: &LadderResult) -> Option<Baseline> {
-    placements_of_baseline(result)
-        .into_iter()
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(placement, gib_s)| Baseline {
-            rung: Rung::WriteRead,
-            placement,
-            gib_s,
-        })
-}
-
-/// Every placement `write-read` was measured in, with its median: the
-/// ladder's own rows first, then the placement check's others.
-fn placements_of_baseline(result: &LadderResult) -> Vec<(String, f64)> {
-    let mut found: Vec<(String, f64)> = Vec::new();
-    let mut add = |kind: &str, median: Option<f64>| {
-        if let Some(m) = median
-            && !found.iter().any(|(k, _)| k == kind)
-        {
-            found.push((kind.to_string(), m));
-        }
-    };
-    if let Some(r) = result.rungs.iter().find(|r| r.name == Rung::WriteRead) {
-        add(r.placement.unwrap_or(result.placement).kind(), r.median());
-        if let Some(o) = &r.other_placement {
-            add(&o.kind, o.median());
-        }
-    }
-    for row in result.placement_check.iter().flat_map(|c| &c.rows) {
-        add(&row.kind, row.median());
-    }
-    found
-}
-
-/// `both ends on one CPU`, as the verdict says where.
-fn where_words(kind: &str) -> &'static str {
-    match kind {
-        "same-cpu" => "both ends on one CPU",
-        "different-cpu" => "the ends on two CPUs",
-        _ => "the ends left to the scheduler",
-    }
-}
-
-fn verdict(result: &LadderResult) -> Verdict {
-    let pipes = || {
-        result
-            .rungs
-            .iter()
-            .filter(|r| !matches!(r.name, Rung::Memcpy | Rung::SpliceLimit))
-    };
-    let step = |r: &RungResult| {
-        r.median().map(|gib_s| Step {
-            rung: r.name,
-            gib_s,
-            speedup: r.speedup_vs_write_read,
-            share_of_limit: r.share_of_ceiling,
-        })
-    };
-    let steps: Vec<Step> = pipes().filter_map(step).collect();
-    let fastest = steps
-        .iter()
-        .max_by(|a, b| a.gib_s.total_cmp(&b.gib_s))
-        .cloned();
-    let mut rows: Vec<(String, &crate::bench::core::Series)> = Vec::new();
-    for r in &result.rungs {
-        rows.push((r.name.to_string(), &r.gib_s));
-        if let Some(o) = &r.other_placement {
-            rows.push((format!("{} {}", r.name, o.kind), &o.gib_s));
-        }
-    }
-    let trust = Trust::of(rows, result.noise);
-    let mut lines = Vec::new();
-    match &result.baseline {
-        Some(b) => {
-            let others: Vec<String> = placements_of_baseline(result)
-                .into_iter()
-                .filter(|(kind, _)| *kind != b.placement)
-                .map(|(kind, m)| format!("{m:.2} {}", kind_short(&kind)))
-                .collect();
-            let others = match others.is_empty() {
-                true => String::new(),
-                false => format!(" ({})", others.join(", ")),
-            };
-            lines.push(format!(
-                "baseline: write-read {:.2} GiB/s, {}{others}",
-                b.gib_s,
-                where_words(&b.placement)
-            ));
-        }
-        None => lines.push("baseline: write-read was not measured".to_string()),
-    }
-    if let Some(f) = &fastest {
-        let mut line = format!("fastest:  {} {:.2} GiB/s", f.rung, f.gib_s);
-        if let Some(x) = f.speedup {
-            line += &format!(", {x:.1}x the baseline");
-        }
-        let limit = result
-            .rungs
-            .iter()
-            .find(|r| r.name == f.rung)
-            .map(|r| r.name.ceiling(r.copies));
-        if let (Some(share), Some(limit)) = (f.share_of_limit, limit) {
-            let what = match limit {
-                Rung::Memcpy => "the copying limit",
-                _ => "the zero-copy limit",
-            };
-            line += &format!(", {:.0}% of {what} ({limit})", share * 100.0);
-        }
-        lines.push(line);
-    }
-    let gains: Vec<String> = steps
-        .iter()
-        .filter(|s| s.rung != Rung::WriteRead)
-        .filter_map(|s| s.speedup.map(|x| format!("{} {x:.1}x", s.rung)))
-        .collect();
-    if !gains.is_empty() {
-        lines.push(format!("steps:    {}", gains.join(", ")));
-    }
-    if pipes().any(|r| r.copy_check == Some(CopyCheck::Copies)) {
-        lines.push(
-            "kernel:   vmsplice copies here (seen at start-up): its rungs copy once, and memcpy \
-             bounds them"
-                .to_string(),
-        );
-    }
-    let missing: Vec<String> = result
-        .rungs
-        .iter()
-        .filter(|r| r.status != Status::Ok && r.median().is_none())
-        .map(|r| r.name.to_string())
-        .collect();
-    if !missing.is_empty() {
-        lines.push(format!(
-            "missing:  {} (the table says why)",
-            missing.join(", ")
-        ));
-    }
-    lines.push(format!("trust:    {}", trust.line));
-    Verdict {
-        fastest,
-        steps,
-        trust,
-        lines,
-    }
-}
-
-/// `on one CPU`, as the baseline's other placements are listed.
-fn kind_short(kind: &str) -> &'static str {
-    match kind {
-        "same-cpu" => "on one CPU",
-        "different-cpu" => "on two",
-        _ => "unpinned",
-    }
+/// The baseline of the speed-ups.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Baseline {
+    /// `write-read`.
+    pub rung: Rung,
+    /// The placement it was fastest in: `same-cpu`, `different-cpu` or
+    /// `unpinned`.
+    pub placement: String,
+    /// Its median there.
+    pub gib_s: f64,
 }
