@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use std::io;
 
 use super::ladder::{
-    COPIES_NOTE, FIGURE_HEADINGS, explanation, figures, noise_line, noisy_lines,
+    COPIES_NOTE, FIGURE_HEADINGS, TEXT_HEADINGS, explanation, figures, noise_line, noisy_lines,
     placement_paragraph, placement_words, runs_words, text_cells,
 };
 use super::svg::ladder_svg;
@@ -251,14 +251,7 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
 /// measured.
 pub(super) fn ladder_table(out: &mut String, id: &str, rungs: &[RungResult]) {
     let with_cost = rungs.iter().any(|r| r.cost.is_some());
-    let mut header = vec![
-        "rung",
-        "what it changes",
-        "copies",
-        "buffer",
-        "pipe",
-        "ends",
-    ];
+    let mut header = TEXT_HEADINGS.to_vec();
     header.extend(FIGURE_HEADINGS);
     if with_cost {
         header.extend(["user s/GiB", "system s/GiB", "switches/GiB", "faults/GiB"]);

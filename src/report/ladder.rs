@@ -173,14 +173,7 @@ impl Exporter<LadderResult> for Text {
 /// The ladder's table alone: a header and a row per rung.
 pub(super) fn table(result: &LadderResult) -> String {
     let mut out = String::new();
-    let header = [
-        "rung",
-        "what it changes",
-        "copies",
-        "buffer",
-        "pipe",
-        "ends",
-    ];
+    let header = TEXT_HEADINGS;
     let number_header = FIGURE_HEADINGS;
     let rows: Vec<Row> = result
         .rungs
@@ -222,6 +215,16 @@ pub(super) fn table(result: &LadderResult) -> String {
     }
     out
 }
+
+/// The headings of [`text_cells`].
+pub(super) const TEXT_HEADINGS: [&str; TEXT_CELLS] = [
+    "rung",
+    "what it changes",
+    "copies",
+    "buffer",
+    "pipe",
+    "ends",
+];
 
 /// The text table's descriptive cells: [`cells`] and the `ends` cell.
 const TEXT_CELLS: usize = 6;

@@ -5,7 +5,7 @@ use std::io;
 
 use super::super::{Exporter, Markdown};
 use super::{
-    FIGURE_HEADINGS, FIGURES, figures, noise_line, noise_paragraph, noise_rows,
+    FIGURE_HEADINGS, FIGURES, TEXT_HEADINGS, figures, noise_line, noise_paragraph, noise_rows,
     placement_paragraph, placement_words, runs_words, text_cells,
 };
 use crate::bench::ladder::LadderResult;
@@ -43,14 +43,7 @@ impl Exporter<LadderResult> for Markdown {
         if result.header.interrupted {
             let _ = writeln!(out, "**{}**\n", super::super::INTERRUPTED);
         }
-        let heads = [
-            "rung",
-            "what it changes",
-            "copies",
-            "buffer",
-            "pipe",
-            "ends",
-        ];
+        let heads = TEXT_HEADINGS;
         let _ = writeln!(
             out,
             "| {} | {} |",
