@@ -148,7 +148,7 @@ impl Exporter<LadderResult> for Text {
         out += &table(result);
         let _ = writeln!(out);
         let _ = writeln!(out, "{}", wrap(&notes(result), 100));
-        if let Some(paragraph) = noise_paragraph(&noise_rows(result)) {
+        if let Some(paragraph) = noise_paragraph(&result.series()) {
             let _ = writeln!(out, "\n{}", wrap_paragraph(&paragraph, 100));
         }
         if let Some(check) = &result.placement_check {
@@ -281,21 +281,6 @@ pub(super) fn notes(result: &LadderResult) -> String {
         None => "write-read".into(),
     };
     format!("{COPIES_NOTE} vs write-read: over {base}, its fastest placement.")
-}
-
-/// Every series of the ladder (each rung, in each placement it ran),
-/// named as the noise paragraph names them.
-pub(super) fn noise_rows(result: &LadderResult) -> Vec<(String, &crate::bench::core::Series)> {
-    let mut rows = Vec::new();
-    for r in &result.rungs {
-        rows.push((r.name.to_string(), &r.gib_s));
-        if let Some(o) = &r.other_placement {
-            rows.push((format!("{} {}", r.name, o.kind), &o.gib_s));
-        }
-    }
-    // The placement check's unpinned row is context, not a figure of the
-    // ladder: its spread is in the placement paragraph.
-    rows
 }
 
 /// `5 runs per rung`, or `5 to 10 runs per rung (more while noisy)`.

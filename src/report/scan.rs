@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 use std::io;
 
-use super::ladder::{csv_header, csv_rows, noise_rows, table as ladder_table, wrap_paragraph};
+use super::ladder::{csv_header, csv_rows, table as ladder_table, wrap_paragraph};
 use super::series::noise_paragraph;
 use super::{Csv, Exporter, Markdown, Text};
 use crate::bench::core::{NoiseSummary, Series, Trust};
@@ -45,7 +45,8 @@ impl Exporter<ScanResult> for Text {
         let rows: Vec<(String, &Series)> = (result.points.iter())
             .flat_map(|p| {
                 let label = result.param.label(p.value);
-                noise_rows(&p.result)
+                p.result
+                    .series()
                     .into_iter()
                     .map(move |(name, series)| (format!("{name} at {label}"), series))
             })

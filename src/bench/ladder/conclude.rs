@@ -6,7 +6,7 @@ use super::copies::CopyCheck;
 use super::result::{LadderResult, RungResult};
 use super::rung::Rung;
 use super::verdict::{Baseline, Step, Verdict};
-use crate::bench::core::{Status, Trust};
+use crate::bench::core::{Series, Status, Trust};
 
 impl LadderResult {
     /// Works out what the figures say: the baseline (`write-read` in the
@@ -40,6 +40,21 @@ impl LadderResult {
             };
         }
         self.verdict = Some(verdict(self));
+    }
+
+    /// Every series of the ladder, named: each rung's, and each rung's in
+    /// its other placement (`write-read different-cpu`). The placement
+    /// check's are not among them: they are context, not the ladder's
+    /// figures.
+    pub fn series(&self) -> Vec<(String, &Series)> {
+        let mut rows = Vec::new();
+        for r in &self.rungs {
+            rows.push((r.name.to_string(), &r.gib_s));
+            if let Some(o) = &r.other_placement {
+                rows.push((format!("{} {}", r.name, o.kind), &o.gib_s));
+            }
+        }
+        rows
     }
 }
 
@@ -107,14 +122,7 @@ fn verdict(result: &LadderResult) -> Verdict {
         .iter()
         .max_by(|a, b| a.gib_s.total_cmp(&b.gib_s))
         .cloned();
-    let mut rows: Vec<(String, &crate::bench::core::Series)> = Vec::new();
-    for r in &result.rungs {
-        rows.push((r.name.to_string(), &r.gib_s));
-        if let Some(o) = &r.other_placement {
-            rows.push((format!("{} {}", r.name, o.kind), &o.gib_s));
-        }
-    }
-    let trust = Trust::of(rows, result.noise);
+    let trust = Trust::of(result.series(), result.noise);
     let mut lines = Vec::new();
     match &result.baseline {
         Some(b) => {

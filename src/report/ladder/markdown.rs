@@ -5,7 +5,7 @@ use std::io;
 
 use super::super::{Exporter, Markdown};
 use super::{
-    FIGURE_HEADINGS, FIGURES, TEXT_HEADINGS, figures, noise_line, noise_paragraph, noise_rows,
+    FIGURE_HEADINGS, FIGURES, TEXT_HEADINGS, figures, noise_line, noise_paragraph,
     placement_paragraph, placement_words, runs_words, text_cells,
 };
 use crate::bench::ladder::LadderResult;
@@ -71,7 +71,7 @@ impl Exporter<LadderResult> for Markdown {
         if let Some(line) = noise_line(result) {
             let _ = writeln!(out, "\n{}.", md_cell(&line));
         }
-        if let Some(paragraph) = noise_paragraph(&noise_rows(result)) {
+        if let Some(paragraph) = noise_paragraph(&result.series()) {
             let _ = writeln!(out, "\n{}", paragraph.replace("\n  ", "<br>"));
         }
         if let Some(check) = &result.placement_check {
