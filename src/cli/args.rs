@@ -146,14 +146,15 @@ pub struct BenchArgs {
     /// Leave placement to the scheduler (--placement unpinned).
     #[arg(long, conflicts_with = "placement")]
     pub no_pin: bool,
-    /// Where writer and reader run [default: different-cpu with 2+
-    /// allowed CPUs, else unpinned].
+    /// Where writer and reader run, every rung [default: with 2+ allowed
+    /// CPUs, the rungs that block both on one CPU and on two, each shown
+    /// in its faster, the others on two; with one, unpinned].
     #[arg(long, value_enum)]
     pub placement: Option<PlacementArg>,
-    /// Runs of write-read in each placement (same CPU, different CPUs,
-    /// unpinned), with the cost of a cross-CPU wake-up, after the ladder:
-    /// how much placement alone changes the baseline. 0: skip [at most
-    /// 1000].
+    /// Runs of write-read in each placement the ladder did not run it in
+    /// (unpinned; with --placement, the other two), with the cost of a
+    /// cross-CPU wake-up, after the ladder: how much placement alone
+    /// changes the baseline. 0: skip [at most 1000].
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = count(0, MAX_RUNS))]
     pub placement_runs: usize,
     /// Check every byte (slower; measures correctness, not speed).

@@ -303,14 +303,7 @@ fn ladder_rows_of_write_read(result: &LadderResult) -> Vec<PlacementRow> {
     let Some(r) = result.rungs.iter().find(|r| r.name == Rung::WriteRead) else {
         return Vec::new();
     };
-    let placement = r.placement.unwrap_or(result.placement);
-    let mut rows = vec![PlacementRow {
-        placement: Some(placement),
-        kind: placement.kind().to_string(),
-        status: r.status,
-        reason: r.reason.clone(),
-        gib_s: r.gib_s.clone(),
-    }];
+    let mut rows = vec![r.placement_row(result.placement)];
     rows.extend(r.other_placement.clone());
     rows
 }

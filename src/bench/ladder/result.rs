@@ -95,6 +95,19 @@ impl RungResult {
     pub fn noisy(&self) -> bool {
         self.gib_s.noisy()
     }
+
+    /// The rung as a row of a placement check: its placement (`fallback`
+    /// when it has none recorded), status and series.
+    pub fn placement_row(&self, fallback: Placement) -> PlacementRow {
+        let placement = self.placement.unwrap_or(fallback);
+        PlacementRow {
+            placement: Some(placement),
+            kind: placement.kind().to_string(),
+            status: self.status,
+            reason: self.reason.clone(),
+            gib_s: self.gib_s.clone(),
+        }
+    }
 }
 
 /// The whole ladder's results: what `--json` writes.

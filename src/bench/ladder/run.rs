@@ -12,7 +12,6 @@ use super::super::core::harness::{Event, Runner};
 use super::super::profile::Cost;
 use super::copies::CopyCheck;
 use super::job::{Job, LadderConfig, job_for, sized_run};
-use super::placement::PlacementRow;
 use super::result::{LadderResult, RungResult, SCHEMA};
 use super::rung::Rung;
 
@@ -141,7 +140,7 @@ pub fn run_ladder(
             std::mem::swap(&mut results[i], &mut other);
             std::mem::swap(&mut jobs[i], &mut other_job);
         }
-        results[i].other_placement = Some(placement_row(other, config.placement));
+        results[i].other_placement = Some(other.placement_row(config.placement));
     }
 
     if config.profile && !done.interrupted {
@@ -169,16 +168,4 @@ pub fn run_ladder(
     };
     result.conclude();
     result
-}
-
-/// A rung's result as a row of its other placement.
-fn placement_row(r: RungResult, fallback: Placement) -> PlacementRow {
-    let placement = r.placement.unwrap_or(fallback);
-    PlacementRow {
-        placement: Some(placement),
-        kind: placement.kind().to_string(),
-        status: r.status,
-        reason: r.reason,
-        gib_s: r.gib_s,
-    }
 }
