@@ -4,9 +4,13 @@
 //! same medians, the same rounding). Not to be confused with
 //! [`verdict`](super::verdict), `--verify`'s judgement of each run.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 
+use super::hogs::PressureReport;
+use super::job::Mode;
 use super::result::{ContendResult, Row};
+use crate::bench::core::harness::Header;
+use crate::bench::core::{NoiseSummary, Placement};
 use crate::bench::core::{Status, Trust};
 
 /// What a contend measurement says, in a few lines.
@@ -161,5 +165,73 @@ impl ContendResult {
         let trust = Trust::of(rows, self.noise);
         lines.push(format!("trust:      {}", trust.line));
         Verdict { trust, lines }
+    }
+}
+
+/// The fields, in their order, then the verdict the rows give (here, not
+/// in `result`, which the verdict reads).
+impl Serialize for ContendResult {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Document<'a> {
+            #[serde(flatten)]
+            header: &'a Header,
+            mode: &'a Mode,
+            placement: &'a Placement,
+            pipe_size: usize,
+            pipe_size_requested: usize,
+            pipe_size_clamped: bool,
+            msg_size: usize,
+            atomic: bool,
+            duration_s: f64,
+            warmup_duration_s: f64,
+            runs_per_cell: usize,
+            max_runs_per_cell: Option<usize>,
+            seed: Option<u64>,
+            noise: Option<NoiseSummary>,
+            memory_pressure: &'a Option<PressureReport>,
+            rows: &'a [Row],
+            verdict: Verdict,
+        }
+        // Every field by name: one added to ContendResult and not here
+        // does not compile.
+        let ContendResult {
+            header,
+            mode,
+            placement,
+            pipe_size,
+            pipe_size_requested,
+            pipe_size_clamped,
+            msg_size,
+            atomic,
+            duration_s,
+            warmup_duration_s,
+            runs_per_cell,
+            max_runs_per_cell,
+            seed,
+            noise,
+            memory_pressure,
+            rows,
+        } = self;
+        Document {
+            header,
+            mode,
+            placement,
+            pipe_size: *pipe_size,
+            pipe_size_requested: *pipe_size_requested,
+            pipe_size_clamped: *pipe_size_clamped,
+            msg_size: *msg_size,
+            atomic: *atomic,
+            duration_s: *duration_s,
+            warmup_duration_s: *warmup_duration_s,
+            runs_per_cell: *runs_per_cell,
+            max_runs_per_cell: *max_runs_per_cell,
+            seed: *seed,
+            noise: *noise,
+            memory_pressure,
+            rows,
+            verdict: self.verdict(),
+        }
+        .serialize(s)
     }
 }

@@ -1,10 +1,9 @@
 //! What contend measured: a row per cell, as `contend --json` writes it.
 use crate::bench::core::{NoiseSummary, Placement, Series, Status};
 
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use super::super::hist::LatencyNs;
-use super::answer::Verdict;
 use super::hogs::PressureReport;
 use super::job::Mode;
 use super::verdict::VerifyReport;
@@ -142,7 +141,7 @@ impl From<RowWire> for Row {
 }
 
 /// The whole result, as the JSON document; the document also has a
-/// `verdict` ([`Verdict`], worked out from the rows as it is written; a
+/// `verdict` ([`Verdict`](super::Verdict), worked out from the rows as it is written; a
 /// document read back gets it worked out again).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ContendResult {
@@ -186,71 +185,4 @@ pub struct ContendResult {
     pub memory_pressure: Option<PressureReport>,
     /// One per cell.
     pub rows: Vec<Row>,
-}
-
-/// The fields, in their order, then the verdict the rows give.
-impl Serialize for ContendResult {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct Document<'a> {
-            #[serde(flatten)]
-            header: &'a Header,
-            mode: &'a Mode,
-            placement: &'a Placement,
-            pipe_size: usize,
-            pipe_size_requested: usize,
-            pipe_size_clamped: bool,
-            msg_size: usize,
-            atomic: bool,
-            duration_s: f64,
-            warmup_duration_s: f64,
-            runs_per_cell: usize,
-            max_runs_per_cell: Option<usize>,
-            seed: Option<u64>,
-            noise: Option<NoiseSummary>,
-            memory_pressure: &'a Option<PressureReport>,
-            rows: &'a [Row],
-            verdict: Verdict,
-        }
-        // Every field by name: one added to ContendResult and not here
-        // does not compile.
-        let ContendResult {
-            header,
-            mode,
-            placement,
-            pipe_size,
-            pipe_size_requested,
-            pipe_size_clamped,
-            msg_size,
-            atomic,
-            duration_s,
-            warmup_duration_s,
-            runs_per_cell,
-            max_runs_per_cell,
-            seed,
-            noise,
-            memory_pressure,
-            rows,
-        } = self;
-        Document {
-            header,
-            mode,
-            placement,
-            pipe_size: *pipe_size,
-            pipe_size_requested: *pipe_size_requested,
-            pipe_size_clamped: *pipe_size_clamped,
-            msg_size: *msg_size,
-            atomic: *atomic,
-            duration_s: *duration_s,
-            warmup_duration_s: *warmup_duration_s,
-            runs_per_cell: *runs_per_cell,
-            max_runs_per_cell: *max_runs_per_cell,
-            seed: *seed,
-            noise: *noise,
-            memory_pressure,
-            rows,
-            verdict: self.verdict(),
-        }
-        .serialize(s)
-    }
 }

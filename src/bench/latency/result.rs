@@ -1,14 +1,13 @@
 //! What a latency measurement found: a row per message size, as
 //! `latency --json` writes it, and the `/1` documents it still reads.
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use super::super::core::noise::{Diagnosis, Ends, NoiseSummary};
 use super::super::core::{Series, Status};
 use super::super::hist::LatencyNs;
 use super::super::hist::TripRun;
 use super::job::LatencyConfig;
-use super::verdict::Verdict;
 use crate::bench::core::harness::Header;
 
 /// The `schema` of [`LatencyResult`] documents.
@@ -92,7 +91,7 @@ impl LatencyRow {
 }
 
 /// Everything a latency measurement found, with what it was asked. Its
-/// document also has a `verdict` ([`Verdict`], worked out from the rows
+/// document also has a `verdict` ([`Verdict`](super::Verdict), worked out from the rows
 /// as it is written; a document read back gets it worked out again).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct LatencyResult {
@@ -104,28 +103,6 @@ pub struct LatencyResult {
     pub config: LatencyConfig,
     /// One per size, in the order asked.
     pub rows: Vec<LatencyRow>,
-}
-
-/// The fields, then the verdict the rows give.
-impl Serialize for LatencyResult {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct Document<'a> {
-            #[serde(flatten)]
-            header: &'a Header,
-            #[serde(flatten)]
-            config: &'a LatencyConfig,
-            rows: &'a [LatencyRow],
-            verdict: Verdict,
-        }
-        Document {
-            header: &self.header,
-            config: &self.config,
-            rows: &self.rows,
-            verdict: self.verdict(),
-        }
-        .serialize(s)
-    }
 }
 
 impl LatencyResult {

@@ -2,9 +2,11 @@
 //! where the two ends ran, and how far to trust it, in a few lines that
 //! agree with the table under them (the same medians, the same rounding).
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 
+use super::job::LatencyConfig;
 use super::result::{LatencyResult, LatencyRow};
+use crate::bench::core::Header;
 use crate::bench::core::{Series, Status, Trust};
 use crate::units::{Size, readable_ns};
 
@@ -44,6 +46,29 @@ fn placement_words(r: &LatencyResult) -> String {
         _ => "left to the scheduler: the round trip depends on where it put them (--placement \
               fixes it)"
             .to_string(),
+    }
+}
+
+/// The fields, then the verdict the rows give (here, not in `result`,
+/// which the verdict reads).
+impl Serialize for LatencyResult {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Document<'a> {
+            #[serde(flatten)]
+            header: &'a Header,
+            #[serde(flatten)]
+            config: &'a LatencyConfig,
+            rows: &'a [LatencyRow],
+            verdict: Verdict,
+        }
+        Document {
+            header: &self.header,
+            config: &self.config,
+            rows: &self.rows,
+            verdict: self.verdict(),
+        }
+        .serialize(s)
     }
 }
 
