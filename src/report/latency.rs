@@ -393,7 +393,7 @@ mod tests {
         let short = text(&r, false);
         assert_eq!(short.matches("\nnoisy: ").count(), 1, "{short}");
         assert!(
-            short.contains("\nnoisy: 2 of 4 rows (1B p50, 1B round trips/s)"),
+            short.contains("\nnoisy: 1 of 2 rows (1B) spread"),
             "{short}"
         );
         // ...each noisy size's runs and causes with --explain.

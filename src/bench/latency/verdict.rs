@@ -74,14 +74,18 @@ impl Serialize for LatencyResult {
 
 impl LatencyResult {
     /// The rows named as the verdict and the noise paragraph name them,
-    /// with the series each was judged by: every size's p50 and its round
-    /// trips per second.
+    /// with the series each was judged by: every size's p50 (by its
+    /// size, `1B`), and its round trips per second (`1B round trips/s`)
+    /// only when those are noisy and the p50 is not, so that a noisy mark
+    /// in the table is never left unsaid.
     pub fn named_series(&self) -> Vec<(String, &Series)> {
         let mut out = Vec::new();
         for row in &self.rows {
             let size = Size(row.size as u64);
-            out.push((format!("{size} p50"), &row.rtt_p50_ns));
-            out.push((format!("{size} round trips/s"), &row.round_trips_per_s));
+            out.push((size.to_string(), &row.rtt_p50_ns));
+            if row.round_trips_per_s.noisy() && !row.rtt_p50_ns.noisy() {
+                out.push((format!("{size} round trips/s"), &row.round_trips_per_s));
+            }
         }
         out
     }
@@ -116,9 +120,7 @@ impl LatencyResult {
                 missing.join(", ")
             ));
         }
-        // The p50s are what the schedule judged each size by.
-        let p50s = (self.rows.iter()).map(|r| (Size(r.size as u64).to_string(), &r.rtt_p50_ns));
-        let trust = Trust::of(p50s, self.noise());
+        let trust = Trust::of(self.named_series(), self.noise());
         lines.push(format!("trust:      {}", trust.line));
         Verdict { trust, lines }
     }
