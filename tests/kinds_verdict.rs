@@ -12,7 +12,8 @@ mod fixtures;
 
 use fixtures::snapshot;
 use pipespeed::bench::contend::ContendResult;
-use pipespeed::bench::ipc::IpcResult;
+use pipespeed::bench::core::Status;
+use pipespeed::bench::ipc::{IpcResult, Mechanism};
 use pipespeed::bench::latency::LatencyResult;
 use pipespeed::report::{Exporter, Json, Text};
 
@@ -230,6 +231,18 @@ fn ipc_quiet_says_the_fastest_per_size_and_pipes_place() {
     );
     // The table's `x pipe` for shm at 64 B.
     assert!(t.contains("2.40x"), "{t}");
+    // A mechanism unavailable at some sizes only is named with them.
+    let mut some = r.clone();
+    for row in &mut some.rows {
+        if row.mechanism == Mechanism::UnixDgram && row.size == 65536 {
+            row.throughput.as_mut().unwrap().status = Status::Unavailable;
+        }
+    }
+    let v = verdict_of(&text(&some, false));
+    assert!(
+        v.contains("missing:    unix-dgram at 64KiB, io-uring unavailable here"),
+        "{v}"
+    );
 }
 
 #[test]

@@ -153,7 +153,7 @@ fn text(r: &ContendResult, explain: bool) -> String {
         .map(|row| (cell(row), &row.writes_per_s))
         .collect();
     if let Some(paragraph) = noise_paragraph(&rows) {
-        let _ = writeln!(out, "{}", wrap_paragraph(&paragraph, 100));
+        let _ = writeln!(out, "\n{}", wrap_paragraph(&paragraph, 100));
     }
     if explain {
         for row in &r.rows {
@@ -485,11 +485,12 @@ mod tests {
              measured time (first write to last)"
         );
         // The noise said once; each noisy cell's runs with --explain.
+        assert_eq!(table[6], "", "{t}");
         assert!(
-            table[6].starts_with("noisy: 1 of 1 rows (2x5) spread"),
+            table[7].starts_with("noisy: 1 of 1 rows (2x5) spread"),
             "{t}"
         );
-        assert_eq!(table.len(), 8, "{t}");
+        assert_eq!(table.len(), 9, "{t}");
         let explained = text(&fixture(None), true);
         assert!(
             explained.contains("\nnoisy: 2x5 writes/s (3 runs from 19000 to 21000, 1.11x"),

@@ -219,7 +219,8 @@ impl IpcResult {
             lines.push(format!("pipe:       {}", places.join("; ")));
         }
         let mut failed: Vec<String> = Vec::new();
-        let mut unavailable: Vec<String> = Vec::new();
+        // Each mechanism unavailable somewhere, with the sizes.
+        let mut unavailable: Vec<(Mechanism, Vec<String>)> = Vec::new();
         for row in &self.rows {
             let statuses = [
                 row.throughput.as_ref().map(|t| t.status),
@@ -228,14 +229,26 @@ impl IpcResult {
                     .filter(|_| row.mechanism.no_round_trip().is_none())
                     .map(|l| l.status),
             ];
-            let name = row.mechanism.to_string();
+            let size = Size(row.size as u64).to_string();
             if statuses.contains(&Some(Status::Failed)) {
-                failed.push(format!("{name} {}", Size(row.size as u64)));
-            } else if statuses.contains(&Some(Status::Unavailable)) && !unavailable.contains(&name)
-            {
-                unavailable.push(name);
+                failed.push(format!("{} {size}", row.mechanism));
+            } else if statuses.contains(&Some(Status::Unavailable)) {
+                match unavailable.iter_mut().find(|(m, _)| *m == row.mechanism) {
+                    Some((_, sizes)) => sizes.push(size),
+                    None => unavailable.push((row.mechanism, vec![size])),
+                }
             }
         }
+        let unavailable: Vec<String> = (unavailable.iter())
+            .map(|(m, sizes)| {
+                let everywhere =
+                    sizes.len() == self.rows.iter().filter(|r| r.mechanism == *m).count();
+                match everywhere {
+                    true => m.to_string(),
+                    false => format!("{m} at {}", sizes.join("/")),
+                }
+            })
+            .collect();
         let mut missing = Vec::new();
         if !failed.is_empty() {
             missing.push(format!("{} failed", failed.join(", ")));
