@@ -98,6 +98,11 @@ pub struct ContendArgs {
     /// than 80% of it, and leaving 1 GiB) [default: 80].
     #[arg(long = "pressure-share", value_name = "PERCENT", value_parser = percent)]
     pub pressure_share: Option<f64>,
+    /// Under the table, each noisy cell's runs, range and likely causes
+    /// (by default the noise is said once, for the whole measurement;
+    /// the JSON has every cell's diagnosis either way).
+    #[arg(long)]
+    pub explain: bool,
     /// Write the result as JSON to FILE (- for standard output).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -221,7 +226,7 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
         other => other.context("contend")?,
     };
     let files = [&args.json, &args.csv, &args.svg];
-    crate::output::deliver(&result, result.rows.len(), files)?;
+    crate::latency::deliver(&result, result.rows.len(), files, args.explain)?;
     let cells = result.rows.len();
     if let Some(status) = crate::interrupted_status(cells, "cell", "every worker and memory hog") {
         return Ok(status);

@@ -90,6 +90,11 @@ pub struct IpcArgs {
     /// 10%; at most 10 a row and 3 s in all; N at most 1000].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub warmup_runs: Option<u64>,
+    /// Under the table, each noisy row's runs, range and likely causes
+    /// (by default the noise is said once, for the whole measurement;
+    /// the JSON has every row's diagnosis either way).
+    #[arg(long)]
+    pub explain: bool,
     /// Write the results as JSON to FILE (- for standard output).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -196,7 +201,10 @@ pub fn run(args: IpcArgs) -> anyhow::Result<ExitCode> {
         write_file(&args.html, || Html.export(&result))?;
         write_file(&args.markdown, || Markdown.export(&result))?;
     }
-    print_table(&Text::default().export(&result)?, outputs(&args))?;
+    let text = Text {
+        explain: args.explain,
+    };
+    print_table(&text.export(&result)?, outputs(&args))?;
     Ok(exit_status(&result, runs))
 }
 

@@ -17,7 +17,9 @@ use pipespeed::wait::Wait;
 
 use crate::UsageError;
 use crate::args::{PlacementArg, message_size, seconds};
+use crate::output::{print_table, write_file};
 use crate::progress;
+use pipespeed::report::{Csv, Exporter, Json, Svg, Text};
 
 /// `pipespeed latency`.
 #[derive(Debug, Args)]
@@ -86,6 +88,11 @@ pub struct LatencyArgs {
     /// Check every byte of every message (first and last are always checked).
     #[arg(long)]
     pub verify: bool,
+    /// Under the table, each noisy size's runs, range and likely causes
+    /// (by default the noise is said once, for the whole measurement;
+    /// the JSON has every size's diagnosis either way).
+    #[arg(long)]
+    pub explain: bool,
     /// Write the results as JSON to FILE (- for standard output).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -276,6 +283,35 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     bar.finish_and_clear();
     let files = [&args.json, &args.csv, &args.svg];
     let measured = result.rows.iter().filter(|r| !r.runs.is_empty()).count();
-    crate::output::deliver(&result, measured, files)?;
+    deliver(&result, measured, files, args.explain)?;
     Ok(exit_status(&result))
+}
+
+/// [`output::deliver`](crate::output::deliver) for latency and contend,
+/// whose table takes `--explain` (each noisy row's runs and causes):
+/// writes the `[json, csv, svg]` files asked for and prints the table;
+/// interrupted before its first of `rows`, it writes nothing, so an older
+/// result stays as it was.
+pub(crate) fn deliver<R>(
+    result: &R,
+    rows: usize,
+    files: [&Option<PathBuf>; 3],
+    explain: bool,
+) -> anyhow::Result<()>
+where
+    Json: Exporter<R>,
+    Csv: Exporter<R>,
+    Svg: Exporter<R>,
+    Text: Exporter<R>,
+{
+    if !explain {
+        return crate::output::deliver(result, rows, files);
+    }
+    let [json, csv, svg] = files;
+    if pipespeed::sys::process::interrupted().is_none() || rows > 0 {
+        write_file(json, || Json.export(result))?;
+        write_file(csv, || Csv.export(result))?;
+        write_file(svg, || Svg.export(result))?;
+    }
+    print_table(&Text { explain }.export(result)?, files)
 }

@@ -9,8 +9,11 @@ use std::io;
 use crate::bench::hist::LatencyNs;
 use crate::units::{GIB, Size};
 
+use super::ladder::wrap_paragraph;
+use super::latency::verdict_lines;
 use super::series::{
-    noise_sentence, noisy_series, series_csv, series_csv_header, spread_cell, status_word,
+    noise_paragraph, noise_sentence, noisy_series, series_csv, series_csv_header, spread_cell,
+    status_word,
 };
 use super::{Csv, Exporter, Text};
 use crate::bench::contend::hogs::PressureReport;
@@ -44,8 +47,9 @@ fn placement(p: &Placement) -> String {
 }
 
 /// The table: a header stating mode, message and pipe size, placement and
-/// memory pressure; a row per cell; a verify line per cell.
-fn text(r: &ContendResult) -> String {
+/// memory pressure; the verdict; a row per cell; a verify line per cell;
+/// the noise said once; with `explain`, each noisy cell's runs and causes.
+fn text(r: &ContendResult, explain: bool) -> String {
     let mut out = String::new();
     let atomicity = if r.atomic {
         format!("<= PIPE_BUF {PIPE_BUF}: writes are atomic")
@@ -95,6 +99,7 @@ fn text(r: &ContendResult) -> String {
     if let Some(p) = &r.memory_pressure {
         out += &pressure_lines(p);
     }
+    let _ = write!(out, "\n{}", verdict_lines(&r.verdict().lines));
     let labels = ["mean", "p50", "p99", "p99.9", "max"]
         .map(|l| format!("{l:>8}"))
         .join(" ");
@@ -144,10 +149,18 @@ fn text(r: &ContendResult) -> String {
             let _ = writeln!(out, "{}", verify_line(row, v));
         }
     }
-    for row in &r.rows {
-        let what = format!("{} writes/s", cell(row));
-        if let Some(text) = noisy_series(&what, &row.writes_per_s, |v| format!("{v:.0}")) {
-            let _ = writeln!(out, "{text}");
+    let rows: Vec<(String, &crate::bench::core::Series)> = (r.rows.iter())
+        .map(|row| (cell(row), &row.writes_per_s))
+        .collect();
+    if let Some(paragraph) = noise_paragraph(&rows) {
+        let _ = writeln!(out, "\n{}", wrap_paragraph(&paragraph, 100));
+    }
+    if explain {
+        for row in &r.rows {
+            let what = format!("{} writes/s", cell(row));
+            if let Some(text) = noisy_series(&what, &row.writes_per_s, |v| format!("{v:.0}")) {
+                let _ = writeln!(out, "{text}");
+            }
         }
     }
     out
@@ -207,7 +220,7 @@ fn evidence(e: &Evidence) -> String {
 
 /// A cell's name in the notes under the table: `2x5`.
 fn cell(row: &Row) -> String {
-    format!("{}x{}", row.writers, row.readers)
+    crate::bench::contend::answer::cell_name(row)
 }
 
 fn verify_line(row: &Row, v: &VerifyReport) -> String {
@@ -325,10 +338,12 @@ fn csv(r: &ContendResult) -> String {
 }
 
 /// The table: a header stating mode, message and pipe size, placement and
-/// memory pressure; a row per cell; a verify line per cell.
+/// memory pressure; the verdict; a row per cell; a verify line per cell;
+/// the noise said once; with [`Text::explain`], each noisy cell's runs
+/// and causes.
 impl Exporter<ContendResult> for Text {
     fn export(&self, result: &ContendResult) -> io::Result<Vec<u8>> {
-        Ok(super::marked(result.header.interrupted, text(result)).into_bytes())
+        Ok(super::marked(result.header.interrupted, text(result, self.explain)).into_bytes())
     }
 }
 
@@ -434,16 +449,28 @@ mod tests {
 
     #[test]
     fn the_table_states_mode_pipe_placement_and_each_row() {
-        let t = text(&fixture(None));
+        let t = text(&fixture(None), false);
         let lines: Vec<_> = t.lines().collect();
         assert_eq!(
             lines[0],
             "contend: threads, 64KiB messages (> PIPE_BUF 4096: writes of several writers may \
              interleave), pipe 1MiB (asked 1MiB), unpinned"
         );
-        assert!(lines[3].contains("write latency (per message)"), "{t}");
-        assert!(lines[4].contains("writes/s"), "{t}");
-        let row = lines[5];
+        // The verdict, between the header and the table.
+        assert_eq!(
+            lines[2..5],
+            [
+                "",
+                "rate:       2 writers x 5 readers: 20000 writes/s (1250.0 MiB/s)",
+                "trust:      1 of 1 rows noisy: figures within +-12% (2x5 the widest); take more \
+                 runs (--max-runs 20)",
+            ],
+            "{t}"
+        );
+        let table = &lines[3..];
+        assert!(table[3].contains("write latency (per message)"), "{t}");
+        assert!(table[4].contains("writes/s"), "{t}");
+        let row = table[5];
         assert!(
             row.starts_with("  2   5       20000    1250.0  +-12% noisy |"),
             "{row}"
@@ -457,14 +484,21 @@ mod tests {
             "3 s per run, 3 to 6 runs per cell after a warm-up run of 1 s; rates over the \
              measured time (first write to last)"
         );
+        // The noise said once; each noisy cell's runs with --explain.
+        assert_eq!(table[6], "", "{t}");
         assert!(
-            lines[6].starts_with("noisy: 2x5 writes/s (3 runs from 19000 to 21000, 1.11x"),
+            table[7].starts_with("noisy: 1 of 1 rows (2x5) spread"),
             "{t}"
         );
-        assert_eq!(lines.len(), 7, "{t}");
+        assert_eq!(table.len(), 9, "{t}");
+        let explained = text(&fixture(None), true);
+        assert!(
+            explained.contains("\nnoisy: 2x5 writes/s (3 runs from 19000 to 21000, 1.11x"),
+            "{explained}"
+        );
         // Labels sit over their values.
         let end_of = |line: &str, what: &str| line.find(what).map(|i| i + what.len());
-        assert_eq!(end_of(lines[4], "p99.9"), end_of(row, "160.0us"), "{t}");
+        assert_eq!(end_of(table[4], "p99.9"), end_of(row, "160.0us"), "{t}");
     }
 
     #[test]
@@ -477,7 +511,7 @@ mod tests {
             split_messages: 30,
             ..VerifyReport::default()
         };
-        let t = text(&fixture(Some(ok)));
+        let t = text(&fixture(Some(ok)), false);
         assert!(
             t.contains(
                 "verify 2x5: ok, 60000 messages, each received exactly once; messages \
@@ -493,7 +527,7 @@ mod tests {
             messages_received: 59_998,
             ..ok
         };
-        let t = text(&fixture(Some(bad)));
+        let t = text(&fixture(Some(bad)), false);
         assert!(
             t.contains("verify 2x5: FAILED: 59998 of 60000 messages received exactly once; 2 lost"),
             "{t}"
@@ -547,7 +581,7 @@ mod tests {
         r.rows[0]
             .writes_per_s
             .diagnose(crate::bench::core::Ends::default());
-        let t = text(&r);
+        let t = text(&r, true);
         assert!(t.contains("+-12% noisy |"), "{t}");
         assert!(t.contains("\n  likely: "), "{t}");
         assert!(t.contains("\n  what to do: "), "{t}");
@@ -555,13 +589,13 @@ mod tests {
         r.rows[0]
             .writes_per_s
             .diagnose(crate::bench::core::Ends::default());
-        let t = text(&r);
+        let t = text(&r, false);
         assert!(!t.contains("noisy"), "{t}");
         assert!(t.contains("  +-1.2% |"), "{t}");
         // A failed cell says so, and why.
         r.rows[0].status = Status::Failed;
         r.rows[0].reason = Some("writer 0 failed while writing: boom".into());
-        let t = text(&r);
+        let t = text(&r, false);
         assert!(
             t.contains("2x5: failed: writer 0 failed while writing: boom"),
             "{t}"
@@ -598,7 +632,7 @@ mod tests {
         };
         let mut r = fixture(None);
         r.memory_pressure = Some(report);
-        let t = text(&r);
+        let t = text(&r, false);
         let lines: Vec<_> = t.lines().collect();
         assert_eq!(
             lines[2],

@@ -15,21 +15,21 @@ mod csv;
 mod html;
 mod markdown;
 
-use super::ladder::wrap;
-use super::series::{noise_sentence, noisy_paragraph, spread_cell, status_word};
+use super::ladder::{wrap, wrap_paragraph};
+use super::latency::verdict_lines;
+use super::series::{noise_paragraph, noise_sentence, noisy_paragraph, spread_cell, status_word};
 use super::{Exporter, Text};
 use crate::bench::hist::LatencyNs;
 use crate::bench::ipc::{IpcResult, IpcRow, Mechanism, RoundTrips, Throughput};
 use crate::units::{Size, readable_ns};
 
-/// The machine, the ends and runs, a table per message size (fastest
-/// first) with why its empty cells are empty, what the columns mean,
-/// where each mechanism's cost goes and the noisy rows' diagnoses.
-/// [`Text::explain`] changes nothing: the paragraph on each mechanism's
-/// cost is always there.
+/// The machine, the ends and runs, the verdict, a table per message size
+/// (fastest first) with why its empty cells are empty, what the columns
+/// mean, where each mechanism's cost goes and the noise said once; with
+/// [`Text::explain`], each noisy row's runs and causes.
 impl Exporter<IpcResult> for Text {
     fn export(&self, result: &IpcResult) -> io::Result<Vec<u8>> {
-        Ok(text(result).into_bytes())
+        Ok(text(result, self.explain).into_bytes())
     }
 }
 
@@ -78,9 +78,9 @@ pub(super) fn round_trips(row: &IpcRow) -> Option<&RoundTrips> {
     (row.latency.as_ref()).filter(|l| l.status == Status::Ok && !l.runs.is_empty())
 }
 
-/// The median GiB/s the table shows for `row`.
+/// The median GiB/s the table shows for `row` (the verdict's too).
 pub(super) fn speed(row: &IpcRow) -> Option<f64> {
-    throughput(row)?.gib_s.median
+    crate::bench::ipc::result::verdict::speed(row)
 }
 
 /// The round-trip summary the table shows for `row`.
@@ -243,12 +243,9 @@ fn notes(rows: &[&IpcRow], shown: Shown) -> Vec<String> {
 
 /// A rate in GiB/s: two decimals from 1 up, three significant digits
 /// below (`12.50`, `0.500`, `0.00271`), where small messages' rates are.
+/// The verdict rounds them the same way.
 pub(super) fn gib_s(v: f64) -> String {
-    if !(v.is_finite() && v > 0.0 && v < 1.0) {
-        return format!("{v:.2}");
-    }
-    let decimals = (2.0 - v.log10().floor()).clamp(2.0, 9.0) as usize;
-    format!("{v:.decimals$}")
+    crate::bench::ipc::result::verdict::gib_s_cell(v)
 }
 
 /// Where the two ends ran, in the words of `ipc`.
@@ -422,11 +419,11 @@ pub(super) fn machine_line(r: &IpcResult) -> String {
 }
 
 /// The text: the machine, the ends and runs, what the figures are, the
-/// machine's noise and whether the run was interrupted; a table per
-/// message size with the reasons for its empty cells under it; what the
-/// columns mean; a paragraph per mechanism on where its cost goes; the
-/// noisy rows' diagnoses.
-fn text(r: &IpcResult) -> String {
+/// machine's noise and whether the run was interrupted; the verdict; a
+/// table per message size with the reasons for its empty cells under it;
+/// what the columns mean; a paragraph per mechanism on where its cost
+/// goes; the noise said once; with `explain`, the noisy rows' diagnoses.
+fn text(r: &IpcResult, explain: bool) -> String {
     let shown = Shown::of(r);
     let mut out = String::new();
     let _ = writeln!(out, "{}", machine_line(r));
@@ -438,6 +435,7 @@ fn text(r: &IpcResult) -> String {
     if r.header.interrupted {
         let _ = writeln!(out, "{}", super::INTERRUPTED);
     }
+    let _ = write!(out, "\n{}", verdict_lines(&r.verdict().lines));
     let tables = tables(r, shown);
     if tables.is_empty() {
         out += "\nno rows\n";
@@ -458,8 +456,13 @@ fn text(r: &IpcResult) -> String {
     for (m, cost) in costs {
         let _ = writeln!(out, "{m}: {cost}");
     }
-    for line in noisy_lines(r) {
-        let _ = writeln!(out, "\n{line}");
+    if let Some(paragraph) = noise_paragraph(&r.named_series()) {
+        let _ = writeln!(out, "\n{}", wrap_paragraph(&paragraph, 100));
+    }
+    if explain {
+        for line in noisy_lines(r) {
+            let _ = writeln!(out, "\n{line}");
+        }
     }
     out
 }

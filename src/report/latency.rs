@@ -3,8 +3,10 @@
 use std::fmt::Write as _;
 use std::io;
 
+use super::ladder::{wrap_hanging, wrap_paragraph};
 use super::series::{
-    noise_sentence, noisy_series, series_csv, series_csv_header, spread_cell, status_word,
+    noise_paragraph, noise_sentence, noisy_series, series_csv, series_csv_header, spread_cell,
+    status_word,
 };
 use super::{Csv, Exporter, Text};
 use crate::bench::core::{Series, Status};
@@ -20,11 +22,24 @@ fn name(value: impl serde::Serialize) -> String {
     }
 }
 
-/// The table on stdout.
+/// The verdict, the table, what failed, the noise said once and the
+/// machine's; with [`Text::explain`], each noisy size's runs and causes.
 impl Exporter<LatencyResult> for Text {
     fn export(&self, result: &LatencyResult) -> io::Result<Vec<u8>> {
-        Ok(super::marked(result.header.interrupted, text(result)).into_bytes())
+        Ok(super::marked(result.header.interrupted, text(result, self.explain)).into_bytes())
     }
+}
+
+/// Where the verdict's values start: under the `round trip: ` label.
+pub(super) const VERDICT_INDENT: usize = 12;
+
+/// The verdict's lines, each wrapped to 100 columns under its value.
+pub(super) fn verdict_lines(lines: &[String]) -> String {
+    let mut out = String::new();
+    for line in lines {
+        let _ = writeln!(out, "{}", wrap_hanging(line, 100, VERDICT_INDENT));
+    }
+    out
 }
 
 /// One row per run and size.
@@ -50,9 +65,10 @@ fn runs(c: &LatencyConfig) -> String {
     }
 }
 
-/// The table on stdout, then what failed, what was noisy and why, and the
-/// machine's noise.
-fn text(r: &LatencyResult) -> String {
+/// The verdict and the table on stdout, then what failed, the noise said
+/// once and the machine's; with `explain`, each noisy size's runs and
+/// causes.
+fn text(r: &LatencyResult, explain: bool) -> String {
     let (s, c) = (&r.header.system, &r.config);
     let allowed: Vec<String> = s.cpus_allowed.iter().map(|c| c.to_string()).collect();
     let mut out = format!(
@@ -78,6 +94,7 @@ fn text(r: &LatencyResult) -> String {
             ""
         }
     );
+    let _ = writeln!(out, "\n{}", verdict_lines(&r.verdict().lines));
     out += "ROUND-TRIP times (pinger -> ponger -> pinger; one way is about half): medians \
             of the runs, the range of the runs' p50 and its 95% interval, and the range of \
             round trips/s\n\n";
@@ -139,17 +156,23 @@ fn text(r: &LatencyResult) -> String {
                 row.reason.as_deref().unwrap_or("no reason given")
             ));
         }
-        let p50 = noisy_series(&format!("{size} median round trip"), &row.rtt_p50_ns, time);
-        let rates = || {
-            noisy_series(
-                &format!("{size} round trips/s"),
-                &row.round_trips_per_s,
-                |v| format!("{v:.0}/s"),
-            )
-        };
-        notes.extend(p50.or_else(rates));
     }
+    notes.extend(noise_paragraph(&r.named_series()).map(|p| wrap_paragraph(&p, 100)));
     notes.extend(r.noise().map(noise_sentence));
+    if explain {
+        for row in &r.rows {
+            let size = Size(row.size as u64);
+            let p50 = noisy_series(&format!("{size} median round trip"), &row.rtt_p50_ns, time);
+            let rates = || {
+                noisy_series(
+                    &format!("{size} round trips/s"),
+                    &row.round_trips_per_s,
+                    |v| format!("{v:.0}/s"),
+                )
+            };
+            notes.extend(p50.or_else(rates));
+        }
+    }
     if !notes.is_empty() {
         out.push('\n');
         for note in notes {
@@ -281,7 +304,7 @@ mod tests {
 
     #[test]
     fn the_table_says_round_trip_placement_wait_and_mode() {
-        let t = text(&result());
+        let t = text(&result(), false);
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(
             lines[..2],
@@ -291,7 +314,20 @@ mod tests {
                  after 0.1 s of warm-up",
             ]
         );
-        assert!(lines[2].starts_with("ROUND-TRIP times"), "{t}");
+        // The verdict, between the header and the table.
+        assert_eq!(
+            lines[2..6],
+            [
+                "",
+                "round trip: 1B p50 21.25 us (p99 26.25 us), 64KiB p50 107.00 us (p99 112.00 us)",
+                "ends:       CPUs 0 and 1: a cross-CPU wake-up each way (--placement same-cpu has \
+                 none)",
+                "trust:      no noise recorded: too few runs for an interval",
+            ],
+            "{t}"
+        );
+        assert_eq!(lines[6], "", "{t}");
+        assert!(lines[7].starts_with("ROUND-TRIP times"), "{t}");
         let table = [
             "size     round trips/s       mean        p50        p90        p99      p99.9        \
              max              p50 range   p50 spread        round trips/s range",
@@ -300,7 +336,7 @@ mod tests {
             "64KiB             9250  117.70 us  107.00 us  108.00 us  112.00 us  147.00 us    \
              2.50 ms  104.00 us - 110.00 us       2 runs                9000 - 9500",
         ];
-        assert_eq!(lines[4..], table);
+        assert_eq!(lines[9..], table);
     }
 
     #[test]
@@ -353,7 +389,15 @@ mod tests {
     #[test]
     fn a_noisy_size_is_marked_and_diagnosed_in_every_export_a_tight_one_not() {
         let r = spread_result();
-        let t = text(&r);
+        // By default the noise said once, for the machine...
+        let short = text(&r, false);
+        assert_eq!(short.matches("\nnoisy: ").count(), 1, "{short}");
+        assert!(
+            short.contains("\nnoisy: 1 of 2 rows (1B) spread"),
+            "{short}"
+        );
+        // ...each noisy size's runs and causes with --explain.
+        let t = text(&r, true);
         let one = t.lines().find(|l| l.starts_with("1B ")).unwrap();
         assert!(one.contains(" noisy ") && one.ends_with(" noisy"), "{t}");
         let big = t.lines().find(|l| l.starts_with("64KiB ")).unwrap();
@@ -397,7 +441,7 @@ mod tests {
             reason: Some("4096-byte messages: cannot start".into()),
             ..LatencyRow::summarize(4096, Vec::new())
         });
-        let t = text(&r);
+        let t = text(&r, false);
         assert!(
             t.contains("\nfailed: 64KiB: 65536-byte messages: the ponger died\n"),
             "{t}"

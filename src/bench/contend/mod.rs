@@ -25,8 +25,10 @@
 //! - `ends`: one writer's and one reader's loop; `frame` and
 //!   `verdict`: `--verify`;
 //! - `hogs` and `pressure`: `--memory-pressure` and its evidence;
-//! - `result`: [`ContendResult`], what `contend --json` writes.
+//! - `result`: [`ContendResult`], what `contend --json` writes;
+//! - `answer`: its answer in a few lines, [`Verdict`].
 
+pub(crate) mod answer;
 pub(crate) mod ends;
 pub(crate) mod frame;
 pub(crate) mod hogs;
@@ -38,6 +40,7 @@ pub(crate) mod run;
 mod threads;
 pub(crate) mod verdict;
 
+pub use answer::Verdict;
 #[cfg(test)]
 pub(crate) use ends::EndSetup;
 pub(crate) use hogs::HogSpec;
@@ -51,6 +54,7 @@ pub use result::{ContendResult, Row, RunResult, SCHEMA, SCHEMA_V1};
 #[cfg(test)]
 pub(crate) use run::summarise_run;
 pub use run::{run_contend, run_contend_on, summarise_row};
+pub use verdict::VerifyReport;
 
 #[cfg(test)]
 mod tests;

@@ -140,8 +140,10 @@ impl From<RowWire> for Row {
     }
 }
 
-/// The whole result, as the JSON document.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The whole result, as the JSON document; the document also has a
+/// `verdict` ([`Verdict`](super::Verdict), worked out from the rows as it is written; a
+/// document read back gets it worked out again).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ContendResult {
     /// The format, the pipespeed that measured and the machine.
     #[serde(flatten)]

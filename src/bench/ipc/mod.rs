@@ -45,6 +45,6 @@ pub(crate) mod zerocopy;
 pub use job::IpcConfig;
 pub use mechanism::{Mechanism, UnknownMechanism};
 pub use result::{
-    IpcResult, IpcRow, RoundTrips, SCHEMA, SCHEMA_V1, StreamRun, Throughput, TripRun,
+    IpcResult, IpcRow, RoundTrips, SCHEMA, SCHEMA_V1, StreamRun, Throughput, TripRun, Verdict,
 };
 pub use run::{SPIN_ON_ONE_CPU, run_ipc};

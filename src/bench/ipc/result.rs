@@ -2,7 +2,7 @@
 //! as `ipc --json` writes it.
 use crate::bench::core::Status;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 
 use serde_json::Value;
 
@@ -24,6 +24,9 @@ pub const SCHEMA: &str = "pipespeed.ipc/2";
 pub const SCHEMA_V1: &str = "pipespeed.ipc/1";
 
 mod v1;
+pub(crate) mod verdict;
+
+pub use verdict::Verdict;
 
 /// Throughput of one mechanism at one size.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -84,7 +87,11 @@ pub struct IpcRow {
 
 /// Everything an `ipc` measurement found, with what it was asked. It
 /// reads documents of [`SCHEMA`] and of [`SCHEMA_V1`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Its document also has a `verdict` ([`Verdict`], worked out from the
+/// rows as it is written; a document read back gets it worked out
+/// again).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(try_from = "Value")]
 pub struct IpcResult {
     /// The format, the pipespeed that measured and the machine.
@@ -98,6 +105,30 @@ pub struct IpcResult {
     /// One per mechanism and size: mechanisms in the order asked, and
     /// each mechanism's sizes in the order asked.
     pub rows: Vec<IpcRow>,
+}
+
+/// The fields, then the verdict the rows give.
+impl Serialize for IpcResult {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Document<'a> {
+            #[serde(flatten)]
+            header: &'a Header,
+            #[serde(flatten)]
+            config: &'a IpcConfig,
+            noise: Option<NoiseSummary>,
+            rows: &'a [IpcRow],
+            verdict: Verdict,
+        }
+        Document {
+            header: &self.header,
+            config: &self.config,
+            noise: self.noise,
+            rows: &self.rows,
+            verdict: self.verdict(),
+        }
+        .serialize(s)
+    }
 }
 
 impl Throughput {

@@ -19,12 +19,14 @@
 //!   [`schedule`](super::core::schedule()), and the runners that place the two sides
 //!   in threads ([`Threads`](super::core::harness::Threads)) or processes
 //!   ([`Processes`](super::core::harness::Processes));
-//! - `result`: [`LatencyResult`], what `latency --json` writes.
+//! - `result`: [`LatencyResult`], what `latency --json` writes;
+//! - `verdict`: its answer in a few lines, [`Verdict`].
 
 pub(crate) mod exchange;
 pub(crate) mod job;
 pub(crate) mod result;
 pub(crate) mod run;
+pub(crate) mod verdict;
 
 pub use super::hist::TripRun;
 pub use exchange::{ping, pong};
@@ -33,3 +35,4 @@ pub use job::{
 };
 pub use result::{LatencyResult, LatencyRow, SCHEMA, SCHEMA_V1};
 pub use run::run_latency;
+pub use verdict::Verdict;

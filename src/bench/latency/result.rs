@@ -90,8 +90,10 @@ impl LatencyRow {
     }
 }
 
-/// Everything a latency measurement found, with what it was asked.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Everything a latency measurement found, with what it was asked. Its
+/// document also has a `verdict` ([`Verdict`](super::Verdict), worked out from the rows
+/// as it is written; a document read back gets it worked out again).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct LatencyResult {
     /// The format, the pipespeed that measured and the machine.
     #[serde(flatten)]

@@ -11,7 +11,8 @@ use super::{Shown, columns_note, costs, ends, machine_line, measures, noisy_line
 use crate::bench::ipc::IpcResult;
 use crate::units::Size;
 
-/// The machine and the runs in a paragraph, a table per message size
+/// The machine and the runs in a paragraph, the verdict as the text
+/// prints it (in a fenced block, its columns kept), a table per message size
 /// with the reasons for its empty cells as a list, what the columns
 /// mean, a list of where each mechanism's cost goes, and the noisy rows.
 impl Exporter<IpcResult> for Markdown {
@@ -35,6 +36,8 @@ fn markdown(r: &IpcResult) -> String {
     if r.header.interrupted {
         let _ = writeln!(out, "\n**{INTERRUPTED}**");
     }
+    let verdict = super::super::latency::verdict_lines(&r.verdict().lines);
+    let _ = write!(out, "\n```text\n{verdict}```\n");
     let headings = shown.headings();
     for table in super::tables(r, shown) {
         let _ = writeln!(out, "\n**{} messages**\n", Size(table.size as u64));
