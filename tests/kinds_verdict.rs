@@ -221,7 +221,7 @@ fn ipc_quiet_says_the_fastest_per_size_and_pipes_place() {
         "{v}"
     );
     assert!(
-        v.contains("pipe:       throughput 3rd of 5 at every size (at 64KiB: shm 2.40x pipe)"),
+        v.contains("pipe:       throughput 3rd of 5 at 64KiB (shm 2.40x pipe)"),
         "{v}"
     );
     assert!(v.contains("io-uring unavailable here"), "{v}");
@@ -279,4 +279,22 @@ fn a_result_without_rows_says_so_in_its_verdict() {
     let mut i = fixtures::ipc_quiet();
     i.rows.clear();
     assert!(verdict_of(&text(&i, false)).starts_with("fastest:    no mechanism was measured"));
+}
+
+#[test]
+fn the_ipc_page_opens_with_the_verdict() {
+    use pipespeed::report::{Exporter, Html};
+    let r: IpcResult = fixtures::ipc_quiet();
+    let page = String::from_utf8(Html.export(&r).unwrap()).unwrap();
+    let answer = page
+        .find("<section id=\"verdict\">")
+        .expect("a verdict section");
+    assert!(answer < page.find("id=\"system\"").unwrap(), "{page}");
+    for line in r.verdict().lines {
+        let (head, _) = line.split_once(':').unwrap();
+        assert!(
+            page.contains(&format!("<li><strong>{head}:</strong> ")),
+            "{head}: {page}"
+        );
+    }
 }

@@ -18,6 +18,7 @@ use pipespeed::sys::process::catch_interrupts;
 use crate::UsageError;
 use crate::args::{count, message_size, seconds};
 use crate::progress;
+use pipespeed::report::Text;
 
 /// `pipespeed contend`.
 #[derive(Debug, Args)]
@@ -226,7 +227,14 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
         other => other.context("contend")?,
     };
     let files = [&args.json, &args.csv, &args.svg];
-    crate::latency::deliver(&result, result.rows.len(), files, args.explain)?;
+    crate::output::deliver(
+        &result,
+        result.rows.len(),
+        files,
+        Text {
+            explain: args.explain,
+        },
+    )?;
     let cells = result.rows.len();
     if let Some(status) = crate::interrupted_status(cells, "cell", "every worker and memory hog") {
         return Ok(status);

@@ -17,9 +17,8 @@ use pipespeed::wait::Wait;
 
 use crate::UsageError;
 use crate::args::{PlacementArg, message_size, seconds};
-use crate::output::{print_table, write_file};
 use crate::progress;
-use pipespeed::report::{Csv, Exporter, Json, Svg, Text};
+use pipespeed::report::Text;
 
 /// `pipespeed latency`.
 #[derive(Debug, Args)]
@@ -283,35 +282,13 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     bar.finish_and_clear();
     let files = [&args.json, &args.csv, &args.svg];
     let measured = result.rows.iter().filter(|r| !r.runs.is_empty()).count();
-    deliver(&result, measured, files, args.explain)?;
+    crate::output::deliver(
+        &result,
+        measured,
+        files,
+        Text {
+            explain: args.explain,
+        },
+    )?;
     Ok(exit_status(&result))
-}
-
-/// [`output::deliver`](crate::output::deliver) for latency and contend,
-/// whose table takes `--explain` (each noisy row's runs and causes):
-/// writes the `[json, csv, svg]` files asked for and prints the table;
-/// interrupted before its first of `rows`, it writes nothing, so an older
-/// result stays as it was.
-pub(crate) fn deliver<R>(
-    result: &R,
-    rows: usize,
-    files: [&Option<PathBuf>; 3],
-    explain: bool,
-) -> anyhow::Result<()>
-where
-    Json: Exporter<R>,
-    Csv: Exporter<R>,
-    Svg: Exporter<R>,
-    Text: Exporter<R>,
-{
-    if !explain {
-        return crate::output::deliver(result, rows, files);
-    }
-    let [json, csv, svg] = files;
-    if pipespeed::sys::process::interrupted().is_none() || rows > 0 {
-        write_file(json, || Json.export(result))?;
-        write_file(csv, || Csv.export(result))?;
-        write_file(svg, || Svg.export(result))?;
-    }
-    print_table(&Text { explain }.export(result)?, files)
 }

@@ -110,10 +110,15 @@ pub fn write_file(
     Ok(())
 }
 
-/// Writes a measurement's `[json, csv, svg]` files and prints its table;
-/// interrupted before its first of `rows`, it writes nothing, so an older
-/// result stays as it was.
-pub fn deliver<R>(result: &R, rows: usize, files: [&Option<PathBuf>; 3]) -> anyhow::Result<()>
+/// Writes a measurement's `[json, csv, svg]` files and prints its table
+/// as `text` renders it; interrupted before its first of `rows`, it
+/// writes nothing, so an older result stays as it was.
+pub fn deliver<R>(
+    result: &R,
+    rows: usize,
+    files: [&Option<PathBuf>; 3],
+    text: Text,
+) -> anyhow::Result<()>
 where
     Json: Exporter<R>,
     Csv: Exporter<R>,
@@ -126,7 +131,7 @@ where
         write_file(csv, || Csv.export(result))?;
         write_file(svg, || Svg.export(result))?;
     }
-    print_table(&Text::default().export(result)?, files)
+    print_table(&text.export(result)?, files)
 }
 
 /// Prints a command's table: on stdout, or on stderr when one of its

@@ -23,14 +23,20 @@ use crate::bench::ladder::{LadderResult, Rung, RungResult};
 use crate::bench::profile::{Cost, Profile, ProfileStatus};
 use crate::units::Size;
 
-/// The verdict as the page's first section, a line of it per item, the
-/// part before the colon in bold (nothing when there is none).
+/// The ladder's verdict as the page's first section (nothing when there
+/// is none).
 fn verdict_section(result: &LadderResult) -> String {
-    let Some(verdict) = &result.verdict else {
-        return String::new();
-    };
+    match &result.verdict {
+        Some(verdict) => answer(&verdict.lines),
+        None => String::new(),
+    }
+}
+
+/// A verdict's `lines` as a page's first section, "The answer", a list
+/// item per line with the part before the colon in bold.
+pub(super) fn answer(lines: &[String]) -> String {
     let mut out = String::from("<section id=\"verdict\">\n<h2>The answer</h2>\n<ul>\n");
-    for line in &verdict.lines {
+    for line in lines {
         let (head, rest) = line.split_once(':').unwrap_or(("", line));
         let _ = writeln!(
             out,

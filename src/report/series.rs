@@ -34,6 +34,7 @@ pub fn noise_paragraph(rows: &[(String, &Series)]) -> Option<String> {
     let names: Vec<&str> = noisy.iter().map(|(n, _)| n.as_str()).collect();
     let which = match noisy.len() {
         1 => format!("{} of {measured} rows ({})", 1, names[0]),
+        2 if measured == 2 => format!("both rows ({})", names.join(", ")),
         n if n == measured => format!("all {n} rows"),
         n if n <= 4 => format!("{n} of {measured} rows ({})", names.join(", ")),
         n => format!("{n} of {measured} rows"),

@@ -1,12 +1,12 @@
 //! `ipc` as one self-contained HTML page, on the ladder page's machinery
 //! (its head, policy, style and facts; see [`html`](super::super::html)):
-//! the machine, the ends and runs, the charts inline, a table per message
+//! the verdict, the machine, the ends and runs, the charts inline, a table per message
 //! size, where each mechanism's cost goes and the noisy rows.
 
 use std::fmt::Write as _;
 use std::io;
 
-use super::super::html::{escape, head, machine, noisy_paragraphs};
+use super::super::html::{answer, escape, head, machine, noisy_paragraphs};
 use super::super::series::noise_sentence;
 use super::super::svg::ipc_svg;
 use super::super::{Exporter, Html, INTERRUPTED};
@@ -40,6 +40,7 @@ fn page(r: &IpcResult) -> io::Result<String> {
         "Linux pipes beside sockets, message queues, shared memory and io_uring",
         STYLE,
     );
+    out += &answer(&r.verdict().lines);
     out += &machine(&r.header);
     let _ = writeln!(
         out,

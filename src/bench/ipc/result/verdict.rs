@@ -121,57 +121,38 @@ fn fastest(by_size: &[(usize, Vec<&IpcRow>)], m: &Metric) -> Option<String> {
     })
 }
 
-/// Pipe's rank at each size for `m`, sizes of the same rank together,
-/// and how far it is from the fastest at the largest size: `3rd of 5 at
-/// 64B/4KiB, 2nd of 5 at 64KiB (at 64KiB: shm 2.40x pipe)`.
+/// Pipe's rank for `m` at the largest size where it ranks, and how far it
+/// is from the fastest there: `2nd of 5 at 64KiB (shm 2.40x pipe)`. One
+/// size keeps the verdict to a line; the table has the others.
 fn pipe_place(by_size: &[(usize, Vec<&IpcRow>)], m: &Metric) -> Option<String> {
-    let mut groups: Vec<((usize, usize), Vec<String>)> = Vec::new();
-    let mut last = None;
-    for (size, rows) in by_size {
+    let (size, ranked, place) = by_size.iter().rev().find_map(|(size, rows)| {
         let ranked = ranked(rows, m);
-        let Some(place) = ranked
+        let place = ranked
             .iter()
-            .position(|(r, _)| r.mechanism == Mechanism::Pipe)
-        else {
-            continue;
-        };
-        let key = (place, ranked.len());
-        let size_name = Size(*size as u64).to_string();
-        match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, sizes)) => sizes.push(size_name.clone()),
-            None => groups.push((key, vec![size_name.clone()])),
+            .position(|(r, _)| r.mechanism == Mechanism::Pipe)?;
+        Some((*size, ranked, place))
+    })?;
+    let size_name = Size(size as u64).to_string();
+    let (pipe, (best, best_v)) = (ranked[place].1, ranked[0]);
+    let gap = match place {
+        0 => String::new(),
+        // The table's `x pipe` column, for throughput.
+        _ if pipe > 0.0 && m.name == THROUGHPUT.name => {
+            format!(" ({} {:.2}x pipe)", best.mechanism, best_v / pipe)
         }
-        let (pipe, (best, best_v)) = (ranked[place].1, ranked[0]);
-        last = Some(match place {
-            0 => None,
-            // The table's `x pipe` column, for throughput.
-            _ if pipe > 0.0 && m.name == THROUGHPUT.name => Some(format!(
-                "at {size_name}: {} {:.2}x pipe",
-                best.mechanism,
-                best_v / pipe
-            )),
-            _ => Some(format!(
-                "at {size_name}: {}, {} {}",
-                (m.show)(pipe),
-                best.mechanism,
-                (m.show)(best_v)
-            )),
-        });
-    }
-    let places: Vec<String> = (groups.iter())
-        .map(|((place, n), sizes)| {
-            let at = match sizes.len() == by_size.len() && sizes.len() > 1 {
-                true => "every size".to_string(),
-                false => sizes.join("/"),
-            };
-            format!("{} of {n} at {at}", ordinal(place + 1))
-        })
-        .collect();
-    let gap = last
-        .flatten()
-        .map(|g| format!(" ({g})"))
-        .unwrap_or_default();
-    (!places.is_empty()).then(|| format!("{} {}{gap}", m.name, places.join(", ")))
+        _ => format!(
+            " ({}, {} {})",
+            (m.show)(pipe),
+            best.mechanism,
+            (m.show)(best_v)
+        ),
+    };
+    Some(format!(
+        "{} {} of {} at {size_name}{gap}",
+        m.name,
+        ordinal(place + 1),
+        ranked.len()
+    ))
 }
 
 impl IpcResult {
