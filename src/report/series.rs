@@ -60,6 +60,10 @@ pub fn noise_paragraph(rows: &[(String, &Series)]) -> Option<String> {
             }
         }
     }
+    // "None seen" is no cause beside one that was seen (in another row).
+    if causes.len() > 1 {
+        causes.retain(|c| !c.starts_with("no steal"));
+    }
     // Taking more runs comes last, after what removes the cause.
     advice.sort_by_key(|a| a.starts_with("take more runs"));
     let mut text = format!(
@@ -228,6 +232,16 @@ mod tests {
         assert_eq!(text.matches("take more runs").count(), 1, "{text}");
         assert!(text.contains("idle machine"), "{text}");
         assert_eq!(noise_paragraph(&rows[2..]), None);
+        // A row with no cause seen beside one with steal: the steal only.
+        let mut unseen = Series::of(&[1.0, 5.0, 2.0]);
+        unseen.noise = vec![loaded(0.0); 3];
+        unseen.diagnose(Ends::default());
+        let rows = [("a".to_string(), &a), ("u".to_string(), &unseen)];
+        let text = noise_paragraph(&rows).unwrap_or_default();
+        assert!(
+            text.contains("other load") && !text.contains("no steal"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -93,11 +93,13 @@ fn placements_of_baseline(result: &LadderResult) -> Vec<(String, f64)> {
     found
 }
 
-/// `both ends on one CPU`, as the verdict says where.
-fn where_words(kind: &str) -> &'static str {
+/// `both ends on one CPU`, as the verdict says where; unpinned with one
+/// CPU allowed is on that CPU too.
+fn where_words(kind: &str, cpus_allowed: usize) -> &'static str {
     match kind {
         "same-cpu" => "both ends on one CPU",
         "different-cpu" => "the ends on two CPUs",
+        _ if cpus_allowed == 1 => "the ends unpinned on the one CPU allowed",
         _ => "the ends left to the scheduler",
     }
 }
@@ -138,7 +140,7 @@ fn verdict(result: &LadderResult) -> Verdict {
             lines.push(format!(
                 "baseline: write-read {:.2} GiB/s, {}{others}",
                 b.gib_s,
-                where_words(&b.placement)
+                where_words(&b.placement, result.header.system.cpus_allowed.len())
             ));
         }
         None => lines.push("baseline: write-read was not measured".to_string()),
