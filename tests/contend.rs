@@ -9,10 +9,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+mod common;
+
 const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
 
 fn contend(args: &[&str]) -> Command {
-    let mut cmd = Command::new(EXE);
+    let mut cmd = common::catchable(EXE);
     cmd.arg("contend").args(args);
     cmd
 }

@@ -5,8 +5,10 @@
 #![allow(clippy::unwrap_used)]
 
 use std::collections::HashSet;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
+
+mod common;
 
 const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
 
@@ -53,7 +55,7 @@ fn interrupt(
 ) -> (serde_json::Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("result.json");
-    let bench = Command::new(EXE)
+    let bench = common::catchable(EXE)
         .args(args)
         .arg("--json")
         .arg(&json)

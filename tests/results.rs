@@ -76,7 +76,7 @@ fn assert_untouched(dir: &Path, what: &str) {
 }
 
 fn command(args: &[&str], dir: &Path) -> Command {
-    let mut cmd = Command::new(EXE);
+    let mut cmd = common::catchable(EXE);
     cmd.args(args)
         .args(["--json", "r.json", "--csv", "r.csv"])
         .current_dir(dir)

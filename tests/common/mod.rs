@@ -23,6 +23,19 @@ pub const SIZES: [usize; 9] = [
     1024 * 1024 + 1,
 ];
 
+/// `program` started with SIGINT, SIGTERM and SIGHUP at their default
+/// action, whatever this test process inherited: a shell ignores SIGINT
+/// for a command it starts with `&`, `nohup` ignores SIGHUP, and a
+/// command keeps a signal its parent ignored, as every Unix tool does
+/// (`sys::process::catch_interrupts`). The tests that send one want to see
+/// it caught. GNU env's `--default-signal` (coreutils 8.31) execs
+/// `program` in its own process, so the PID is the program's.
+pub fn catchable(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut cmd = Command::new("env");
+    cmd.arg("--default-signal=INT,TERM,HUP").arg(program);
+    cmd
+}
+
 /// A pty pair, (controller, terminal): the terminal in raw mode (no line
 /// editing, no newline translation) and 100 columns wide.
 pub fn pty() -> (OwnedFd, File) {

@@ -40,7 +40,7 @@ fn ended(mut child: Child) -> std::process::Output {
 /// `program args -P DIR/pid` on an input that never ends (a pipe held
 /// open), with `XDG_RUNTIME_DIR` its own directory, started.
 fn meter(program: &str, args: &[&str], dir: &Path) -> (Child, std::process::ChildStdin) {
-    let mut child = Command::new(program)
+    let mut child = super::common::catchable(program)
         .args(args)
         .arg("-P")
         .arg(dir.join("pid"))
