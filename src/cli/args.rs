@@ -65,6 +65,9 @@ pub enum Command {
     /// Compare two --json results of one command: medians, ratio, a
     /// bootstrap interval of it and a verdict per row, as benchstat.
     Compare(crate::compare::CompareArgs),
+    /// Watch a running pipeline: each stage's CPU, rates and waits, each
+    /// pipe's fill, and the stage that limits it.
+    Top(crate::top::TopArgs),
     /// Write manual pages, or print a shell's completion script.
     Generate(crate::generate::GenerateArgs),
     /// Internal: a child process of a measurement (see

@@ -12,6 +12,7 @@ mod latency;
 mod output;
 mod progress;
 mod pv;
+mod top;
 
 use std::io;
 use std::process::ExitCode;
@@ -78,6 +79,7 @@ fn main() -> ExitCode {
         Some(Command::Latency(args)) => latency::run(args),
         Some(Command::Ipc(args)) => ipc::run(args),
         Some(Command::Compare(args)) => compare::run(args),
+        Some(Command::Top(args)) => top::run(args),
         Some(Command::Worker(args)) => worker(&args.spec),
         Some(Command::Generate(args)) => generate::run(args),
         // GNU's messages and statuses, not ours.

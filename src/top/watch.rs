@@ -1,0 +1,855 @@
+//! The watch: which stages and pipes, probed several times a window, and
+//! each window turned into a [`Sample`].
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use super::graph::{self, Link, Seen};
+use super::judge::{self, PipeView, StageView};
+use super::procfs::{self, Access, Object, PipeId, TaskState};
+use super::rates::{self, Counted, Flow, Rate};
+use super::{
+    FillPct, Named, PipeSample, PipelineSample, SCHEMA, Sample, Scope, StageSample, Summary,
+    Target, TopError,
+};
+use crate::bench::core::Cancel;
+
+/// Probes a window: what the shares are counted in.
+pub const PROBES_PER_WINDOW: u32 = 20;
+/// The shortest time between probes.
+const MIN_PROBE_GAP: Duration = Duration::from_millis(5);
+/// How often the pipelines' shape is looked for again (new stages, a
+/// FIFO opened late).
+const RESCAN: Duration = Duration::from_secs(1);
+
+/// The counters of one stage at one instant.
+#[derive(Debug, Clone, Copy, Default)]
+struct Counters {
+    cpu_ns: u64,
+    runq_ns: u64,
+    io: Option<(u64, u64)>,
+    file_in: u64,
+    file_out: u64,
+}
+
+/// What a probe found a stage doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Activity {
+    Working,
+    Input,
+    Output,
+    Other,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Shares {
+    probes: u32,
+    working: u32,
+    input: u32,
+    output: u32,
+    other: u32,
+}
+
+impl Shares {
+    fn add(&mut self, a: Activity) {
+        self.probes += 1;
+        match a {
+            Activity::Working => self.working += 1,
+            Activity::Input => self.input += 1,
+            Activity::Output => self.output += 1,
+            Activity::Other => self.other += 1,
+        }
+    }
+
+    fn pct(&self, n: u32) -> f64 {
+        if self.probes == 0 {
+            0.0
+        } else {
+            100.0 * f64::from(n) / f64::from(self.probes)
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Stage {
+    pid: u32,
+    start: u64,
+    name: String,
+    command: String,
+    visible: bool,
+    exited: bool,
+    /// Its regular files: descriptor and whether it writes them.
+    files: Vec<(u32, bool)>,
+    first: Counters,
+    base: Counters,
+    last: Counters,
+    window: Shares,
+    total: Shares,
+    named: u32,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct FillAcc {
+    n: u32,
+    sum: f64,
+    min: f64,
+    max: f64,
+    first: Option<u64>,
+    last: Option<u64>,
+}
+
+impl FillAcc {
+    fn add(&mut self, fill: procfs::Fill) {
+        let f = if fill.capacity == 0 {
+            0.0
+        } else {
+            fill.bytes as f64 / fill.capacity as f64
+        };
+        if self.n == 0 {
+            (self.min, self.max) = (f, f);
+        }
+        self.n += 1;
+        self.sum += f;
+        self.min = self.min.min(f);
+        self.max = self.max.max(f);
+        self.first.get_or_insert(fill.bytes);
+        self.last = Some(fill.bytes);
+    }
+
+    fn pct(&self) -> Option<FillPct> {
+        (self.n > 0).then(|| FillPct {
+            mean: 100.0 * self.sum / f64::from(self.n),
+            min: 100.0 * self.min,
+            max: 100.0 * self.max,
+        })
+    }
+
+    fn gained(&self) -> Option<i64> {
+        Some(self.last? as i64 - self.first? as i64)
+    }
+}
+
+#[derive(Debug)]
+struct Pipe {
+    link: Link,
+    capacity: Option<u64>,
+    window: FillAcc,
+    total: FillAcc,
+}
+
+/// The stages of one pipeline, in order, and its pipes.
+#[derive(Debug, Default)]
+struct Shape {
+    stages: Vec<u32>,
+    pipes: Vec<PipeId>,
+}
+
+/// Watches pipelines: [`Watcher::sample`] a window at a time, then
+/// [`Watcher::summary`].
+#[derive(Debug)]
+pub struct Watcher {
+    scope: Scope,
+    me: u32,
+    cpus: usize,
+    /// What `Scope::Targets` resolved to.
+    targets: Vec<u32>,
+    stages: BTreeMap<u32, Stage>,
+    pipes: BTreeMap<PipeId, Pipe>,
+    shapes: Vec<Shape>,
+    unseen: Vec<String>,
+    started: Instant,
+    last_scan: Option<Instant>,
+    windows: u32,
+    window_started: Instant,
+}
+
+impl Watcher {
+    /// Finds the pipelines of `scope`: an error when there is none to
+    /// watch.
+    pub fn new(scope: Scope) -> Result<Watcher, TopError> {
+        let me = std::process::id();
+        let seen = graph::scan(me);
+        let targets = match &scope {
+            Scope::Targets(targets) => resolve(targets, &seen)?,
+            Scope::Session => {
+                let tty = procfs::stat(me).map_or(0, |s| s.tty);
+                if tty == 0 {
+                    return Err(TopError::NoTerminal);
+                }
+                Vec::new()
+            }
+            Scope::Tree(root) => vec![*root],
+        };
+        let cpus = crate::sys::available_cpus().map_or(1, |c| c.len().max(1));
+        let now = Instant::now();
+        let mut watcher = Watcher {
+            scope,
+            me,
+            cpus,
+            targets,
+            stages: BTreeMap::new(),
+            pipes: BTreeMap::new(),
+            shapes: Vec::new(),
+            unseen: Vec::new(),
+            started: now,
+            last_scan: None,
+            windows: 0,
+            window_started: now,
+        };
+        watcher.rescan(&seen);
+        if watcher.shapes.is_empty() && watcher.scope == Scope::Session {
+            return Err(TopError::NoPipeline);
+        }
+        Ok(watcher)
+    }
+
+    /// Whether every stage of every pipeline has exited.
+    pub fn ended(&self) -> bool {
+        self.stages.values().all(|s| s.exited)
+    }
+
+    /// The PIDs of the stages being watched, exited or not.
+    pub fn stage_pids(&self) -> Vec<u32> {
+        self.shapes.iter().flat_map(|s| s.stages.clone()).collect()
+    }
+
+    fn candidates(&self, seen: &BTreeMap<u32, Seen>) -> Vec<u32> {
+        match &self.scope {
+            Scope::Targets(_) => {
+                let mut c: BTreeSet<u32> = self.targets.iter().copied().collect();
+                c.extend(self.stages.keys());
+                c.into_iter().filter(|p| seen.contains_key(p)).collect()
+            }
+            Scope::Session => {
+                let Some(mine) = procfs::stat(self.me) else {
+                    return Vec::new();
+                };
+                let ancestors = ancestors(self.me, seen);
+                seen.iter()
+                    .filter(|(p, s)| s.stat.tty == mine.tty && !ancestors.contains(p))
+                    .map(|(&p, _)| p)
+                    .collect()
+            }
+            Scope::Tree(root) => {
+                // The shell that runs a pipeline waits for it: a stage only
+                // when it runs the command itself (sh -c exec's a lone one).
+                let tree = graph::descendants(*root, seen);
+                let parent = |p: &u32| seen.values().any(|s| s.stat.ppid == *p);
+                tree.into_iter().filter(|p| !parent(p)).collect()
+            }
+        }
+    }
+
+    /// Looks for the pipelines again: new stages and pipes join, stages
+    /// and pipes already seen stay (marked exited once gone).
+    fn rescan(&mut self, seen: &BTreeMap<u32, Seen>) {
+        self.last_scan = Some(Instant::now());
+        let candidates = self.candidates(seen);
+        let (mut links, dangling) = graph::links(seen);
+        if let Scope::Tree(_) = self.scope {
+            // What the command started is the pipeline: where its output
+            // goes (our own reader, say) is not a stage of it.
+            graph::within(&mut links, &candidates);
+        }
+        let mut found = graph::pipelines(&candidates, &links);
+        let in_pipelines: BTreeSet<u32> = found.iter().flat_map(|(s, _)| s.clone()).collect();
+        // A target or a started command joined to nothing is a pipeline of
+        // one stage: what it does is still worth showing.
+        let alone: Vec<u32> = match &self.scope {
+            Scope::Targets(_) => self.targets.clone(),
+            Scope::Tree(_) if found.is_empty() => candidates.clone(),
+            _ => Vec::new(),
+        };
+        if let Scope::Tree(_) = self.scope {
+            // A shell seen alone before it started its stages is not one.
+            self.shapes.retain(|shape| match shape.stages[..] {
+                [pid] => candidates.contains(&pid) || !seen.contains_key(&pid),
+                _ => true,
+            });
+        }
+        for p in alone {
+            if !in_pipelines.contains(&p) && seen.contains_key(&p) {
+                found.push((vec![p], Vec::new()));
+            }
+        }
+        for (stages, mine) in found {
+            for &pid in &stages {
+                self.add_stage(pid, seen);
+            }
+            for link in &mine {
+                self.pipes.entry(link.id).or_insert_with(|| Pipe {
+                    link: link.clone(),
+                    capacity: None,
+                    window: FillAcc::default(),
+                    total: FillAcc::default(),
+                });
+            }
+            let shape = self
+                .shapes
+                .iter_mut()
+                .find(|s| s.stages.iter().any(|p| stages.contains(p)));
+            match shape {
+                Some(shape) => {
+                    let mut members: BTreeSet<u32> = shape.stages.iter().copied().collect();
+                    members.extend(&stages);
+                    let mut pipes: BTreeSet<PipeId> = shape.pipes.iter().copied().collect();
+                    pipes.extend(mine.iter().map(|l| l.id));
+                    let all: Vec<Link> =
+                        pipes.iter().map(|id| self.pipes[id].link.clone()).collect();
+                    shape.stages = graph::order(&members, &all);
+                    shape.pipes = pipes.into_iter().collect();
+                }
+                None => self.shapes.push(Shape {
+                    stages,
+                    pipes: mine.iter().map(|l| l.id).collect(),
+                }),
+            }
+        }
+        self.unseen = self.unseen_notes(seen, &dangling);
+    }
+
+    fn add_stage(&mut self, pid: u32, seen: &BTreeMap<u32, Seen>) {
+        let Some(s) = seen.get(&pid) else { return };
+        let files: Vec<(u32, bool)> = s
+            .fds
+            .iter()
+            .flatten()
+            .filter(|d| matches!(d.object, Object::File { .. }))
+            .map(|d| (d.fd, d.access != Access::Read))
+            .collect();
+        if let Some(stage) = self.stages.get_mut(&pid)
+            && stage.start == s.stat.start
+        {
+            stage.files = files;
+            return;
+        }
+        let command = procfs::command_line(pid, &s.stat.comm);
+        let mut stage = Stage {
+            pid,
+            start: s.stat.start,
+            name: display_name(&s.stat.comm, &command),
+            command,
+            visible: s.fds.is_some(),
+            exited: false,
+            files,
+            first: Counters::default(),
+            base: Counters::default(),
+            last: Counters::default(),
+            window: Shares::default(),
+            total: Shares::default(),
+            named: 0,
+        };
+        let now = read_counters(&stage);
+        (stage.first, stage.base, stage.last) = (now, now, now);
+        self.stages.insert(pid, stage);
+    }
+
+    fn unseen_notes(
+        &self,
+        seen: &BTreeMap<u32, Seen>,
+        dangling: &[graph::Dangling],
+    ) -> Vec<String> {
+        let mut notes = Vec::new();
+        for s in self.stages.values().filter(|s| !s.visible) {
+            notes.push(format!(
+                "{} (PID {}) is another user's process: its pipes, I/O and state cannot be read \
+                 (run as root or as its user)",
+                s.name, s.pid
+            ));
+        }
+        let others = seen.values().any(|s| s.fds.is_none());
+        for d in dangling
+            .iter()
+            .filter(|d| self.stages.contains_key(&d.end.pid))
+        {
+            let stage = &self.stages[&d.end.pid];
+            let (verb, other) = match d.access {
+                Access::Read => ("reads", "writer"),
+                _ => ("writes", "reader"),
+            };
+            let why = if others {
+                "it exited, or is another user's process"
+            } else {
+                "it exited"
+            };
+            let name = match d.id {
+                PipeId::Anonymous(ino) => format!("pipe:[{ino}]"),
+                PipeId::Named { ino, .. } => format!("fifo:[{ino}]"),
+            };
+            notes.push(format!(
+                "{} (PID {}) {verb} {name} on descriptor {}, whose {other} cannot be seen ({why})",
+                stage.name, stage.pid, d.end.fd
+            ));
+        }
+        notes
+    }
+
+    /// Watches for `window` (less if every stage exits or `cancel` says
+    /// so), probing [`PROBES_PER_WINDOW`] times, and returns what it saw.
+    pub fn sample(&mut self, window: Duration, cancel: &Cancel) -> Sample {
+        if self.last_scan.is_none_or(|t| t.elapsed() >= RESCAN) {
+            let seen = graph::scan(self.me);
+            self.rescan(&seen);
+        }
+        let start = Instant::now();
+        self.window_started = start;
+        for s in self.stages.values_mut() {
+            s.window = Shares::default();
+            s.base = s.last;
+        }
+        for p in self.pipes.values_mut() {
+            p.window = FillAcc::default();
+        }
+        let gap = (window / PROBES_PER_WINDOW).max(MIN_PROBE_GAP);
+        let mut next = start;
+        loop {
+            self.probe();
+            next += gap;
+            let now = Instant::now();
+            if now.duration_since(start) >= window || cancel.is_cancelled() || self.ended() {
+                break;
+            }
+            if next > now {
+                std::thread::sleep((next - now).min(window.saturating_sub(now - start)));
+            }
+        }
+        for s in self.stages.values_mut().filter(|s| !s.exited) {
+            match procfs::stat(s.pid) {
+                Some(stat) if stat.start == s.start && stat.state != 'Z' => {
+                    s.last = read_counters(s);
+                }
+                _ => s.exited = true,
+            }
+        }
+        let elapsed = start.elapsed().as_secs_f64();
+        self.windows += 1;
+        let pipelines: Vec<PipelineSample> = (0..self.shapes.len())
+            .map(|i| self.pipeline(i, elapsed, false))
+            .collect();
+        for p in &pipelines {
+            if let Some(pid) = p.verdict.bottleneck
+                && let Some(s) = self.stages.get_mut(&pid)
+            {
+                s.named += 1;
+            }
+        }
+        Sample {
+            schema: SCHEMA,
+            kind: "sample",
+            time_s: self.started.elapsed().as_secs_f64(),
+            window_s: elapsed,
+            probes: self
+                .stages
+                .values()
+                .map(|s| s.window.probes)
+                .max()
+                .unwrap_or(0),
+            pipelines,
+            unseen: self.unseen.clone(),
+        }
+    }
+
+    /// One probe: every pipe's fill, then what every live stage's
+    /// threads are doing.
+    fn probe(&mut self) {
+        for pipe in self.pipes.values_mut() {
+            let ends = pipe.link.readers.iter().chain(&pipe.link.writers);
+            let fill = ends
+                .filter(|e| {
+                    self.stages
+                        .get(&e.pid)
+                        .is_some_and(|s| !s.exited && s.visible)
+                })
+                .find_map(|e| procfs::pipe_fill(e.pid, e.fd, pipe.link.id));
+            if let Some(fill) = fill {
+                pipe.capacity = Some(fill.capacity);
+                pipe.window.add(fill);
+                pipe.total.add(fill);
+            }
+        }
+        let pids: Vec<u32> = self
+            .stages
+            .values()
+            .filter(|s| !s.exited)
+            .map(|s| s.pid)
+            .collect();
+        for pid in pids {
+            let tasks: Vec<TaskState> = procfs::tasks(pid)
+                .into_iter()
+                .filter_map(|tid| procfs::task_state(pid, tid))
+                .collect();
+            if tasks.is_empty() || tasks.iter().all(|t| t.state == 'Z') {
+                continue;
+            }
+            let (empty_in, full_out) = self.ends_of(pid);
+            let a = activity(&tasks, empty_in, full_out);
+            if let Some(stage) = self.stages.get_mut(&pid) {
+                stage.window.add(a);
+                stage.total.add(a);
+            }
+        }
+    }
+
+    /// Whether stage `pid`'s input pipes were all empty and its output
+    /// pipes all full at the last probe.
+    fn ends_of(&self, pid: u32) -> (bool, bool) {
+        let (mut inputs, mut outputs) = (Vec::new(), Vec::new());
+        for p in self.pipes.values() {
+            let level = p.window.last.zip(p.capacity);
+            if p.link.readers.iter().any(|e| e.pid == pid) {
+                inputs.push(level);
+            }
+            if p.link.writers.iter().any(|e| e.pid == pid) {
+                outputs.push(level);
+            }
+        }
+        let empty = !inputs.is_empty() && inputs.iter().all(|l| matches!(l, Some((0, _))));
+        let full = !outputs.is_empty()
+            && outputs
+                .iter()
+                .all(|l| matches!(l, Some((b, c)) if *b + 4096 > *c));
+        (empty, full)
+    }
+
+    /// Pipeline `i` over the window (`whole`: over the whole watch).
+    fn pipeline(&self, i: usize, seconds: f64, whole: bool) -> PipelineSample {
+        let shape = &self.shapes[i];
+        let index: BTreeMap<u32, usize> = shape
+            .stages
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| (p, i))
+            .collect();
+        let pipes: Vec<&Pipe> = shape.pipes.iter().map(|id| &self.pipes[id]).collect();
+        let ends = |pipe: &Pipe| {
+            let from = pipe.link.writers.iter().find_map(|e| index.get(&e.pid))?;
+            let to = pipe.link.readers.iter().find_map(|e| index.get(&e.pid))?;
+            Some((*from, *to))
+        };
+        let counted: Vec<Counted> = shape
+            .stages
+            .iter()
+            .map(|p| {
+                let s = &self.stages[p];
+                let from = if whole { s.first } else { s.base };
+                let io = s.last.io.zip(from.io);
+                Counted {
+                    read: io.map(|(l, f)| l.0.saturating_sub(f.0)),
+                    written: io.map(|(l, f)| l.1.saturating_sub(f.1)),
+                    file_in: s.last.file_in.saturating_sub(from.file_in),
+                    file_out: s.last.file_out.saturating_sub(from.file_out),
+                }
+            })
+            .collect();
+        let flows: Vec<Flow> = pipes
+            .iter()
+            .filter_map(|p| {
+                let (from, to) = ends(p)?;
+                let acc = if whole { p.total } else { p.window };
+                Some(Flow {
+                    from,
+                    to,
+                    gained: acc.gained(),
+                })
+            })
+            .collect();
+        let estimated = rates::estimate(&counted, &flows);
+        let per_s = |r: Option<(f64, bool)>| {
+            r.map(|(bytes, estimated)| Rate {
+                bytes_per_s: if seconds > 0.0 { bytes / seconds } else { 0.0 },
+                estimated,
+            })
+        };
+        let ns = seconds * 1e9;
+        let stages: Vec<StageSample> = shape
+            .stages
+            .iter()
+            .zip(&estimated)
+            .zip(&counted)
+            .map(|((p, (inp, out)), c)| {
+                let s = &self.stages[p];
+                let from = if whole { s.first } else { s.base };
+                let shares = if whole { s.total } else { s.window };
+                let pct = |d: u64| if ns > 0.0 { 100.0 * d as f64 / ns } else { 0.0 };
+                StageSample {
+                    pid: s.pid,
+                    name: s.name.clone(),
+                    command: s.command.clone(),
+                    state: if s.exited { "exited" } else { "running" },
+                    cpu_pct: pct(s.last.cpu_ns.saturating_sub(from.cpu_ns)),
+                    runq_pct: pct(s.last.runq_ns.saturating_sub(from.runq_ns)),
+                    bytes_in: per_s(*inp),
+                    bytes_out: per_s(*out),
+                    working_pct: shares.pct(shares.working),
+                    input_wait_pct: shares.pct(shares.input),
+                    output_wait_pct: shares.pct(shares.output),
+                    other_pct: shares.pct(shares.other),
+                    visible: s.visible,
+                    copies: c.read.unwrap_or(0) > 0 || c.written.unwrap_or(0) > 0,
+                }
+            })
+            .collect();
+        let pipe_samples: Vec<PipeSample> = pipes
+            .iter()
+            .map(|p| PipeSample {
+                name: p.link.name(),
+                from: p.link.writers.first().map_or(0, |e| e.pid),
+                to: p.link.readers.first().map_or(0, |e| e.pid),
+                capacity: p.capacity,
+                fill_pct: if whole { p.total.pct() } else { p.window.pct() },
+            })
+            .collect();
+        let views: Vec<StageView> = stages
+            .iter()
+            .map(|s| StageView {
+                name: s.name.clone(),
+                pid: s.pid,
+                cpu: s.cpu_pct / 100.0,
+                runq: s.runq_pct / 100.0,
+                work: s.working_pct / 100.0,
+                input_wait: s.input_wait_pct / 100.0,
+                output_wait: s.output_wait_pct / 100.0,
+                visible: s.visible,
+                copies: s.copies,
+                exited: s.state == "exited" && !whole,
+            })
+            .collect();
+        let pipe_views: Vec<PipeView> = pipes
+            .iter()
+            .zip(&pipe_samples)
+            .filter_map(|(p, sample)| {
+                let (from, to) = ends(p)?;
+                Some(PipeView {
+                    from,
+                    to,
+                    fill: sample.fill_pct.map(|f| f.mean / 100.0),
+                })
+            })
+            .collect();
+        PipelineSample {
+            verdict: judge::judge(&views, &pipe_views, self.cpus),
+            stages,
+            pipes: pipe_samples,
+        }
+    }
+
+    /// The whole watch: each pipeline's figures over all of it, and how
+    /// often each stage was named.
+    pub fn summary(&self) -> Summary {
+        let seconds = self.started.elapsed().as_secs_f64();
+        Summary {
+            schema: SCHEMA,
+            kind: "summary",
+            time_s: seconds,
+            samples: self.windows,
+            pipelines: (0..self.shapes.len())
+                .map(|i| self.pipeline(i, seconds, true))
+                .collect(),
+            named: self
+                .shapes
+                .iter()
+                .map(|shape| {
+                    let mut named: Vec<Named> = shape
+                        .stages
+                        .iter()
+                        .map(|p| &self.stages[p])
+                        .filter(|s| s.named > 0)
+                        .map(|s| Named {
+                            name: s.name.clone(),
+                            pid: s.pid,
+                            windows: s.named,
+                        })
+                        .collect();
+                    named.sort_by_key(|n| std::cmp::Reverse(n.windows));
+                    named
+                })
+                .collect(),
+        }
+    }
+}
+
+/// What a stage is called: its command name, with the subcommand for a
+/// multi-call program (`pipespeed cat`, `busybox gzip`).
+fn display_name(comm: &str, command: &str) -> String {
+    let mut words = command.split(' ');
+    let program = words.next().unwrap_or("").rsplit('/').next().unwrap_or("");
+    match words.next() {
+        Some(sub)
+            if ["pipespeed", "busybox"].contains(&program)
+                && !sub.is_empty()
+                && !sub.starts_with('-') =>
+        {
+            format!("{program} {sub}")
+        }
+        _ => comm.to_string(),
+    }
+}
+
+/// The PIDs `targets` name; an error for a PID or name with no process.
+fn resolve(targets: &[Target], seen: &BTreeMap<u32, Seen>) -> Result<Vec<u32>, TopError> {
+    let mut pids = Vec::new();
+    for t in targets {
+        match t {
+            Target::Pid(pid) if seen.contains_key(pid) => pids.push(*pid),
+            Target::Pid(pid) => return Err(TopError::NoProcess(*pid)),
+            Target::Name(name) => {
+                let found: Vec<u32> = seen
+                    .iter()
+                    .filter(|(p, s)| s.stat.comm == *name || program(**p) == *name)
+                    .map(|(&p, _)| p)
+                    .collect();
+                if found.is_empty() {
+                    return Err(TopError::NoName(name.clone()));
+                }
+                pids.extend(found);
+            }
+        }
+    }
+    Ok(pids)
+}
+
+/// The file name of the program a process runs (its argv\[0\]'s last
+/// component), as ps -C matches it.
+fn program(pid: u32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .ok()
+        .and_then(|b| {
+            let first = b.split(|c| *c == 0).next()?.to_vec();
+            let first = String::from_utf8_lossy(&first).into_owned();
+            Some(first.rsplit('/').next().unwrap_or("").to_string())
+        })
+        .unwrap_or_default()
+}
+
+/// `pid` and the processes it descends from.
+fn ancestors(pid: u32, seen: &BTreeMap<u32, Seen>) -> BTreeSet<u32> {
+    let mut found = BTreeSet::from([pid]);
+    let mut at = procfs::stat(pid).map(|s| s.ppid);
+    while let Some(p) = at {
+        if p == 0 || !found.insert(p) {
+            break;
+        }
+        at = seen
+            .get(&p)
+            .map(|s| s.stat.ppid)
+            .or_else(|| procfs::stat(p).map(|s| s.ppid));
+    }
+    found
+}
+
+/// A stage's counters now: CPU and run-queue time summed over its threads
+/// (or its CPU ticks where schedstat is missing), its I/O counters and
+/// its files' positions.
+fn read_counters(s: &Stage) -> Counters {
+    let mut c = Counters::default();
+    let mut sched = false;
+    for tid in procfs::tasks(s.pid) {
+        if let Some((run, wait)) = procfs::schedstat(s.pid, tid) {
+            c.cpu_ns += run;
+            c.runq_ns += wait;
+            sched = true;
+        }
+    }
+    if !sched && let Some(stat) = procfs::stat(s.pid) {
+        let hz = rustix::param::clock_ticks_per_second().max(1);
+        c.cpu_ns = stat.cpu_ticks.saturating_mul(1_000_000_000 / hz);
+    }
+    c.io = procfs::io_counters(s.pid);
+    for &(fd, writes) in &s.files {
+        if let Some((_, pos)) = procfs::fdinfo(s.pid, fd) {
+            if writes {
+                c.file_out += pos;
+            } else {
+                c.file_in += pos;
+            }
+        }
+    }
+    c
+}
+
+/// What a stage's threads were doing at one probe: working if one runs,
+/// else waiting on its input or output pipe if one sleeps there. A
+/// thread asleep in poll(2) or select(2) waits on a pipe that is empty
+/// (input) or full (output) at the same probe.
+fn activity(tasks: &[TaskState], input_empty: bool, output_full: bool) -> Activity {
+    let sleeps_in =
+        |f: &dyn Fn(&str) -> bool| tasks.iter().any(|t| t.wchan.as_deref().is_some_and(f));
+    if tasks.iter().any(|t| t.state == 'R') {
+        Activity::Working
+    } else if sleeps_in(&|w| w.contains("pipe_read") || w == "pipe_wait_readable") {
+        Activity::Input
+    } else if sleeps_in(&|w| w.contains("pipe_write") || w == "pipe_wait_writable") {
+        Activity::Output
+    } else if sleeps_in(&|w| w.contains("poll") || w.contains("select")) && input_empty {
+        Activity::Input
+    } else if sleeps_in(&|w| w.contains("poll") || w.contains("select")) && output_full {
+        Activity::Output
+    } else {
+        Activity::Other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(state: char, wchan: Option<&str>) -> TaskState {
+        TaskState {
+            state,
+            wchan: wchan.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_multi_call_program_is_named_with_its_subcommand() {
+        assert_eq!(
+            display_name("pipespeed", "/usr/bin/pipespeed cat -"),
+            "pipespeed cat"
+        );
+        assert_eq!(display_name("pipespeed", "pipespeed --json x"), "pipespeed");
+        assert_eq!(display_name("gzip", "gzip -1"), "gzip");
+        assert_eq!(display_name("cat", "/home/u/bin/cat"), "cat");
+    }
+
+    #[test]
+    fn a_running_thread_makes_the_stage_working_whatever_the_others_do() {
+        let t = [task('S', Some("anon_pipe_read")), task('R', None)];
+        assert_eq!(activity(&t, true, false), Activity::Working);
+    }
+
+    #[test]
+    fn pipe_sleeps_are_input_or_output_and_others_are_other() {
+        assert_eq!(
+            activity(&[task('S', Some("anon_pipe_read"))], false, false),
+            Activity::Input
+        );
+        assert_eq!(
+            activity(&[task('S', Some("pipe_wait_readable"))], false, false),
+            Activity::Input
+        );
+        assert_eq!(
+            activity(&[task('S', Some("anon_pipe_write"))], false, false),
+            Activity::Output
+        );
+        assert_eq!(
+            activity(&[task('S', Some("pipe_wait_writable"))], false, false),
+            Activity::Output
+        );
+        assert_eq!(
+            activity(&[task('S', Some("hrtimer_nanosleep"))], true, true),
+            Activity::Other
+        );
+        assert_eq!(activity(&[task('D', None)], true, true), Activity::Other);
+    }
+
+    #[test]
+    fn a_poll_is_read_from_the_pipes_it_may_wait_on() {
+        let poll = [
+            task('S', Some("do_sys_poll")),
+            task('S', Some("do_nanosleep")),
+        ];
+        assert_eq!(activity(&poll, true, false), Activity::Input);
+        assert_eq!(activity(&poll, false, true), Activity::Output);
+        assert_eq!(activity(&poll, false, false), Activity::Other);
+    }
+}
