@@ -4,9 +4,11 @@
 //! Not every shared pipe is a pipeline's. Three kinds are left out:
 //! - a pipe one process holds both ends of (a tool's private splice pipe,
 //!   xz's self-pipe, make's jobserver, which every child inherits whole);
-//! - an end on descriptor 3 or above that more than one process holds: a
+//! - an end on descriptor 2 or above that more than one process holds: a
 //!   descriptor a parent leaked to all its children (a job runner's
-//!   status pipe, say), not one a stage was given to read or write;
+//!   status pipe, a test harness capturing everyone's stderr), not one a
+//!   stage was given to read or write (stderr counts with `2>&1 |`, where
+//!   it is the stdout pipe);
 //! - a pipe whose other end no visible process holds (its reader exited,
 //!   or it is another user's): said, not drawn.
 
@@ -103,12 +105,18 @@ pub(crate) fn links(seen: &BTreeMap<u32, Seen>) -> (Vec<Link>, Vec<Dangling>) {
         if both {
             continue;
         }
-        // An end on descriptor 3 or above that several processes share was
-        // inherited, not given.
+        // An end on descriptor 2 or above that several processes share was
+        // inherited, not given (a log or a test harness's capture on
+        // everyone's stderr); stderr joins when stdout is the same pipe
+        // (`2>&1 |`).
+        let on_stdout = |pid: u32| ends.iter().any(|(e, _, _)| e.pid == pid && e.fd == 1);
         let keep = |access: Access, procs: &BTreeSet<u32>| {
             let shared = procs.len() > 1;
             ends.iter()
-                .filter(|(e, a, _)| *a == access && (e.fd < 3 || !shared || is_named(id)))
+                .filter(|(e, a, _)| {
+                    *a == access
+                        && (e.fd < 2 || (e.fd == 2 && on_stdout(e.pid)) || !shared || is_named(id))
+                })
                 .map(|(e, _, _)| *e)
                 .collect::<Vec<End>>()
         };
@@ -318,6 +326,21 @@ mod tests {
         ]);
         let (links, _) = links(&seen);
         assert_eq!(links.len(), 1, "{links:?}");
+        // Everyone's stderr into one capture, and `2>&1 |`.
+        let seen = world(&[
+            (
+                30,
+                vec![pipe(9, 2, Write), pipe(10, 1, Write), pipe(10, 2, Write)],
+            ),
+            (31, vec![pipe(9, 2, Write), pipe(10, 0, Read)]),
+            (40, vec![pipe(9, 0, Read)]),
+        ]);
+        let (found, _) = super::links(&seen);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            found[0].writers,
+            [End { pid: 30, fd: 1 }, End { pid: 30, fd: 2 }]
+        );
         assert_eq!(component(&[20], &links).0, vec![20, 21]);
         assert_eq!(component(&[10], &links).0, vec![10]);
     }
