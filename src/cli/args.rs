@@ -60,13 +60,12 @@ pub enum Command {
     /// Ping-pong round-trip latency over two pipes, with percentiles.
     Latency(crate::latency::LatencyArgs),
     /// Pipes beside sockets, message queues, shared memory and io_uring:
-    /// throughput and round trips of each, every end a process.
+    /// throughput and round trips.
     Ipc(crate::ipc::IpcArgs),
-    /// Compare two --json results of one command: medians, ratio, a
-    /// bootstrap interval of it and a verdict per row, as benchstat.
+    /// Compare two --json results of one command: medians, ratio, its
+    /// bootstrap interval and a verdict per row, as benchstat.
     Compare(crate::compare::CompareArgs),
-    /// Watch a running pipeline: each stage's CPU, rates and waits, each
-    /// pipe's fill, and the stage that limits it.
+    /// Watch a pipeline, name the stage that limits it.
     Top(crate::top::TopArgs),
     /// Write manual pages, or print a shell's completion script.
     Generate(crate::generate::GenerateArgs),
