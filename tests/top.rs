@@ -358,3 +358,52 @@ fn watching_holds_back_neither_sigpipe_nor_end_of_file() {
         assert!(t.wait().unwrap().success());
     }
 }
+
+/// SIGTERM to top: the summary is printed, the status is 143, and the
+/// pipeline --run started is gone with it.
+#[test]
+fn an_interrupt_prints_the_summary_and_takes_the_run_pipeline_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("pids");
+    let script = format!("echo $$ > {}; sleep 30 | sleep 30", marker.display());
+    let top = common::catchable(EXE)
+        .args(["top", "--interval", "0.2", "--json", "-", "--run", &script])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::fs::read_to_string(&marker).map_or(true, |s| s.trim().is_empty()) {
+        assert!(Instant::now() < deadline, "the pipeline did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let shell: i32 = std::fs::read_to_string(&marker)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(top.id() as i32).unwrap(),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    let out = top.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.lines()
+            .last()
+            .unwrap()
+            .contains("\"type\":\"summary\""),
+        "{text}"
+    );
+    // The pipeline's process group is gone.
+    let group = rustix::process::Pid::from_raw(shell).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while rustix::process::test_kill_process_group(group).is_ok() {
+        assert!(Instant::now() < deadline, "the pipeline outlived top");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
