@@ -6,12 +6,11 @@ set -eu
 p=${1:-$(dirname "$0")/../target/release/pipespeed}
 p=$(realpath "$p")
 run() {
-  echo "\$ pipespeed top --run '$1'"
-  "$p" top --run "$1" | sed "s|$p|pipespeed|g"
+  { echo "\$ pipespeed top --run '$1'"; "$p" top --run "$1"; } | sed "s|$p|pipespeed|g"
   echo
 }
 # A CPU-bound stage in the middle.
-run "head -c 300M /dev/urandom | gzip -1 | wc -c >/dev/null"
+run "head -c 100M /dev/urandom | gzip -1 | wc -c >/dev/null"
 # A rate-limited meter at almost no CPU.
 run "head -c 150M /dev/zero | pv -q -L 50M | cat >/dev/null"
 # Stages that splice: their rates estimated from their neighbours.

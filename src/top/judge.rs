@@ -180,12 +180,18 @@ pub fn judge(stages: &[StageView], pipes: &[PipeView], cpus: usize) -> Verdict {
     let mut parts = Vec::new();
     for p in pipes.iter().filter(|p| p.to == i) {
         if let Some(f) = p.fill {
-            parts.push(format!("input pipe full {:.0}%", f * 100.0));
+            parts.push(match f >= FULL {
+                true => format!("input pipe full ({:.0}%)", f * 100.0),
+                false => format!("input pipe {:.0}% full", f * 100.0),
+            });
         }
     }
     for p in pipes.iter().filter(|p| p.from == i) {
         if let Some(f) = p.fill {
-            parts.push(format!("output pipe empty ({:.0}% full)", f * 100.0));
+            parts.push(match f <= EMPTY {
+                true => format!("output pipe empty ({:.0}%)", f * 100.0),
+                false => format!("output pipe {:.0}% full", f * 100.0),
+            });
         }
     }
     parts.push(format!("{:.0}% CPU", s.cpu * 100.0));
@@ -194,11 +200,12 @@ pub fn judge(stages: &[StageView], pipes: &[PipeView], cpus: usize) -> Verdict {
         parts.push(format!("blocked on its pipes {:.0}%", blocked * 100.0));
     }
     let why = format!(
-        "{} (PID {}): {}{}",
+        "{} (PID {}): {}{}{}",
         s.name,
         s.pid,
         parts.join(", "),
-        kind(s)
+        kind(s),
+        crowded(stages, cpus)
     );
     let mut advice = Vec::new();
     let tool = ["cat", "pv", "tee"].contains(&s.name.as_str());
@@ -237,6 +244,19 @@ fn kind(s: &StageView) -> String {
         }
     } else if s.work < 0.5 && s.cpu < 0.2 {
         ": sleeping outside its pipes (a rate limit, a disk, the network)".to_string()
+    } else {
+        String::new()
+    }
+}
+
+/// What the stages together ask of the CPUs, when it is more than the
+/// CPUs give: then each stage's figures are also the others'.
+fn crowded(stages: &[StageView], cpus: usize) -> String {
+    let live = stages.iter().filter(|s| !s.exited);
+    let wanted: f64 = live.clone().map(|s| s.cpu + s.runq).sum();
+    let waited: f64 = live.map(|s| s.runq).sum();
+    if wanted >= 0.9 * cpus as f64 && waited >= 0.1 {
+        format!("; the stages together want {wanted:.1} of {cpus} CPUs")
     } else {
         String::new()
     }
@@ -305,7 +325,7 @@ mod tests {
         assert_eq!(v.rules, "fill and waits");
         assert_eq!(
             v.why,
-            "gzip (PID 4): input pipe full 95%, output pipe empty (1% full), 98% CPU, \
+            "gzip (PID 4): input pipe full (95%), output pipe empty (1%), 98% CPU, \
              blocked on its pipes 2%: CPU-bound"
         );
         assert_eq!(

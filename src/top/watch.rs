@@ -14,10 +14,12 @@ use super::{
 };
 use crate::bench::core::Cancel;
 
-/// Probes a window: what the shares are counted in.
+/// Probes a window (of 10 s or less): what the shares are counted in.
 pub const PROBES_PER_WINDOW: u32 = 20;
-/// The shortest time between probes.
+/// The shortest time between probes...
 const MIN_PROBE_GAP: Duration = Duration::from_millis(5);
+/// ...and the longest.
+const MAX_PROBE_GAP: Duration = Duration::from_millis(500);
 /// How often the pipelines' shape is looked for again (new stages, a
 /// FIFO opened late).
 const RESCAN: Duration = Duration::from_secs(1);
@@ -83,6 +85,9 @@ struct Stage {
     first: Counters,
     base: Counters,
     last: Counters,
+    /// When `first` and `last` were read.
+    first_at: Instant,
+    last_at: Instant,
     window: Shares,
     total: Shares,
     named: u32,
@@ -335,6 +340,8 @@ impl Watcher {
             first: Counters::default(),
             base: Counters::default(),
             last: Counters::default(),
+            first_at: Instant::now(),
+            last_at: Instant::now(),
             window: Shares::default(),
             total: Shares::default(),
             named: 0,
@@ -400,29 +407,37 @@ impl Watcher {
         for p in self.pipes.values_mut() {
             p.window = FillAcc::default();
         }
-        let gap = (window / PROBES_PER_WINDOW).max(MIN_PROBE_GAP);
+        // A probe at the start of each of PROBES_PER_WINDOW equal parts
+        // (more in a long window: the end of a stage is seen within
+        // MAX_PROBE_GAP).
+        let gap = (window / PROBES_PER_WINDOW).clamp(MIN_PROBE_GAP, MAX_PROBE_GAP);
         let mut next = start;
         loop {
             self.probe();
             next += gap;
-            let now = Instant::now();
-            if now.duration_since(start) >= window || cancel.is_cancelled() || self.ended() {
+            if next.duration_since(start) >= window || cancel.is_cancelled() || self.ended() {
                 break;
             }
-            if next > now {
-                std::thread::sleep((next - now).min(window.saturating_sub(now - start)));
-            }
+            nap(next, cancel);
+        }
+        if !self.ended() {
+            nap(start + window, cancel);
         }
         for s in self.stages.values_mut().filter(|s| !s.exited) {
             match procfs::stat(s.pid) {
                 Some(stat) if stat.start == s.start && stat.state != 'Z' => {
                     s.last = read_counters(s);
+                    s.last_at = Instant::now();
                 }
                 _ => s.exited = true,
             }
         }
         let elapsed = start.elapsed().as_secs_f64();
-        self.windows += 1;
+        // The window the last stage exited in is not one of the run's:
+        // its figures went with the stages (the CLI does not show it).
+        if !self.ended() || self.windows == 0 {
+            self.windows += 1;
+        }
         let pipelines: Vec<PipelineSample> = (0..self.shapes.len())
             .map(|i| self.pipeline(i, elapsed, false))
             .collect();
@@ -479,6 +494,10 @@ impl Watcher {
                 .filter_map(|tid| procfs::task_state(pid, tid))
                 .collect();
             if tasks.is_empty() || tasks.iter().all(|t| t.state == 'Z') {
+                // Gone: its last counters are those of the last window.
+                if let Some(stage) = self.stages.get_mut(&pid) {
+                    stage.exited = true;
+                }
                 continue;
             }
             let (empty_in, full_out) = self.ends_of(pid);
@@ -554,7 +573,7 @@ impl Watcher {
             })
             .collect();
         let estimated = rates::estimate(&counted, &flows);
-        let per_s = |r: Option<(f64, bool)>| {
+        let per_s = |r: Option<(f64, bool)>, seconds: f64| {
             r.map(|(bytes, estimated)| Rate {
                 bytes_per_s: if seconds > 0.0 { bytes / seconds } else { 0.0 },
                 estimated,
@@ -570,6 +589,12 @@ impl Watcher {
                 let s = &self.stages[p];
                 let from = if whole { s.first } else { s.base };
                 let shares = if whole { s.total } else { s.window };
+                // Over the whole watch, a stage's own span: from when it
+                // was first seen to its last counters before it exited.
+                let ns = match whole {
+                    true => s.last_at.duration_since(s.first_at).as_secs_f64() * 1e9,
+                    false => ns,
+                };
                 let pct = |d: u64| if ns > 0.0 { 100.0 * d as f64 / ns } else { 0.0 };
                 StageSample {
                     pid: s.pid,
@@ -578,8 +603,8 @@ impl Watcher {
                     state: if s.exited { "exited" } else { "running" },
                     cpu_pct: pct(s.last.cpu_ns.saturating_sub(from.cpu_ns)),
                     runq_pct: pct(s.last.runq_ns.saturating_sub(from.runq_ns)),
-                    bytes_in: per_s(*inp),
-                    bytes_out: per_s(*out),
+                    bytes_in: per_s(*inp, ns / 1e9),
+                    bytes_out: per_s(*out, ns / 1e9),
                     working_pct: shares.pct(shares.working),
                     input_wait_pct: shares.pct(shares.input),
                     output_wait_pct: shares.pct(shares.output),
@@ -682,6 +707,18 @@ fn display_name(comm: &str, command: &str) -> String {
             format!("{program} {sub}")
         }
         _ => comm.to_string(),
+    }
+}
+
+/// Sleeps until `until`, in naps short enough that a cancel (SIGINT,
+/// say, which does not cut a sleep short) is seen within 50 ms.
+fn nap(until: Instant, cancel: &Cancel) {
+    loop {
+        let now = Instant::now();
+        if now >= until || cancel.is_cancelled() {
+            return;
+        }
+        std::thread::sleep((until - now).min(Duration::from_millis(50)));
     }
 }
 
