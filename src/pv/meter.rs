@@ -161,6 +161,11 @@ pub struct TokenBucket {
     capacity: f64,
     tokens: f64,
     least: f64,
+    /// The least it hands out: a hundredth of a second's worth (at least
+    /// a unit), so a high rate is kept by sleeps of 10 ms and copies of
+    /// that size, not by a spin of copies a few bytes long (which took a
+    /// whole CPU at -L 50M).
+    chunk: f64,
 }
 
 impl TokenBucket {
@@ -172,6 +177,7 @@ impl TokenBucket {
             capacity: (rate / 10.0).max(1.0),
             tokens: 0.0,
             least: 1.0,
+            chunk: (rate / 100.0).floor().max(1.0),
         }
     }
 
@@ -180,6 +186,7 @@ impl TokenBucket {
     pub fn in_units_of(mut self, least: u64) -> TokenBucket {
         self.least = least.max(1) as f64;
         self.capacity = self.capacity.max(self.least);
+        self.chunk = self.chunk.max(self.least);
         self
     }
 
@@ -189,21 +196,26 @@ impl TokenBucket {
     }
 
     /// Takes up to `want` bytes' worth, in whole units: what may be sent
-    /// now (0 when the bucket holds less than a unit, see
-    /// [`TokenBucket::wait`]).
+    /// now (0 when the bucket holds less than a hundredth of a second's
+    /// worth, or a unit if more, see [`TokenBucket::wait`]).
     pub fn take(&mut self, want: u64) -> u64 {
         let least = self.least as u64;
+        // A nanosecond's worth of slack: a wait is truncated to whole
+        // nanoseconds, and one a hair short must not cost another sleep.
+        if self.tokens + self.rate * 1e-9 < self.chunk.min(want as f64) {
+            return 0;
+        }
         let got = (self.tokens.floor() as u64).min(want) / least * least;
         self.tokens -= got as f64;
         got
     }
 
-    /// How long until at least one unit may be sent.
+    /// How long until a chunk (see [`TokenBucket::take`]) may be sent.
     pub fn wait(&self) -> Duration {
-        if self.tokens >= self.least {
+        if self.tokens >= self.chunk {
             Duration::ZERO
         } else {
-            Duration::from_secs_f64((self.least - self.tokens) / self.rate)
+            Duration::from_secs_f64((self.chunk - self.tokens) / self.rate)
         }
     }
 }
@@ -274,6 +286,28 @@ mod tests {
         assert_eq!(b.take(10_000), 50);
         b.refill(Duration::from_secs(60)); // a long stall saves up one burst only
         assert_eq!(b.take(10_000), 100);
+    }
+
+    #[test]
+    fn a_high_rate_is_kept_by_chunks_not_by_a_spin_of_tiny_copies() {
+        // 50 MiB/s: a microsecond earns 52 bytes. Handing those out made
+        // -L spin through splices of a few bytes at 100% of a CPU.
+        let rate = 50 << 20;
+        let mut b = TokenBucket::new(rate);
+        b.refill(Duration::from_micros(1));
+        assert_eq!(
+            b.take(u64::MAX),
+            0,
+            "less than a hundredth of a second's worth"
+        );
+        let wait = b.wait();
+        assert!(wait >= Duration::from_millis(9), "{wait:?}");
+        b.refill(wait);
+        assert!(b.take(u64::MAX) >= rate / 100 - 1);
+        // A slow rate still goes a byte at a time.
+        let mut b = TokenBucket::new(10);
+        b.refill(Duration::from_millis(100));
+        assert_eq!(b.take(u64::MAX), 1);
     }
 
     #[test]
