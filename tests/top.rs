@@ -158,6 +158,27 @@ fn a_stage_that_exits_mid_run_is_marked_and_the_watch_goes_on() {
     assert_eq!(windows[0]["type"], "sample");
 }
 
+/// Stages that come and go behind one pipe (a subshell's commands one
+/// after the other), and subshells waiting for them: the shape grows and
+/// the parents are not stages.
+#[test]
+fn stages_that_come_and_go_behind_one_pipe_are_followed() {
+    let (code, lines, stderr) = watch(
+        "{ head -c 1M /dev/zero; sleep 0.5; head -c 1M /dev/zero; sleep 0.5; } | \
+         { head -c 1M >/dev/null; sleep 0.5; cat >/dev/null; }",
+        "0.1",
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let s = summary(&lines);
+    let names = stage_names(&s["pipelines"][0]);
+    assert!(names.contains(&"sleep".to_string()), "{s}");
+    assert!(names.contains(&"cat".to_string()), "{s}");
+    assert!(
+        !names.contains(&"sh".to_string()),
+        "the waiting subshells: {s}"
+    );
+}
+
 #[test]
 fn the_pipeline_s_status_is_top_s() {
     let (code, lines, _) = watch("sleep 0.2 | sh -c 'exit 7'", "0.1");
@@ -174,6 +195,7 @@ fn bad_targets_and_intervals_are_one_line_and_status_2() {
         &["top", "--interval", "0"],
         &["top", "--interval", "1e9"],
         &["top", "1", "--run", "true"],
+        &["top", "--once", "--run", "true"],
     ] {
         let out = Command::new(EXE).args(args).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -281,6 +303,26 @@ fn another_user_s_stage_is_degraded_with_its_message() {
     );
 }
 
+/// `pipespeed top --interval 0.1 PID`, once it has printed its first
+/// window (so it is probing).
+fn probing(pid: u32) -> std::process::Child {
+    use std::io::BufRead;
+    let mut top = Command::new(EXE)
+        .args(["top", "--interval", "0.1", "--json", "-"])
+        .arg(pid.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(top.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    assert!(first.contains("\"type\":\"sample\""), "{first}");
+    // The rest is read, so that top never waits on its output.
+    std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+    top
+}
+
 /// While top probes (every 5 ms at --interval 0.1), a writer whose reader
 /// exits still gets its SIGPIPE at once, and a reader whose writer exits
 /// its end of file.
@@ -302,12 +344,7 @@ fn watching_holds_back_neither_sigpipe_nor_end_of_file() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut top = Command::new(EXE)
-        .args(["top", "--interval", "0.1"])
-        .arg(yes.id().to_string())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut top = probing(yes.id());
     sleep.wait().unwrap();
     let gone = Instant::now();
     let status = yes.wait().unwrap();
@@ -330,13 +367,7 @@ fn watching_holds_back_neither_sigpipe_nor_end_of_file() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut top2 = Command::new(EXE)
-        .args(["top", "--interval", "0.1"])
-        .arg(cat.id().to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut top2 = probing(cat.id());
     writer.wait().unwrap();
     let gone = Instant::now();
     assert!(cat.wait().unwrap().success());

@@ -4,7 +4,7 @@
 use std::io::{IsTerminal, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
-use std::process::{Child, ExitCode};
+use std::process::{Child, ExitCode, ExitStatus, Stdio};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -41,8 +41,10 @@ pub struct TopArgs {
     /// with that command name [default: the pipelines on this terminal].
     #[arg(value_name = "TARGET", value_parser = target, conflicts_with = "run")]
     pub targets: Vec<Target>,
-    /// Run CMD with sh -c and watch it to its end (its standard input,
-    /// output and error are this command's).
+    /// Run CMD with sh -c and watch it to its end (its standard output
+    /// and error are this command's, and its input too unless that is a
+    /// terminal: then /dev/null, as the pipeline runs in a process group
+    /// of its own).
     #[arg(long, value_name = "CMD")]
     pub run: Option<String>,
     /// Seconds a window lasts: the screen is refreshed every window
@@ -50,7 +52,7 @@ pub struct TopArgs {
     #[arg(long, value_name = "SECS", default_value_t = 1.0, value_parser = interval)]
     pub interval: f64,
     /// Watch one window, print it and exit.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "run")]
     pub once: bool,
     /// Write a JSON object per window and the summary, a line each, to
     /// FILE (- for standard output; the screen then goes to standard
@@ -150,7 +152,7 @@ pub fn run(args: TopArgs) -> anyhow::Result<ExitCode> {
     loop {
         let sample = watcher.sample(window, &cancel);
         let over = match &mut started {
-            Some(s) => s.child.try_wait()?.is_some(),
+            Some(s) => s.ended()?,
             None => watcher.ended(),
         };
         if over && !args.once && watcher.ended() && sample.time_s > sample.window_s * 1.5 {
@@ -192,8 +194,7 @@ pub fn run(args: TopArgs) -> anyhow::Result<ExitCode> {
     }
     match &mut started {
         Some(s) => {
-            let status = s.child.wait().context("cannot wait for the pipeline")?;
-            s.guard = None;
+            let status = s.finish().context("cannot wait for the pipeline")?;
             let code = status
                 .code()
                 .or_else(|| status.signal().map(|n| 128 + n))
@@ -225,29 +226,72 @@ fn json_line<T: serde::Serialize>(
 }
 
 /// The pipeline `--run` started, in a process group of its own that a
-/// SIGINT, SIGTERM or SIGHUP to us kills.
+/// SIGINT, SIGTERM or SIGHUP to us kills, and that is killed when this
+/// is dropped before the shell was reaped (an error on the way out).
 struct Started {
     child: Child,
     guard: Option<pipespeed::sys::process::KillOnInterrupt>,
+    status: Option<ExitStatus>,
 }
 
 impl Started {
     fn spawn(cmd: &str) -> anyhow::Result<Started> {
-        let child = std::process::Command::new("sh")
-            .args(["-c", cmd])
-            .process_group(0)
-            .spawn()
-            .context("cannot start sh")?;
+        let mut command = std::process::Command::new("sh");
+        command.args(["-c", cmd]).process_group(0);
+        if std::io::stdin().is_terminal() {
+            // A background group reading the terminal would be stopped
+            // (SIGTTIN) and the watch never end.
+            command.stdin(Stdio::null());
+        }
+        let child = command.spawn().context("cannot start sh")?;
         let guard = kill_on_interrupt(child.id()).ok();
         // The shell starts its stages: give it a moment, so that the first
         // window sees them rather than the shell alone.
         std::thread::sleep(Duration::from_millis(50));
-        Ok(Started { child, guard })
+        Ok(Started {
+            child,
+            guard,
+            status: None,
+        })
     }
 
-    fn kill(&mut self) {
-        let _ = pipespeed::sys::process::kill_group(self.child.id());
-        let _ = self.child.wait();
+    /// Whether the shell has exited, without reaping it: until it is
+    /// reaped its process group cannot be anyone else's.
+    fn ended(&mut self) -> std::io::Result<bool> {
+        use rustix::process::{Pid, WaitIdOptions, waitid};
+        if self.status.is_some() {
+            return Ok(true);
+        }
+        let Some(pid) = Pid::from_raw(self.child.id() as i32) else {
+            return Ok(true);
+        };
+        let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+        Ok(waitid(rustix::process::WaitId::Pid(pid), options)?.is_some())
+    }
+
+    /// Reaps the shell, taking its group off the interrupt handler's list
+    /// first.
+    fn finish(&mut self) -> std::io::Result<ExitStatus> {
+        if let Some(status) = self.status {
+            return Ok(status);
+        }
         self.guard = None;
+        let status = self.child.wait()?;
+        self.status = Some(status);
+        Ok(status)
+    }
+
+    /// Kills the group, unless the shell was reaped already.
+    fn kill(&mut self) {
+        if self.status.is_none() {
+            let _ = pipespeed::sys::process::kill_group(self.child.id());
+            let _ = self.finish();
+        }
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        self.kill();
     }
 }

@@ -25,18 +25,29 @@ pub(crate) struct Seen {
     pub fds: Option<Vec<Descriptor>>,
 }
 
-/// Every process of `/proc` but `me`, with what can be read of each.
-pub(crate) fn scan(me: u32) -> BTreeMap<u32, Seen> {
-    procfs::processes()
+/// Every process of `/proc` but `me`, with what can be read of each;
+/// with `tree`, the descriptors of that process and its descendants only
+/// (the others' are not needed, and reading them costs).
+pub(crate) fn scan(me: u32, tree: Option<u32>) -> BTreeMap<u32, Seen> {
+    let mut seen: BTreeMap<u32, Seen> = procfs::processes()
         .into_iter()
         .filter(|&pid| pid != me)
         .filter_map(|pid| {
             let stat = procfs::stat(pid)?;
-            // A zombie has no descriptors left to read.
-            let fds = procfs::descriptors(pid).ok();
-            Some((pid, Seen { stat, fds }))
+            Some((pid, Seen { stat, fds: None }))
         })
-        .collect()
+        .collect();
+    let wanted: Vec<u32> = match tree {
+        Some(root) => descendants(root, &seen),
+        None => seen.keys().copied().collect(),
+    };
+    for pid in wanted {
+        if let Some(s) = seen.get_mut(&pid) {
+            // A zombie has no descriptors left to read.
+            s.fds = procfs::descriptors(pid).ok();
+        }
+    }
+    seen
 }
 
 /// One end of a link: a process and the descriptor it holds it on.
@@ -120,8 +131,18 @@ pub(crate) fn links(seen: &BTreeMap<u32, Seen>) -> (Vec<Link>, Vec<Dangling>) {
                 .map(|(e, _, _)| *e)
                 .collect::<Vec<End>>()
         };
-        let r = keep(Access::Read, &readers);
-        let w = keep(Access::Write, &writers);
+        let mut r = keep(Access::Read, &readers);
+        let mut w = keep(Access::Write, &writers);
+        // A parent that waits for a child holding the same end (timeout,
+        // sudo, time, a subshell) is not a stage: its child is.
+        for ends in [&mut r, &mut w] {
+            let holders: BTreeSet<u32> = ends.iter().map(|e| e.pid).collect();
+            ends.retain(|e| {
+                !holders
+                    .iter()
+                    .any(|&h| h != e.pid && descends(h, e.pid, seen))
+            });
+        }
         match (r.is_empty(), w.is_empty()) {
             (false, false) => links.push(Link {
                 id,
@@ -145,6 +166,19 @@ pub(crate) fn links(seen: &BTreeMap<u32, Seen>) -> (Vec<Link>, Vec<Dangling>) {
         }
     }
     (links, dangling)
+}
+
+/// Whether `pid` descends from `ancestor`.
+fn descends(pid: u32, ancestor: u32, seen: &BTreeMap<u32, Seen>) -> bool {
+    let mut at = pid;
+    for _ in 0..seen.len() {
+        match seen.get(&at).map(|s| s.stat.ppid) {
+            Some(parent) if parent == ancestor => return true,
+            Some(parent) if parent > 1 => at = parent,
+            _ => return false,
+        }
+    }
+    false
 }
 
 fn is_named(id: PipeId) -> bool {
@@ -185,8 +219,13 @@ pub(crate) fn order(members: &BTreeSet<u32>, links: &[Link]) -> Vec<u32> {
         for link in links {
             for w in &link.writers {
                 for r in &link.readers {
-                    let d = depth[&w.pid] + 1;
-                    if w.pid != r.pid && d > depth[&r.pid] && d < members.len() {
+                    // An end of a process that is not a member (a link as
+                    // first seen, its holder gone since) orders nothing.
+                    let (Some(&dw), Some(&dr)) = (depth.get(&w.pid), depth.get(&r.pid)) else {
+                        continue;
+                    };
+                    let d = dw + 1;
+                    if w.pid != r.pid && d > dr && d < members.len() {
                         depth.insert(r.pid, d);
                         changed = true;
                     }

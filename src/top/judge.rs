@@ -154,6 +154,16 @@ pub fn judge(stages: &[StageView], pipes: &[PipeView], cpus: usize) -> Verdict {
         }
         (Ok(Some(a)), Err(())) => (Some(a), "fill"),
         (Err(()), Ok(Some(b))) => (Some(b), "waits"),
+        // One rule names a stage, the other (readable) none: enough,
+        // unless the stages crowd the CPUs, when what one does is what the
+        // others leave it.
+        (Ok(Some(_)), Ok(None)) | (Ok(None), Ok(Some(_))) if !crowded(stages, cpus).is_empty() => {
+            return none(
+                "no single bottleneck: only one rule names a stage".to_string(),
+                stages,
+                cpus,
+            );
+        }
         (Ok(Some(a)), Ok(None)) => (Some(a), "fill"),
         (Ok(None), Ok(Some(b))) => (Some(b), "waits"),
         (Err(()), Err(())) => {
@@ -208,7 +218,9 @@ pub fn judge(stages: &[StageView], pipes: &[PipeView], cpus: usize) -> Verdict {
         crowded(stages, cpus)
     );
     let mut advice = Vec::new();
-    let tool = ["cat", "pv", "tee"].contains(&s.name.as_str());
+    // GNU cat and a pv that does not splice (pv 1.12 does); pipespeed has
+    // no tee yet.
+    let tool = ["cat", "pv"].contains(&s.name.as_str());
     if tool && s.copies {
         advice.push(format!(
             "{0} copies through user space: pipespeed {0} splices (a symlink named {0} is a \
@@ -268,8 +280,11 @@ fn none(why: String, stages: &[StageView], cpus: usize) -> Verdict {
         .filter(|s| !s.exited && s.cpu + s.runq >= 0.5)
         .count();
     let waiting = stages.iter().any(|s| s.runq >= 0.1);
+    let crowd = crowded(stages, cpus);
     let why = if busy > cpus && waiting {
         format!("{why}; {busy} busy stages compete for {cpus} CPUs (they wait for a CPU)")
+    } else if !crowd.is_empty() {
+        format!("{why}{crowd}")
     } else {
         why
     };
@@ -419,6 +434,32 @@ mod tests {
                 .ends_with("3 busy stages compete for 2 CPUs (they wait for a CPU)"),
             "{}",
             v.why
+        );
+    }
+
+    #[test]
+    fn one_rule_alone_does_not_name_a_stage_among_stages_crowding_the_cpus() {
+        let mut stages = [
+            stage("write", 0.8, 0.0, 0.1),
+            stage("cat", 0.3, 0.5, 0.3),
+            stage("read", 0.7, 0.4, 0.0),
+        ];
+        for s in &mut stages {
+            s.runq = 0.1;
+        }
+        // The waits name write; the fill (output 45% full) names nobody.
+        let v = judge(&stages, &pipes(&[0.45, 0.45]), 2);
+        assert_eq!(v.bottleneck, None);
+        assert_eq!(
+            v.why,
+            "no single bottleneck: only one rule names a stage; the stages together want 2.1 \
+             of 2 CPUs"
+        );
+        // With a CPU to spare, the waits alone name it.
+        let v = judge(&stages, &pipes(&[0.45, 0.45]), 4);
+        assert_eq!(
+            (v.stage.as_deref(), v.rules.as_str()),
+            (Some("write"), "waits")
         );
     }
 

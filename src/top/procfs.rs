@@ -49,7 +49,7 @@ pub(crate) fn parse_stat(text: &str) -> Option<Stat> {
     let field = |n: usize| rest.get(n - 3).copied();
     let num = |n: usize| field(n)?.parse::<u64>().ok();
     Some(Stat {
-        comm,
+        comm: printable(&comm),
         state: field(3)?.chars().next()?,
         ppid: field(4)?.parse().ok()?,
         session: field(6)?.parse().ok()?,
@@ -57,6 +57,14 @@ pub(crate) fn parse_stat(text: &str) -> Option<Stat> {
         cpu_ticks: num(14)?.saturating_add(num(15)?),
         start: num(22)?,
     })
+}
+
+/// `text` with its control characters as `?`, as ps shows a command: a
+/// name another user chose must not move the cursor of our terminal.
+pub(crate) fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
 }
 
 /// `/proc/PID/stat`, or `None` once the process is gone.
@@ -134,7 +142,7 @@ pub(crate) fn command_line(pid: u32, comm: &str) -> String {
         Ok(bytes) if !bytes.is_empty() => bytes
             .split(|b| *b == 0)
             .filter(|w| !w.is_empty())
-            .map(String::from_utf8_lossy)
+            .map(|w| printable(&String::from_utf8_lossy(w)))
             .collect::<Vec<_>>()
             .join(" "),
         _ => format!("[{comm}]"),
@@ -209,17 +217,28 @@ pub(crate) fn descriptors(pid: u32) -> io::Result<Vec<Descriptor>> {
             }
         } else if link.starts_with('/') {
             // The link is a path: what it names, through the descriptor
-            // (the path may be gone or another file by now).
-            match fs::metadata(format!("/proc/{pid}/fd/{fd}")) {
-                Ok(meta) if meta.file_type().is_fifo() => Object::Pipe {
-                    id: PipeId::Named {
-                        dev: meta.dev(),
-                        ino: meta.ino(),
+            // (the path may be gone or another file by now), without
+            // asking a network filesystem's server (which may not answer).
+            use rustix::fs::{AtFlags, CWD, FileType, StatxFlags, statx};
+            let what = StatxFlags::TYPE | StatxFlags::INO;
+            match statx(
+                CWD,
+                format!("/proc/{pid}/fd/{fd}"),
+                AtFlags::STATX_DONT_SYNC,
+                what,
+            ) {
+                Ok(st) => match FileType::from_raw_mode(u32::from(st.stx_mode)) {
+                    FileType::Fifo => Object::Pipe {
+                        id: PipeId::Named {
+                            dev: libc::makedev(st.stx_dev_major, st.stx_dev_minor),
+                            ino: st.stx_ino,
+                        },
+                        path: Some(printable(&link)),
                     },
-                    path: Some(link),
+                    FileType::RegularFile => Object::File { path: link },
+                    _ => Object::Other,
                 },
-                Ok(meta) if meta.is_file() => Object::File { path: link },
-                _ => Object::Other,
+                Err(_) => Object::Other,
             }
         } else {
             Object::Other

@@ -44,6 +44,36 @@ pub(crate) struct Flow {
     pub gained: Option<i64>,
 }
 
+/// A splicer's counters move a little (its start-up reads a few files):
+/// a count under 1% of what its neighbour counted across their pipe is
+/// taken for none, so the stage is estimated, not shown at 1% of its
+/// rate.
+pub(crate) fn drop_start_up(stages: &mut [Counted], flows: &[Flow]) {
+    let mut dropped = Vec::new();
+    for f in flows {
+        let (Some(w), Some(r)) = (stages[f.from].written, stages[f.to].read) else {
+            continue;
+        };
+        if w > 0 && w.saturating_mul(100) < r {
+            stages[f.from].written = Some(0);
+            dropped.push(f.from);
+        } else if r > 0 && r.saturating_mul(100) < w {
+            stages[f.to].read = Some(0);
+            dropped.push(f.to);
+        }
+    }
+    for i in dropped {
+        // Its other side then is start-up too, unless it moved a MiB.
+        let c = &mut stages[i];
+        if c.written == Some(0) && c.read.is_some_and(|r| r < 1 << 20) {
+            c.read = Some(0);
+        }
+        if c.read == Some(0) && c.written.is_some_and(|w| w < 1 << 20) {
+            c.written = Some(0);
+        }
+    }
+}
+
 /// A stage's bytes over a window, and whether they were estimated.
 pub(crate) type Bytes = Option<(f64, bool)>;
 
@@ -144,6 +174,20 @@ mod tests {
                 gained: Some(*g),
             })
             .collect()
+    }
+
+    #[test]
+    fn a_splicer_s_start_up_reads_are_not_its_rate() {
+        // pv read 4 KiB of its start-up files and spliced the rest.
+        let mut stages = [rw(0, 10 << 20), rw(4096, 0), rw(10 << 20, 0)];
+        drop_start_up(&mut stages, &chain(&[0, 0]));
+        assert_eq!(stages[1], rw(0, 0));
+        let r = estimate(&stages, &chain(&[0, 0]));
+        assert_eq!(r[1].0, Some(((10 << 20) as f64, true)));
+        // A stage that copies as much as its neighbours keeps its counts.
+        let mut stages = [rw(0, 1000), rw(1000, 990), rw(990, 0)];
+        drop_start_up(&mut stages, &chain(&[0, 0]));
+        assert_eq!(stages[1], rw(1000, 990));
     }
 
     #[test]

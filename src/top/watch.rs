@@ -76,6 +76,7 @@ impl Shares {
 struct Stage {
     pid: u32,
     start: u64,
+    comm: String,
     name: String,
     command: String,
     visible: bool,
@@ -173,7 +174,7 @@ impl Watcher {
     /// watch.
     pub fn new(scope: Scope) -> Result<Watcher, TopError> {
         let me = std::process::id();
-        let seen = graph::scan(me);
+        let seen = graph::scan(me, tree_of(&scope));
         let targets = match &scope {
             Scope::Targets(targets) => resolve(targets, &seen)?,
             Scope::Session => {
@@ -235,13 +236,9 @@ impl Watcher {
                     .map(|(&p, _)| p)
                     .collect()
             }
-            Scope::Tree(root) => {
-                // The shell that runs a pipeline waits for it: a stage only
-                // when it runs the command itself (sh -c exec's a lone one).
-                let tree = graph::descendants(*root, seen);
-                let parent = |p: &u32| seen.values().any(|s| s.stat.ppid == *p);
-                tree.into_iter().filter(|p| !parent(p)).collect()
-            }
+            // The shell that runs a pipeline holds none of its pipes (or
+            // one its child holds too: graph::links leaves it out).
+            Scope::Tree(root) => graph::descendants(*root, seen),
         }
     }
 
@@ -262,13 +259,19 @@ impl Watcher {
         // one stage: what it does is still worth showing.
         let alone: Vec<u32> = match &self.scope {
             Scope::Targets(_) => self.targets.clone(),
-            Scope::Tree(_) if found.is_empty() => candidates.clone(),
+            // A lone command: the processes that are not waiting for one.
+            Scope::Tree(_) if found.is_empty() => candidates
+                .iter()
+                .copied()
+                .filter(|p| !seen.values().any(|s| s.stat.ppid == *p))
+                .collect(),
             _ => Vec::new(),
         };
         if let Scope::Tree(_) = self.scope {
             // A shell seen alone before it started its stages is not one.
+            let parent = |p: u32| seen.values().any(|s| s.stat.ppid == p);
             self.shapes.retain(|shape| match shape.stages[..] {
-                [pid] => candidates.contains(&pid) || !seen.contains_key(&pid),
+                [pid] => !parent(pid) || !seen.contains_key(&pid),
                 _ => true,
             });
         }
@@ -282,35 +285,56 @@ impl Watcher {
                 self.add_stage(pid, seen);
             }
             for link in &mine {
-                self.pipes.entry(link.id).or_insert_with(|| Pipe {
+                // The ends as seen now: a stage that joined later is on it,
+                // one that left keeps its place in the order.
+                let pipe = self.pipes.entry(link.id).or_insert_with(|| Pipe {
                     link: link.clone(),
                     capacity: None,
                     window: FillAcc::default(),
                     total: FillAcc::default(),
                 });
-            }
-            let shape = self
-                .shapes
-                .iter_mut()
-                .find(|s| s.stages.iter().any(|p| stages.contains(p)));
-            match shape {
-                Some(shape) => {
-                    let mut members: BTreeSet<u32> = shape.stages.iter().copied().collect();
-                    members.extend(&stages);
-                    let mut pipes: BTreeSet<PipeId> = shape.pipes.iter().copied().collect();
-                    pipes.extend(mine.iter().map(|l| l.id));
-                    let all: Vec<Link> =
-                        pipes.iter().map(|id| self.pipes[id].link.clone()).collect();
-                    shape.stages = graph::order(&members, &all);
-                    shape.pipes = pipes.into_iter().collect();
+                for (ends, now) in [
+                    (&mut pipe.link.writers, &link.writers),
+                    (&mut pipe.link.readers, &link.readers),
+                ] {
+                    for e in now {
+                        if !ends.contains(e) {
+                            ends.push(*e);
+                        }
+                    }
                 }
-                None => self.shapes.push(Shape {
-                    stages,
-                    pipes: mine.iter().map(|l| l.id).collect(),
-                }),
             }
+            // Every shape this component touches (a stage or a pipe in
+            // common) becomes one.
+            let mut members: BTreeSet<u32> = stages
+                .iter()
+                .copied()
+                .filter(|p| self.stages.contains_key(p))
+                .collect();
+            let mut pipes: BTreeSet<PipeId> = mine.iter().map(|l| l.id).collect();
+            self.shapes.retain(|s| {
+                let touches = s.stages.iter().any(|p| members.contains(p))
+                    || s.pipes.iter().any(|id| pipes.contains(id));
+                if touches {
+                    members.extend(&s.stages);
+                    pipes.extend(&s.pipes);
+                }
+                !touches
+            });
+            let all: Vec<Link> = pipes
+                .iter()
+                .filter_map(|id| self.pipes.get(id).map(|p| p.link.clone()))
+                .collect();
+            self.shapes.push(Shape {
+                stages: graph::order(&members, &all),
+                pipes: pipes.into_iter().collect(),
+            });
         }
-        self.unseen = self.unseen_notes(seen, &dangling);
+        // What --run started: where its ends lead outside it is ours.
+        self.unseen = match tree_of(&self.scope) {
+            Some(_) => self.unseen_notes(seen, &[]),
+            None => self.unseen_notes(seen, &dangling),
+        };
     }
 
     fn add_stage(&mut self, pid: u32, seen: &BTreeMap<u32, Seen>) {
@@ -326,12 +350,19 @@ impl Watcher {
             && stage.start == s.stat.start
         {
             stage.files = files;
+            // Caught between fork and exec, it had its parent's name.
+            if stage.comm != s.stat.comm {
+                stage.comm = s.stat.comm.clone();
+                stage.command = procfs::command_line(pid, &s.stat.comm);
+                stage.name = display_name(&stage.comm, &stage.command);
+            }
             return;
         }
         let command = procfs::command_line(pid, &s.stat.comm);
         let mut stage = Stage {
             pid,
             start: s.stat.start,
+            comm: s.stat.comm.clone(),
             name: display_name(&s.stat.comm, &command),
             command,
             visible: s.fds.is_some(),
@@ -394,8 +425,11 @@ impl Watcher {
     /// Watches for `window` (less if every stage exits or `cancel` says
     /// so), probing [`PROBES_PER_WINDOW`] times, and returns what it saw.
     pub fn sample(&mut self, window: Duration, cancel: &Cancel) -> Sample {
-        if self.last_scan.is_none_or(|t| t.elapsed() >= RESCAN) {
-            let seen = graph::scan(self.me);
+        // What --run started is looked at every window (only its own
+        // processes' descriptors are read); anything else every second.
+        let tree = tree_of(&self.scope);
+        if tree.is_some() || self.last_scan.is_none_or(|t| t.elapsed() >= RESCAN) {
+            let seen = graph::scan(self.me, tree);
             self.rescan(&seen);
         }
         let start = Instant::now();
@@ -467,8 +501,32 @@ impl Watcher {
     /// One probe: every pipe's fill, then what every live stage's
     /// threads are doing.
     fn probe(&mut self) {
+        // Who is gone first: a pipe is measured only through a reader that
+        // is still there (opened through a writer, a pipe whose reader has
+        // gone would get one back for the moment of the measure).
+        let live: Vec<u32> = self
+            .stages
+            .values()
+            .filter(|s| !s.exited)
+            .map(|s| s.pid)
+            .collect();
+        let mut threads: BTreeMap<u32, Vec<TaskState>> = BTreeMap::new();
+        for pid in live {
+            let tasks: Vec<TaskState> = procfs::tasks(pid)
+                .into_iter()
+                .filter_map(|tid| procfs::task_state(pid, tid))
+                .collect();
+            if tasks.is_empty() || tasks.iter().all(|t| t.state == 'Z') {
+                // Gone: its last counters are those of the last window.
+                if let Some(stage) = self.stages.get_mut(&pid) {
+                    stage.exited = true;
+                }
+                continue;
+            }
+            threads.insert(pid, tasks);
+        }
         for pipe in self.pipes.values_mut() {
-            let ends = pipe.link.readers.iter().chain(&pipe.link.writers);
+            let ends = pipe.link.readers.iter();
             let fill = ends
                 .filter(|e| {
                     self.stages
@@ -482,24 +540,7 @@ impl Watcher {
                 pipe.total.add(fill);
             }
         }
-        let pids: Vec<u32> = self
-            .stages
-            .values()
-            .filter(|s| !s.exited)
-            .map(|s| s.pid)
-            .collect();
-        for pid in pids {
-            let tasks: Vec<TaskState> = procfs::tasks(pid)
-                .into_iter()
-                .filter_map(|tid| procfs::task_state(pid, tid))
-                .collect();
-            if tasks.is_empty() || tasks.iter().all(|t| t.state == 'Z') {
-                // Gone: its last counters are those of the last window.
-                if let Some(stage) = self.stages.get_mut(&pid) {
-                    stage.exited = true;
-                }
-                continue;
-            }
+        for (pid, tasks) in threads {
             let (empty_in, full_out) = self.ends_of(pid);
             let a = activity(&tasks, empty_in, full_out);
             if let Some(stage) = self.stages.get_mut(&pid) {
@@ -545,7 +586,7 @@ impl Watcher {
             let to = pipe.link.readers.iter().find_map(|e| index.get(&e.pid))?;
             Some((*from, *to))
         };
-        let counted: Vec<Counted> = shape
+        let mut counted: Vec<Counted> = shape
             .stages
             .iter()
             .map(|p| {
@@ -572,6 +613,7 @@ impl Watcher {
                 })
             })
             .collect();
+        rates::drop_start_up(&mut counted, &flows);
         let estimated = rates::estimate(&counted, &flows);
         let per_s = |r: Option<(f64, bool)>, seconds: f64| {
             r.map(|(bytes, estimated)| Rate {
@@ -710,6 +752,14 @@ fn display_name(comm: &str, command: &str) -> String {
     }
 }
 
+/// The root of `Scope::Tree`.
+fn tree_of(scope: &Scope) -> Option<u32> {
+    match scope {
+        Scope::Tree(root) => Some(*root),
+        _ => None,
+    }
+}
+
 /// Sleeps until `until`, in naps short enough that a cancel (SIGINT,
 /// say, which does not cut a sleep short) is seen within 50 ms.
 fn nap(until: Instant, cancel: &Cancel) {
@@ -795,9 +845,9 @@ fn read_counters(s: &Stage) -> Counters {
     for &(fd, writes) in &s.files {
         if let Some((_, pos)) = procfs::fdinfo(s.pid, fd) {
             if writes {
-                c.file_out += pos;
+                c.file_out = c.file_out.saturating_add(pos);
             } else {
-                c.file_in += pos;
+                c.file_in = c.file_in.saturating_add(pos);
             }
         }
     }
