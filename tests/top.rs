@@ -254,20 +254,7 @@ fn another_user_s_stage_is_degraded_with_its_message() {
         common::skip("root", "starting a process of another user needs root");
         return;
     }
-    let mut writer = Command::new("sleep")
-        .arg("5")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut reader = Command::new("sleep")
-        .arg("5")
-        .stdin(writer.stdout.take().unwrap())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let (mut writer, mut reader) = piped(&["sleep", "5"], &["sleep", "5"]);
     let out = Command::new("runuser")
         .args([
             "-u",
@@ -303,6 +290,27 @@ fn another_user_s_stage_is_degraded_with_its_message() {
     );
 }
 
+/// `writer | reader`, started by this test. Nothing else of the test's is
+/// joined to them: where their other descriptors would go (the harness's
+/// capture) is a pipe too, so they get /dev/null.
+fn piped(writer: &[&str], reader: &[&str]) -> (std::process::Child, std::process::Child) {
+    let mut w = Command::new(writer[0])
+        .args(&writer[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let r = Command::new(reader[0])
+        .args(&reader[1..])
+        .stdin(w.stdout.take().unwrap())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    (w, r)
+}
+
 /// `pipespeed top --interval 0.1 PID`, once it has printed its first
 /// window (so it is probing).
 fn probing(pid: u32) -> std::process::Child {
@@ -329,21 +337,7 @@ fn probing(pid: u32) -> std::process::Child {
 #[test]
 fn watching_holds_back_neither_sigpipe_nor_end_of_file() {
     // yes | sleep: when sleep exits, yes dies of SIGPIPE.
-    // Nothing else of the test's is joined to them: where their output
-    // would go (the harness's capture) is a pipe too.
-    let mut yes = Command::new("yes")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut sleep = Command::new("sleep")
-        .arg("1")
-        .stdin(yes.stdout.take().unwrap())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let (mut yes, mut sleep) = piped(&["yes"], &["sleep", "1"]);
     let mut top = probing(yes.id());
     sleep.wait().unwrap();
     let gone = Instant::now();
@@ -354,19 +348,7 @@ fn watching_holds_back_neither_sigpipe_nor_end_of_file() {
     assert!(late < Duration::from_millis(100), "SIGPIPE {late:?} late");
 
     // sleep | cat: when sleep exits, cat reads its end of file.
-    let mut writer = Command::new("sleep")
-        .arg("1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut cat = Command::new("cat")
-        .stdin(writer.stdout.take().unwrap())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let (mut writer, mut cat) = piped(&["sleep", "1"], &["cat"]);
     let mut top2 = probing(cat.id());
     writer.wait().unwrap();
     let gone = Instant::now();
