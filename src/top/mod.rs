@@ -3,7 +3,7 @@
 //!
 //! Nothing is inserted in the pipeline and nothing is written anywhere in
 //! `/proc`: the stages and the pipes between them are found through
-//! `/proc/PID/fd` ([`graph`]), each stage's CPU, run-queue wait and I/O
+//! `/proc/PID/fd` (in `graph`), each stage's CPU, run-queue wait and I/O
 //! counters are read every window, and several times a window a *probe*
 //! reads what every thread sleeps in (`wchan`: a pipe read or write, or
 //! something else) and how full every pipe is (FIONREAD on a descriptor

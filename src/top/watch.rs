@@ -423,7 +423,7 @@ impl Watcher {
     }
 
     /// Watches for `window` (less if every stage exits or `cancel` says
-    /// so), probing [`PROBES_PER_WINDOW`] times, and returns what it saw.
+    /// so), probing 20 times (at most 0.5 s apart), and returns what it saw.
     pub fn sample(&mut self, window: Duration, cancel: &Cancel) -> Sample {
         // What --run started is looked at every window (only its own
         // processes' descriptors are read); anything else every second.
