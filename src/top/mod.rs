@@ -26,6 +26,7 @@
 
 mod graph;
 pub mod judge;
+mod probe;
 mod procfs;
 pub mod rates;
 mod watch;
