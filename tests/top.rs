@@ -420,3 +420,52 @@ fn an_interrupt_prints_the_summary_and_takes_the_run_pipeline_with_it() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// `=NAME` finds the process by its command name, and --once prints one
+/// window of its pipeline.
+#[test]
+fn a_name_finds_its_pipeline_and_once_prints_one_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let nap = dir.path().join("topnap");
+    std::os::unix::fs::symlink("/bin/sleep", &nap).unwrap();
+    let nap = nap.to_str().unwrap();
+    let (mut writer, mut reader) = piped(&[nap, "3"], &["cat"]);
+    // Until the symlink's name is the process's (it is once exec'd).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while std::fs::read_to_string(format!("/proc/{}/comm", writer.id()))
+        .map_or(true, |c| c.trim() != "topnap")
+    {
+        assert!(Instant::now() < deadline, "topnap did not start");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = Command::new(EXE)
+        .args([
+            "top",
+            "=topnap",
+            "--once",
+            "--interval",
+            "0.2",
+            "--json",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    let _ = writer.kill();
+    let _ = writer.wait();
+    let _ = reader.wait();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1, "one window, no summary: {text}");
+    let sample: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(sample["type"], "sample");
+    assert_eq!(
+        stage_names(&sample["pipelines"][0]),
+        ["topnap", "cat"],
+        "{sample}"
+    );
+}
