@@ -190,6 +190,14 @@ fn bench(r: &LadderResult) -> Extract {
         out.settings
             .push((format!("buf_size of {name}"), size(rung.buf_size)));
         out.settings.push((format!("pipe_size of {name}"), pipe));
+        // A rung measured in a placement of its own (bench/3: the rungs
+        // that block, where one CPU was faster): against one measured in
+        // the ladder's, its ratio is the placement's.
+        let own = match rung.placement {
+            Some(p) if p != r.placement => ladder_placement(&p, ""),
+            _ => "the ladder's".to_string(),
+        };
+        out.settings.push((format!("placement of {name}"), own));
         out.rows.push(Row { name, runs });
     }
     out

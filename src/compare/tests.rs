@@ -289,6 +289,34 @@ fn differing_facts_settings_and_failed_rungs_are_warned_about() {
     );
 }
 
+/// A rung that ran in a placement of its own (the rungs that block, on
+/// one CPU where that is faster) against one that ran in the ladder's:
+/// its ratio is placement, not code, and the warnings say so.
+#[test]
+fn a_rung_measured_in_another_placement_is_warned_about() {
+    let base = bench(vec![rung(Rung::WriteRead, &RUNS)]);
+    let mut one_cpu = rung(Rung::WriteRead, &scaled(4.0));
+    one_cpu.placement = Some(Placement::Pinned {
+        writer_cpu: 0,
+        reader_cpu: 0,
+    });
+    let c = run(&base, &bench(vec![one_cpu]));
+    assert_eq!(
+        c.warnings(),
+        [
+            "setting placement of write-read differs: the ladder's in a.json, writer on CPU 0, \
+          reader on CPU 0 in b.json"
+        ]
+    );
+    // The same placement recorded in both says nothing.
+    let mut same = rung(Rung::WriteRead, &RUNS);
+    same.placement = Some(Placement::Pinned {
+        writer_cpu: 0,
+        reader_cpu: 1,
+    });
+    assert!(run(&base, &bench(vec![same])).warnings().is_empty());
+}
+
 #[test]
 fn an_interrupted_result_is_said_to_be_partial() {
     let base = bench(vec![rung(Rung::WriteRead, &RUNS)]);
