@@ -45,13 +45,19 @@ fn summary(lines: &[Value]) -> &Value {
     last
 }
 
-/// The stage the summary names, over the whole run.
+/// The stage most windows named, checked to be named in more than half
+/// of them (the whole run's verdict, a mean over windows that moved, may
+/// fall between the rules' thresholds on a loaded machine).
 fn named(lines: &[Value]) -> String {
     let s = summary(lines);
-    s["pipelines"][0]["verdict"]["stage"]
-        .as_str()
-        .unwrap_or_else(|| panic!("nothing named: {s}"))
-        .to_string()
+    let samples = s["samples"].as_u64().unwrap();
+    let first = &s["named"][0][0];
+    let windows = first["windows"].as_u64().unwrap_or(0);
+    assert!(
+        2 * windows > samples,
+        "named in {windows} of {samples} windows: {s}"
+    );
+    first["name"].as_str().unwrap().to_string()
 }
 
 fn stage_names(pipeline: &Value) -> Vec<String> {
@@ -87,10 +93,7 @@ fn a_rate_limited_stage_is_named_whatever_its_cpu() {
 
 #[test]
 fn the_reader_at_the_end_is_named() {
-    let (code, lines, stderr) = watch(
-        &format!("{EXE} write --bytes 1G | sha256sum -b > /dev/null"),
-        "0.2",
-    );
+    let (code, lines, stderr) = watch("head -c 1G /dev/zero | sha256sum -b > /dev/null", "0.2");
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(named(&lines), "sha256sum", "{}", summary(&lines));
 }
