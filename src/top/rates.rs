@@ -35,6 +35,15 @@ pub(crate) struct Counted {
     pub file_out: u64,
 }
 
+impl Counted {
+    /// Both counters readable and still: a splicer (a pass-through whose
+    /// in is its out), or a stage that moved nothing; either way its rate
+    /// is the neighbours' estimate, or unknown, never a counted zero.
+    fn splices(&self) -> bool {
+        self.read == Some(0) && self.written == Some(0)
+    }
+}
+
 /// A pipe between stage `from` and stage `to`, and how many bytes more it
 /// held at the window's end than at its start.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -79,8 +88,6 @@ pub(crate) fn estimate(stages: &[Counted], flows: &[Flow]) -> Vec<(Bytes, Bytes)
         .collect();
     let single_out = |i: usize| flows.iter().filter(|f| f.from == i).count() == 1;
     let single_in = |i: usize| flows.iter().filter(|f| f.to == i).count() == 1;
-    // A splicer: both counters readable and still.
-    let splices = |i: usize| stages[i].read == Some(0) && stages[i].written == Some(0);
     for _ in 0..=2 * stages.len() {
         let mut changed = false;
         for f in flows {
@@ -101,8 +108,8 @@ pub(crate) fn estimate(stages: &[Counted], flows: &[Flow]) -> Vec<(Bytes, Bytes)
                 _ => {}
             }
         }
-        for (i, r) in rates.iter_mut().enumerate() {
-            if !splices(i) {
+        for (r, c) in rates.iter_mut().zip(stages) {
+            if !c.splices() {
                 continue;
             }
             match *r {
@@ -124,20 +131,14 @@ pub(crate) fn estimate(stages: &[Counted], flows: &[Flow]) -> Vec<(Bytes, Bytes)
     // Counters that were readable and did not move, with nothing to say
     // otherwise: nothing went through.
     for (r, c) in rates.iter_mut().zip(stages) {
-        if r.0.is_none() && c.read.is_some() && c.file_in == 0 && !splices_alone(c) {
+        if r.0.is_none() && c.read.is_some() && c.file_in == 0 && !c.splices() {
             r.0 = Some((0.0, false));
         }
-        if r.1.is_none() && c.written.is_some() && c.file_out == 0 && !splices_alone(c) {
+        if r.1.is_none() && c.written.is_some() && c.file_out == 0 && !c.splices() {
             r.1 = Some((0.0, false));
         }
     }
     rates
-}
-
-/// A stage that counted nothing at all may be a splicer nobody could
-/// estimate: its rate is unknown, not zero.
-fn splices_alone(c: &Counted) -> bool {
-    c.read == Some(0) && c.written == Some(0)
 }
 
 #[cfg(test)]
