@@ -15,7 +15,7 @@ mod shape;
 mod window;
 
 /// Probes a window (of 10 s or less): what the shares are counted in.
-pub const PROBES_PER_WINDOW: u32 = 20;
+const PROBES_PER_WINDOW: u32 = 20;
 /// The shortest time between probes...
 const MIN_PROBE_GAP: Duration = Duration::from_millis(5);
 /// ...and the longest.
@@ -123,11 +123,6 @@ impl Watcher {
     /// Whether every stage of every pipeline has exited.
     pub fn ended(&self) -> bool {
         self.stages.values().all(|s| s.exited)
-    }
-
-    /// The PIDs of the stages being watched, exited or not.
-    pub fn stage_pids(&self) -> Vec<u32> {
-        self.shapes.iter().flat_map(|s| s.stages.clone()).collect()
     }
 
     /// Watches for `window` (less if every stage exits or `cancel` says
