@@ -150,12 +150,13 @@ pub fn run(args: TopArgs) -> anyhow::Result<ExitCode> {
     let cancel = Cancel::on_signals();
     let mut lines: Vec<u8> = Vec::new();
     loop {
+        let counted = watcher.windows();
         let sample = watcher.sample(window, &cancel);
         let over = match &mut started {
             Some(s) => s.ended()?,
             None => watcher.ended(),
         };
-        if over && !args.once && watcher.ended() && sample.time_s > sample.window_s * 1.5 {
+        if over && watcher.windows() == counted {
             // The window the pipeline ended in: its stages' last figures
             // went with them; the summary follows.
             break;

@@ -120,6 +120,12 @@ impl Watcher {
         Ok(watcher)
     }
 
+    /// The windows sampled that are the run's: not the one the last
+    /// stage exited in (after the first), whose figures went with it.
+    pub fn windows(&self) -> u32 {
+        self.windows
+    }
+
     /// Whether every stage of every pipeline has exited.
     pub fn ended(&self) -> bool {
         self.stages.values().all(|s| s.exited)
