@@ -144,6 +144,7 @@ pub mod quote;
 pub mod report;
 pub mod ring;
 pub mod sys;
+pub mod tee;
 pub mod top;
 pub mod units;
 pub(crate) mod verify;

@@ -52,6 +52,9 @@ pub enum Command {
     /// The binary is also `pipespeed cat` when it is called by the name
     /// cat (a symbolic link named cat, for example).
     Cat(CatArgs),
+    /// Copy standard input to each FILE and to standard output, as GNU
+    /// tee does (also when called by the name tee).
+    Tee(TeeArgs),
     /// Copy inputs to stdout showing progress, as pv does, at the speed
     /// of the pipe.
     Pv(crate::pv::PvArgs),
@@ -268,6 +271,53 @@ pub struct CatArgs {
     #[arg(long, action = ArgAction::Version)]
     version: Option<bool>,
     /// Files to concatenate, - for standard input.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<OsString>,
+}
+
+/// The layout of `pipespeed tee --help`.
+const TEE_HELP: &str = "\
+Usage: {usage}
+{about}
+
+{options}{after-help}";
+
+/// `pipespeed tee`: GNU tee's command line, parsed as getopt_long does.
+#[derive(Debug, Args)]
+#[command(
+    version,
+    disable_help_flag = true,
+    disable_version_flag = true,
+    infer_long_args = true,
+    args_override_self = true,
+    help_template = TEE_HELP
+)]
+pub struct TeeArgs {
+    /// append to the given FILEs, do not overwrite
+    #[arg(short = 'a', long = "append")]
+    pub append: bool,
+    /// ignore interrupt signals
+    #[arg(short = 'i', long = "ignore-interrupts")]
+    pub ignore_interrupts: bool,
+    /// operate in a more appropriate MODE with pipes
+    #[arg(short = 'p')]
+    pub p: bool,
+    /// set behavior on write error.  See MODE below
+    #[arg(
+        long = "output-error",
+        value_name = "MODE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "warn-nopipe"
+    )]
+    pub output_error: Option<OsString>,
+    /// display this help and exit
+    #[arg(long, action = ArgAction::Help)]
+    help: Option<bool>,
+    /// output version information and exit
+    #[arg(long, action = ArgAction::Version)]
+    version: Option<bool>,
+    /// Files to write to, as well as standard output (- is a file named -).
     #[arg(value_name = "FILE")]
     pub files: Vec<OsString>,
 }

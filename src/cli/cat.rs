@@ -10,10 +10,9 @@
 //! file and cat goes on; a write error ends it at once, as GNU's does.
 
 use std::ffi::{OsStr, OsString};
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory};
@@ -23,124 +22,30 @@ use pipespeed::quote::quote_file_name;
 use pipespeed::sys::fd_info;
 use pipespeed::sys::inherited::{self, Stdio};
 use pipespeed::sys::signal::inherited_sigpipe;
-use pipespeed::wait::write_all;
 
 use crate::args::{CatArgs, Cli};
+use crate::gnu::{HasArg, Invocation, Tool, multibyte_locale, no_splice};
 use crate::strerror;
 
-/// GNU cat's long options in the order of its getopt table, which is the
-/// order glibc lists the candidates of an ambiguous abbreviation in.
-const LONG_OPTIONS: [&str; 9] = [
-    "number-nonblank",
-    "number",
-    "squeeze-blank",
-    "show-nonprinting",
-    "show-ends",
-    "show-tabs",
-    "show-all",
-    "help",
-    "version",
-];
-
-/// GNU cat's short options.
-const SHORT_OPTIONS: &[u8] = b"benstuvAET";
-
-/// How the binary was asked to be cat: the name its messages start with.
-#[derive(Debug, Clone)]
-pub struct Invocation {
-    /// `pipespeed cat`, or argv\[0\] as given when the binary is called
-    /// `cat` (GNU uses its argv\[0\] so).
-    program: OsString,
-}
-
-impl Default for Invocation {
-    fn default() -> Invocation {
-        Invocation {
-            program: "pipespeed cat".into(),
-        }
-    }
-}
-
-impl Invocation {
-    /// Whether `argv` asks for cat: `pipespeed cat ...`, or any command
-    /// line of a binary whose file name is `cat`, which is rewritten into
-    /// `pipespeed cat ...` so that one parser serves both.
-    ///
-    /// With `POSIXLY_CORRECT` set, options end at the first operand, as
-    /// getopt has them: a `--` is put in front of it.
-    pub fn detect(argv: &mut Vec<OsString>) -> Option<Invocation> {
-        let invocation = match argv.first() {
-            Some(argv0) if Path::new(argv0).file_name() == Some(OsStr::new("cat")) => {
-                let program = argv0.clone();
-                argv[0] = "pipespeed".into();
-                argv.insert(1, "cat".into());
-                Invocation { program }
-            }
-            _ if argv.get(1).is_some_and(|arg| arg == "cat") => Invocation::default(),
-            _ => return None,
-        };
-        if std::env::var_os("POSIXLY_CORRECT").is_some() {
-            let operand = argv[2..].iter().position(|arg| {
-                let arg = arg.as_bytes();
-                arg == b"--" || arg == b"-" || arg.first() != Some(&b'-')
-            });
-            if let Some(i) = operand.filter(|&i| argv[2 + i] != "--") {
-                argv.insert(2 + i, "--".into());
-            }
-        }
-        Some(invocation)
-    }
-
-    /// Help, version, or a usage error in GNU's words (`invalid option --
-    /// 'z'`, ...) and its hint, with status 1.
-    pub fn clap_error(&self, err: clap::Error, argv: &[OsString]) -> ExitCode {
-        use clap::error::ErrorKind;
-        sigpipe_kills();
-        match err.kind() {
-            ErrorKind::DisplayHelp => self.print(help(&self.program).as_bytes()),
-            ErrorKind::DisplayVersion => self.print(version().as_bytes()),
-            _ => {
-                let line = getopt_error(argv.get(2..).unwrap_or_default()).unwrap_or_else(|| {
-                    // Not something getopt would refuse: say what clap says.
-                    let text = err.render().to_string();
-                    let first = text.lines().next().unwrap_or("bad usage");
-                    first.strip_prefix("error: ").unwrap_or(first).into()
-                });
-                self.say(&[&line]);
-                let mut hint = b"Try '".to_vec();
-                hint.extend_from_slice(self.program.as_bytes());
-                hint.extend_from_slice(b" --help' for more information.\n");
-                let _ = io::stderr().write_all(&hint);
-                ExitCode::FAILURE
-            }
-        }
-    }
-
-    /// Writes `text` to stdout; a failure is GNU's write error.
-    fn print(&self, text: &[u8]) -> ExitCode {
-        match write_all(io::stdout().as_fd(), text, |_| {}) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(err) => self.write_error(&err),
-        }
-    }
-
-    /// One message on stderr: the program name, `: `, then `parts`.
-    fn say(&self, parts: &[&[u8]]) {
-        let mut line = self.program.as_bytes().to_vec();
-        line.extend_from_slice(b": ");
-        for part in parts {
-            line.extend_from_slice(part);
-        }
-        line.push(b'\n');
-        // As GNU's error(): a message that cannot be written is lost.
-        let _ = io::stderr().write_all(&line);
-    }
-
-    fn write_error(&self, err: &io::Error) -> ExitCode {
-        self.say(&[b"write error: ", strerror(err).as_bytes()]);
-        ExitCode::FAILURE
-    }
-}
+/// GNU cat: its getopt table (long options in the order of its table),
+/// help and version.
+pub static CAT: Tool = Tool {
+    name: "cat",
+    long: &[
+        ("number-nonblank", HasArg::No),
+        ("number", HasArg::No),
+        ("squeeze-blank", HasArg::No),
+        ("show-nonprinting", HasArg::No),
+        ("show-ends", HasArg::No),
+        ("show-tabs", HasArg::No),
+        ("show-all", HasArg::No),
+        ("help", HasArg::No),
+        ("version", HasArg::No),
+    ],
+    short: b"benstuvAET",
+    help,
+    version,
+};
 
 /// GNU cat dies of `SIGPIPE` when its reader goes away, silently; so must
 /// a drop-in, unless its parent ignored `SIGPIPE`: then the reader going
@@ -175,58 +80,6 @@ fn version() -> String {
         "cat (pipespeed) {}\nA drop-in for GNU cat (coreutils 9.1) on the pipespeed copy engine.\n",
         env!("CARGO_PKG_VERSION")
     )
-}
-
-/// The message glibc's getopt_long prints for the first argument it
-/// refuses, or `None` if it refuses none.
-fn getopt_error(args: &[OsString]) -> Option<Vec<u8>> {
-    let message = |parts: &[&[u8]]| Some(parts.concat());
-    for arg in args {
-        let arg = arg.as_bytes();
-        if arg == b"--" {
-            return None;
-        }
-        if let Some(long) = arg.strip_prefix(b"--") {
-            let (name, value) = match long.iter().position(|&b| b == b'=') {
-                Some(eq) => (&long[..eq], Some(&long[eq + 1..])),
-                None => (long, None),
-            };
-            let exact = LONG_OPTIONS.iter().find(|option| option.as_bytes() == name);
-            let candidates: Vec<&str> = match exact {
-                Some(option) => vec![option],
-                None => LONG_OPTIONS
-                    .iter()
-                    .filter(|option| option.as_bytes().starts_with(name))
-                    .copied()
-                    .collect(),
-            };
-            match candidates[..] {
-                [] => return message(&[b"unrecognized option '", arg, b"'"]),
-                [option] if value.is_some() => {
-                    return message(&[
-                        b"option '--",
-                        option.as_bytes(),
-                        b"' doesn't allow an argument",
-                    ]);
-                }
-                [_] => {}
-                _ => {
-                    let mut line = [b"option '", arg, b"' is ambiguous; possibilities:"].concat();
-                    for option in candidates {
-                        line.extend_from_slice(b" '--");
-                        line.extend_from_slice(option.as_bytes());
-                        line.push(b'\'');
-                    }
-                    return Some(line);
-                }
-            }
-        } else if let [b'-', cluster @ ..] = arg
-            && let Some(&c) = cluster.iter().find(|c| !SHORT_OPTIONS.contains(c))
-        {
-            return message(&[b"invalid option -- '", &[c], b"'"]);
-        }
-    }
-    None
 }
 
 /// The formatting GNU cat's options ask for (`-A` is `-vET`, `-e` is
@@ -301,17 +154,6 @@ fn closed_error(fd: Stdio) -> Option<io::Error> {
     inherited::closed_at_start(fd).then(|| io::Error::from_raw_os_error(libc::EBADF))
 }
 
-/// The variable that asks cat to copy files rather than pass their pages
-/// (see [`PAGE_REFERENCES`]): an environment variable, because every name
-/// of a new option would change which abbreviations of GNU's long options
-/// are ambiguous.
-const NO_SPLICE: &str = "PIPESPEED_NO_SPLICE";
-
-/// Whether [`NO_SPLICE`] is set to anything but empty or `0`.
-fn no_splice() -> bool {
-    std::env::var_os(NO_SPLICE).is_some_and(|value| !value.is_empty() && value != "0")
-}
-
 /// What `--help` says of page references; docs/cat.md has the details.
 const PAGE_REFERENCES: &str = "\
 Files larger than 32 KiB go into pipes and stream sockets by splice(2): the
@@ -331,20 +173,6 @@ Exit status: 0 if every file was copied, 1 otherwise (a file that cannot be
 read or is the output, a write error, a closed standard input or output).
 ";
 
-/// Whether the locale's character set is UTF-8, as setlocale would find
-/// from the environment (which decides how file names are quoted). A
-/// locale named in the environment but not installed counts as UTF-8 here
-/// when its name says so, where glibc would fall back to C.
-fn multibyte_locale() -> bool {
-    ["LC_ALL", "LC_CTYPE", "LANG"]
-        .iter()
-        .find_map(|var| std::env::var_os(var).filter(|value| !value.is_empty()))
-        .is_some_and(|locale| {
-            let locale = locale.to_string_lossy().to_ascii_lowercase();
-            locale.contains("utf-8") || locale.contains("utf8")
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -352,7 +180,7 @@ mod tests {
 
     fn error_for(args: &[&str]) -> Option<String> {
         let args: Vec<OsString> = args.iter().map(OsString::from).collect();
-        getopt_error(&args).map(|line| String::from_utf8(line).unwrap())
+        crate::gnu::getopt_error(&args, &CAT).map(|line| String::from_utf8(line).unwrap())
     }
 
     #[test]
@@ -360,7 +188,7 @@ mod tests {
         let cli = Cli::command();
         let cat = cli.find_subcommand("cat").unwrap();
         let mut longs: Vec<&str> = cat.get_arguments().filter_map(|a| a.get_long()).collect();
-        let mut table = LONG_OPTIONS.to_vec();
+        let mut table: Vec<&str> = CAT.long.iter().map(|(name, _)| *name).collect();
         longs.sort_unstable();
         table.sort_unstable();
         assert_eq!(longs, table);
@@ -369,7 +197,7 @@ mod tests {
             .filter_map(|a| a.get_short())
             .map(|c| c as u8)
             .collect();
-        let mut table = SHORT_OPTIONS.to_vec();
+        let mut table = CAT.short.to_vec();
         shorts.sort_unstable();
         table.sort_unstable();
         assert_eq!(shorts, table);

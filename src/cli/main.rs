@@ -7,11 +7,13 @@ mod compare;
 mod contend;
 mod ends;
 mod generate;
+mod gnu;
 mod ipc;
 mod latency;
 mod output;
 mod progress;
 mod pv;
+mod tee;
 mod top;
 
 use std::io;
@@ -51,15 +53,16 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    // Called `cat` or `pv` (a symlink), the binary is `pipespeed cat` or
-    // `pipespeed pv`.
-    let cat = cat::Invocation::detect(&mut argv);
+    // Called `cat`, `tee` or `pv` (a symlink), the binary is `pipespeed
+    // cat`, `pipespeed tee` or `pipespeed pv`.
+    let gnu = gnu::Invocation::detect(&mut argv, &cat::CAT)
+        .or_else(|| gnu::Invocation::detect(&mut argv, &tee::TEE));
     let pv = pv::Invocation::detect(&mut argv);
     let cli = match parse(&argv) {
         Ok(cli) => cli,
         Err(err) => {
-            return match (&cat, &pv) {
-                (Some(cat), _) => cat.clap_error(err, &argv),
+            return match (&gnu, &pv) {
+                (Some(gnu), _) => gnu.clap_error(err, &argv),
                 (None, Some(pv)) => pv.clap_error(err),
                 (None, None) => clap_error(err),
             };
@@ -83,7 +86,14 @@ fn main() -> ExitCode {
         Some(Command::Worker(args)) => worker(&args.spec),
         Some(Command::Generate(args)) => generate::run(args),
         // GNU's messages and statuses, not ours.
-        Some(Command::Cat(args)) => return cat::run(&cat.unwrap_or_default(), args),
+        Some(Command::Cat(args)) => {
+            let cat = gnu.unwrap_or_else(|| gnu::Invocation::subcommand(&cat::CAT));
+            return cat::run(&cat, args);
+        }
+        Some(Command::Tee(args)) => {
+            let tee = gnu.unwrap_or_else(|| gnu::Invocation::subcommand(&tee::TEE));
+            return tee::run(&tee, args);
+        }
     };
     match result {
         Ok(code) => code,
@@ -155,7 +165,7 @@ fn worker(spec: &str) -> anyhow::Result<ExitCode> {
 /// their own words.
 fn closed_stdio(command: &Option<Command>) -> Option<ExitCode> {
     let needs = |fd| match command {
-        Some(Command::Cat(_) | Command::Pv(_)) => false,
+        Some(Command::Cat(_) | Command::Tee(_) | Command::Pv(_)) => false,
         Some(Command::Read(_)) => matches!(fd, Stdio::Stdin | Stdio::Stdout),
         // Every other command writes its result to stdout.
         _ => fd == Stdio::Stdout,

@@ -91,6 +91,7 @@ mod records;
 mod rw;
 
 pub use pipes::SHOWN_LARGE;
+pub(crate) use pipes::{bytes_ahead, grow_pipe};
 pub(crate) use plan::choose;
 pub use plan::{
     Copied, CopyError, CopyOptions, Fallback, Mechanism, Rewrite, SMALL_FILE, Side, input_is_output,
@@ -106,7 +107,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::buf::{Buffer, BufferOptions};
 use crate::sys::socket::keeps_records;
 use crate::sys::{FdInfo, FdKind, PipePair, fd_info};
-use pipes::bytes_ahead;
+
 
 /// Copies with the default options: see [`Copier`].
 ///

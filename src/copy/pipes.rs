@@ -89,7 +89,7 @@ impl Copier {
 /// What is left to read of a regular file from its position: `None` for
 /// anything else, and for files whose size says 0 (procfs), whose length
 /// is known only once read.
-pub(super) fn bytes_ahead(fd: BorrowedFd<'_>, info: &FdInfo) -> Option<u64> {
+pub(crate) fn bytes_ahead(fd: BorrowedFd<'_>, info: &FdInfo) -> Option<u64> {
     if info.kind != FdKind::Regular || info.size == 0 {
         return None;
     }
@@ -102,7 +102,7 @@ pub(super) fn bytes_ahead(fd: BorrowedFd<'_>, info: &FdInfo) -> Option<u64> {
 /// power-of-two number of pages. A pipe that holds that much already is
 /// left alone, and a refusal (the user's pipe budget is spent) only costs
 /// speed, so it is ignored.
-fn grow_pipe(fd: BorrowedFd<'_>, bytes: u64, max: usize) {
+pub(crate) fn grow_pipe(fd: BorrowedFd<'_>, bytes: u64, max: usize) {
     let size = bytes.min(max as u64) as usize;
     if size > 0 && fcntl_getpipe_size(fd).is_ok_and(|now| now < size) {
         let _ = fcntl_setpipe_size(fd, size);

@@ -37,3 +37,17 @@ pub fn inherited_sigpipe() -> io::Result<()> {
     }
     default_sigpipe()
 }
+
+/// Ignores `SIGINT` (`tee -i`).
+///
+/// # References
+///  - [signal(7)](https://man7.org/linux/man-pages/man7/signal.7.html)
+pub fn ignore_sigint() -> io::Result<()> {
+    // SAFETY: `signal` takes no pointers, and SIG_IGN installs no handler
+    // of ours.
+    let previous = unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+    if previous == libc::SIG_ERR {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

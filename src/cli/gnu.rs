@@ -1,0 +1,225 @@
+//! What the GNU drop-ins (`cat`, `tee`) share: being called by the
+//! tool's name, glibc getopt's messages for a refused option, GNU's way of
+//! saying an error, and the locale's quoting.
+
+use std::ffi::{OsStr, OsString};
+use std::io::{self, Write};
+use std::os::fd::AsFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::process::ExitCode;
+
+use pipespeed::wait::write_all;
+
+use crate::strerror;
+
+/// Whether a long option takes an argument (as getopt's `has_arg`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HasArg {
+    /// `no_argument`.
+    No,
+    /// `optional_argument`: only as `--name=VALUE`.
+    Optional,
+}
+
+/// One GNU tool: its name, getopt table, help and version.
+pub struct Tool {
+    /// The subcommand, and the name a symbolic link to the binary has.
+    pub name: &'static str,
+    /// The long options, in the order of its getopt table (the order glibc
+    /// lists the candidates of an ambiguous abbreviation in).
+    pub long: &'static [(&'static str, HasArg)],
+    /// The short options (none takes an argument).
+    pub short: &'static [u8],
+    /// `--help`, given the name the tool was called by.
+    pub help: fn(&OsStr) -> String,
+    /// `--version`.
+    pub version: fn() -> String,
+}
+
+/// How the binary was asked to be a GNU tool: the name its messages
+/// start with.
+#[derive(Clone)]
+pub struct Invocation {
+    /// `pipespeed NAME`, or argv\[0\] as given when the binary is called
+    /// by the tool's name (GNU uses its argv\[0\] so).
+    pub program: OsString,
+    pub tool: &'static Tool,
+}
+
+impl Invocation {
+    /// The invocation as `pipespeed NAME`.
+    pub fn subcommand(tool: &'static Tool) -> Invocation {
+        Invocation {
+            program: format!("pipespeed {}", tool.name).into(),
+            tool,
+        }
+    }
+
+    /// Whether `argv` asks for `tool`: `pipespeed NAME ...`, or any
+    /// command line of a binary whose file name is NAME, which is
+    /// rewritten into `pipespeed NAME ...` so that one parser serves
+    /// both.
+    ///
+    /// With `POSIXLY_CORRECT` set, options end at the first operand, as
+    /// getopt has them: a `--` is put in front of it.
+    pub fn detect(argv: &mut Vec<OsString>, tool: &'static Tool) -> Option<Invocation> {
+        let invocation = match argv.first() {
+            Some(argv0) if Path::new(argv0).file_name() == Some(OsStr::new(tool.name)) => {
+                let program = argv0.clone();
+                argv[0] = "pipespeed".into();
+                argv.insert(1, tool.name.into());
+                Invocation { program, tool }
+            }
+            _ if argv.get(1).is_some_and(|arg| arg == tool.name) => Invocation::subcommand(tool),
+            _ => return None,
+        };
+        if std::env::var_os("POSIXLY_CORRECT").is_some() {
+            let operand = argv[2..].iter().position(|arg| {
+                let arg = arg.as_bytes();
+                arg == b"--" || arg == b"-" || arg.first() != Some(&b'-')
+            });
+            if let Some(i) = operand.filter(|&i| argv[2 + i] != "--") {
+                argv.insert(2 + i, "--".into());
+            }
+        }
+        Some(invocation)
+    }
+
+    /// Help, version, or a usage error in GNU's words (`invalid option --
+    /// 'z'`, ...) and its hint, with status 1.
+    pub fn clap_error(&self, err: clap::Error, argv: &[OsString]) -> ExitCode {
+        use clap::error::ErrorKind;
+        // Help cut short by its reader going away dies of SIGPIPE, as GNU's.
+        let _ = pipespeed::sys::signal::inherited_sigpipe();
+        match err.kind() {
+            ErrorKind::DisplayHelp => self.print((self.tool.help)(&self.program).as_bytes()),
+            ErrorKind::DisplayVersion => self.print((self.tool.version)().as_bytes()),
+            _ => {
+                let args = argv.get(2..).unwrap_or_default();
+                let line = getopt_error(args, self.tool).unwrap_or_else(|| {
+                    // Not something getopt would refuse: say what clap says.
+                    let text = err.render().to_string();
+                    let first = text.lines().next().unwrap_or("bad usage");
+                    first.strip_prefix("error: ").unwrap_or(first).into()
+                });
+                self.say(&[&line]);
+                self.usage_hint()
+            }
+        }
+    }
+
+    /// `Try 'NAME --help' for more information.`, and status 1.
+    pub fn usage_hint(&self) -> ExitCode {
+        let mut hint = b"Try '".to_vec();
+        hint.extend_from_slice(self.program.as_bytes());
+        hint.extend_from_slice(b" --help' for more information.\n");
+        let _ = io::stderr().write_all(&hint);
+        ExitCode::FAILURE
+    }
+
+    /// Writes `text` to stdout; a failure is GNU's write error.
+    pub fn print(&self, text: &[u8]) -> ExitCode {
+        match write_all(io::stdout().as_fd(), text, |_| {}) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => self.write_error(&err),
+        }
+    }
+
+    /// One message on stderr: the program name, `: `, then `parts`.
+    pub fn say(&self, parts: &[&[u8]]) {
+        let mut line = self.program.as_bytes().to_vec();
+        line.extend_from_slice(b": ");
+        for part in parts {
+            line.extend_from_slice(part);
+        }
+        line.push(b'\n');
+        // As GNU's error(): a message that cannot be written is lost.
+        let _ = io::stderr().write_all(&line);
+    }
+
+    /// `NAME: write error: ERROR`, status 1.
+    pub fn write_error(&self, err: &io::Error) -> ExitCode {
+        self.say(&[b"write error: ", strerror(err).as_bytes()]);
+        ExitCode::FAILURE
+    }
+}
+
+/// The message glibc's getopt_long prints for the first argument it
+/// refuses in `args`, given `tool`'s table, or `None` if it refuses none.
+pub fn getopt_error(args: &[OsString], tool: &Tool) -> Option<Vec<u8>> {
+    let message = |parts: &[&[u8]]| Some(parts.concat());
+    for arg in args {
+        let arg = arg.as_bytes();
+        if arg == b"--" {
+            return None;
+        }
+        if let Some(long) = arg.strip_prefix(b"--") {
+            let (name, value) = match long.iter().position(|&b| b == b'=') {
+                Some(eq) => (&long[..eq], Some(&long[eq + 1..])),
+                None => (long, None),
+            };
+            let exact = tool.long.iter().find(|(option, _)| option.as_bytes() == name);
+            let candidates: Vec<(&str, HasArg)> = match exact {
+                Some(&option) => vec![option],
+                None => tool
+                    .long
+                    .iter()
+                    .filter(|(option, _)| option.as_bytes().starts_with(name))
+                    .copied()
+                    .collect(),
+            };
+            match candidates[..] {
+                [] => return message(&[b"unrecognized option '", arg, b"'"]),
+                [(option, HasArg::No)] if value.is_some() => {
+                    return message(&[
+                        b"option '--",
+                        option.as_bytes(),
+                        b"' doesn't allow an argument",
+                    ]);
+                }
+                [_] => {}
+                _ => {
+                    let mut line = [b"option '", arg, b"' is ambiguous; possibilities:"].concat();
+                    for (option, _) in candidates {
+                        line.extend_from_slice(b" '--");
+                        line.extend_from_slice(option.as_bytes());
+                        line.push(b'\'');
+                    }
+                    return Some(line);
+                }
+            }
+        } else if let [b'-', cluster @ ..] = arg
+            && let Some(&c) = cluster.iter().find(|c| !tool.short.contains(c))
+        {
+            return message(&[b"invalid option -- '", &[c], b"'"]);
+        }
+    }
+    None
+}
+
+/// Whether the locale's character set is UTF-8, as setlocale would find
+/// from the environment (which decides how file names are quoted). A
+/// locale named in the environment but not installed counts as UTF-8 here
+/// when its name says so, where glibc would fall back to C.
+pub fn multibyte_locale() -> bool {
+    ["LC_ALL", "LC_CTYPE", "LANG"]
+        .iter()
+        .find_map(|var| std::env::var_os(var).filter(|value| !value.is_empty()))
+        .is_some_and(|locale| {
+            let locale = locale.to_string_lossy().to_ascii_lowercase();
+            locale.contains("utf-8") || locale.contains("utf8")
+        })
+}
+
+/// The variable that asks cat and tee to copy files rather than pass their pages
+/// (see [`PAGE_REFERENCES`]): an environment variable, because every name
+/// of a new option would change which abbreviations of GNU's long options
+/// are ambiguous.
+pub const NO_SPLICE: &str = "PIPESPEED_NO_SPLICE";
+
+/// Whether [`NO_SPLICE`] is set to anything but empty or `0`.
+pub fn no_splice() -> bool {
+    std::env::var_os(NO_SPLICE).is_some_and(|value| !value.is_empty() && value != "0")
+}
+
