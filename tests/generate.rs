@@ -52,6 +52,7 @@ fn every_manual_page_renders_without_a_warning() {
             "pipespeed-latency.1",
             "pipespeed-pv.1",
             "pipespeed-read.1",
+            "pipespeed-tee.1",
             "pipespeed-top.1",
             "pipespeed-write.1",
             "pipespeed.1",

@@ -52,8 +52,10 @@ pub enum Command {
     /// The binary is also `pipespeed cat` when it is called by the name
     /// cat (a symbolic link named cat, for example).
     Cat(CatArgs),
-    /// Copy standard input to each FILE and to standard output, as GNU
-    /// tee does (also when called by the name tee).
+    /// Copy stdin to stdout and to each FILE, as GNU tee does.
+    ///
+    /// The binary is also `pipespeed tee` when it is called by the name
+    /// tee (a symbolic link named tee, for example).
     Tee(TeeArgs),
     /// Copy inputs to stdout showing progress, as pv does, at the speed
     /// of the pipe.
@@ -62,11 +64,9 @@ pub enum Command {
     Contend(crate::contend::ContendArgs),
     /// Ping-pong round-trip latency over two pipes, with percentiles.
     Latency(crate::latency::LatencyArgs),
-    /// Pipes beside sockets, message queues, shared memory and io_uring:
-    /// throughput and round trips.
+    /// Pipes beside sockets, queues, shared memory and io_uring.
     Ipc(crate::ipc::IpcArgs),
-    /// Compare two --json results of one command: medians, ratio, its
-    /// bootstrap interval and a verdict per row, as benchstat.
+    /// Compare two --json results: ratio, interval, verdict per row.
     Compare(crate::compare::CompareArgs),
     /// Watch a pipeline, name the stage that limits it.
     Top(crate::top::TopArgs),

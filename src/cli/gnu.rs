@@ -159,7 +159,10 @@ pub fn getopt_error(args: &[OsString], tool: &Tool) -> Option<Vec<u8>> {
                 Some(eq) => (&long[..eq], Some(&long[eq + 1..])),
                 None => (long, None),
             };
-            let exact = tool.long.iter().find(|(option, _)| option.as_bytes() == name);
+            let exact = tool
+                .long
+                .iter()
+                .find(|(option, _)| option.as_bytes() == name);
             let candidates: Vec<(&str, HasArg)> = match exact {
                 Some(&option) => vec![option],
                 None => tool
@@ -222,4 +225,3 @@ pub const NO_SPLICE: &str = "PIPESPEED_NO_SPLICE";
 pub fn no_splice() -> bool {
     std::env::var_os(NO_SPLICE).is_some_and(|value| !value.is_empty() && value != "0")
 }
-

@@ -159,7 +159,16 @@ fn invalid_mode(invocation: &Invocation, value: &OsStr, ambiguous: bool) -> Exit
         b"invalid argument "
     };
     let option: &[u8] = b"--output-error";
-    invocation.say(&[what, open, value.as_bytes(), close, b" for ", open, option, close]);
+    invocation.say(&[
+        what,
+        open,
+        value.as_bytes(),
+        close,
+        b" for ",
+        open,
+        option,
+        close,
+    ]);
     let mut valid = b"Valid arguments are:\n".to_vec();
     for (name, _) in MODES {
         valid.extend_from_slice(&[b"  - ", open, name.as_bytes(), close, b"\n"].concat());

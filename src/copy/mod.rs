@@ -108,7 +108,6 @@ use crate::buf::{Buffer, BufferOptions};
 use crate::sys::socket::keeps_records;
 use crate::sys::{FdInfo, FdKind, PipePair, fd_info};
 
-
 /// Copies with the default options: see [`Copier`].
 ///
 /// Every byte of `src` from its position to its end goes to `dst`; the

@@ -111,6 +111,25 @@ pub fn sendfile(
     Ok(rustix::fs::sendfile(out_fd, in_fd, offset, count)?)
 }
 
+/// `close(fd)`, with its error: a file system that writes back late (NFS,
+/// a full disk) may report a failed write only here, which dropping an
+/// [`OwnedFd`](std::os::fd::OwnedFd) would ignore.
+///
+/// # References
+///  - [close(2)](https://man7.org/linux/man-pages/man2/close.2.html)
+#[allow(unsafe_code)]
+pub fn close(fd: std::os::fd::OwnedFd) -> io::Result<()> {
+    use std::os::fd::IntoRawFd;
+    let raw = fd.into_raw_fd();
+    // SAFETY: `raw` was owned by `fd`, which gave ownership up: nothing
+    // else uses or closes it. Linux frees the descriptor even when close
+    // fails, so it is never closed twice.
+    if unsafe { libc::close(raw) } == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,23 +165,4 @@ mod tests {
         rustix::io::pread(&dst, &mut out, 0).unwrap();
         assert_eq!(&out, b"0123456789");
     }
-}
-
-/// `close(fd)`, with its error: a file system that writes back late (NFS,
-/// a full disk) may report a failed write only here, which dropping an
-/// [`OwnedFd`](std::os::fd::OwnedFd) would ignore.
-///
-/// # References
-///  - [close(2)](https://man7.org/linux/man-pages/man2/close.2.html)
-#[allow(unsafe_code)]
-pub fn close(fd: std::os::fd::OwnedFd) -> io::Result<()> {
-    use std::os::fd::IntoRawFd;
-    let raw = fd.into_raw_fd();
-    // SAFETY: `raw` was owned by `fd`, which gave ownership up: nothing
-    // else uses or closes it. Linux frees the descriptor even when close
-    // fails, so it is never closed twice.
-    if unsafe { libc::close(raw) } == -1 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
 }

@@ -49,13 +49,16 @@
 //! [`SMALL_FILE`]: crate::copy::SMALL_FILE
 //! [`SHOWN_LARGE`]: crate::copy::SHOWN_LARGE
 
+mod fan;
 mod out;
-mod rounds;
+mod round;
+#[cfg(test)]
+mod tests;
 
 use std::io;
 use std::os::fd::BorrowedFd;
 
-pub use rounds::fan_out;
+pub use fan::fan_out;
 
 /// What to do when an output fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,6 +130,10 @@ pub struct Teed {
     /// How the input was read, in the end (a refusal of the input's first
     /// splice turns to read/write).
     pub method: Method,
+    /// Rounds in which `tee(2)` got fewer bytes into some output than
+    /// the round held, so that the round was read into memory and the
+    /// rest written.
+    pub short_rounds: u64,
 }
 
 /// Reading the input failed: after `bytes` bytes, which every output

@@ -126,7 +126,11 @@ pub(super) fn refuses_splice(err: &io::Error) -> bool {
 /// retried on `EINTR`, waiting on `EAGAIN` (a non-blocking output). A 0
 /// with bytes asked for cannot come from a pipe we know holds them: it
 /// is an error (`WriteZero`).
-pub(super) fn splice_once(from: BorrowedFd<'_>, to: BorrowedFd<'_>, len: usize) -> io::Result<usize> {
+pub(super) fn splice_once(
+    from: BorrowedFd<'_>,
+    to: BorrowedFd<'_>,
+    len: usize,
+) -> io::Result<usize> {
     loop {
         match splice(from, None, to, None, len, SpliceFlags::empty()) {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),

@@ -1,0 +1,236 @@
+//! A round of `tee(2)` and `splice(2)`, as the module documentation of
+//! [`crate::tee`] tells it.
+
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
+
+use super::fan::{CHUNK, Fan, ROUND_MAX, Step};
+use super::out::{Out, Route, read_exact, refuses_splice, splice_once, tee_once};
+use super::{OnFailure, OutputIndex};
+use crate::copy::SHOWN_LARGE;
+use crate::sys::{SpliceFlags, splice};
+use crate::wait::{Direction, wait_ready};
+
+impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
+    /// A round of tee and splice (see the module documentation).
+    pub(super) fn round(&mut self) -> io::Result<Step> {
+        if !self.sized && self.max > 0 && self.bytes >= SHOWN_LARGE {
+            self.sized = true;
+            if self.goal == 0 {
+                self.size_pipes(u64::MAX);
+            }
+        }
+        let src = match self.source()? {
+            Ok(src) => src,
+            Err(step) => return Ok(step),
+        };
+        let alive = |o: &Out<'_>| o.alive;
+        let writers: Vec<usize> = self.pick(|o| alive(o) && o.route == Route::Write);
+        // The output the round's bytes are spliced into, out of the input
+        // pipe: one that would need a pipe of its own otherwise.
+        let mover = if writers.is_empty() {
+            let splice = self.pick(|o| alive(o) && o.route == Route::Splice);
+            let pipes = self.pick(|o| alive(o) && o.route == Route::Pipe);
+            splice.last().or(pipes.last()).copied()
+        } else {
+            None
+        };
+        // Outputs that are pipes first: the first tee's length is the
+        // round's, and it may fall short at a full output pipe.
+        let mut teed = self.pick(|o| alive(o) && o.route == Route::Pipe);
+        teed.extend(self.pick(|o| alive(o) && o.route == Route::Splice));
+        teed.retain(|&i| Some(i) != mover);
+        let mut limit = ROUND_MAX.min(if self.fill.is_some() {
+            self.held
+        } else {
+            ROUND_MAX
+        });
+        for &i in &teed {
+            if self.outs[i].route == Route::Splice {
+                let (goal, max) = (self.goal, self.max);
+                match self.outs[i].mid(goal, max) {
+                    Ok(_) => limit = limit.min(self.outs[i].mid_size),
+                    Err(err) => {
+                        self.fail(i, err);
+                        return Ok(Step::Again);
+                    }
+                }
+            }
+        }
+        let Some((&first, others)) = teed.split_first() else {
+            return self.single(src, mover, limit);
+        };
+        let n = match self.tee_to(first, src, limit) {
+            Some(0) => return Ok(Step::End),
+            Some(n) => n,
+            None => return Ok(Step::Again),
+        };
+        // Outputs that got less than the round: how much.
+        let mut short = Vec::new();
+        for &i in others {
+            match self.tee_to(i, src, n) {
+                Some(k) if k < n => short.push((i, k)),
+                Some(_) => {}
+                // Failed: the round goes on without it (or stops).
+                None if self.stopped => return Ok(Step::Again),
+                None => {}
+            }
+        }
+        if self.stopped {
+            return Ok(Step::Again);
+        }
+        match mover {
+            Some(m) if short.is_empty() => self.move_out(src, m, n)?,
+            _ => {
+                self.short_rounds += u64::from(!short.is_empty());
+                read_exact(src, self.buf(n))?;
+                self.write_out(|_, o| o.route == Route::Write, 0, n);
+                if let Some(m) = mover {
+                    self.write_out_one(m, 0, n);
+                }
+                for (i, k) in short {
+                    // What its own pipe holds first, then the rest.
+                    if self.outs[i].alive
+                        && let Err(err) = self.outs[i].drain(&mut self.scratch)
+                    {
+                        self.fail(i, err);
+                    }
+                    self.write_out_one(i, k, n);
+                }
+            }
+        }
+        self.took(n);
+        for &i in &teed {
+            if self.outs[i].alive
+                && let Err(err) = self.outs[i].drain(&mut self.scratch)
+            {
+                self.fail(i, err);
+            }
+        }
+        Ok(Step::Again)
+    }
+
+    /// The indexes of the outputs `which` picks, in order.
+    pub(super) fn pick(&self, which: impl Fn(&Out<'_>) -> bool) -> Vec<usize> {
+        (0..self.outs.len())
+            .filter(|&i| which(&self.outs[i]))
+            .collect()
+    }
+
+    /// `n` bytes left the input.
+    pub(super) fn took(&mut self, n: usize) {
+        self.bytes += n as u64;
+        self.held = self.held.saturating_sub(n);
+    }
+
+    /// Writes `self.buf[from..to]` to output `i`, if it is still there.
+    pub(super) fn write_out_one(&mut self, i: usize, from: usize, to: usize) {
+        self.write_out(|j, _| j == i, from, to);
+    }
+
+    /// A round with one output to splice into, or only outputs to write.
+    pub(super) fn single(
+        &mut self,
+        src: BorrowedFd<'_>,
+        mover: Option<usize>,
+        limit: usize,
+    ) -> io::Result<Step> {
+        let Some(m) = mover else {
+            let n = crate::wait::read(src, self.buf(limit.min(CHUNK)))?;
+            if n == 0 {
+                return Ok(Step::End);
+            }
+            self.took(n);
+            self.write_out(|_, _| true, 0, n);
+            return Ok(Step::Again);
+        };
+        loop {
+            match splice(
+                src,
+                None,
+                self.outs[m].fd,
+                None,
+                limit,
+                SpliceFlags::empty(),
+            ) {
+                Ok(0) => return Ok(Step::End),
+                Ok(n) => {
+                    self.took(n);
+                    return Ok(Step::Again);
+                }
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
+                    wait_ready(src, Direction::In)?;
+                    wait_ready(self.outs[m].fd, Direction::Out)?;
+                }
+                Err(err) if refuses_splice(&err) => {
+                    self.outs[m].route = Route::Write;
+                    return Ok(Step::Again);
+                }
+                Err(err) => {
+                    self.fail(m, err);
+                    return Ok(Step::Again);
+                }
+            }
+        }
+    }
+
+    /// `tee(2)` of up to `len` bytes of the input into output `i` (a
+    /// pipe) or its own pipe: how many, or `None` if it failed.
+    pub(super) fn tee_to(&mut self, i: usize, src: BorrowedFd<'_>, len: usize) -> Option<usize> {
+        let (goal, max) = (self.goal, self.max);
+        let out = &mut self.outs[i];
+        let to = match out.route {
+            Route::Pipe => out.fd,
+            _ => match out.mid(goal, max) {
+                Ok(mid) => mid.write.as_fd(),
+                Err(err) => {
+                    self.fail(i, err);
+                    return None;
+                }
+            },
+        };
+        match tee_once(src, to, len) {
+            Ok(n) => {
+                if out.route != Route::Pipe {
+                    out.pending += n;
+                }
+                Some(n)
+            }
+            Err(err) if out.route == Route::Pipe && refuses_splice(&err) => {
+                // The output is the input pipe itself (`tee /dev/stdin`):
+                // through a pipe of its own, then.
+                out.route = Route::Splice;
+                self.tee_to(i, src, len)
+            }
+            Err(err) => {
+                self.fail(i, err);
+                None
+            }
+        }
+    }
+
+    /// Splices the round's `n` bytes out of the input into output `m`;
+    /// what it does not take (it failed) is read and dropped, as every
+    /// other output has it.
+    pub(super) fn move_out(&mut self, src: BorrowedFd<'_>, m: usize, n: usize) -> io::Result<()> {
+        let mut left = n;
+        while left > 0 {
+            match splice_once(src, self.outs[m].fd, left) {
+                Ok(k) => left -= k,
+                Err(err) if refuses_splice(&err) => {
+                    self.outs[m].route = Route::Write;
+                    read_exact(src, self.buf(left))?;
+                    self.write_out_one(m, 0, left);
+                    left = 0;
+                }
+                Err(err) => {
+                    self.fail(m, err);
+                    read_exact(src, self.buf(left))?;
+                    left = 0;
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,238 @@
+//! The fan-out's paths, each with every byte checked: outputs of each
+//! kind, a full output pipe, refusals, failures.
+
+#![allow(clippy::unwrap_used)]
+
+use std::fs::File;
+use std::io::{Read, Seek, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::thread;
+use std::time::Duration;
+
+use super::*;
+use crate::sys::{fcntl_setpipe_size, pipe};
+
+/// `len` bytes that differ from one page to the next.
+fn data(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i / 4096 + i * 7) as u8).collect()
+}
+
+/// Reads all of `read` (a pipe's read end) in a thread, after `delay`.
+fn reader(read: OwnedFd, delay: Duration) -> thread::JoinHandle<Vec<u8>> {
+    thread::spawn(move || {
+        thread::sleep(delay);
+        let mut got = Vec::new();
+        File::from(read).read_to_end(&mut got).unwrap();
+        got
+    })
+}
+
+/// A pipe holding `bytes`, its write end closed.
+fn input_pipe(bytes: &[u8]) -> OwnedFd {
+    let p = pipe().unwrap();
+    fcntl_setpipe_size(&p.write, bytes.len().max(4096)).unwrap();
+    File::from(p.write).write_all(bytes).unwrap();
+    p.read
+}
+
+/// Everything in `file`, from its start.
+fn contents(mut file: &File) -> Vec<u8> {
+    let mut got = Vec::new();
+    file.rewind().unwrap();
+    file.read_to_end(&mut got).unwrap();
+    got
+}
+
+fn no_failure(i: OutputIndex, err: io::Error) -> OnFailure {
+    panic!("output {i} failed: {err}")
+}
+
+#[test]
+fn pipes_and_files_get_every_byte() {
+    let bytes = data(200_000);
+    // Fed by a thread, so the rounds take what comes.
+    let input = pipe().unwrap();
+    let feed = bytes.clone();
+    let writer = thread::spawn(move || File::from(input.write).write_all(&feed).unwrap());
+    let (a, b) = (pipe().unwrap(), pipe().unwrap());
+    let (f, g) = (tempfile::tempfile().unwrap(), tempfile::tempfile().unwrap());
+    let outputs = [a.write.as_fd(), f.as_fd(), b.write.as_fd(), g.as_fd()];
+    let (ra, rb) = (
+        reader(a.read.try_clone().unwrap(), Duration::ZERO),
+        reader(b.read.try_clone().unwrap(), Duration::from_millis(20)),
+    );
+    let teed = fan_out(
+        input.read.as_fd(),
+        &outputs,
+        TeeOptions::default(),
+        no_failure,
+    )
+    .unwrap();
+    writer.join().unwrap();
+    drop((a, b));
+    assert_eq!((teed.bytes, teed.ended), (200_000, Ended::Input));
+    assert_eq!(teed.method, Method::Splice);
+    assert!(ra.join().unwrap() == bytes && rb.join().unwrap() == bytes);
+    assert!(contents(&f) == bytes && contents(&g) == bytes);
+}
+
+#[test]
+fn a_full_output_pipe_gets_the_rest_of_its_round_written() {
+    // Three output pipes: the first tee sets the round, the last takes
+    // it by splice, the middle one has room for one page only, and its
+    // reader comes late.
+    let bytes = data(64 * 1024);
+    let input = input_pipe(&bytes);
+    let (a, b, c) = (pipe().unwrap(), pipe().unwrap(), pipe().unwrap());
+    let filler = vec![b'x'; 15 * 4096];
+    File::from(b.write.try_clone().unwrap())
+        .write_all(&filler)
+        .unwrap();
+    let readers = [
+        reader(a.read.try_clone().unwrap(), Duration::ZERO),
+        reader(b.read.try_clone().unwrap(), Duration::from_millis(100)),
+        reader(c.read.try_clone().unwrap(), Duration::ZERO),
+    ];
+    let outputs = [a.write.as_fd(), b.write.as_fd(), c.write.as_fd()];
+    let options = TeeOptions {
+        grow_pipes: false,
+        ..TeeOptions::default()
+    };
+    let teed = fan_out(input.as_fd(), &outputs, options, no_failure).unwrap();
+    drop((a.write, b.write, c.write));
+    let got: Vec<Vec<u8>> = readers.into_iter().map(|r| r.join().unwrap()).collect();
+    assert!(teed.short_rounds >= 1, "{teed:?}");
+    assert!(got[0] == bytes && got[2] == bytes);
+    assert!(got[1][..filler.len()] == filler[..] && got[1][filler.len()..] == bytes[..]);
+}
+
+#[test]
+fn an_output_without_a_reader_fails_alone() {
+    let bytes = data(300_000);
+    let input = input_pipe(&bytes);
+    let gone = pipe().unwrap();
+    drop(gone.read);
+    let f = tempfile::tempfile().unwrap();
+    let mut failed = Vec::new();
+    // (The test harness ignores SIGPIPE: the write is an EPIPE.)
+    let teed = fan_out(
+        input.as_fd(),
+        &[gone.write.as_fd(), f.as_fd()],
+        TeeOptions::default(),
+        |i, err| {
+            failed.push((i, err.raw_os_error()));
+            OnFailure::Drop
+        },
+    )
+    .unwrap();
+    assert_eq!(failed, [(0, Some(libc::EPIPE))]);
+    assert_eq!((teed.bytes, teed.ended), (300_000, Ended::Input));
+    assert!(contents(&f) == bytes);
+}
+
+#[test]
+fn stop_ends_the_copy_at_the_first_failure() {
+    let input = input_pipe(&data(100_000));
+    let gone = pipe().unwrap();
+    drop(gone.read);
+    let f = tempfile::tempfile().unwrap();
+    let teed = fan_out(
+        input.as_fd(),
+        &[f.as_fd(), gone.write.as_fd()],
+        TeeOptions::default(),
+        |_, _| OnFailure::Stop,
+    )
+    .unwrap();
+    assert_eq!(teed.ended, Ended::Stopped);
+}
+
+#[test]
+fn every_output_failing_ends_the_copy_before_the_input() {
+    // An input that never ends: /dev/zero.
+    let zero = File::open("/dev/zero").unwrap();
+    let gone = pipe().unwrap();
+    drop(gone.read);
+    let teed = fan_out(
+        zero.as_fd(),
+        &[gone.write.as_fd()],
+        TeeOptions::default(),
+        |_, _| OnFailure::Drop,
+    )
+    .unwrap();
+    assert_eq!(teed.ended, Ended::NoOutputs);
+}
+
+#[test]
+fn an_appending_file_and_dev_full_refuse_splice_and_are_written() {
+    let bytes = data(150_000);
+    let input = input_pipe(&bytes);
+    let mut appended = tempfile::NamedTempFile::new().unwrap();
+    appended.write_all(b"before ").unwrap();
+    let append = File::options().append(true).open(appended.path()).unwrap();
+    let full = File::options().write(true).open("/dev/full").unwrap();
+    let plain = tempfile::tempfile().unwrap();
+    let mut failed = Vec::new();
+    fan_out(
+        input.as_fd(),
+        &[append.as_fd(), full.as_fd(), plain.as_fd()],
+        TeeOptions::default(),
+        |i, err| {
+            failed.push((i, err.raw_os_error()));
+            OnFailure::Drop
+        },
+    )
+    .unwrap();
+    assert_eq!(failed, [(1, Some(libc::ENOSPC))]);
+    let got = contents(appended.as_file());
+    assert!(got[..7] == b"before "[..] && got[7..] == bytes[..]);
+    assert!(contents(&plain) == bytes);
+}
+
+#[test]
+fn a_file_as_input_is_spliced_a_small_one_read() {
+    for (len, method) in [(100, Method::ReadWrite), (100_000, Method::Splice)] {
+        let mut input = tempfile::tempfile().unwrap();
+        input.write_all(&data(len)).unwrap();
+        input.rewind().unwrap();
+        let (f, g) = (tempfile::tempfile().unwrap(), tempfile::tempfile().unwrap());
+        let teed = fan_out(
+            input.as_fd(),
+            &[f.as_fd(), g.as_fd()],
+            TeeOptions::default(),
+            no_failure,
+        )
+        .unwrap();
+        assert_eq!((teed.bytes, teed.method), (len as u64, method));
+        assert!(contents(&f) == data(len) && contents(&g) == data(len));
+    }
+}
+
+#[test]
+fn read_write_alone_gives_the_same_bytes() {
+    let bytes = data(100_000);
+    let input = input_pipe(&bytes);
+    let a = pipe().unwrap();
+    let ra = reader(a.read.try_clone().unwrap(), Duration::ZERO);
+    let f = tempfile::tempfile().unwrap();
+    let options = TeeOptions {
+        read_write: true,
+        ..TeeOptions::default()
+    };
+    let teed = fan_out(
+        input.as_fd(),
+        &[a.write.as_fd(), f.as_fd()],
+        options,
+        no_failure,
+    )
+    .unwrap();
+    drop(a);
+    assert_eq!(teed.method, Method::ReadWrite);
+    assert!(ra.join().unwrap() == bytes && contents(&f) == bytes);
+}
+
+#[test]
+fn no_outputs_ends_at_once() {
+    let input = input_pipe(&data(70_000));
+    let teed = fan_out(input.as_fd(), &[], TeeOptions::default(), no_failure).unwrap();
+    assert_eq!(teed.ended, Ended::NoOutputs);
+}
