@@ -257,15 +257,13 @@ pub fn run(invocation: &Invocation, args: TeeArgs) -> ExitCode {
         name: quote_file_name(b"standard output", multibyte),
         file: None,
     }];
-    let say = |name: &[u8], err: &dyn std::fmt::Display| {
-        invocation.say(&[name, b": ", err.to_string().as_bytes()]);
-    };
+    let say = |name: &[u8], err: &str| invocation.say(&[name, b": ", err.as_bytes()]);
     let stdout = io::stdout();
     if let Some(info) = &input_info
         && let Ok(out_info) = fd_info(stdout.as_fd())
         && input_is_output(input, info, stdout.as_fd(), &out_info, Rewrite::Verbatim)
     {
-        say(&outputs[0].name, &"input file is output file");
+        say(&outputs[0].name, "input file is output file");
         outputs.clear();
         ok = false;
     }
@@ -277,7 +275,7 @@ pub fn run(invocation: &Invocation, args: TeeArgs) -> ExitCode {
                 file: Some(file),
             }),
             Err(err) => {
-                say(&quoted, &err);
+                say(&quoted, &strerror(&err));
                 if mode.exits() {
                     return ExitCode::FAILURE;
                 }

@@ -99,6 +99,7 @@ pub fn fan_out<'a>(
         max: 0,
         sized: false,
         stopped: false,
+        failed: Vec::new(),
         short_rounds: 0,
     };
     let mut method = if splice_in && fan.outs.iter().any(|o| o.route != Route::Write) {
@@ -123,6 +124,7 @@ pub fn fan_out<'a>(
             Method::Splice => fan.round(),
             Method::ReadWrite => fan.copy_round(),
         };
+        fan.report();
         match step {
             Ok(Step::Again) => {}
             Ok(Step::End) => return Ok(fan.teed(Ended::Input, method)),
@@ -175,6 +177,8 @@ pub(super) struct Fan<'a, F> {
     /// Whether the pipes were sized for the whole copy.
     pub(super) sized: bool,
     pub(super) stopped: bool,
+    /// Outputs that failed in this round, not yet told.
+    pub(super) failed: Vec<(usize, io::Error)>,
     /// See [`Teed::short_rounds`].
     pub(super) short_rounds: u64,
 }
@@ -190,10 +194,24 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
     }
 
     /// Output `i` failed with `err`: it is written to no more.
+    /// It is told at the end of the round, with the others that failed
+    /// in it, in the outputs' order (as GNU's tee, writing to each in
+    /// turn, would find them).
     pub(super) fn fail(&mut self, i: usize, err: io::Error) {
         self.outs[i].close();
-        if (self.on_failure)(i, err) == OnFailure::Stop {
-            self.stopped = true;
+        self.failed.push((i, err));
+    }
+
+    /// Tells `on_failure` of the outputs that failed in the round, in
+    /// order, until it says stop.
+    fn report(&mut self) {
+        let mut failed = std::mem::take(&mut self.failed);
+        failed.sort_by_key(|&(i, _)| i);
+        for (i, err) in failed {
+            if (self.on_failure)(i, err) == OnFailure::Stop {
+                self.stopped = true;
+                return;
+            }
         }
     }
 

@@ -5,7 +5,7 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 
 use super::fan::{CHUNK, Fan, ROUND_MAX, Step};
-use super::out::{Out, Route, read_exact, refuses_splice, splice_once, tee_once};
+use super::out::{Out, Route, input_ended, read_exact, refuses_splice, splice_once, tee_once};
 use super::{OnFailure, OutputIndex};
 use crate::copy::SHOWN_LARGE;
 use crate::sys::{SpliceFlags, splice};
@@ -60,6 +60,8 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
         let Some((&first, others)) = teed.split_first() else {
             return self.single(src, mover, limit);
         };
+        // An output that fails before the input gives anything has not
+        // failed yet: GNU's tee writes only what it read.
         let n = match self.tee_to(first, src, limit) {
             Some(0) => return Ok(Step::End),
             Some(n) => n,
@@ -167,6 +169,7 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
                     self.outs[m].route = Route::Write;
                     return Ok(Step::Again);
                 }
+                Err(_) if input_ended(src)? => return Ok(Step::End),
                 Err(err) => {
                     self.fail(m, err);
                     return Ok(Step::Again);
@@ -203,6 +206,7 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
                 out.route = Route::Splice;
                 self.tee_to(i, src, len)
             }
+            Err(_) if input_ended(src).unwrap_or(false) => Some(0),
             Err(err) => {
                 self.fail(i, err);
                 None

@@ -1,0 +1,266 @@
+//! `pipespeed tee`: every byte to every output, whatever the inputs and
+//! outputs are, and GNU tee's options, messages and statuses (compared
+//! with GNU tee 9.10 itself where `PIPESPEED_GNU_TEE` names it).
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+#[path = "tee/errors.rs"]
+mod errors;
+#[path = "tee/gnu.rs"]
+mod gnu;
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::thread;
+
+use common::{SIZES, sh};
+
+const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
+
+/// `len` bytes that differ from one page to the next.
+fn data(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i / 4096 + i * 13) as u8).collect()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `pipespeed tee ARGS` in `dir`, `input` written to its stdin (a pipe)
+/// by a thread.
+fn tee_piped(dir: &Path, args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(EXE)
+        .arg("tee")
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+#[test]
+fn every_output_gets_every_byte_at_the_boundary_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    for len in SIZES {
+        let bytes = data(len);
+        std::fs::write(dir.path().join("in"), &bytes).unwrap();
+        for outputs in 0..=4 {
+            let names: Vec<String> = (0..outputs).map(|i| format!("o{i}")).collect();
+            let args: Vec<&str> = names.iter().map(String::as_str).collect();
+            // From a pipe.
+            let out = tee_piped(dir.path(), &args, &bytes);
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            assert!(out.stdout == bytes, "{len} bytes, {outputs} files: stdout");
+            for name in &names {
+                let got = std::fs::read(dir.path().join(name)).unwrap();
+                assert!(got == bytes, "{len} bytes, {outputs} files: {name}");
+            }
+            // From a file.
+            let out = Command::new(EXE)
+                .arg("tee")
+                .args(&args)
+                .current_dir(dir.path())
+                .stdin(File::open(dir.path().join("in")).unwrap())
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            assert!(out.stdout == bytes, "{len} bytes from a file: stdout");
+            for name in &names {
+                let got = std::fs::read(dir.path().join(name)).unwrap();
+                assert!(got == bytes, "{len} bytes from a file: {name}");
+            }
+        }
+    }
+}
+
+#[test]
+fn outputs_of_every_kind_at_once_and_a_slow_reader() {
+    // stdout a pipe read slowly, a FIFO, a file, a file appended to,
+    // /dev/null, and a socket: 3 MiB from a pipe.
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = data(3 << 20);
+    std::fs::write(dir.path().join("in"), &bytes).unwrap();
+    std::fs::write(dir.path().join("app"), b"kept\n").unwrap();
+    let out = sh(
+        dir.path(),
+        r#"mkfifo fifo && { cat fifo > from-fifo & }
+        cat in | "$P" tee fifo file -a app /dev/null | { sleep 0.3; cat > slow; }
+        wait; cmp in slow && cmp in from-fifo && cmp in file && tail -c +6 app | cmp in - && echo same"#,
+    );
+    assert_eq!(text(&out.stdout), "same\n", "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_terminal_as_output_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = data(100_000);
+    std::fs::write(dir.path().join("in"), &bytes).unwrap();
+    let (controller, terminal) = common::pty();
+    let mut child = Command::new(EXE)
+        .args(["tee", "f"])
+        .current_dir(dir.path())
+        .stdin(File::open(dir.path().join("in")).unwrap())
+        .stdout(terminal)
+        .spawn()
+        .unwrap();
+    let screen = common::read_until_hangup(&controller);
+    assert!(child.wait().unwrap().success());
+    assert!(screen == bytes);
+    assert!(std::fs::read(dir.path().join("f")).unwrap() == bytes);
+}
+
+#[test]
+fn a_terminal_as_input_is_read_line_by_line() {
+    use rustix::termios::{LocalModes, OptionalActions, tcgetattr, tcsetattr};
+    let dir = tempfile::tempdir().unwrap();
+    let (controller, terminal) = common::pty();
+    // Canonical mode, so that ^D ends the input.
+    let mut t = tcgetattr(&terminal).unwrap();
+    t.local_modes |= LocalModes::ICANON;
+    tcsetattr(&terminal, OptionalActions::Now, &t).unwrap();
+    let child = Command::new(EXE)
+        .args(["tee", "f"])
+        .current_dir(dir.path())
+        .stdin(terminal)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut keys = File::from(controller);
+    keys.write_all(b"one\ntwo\n\x04").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(text(&out.stdout), "one\ntwo\n");
+    assert_eq!(std::fs::read(dir.path().join("f")).unwrap(), b"one\ntwo\n");
+}
+
+#[test]
+fn what_comes_is_written_at_once() {
+    // One byte, then the input stays open: the byte must reach the file
+    // before more comes (GNU's tests/tee/tee.sh has the same).
+    let dir = tempfile::tempdir().unwrap();
+    let out = sh(
+        dir.path(),
+        r#"{ printf a; i=0; while [ $i -lt 100 ] && ! [ -s f ]; do sleep 0.1; i=$((i+1)); done; test -s f && echo seen >&2; } | "$P" tee f >/dev/null"#,
+    );
+    assert_eq!(text(&out.stderr), "seen\n");
+}
+
+#[test]
+fn a_failing_output_is_said_and_dropped_the_others_get_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = data(1 << 20);
+    for args in [&["/dev/full", "f"][..], &["f", "/dev/full"]] {
+        let out = tee_piped(dir.path(), args, &bytes);
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(
+            text(&out.stderr),
+            "pipespeed tee: /dev/full: No space left on device\n"
+        );
+        assert!(out.stdout == bytes);
+        assert!(std::fs::read(dir.path().join("f")).unwrap() == bytes);
+    }
+    // Standard output failing: said once, by the name GNU gives it.
+    let out = sh(
+        dir.path(),
+        r#"seq 100000 > in; "$P" tee f < in > /dev/full; echo $? >&2; cmp in f >&2"#,
+    );
+    assert_eq!(
+        text(&out.stderr),
+        "pipespeed tee: 'standard output': No space left on device\n1\n"
+    );
+}
+
+#[test]
+fn a_file_that_cannot_be_opened_is_said_and_the_rest_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tee_piped(dir.path(), &["a", "no/such/dir", "b"], b"x\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "pipespeed tee: no/such/dir: No such file or directory\n"
+    );
+    assert_eq!(out.stdout, b"x\n");
+    assert_eq!(std::fs::read(dir.path().join("b")).unwrap(), b"x\n");
+    // With --output-error=exit, tee exits at once, writing nothing.
+    let out = tee_piped(dir.path(), &["--output-error=exit", "no/x", "c"], b"x\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(!dir.path().join("c").exists());
+}
+
+#[test]
+fn dash_is_a_file_and_options_repeat() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tee_piped(dir.path(), &["-a", "-", "-a", "--append", "x"], b"dash\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(out.stdout, b"dash\n");
+    assert_eq!(std::fs::read(dir.path().join("-")).unwrap(), b"dash\n");
+    assert_eq!(std::fs::read(dir.path().join("x")).unwrap(), b"dash\n");
+}
+
+#[test]
+fn a_file_that_is_the_input_is_refused_not_destroyed() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = data(100_000);
+    std::fs::write(dir.path().join("f"), &bytes).unwrap();
+    // GNU tee truncates f before reading it (`tee f <f`), or appends to
+    // it while reading it, without end (`tee -a f <f`, `tee <f >>f`).
+    for script in [
+        r#""$P" tee f other < f > out"#,
+        r#""$P" tee -a f other < f > out"#,
+        r#"cp f out; "$P" tee other < f >> f"#,
+    ] {
+        let _ = std::fs::remove_file(dir.path().join("other"));
+        let out = sh(dir.path(), &format!("{script}; echo $? >&2"));
+        let err = text(&out.stderr);
+        assert!(
+            err.ends_with(": input file is output file\n1\n"),
+            "{script}: {err}"
+        );
+        assert!(
+            std::fs::read(dir.path().join("f")).unwrap() == bytes,
+            "{script}"
+        );
+        assert!(
+            std::fs::read(dir.path().join("other")).unwrap() == bytes,
+            "{script}"
+        );
+        assert!(
+            std::fs::read(dir.path().join("out")).unwrap() == bytes,
+            "{script}"
+        );
+    }
+}
+
+#[test]
+fn the_binary_called_tee_is_tee() {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(EXE, dir.path().join("tee")).unwrap();
+    let out = sh(
+        dir.path(),
+        "echo hi | ./tee f; ./tee --help | head -n 1; ./tee -z",
+    );
+    assert_eq!(
+        text(&out.stdout),
+        "hi\nUsage: ./tee [OPTION]... [FILE]...\n"
+    );
+    assert_eq!(
+        text(&out.stderr),
+        "./tee: invalid option -- 'z'\nTry './tee --help' for more information.\n"
+    );
+    assert_eq!(std::fs::read(dir.path().join("f")).unwrap(), b"hi\n");
+}
