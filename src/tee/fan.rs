@@ -73,7 +73,11 @@ pub fn fan_out<'a>(
             _ => false,
         });
     let input_is_pipe = info.is_some_and(|info| info.kind == FdKind::Pipe);
-    let fill = match splice_in && !input_is_pipe {
+    // Even a pipe goes through a pipe of tee's own: the bytes tee(2)
+    // copies to one output must be the bytes it then moves to the last,
+    // and another process reading the same pipe could take them between
+    // the two calls.
+    let fill = match splice_in {
         true => Some(crate::sys::pipe().map_err(|error| ReadError { error, bytes: 0 })?),
         false => None,
     };
@@ -156,8 +160,8 @@ pub(super) struct Fan<'a, F> {
     pub(super) outs: Vec<Out<'a>>,
     pub(super) on_failure: F,
     pub(super) options: TeeOptions,
-    /// The pipe an input that is not one is spliced into (read and write
-    /// ends), its size, and what it holds.
+    /// The pipe the input is spliced into (read and write ends), its
+    /// size, and what it holds.
     pub(super) fill: Option<(BorrowedFd<'a>, BorrowedFd<'a>)>,
     pub(super) fill_size: usize,
     pub(super) held: usize,
@@ -224,8 +228,9 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
     }
 
     /// Waits until the input is ready, failing (as `EPIPE`) each output
-    /// pipe found without a reader meanwhile (gnulib's `iopoll`).
-    pub(super) fn watch(&mut self) -> io::Result<()> {
+    /// pipe found without a reader meanwhile (gnulib's `iopoll`): whether
+    /// one was.
+    pub(super) fn watch(&mut self) -> io::Result<bool> {
         let pipes: Vec<usize> = (0..self.outs.len())
             .filter(|&i| self.outs[i].alive && self.outs[i].is_pipe)
             .collect();
@@ -240,7 +245,7 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
                 Err(errno) => return Err(errno.into()),
             }
             if !polled[0].revents().is_empty() {
-                return Ok(());
+                return Ok(false);
             }
             let gone = PollFlags::ERR | PollFlags::HUP | PollFlags::NVAL;
             let broken: Vec<usize> = pipes
@@ -256,16 +261,13 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
         for i in broken {
             self.fail(i, Errno::PIPE.into());
         }
-        Ok(())
+        Ok(true)
     }
 
     /// A round of read/write: a chunk read, written to every output.
     pub(super) fn copy_round(&mut self) -> io::Result<Step> {
-        if self.options.watch_pipes {
-            self.watch()?;
-            if self.stopped {
-                return Ok(Step::Again);
-            }
+        if self.options.watch_pipes && self.watch()? {
+            return Ok(Step::Again);
         }
         let input = self.input;
         let n = crate::wait::read(input, self.buf(CHUNK))?;
@@ -299,23 +301,13 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
     /// there.
     pub(super) fn source(&mut self) -> io::Result<Result<BorrowedFd<'a>, Step>> {
         let Some((read, write)) = self.fill else {
-            if self.options.watch_pipes {
-                let alive = self.outs.iter().filter(|o| o.alive).count();
-                self.watch()?;
-                if self.outs.iter().filter(|o| o.alive).count() != alive {
-                    return Ok(Err(Step::Again));
-                }
-            }
-            return Ok(Ok(self.input));
+            return Ok(Err(Step::ReadWrite));
         };
         if self.held > 0 {
             return Ok(Ok(read));
         }
-        if self.options.watch_pipes {
-            self.watch()?;
-            if self.stopped {
-                return Ok(Err(Step::Again));
-            }
+        if self.options.watch_pipes && self.watch()? {
+            return Ok(Err(Step::Again));
         }
         match splice(
             self.input,

@@ -236,3 +236,57 @@ fn no_outputs_ends_at_once() {
     let teed = fan_out(input.as_fd(), &[], TeeOptions::default(), no_failure).unwrap();
     assert_eq!(teed.ended, Ended::NoOutputs);
 }
+
+#[test]
+fn an_input_pipe_shared_with_another_reader_gives_every_output_the_same_bytes() {
+    // Another process reading the same pipe takes some of the bytes: tee
+    // must give each of its outputs the same ones (those it read), not
+    // tee some bytes to one output and splice others into the next.
+    for _ in 0..5 {
+        shared_input_once();
+    }
+}
+
+fn shared_input_once() {
+    let input = pipe().unwrap();
+    let chunks = 8192;
+    let writer = {
+        let write = input.write;
+        thread::spawn(move || {
+            let mut w = File::from(write);
+            for i in 0..chunks {
+                w.write_all(&[(i % 251) as u8; 1024]).unwrap();
+            }
+        })
+    };
+    let thief = {
+        let read = input.read.try_clone().unwrap();
+        thread::spawn(move || {
+            let mut r = File::from(read);
+            let mut buf = [0u8; 512];
+            let mut stolen = 0;
+            while let Ok(n) = r.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                stolen += n;
+            }
+            stolen
+        })
+    };
+    let (f, g) = (tempfile::tempfile().unwrap(), tempfile::tempfile().unwrap());
+    let teed = fan_out(
+        input.read.as_fd(),
+        &[f.as_fd(), g.as_fd()],
+        TeeOptions::default(),
+        no_failure,
+    )
+    .unwrap();
+    writer.join().unwrap();
+    drop(input.read);
+    let stolen = thief.join().unwrap();
+    assert_eq!(teed.bytes as usize + stolen, chunks * 1024);
+    let (a, b) = (contents(&f), contents(&g));
+    assert_eq!(a.len(), b.len());
+    assert!(a == b, "the two outputs differ");
+}

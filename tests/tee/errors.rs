@@ -51,40 +51,48 @@ fn a_reader_going_away_is_handled_as_each_mode_says() {
 
 #[test]
 fn minus_p_ends_when_its_last_reader_goes_even_with_no_input() {
-    // stdin a pipe that stays open and empty; stdout a pipe whose reader
-    // is gone. Without -p tee would wait for input forever.
+    // stdin a pipe (spliced) or a terminal (read), open and idle; stdout
+    // a pipe whose reader is gone. Without -p tee would wait for input.
+    let (controller, terminal) = common::pty();
     let input = pipespeed::sys::pipe().unwrap();
-    let output = pipespeed::sys::pipe().unwrap();
-    let mut child = Command::new(EXE)
-        .args(["tee", "-p"])
-        .stdin(input.read)
-        .stdout(output.write)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(output.read);
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if start.elapsed() > Duration::from_secs(20) {
-            child.kill().unwrap();
-            break None;
-        }
-        thread::sleep(Duration::from_millis(20));
-    };
-    drop(input.write);
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    let status = status.expect("tee -p went on waiting for input with no reader left");
-    assert!(status.success(), "{status}: {err}");
-    assert_eq!(err, "");
+    for (what, stdin) in [
+        ("a pipe", Stdio::from(input.read)),
+        ("a terminal", Stdio::from(terminal)),
+    ] {
+        let output = pipespeed::sys::pipe().unwrap();
+        let mut child = Command::new(EXE)
+            .args(["tee", "-p"])
+            .stdin(stdin)
+            .stdout(output.write)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(output.read);
+        let start = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Some(status);
+            }
+            if start.elapsed() > Duration::from_secs(20) {
+                child.kill().unwrap();
+                break None;
+            }
+            thread::sleep(Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        let status = status.unwrap_or_else(|| {
+            panic!("tee -p from {what} went on waiting for input with no reader left")
+        });
+        assert!(status.success(), "{what}: {status}: {err}");
+        assert_eq!(err, "", "{what}");
+    }
+    drop((input.write, controller));
 }
 
 #[test]
@@ -185,8 +193,9 @@ fn a_failing_call_is_charged_to_the_output_it_wrote_to() {
         let out = read("out");
         assert!(!out.is_empty() && out.len() < bytes.len() && bytes.starts_with(&out));
     }
-    // The file, by splice from the input pipe.
-    if let Some(err) = pipe_out("f", "splice:error=EIO:when=3") {
+    // The file, by splice from tee's own pipe: each round splices the
+    // input into that pipe (odd calls), then that pipe into the file.
+    if let Some(err) = pipe_out("f", "splice:error=EIO:when=4") {
         assert_eq!(err, "pipespeed tee: f: Input/output error\n");
         assert!(read("out") == bytes);
         let f = read("f");
