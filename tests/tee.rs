@@ -264,3 +264,19 @@ fn the_binary_called_tee_is_tee() {
     );
     assert_eq!(std::fs::read(dir.path().join("f")).unwrap(), b"hi\n");
 }
+
+#[test]
+fn many_files_under_a_low_descriptor_limit_are_all_written() {
+    // 30 files and the three standard descriptors fit in 40 descriptors,
+    // as they do for GNU tee; tee's own pipes must give way, not fail an
+    // output.
+    let dir = tempfile::tempdir().unwrap();
+    let out = sh(
+        dir.path(),
+        r#"seq 200000 > in; files=$(seq 30 | sed s/^/f/)
+        cat in | (ulimit -n 40; exec "$P" tee $files > out); echo $?
+        for f in out $files; do cmp -s in $f || echo "$f differs"; done"#,
+    );
+    assert_eq!(text(&out.stdout), "0\n", "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "");
+}

@@ -18,6 +18,10 @@ use crate::wait::{Direction, wait_ready, write_all};
 /// a time; larger reads take what is there as well, in fewer calls).
 pub(super) const CHUNK: usize = 128 * 1024;
 
+/// The most outputs given a pipe of their own (one more output, the
+/// last, takes the round straight from tee's own pipe).
+pub(super) const OWN_PIPES: usize = 4;
+
 /// The most one round takes: what a round read into memory (a short
 /// `tee`) may need, whatever `pipe-max-size` allows.
 pub(super) const ROUND_MAX: usize = 4 * 1024 * 1024;
@@ -106,6 +110,17 @@ pub fn fan_out<'a>(
         failed: Vec::new(),
         short_rounds: 0,
     };
+    // Outputs past the first few that need a pipe of their own are written
+    // from memory: each pipe costs two descriptors and up to
+    // `pipe-max-size` of the user's pipe budget, and a file is copied
+    // either way.
+    let mut own_pipes = 0;
+    for out in fan.outs.iter_mut().filter(|o| o.route == Route::Splice) {
+        own_pipes += 1;
+        if own_pipes > OWN_PIPES + 1 {
+            out.route = Route::Write;
+        }
+    }
     let mut method = if splice_in && fan.outs.iter().any(|o| o.route != Route::Write) {
         Method::Splice
     } else {

@@ -170,19 +170,3 @@ pub(super) fn read_exact(from: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usi
     }
     Ok(done)
 }
-
-/// Whether the pipe `src` has ended: no bytes, no writer. Waits until it
-/// holds bytes or has ended (an output's failure is only one once there
-/// is something to write to it).
-pub(super) fn input_ended(src: BorrowedFd<'_>) -> io::Result<bool> {
-    use rustix::event::{PollFd, PollFlags, poll};
-    let mut fds = [PollFd::new(&src, PollFlags::IN)];
-    loop {
-        match poll(&mut fds, None) {
-            Ok(_) => break,
-            Err(Errno::INTR) => {}
-            Err(errno) => return Err(errno.into()),
-        }
-    }
-    Ok(rustix::io::ioctl_fionread(src)? == 0)
-}

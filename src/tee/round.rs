@@ -5,7 +5,7 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 
 use super::fan::{CHUNK, Fan, ROUND_MAX, Step};
-use super::out::{Out, Route, input_ended, read_exact, refuses_splice, splice_once, tee_once};
+use super::out::{Out, Route, read_exact, refuses_splice, splice_once, tee_once};
 use super::{OnFailure, OutputIndex};
 use crate::copy::SHOWN_LARGE;
 use crate::sys::{SpliceFlags, splice};
@@ -50,8 +50,10 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
                 let (goal, max) = (self.goal, self.max);
                 match self.outs[i].mid(goal, max) {
                     Ok(_) => limit = limit.min(self.outs[i].mid_size),
-                    Err(err) => {
-                        self.fail(i, err);
+                    // No pipe to be had (descriptors or the pipe budget
+                    // spent): written from memory, as GNU's tee writes.
+                    Err(_) => {
+                        self.outs[i].route = Route::Write;
                         return Ok(Step::Again);
                     }
                 }
@@ -63,7 +65,9 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
         // An output that fails before the input gives anything has not
         // failed yet: GNU's tee writes only what it read.
         let n = match self.tee_to(first, src, limit) {
-            Some(0) => return Ok(Step::End),
+            // (tee's own pipe holds bytes: 0 is an output that turned to
+            // writes; the round starts again with it among the writers.)
+            Some(0) => return Ok(Step::Again),
             Some(n) => n,
             None => return Ok(Step::Again),
         };
@@ -169,7 +173,6 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
                     self.outs[m].route = Route::Write;
                     return Ok(Step::Again);
                 }
-                Err(_) if input_ended(src)? => return Ok(Step::End),
                 Err(err) => {
                     self.fail(m, err);
                     return Ok(Step::Again);
@@ -187,9 +190,10 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
             Route::Pipe => out.fd,
             _ => match out.mid(goal, max) {
                 Ok(mid) => mid.write.as_fd(),
-                Err(err) => {
-                    self.fail(i, err);
-                    return None;
+                // No pipe to be had: written from memory, all the round.
+                Err(_) => {
+                    out.route = Route::Write;
+                    return Some(0);
                 }
             },
         };
@@ -201,12 +205,11 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
                 Some(n)
             }
             Err(err) if out.route == Route::Pipe && refuses_splice(&err) => {
-                // The output is the input pipe itself (`tee /dev/stdin`):
-                // through a pipe of its own, then.
+                // A pipe that refuses tee(2): through a pipe of its own,
+                // then.
                 out.route = Route::Splice;
                 self.tee_to(i, src, len)
             }
-            Err(_) if input_ended(src).unwrap_or(false) => Some(0),
             Err(err) => {
                 self.fail(i, err);
                 None
