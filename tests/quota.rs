@@ -296,4 +296,14 @@ fn a_spent_budget_only_leaves_the_pipes_small() {
         "checksums, copied and read: {answer}"
     );
     assert!(shell.dir().join("status").exists());
+    // tee too: from a pipe to a pipe and two files, its own pipes small.
+    let answer = shell.run(
+        r#"a=$( { cat "$D/big" | "$BIN" tee "$D/t1" "$D/t2"; echo $? > "$D/status2"; } | cksum); b=$(cat "$D/t1" | cksum); c=$(cat "$D/t2" | cksum); d=$(cksum < "$D/big"); echo "$(cat "$D/status2") $a $b $c $d""#,
+    );
+    let fields: Vec<&str> = answer.split(' ').collect();
+    assert_eq!(fields.len(), 9, "{answer}");
+    assert_eq!(fields[0], "0", "tee's exit status: {answer}");
+    for copy in [&fields[1..3], &fields[3..5], &fields[5..7]] {
+        assert_eq!(copy, &fields[7..9], "checksums, teed and read: {answer}");
+    }
 }
