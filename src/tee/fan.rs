@@ -303,7 +303,7 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
         to: usize,
     ) {
         for i in 0..self.outs.len() {
-            if self.outs[i].alive && which(i, &self.outs[i]) && !self.stopped {
+            if self.outs[i].alive && which(i, &self.outs[i]) {
                 let fd = self.outs[i].fd;
                 if let Err(err) = write_all(fd, &self.buf[from..to], |_| {}) {
                     self.fail(i, err);

@@ -40,11 +40,7 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
         let mut teed = self.pick(|o| alive(o) && o.route == Route::Pipe);
         teed.extend(self.pick(|o| alive(o) && o.route == Route::Splice));
         teed.retain(|&i| Some(i) != mover);
-        let mut limit = ROUND_MAX.min(if self.fill.is_some() {
-            self.held
-        } else {
-            ROUND_MAX
-        });
+        let mut limit = ROUND_MAX.min(self.held);
         for &i in &teed {
             if self.outs[i].route == Route::Splice {
                 let (goal, max) = (self.goal, self.max);
@@ -62,8 +58,6 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
         let Some((&first, others)) = teed.split_first() else {
             return self.single(src, mover, limit);
         };
-        // An output that fails before the input gives anything has not
-        // failed yet: GNU's tee writes only what it read.
         let n = match self.tee_to(first, src, limit) {
             // (tee's own pipe holds bytes: 0 is an output that turned to
             // writes; the round starts again with it among the writers.)
@@ -76,14 +70,10 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
         for &i in others {
             match self.tee_to(i, src, n) {
                 Some(k) if k < n => short.push((i, k)),
-                Some(_) => {}
-                // Failed: the round goes on without it (or stops).
-                None if self.stopped => return Ok(Step::Again),
-                None => {}
+                // All of it; or it failed, and the round goes on without
+                // it (the failure is told at the end of the round).
+                Some(_) | None => {}
             }
-        }
-        if self.stopped {
-            return Ok(Step::Again);
         }
         match mover {
             Some(m) if short.is_empty() => self.move_out(src, m, n)?,

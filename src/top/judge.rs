@@ -234,9 +234,8 @@ pub fn judge(stages: &[StageView], pipes: &[PipeView], cpus: usize) -> Verdict {
         crowded(stages, cpus)
     );
     let mut advice = Vec::new();
-    // GNU cat and a pv that does not splice (pv 1.12 does); pipespeed has
-    // no tee yet.
-    let tool = ["cat", "pv"].contains(&s.name.as_str());
+    // GNU cat and tee, and a pv that does not splice (pv 1.12 does).
+    let tool = ["cat", "pv", "tee"].contains(&s.name.as_str());
     if tool && s.copies {
         advice.push(format!(
             "{0} copies through user space: pipespeed {0} splices (a symlink named {0} is a \
@@ -386,6 +385,23 @@ mod tests {
             v.advice,
             [
                 "pv copies through user space: pipespeed pv splices (a symlink named pv is a drop-in)"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_tee_that_copies_is_sent_to_pipespeed_tee() {
+        let stages = [
+            stage("yes", 0.1, 0.0, 0.9),
+            stage("tee", 1.0, 0.0, 0.0),
+            stage("wc", 0.1, 0.9, 0.0),
+        ];
+        let v = judge(&stages, &pipes(&[1.0, 0.0]), 2);
+        assert_eq!(v.stage.as_deref(), Some("tee"));
+        assert_eq!(
+            v.advice,
+            [
+                "tee copies through user space: pipespeed tee splices (a symlink named tee is a drop-in)"
             ]
         );
     }
