@@ -280,3 +280,15 @@ fn many_files_under_a_low_descriptor_limit_are_all_written() {
     assert_eq!(text(&out.stdout), "0\n", "{}", text(&out.stderr));
     assert_eq!(text(&out.stderr), "");
 }
+
+#[test]
+fn no_descriptor_to_spare_still_copies() {
+    // stdin, stdout, stderr and one file: not a descriptor left for a
+    // pipe of tee's own.
+    let dir = tempfile::tempdir().unwrap();
+    let out = sh(
+        dir.path(),
+        r#"seq 100000 > in; cat in | (ulimit -n 4; exec "$P" tee f) > out; echo $?; cmp in out && cmp in f"#,
+    );
+    assert_eq!(text(&out.stdout), "0\n", "{}", text(&out.stderr));
+}

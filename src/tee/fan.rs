@@ -81,23 +81,24 @@ pub fn fan_out<'a>(
     // copies to one output must be the bytes it then moves to the last,
     // and another process reading the same pipe could take them between
     // the two calls.
-    let fill = match splice_in {
-        true => Some(crate::sys::pipe().map_err(|error| ReadError { error, bytes: 0 })?),
-        false => None,
-    };
+    // A pipe that cannot be made (descriptors spent) leaves read/write.
+    let fill = splice_in
+        .then(|| {
+            let pipe = crate::sys::pipe().ok()?;
+            let size = fcntl_getpipe_size(&pipe.write).ok()?;
+            Some((pipe, size))
+        })
+        .flatten();
     let mut fan = Fan {
         input,
         input_is_pipe,
         outs: outputs.iter().map(|&fd| Out::new(fd, splice_ok)).collect(),
         on_failure,
         options,
-        fill: fill.as_ref().map(|p| (p.read.as_fd(), p.write.as_fd())),
-        fill_size: match &fill {
-            Some(p) => {
-                fcntl_getpipe_size(&p.write).map_err(|error| ReadError { error, bytes: 0 })?
-            }
-            None => 0,
-        },
+        fill: fill
+            .as_ref()
+            .map(|(p, _)| (p.read.as_fd(), p.write.as_fd())),
+        fill_size: fill.as_ref().map_or(0, |&(_, size)| size),
         held: 0,
         filled: false,
         buf: Vec::new(),
@@ -121,7 +122,7 @@ pub fn fan_out<'a>(
             out.route = Route::Write;
         }
     }
-    let mut method = if splice_in && fan.outs.iter().any(|o| o.route != Route::Write) {
+    let mut method = if fan.fill.is_some() && fan.outs.iter().any(|o| o.route != Route::Write) {
         Method::Splice
     } else {
         Method::ReadWrite
