@@ -1,0 +1,23 @@
+//! `bench --zero-copy`: for every path that may move page references
+//! instead of bytes (vmsplice, splice from and into files and sockets,
+//! tee, sendfile, io_uring's splice), whether it does on the running
+//! kernel, and what it buys against a plain read/write copy.
+//!
+//! 2026 kernels are reworking zero-copy (vmsplice as a wrapper of
+//! pwritev2, splice into a pipe copying from the page cache, tee perhaps
+//! a copy): a user of splice needs the answer of this kernel, not of the
+//! documentation. Each check is the vmsplice check's test
+//! ([`check_vmsplice`](crate::bench::core::check_vmsplice)): change the
+//! source after the call and see what the reader gets.
+//!
+//! - `path`: the paths, how each is checked and measured, why it matters;
+//! - `files`, `pipes`: the checks, each taking its call as a closure so
+//!   that tests see the answer of a kernel that copies;
+//! - `scratch`: the unnamed file and the socket pair they move bytes through.
+
+pub(crate) mod files;
+pub(crate) mod path;
+pub(crate) mod pipes;
+pub(crate) mod scratch;
+
+pub use path::Path;
