@@ -13,8 +13,12 @@
 //! - `path`: the paths, how each is checked and measured, why it matters;
 //! - `files`, `pipes`: the checks, each taking its call as a closure so
 //!   that tests see the answer of a kernel that copies;
+//! - `check`: every path's check, weighed by the one it rests on;
+//! - `ends`: one measured run of a path, a writer and a reader thread;
 //! - `scratch`: the unnamed file and the socket pair they move bytes through.
 
+pub(crate) mod check;
+pub(crate) mod ends;
 pub(crate) mod files;
 pub(crate) mod path;
 pub(crate) mod pipes;
