@@ -63,7 +63,7 @@ pub fn run(path: Path, shape: &Shape) -> io::Result<Run> {
         Path::Vmsplice => {
             let p = pipe()?;
             (
-                Writer::Vmsplice(vmsplice_buffer(&p.write, shape.chunk)?, p.write),
+                Writer::Vmsplice(vmsplice_buffer(&p.write, shape.chunk)?),
                 Reader::Read(p.read),
             )
         }
@@ -179,9 +179,9 @@ fn joined(handle: std::thread::ScopedJoinHandle<'_, io::Result<Ended>>) -> io::R
 enum Writer {
     /// `write(2)` of a buffer.
     Write(OwnedFd),
-    /// `vmsplice(2)` of a double buffer (it holds its own duplicate of the
-    /// pipe; the original is kept so the pipe closes when the end does).
-    Vmsplice(DoubleBuffer, OwnedFd),
+    /// `vmsplice(2)` of a double buffer (which holds its own duplicate of
+    /// the pipe's write end, the only one left: the pipe closes with it).
+    Vmsplice(DoubleBuffer),
     /// `splice(2)` of a file into the pipe.
     SpliceFile(File, OwnedFd),
     /// `IORING_OP_SPLICE` of a file into the pipe.
@@ -221,7 +221,7 @@ impl Writer {
             let len = next(left, chunk, file_len - at);
             let n = match &mut self {
                 Writer::Write(p) => rustix::io::write(&*p, &buf[..len])?,
-                Writer::Vmsplice(b, _) => {
+                Writer::Vmsplice(b) => {
                     b.splice_next(len, Wait::Block)?;
                     len
                 }

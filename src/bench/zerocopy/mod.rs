@@ -15,6 +15,9 @@
 //!   that tests see the answer of a kernel that copies;
 //! - `check`: every path's check, weighed by the one it rests on;
 //! - `ends`: one measured run of a path, a writer and a reader thread;
+//! - `run`: [`run_zero_copy`], the checks, then the timed paths as rows of
+//!   the one schedule; `result`: [`ZeroCopyResult`], what `--json` writes;
+//!   `verdict`: its first lines, made from the findings;
 //! - `scratch`: the unnamed file and the socket pair they move bytes through.
 
 pub(crate) mod check;
@@ -22,6 +25,12 @@ pub(crate) mod ends;
 pub(crate) mod files;
 pub(crate) mod path;
 pub(crate) mod pipes;
+pub(crate) mod result;
+pub(crate) mod run;
 pub(crate) mod scratch;
+pub(crate) mod verdict;
 
+pub use check::{check, check_all};
 pub use path::Path;
+pub use result::{PathResult, SCHEMA, ZeroCopyConfig, ZeroCopyResult};
+pub use run::{DEFAULT_BYTES, DEFAULT_CHUNK, NOT_TIMED, default_pipe_size, failed, run_zero_copy};
