@@ -205,6 +205,10 @@ pub struct BenchArgs {
     /// default to those the setting changes.
     #[arg(long, value_name = "SETTING=VALUES")]
     pub scan: Option<Scan>,
+    /// Check which paths (splice, tee, sendfile...) pass page references
+    /// on this kernel; time each against read/write.
+    #[arg(long, conflicts_with_all = ["rungs", "scan", "svg", "html", "profile", "verify"])]
+    pub zero_copy: bool,
 }
 
 /// The layout of `pipespeed cat --help`; the usage and the examples are

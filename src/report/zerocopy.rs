@@ -89,6 +89,7 @@ fn setting(r: &ZeroCopyResult) -> String {
     let c = &r.config;
     let runs = match c.max_runs {
         max if max > c.runs => format!("{}-{max} runs", c.runs),
+        1 => "1 run".to_string(),
         _ => format!("{} runs", c.runs),
     };
     format!(
@@ -138,18 +139,18 @@ fn text(r: &ZeroCopyResult, explain: bool) -> String {
     );
     for (i, line) in r.verdict.iter().enumerate() {
         let label = if i == 0 { "verdict: " } else { "         " };
-        let _ = writeln!(out, "{label}{}", wrap_hanging(line, 100, 9));
+        let _ = writeln!(out, "{}", wrap_hanging(&format!("{label}{line}"), 100, 9));
     }
     let _ = writeln!(
         out,
-        "\n{:<30} {:<14} {:>7} {:>12} {:>10} {:>16}",
+        "\n{:<30} {:<14} {:>7} {:>13} {:>10} {:>16}",
         "path", "moves", "GiB/s", "spread", "CPU s/GiB", "x vs read/write"
     );
     for p in &r.paths {
         let [name, moves, rate, spread, cpu, x] = cells(p);
         let _ = writeln!(
             out,
-            "{name:<30} {moves:<14} {rate:>7} {spread:>12} {cpu:>10} {x:>16}"
+            "{name:<30} {moves:<14} {rate:>7} {spread:>13} {cpu:>10} {x:>16}"
         );
     }
     let mut notes = Vec::new();
@@ -175,8 +176,8 @@ fn text(r: &ZeroCopyResult, explain: bool) -> String {
     notes.extend(r.noise.map(noise_sentence));
     notes.push(
         "moves: what the path's check found (change the source after the call, see what the \
-         other end gets); GiB/s and CPU s/GiB (writer and reader threads, user + system): \
-         medians of the runs; x: the median rate over read/write's. The machine's load moves \
+         other end gets); GiB/s and CPU s/GiB (user + system of both ends, io_uring's \
+         workers included): medians of the runs; x: the median rate over read/write's. The machine's load moves \
          the figures: compare rows of one run."
             .into(),
     );
@@ -194,7 +195,7 @@ fn text(r: &ZeroCopyResult, explain: bool) -> String {
                 wrap_paragraph(
                     &format!(
                         "  found: {}. {why}\n  how: {}.",
-                        found_word(p.found.as_ref()),
+                        found_words(p.found.as_ref()),
                         p.method
                     ),
                     100
@@ -314,15 +315,15 @@ mod tests {
         let row = |name: &str| *lines.iter().find(|l| l.starts_with(name)).unwrap();
         assert_eq!(
             row("read/write"),
-            "read/write                     copies (plain)    1.10  +-23% noisy      1.600            1.00x"
+            "read/write                     copies (plain)    1.10   +-23% noisy      1.600            1.00x"
         );
         assert_eq!(
             row("splice file -> pipe"),
-            "splice file -> pipe            references        4.20  +-12% noisy      0.450            3.82x"
+            "splice file -> pipe            references        4.20   +-12% noisy      0.450            3.82x"
         );
         assert_eq!(
             row("io_uring splice"),
-            "io_uring splice file -> pipe   unknown              -                       -                -"
+            "io_uring splice file -> pipe   unknown              -                        -                -"
         );
         assert!(text.contains(
             "io_uring splice file -> pipe: could not tell: unavailable: io_uring_setup refused"

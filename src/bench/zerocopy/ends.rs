@@ -1,6 +1,11 @@
 //! One measured run of a path: a writer thread and a reader thread, each
 //! pinned where the placement says, moving `bytes` through the path's
-//! calls; what each end spent is its own thread's `getrusage`.
+//! calls. What the run spent is the process's `getrusage` over the run,
+//! not the two threads' own: io_uring runs a splice from a file in a
+//! worker thread of the process (io-wq), which `RUSAGE_THREAD` of the
+//! writer would not count (0.02 CPU s/GiB instead of the kernel's real
+//! work). The process does nothing else meanwhile: its main thread waits
+//! for the two ends.
 //!
 //! Each end owns its descriptors and drops them when it stops, so a
 //! failing end ends the other (end of file, or `EPIPE`: the Rust runtime
@@ -42,9 +47,10 @@ pub struct Shape {
 pub struct Run {
     /// From the first end's start to the last end's finish.
     pub seconds: f64,
-    /// The writer's and the reader's CPU time (user + system).
+    /// The process's CPU time over the run (user + system): the writer's,
+    /// the reader's, and any kernel worker's of the process (io_uring).
     pub cpu_seconds: f64,
-    /// Both ends' usage, for the run's noise.
+    /// The process's usage over the run, for the run's noise.
     pub usage: ResourceUsage,
 }
 
@@ -100,6 +106,7 @@ pub fn run(path: Path, shape: &Shape) -> io::Result<Run> {
     };
     let (writer_cpu, reader_cpu) = shape.placement.cpus();
     let (bytes, chunk) = (shape.bytes, shape.chunk);
+    let before = getrusage(UsageOf::Process)?;
     let (w, r) = std::thread::scope(|s| {
         let w = s.spawn(move || {
             end(writer_cpu, "the writer", || {
@@ -119,7 +126,7 @@ pub fn run(path: Path, shape: &Shape) -> io::Result<Run> {
         (Err(e), Ok(_)) => return Err(e),
         (Ok(w), Ok(r)) => (w, r),
     };
-    let usage = w.usage + r.usage;
+    let usage = getrusage(UsageOf::Process)?.since(&before);
     Ok(Run {
         seconds: (w.end.max(r.end) - w.start.min(r.start)).as_secs_f64(),
         cpu_seconds: (usage.user + usage.system).as_secs_f64(),
@@ -150,23 +157,22 @@ fn vmsplice_buffer(pipe: &OwnedFd, chunk: usize) -> io::Result<DoubleBuffer> {
     )
 }
 
-/// What one end did.
+/// When one end started and finished.
 struct Ended {
     start: Instant,
     end: Instant,
-    usage: ResourceUsage,
 }
 
-/// Runs one end's loop on `cpu`, timing it and taking its thread's usage.
+/// Runs one end's loop on `cpu`, timing it.
 fn end(cpu: Option<usize>, who: &str, work: impl FnOnce() -> io::Result<()>) -> io::Result<Ended> {
     pin(cpu, who)?;
-    let before = getrusage(UsageOf::Thread)?;
     let start = Instant::now();
     work()
         .map_err(|e| io::Error::new(e.kind(), format!("{who}: {}", crate::quote::strerror(&e))))?;
-    let end = Instant::now();
-    let usage = getrusage(UsageOf::Thread)?.since(&before);
-    Ok(Ended { start, end, usage })
+    Ok(Ended {
+        start,
+        end: Instant::now(),
+    })
 }
 
 fn joined(handle: std::thread::ScopedJoinHandle<'_, io::Result<Ended>>) -> io::Result<Ended> {

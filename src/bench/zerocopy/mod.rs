@@ -33,4 +33,4 @@ pub(crate) mod verdict;
 pub use check::{check, check_all};
 pub use path::Path;
 pub use result::{PathResult, SCHEMA, ZeroCopyConfig, ZeroCopyResult};
-pub use run::{DEFAULT_BYTES, DEFAULT_CHUNK, NOT_TIMED, default_pipe_size, failed, run_zero_copy};
+pub use run::{DEFAULT_BYTES, NOT_TIMED, default_pipe_size, failed, run_zero_copy};

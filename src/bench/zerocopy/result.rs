@@ -57,9 +57,10 @@ pub struct PathResult {
     /// the first end's start to the last end's finish), in the order run:
     /// median, range, spread, and for a noisy path the diagnosis.
     pub gib_s: Series,
-    /// Every measured run's CPU seconds per GiB, of the writer's and the
-    /// reader's threads together (user + system, `getrusage
-    /// RUSAGE_THREAD`), in the order run.
+    /// Every measured run's CPU seconds per GiB, user + system, of the
+    /// process over the run (`getrusage RUSAGE_SELF`): the writer's and
+    /// the reader's threads, and io_uring's worker threads, which do a
+    /// splice from a file for the writer; in the order run.
     pub cpu_s_per_gib: Series,
     /// The median rate over read/write's median rate at the same chunk
     /// and pipe size (`null`: either not measured).

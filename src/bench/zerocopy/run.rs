@@ -22,9 +22,6 @@ use crate::units::GIB;
 /// that every path's runs fit in well under a minute.
 pub const DEFAULT_BYTES: u64 = 256 << 20;
 
-/// Bytes per call unless told.
-pub const DEFAULT_CHUNK: usize = 64 << 10;
-
 /// The pipe size asked for unless told: 1 MiB, or `pipe-max-size` if
 /// smaller.
 pub fn default_pipe_size(facts: &SystemFacts) -> usize {
