@@ -40,7 +40,7 @@ pub fn check(path: Path) -> Option<CopyCheck> {
 }
 
 /// Every path's check, in [`Path::ALL`]'s order, each weighed by
-/// [`weigh`].
+/// `weigh` (a splice out of a pipe rests on vmsplice's answer).
 pub fn check_all() -> Vec<(Path, Option<CopyCheck>)> {
     let found: Vec<(Path, Option<CopyCheck>)> =
         Path::ALL.into_iter().map(|p| (p, check(p))).collect();
