@@ -125,6 +125,16 @@ fn cells(p: &PathResult) -> [String; 6] {
     ]
 }
 
+/// `line` after `label`, wrapped to 100 columns, every line of it under
+/// the first's text (the verdict's continuation lines, label or not).
+fn labelled(label: &str, line: &str) -> String {
+    const INDENT: usize = "verdict: ".len();
+    // A stand-in for the label, without spaces (`wrap_hanging` breaks at
+    // spaces), as long as the indent; then the label in its place.
+    let wrapped = wrap_hanging(&format!("{}{line}", "_".repeat(INDENT)), 100, INDENT);
+    format!("{label:<INDENT$}{}", &wrapped[INDENT..])
+}
+
 fn text(r: &ZeroCopyResult, explain: bool) -> String {
     let s = &r.header.system;
     let allowed: Vec<String> = s.cpus_allowed.iter().map(|c| c.to_string()).collect();
@@ -138,8 +148,8 @@ fn text(r: &ZeroCopyResult, explain: bool) -> String {
         setting(r)
     );
     for (i, line) in r.verdict.iter().enumerate() {
-        let label = if i == 0 { "verdict: " } else { "         " };
-        let _ = writeln!(out, "{}", wrap_hanging(&format!("{label}{line}"), 100, 9));
+        let label = if i == 0 { "verdict: " } else { "" };
+        let _ = writeln!(out, "{}", labelled(label, line));
     }
     let _ = writeln!(
         out,
@@ -263,7 +273,11 @@ mod tests {
                 seed: 1,
                 warmup: Warmup::default(),
             },
-            verdict: vec!["on Linux 6.18.0-test: splice file -> pipe moves page references".into()],
+            verdict: vec![
+                "on Linux 6.18.0-test: splice file -> pipe moves page references".into(),
+                "fastest against read/write: splice file -> pipe (3.8x, 3.6x less CPU per GiB)"
+                    .into(),
+            ],
             paths: vec![
                 row(
                     Path::ReadWrite,
@@ -312,6 +326,10 @@ mod tests {
             lines[3],
             "verdict: on Linux 6.18.0-test: splice file -> pipe moves page references"
         );
+        assert_eq!(
+            lines[4],
+            "         fastest against read/write: splice file -> pipe (3.8x, 3.6x less CPU per GiB)"
+        );
         let row = |name: &str| *lines.iter().find(|l| l.starts_with(name)).unwrap();
         assert_eq!(
             row("read/write"),
@@ -336,6 +354,29 @@ mod tests {
     }
 
     #[test]
+    fn a_long_verdict_line_wraps_under_its_text_with_or_without_the_label() {
+        let line = "on Linux 6.18: ".to_string() + &"splice file -> pipe, ".repeat(12);
+        for label in ["verdict: ", ""] {
+            let text = labelled(label, line.trim_end());
+            let lines: Vec<&str> = text.lines().collect();
+            assert!(lines.len() > 2, "{text}");
+            assert!(
+                lines[0].starts_with(&format!("{label:<9}on Linux")),
+                "{text}"
+            );
+            for l in &lines {
+                assert!(l.chars().count() <= 100, "{text}");
+            }
+            for l in &lines[1..] {
+                assert!(
+                    l.starts_with("         ") && !l.starts_with("          "),
+                    "{text}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn explain_says_how_each_path_is_checked_and_why_it_matters() {
         let text = String::from_utf8(Text { explain: true }.export(&result()).unwrap()).unwrap();
         assert!(
@@ -348,6 +389,7 @@ mod tests {
     fn markdown_and_csv_hold_the_same_rows() {
         let md = String::from_utf8(Markdown.export(&result()).unwrap()).unwrap();
         assert!(md.starts_with("- on Linux 6.18.0-test: "), "{md}");
+        assert!(md.contains("\n- fastest against read/write: "), "{md}");
         assert!(
             md.contains("| splice file -> pipe | references | 4.20 | 0.450 | 3.82x |"),
             "{md}"
