@@ -27,9 +27,17 @@ pub enum TeeSource {
 /// first source whose pipe held references (a pipe that holds a copy
 /// has no page left to follow, so tee's answer cannot be told from it).
 pub fn check_tee() -> CopyCheck {
+    first_told([TeeSource::File, TeeSource::Buffer], |source| {
+        check_tee_with(source, |a, b, len| tee(a, b, len, SpliceFlags::empty()))
+    })
+}
+
+/// The first answer of `check` over `sources` that is not unknown, or
+/// unknown with every source's reason.
+fn first_told(sources: [TeeSource; 2], mut check: impl FnMut(TeeSource) -> CopyCheck) -> CopyCheck {
     let mut whys = Vec::new();
-    for source in [TeeSource::File, TeeSource::Buffer] {
-        match check_tee_with(source, |a, b, len| tee(a, b, len, SpliceFlags::empty())) {
+    for source in sources {
+        match check(source) {
             CopyCheck::Unknown { why } => whys.push(why),
             found => return found,
         }
@@ -227,6 +235,21 @@ mod tests {
                 "{source:?}"
             );
         }
+    }
+
+    #[test]
+    fn tee_is_judged_from_the_first_source_that_held_references() {
+        let unknown = |why: &str| CopyCheck::Unknown { why: why.into() };
+        let sources = [TeeSource::File, TeeSource::Buffer];
+        let found = first_told(sources, |s| match s {
+            TeeSource::File => {
+                unknown("splice from a file copied, so the pipe had no page to follow")
+            }
+            TeeSource::Buffer => CopyCheck::Copies,
+        });
+        assert_eq!(found, CopyCheck::Copies);
+        let found = first_told(sources, |s| unknown(&format!("{s:?} copied")));
+        assert_eq!(found, unknown("File copied; Buffer copied"));
     }
 
     #[test]
