@@ -11,8 +11,8 @@ use super::path::Path;
 use super::result::{PathResult, SCHEMA, ZeroCopyConfig, ZeroCopyResult};
 use super::verdict::verdict;
 use crate::bench::core::{
-    Cancel, Ends, Event, Figure, Header, Phase, Placement, Plan, RunError, Sample, Series, Slot,
-    Status, schedule,
+    Cancel, CopyCheck, Ends, Event, Figure, Header, Phase, Placement, Plan, RunError, Sample,
+    Series, Slot, Status, schedule,
 };
 use crate::sys::{NoiseProbe, SystemFacts};
 use crate::units::GIB;
@@ -51,11 +51,11 @@ pub fn run_zero_copy(
         pipe_size: config.pipe_size,
         placement: config.placement,
     };
-    let slots: Vec<Slot> = Path::ALL
+    let slots: Vec<Slot> = found
         .iter()
-        .map(|p| {
+        .map(|(p, found)| {
             let mut slot = Slot::new(p.name());
-            slot.unavailable = (!p.measured()).then(|| NOT_TIMED.to_string());
+            slot.unavailable = unavailable(*p, found.as_ref());
             slot
         })
         .collect();
@@ -121,6 +121,18 @@ pub fn run_zero_copy(
     result
 }
 
+/// Why `path` is not timed here (`None`: it is): the reused buffer never
+/// is, and io_uring's splice not where its check could not run it (io_uring
+/// disabled, or a kernel without `IORING_OP_SPLICE`): that is this
+/// machine's answer, not a failure.
+fn unavailable(path: Path, found: Option<&CopyCheck>) -> Option<String> {
+    match (path, found) {
+        (Path::ReusedBuffer, _) => Some(NOT_TIMED.to_string()),
+        (Path::UringSplice, Some(CopyCheck::Unknown { why })) => Some(why.clone()),
+        _ => None,
+    }
+}
+
 /// Whether a path's row is one that failed (for the exit status).
 pub fn failed(result: &ZeroCopyResult) -> Vec<&str> {
     result
@@ -136,6 +148,28 @@ pub fn failed(result: &ZeroCopyResult) -> Vec<&str> {
 mod tests {
     use super::*;
     use crate::bench::core::Warmup;
+
+    #[test]
+    fn io_uring_unchecked_is_not_timed_and_the_reused_buffer_never() {
+        let off = CopyCheck::Unknown {
+            why: "unavailable: io_uring_setup refused".into(),
+        };
+        assert_eq!(
+            unavailable(Path::UringSplice, Some(&off)).as_deref(),
+            Some("unavailable: io_uring_setup refused")
+        );
+        assert_eq!(
+            unavailable(Path::UringSplice, Some(&CopyCheck::References)),
+            None
+        );
+        assert_eq!(
+            unavailable(Path::ReusedBuffer, None).as_deref(),
+            Some(NOT_TIMED)
+        );
+        // Any other path that could not be checked is still timed, and
+        // says what failed there.
+        assert_eq!(unavailable(Path::FileToPipe, Some(&off)), None);
+    }
 
     #[test]
     fn a_tiny_measurement_has_every_path_checked_and_the_timed_ones_measured() {
