@@ -75,6 +75,7 @@ pub fn weigh(mut found: Vec<(Path, Option<CopyCheck>)>) -> Vec<(Path, Option<Cop
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::zerocopy::kernel_note;
 
     #[test]
     fn a_splice_from_a_pipe_that_holds_a_copy_is_unknown() {
@@ -103,15 +104,13 @@ mod tests {
         assert_eq!(weigh(found.clone()), found);
     }
 
-    /// The kernel this project's CI runs on.
-    const KERNEL: &str = "Linux 6.18 (the project's VM)";
-
     #[test]
     fn vmsplice_passes_references_here() {
         assert_eq!(
             check(Path::Vmsplice),
             Some(CopyCheck::References),
-            "on {KERNEL}"
+            "{}",
+            kernel_note()
         );
     }
 
@@ -122,7 +121,7 @@ mod tests {
             return;
         }
         let found = check(Path::UringSplice);
-        assert_eq!(found, Some(CopyCheck::References), "on {KERNEL}");
+        assert_eq!(found, Some(CopyCheck::References), "{}", kernel_note());
     }
 
     #[test]

@@ -151,9 +151,7 @@ pub(crate) fn splice_into_file(pipe: BorrowedFd<'_>, file: &File, len: usize) ->
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-
-    /// The kernel this project's CI runs on.
-    const KERNEL: &str = "Linux 6.18 (the project's VM)";
+    use crate::bench::zerocopy::kernel_note;
 
     /// A stand-in that copies a file's bytes: pread, then write.
     fn copy_from_file(file: BorrowedFd<'_>, to: BorrowedFd<'_>, len: usize) -> io::Result<usize> {
@@ -165,7 +163,7 @@ mod tests {
     #[test]
     fn splice_from_a_file_passes_page_cache_references_here() {
         let found = check_file_to_pipe_with("splice", splice_file);
-        assert_eq!(found, CopyCheck::References, "on {KERNEL}");
+        assert_eq!(found, CopyCheck::References, "{}", kernel_note());
     }
 
     #[test]
@@ -179,7 +177,7 @@ mod tests {
     #[test]
     fn sendfile_into_a_unix_socket_passes_page_cache_references_here() {
         let found = check_sendfile_with(sendfile_file);
-        assert_eq!(found, CopyCheck::References, "on {KERNEL}");
+        assert_eq!(found, CopyCheck::References, "{}", kernel_note());
     }
 
     #[test]
@@ -190,7 +188,7 @@ mod tests {
     #[test]
     fn splice_into_a_file_copies_here() {
         let found = check_pipe_to_file_with(splice_into_file);
-        assert_eq!(found, CopyCheck::Copies, "on {KERNEL}");
+        assert_eq!(found, CopyCheck::Copies, "{}", kernel_note());
     }
 
     #[test]

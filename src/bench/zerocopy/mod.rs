@@ -34,3 +34,14 @@ pub use check::{check, check_all};
 pub use path::Path;
 pub use result::{PathResult, SCHEMA, ZeroCopyConfig, ZeroCopyResult};
 pub use run::{DEFAULT_BYTES, NOT_TIMED, default_pipe_size, failed, run_zero_copy};
+
+/// For the tests that assert this kernel's answers: which kernel they
+/// were written for, and which one answered otherwise.
+#[cfg(test)]
+fn kernel_note() -> String {
+    format!(
+        "the answer of Linux 6.18, the project's CI kernel; this is Linux {}: a kernel that \
+         changed this path's zero-copy behaviour fails here on purpose (docs/zero-copy.md)",
+        rustix::system::uname().release().to_string_lossy()
+    )
+}

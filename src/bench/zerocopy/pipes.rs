@@ -198,9 +198,7 @@ pub(crate) fn splice_into_socket(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-
-    /// The kernel this project's CI runs on.
-    const KERNEL: &str = "Linux 6.18 (the project's VM)";
+    use crate::bench::zerocopy::kernel_note;
 
     /// A tee that copies: tee into a pipe of its own, read that, write
     /// the bytes into `b` (the first pipe keeps its bytes, as with tee).
@@ -221,9 +219,14 @@ mod tests {
     fn tee_follows_the_page_from_either_source_here() {
         for source in [TeeSource::File, TeeSource::Buffer] {
             let found = check_tee_with(source, |a, b, n| tee(a, b, n, SpliceFlags::empty()));
-            assert_eq!(found, CopyCheck::References, "{source:?} on {KERNEL}");
+            assert_eq!(
+                found,
+                CopyCheck::References,
+                "{source:?}: {}",
+                kernel_note()
+            );
         }
-        assert_eq!(check_tee(), CopyCheck::References, "on {KERNEL}");
+        assert_eq!(check_tee(), CopyCheck::References, "{}", kernel_note());
     }
 
     #[test]
@@ -255,7 +258,7 @@ mod tests {
     #[test]
     fn a_reused_buffer_shows_through_here() {
         let found = check_reused_buffer_with(|fd, buf| vmsplice_checked(fd, buf));
-        assert_eq!(found, CopyCheck::References, "on {KERNEL}");
+        assert_eq!(found, CopyCheck::References, "{}", kernel_note());
     }
 
     #[test]
@@ -267,7 +270,7 @@ mod tests {
     #[test]
     fn splice_into_a_unix_socket_passes_references_here() {
         let found = check_pipe_to_socket_with(splice_into_socket);
-        assert_eq!(found, CopyCheck::References, "on {KERNEL}");
+        assert_eq!(found, CopyCheck::References, "{}", kernel_note());
     }
 
     #[test]
