@@ -240,3 +240,44 @@ fn sigint_stops_it_and_leaves_nothing_in_tmpdir() {
         assert_eq!(doc["header"]["interrupted"], true);
     }
 }
+
+#[test]
+fn csv_and_markdown_hold_a_row_per_run_and_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, md) = (dir.path().join("zc.csv"), dir.path().join("zc.md"));
+    let out = Command::new(EXE)
+        .args(&TINY[..2])
+        .args(&TINY[4..])
+        .arg("--csv")
+        .arg(&csv)
+        .arg("--markdown")
+        .arg(&md)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(
+        lines[0].starts_with("path,found,status,run,gib_s,cpu_s_per_gib,"),
+        "{csv}"
+    );
+    assert!(
+        lines[1].starts_with("read/write,copies (plain),ok,1,"),
+        "{csv}"
+    );
+    // One run of every timed path (io_uring's may be unavailable here).
+    assert!((7..=8).contains(&(lines.len() - 1)), "{csv}");
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(md.starts_with("- on Linux "), "{md}");
+    assert!(
+        md.contains("| path | moves | GiB/s | CPU s/GiB | x vs read/write |"),
+        "{md}"
+    );
+    assert!(md.contains("| splice pipe -> file | copies |"), "{md}");
+    // The table still goes to stdout: no result was asked for there.
+    assert!(
+        text(&out.stdout).contains("verdict: "),
+        "{}",
+        text(&out.stdout)
+    );
+}
