@@ -2,9 +2,10 @@
 //! pinned where the placement says, moving `bytes` through the path's
 //! calls. What the run spent is the process's `getrusage` over the run,
 //! not the two threads' own: io_uring runs a splice from a file in a
-//! worker thread of the process (io-wq), which `RUSAGE_THREAD` of the
-//! writer would not count (0.02 CPU s/GiB instead of the kernel's real
-//! work). The process does nothing else meanwhile: its main thread waits
+//! worker thread of the process (io-wq), which the writer's
+//! `RUSAGE_THREAD` does not count: counted per thread, the io_uring row
+//! showed 0.024 CPU s/GiB in a first trial, less than the reader's copy
+//! alone. The process does nothing else meanwhile: its main thread waits
 //! for the two ends.
 //!
 //! Each end owns its descriptors and drops them when it stops, so a
@@ -13,20 +14,17 @@
 
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::time::Instant;
 
+use super::flow::{Reader, Writer};
 use super::path::Path;
 use super::scratch::{scratch_file, socket_pair};
 use crate::bench::core::{Placement, pin};
 use crate::buf::BufferOptions;
 use crate::double_buffer::{DoubleBuffer, Layout, Reuse};
 use crate::sys::uring::Uring;
-use crate::sys::{
-    PipePair, ResourceUsage, SpliceFlags, UsageOf, fcntl_setpipe_size, getrusage, pipe, sendfile,
-    splice, tee,
-};
-use crate::wait::Wait;
+use crate::sys::{PipePair, ResourceUsage, UsageOf, fcntl_setpipe_size, getrusage, pipe};
 
 /// How a run moves its bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,10 +119,9 @@ pub fn run(path: Path, shape: &Shape) -> io::Result<Run> {
         (joined(w), joined(r))
     });
     let (w, r) = match (w, r) {
-        // The reader's error is the cause when the writer only saw it go.
-        (Err(_), Err(e)) | (Ok(_), Err(e)) => return Err(e),
-        (Err(e), Ok(_)) => return Err(e),
         (Ok(w), Ok(r)) => (w, r),
+        (Err(w), Err(r)) => return Err(cause(w, r)),
+        (Err(e), Ok(_)) | (Ok(_), Err(e)) => return Err(e),
     };
     let usage = getrusage(UsageOf::Process)?.since(&before);
     Ok(Run {
@@ -132,6 +129,16 @@ pub fn run(path: Path, shape: &Shape) -> io::Result<Run> {
         cpu_seconds: (usage.user + usage.system).as_secs_f64(),
         usage,
     })
+}
+
+/// Which of two failed ends' errors says why: the reader's when the writer
+/// only saw it go (`EPIPE`), else the writer's (the reader then only saw
+/// the stream end early).
+fn cause(writer: io::Error, reader: io::Error) -> io::Error {
+    match writer.kind() {
+        io::ErrorKind::BrokenPipe => reader,
+        _ => writer,
+    }
 }
 
 /// A pipe of `size` bytes, or the most the kernel grants (an unprivileged
@@ -181,164 +188,6 @@ fn joined(handle: std::thread::ScopedJoinHandle<'_, io::Result<Ended>>) -> io::R
         .unwrap_or_else(|_| Err(io::Error::other("an end of the run panicked")))
 }
 
-/// The writing end of a path.
-enum Writer {
-    /// `write(2)` of a buffer.
-    Write(OwnedFd),
-    /// `vmsplice(2)` of a double buffer (which holds its own duplicate of
-    /// the pipe's write end, the only one left: the pipe closes with it).
-    Vmsplice(DoubleBuffer),
-    /// `splice(2)` of a file into the pipe.
-    SpliceFile(File, OwnedFd),
-    /// `IORING_OP_SPLICE` of a file into the pipe.
-    UringFile(Uring, File, OwnedFd),
-    /// splice of a file into a first pipe, tee of it into the reader's,
-    /// the first drained into /dev/null.
-    Tee(File, PipePair, OwnedFd, File),
-    /// `sendfile(2)` of a file into a socket.
-    Sendfile(File, OwnedFd),
-    /// vmsplice of a double buffer into a private pipe, spliced into a
-    /// socket.
-    VmspliceSocket(DoubleBuffer, PipePair, OwnedFd),
-}
-
-/// The reading end of a path.
-enum Reader {
-    /// `read(2)` into a buffer.
-    Read(OwnedFd),
-    /// `splice(2)` of the pipe into a file.
-    SpliceFile(OwnedFd, File),
-}
-
-/// The next call's length: at most a chunk, what is left, and what is
-/// left of the file before it wraps.
-fn next(left: u64, chunk: usize, room: u64) -> usize {
-    left.min(chunk as u64).min(room) as usize
-}
-
-impl Writer {
-    fn run(mut self, bytes: u64, chunk: usize, file_len: u64) -> io::Result<()> {
-        let buf = match &self {
-            Writer::Write(_) => vec![b'w'; chunk],
-            _ => Vec::new(),
-        };
-        let (mut left, mut at) = (bytes, 0u64);
-        while left > 0 {
-            let len = next(left, chunk, file_len - at);
-            let n = match &mut self {
-                Writer::Write(p) => rustix::io::write(&*p, &buf[..len])?,
-                Writer::Vmsplice(b) => {
-                    b.splice_next(len, Wait::Block)?;
-                    len
-                }
-                Writer::SpliceFile(f, p) => {
-                    let mut off = at;
-                    splice(&*f, Some(&mut off), &*p, None, len, SpliceFlags::empty())?
-                }
-                Writer::UringFile(ring, f, p) => {
-                    ring.splice_from_file(f.as_fd(), at, p.as_fd(), len)?
-                }
-                Writer::Tee(f, first, to, null) => {
-                    let mut off = at;
-                    let n = splice(
-                        &*f,
-                        Some(&mut off),
-                        &first.write,
-                        None,
-                        len,
-                        SpliceFlags::empty(),
-                    )?;
-                    tee_all(&first.read, to.as_fd(), null, n)?;
-                    n
-                }
-                Writer::Sendfile(f, s) => {
-                    let mut off = at;
-                    sendfile(&*s, &*f, Some(&mut off), len)?
-                }
-                Writer::VmspliceSocket(b, own, s) => {
-                    b.splice_next(len, Wait::Block)?;
-                    move_all(&own.read, s.as_fd(), len)?;
-                    len
-                }
-            };
-            if n == 0 {
-                return Err(io::Error::new(
-                    io::ErrorKind::WriteZero,
-                    "a call moved no bytes",
-                ));
-            }
-            left -= n as u64;
-            at = (at + n as u64) % file_len;
-        }
-        Ok(())
-    }
-}
-
-/// Tees `len` bytes from the pipe `from` into `to`, consuming each part
-/// from `from` into `null` once it is duplicated (tee does not consume,
-/// and always starts at the front of the pipe).
-fn tee_all(from: &OwnedFd, to: BorrowedFd<'_>, null: &File, len: usize) -> io::Result<()> {
-    let mut done = 0;
-    while done < len {
-        let n = tee(from, to, len - done, SpliceFlags::empty())?;
-        if n == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::WriteZero,
-                "tee moved no bytes",
-            ));
-        }
-        move_all(from, null.as_fd(), n)?;
-        done += n;
-    }
-    Ok(())
-}
-
-/// Splices exactly `len` bytes from the pipe `from` into `to`.
-fn move_all(from: &OwnedFd, to: BorrowedFd<'_>, len: usize) -> io::Result<()> {
-    let mut done = 0;
-    while done < len {
-        match splice(from, None, to, None, len - done, SpliceFlags::empty())? {
-            0 => {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the pipe ran dry",
-                ));
-            }
-            n => done += n,
-        }
-    }
-    Ok(())
-}
-
-impl Reader {
-    fn run(self, bytes: u64, chunk: usize, file_len: u64) -> io::Result<()> {
-        let mut buf = match &self {
-            Reader::Read(_) => vec![0u8; chunk],
-            Reader::SpliceFile(..) => Vec::new(),
-        };
-        let (mut left, mut at) = (bytes, 0u64);
-        while left > 0 {
-            let len = next(left, chunk, file_len - at);
-            let n = match &self {
-                Reader::Read(fd) => rustix::io::read(fd, &mut buf[..len])?,
-                Reader::SpliceFile(p, f) => {
-                    let mut off = at;
-                    splice(p, None, f, Some(&mut off), len, SpliceFlags::empty())?
-                }
-            };
-            if n == 0 {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    format!("the stream ended {left} bytes short of {bytes}"),
-                ));
-            }
-            left -= n as u64;
-            at = (at + n as u64) % file_len;
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -365,6 +214,16 @@ mod tests {
             assert!(run.seconds > 0.0, "{path}: {run:?}");
             assert!(run.cpu_seconds >= 0.0, "{path}: {run:?}");
         }
+    }
+
+    #[test]
+    fn the_end_that_failed_first_is_the_one_named() {
+        let epipe = || io::Error::new(io::ErrorKind::BrokenPipe, "the writer: Broken pipe");
+        let short = || io::Error::new(io::ErrorKind::UnexpectedEof, "the reader: ended short");
+        let refused = || io::Error::new(io::ErrorKind::InvalidInput, "the writer: refused");
+        let bad = || io::Error::new(io::ErrorKind::InvalidInput, "the reader: refused");
+        assert_eq!(cause(epipe(), bad()).to_string(), "the reader: refused");
+        assert_eq!(cause(refused(), short()).to_string(), "the writer: refused");
     }
 
     #[test]

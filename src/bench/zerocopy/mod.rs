@@ -15,6 +15,7 @@
 //!   that tests see the answer of a kernel that copies;
 //! - `check`: every path's check, weighed by the one it rests on;
 //! - `ends`: one measured run of a path, a writer and a reader thread;
+//!   `flow`: their loops, the calls of each path;
 //! - `run`: [`run_zero_copy`], the checks, then the timed paths as rows of
 //!   the one schedule; `result`: [`ZeroCopyResult`], what `--json` writes;
 //!   `verdict`: its first lines, made from the findings;
@@ -23,6 +24,7 @@
 pub(crate) mod check;
 pub(crate) mod ends;
 pub(crate) mod files;
+pub(crate) mod flow;
 pub(crate) mod path;
 pub(crate) mod pipes;
 pub(crate) mod result;
