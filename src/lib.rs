@@ -111,7 +111,9 @@
 //!   ([ipc](bench::ipc)), with
 //!   percentiles from HDR histograms ([hist](bench::hist)); a
 //!   [scan](bench::scan) of one setting; per-rung [cost and
-//!   profile](bench::profile).
+//!   profile](bench::profile); which paths (splice, tee, sendfile,
+//!   vmsplice, io_uring) still pass page references on the running
+//!   kernel, and what each buys ([zerocopy](bench::zerocopy)).
 //! - [`report`]: every result as a table, JSON, CSV or Markdown; with
 //!   the `cli` feature, SVG charts of every result (`report::svg`) and a
 //!   self-contained HTML page (`report::html`).

@@ -12,3 +12,4 @@ pub mod reader;
 pub mod scan;
 pub mod worker;
 pub mod writer;
+pub mod zerocopy;

@@ -105,7 +105,7 @@ pub enum PlacementArg {
 /// `pipespeed bench`.
 #[derive(Debug, Args, Default)]
 #[command(
-    after_help = "Exit status: 0 every rung measured, or unable to run on this machine (said in the table); 1 a rung failed (no result file is written when nothing was measured); 2 bad usage or a value outside its range; 3 every rung named with --rungs is unavailable here; 129, 130 or 143 interrupted by SIGHUP, SIGINT, SIGTERM or SIGHUP (the part measured is printed and written, marked interrupted)."
+    after_help = "Exit status: 0 every rung measured, or unable to run on this machine (said in the table); 1 a rung (or a --zero-copy path) failed (no result file is written when nothing was measured); 2 bad usage or a value outside its range; 3 every rung named with --rungs is unavailable here; 129, 130 or 143 interrupted by SIGHUP, SIGINT, SIGTERM or SIGHUP (the part measured is printed and written, marked interrupted)."
 )]
 pub struct BenchArgs {
     /// Rungs to run, comma-separated (default: all).
@@ -208,6 +208,10 @@ pub struct BenchArgs {
     /// default to those the setting changes.
     #[arg(long, value_name = "SETTING=VALUES")]
     pub scan: Option<Scan>,
+    /// Check which paths (splice, tee, sendfile...) pass page references
+    /// on this kernel; time each against read/write.
+    #[arg(long, conflicts_with_all = ["rungs", "scan", "svg", "html", "profile", "verify"])]
+    pub zero_copy: bool,
 }
 
 /// The layout of `pipespeed cat --help`; the usage and the examples are

@@ -12,6 +12,7 @@ use pipespeed::bench::ladder::{
 };
 use pipespeed::bench::latency::PingJob;
 use pipespeed::bench::scan::{ScanParam, ScanPoint, ScanResult};
+use pipespeed::bench::zerocopy::{self, Path, ZeroCopyConfig, run_zero_copy};
 use pipespeed::report::{Csv, Exporter, Html, Json, Markdown, Svg, Text};
 use pipespeed::sys::SystemFacts;
 use pipespeed::sys::process::{catch_interrupts, interrupted};
@@ -24,6 +25,9 @@ use crate::progress;
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
     let placement = placement(&args, &facts)?;
+    if args.zero_copy {
+        return zero_copy(&args, facts, placement);
+    }
     check_buf_size(args.buf_size)?;
     let (min_runs, max_runs) = runs(&args)?;
     let config = LadderConfig {
@@ -145,6 +149,68 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     };
     crate::output::print_table(&text.export(&result)?, outputs(&args))?;
     Ok(exit_status(&ladders, !args.rungs.is_empty()))
+}
+
+/// `bench --zero-copy`: every path's check, then each timed path against
+/// read/write; the ladder's options that apply are reused (`--bytes`,
+/// `--buf-size` as the chunk, `--pipe-size`, the runs, the placement).
+fn zero_copy(
+    args: &BenchArgs,
+    facts: SystemFacts,
+    placement: Placement,
+) -> anyhow::Result<ExitCode> {
+    check_buf_size(args.buf_size)?;
+    let (runs, max_runs) =
+        crate::args::runs((args.runs, args.min_runs, args.max_runs), (3, 5), "path")?;
+    let config = ZeroCopyConfig {
+        bytes: args.bytes.unwrap_or(zerocopy::DEFAULT_BYTES),
+        chunk: args.buf_size,
+        pipe_size: args
+            .pipe_size
+            .unwrap_or_else(|| zerocopy::default_pipe_size(&facts)),
+        placement,
+        runs,
+        max_runs,
+        seed: args.seed.unwrap_or_else(clock_seed),
+        warmup: warmup_rule(args.warmup_runs),
+    };
+    crate::output::check_outputs(outputs(args))?;
+    // SIGINT, SIGTERM or SIGHUP: no run starts, and what was measured is
+    // printed and written, marked interrupted. The scratch files have no
+    // name and the sockets no address: nothing is left to remove.
+    catch_interrupts()?;
+    let timed = Path::ALL.iter().filter(|p| p.measured()).count();
+    let bar = progress::bar(timed * (runs + 1));
+    let result = run_zero_copy(&config, &facts, &Cancel::on_signals(), &mut |event| {
+        progress::show(&bar, event)
+    });
+    bar.finish_and_clear();
+    if result.measured_anything() {
+        write_file(&args.json, || Json.export(&result))?;
+        write_file(&args.csv, || Csv.export(&result))?;
+        write_file(&args.markdown, || Markdown.export(&result))?;
+    } else {
+        say_nothing_written(args);
+    }
+    let text = Text {
+        explain: args.explain,
+    };
+    crate::output::print_table(&text.export(&result)?, outputs(args))?;
+    let runs: usize = result.paths.iter().map(|p| p.gib_s.runs.len()).sum();
+    if let Some(status) = crate::interrupted_status(runs, "run", "the measurement") {
+        return Ok(status);
+    }
+    let failed = zerocopy::failed(&result);
+    if !failed.is_empty() {
+        eprintln!(
+            "pipespeed: {} of {} paths failed: {} (the table says why)",
+            failed.len(),
+            result.paths.len(),
+            failed.join(", ")
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Whether no rung of any ladder measured a single run: then no result

@@ -1,7 +1,7 @@
 //! Writing results out: one [`Exporter`] trait, one unit struct per format
 //! ([`Text`], [`Json`], [`Csv`], [`Markdown`], and `Svg` and `Html`), and
 //! one module per kind of result (`ladder`, `latency`, `contend`,
-//! `scan`, `ipc`) with its table and CSV; the charts are in `svg`, the
+//! `scan`, `ipc`, `zerocopy`) with its table and CSV; the charts are in `svg`, the
 //! ladder's page in `html` (ipc's page, on the same machinery, in
 //! `ipc`). A format a kind of result does not have is not implemented
 //! for it, so asking for it does not compile.
@@ -25,6 +25,7 @@ pub(crate) mod series;
 #[cfg(feature = "cli")]
 pub mod svg;
 pub(crate) mod top;
+pub(crate) mod zerocopy;
 
 pub use read::ReadRun;
 

@@ -1,5 +1,6 @@
 //! The io_uring ends: `IORING_OP_WRITE` and `IORING_OP_READ` on a pipe,
-//! and `IORING_OP_SPLICE` out of one, through the `io-uring` crate.
+//! and `IORING_OP_SPLICE` out of one (or from a file into one, for the
+//! zero-copy check), through the `io-uring` crate.
 //!
 //! Each operation is one submission and one completion, waited for with
 //! one `io_uring_enter(2)`: the io_uring counterpart of one `write(2)` or
@@ -8,7 +9,7 @@
 #![allow(unsafe_code)]
 
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 
 use io_uring::{IoUring, opcode, squeue, types};
 
@@ -156,6 +157,34 @@ impl Uring {
             -1,
             types::Fd(to.as_raw_fd()),
             to_offset.map_or(-1, |o| o as i64),
+            len32(len),
+        )
+        .build();
+        // SAFETY: a splice names no user memory.
+        unsafe { self.run(entry) }
+    }
+
+    /// `IORING_OP_SPLICE` of up to `len` bytes from the file `from`, at
+    /// `from_offset`, into the pipe `to`: the bytes moved (the file's
+    /// position is left alone).
+    pub fn splice_from_file(
+        &mut self,
+        from: BorrowedFd<'_>,
+        from_offset: u64,
+        to: BorrowedFd<'_>,
+        len: usize,
+    ) -> io::Result<usize> {
+        let offset = i64::try_from(from_offset).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("io_uring splice: offset {from_offset} is past what a file holds"),
+            )
+        })?;
+        let entry = opcode::Splice::new(
+            types::Fd(from.as_raw_fd()),
+            offset,
+            types::Fd(to.as_raw_fd()),
+            -1,
             len32(len),
         )
         .build();

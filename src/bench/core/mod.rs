@@ -9,6 +9,7 @@
 //! and never on each other's vocabulary; `docs/architecture.md` has the
 //! checklist for adding one.
 
+pub(crate) mod copies;
 pub(crate) mod harness;
 pub(crate) mod noise;
 pub(crate) mod outcome;
@@ -19,6 +20,7 @@ pub(crate) mod stats;
 pub(crate) mod trust;
 pub(crate) mod worker;
 
+pub use copies::{CopyCheck, check_vmsplice, check_with};
 pub use harness::{
     Event, Figure, Header, Job, MAX_MESSAGE, MAX_RUNS, Mode, Processes, Runner, Threads,
 };

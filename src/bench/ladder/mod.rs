@@ -10,12 +10,13 @@
 //! - `rung`: the rungs, what each changes and why it is faster;
 //! - `verdict`: the answer in a few lines, and the baseline of the
 //!   speed-ups; `conclude` works them out from the figures;
-//! - `copies`: the start-up check that vmsplice moves page references;
+//! - `copies` (in `core`, shared with `zerocopy`): the start-up check
+//!   that vmsplice moves page references;
 //! - `placement`: the baseline in every placement, and the cost of a
 //!   cross-CPU wake-up.
 
 pub(crate) mod conclude;
-pub(crate) mod copies;
+pub(crate) use super::core::copies;
 pub(crate) mod job;
 pub(crate) mod placement;
 pub(crate) mod processes;

@@ -35,9 +35,10 @@ pub enum CopyCheck {
     },
 }
 
-/// The bytes of the buffer when it is put into the pipe, and after.
-const BEFORE: u8 = 0xA5;
-const AFTER: u8 = 0x5A;
+/// The bytes of the source when it is put into the pipe, and after.
+pub(crate) const BEFORE: u8 = 0xA5;
+/// What the source is changed to once the call has returned.
+pub(crate) const AFTER: u8 = 0x5A;
 
 /// Checks this kernel's vmsplice with a buffer made with `options` (the
 /// rung's: huge pages take another path in the kernel): one huge page,
@@ -83,23 +84,42 @@ pub fn check_with(
         Err(e) => return unknown("vmsplice", e),
     };
     buf[..put].fill(AFTER);
-    let mut got = vec![0u8; put];
+    match read_up_to(pipe.read.as_fd(), put) {
+        Ok(got) => classify(&got, put),
+        Err(e) => unknown("read", e),
+    }
+}
+
+/// Reads from `fd` until `len` bytes or the end, whichever comes first.
+pub(crate) fn read_up_to(fd: BorrowedFd<'_>, len: usize) -> io::Result<Vec<u8>> {
+    let mut got = vec![0u8; len];
     let mut done = 0;
-    while done < put {
-        match rustix::io::read(&pipe.read, &mut got[done..]) {
+    while done < len {
+        match rustix::io::read(fd, &mut got[done..]) {
             Ok(0) => break,
             Ok(n) => done += n,
-            Err(e) => return unknown("read", e.into()),
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
         }
     }
-    let got = &got[..done];
+    got.truncate(done);
+    Ok(got)
+}
+
+/// What the reader's `got` says of `put` bytes that were [`BEFORE`] at
+/// the call and [`AFTER`] since: all new, references; all old, a copy;
+/// anything else, nothing sure.
+pub(crate) fn classify(got: &[u8], put: usize) -> CopyCheck {
     if !got.is_empty() && got.iter().all(|&b| b == AFTER) {
         CopyCheck::References
     } else if !got.is_empty() && got.iter().all(|&b| b == BEFORE) {
         CopyCheck::Copies
     } else {
         CopyCheck::Unknown {
-            why: format!("the reader saw {done} of {put} bytes, old and new mixed"),
+            why: format!(
+                "the reader saw {} of {put} bytes, old and new mixed",
+                got.len()
+            ),
         }
     }
 }

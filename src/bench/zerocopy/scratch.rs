@@ -1,0 +1,112 @@
+//! What the checks and runs move bytes through: a file that has no name
+//! (so that nothing is left behind, whatever ends the process) and a
+//! pair of connected unix stream sockets.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rustix::fs::{Mode, OFlags};
+use rustix::net::{AddressFamily, SocketFlags, SocketType, socketpair};
+
+/// A regular file of `len` bytes of `byte`, in `$TMPDIR` (or /tmp), with
+/// no name: `O_TMPFILE` where the filesystem has it, else a file created
+/// and unlinked at once. Its pages are in the page cache once written,
+/// which is what splice and sendfile take from.
+pub fn scratch_file(len: usize, byte: u8) -> io::Result<File> {
+    let dir = std::env::temp_dir();
+    let file = unnamed(&dir).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!(
+                "cannot make a scratch file in {}: {}",
+                dir.display(),
+                crate::quote::strerror(&e)
+            ),
+        )
+    })?;
+    fill(&file, len, byte)?;
+    Ok(file)
+}
+
+/// Writes `len` bytes of `byte` at the start of `file`.
+pub fn fill(file: &File, len: usize, byte: u8) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let chunk = vec![byte; len.clamp(1, 1 << 20)];
+    let mut done = 0;
+    while done < len {
+        let n = chunk.len().min(len - done);
+        file.write_all_at(&chunk[..n], done as u64)
+            .map_err(|e| io::Error::new(e.kind(), format!("cannot write a scratch file: {e}")))?;
+        done += n;
+    }
+    Ok(())
+}
+
+fn unnamed(dir: &std::path::Path) -> io::Result<File> {
+    let flags = OFlags::RDWR | OFlags::CLOEXEC;
+    let mode = Mode::from_raw_mode(0o600);
+    match rustix::fs::open(dir, flags | OFlags::TMPFILE, mode) {
+        Ok(fd) => return Ok(File::from(fd)),
+        // The filesystem has no O_TMPFILE: a name, removed at once.
+        Err(rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::ISDIR) => {}
+        Err(e) => return Err(e.into()),
+    }
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = dir.join(format!(
+        ".pipespeed-zero-copy-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let fd = rustix::fs::open(&name, flags | OFlags::CREATE | OFlags::EXCL, mode)?;
+    rustix::fs::unlink(&name)?;
+    Ok(File::from(fd))
+}
+
+/// Two connected unix stream sockets: what one writes, the other reads.
+pub fn socket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
+    socketpair(
+        AddressFamily::UNIX,
+        SocketType::STREAM,
+        SocketFlags::CLOEXEC,
+        None,
+    )
+    .map_err(|e| {
+        let e = io::Error::from(e);
+        io::Error::new(
+            e.kind(),
+            format!(
+                "cannot make a unix socket pair: {}",
+                crate::quote::strerror(&e)
+            ),
+        )
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::FileExt;
+
+    #[test]
+    fn a_scratch_file_holds_its_bytes_and_has_no_name() {
+        let file = scratch_file(5000, 7).unwrap();
+        let mut got = vec![0u8; 6000];
+        let n = file.read_at(&mut got, 0).unwrap();
+        assert_eq!(n, 5000);
+        assert!(got[..n].iter().all(|&b| b == 7));
+        let st = rustix::fs::fstat(&file).unwrap();
+        assert_eq!(st.st_nlink, 0, "no name is left to remove");
+    }
+
+    #[test]
+    fn a_socket_pair_carries_bytes() {
+        let (a, b) = socket_pair().unwrap();
+        rustix::io::write(&a, b"hi").unwrap();
+        let mut got = [0u8; 2];
+        rustix::io::read(&b, &mut got).unwrap();
+        assert_eq!(&got, b"hi");
+    }
+}

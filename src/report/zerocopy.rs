@@ -1,0 +1,220 @@
+//! `bench --zero-copy`'s table, Markdown and CSV, tested on fixed data.
+//!
+//! The verdict comes first (made from the findings by
+//! `bench::zerocopy::verdict`), then one row per path: what it moves,
+//! its rate, its CPU per GiB and its ratio to read/write; with
+//! `--explain`, how each path is checked and why its answer matters.
+
+use std::fmt::Write as _;
+use std::io;
+
+use super::ladder::{wrap_hanging, wrap_paragraph};
+use super::series::{
+    noise_paragraph, noise_sentence, series_csv, series_csv_header, spread_cell, status_word,
+};
+use super::{Csv, Exporter, Markdown, Text};
+use crate::bench::core::{CopyCheck, Status};
+use crate::bench::zerocopy::{PathResult, ZeroCopyResult};
+use crate::units::Size;
+
+impl Exporter<ZeroCopyResult> for Text {
+    fn export(&self, result: &ZeroCopyResult) -> io::Result<Vec<u8>> {
+        Ok(super::marked(result.header.interrupted, text(result, self.explain)).into_bytes())
+    }
+}
+
+/// The verdict and the table as GitHub-flavoured Markdown.
+impl Exporter<ZeroCopyResult> for Markdown {
+    fn export(&self, result: &ZeroCopyResult) -> io::Result<Vec<u8>> {
+        let mut out = String::new();
+        for line in &result.verdict {
+            let _ = writeln!(out, "- {line}");
+        }
+        let _ = writeln!(out, "\n{}\n", setting(result));
+        out += "| path | moves | GiB/s | CPU s/GiB | x vs read/write |\n";
+        out += "| --- | --- | ---: | ---: | ---: |\n";
+        for p in &result.paths {
+            let [name, moves, rate, _, cpu, x] = cells(p);
+            let _ = writeln!(out, "| {name} | {moves} | {rate} | {cpu} | {x} |");
+        }
+        Ok(super::marked(result.header.interrupted, out).into_bytes())
+    }
+}
+
+/// One row per measured run of every path.
+impl Exporter<ZeroCopyResult> for Csv {
+    fn export(&self, result: &ZeroCopyResult) -> io::Result<Vec<u8>> {
+        let mut out = format!(
+            "path,found,status,run,gib_s,cpu_s_per_gib,{}\n",
+            series_csv_header("gib_s")
+        );
+        for p in &result.paths {
+            let runs = p.gib_s.runs.iter().zip(&p.cpu_s_per_gib.runs);
+            for (i, (rate, cpu)) in runs.enumerate() {
+                let _ = writeln!(
+                    out,
+                    "{},{},{},{},{rate},{cpu},{}",
+                    p.name,
+                    found_word(p.found.as_ref()),
+                    status_word(p.status),
+                    i + 1,
+                    series_csv(&p.gib_s).join(",")
+                );
+            }
+        }
+        Ok(out.into_bytes())
+    }
+}
+
+/// What a check found, in a word.
+fn found_word(found: Option<&CopyCheck>) -> &'static str {
+    match found {
+        None => "copies (plain)",
+        Some(CopyCheck::References) => "references",
+        Some(CopyCheck::Copies) => "copies",
+        Some(CopyCheck::Unknown { .. }) => "unknown",
+    }
+}
+
+/// What a check found, with why it could not tell.
+fn found_words(found: Option<&CopyCheck>) -> String {
+    match found {
+        Some(CopyCheck::Unknown { why }) => format!("unknown ({why})"),
+        found => found_word(found).to_string(),
+    }
+}
+
+/// How the runs were made, in a line.
+fn setting(r: &ZeroCopyResult) -> String {
+    let c = &r.config;
+    let runs = match c.max_runs {
+        max if max > c.runs => format!("{}-{max} runs", c.runs),
+        1 => "1 run".to_string(),
+        _ => format!("{} runs", c.runs),
+    };
+    format!(
+        "{} a run in {} calls, pipes of {} (vmsplice rows: one call), {}; {runs} a path",
+        Size(c.bytes),
+        Size(c.chunk as u64),
+        Size(c.pipe_size as u64),
+        c.placement
+    )
+}
+
+/// A row's cells: path, moves, GiB/s, its spread, CPU s/GiB, ratio.
+fn cells(p: &PathResult) -> [String; 6] {
+    let num =
+        |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
+    let (rate, spread, cpu, x) = match p.status {
+        Status::Ok => (
+            num(p.gib_s.median, 2),
+            spread_cell(&p.gib_s),
+            num(p.cpu_s_per_gib.median, 3),
+            p.vs_read_write.map_or("-".into(), |x| format!("{x:.2}x")),
+        ),
+        Status::Unavailable => ("-".into(), String::new(), "-".into(), "-".into()),
+        Status::Failed => ("failed".into(), String::new(), "-".into(), "-".into()),
+    };
+    [
+        p.name.clone(),
+        found_word(p.found.as_ref()).to_string(),
+        rate,
+        spread,
+        cpu,
+        x,
+    ]
+}
+
+/// `line` after `label`, wrapped to 100 columns, every line of it under
+/// the first's text (the verdict's continuation lines, label or not).
+fn labelled(label: &str, line: &str) -> String {
+    const INDENT: usize = "verdict: ".len();
+    // A stand-in for the label, without spaces (`wrap_hanging` breaks at
+    // spaces), as long as the indent; then the label in its place.
+    let wrapped = wrap_hanging(&format!("{}{line}", "_".repeat(INDENT)), 100, INDENT);
+    format!("{label:<INDENT$}{}", &wrapped[INDENT..])
+}
+
+fn text(r: &ZeroCopyResult, explain: bool) -> String {
+    let s = &r.header.system;
+    let allowed: Vec<String> = s.cpus_allowed.iter().map(|c| c.to_string()).collect();
+    let mut out = format!(
+        "pipespeed {} bench --zero-copy: Linux {} on {} ({} CPUs online, allowed {})\n{}\n\n",
+        r.header.pipespeed_version,
+        s.kernel,
+        s.cpu_model,
+        s.cpus_online,
+        allowed.join(","),
+        setting(r)
+    );
+    for (i, line) in r.verdict.iter().enumerate() {
+        let label = if i == 0 { "verdict: " } else { "" };
+        let _ = writeln!(out, "{}", labelled(label, line));
+    }
+    let _ = writeln!(
+        out,
+        "\n{:<30} {:<14} {:>7} {:>13} {:>10} {:>16}",
+        "path", "moves", "GiB/s", "spread", "CPU s/GiB", "x vs read/write"
+    );
+    for p in &r.paths {
+        let [name, moves, rate, spread, cpu, x] = cells(p);
+        let _ = writeln!(
+            out,
+            "{name:<30} {moves:<14} {rate:>7} {spread:>13} {cpu:>10} {x:>16}"
+        );
+    }
+    let mut notes = Vec::new();
+    for p in &r.paths {
+        if let Some(CopyCheck::Unknown { why }) = &p.found {
+            notes.push(format!("{}: could not tell: {why}", p.name));
+        }
+        let said = |why: &str| match &p.found {
+            Some(CopyCheck::Unknown { why: told }) => told.contains(why),
+            _ => false,
+        };
+        match (p.status, &p.reason) {
+            (Status::Failed, Some(why)) => notes.push(format!("{}: failed: {why}", p.name)),
+            (Status::Unavailable, Some(why)) if !said(why) => {
+                notes.push(format!("{}: {why}", p.name))
+            }
+            _ => {}
+        }
+    }
+    let rows: Vec<(String, &crate::bench::core::Series)> =
+        r.paths.iter().map(|p| (p.name.clone(), &p.gib_s)).collect();
+    notes.extend(noise_paragraph(&rows));
+    notes.extend(r.noise.map(noise_sentence));
+    notes.push(
+        "moves: what the path's check found (change the source after the call, see what the \
+         other end gets); GiB/s and CPU s/GiB (user + system of both ends, io_uring's \
+         workers included): medians of the runs; x: the median rate over read/write's. The machine's load moves \
+         the figures: compare rows of one run."
+            .into(),
+    );
+    out.push('\n');
+    for note in notes {
+        let _ = writeln!(out, "{}", wrap_paragraph(&note, 100));
+    }
+    if explain {
+        for p in &r.paths {
+            let why = p.path.why();
+            let _ = writeln!(
+                out,
+                "\n{}\n{}",
+                p.name,
+                wrap_paragraph(
+                    &format!(
+                        "  found: {}. {why}\n  how: {}.",
+                        found_words(p.found.as_ref()),
+                        p.method
+                    ),
+                    100
+                )
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
