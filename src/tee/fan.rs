@@ -22,6 +22,10 @@ pub(super) const CHUNK: usize = 128 * 1024;
 /// last, takes the round straight from tee's own pipe).
 pub(super) const OWN_PIPES: usize = 4;
 
+/// The least a round holds for its copies into files to run side by side
+/// (a thread costs tens of microseconds; copying 256 KiB, about as many).
+pub(super) const PARALLEL_MIN: usize = 256 * 1024;
+
 /// The most one round takes: what a round read into memory (a short
 /// `tee`) may need, whatever `pipe-max-size` allows.
 pub(super) const ROUND_MAX: usize = 4 * 1024 * 1024;
@@ -102,7 +106,7 @@ pub fn fan_out<'a>(
         held: 0,
         filled: false,
         buf: Vec::new(),
-        scratch: vec![0; CHUNK],
+        parallel: crate::sys::available_cpus().is_ok_and(|cpus| cpus.len() > 1),
         bytes: 0,
         goal: 0,
         max: 0,
@@ -185,9 +189,9 @@ pub(super) struct Fan<'a, F> {
     pub(super) filled: bool,
     /// A round's bytes, when they are read into memory.
     pub(super) buf: Vec<u8>,
-    /// What an output's own pipe is copied through, once it refuses
-    /// splice.
-    pub(super) scratch: Vec<u8>,
+    /// Whether more than one CPU may run this process: a round's copies
+    /// into files then run side by side.
+    pub(super) parallel: bool,
     /// Bytes taken from the input.
     pub(super) bytes: u64,
     /// What the pipes should hold (0: as made), and `pipe-max-size` (0:

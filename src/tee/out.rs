@@ -10,6 +10,10 @@ use crate::sys::socket::keeps_records;
 use crate::sys::{FdKind, PipePair, SpliceFlags, fcntl_getpipe_size, fd_info, splice, tee};
 use crate::wait::{Direction, wait_ready, write_all};
 
+/// Bytes copied at a time from an output's own pipe once it refuses
+/// splice.
+const SCRATCH: usize = 128 * 1024;
+
 /// How an output gets its bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Route {
@@ -35,6 +39,8 @@ pub(super) struct Out<'a> {
     /// What its own pipe holds, in bytes; its capacity.
     pub pending: usize,
     pub mid_size: usize,
+    /// What its own pipe is copied through, once it refuses splice.
+    scratch: Vec<u8>,
 }
 
 impl<'a> Out<'a> {
@@ -64,6 +70,7 @@ impl<'a> Out<'a> {
             mid: None,
             pending: 0,
             mid_size: 0,
+            scratch: Vec::new(),
         }
     }
 
@@ -90,13 +97,17 @@ impl<'a> Out<'a> {
     }
 
     /// Writes all its own pipe holds into it: by `splice(2)`, or, once
-    /// that is refused, by `read(2)` into `buf` and `write(2)`.
-    pub fn drain(&mut self, buf: &mut [u8]) -> io::Result<()> {
+    /// that is refused, by `read(2)` into memory and `write(2)`.
+    pub fn drain(&mut self) -> io::Result<()> {
         let Some(mid) = &self.mid else {
             return Ok(());
         };
         while self.pending > 0 {
             if self.route == Route::Write {
+                let buf = &mut self.scratch;
+                if buf.is_empty() {
+                    buf.resize(SCRATCH, 0);
+                }
                 let len = self.pending.min(buf.len());
                 let n = read_exact(mid.read.as_fd(), &mut buf[..len])?;
                 write_all(self.fd, &buf[..n], |_| {})?;
@@ -169,4 +180,21 @@ pub(super) fn read_exact(from: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usi
         }
     }
     Ok(done)
+}
+
+/// Splices all of `n` bytes from the pipe `from` (known to hold them)
+/// into `to`; on a failure, the error and the bytes left.
+pub(super) fn splice_all(
+    from: BorrowedFd<'_>,
+    to: BorrowedFd<'_>,
+    n: usize,
+) -> Result<(), (io::Error, usize)> {
+    let mut left = n;
+    while left > 0 {
+        match splice_once(from, to, left) {
+            Ok(k) => left -= k,
+            Err(err) => return Err((err, left)),
+        }
+    }
+    Ok(())
 }

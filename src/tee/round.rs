@@ -4,8 +4,8 @@
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 
-use super::fan::{CHUNK, Fan, ROUND_MAX, Step};
-use super::out::{Out, Route, read_exact, refuses_splice, splice_once, tee_once};
+use super::fan::{CHUNK, Fan, PARALLEL_MIN, ROUND_MAX, Step};
+use super::out::{Out, Route, read_exact, refuses_splice, splice_all, tee_once};
 use super::{OnFailure, OutputIndex};
 use crate::copy::SHOWN_LARGE;
 use crate::sys::{SpliceFlags, splice};
@@ -76,7 +76,7 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
             }
         }
         match mover {
-            Some(m) if short.is_empty() => self.move_out(src, m, n)?,
+            Some(m) if short.is_empty() => self.move_and_drain(src, m, n, &teed)?,
             _ => {
                 self.short_rounds += u64::from(!short.is_empty());
                 read_exact(src, self.buf(n))?;
@@ -87,22 +87,16 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
                 for (i, k) in short {
                     // What its own pipe holds first, then the rest.
                     if self.outs[i].alive
-                        && let Err(err) = self.outs[i].drain(&mut self.scratch)
+                        && let Err(err) = self.outs[i].drain()
                     {
                         self.fail(i, err);
                     }
                     self.write_out_one(i, k, n);
                 }
+                self.drain(&teed);
             }
         }
         self.took(n);
-        for &i in &teed {
-            if self.outs[i].alive
-                && let Err(err) = self.outs[i].drain(&mut self.scratch)
-            {
-                self.fail(i, err);
-            }
-        }
         Ok(Step::Again)
     }
 
@@ -207,25 +201,77 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
         }
     }
 
-    /// Splices the round's `n` bytes out of the input into output `m`;
-    /// what it does not take (it failed) is read and dropped, as every
-    /// other output has it.
-    pub(super) fn move_out(&mut self, src: BorrowedFd<'_>, m: usize, n: usize) -> io::Result<()> {
-        let mut left = n;
-        while left > 0 {
-            match splice_once(src, self.outs[m].fd, left) {
-                Ok(k) => left -= k,
-                Err(err) if refuses_splice(&err) => {
-                    self.outs[m].route = Route::Write;
-                    read_exact(src, self.buf(left))?;
-                    self.write_out_one(m, 0, left);
-                    left = 0;
+    /// Empties the own pipes of the outputs among `which` into them.
+    fn drain(&mut self, which: &[usize]) {
+        for &i in which {
+            if self.outs[i].alive
+                && let Err(err) = self.outs[i].drain()
+            {
+                self.fail(i, err);
+            }
+        }
+    }
+
+    /// Splices the round's `n` bytes out of the input into output `m`,
+    /// and empties the own pipes of the outputs among `teed` into them:
+    /// side by side when two or more of these are copies (files) and
+    /// more than one CPU may run them, each output in a thread of its
+    /// own. What `m` does not take (it failed) is read and dropped, as
+    /// every other output has it; what it refuses to take by splice is
+    /// written.
+    fn move_and_drain(
+        &mut self,
+        src: BorrowedFd<'_>,
+        m: usize,
+        n: usize,
+        teed: &[usize],
+    ) -> io::Result<()> {
+        let to = self.outs[m].fd;
+        let draining: Vec<usize> = teed
+            .iter()
+            .copied()
+            .filter(|&i| self.outs[i].alive && self.outs[i].pending > 0)
+            .collect();
+        let copies = draining.len() + usize::from(self.outs[m].route == Route::Splice);
+        let moved = if self.parallel && copies >= 2 && n >= PARALLEL_MIN {
+            let mut drained = Vec::new();
+            let moved = std::thread::scope(|scope| {
+                let threads: Vec<_> = self
+                    .outs
+                    .iter_mut()
+                    .enumerate()
+                    .filter(|(i, _)| draining.contains(i))
+                    .map(|(i, out)| (i, scope.spawn(move || out.drain())))
+                    .collect();
+                let moved = splice_all(src, to, n);
+                for (i, thread) in threads {
+                    // (A thread that panicked fails its output rather
+                    // than leave it half written without a word.)
+                    let result = thread
+                        .join()
+                        .unwrap_or_else(|_| Err(io::Error::other("a thread of tee panicked")));
+                    drained.push((i, result));
                 }
-                Err(err) => {
-                    self.fail(m, err);
-                    read_exact(src, self.buf(left))?;
-                    left = 0;
+                moved
+            });
+            for (i, result) in drained {
+                if let Err(err) = result {
+                    self.fail(i, err);
                 }
+            }
+            moved
+        } else {
+            let moved = splice_all(src, to, n);
+            self.drain(&draining);
+            moved
+        };
+        if let Err((err, left)) = moved {
+            read_exact(src, self.buf(left))?;
+            if refuses_splice(&err) {
+                self.outs[m].route = Route::Write;
+                self.write_out_one(m, 0, left);
+            } else {
+                self.fail(m, err);
             }
         }
         Ok(())

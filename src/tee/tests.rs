@@ -49,7 +49,9 @@ fn no_failure(i: OutputIndex, err: io::Error) -> OnFailure {
 
 #[test]
 fn pipes_and_files_get_every_byte() {
-    let bytes = data(200_000);
+    // Rounds of up to 1 MiB: with two CPUs, the two files are written
+    // side by side.
+    let bytes = data(3 << 20);
     // Fed by a thread, so the rounds take what comes.
     let input = pipe().unwrap();
     let feed = bytes.clone();
@@ -70,7 +72,7 @@ fn pipes_and_files_get_every_byte() {
     .unwrap();
     writer.join().unwrap();
     drop((a, b));
-    assert_eq!((teed.bytes, teed.ended), (200_000, Ended::Input));
+    assert_eq!((teed.bytes, teed.ended), (3 << 20, Ended::Input));
     assert_eq!(teed.method, Method::Splice);
     assert!(ra.join().unwrap() == bytes && rb.join().unwrap() == bytes);
     assert!(contents(&f) == bytes && contents(&g) == bytes);
