@@ -12,7 +12,7 @@ use super::{Ended, Method, OnFailure, OutputIndex, ReadError, TeeOptions, Teed};
 use crate::copy::{SMALL_FILE, bytes_ahead, grow_pipe};
 use crate::sys::socket::keeps_records;
 use crate::sys::{FdKind, SpliceFlags, fcntl_getpipe_size, fd_info, splice};
-use crate::wait::{Direction, wait_ready, write_all};
+use crate::wait::{Direction, wait_ready};
 
 /// Bytes read at a time when reading into memory (GNU tee reads 8 KiB at
 /// a time; larger reads take what is there as well, in fewer calls).
@@ -308,11 +308,11 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
         to: usize,
     ) {
         for i in 0..self.outs.len() {
-            if self.outs[i].alive && which(i, &self.outs[i]) {
-                let fd = self.outs[i].fd;
-                if let Err(err) = write_all(fd, &self.buf[from..to], |_| {}) {
-                    self.fail(i, err);
-                }
+            if self.outs[i].alive
+                && which(i, &self.outs[i])
+                && let Err(err) = self.outs[i].write(&self.buf[from..to])
+            {
+                self.fail(i, err);
             }
         }
     }

@@ -6,6 +6,7 @@ use std::os::fd::{AsFd, BorrowedFd};
 
 use rustix::io::Errno;
 
+use crate::copy::RecordWriter;
 use crate::sys::socket::keeps_records;
 use crate::sys::{FdKind, PipePair, SpliceFlags, fcntl_getpipe_size, fd_info, splice, tee};
 use crate::wait::{Direction, wait_ready, write_all};
@@ -41,12 +42,15 @@ pub(super) struct Out<'a> {
     pub mid_size: usize,
     /// What its own pipe is copied through, once it refuses splice.
     scratch: Vec<u8>,
+    /// For a socket that keeps records: writes in records it takes.
+    records: Option<RecordWriter>,
 }
 
 impl<'a> Out<'a> {
     /// The output `fd`, routed by what it is.
     pub fn new(fd: BorrowedFd<'a>, splice_ok: bool) -> Out<'a> {
         let info = fd_info(fd);
+        let records = keeps_records(fd).then(RecordWriter::default);
         let is_pipe = info.as_ref().is_ok_and(|info| info.kind == FdKind::Pipe);
         let route = match info {
             _ if !splice_ok => Route::Write,
@@ -71,6 +75,7 @@ impl<'a> Out<'a> {
             pending: 0,
             mid_size: 0,
             scratch: Vec::new(),
+            records,
         }
     }
 
@@ -87,6 +92,15 @@ impl<'a> Out<'a> {
             }
         };
         Ok(self.mid.insert(pair))
+    }
+
+    /// Writes all of `buf` into it (in records it takes, for a socket
+    /// that keeps them).
+    pub fn write(&mut self, buf: &[u8]) -> io::Result<()> {
+        match &mut self.records {
+            Some(records) => records.write_all(self.fd, buf, |_| {}),
+            None => write_all(self.fd, buf, |_| {}),
+        }
     }
 
     /// Forgets what it holds (it failed).

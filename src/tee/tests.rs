@@ -292,3 +292,39 @@ fn shared_input_once() {
     assert_eq!(a.len(), b.len());
     assert!(a == b, "the two outputs differ");
 }
+
+#[test]
+fn a_socket_that_keeps_records_gets_records_it_takes() {
+    use rustix::net::{AddressFamily, SocketFlags, SocketType, socketpair};
+    let bytes = data(1 << 20);
+    let input = input_pipe(&bytes);
+    let (ours, peer) = socketpair(
+        AddressFamily::UNIX,
+        SocketType::SEQPACKET,
+        SocketFlags::CLOEXEC,
+        None,
+    )
+    .unwrap();
+    let reader = thread::spawn(move || {
+        let mut got = Vec::new();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = rustix::io::read(&peer, &mut buf).unwrap();
+            if n == 0 {
+                break got;
+            }
+            got.extend_from_slice(&buf[..n]);
+        }
+    });
+    let f = tempfile::tempfile().unwrap();
+    fan_out(
+        input.as_fd(),
+        &[f.as_fd(), ours.as_fd()],
+        TeeOptions::default(),
+        no_failure,
+    )
+    .unwrap();
+    drop(ours);
+    assert!(reader.join().unwrap() == bytes);
+    assert!(contents(&f) == bytes);
+}
