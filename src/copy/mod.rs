@@ -257,7 +257,7 @@ fn same_error(err: &io::Error) -> io::Error {
 
 /// The errors that mean "this mechanism does not work for these two
 /// descriptors", when they come on the first call.
-fn is_refusal(err: &io::Error) -> bool {
+pub(crate) fn is_refusal(err: &io::Error) -> bool {
     use rustix::io::Errno;
     [
         Errno::INVAL,

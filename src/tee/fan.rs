@@ -348,7 +348,8 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
                 wait_ready(self.input, Direction::In)?;
                 Ok(Err(Step::Again))
             }
-            Err(err) if !self.filled && input_refuses(&err) => Ok(Err(Step::ReadWrite)),
+            // (A refusal, as the copy engine takes it, rather than a read error.)
+            Err(err) if !self.filled && crate::copy::is_refusal(&err) => Ok(Err(Step::ReadWrite)),
             Err(err) => Err(err),
         }
     }
@@ -375,19 +376,4 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
             }
         }
     }
-}
-
-/// Whether `err`, from the first splice out of the input, means "not
-/// this way" (as the copy engine takes it) rather than a read error.
-fn input_refuses(err: &io::Error) -> bool {
-    [
-        Errno::INVAL,
-        Errno::NOSYS,
-        Errno::XDEV,
-        Errno::OPNOTSUPP,
-        Errno::BADF,
-        Errno::PERM,
-    ]
-    .iter()
-    .any(|e| err.raw_os_error() == Some(e.raw_os_error()))
 }

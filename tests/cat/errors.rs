@@ -4,30 +4,11 @@
 
 use super::*;
 
-/// strace, if it is installed and may trace here; else `None`, said on
-/// stderr.
-fn strace() -> Option<&'static str> {
-    static WORKS: OnceLock<bool> = OnceLock::new();
-    let works = *WORKS.get_or_init(|| {
-        Command::new("strace")
-            .args(["-f", "-o", "/dev/null", "true"])
-            .status()
-            .is_ok_and(|status| status.success())
-    });
-    if !works {
-        common::skip(
-            "strace",
-            "fault injection needs strace, which is missing or may not trace here",
-        );
-    }
-    works.then_some("strace")
-}
-
 /// `pipespeed cat ARGS` under strace with `inject` (strace's `-e inject=`
 /// value), its output read by a pipe until it ends or `cap` bytes came.
 /// Returns the bytes read, cat's stderr and status.
 fn injected(inject: &str, args: &[&str], cap: usize) -> Option<(usize, String, ExitStatus)> {
-    let strace = strace()?;
+    let strace = common::strace()?;
     let mut child = Command::new(strace)
         .args(["-f", "-o", "/dev/null", "-e", &format!("inject={inject}")])
         .arg(EXE)
@@ -85,7 +66,9 @@ fn an_output_splice_failing_after_bytes_moved_is_a_write_error() {
 
 #[test]
 fn file_to_file_asks_copy_file_range_for_as_much_as_the_kernel_takes() {
-    let Some(strace) = strace() else { return };
+    let Some(strace) = common::strace() else {
+        return;
+    };
     let dir = Dir::new();
     let input = dir.write("in", vec![7u8; 256 << 10]);
     let log = dir.path().join("log");

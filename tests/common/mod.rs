@@ -107,3 +107,22 @@ pub fn skip(what: &str, why: &str) {
     );
     let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
 }
+
+/// strace, if it is installed and may trace here (fault injection); else
+/// `None`, said as a skip.
+pub fn strace() -> Option<&'static str> {
+    static WORKS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let works = *WORKS.get_or_init(|| {
+        Command::new("strace")
+            .args(["-f", "-o", "/dev/null", "true"])
+            .status()
+            .is_ok_and(|status| status.success())
+    });
+    if !works {
+        skip(
+            "strace",
+            "fault injection needs strace, which is missing or may not trace here",
+        );
+    }
+    works.then_some("strace")
+}

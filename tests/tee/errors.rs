@@ -2,7 +2,6 @@
 //! system calls made to fail by strace's fault injection: the failing
 //! output is said (or not, as GNU says it), the others get every byte.
 
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use super::*;
@@ -133,29 +132,10 @@ fn ignore_interrupts_ignores_sigint() {
     }
 }
 
-/// strace, if it is installed and may trace here; else `None`, said on
-/// stderr.
-fn strace() -> Option<&'static str> {
-    static WORKS: OnceLock<bool> = OnceLock::new();
-    let works = *WORKS.get_or_init(|| {
-        Command::new("strace")
-            .args(["-f", "-o", "/dev/null", "true"])
-            .status()
-            .is_ok_and(|status| status.success())
-    });
-    if !works {
-        common::skip(
-            "strace",
-            "fault injection needs strace, which is missing or may not trace here",
-        );
-    }
-    works.then_some("strace")
-}
-
 /// `cat in | strace -e inject=INJECT pipespeed tee FILES > out` in `dir`:
 /// tee's status and stderr.
 fn injected(dir: &Path, inject: &str, files: &str, input: &str) -> Option<(i32, String)> {
-    let strace = strace()?;
+    let strace = common::strace()?;
     let out = sh(
         dir,
         &format!(
@@ -175,7 +155,7 @@ fn a_failing_call_is_charged_to_the_output_it_wrote_to() {
     // Into a pipe: stdout gets its copies by tee(2) (the file by splice
     // from the input pipe).
     let pipe_out = |files: &str, inject: &str| {
-        let strace = strace()?;
+        let strace = common::strace()?;
         let out = sh(
             dir.path(),
             &format!(
