@@ -18,13 +18,16 @@ def parse_size(text):
     return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
 
 
-def data_args(doc):
+def data_args(doc, more=None):
     """The options of the scripts that read the cached data files: --runs,
-    --size (the big file) and --text-size, sizes parsed."""
+    --size (the big file) and --text-size, sizes parsed; `more(parser)`
+    adds a script's own."""
     p = argparse.ArgumentParser(description=doc.splitlines()[0])
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--size", default="4G")
     p.add_argument("--text-size", default="512M")
+    if more:
+        more(p)
     args = p.parse_args()
     args.size, args.text_size = parse_size(args.size), parse_size(args.text_size)
     return args
@@ -109,6 +112,18 @@ def alternate(runs, tools, measure):
 
 def medians(samples):
     return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def pair_ratios(samples, a, b):
+    """a's figure over b's, run by run: each pair ran back to back, so a
+    load that came and went touches both of a pair."""
+    return [x / y for x, y in zip(samples[a], samples[b])]
+
+
+def load():
+    """The 1-minute load average, to print beside a figure: another
+    build on the machine shows here."""
+    return open("/proc/loadavg").read().split()[0]
 
 
 def print_samples(case, samples):
