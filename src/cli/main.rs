@@ -54,14 +54,20 @@ fn main() -> ExitCode {
     // Called `cat` or `pv` (a symlink), the binary is `pipespeed cat` or
     // `pipespeed pv`.
     let cat = cat::Invocation::detect(&mut argv);
+    if let Some(cat) = cat {
+        // cat's options alone: see `cat::parse`.
+        return match cat::parse(&argv) {
+            Ok(args) => cat::run(&cat, args),
+            Err(err) => cat.clap_error(err, &argv),
+        };
+    }
     let pv = pv::Invocation::detect(&mut argv);
     let cli = match parse(&argv) {
         Ok(cli) => cli,
         Err(err) => {
-            return match (&cat, &pv) {
-                (Some(cat), _) => cat.clap_error(err, &argv),
-                (None, Some(pv)) => pv.clap_error(err),
-                (None, None) => clap_error(err),
+            return match &pv {
+                Some(pv) => pv.clap_error(err),
+                None => clap_error(err),
             };
         }
     };
@@ -83,7 +89,7 @@ fn main() -> ExitCode {
         Some(Command::Worker(args)) => worker(&args.spec),
         Some(Command::Generate(args)) => generate::run(args),
         // GNU's messages and statuses, not ours.
-        Some(Command::Cat(args)) => return cat::run(&cat.unwrap_or_default(), args),
+        Some(Command::Cat(args)) => return cat::run(&cat::Invocation::default(), args),
     };
     match result {
         Ok(code) => code,
