@@ -2,7 +2,7 @@
 """pipespeed cat against uutils cat and GNU cat, side by side, same run.
 
 Usage: bench/cat-vs.py [--runs N] [--size SIZE] [--text-size SIZE]
-                       [--cases LIST] [--before BINARY]
+                       [--cases LIST] [--before BINARY] [--skip-gnu]
 
 Cases (the targets of the cat issue; --cases picks some, by key):
   file-pipe   X F | pipe_ref read --splice          target >= 1.05x uutils cat
@@ -41,6 +41,8 @@ def options(p):
     p.add_argument("--cases", default=",".join(CASES),
                    help="comma-separated keys among " + ", ".join(CASES))
     p.add_argument("--before", help="another pipespeed binary, run as a fourth tool")
+    p.add_argument("--skip-gnu", action="store_true",
+                   help="leave GNU cat out (2 s a run at 4 GiB): only with file-pipe, pipe-pipe")
 
 
 def main():
@@ -49,9 +51,11 @@ def main():
     unknown = [c for c in cases if c not in CASES]
     if unknown:
         sys.exit(f"cat-vs.py: unknown case {', '.join(unknown)} (known: {', '.join(CASES)})")
+    if args.skip_gnu and set(cases) - {"file-pipe", "pipe-pipe"}:
+        sys.exit("cat-vs.py: --skip-gnu: file-file, n and rss are measured against GNU cat")
     t = prepare(args)
     t["pipespeed"] = t["pipespeed_bin"] + " cat"
-    tools = ["pipespeed", "uutils", "gnu"]
+    tools = ["pipespeed", "uutils"] + ([] if args.skip_gnu else ["gnu"])
     if args.before:
         t["before"] = os.path.abspath(args.before) + " cat"
         tools.append("before")
