@@ -18,13 +18,16 @@ def parse_size(text):
     return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
 
 
-def data_args(doc):
+def data_args(doc, more=None):
     """The options of the scripts that read the cached data files: --runs,
-    --size (the big file) and --text-size, sizes parsed."""
+    --size (the big file) and --text-size, sizes parsed; `more(parser)`
+    adds a script's own."""
     p = argparse.ArgumentParser(description=doc.splitlines()[0])
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--size", default="4G")
     p.add_argument("--text-size", default="512M")
+    if more:
+        more(p)
     args = p.parse_args()
     args.size, args.text_size = parse_size(args.size), parse_size(args.text_size)
     return args
@@ -64,7 +67,7 @@ def prepare(args):
             f.truncate(args.text_size)
         os.rename(text + ".tmp", text)
     for path in (big, text):
-        sh(f"cat {path} > /dev/null")
+        cache_as_read(path)
     return {
         "pipespeed_bin": f"{TARGET}/release/pipespeed",
         "uutils": f"{uutils} cat",
@@ -74,6 +77,24 @@ def prepare(args):
         "big": big,
         "text": text,
     }
+
+
+def cache_as_read(path):
+    """Puts `path` in the page cache as reading it from the disk does:
+    dropped from the cache first (written out, then POSIX_FADV_DONTNEED),
+    then read once. The same bytes left in the cache by the writer sit
+    in 4 KiB folios; read back, readahead gives them large ones, and every
+    splice of them looks up far fewer folios: uutils cat into a pipe went
+    1.62x faster on a file read back than on the same bytes as written
+    (docs/cat.md). Without this, a run measured whichever the file's
+    history left."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    sh(f"cat {path} > /dev/null")
 
 
 def gib_s_of_reader(cmd):
@@ -111,6 +132,18 @@ def medians(samples):
     return {k: statistics.median(v) for k, v in samples.items()}
 
 
+def pair_ratios(samples, a, b):
+    """a's figure over b's, run by run: each pair ran back to back, so a
+    load that came and went touches both of a pair."""
+    return [x / y for x, y in zip(samples[a], samples[b])]
+
+
+def load():
+    """The 1-minute load average, to print beside a figure: another
+    build on the machine shows here."""
+    return open("/proc/loadavg").read().split()[0]
+
+
 def print_samples(case, samples):
     for k, v in samples.items():
         print(f"  {case} {k}: " + " ".join(f"{x:.2f}" for x in v), file=sys.stderr)
@@ -120,4 +153,5 @@ def header(script, args):
     print(f"# bench/{script} " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
     print(f"kernel {os.uname().release}; {os.cpu_count()} CPUs; "
           f"pipe-max-size {open('/proc/sys/fs/pipe-max-size').read().strip()}; "
-          f"file {args.size >> 20} MiB, text {args.text_size >> 20} MiB, cached; {args.runs} runs each")
+          f"file {args.size >> 20} MiB, text {args.text_size >> 20} MiB, cached as read back; "
+          f"{args.runs} runs each")

@@ -221,7 +221,10 @@ fn the_choice_follows_the_descriptor_kinds() {
         (Src::File, Dst::File, big, Mechanism::CopyFileRange),
         (Src::File, Dst::Pipe, big, Mechanism::SplicePipe),
         (Src::Pipe, Dst::File, big, Mechanism::SplicePipe),
-        (Src::Pipe, Dst::Pipe, big, Mechanism::Splice),
+        // Pipe to pipe: straight until the input has shown it is large
+        // (SHOWN_LARGE), through the intermediate pipe after.
+        (Src::Pipe, Dst::Pipe, 60_000, Mechanism::Splice),
+        (Src::Pipe, Dst::Pipe, big, Mechanism::SplicePipe),
         (Src::Socket, Dst::Pipe, big, Mechanism::SplicePipe),
         (Src::File, Dst::Socket, big, Mechanism::SplicePipe),
         (Src::File, Dst::Null, big, Mechanism::SplicePipe),

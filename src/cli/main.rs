@@ -54,17 +54,27 @@ fn main() -> ExitCode {
     }
     let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // Called `cat`, `tee` or `pv` (a symlink), the binary is `pipespeed
-    // cat`, `pipespeed tee` or `pipespeed pv`.
-    let gnu = gnu::Invocation::detect(&mut argv, &cat::CAT)
-        .or_else(|| gnu::Invocation::detect(&mut argv, &tee::TEE));
+    // cat`, `pipespeed tee` or `pipespeed pv`. cat and tee parse their own
+    // options alone (see `gnu::parse`), and speak as GNU's.
+    if let Some(cat) = gnu::Invocation::detect(&mut argv, &cat::CAT) {
+        return match gnu::parse(&argv) {
+            Ok(args) => cat::run(&cat, args),
+            Err(err) => cat.clap_error(err, &argv),
+        };
+    }
+    if let Some(tee) = gnu::Invocation::detect(&mut argv, &tee::TEE) {
+        return match gnu::parse(&argv) {
+            Ok(args) => tee::run(&tee, args),
+            Err(err) => tee.clap_error(err, &argv),
+        };
+    }
     let pv = pv::Invocation::detect(&mut argv);
     let cli = match parse(&argv) {
         Ok(cli) => cli,
         Err(err) => {
-            return match (&gnu, &pv) {
-                (Some(gnu), _) => gnu.clap_error(err, &argv),
-                (None, Some(pv)) => pv.clap_error(err),
-                (None, None) => clap_error(err),
+            return match &pv {
+                Some(pv) => pv.clap_error(err),
+                None => clap_error(err),
             };
         }
     };
@@ -86,14 +96,9 @@ fn main() -> ExitCode {
         Some(Command::Worker(args)) => worker(&args.spec),
         Some(Command::Generate(args)) => generate::run(args),
         // GNU's messages and statuses, not ours.
-        Some(Command::Cat(args)) => {
-            let cat = gnu.unwrap_or_else(|| gnu::Invocation::subcommand(&cat::CAT));
-            return cat::run(&cat, args);
-        }
-        Some(Command::Tee(args)) => {
-            let tee = gnu.unwrap_or_else(|| gnu::Invocation::subcommand(&tee::TEE));
-            return tee::run(&tee, args);
-        }
+        // (Found above by their name; here for completeness.)
+        Some(Command::Cat(args)) => return cat::run(&gnu::Invocation::subcommand(&cat::CAT), args),
+        Some(Command::Tee(args)) => return tee::run(&gnu::Invocation::subcommand(&tee::TEE), args),
     };
     match result {
         Ok(code) => code,

@@ -8,7 +8,7 @@
 //! | source -> destination | mechanism |
 //! | --- | --- |
 //! | regular file -> regular file | [`Mechanism::CopyFileRange`] (keeps reflinks and server-side copy), then [`Mechanism::Sendfile`] on `EXDEV` |
-//! | pipe -> pipe | [`Mechanism::Splice`] |
+//! | pipe -> pipe | [`Mechanism::Splice`], then, once the input has shown it is large ([`SHOWN_LARGE`]), [`Mechanism::SplicePipe`] |
 //! | any other pair of files, pipes, sockets and devices | [`Mechanism::SplicePipe`]: splice through an intermediate pipe, made once and reused |
 //! | a terminal at either end, a regular file with 32 KiB or less left from its position, or one whose size says 0 (procfs) | [`Mechanism::ReadWrite`] |
 //! | a socket that keeps record boundaries (`SOCK_SEQPACKET`, `SOCK_DGRAM`) at either end, whatever [`CopyOptions::force`] says | [`Mechanism::ReadWrite`], a whole record at a time (`recv_record`, `RecordWriter`) |
@@ -40,7 +40,10 @@
 //! - any other source (pipe, socket, device, procfs file) grows nothing
 //!   until [`SHOWN_LARGE`] bytes have moved; the copy then pauses once,
 //!   enlarges the pipes to `pipe-max-size` (or to what the limit leaves)
-//!   and goes on with the same mechanism.
+//!   and goes on with the same mechanism, except pipe to pipe, which
+//!   goes on through the intermediate pipe (made then, at that size):
+//!   the same pipes a large file's copy holds, and none for a short
+//!   input.
 //!
 //! A refusal to enlarge only costs speed and is ignored. Pipes are never
 //! shrunk.
@@ -93,6 +96,7 @@ mod rw;
 pub use pipes::SHOWN_LARGE;
 pub(crate) use pipes::{bytes_ahead, grow_pipe};
 pub(crate) use plan::choose;
+use plan::once_large;
 pub use plan::{
     Copied, CopyError, CopyOptions, Fallback, Mechanism, Rewrite, SMALL_FILE, Side, input_is_output,
 };
@@ -397,8 +401,16 @@ impl Copier {
             };
             let cause = match outcome {
                 // The input has shown it is large: the pipes are enlarged,
-                // and the same mechanism goes on.
-                Outcome::Done if self.size_pipes_at_pause(ends, moved) => continue,
+                // and the same mechanism goes on, but for pipe to pipe,
+                // which goes through the intermediate pipe from here.
+                Outcome::Done if self.size_pipes_at_pause(ends, moved) => {
+                    let next = once_large(mechanism, &self.options);
+                    if next != mechanism {
+                        mechanism = next;
+                        mechanism_start = moved;
+                    }
+                    continue;
+                }
                 Outcome::Done => {
                     return Ok(Copied {
                         bytes: moved,
