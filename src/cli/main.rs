@@ -64,7 +64,7 @@ fn main() -> ExitCode {
     }
     if let Some(tee) = gnu::Invocation::detect(&mut argv, &tee::TEE) {
         return match gnu::parse(&argv) {
-            Ok(args) => tee::run(&tee, args),
+            Ok(args) => tee::run(&tee, args, &argv),
             Err(err) => tee.clap_error(err, &argv),
         };
     }
@@ -98,7 +98,9 @@ fn main() -> ExitCode {
         // GNU's messages and statuses, not ours.
         // (Found above by their name; here for completeness.)
         Some(Command::Cat(args)) => return cat::run(&gnu::Invocation::subcommand(&cat::CAT), args),
-        Some(Command::Tee(args)) => return tee::run(&gnu::Invocation::subcommand(&tee::TEE), args),
+        Some(Command::Tee(args)) => {
+            return tee::run(&gnu::Invocation::subcommand(&tee::TEE), args, &argv);
+        }
     };
     match result {
         Ok(code) => code,

@@ -234,9 +234,11 @@ struct Output {
 }
 
 /// Runs tee: standard input to standard output and every FILE.
-pub fn run(invocation: &Invocation, args: TeeArgs) -> ExitCode {
-    let argv: Vec<OsString> = std::env::args_os().collect();
-    let mode = match mode(&args, &argv) {
+/// `argv` is the command line clap parsed (`pipespeed tee ARGS...`, with
+/// the `--` that `POSIXLY_CORRECT` puts in), for the order of `-p` and
+/// `--output-error`.
+pub fn run(invocation: &Invocation, args: TeeArgs, argv: &[OsString]) -> ExitCode {
+    let mode = match mode(&args, argv) {
         Ok(mode) => mode,
         Err((value, ambiguous)) => return invalid_mode(invocation, &value, ambiguous),
     };
@@ -264,6 +266,9 @@ pub fn run(invocation: &Invocation, args: TeeArgs) -> ExitCode {
         && input_is_output(input, info, stdout.as_fd(), &out_info, Rewrite::Verbatim)
     {
         say(&outputs[0].name, "input file is output file");
+        if mode.exits() {
+            return ExitCode::FAILURE;
+        }
         outputs.clear();
         ok = false;
     }

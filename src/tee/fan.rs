@@ -114,6 +114,7 @@ pub fn fan_out<'a>(
         stopped: false,
         failed: Vec::new(),
         short_rounds: 0,
+        parallel_rounds: 0,
     };
     // Outputs past the first few that need a pipe of their own are written
     // from memory: each pipe costs two descriptors and up to
@@ -149,6 +150,9 @@ pub fn fan_out<'a>(
             Method::ReadWrite => fan.copy_round(),
         };
         fan.report();
+        if fan.stopped {
+            return Ok(fan.teed(Ended::Stopped, method));
+        }
         match step {
             Ok(Step::Again) => {}
             Ok(Step::End) => return Ok(fan.teed(Ended::Input, method)),
@@ -203,8 +207,9 @@ pub(super) struct Fan<'a, F> {
     pub(super) stopped: bool,
     /// Outputs that failed in this round, not yet told.
     pub(super) failed: Vec<(usize, io::Error)>,
-    /// See [`Teed::short_rounds`].
+    /// See [`Teed::short_rounds`] and [`Teed::parallel_rounds`].
     pub(super) short_rounds: u64,
+    pub(super) parallel_rounds: u64,
 }
 
 impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
@@ -214,6 +219,7 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
             ended,
             method,
             short_rounds: self.short_rounds,
+            parallel_rounds: self.parallel_rounds,
         }
     }
 
@@ -294,7 +300,7 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
         if n == 0 {
             return Ok(Step::End);
         }
-        self.bytes += n as u64;
+        self.bytes = self.bytes.saturating_add(n as u64);
         self.write_out(|_, _| true, 0, n);
         Ok(Step::Again)
     }

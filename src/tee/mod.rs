@@ -134,6 +134,8 @@ pub struct Teed {
     /// the round held, so that the round was read into memory and the
     /// rest written.
     pub short_rounds: u64,
+    /// Rounds whose copies into files ran side by side, in threads.
+    pub parallel_rounds: u64,
 }
 
 /// Reading the input failed: after `bytes` bytes, which every output

@@ -78,9 +78,17 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
         match mover {
             Some(m) if short.is_empty() => self.move_and_drain(src, m, n, &teed)?,
             _ => {
-                self.short_rounds += u64::from(!short.is_empty());
+                self.short_rounds = self
+                    .short_rounds
+                    .saturating_add(u64::from(!short.is_empty()));
                 read_exact(src, self.buf(n))?;
-                self.write_out(|_, o| o.route == Route::Write, 0, n);
+                // (An output in `short` may have turned to writes in this
+                // round: it gets its rest below, once.)
+                self.write_out(
+                    |i, o| o.route == Route::Write && !short.iter().any(|&(j, _)| j == i),
+                    0,
+                    n,
+                );
                 if let Some(m) = mover {
                     self.write_out_one(m, 0, n);
                 }
@@ -109,7 +117,7 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
 
     /// `n` bytes left the input.
     pub(super) fn took(&mut self, n: usize) {
-        self.bytes += n as u64;
+        self.bytes = self.bytes.saturating_add(n as u64);
         self.held = self.held.saturating_sub(n);
     }
 
@@ -143,7 +151,12 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
                 limit,
                 SpliceFlags::empty(),
             ) {
-                Ok(0) => return Ok(Step::End),
+                // (Not the input's end: tee's own pipe holds bytes. The
+                // output took nothing.)
+                Ok(0) => {
+                    self.fail(m, io::ErrorKind::WriteZero.into());
+                    return Ok(Step::Again);
+                }
                 Ok(n) => {
                     self.took(n);
                     return Ok(Step::Again);
@@ -184,7 +197,8 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
         match tee_once(src, to, len) {
             Ok(n) => {
                 if out.route != Route::Pipe {
-                    out.pending += n;
+                    // (At most what the pipe holds.)
+                    out.pending = out.pending.saturating_add(n);
                 }
                 Some(n)
             }
@@ -234,6 +248,7 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
             .collect();
         let copies = draining.len() + usize::from(self.outs[m].route == Route::Splice);
         let moved = if self.parallel && copies >= 2 && n >= PARALLEL_MIN {
+            self.parallel_rounds = self.parallel_rounds.saturating_add(1);
             let mut drained = Vec::new();
             let moved = std::thread::scope(|scope| {
                 let threads: Vec<_> = self

@@ -76,6 +76,14 @@ fn pipes_and_files_get_every_byte() {
     assert_eq!(teed.method, Method::Splice);
     assert!(ra.join().unwrap() == bytes && rb.join().unwrap() == bytes);
     assert!(contents(&f) == bytes && contents(&g) == bytes);
+    if crate::sys::available_cpus().unwrap().len() > 1 {
+        assert!(teed.parallel_rounds > 0, "{teed:?}");
+    } else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped: pipes_and_files_get_every_byte: the files written side by side: one CPU allowed"
+        );
+    }
 }
 
 #[test]
