@@ -202,6 +202,18 @@ mod tests {
     }
 
     #[test]
+    fn a_file_that_follows_the_buffer_is_found_to_hold_references() {
+        // The check can answer "references" too: a stand-in whose file
+        // shows the buffer's later bytes, as one sharing its pages would.
+        let found = check_pipe_to_file_with(|pipe, file, len| {
+            let got = read_up_to(pipe, len)?;
+            file.write_all_at(&vec![AFTER; got.len()], 0)?;
+            Ok(got.len())
+        });
+        assert_eq!(found, CopyCheck::References);
+    }
+
+    #[test]
     fn a_refusal_is_unknown_with_the_call_and_the_reason() {
         let found = check_file_to_pipe_with("io_uring splice", |_, _, _| {
             Err(io::Error::from_raw_os_error(libc::EINVAL))

@@ -12,7 +12,7 @@ use super::files::{page, splice_file, unknown};
 use super::scratch::{scratch_file, socket_pair};
 use crate::bench::core::CopyCheck;
 use crate::bench::core::copies::{AFTER, BEFORE, classify, read_up_to};
-use crate::sys::{SpliceFlags, pipe, splice, tee, vmsplice_checked};
+use crate::sys::{SpliceFlags, pipe, set_nonblocking, splice, tee, vmsplice_checked};
 
 /// What fills the pipe that tee duplicates, and is changed after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,6 +126,12 @@ pub fn check_reused_buffer_with(
         Ok(p) => p,
         Err(e) => return unknown("cannot make a pipe", e),
     };
+    // Both chunks are put before anything is read: a pipe that cannot
+    // hold them both (two pages, once the user's pipe budget is spent)
+    // would make the second put wait for ever. Non-blocking, it says so.
+    if let Err(e) = set_nonblocking(&pipe.write, true) {
+        return unknown("cannot make the pipe non-blocking", e);
+    }
     let mut buf = vec![BEFORE; chunk + page()];
     let start = buf.as_ptr().align_offset(page());
     let mut put_all = |buf: &[u8]| -> Result<(), CopyCheck> {
@@ -134,12 +140,21 @@ pub fn check_reused_buffer_with(
             match put(pipe.write.as_fd(), &buf[done..]) {
                 Ok(0) => return Err(unknown("vmsplice", io::ErrorKind::WriteZero.into())),
                 Ok(n) => done += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return Err(CopyCheck::Unknown {
+                        why: format!(
+                            "the pipe holds fewer than the {} pages of two chunks (the user's \
+                             pipe budget spent?)",
+                            2 * chunk / page()
+                        ),
+                    });
+                }
                 Err(e) => return Err(unknown("vmsplice", e)),
             }
         }
         Ok(())
     };
-    // The default pipe (16 pages) holds both chunks.
+    // A default pipe (16 pages) holds both chunks.
     if let Err(found) = put_all(&buf[start..start + chunk]) {
         return found;
     }
@@ -259,6 +274,24 @@ mod tests {
     fn a_reused_buffer_shows_through_here() {
         let found = check_reused_buffer_with(|fd, buf| vmsplice_checked(fd, buf));
         assert_eq!(found, CopyCheck::References, "{}", kernel_note());
+    }
+
+    #[test]
+    fn a_pipe_too_small_for_both_chunks_is_unknown_not_a_hang() {
+        // A pipe of one page (as when the user's pipe budget is spent and
+        // new pipes get two): the second put would wait for a reader that
+        // only comes after it.
+        let mut first = true;
+        let found = check_reused_buffer_with(|fd, buf| {
+            if std::mem::take(&mut first) {
+                crate::sys::fcntl_setpipe_size(fd, page())?;
+            }
+            Ok(rustix::io::write(fd, buf)?)
+        });
+        match found {
+            CopyCheck::Unknown { why } => assert!(why.contains("pipe budget"), "{why}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
