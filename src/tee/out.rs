@@ -56,7 +56,7 @@ impl<'a> Out<'a> {
             _ if !splice_ok => Route::Write,
             Ok(info) => match info.kind {
                 FdKind::Pipe => Route::Pipe,
-                FdKind::Socket if keeps_records(fd) => Route::Write,
+                FdKind::Socket if records.is_some() => Route::Write,
                 FdKind::Regular | FdKind::Socket | FdKind::CharDevice | FdKind::BlockDevice => {
                     Route::Splice
                 }
