@@ -215,7 +215,9 @@ fn sigint_stops_it_and_leaves_nothing_in_tmpdir() {
     let scratch = tmp.path().join("scratch");
     std::fs::create_dir(&scratch).unwrap();
     let child = Command::new(EXE)
-        .args(["bench", "--zero-copy", "--bytes", "256M", "--runs", "20"])
+        // 4 GiB a run: a minute or more even on an idle machine (256 MiB
+        // runs all ended within the 1.5 s on one, status 0).
+        .args(["bench", "--zero-copy", "--bytes", "4G", "--runs", "20"])
         .arg("--json")
         .arg(&json)
         .env("TMPDIR", &scratch)
