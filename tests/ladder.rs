@@ -533,6 +533,21 @@ fn on_one_cpu_the_check_says_what_it_cannot_measure() {
     assert!(check.wakeup_reason.as_deref().unwrap().contains("one CPU"));
 }
 
+/// Waits until the script just written at `exe` can be run: another
+/// test's child, forked while it was open for writing, holds that
+/// descriptor until it execs, and until then running the script fails
+/// with ETXTBSY ("Text file busy": a test failed so once).
+fn wait_until_runnable(exe: &std::path::Path) {
+    for _ in 0..200 {
+        match std::process::Command::new(exe).arg("--version").output() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            _ => return,
+        }
+    }
+}
+
 /// A writer that crashes is named, with its signal, rather than the
 /// reader blamed for the end of its input (a writer's SIGSEGV was
 /// reported as "reader: read: Invalid argument").
@@ -549,6 +564,7 @@ fn an_end_killed_by_a_signal_is_named_with_it() {
     );
     std::fs::write(&exe, script).unwrap();
     std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    wait_until_runnable(&exe);
     let facts = SystemFacts::collect();
     let mut config = config(&[Rung::WriteRead], &facts);
     config.bytes = Some(1 << 20);
@@ -583,6 +599,7 @@ fn an_end_that_reports_unavailable_typed_makes_the_run_unavailable() {
     );
     std::fs::write(&exe, script).unwrap();
     std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    wait_until_runnable(&exe);
     let facts = SystemFacts::collect();
     let mut config = config(&[Rung::WriteRead], &facts);
     config.bytes = Some(1 << 20);
