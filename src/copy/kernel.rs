@@ -4,7 +4,8 @@
 use std::io;
 use std::os::fd::BorrowedFd;
 
-use super::{Copier, Outcome, Side, is_refusal, side_of};
+use super::errors::{Outcome, is_refusal, side_of};
+use super::{Copier, Side};
 use crate::sys::{PipePair, SpliceFlags, copy_file_range, sendfile, splice};
 use crate::wait::{Direction, wait_ready};
 

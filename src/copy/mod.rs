@@ -87,12 +87,15 @@
 //! whom that matters sets [`CopyOptions::page_references`] to `false`, and
 //! files then go to pipes and sockets by read/write.
 
+mod errors;
 mod kernel;
 mod pipes;
 mod plan;
 mod records;
 mod rw;
 
+pub(crate) use errors::is_refusal;
+use errors::{Outcome, same_error};
 pub use pipes::SHOWN_LARGE;
 pub(crate) use pipes::{bytes_ahead, grow_pipe};
 pub(crate) use plan::choose;
@@ -221,58 +224,6 @@ pub(crate) struct Records {
     pub(crate) input: bool,
     /// The destination.
     pub(crate) output: bool,
-}
-
-/// How a mechanism's loop ended.
-enum Outcome {
-    /// The input ended, or the limit was reached.
-    Done,
-    /// The kernel refused the mechanism on its first call.
-    Refused(io::Error),
-    /// Any other error, from the side given when the call says which.
-    Broke(io::Error, Option<Side>),
-}
-
-/// The side an error of a call that both reads and writes must come from,
-/// when its kind says so (no space, the reader gone, ...).
-fn side_of(err: &io::Error) -> Option<Side> {
-    use rustix::io::Errno;
-    let output = [
-        Errno::PIPE,
-        Errno::NOSPC,
-        Errno::DQUOT,
-        Errno::FBIG,
-        Errno::ROFS,
-    ];
-    output
-        .iter()
-        .any(|e| err.raw_os_error() == Some(e.raw_os_error()))
-        .then_some(Side::Output)
-}
-
-/// A second `io::Error` equal to `err` for the record (`io::Error` is not
-/// `Clone`).
-fn same_error(err: &io::Error) -> io::Error {
-    match err.raw_os_error() {
-        Some(code) => io::Error::from_raw_os_error(code),
-        None => io::Error::new(err.kind(), err.to_string()),
-    }
-}
-
-/// The errors that mean "this mechanism does not work for these two
-/// descriptors", when they come on the first call.
-pub(crate) fn is_refusal(err: &io::Error) -> bool {
-    use rustix::io::Errno;
-    [
-        Errno::INVAL,
-        Errno::NOSYS,
-        Errno::XDEV,
-        Errno::OPNOTSUPP,
-        Errno::BADF,
-        Errno::PERM,
-    ]
-    .iter()
-    .any(|e| err.raw_os_error() == Some(e.raw_os_error()))
 }
 
 impl Copier {

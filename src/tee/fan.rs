@@ -295,12 +295,17 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
         if self.options.watch_pipes && self.watch()? {
             return Ok(Step::Again);
         }
-        let input = self.input;
-        let n = crate::wait::read(input, self.buf(CHUNK))?;
+        self.read_out(self.input, CHUNK)
+    }
+
+    /// Reads up to `len` bytes of `src` into memory and writes them to
+    /// every output.
+    pub(super) fn read_out(&mut self, src: BorrowedFd<'_>, len: usize) -> io::Result<Step> {
+        let n = crate::wait::read(src, self.buf(len.min(CHUNK)))?;
         if n == 0 {
             return Ok(Step::End);
         }
-        self.bytes = self.bytes.saturating_add(n as u64);
+        self.took(n);
         self.write_out(|_, _| true, 0, n);
         Ok(Step::Again)
     }

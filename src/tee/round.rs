@@ -4,7 +4,7 @@
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 
-use super::fan::{CHUNK, Fan, PARALLEL_MIN, ROUND_MAX, Step};
+use super::fan::{Fan, PARALLEL_MIN, ROUND_MAX, Step};
 use super::out::{Out, Route, read_exact, refuses_splice, splice_all, tee_once};
 use super::{OnFailure, OutputIndex};
 use crate::copy::SHOWN_LARGE;
@@ -134,13 +134,7 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
         limit: usize,
     ) -> io::Result<Step> {
         let Some(m) = mover else {
-            let n = crate::wait::read(src, self.buf(limit.min(CHUNK)))?;
-            if n == 0 {
-                return Ok(Step::End);
-            }
-            self.took(n);
-            self.write_out(|_, _| true, 0, n);
-            return Ok(Step::Again);
+            return self.read_out(src, limit);
         };
         loop {
             match splice(
