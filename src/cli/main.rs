@@ -123,10 +123,15 @@ fn parse(argv: &[std::ffi::OsString]) -> Result<Cli, clap::Error> {
         .long_version(long)
         .try_get_matches_from(argv)?;
     let compare = matches.subcommand_matches("compare").cloned();
+    let pv = matches.subcommand_matches("pv").cloned();
     let mut cli = Cli::from_arg_matches_mut(&mut matches)?;
     if let (Some(m), Some(Command::Compare(args))) = (compare, &mut cli.command) {
         compare::settle(&m, args)
             .map_err(|e| clap::Error::raw(clap::error::ErrorKind::MissingRequiredArgument, e))?;
+    }
+    if let (Some(m), Some(Command::Pv(args))) = (pv, &mut cli.command) {
+        pv::settle(&m, args)
+            .map_err(|e| clap::Error::raw(clap::error::ErrorKind::ValueValidation, e + "\n"))?;
     }
     Ok(cli)
 }

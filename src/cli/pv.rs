@@ -13,6 +13,8 @@ mod name;
 mod pidfile;
 #[path = "pv/targets.rs"]
 mod targets;
+#[path = "pv/watched.rs"]
+mod watched;
 
 use std::fs::File;
 use std::io;
@@ -34,7 +36,7 @@ use pipespeed::pv::remote::{self, Changes, Controls, Request};
 use pipespeed::pv::watch;
 use pipespeed::sys::{FdKind, fd_info, process};
 
-pub use args::{PvArgs, SizeSpec};
+pub use args::{PvArgs, SizeSpec, settle};
 pub use name::Invocation;
 
 use inputs::Meter;
@@ -145,7 +147,15 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
                 return ExitCode::from(EXIT_CONTROL);
             }
         };
-        let (watched, said) = (args.watchfd.clone(), me.clone());
+        let watched = match watched::resolve(&args.watchfd, &args.files) {
+            Ok(watched) => watched,
+            Err(err) => return me.usage(&err),
+        };
+        // pv 1.12: a name no process has watches nothing, and ends at once.
+        if watched.is_empty() {
+            return ExitCode::SUCCESS;
+        }
+        let said = me.clone();
         let status = until_signalled(
             me,
             || {},

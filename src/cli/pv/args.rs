@@ -9,21 +9,22 @@ use clap::{ArgAction, Args};
 use pipespeed::pv::display::{MAX_COLUMNS, MAX_SECONDS, MIN_INTERVAL};
 use pipespeed::pv::format::MAX_LAST_WRITTEN;
 
-/// pv's sizes (`-s`, `-L`, `-B`, `-Z`), by pv 1.12's rule
+/// pv's sizes (`-s`, `-L`, `-B`, `-Z`, `-J`), by pv 1.12's rule
 /// (`pv_getnum_check` and `pv_getnum_size` in its src/pv/number.c), not
 /// by pipespeed's: spaces or tabs, digits, an optional fraction after
 /// `.` or `,` (its first four digits count), then optionally spaces or
 /// tabs and one letter `K`, `M`, `G` or `T` in either case, a power of
-/// 1024. `1.5K` is 1536; `1KB`, `1KiB`, `1e3` are refused, as pv 1.12
-/// refuses them ("numeric value not understood").
-fn size(text: &str) -> Result<u64, String> {
+/// `unit` (1024; 1000 after `-k`). `1.5K` is 1536; `1KB`, `1KiB`, `1e3`
+/// are refused, as pv 1.12 refuses them ("numeric value not understood").
+/// At most [`MAX_SIZE`].
+pub fn size_in(text: &str, unit: u64) -> Result<u64, String> {
     let refused = || {
         format!(
             "'{text}' is not a size as pv 1.12 takes it: a number, a fraction allowed (1.5K), \
-             with an optional K, M, G or T (powers of 1024; no KB or KiB)"
+             with an optional K, M, G or T (powers of 1024, of 1000 after -k; no KB or KiB)"
         )
     };
-    let too_large = || format!("'{text}' is too large");
+    let too_large = || format!("'{text}' is too large (at most {MAX_SIZE})");
     let rest = text.trim_start_matches([' ', '\t']);
     let digits = |s: &str| s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let whole_end = digits(rest);
@@ -35,23 +36,34 @@ fn size(text: &str) -> Result<u64, String> {
         Some(after) => after.split_at(digits(after)),
         None => ("", rest),
     };
-    let shift = match rest.trim_start_matches([' ', '\t']) {
+    let power = match rest.trim_start_matches([' ', '\t']) {
         _ if rest.is_empty() => 0,
-        "k" | "K" => 10,
-        "m" | "M" => 20,
-        "g" | "G" => 30,
-        "t" | "T" => 40,
+        "k" | "K" => 1,
+        "m" | "M" => 2,
+        "g" | "G" => 3,
+        "t" | "T" => 4,
         _ => return Err(refused()),
     };
+    let multiplier = unit.pow(power);
     let whole: u64 = whole.parse().map_err(|_| too_large())?;
     // pv counts four digits of the fraction and drops the rest.
     let fraction = &fraction[..fraction.len().min(4)];
     let divisor = 10u64.pow(fraction.len() as u32);
     let fraction: u64 = fraction.parse().unwrap_or(0);
-    let scaled = |n: u64| n.checked_mul(1 << shift).ok_or_else(too_large);
+    let scaled = |n: u64| n.checked_mul(multiplier).ok_or_else(too_large);
     scaled(whole)?
         .checked_add(scaled(fraction)? / divisor)
         .ok_or_else(too_large)
+}
+
+/// The largest size any option takes, 2^64 - 1: every use of a size is
+/// checked arithmetic (pv 1.12 takes larger ones and wraps them).
+pub const MAX_SIZE: u64 = u64::MAX;
+
+/// A size in powers of 1024; [`settle`] reads it again in powers of 1000
+/// when `-k` came before it.
+fn size(text: &str) -> Result<u64, String> {
+    size_in(text, 1024)
 }
 
 /// pv's `-D`, `-m`: a number of seconds from 0 to [`MAX_SECONDS`], as pv
@@ -121,6 +133,71 @@ fn watch_target(text: &str) -> Result<(u32, Option<u32>), String> {
     Ok((pid(pid_text).map_err(|_| bad())?, fd))
 }
 
+/// What `-d` watches: `PID[:FD]`, `=NAME` (the processes of that name),
+/// or `@LISTFILE` (more of these, one a line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WatchSpec {
+    /// A process, and one of its descriptors or all its files.
+    Process(u32, Option<u32>),
+    /// Every process of this name, as pgrep(1) finds them.
+    Name(String),
+    /// A file of more specs, one a line.
+    List(PathBuf),
+}
+
+/// `-d PID[:FD]|=NAME|@LISTFILE`.
+pub fn watch_spec(text: &str) -> Result<WatchSpec, String> {
+    if let Some(name) = text.strip_prefix('=') {
+        return match name {
+            "" => Err("'=' names no process".into()),
+            name => Ok(WatchSpec::Name(name.into())),
+        };
+    }
+    if let Some(list) = text.strip_prefix('@') {
+        return match list {
+            "" => Err("'@' names no list file".into()),
+            list => Ok(WatchSpec::List(list.into())),
+        };
+    }
+    watch_target(text)
+        .map(|(pid, fd)| WatchSpec::Process(pid, fd))
+        .map_err(|_| format!("'{text}' is not PID, PID:FD, =NAME or @LISTFILE"))
+}
+
+/// `-M`: which of the command's standard streams pv meters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// Its standard input (`in`, `0`).
+    In,
+    /// Its standard output (`out`, `1`).
+    Out,
+    /// Both (`both`, `2`): two meters, the second with the ratio.
+    Both,
+}
+
+fn side(text: &str) -> Result<Side, String> {
+    match text {
+        "in" | "0" => Ok(Side::In),
+        "out" | "1" => Ok(Side::Out),
+        "both" | "2" => Ok(Side::Both),
+        _ => Err(format!("'{text}' is not in, out or both (0, 1, 2)")),
+    }
+}
+
+/// `-u`: how the bar is drawn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum BarStyle {
+    /// `[====>   ]`
+    #[default]
+    Plain,
+    /// Unicode full blocks.
+    Block,
+    /// Full blocks and eighths.
+    Granular,
+    /// Full blocks and shades.
+    Shaded,
+}
+
 /// `-R`, `-Q`, `-d`: a process ID, 1 to 2^32 - 1.
 fn pid(text: &str) -> Result<u32, String> {
     text.parse::<u32>()
@@ -147,6 +224,7 @@ fn extra(text: &str) -> Result<(bool, bool), String> {
 /// `pipespeed pv`: pv's options, with pv's letters.
 #[derive(Debug, Default, Args)]
 #[command(
+    args_override_self = true,
     after_help = "Exit status: 0 success; bits, combined as pv's: 1 a -R, -Q or -P problem, 2 a \
     file (or -d's process) could not be opened or the -U store is not a regular file, 4 an \
     input was the output, 16 a read or write \
@@ -197,7 +275,11 @@ pub struct PvArgs {
     #[arg(short = 'A', long = "last-written", value_name = "NUM", value_parser = count_of, help_heading = "Display")]
     pub last_written: Option<usize>,
     /// Show FORMAT: %p %t %e %I %r %a %b %T %NUMA %N %%, or %{progress} ...
-    #[arg(short = 'F', long, value_name = "FORMAT", help_heading = "Display")]
+    /// (with -M both, a second -F is the output side's).
+    #[arg(short = 'F', long = "format", id = "format", value_name = "FORMAT", action = ArgAction::Append, help_heading = "Display")]
+    pub formats: Vec<String>,
+    /// The last -F (settled after parsing).
+    #[arg(skip)]
     pub format: Option<String>,
     /// Numbers for scripts, one line per update: the percentage, or with -b
     /// the count; with -t the elapsed seconds first.
@@ -244,9 +326,24 @@ pub struct PvArgs {
     /// 4095).
     #[arg(short = 'H', long, value_name = "HEIGHT", value_parser = columns, help_heading = "Display")]
     pub height: Option<usize>,
-    /// A name in front of the display.
-    #[arg(short = 'N', long, value_name = "NAME", help_heading = "Display")]
+    /// A name in front of the display (with -M both, a second -N is the
+    /// output side's).
+    #[arg(short = 'N', long = "name", id = "name", value_name = "NAME", action = ArgAction::Append, help_heading = "Display")]
+    pub names: Vec<String>,
+    /// The last -N (settled after parsing).
+    #[arg(skip)]
     pub name: Option<String>,
+    /// Sizes after this option (and the display) in powers of 1000, not
+    /// 1024.
+    #[arg(short = 'k', long, help_heading = "Display")]
+    pub si: bool,
+    /// How the bar is drawn (block, granular and shaded need a UTF-8
+    /// locale, else plain).
+    #[arg(short = 'u', long = "bar-style", value_name = "STYLE", value_enum, help_heading = "Display")]
+    pub bar_style: Option<BarStyle>,
+    /// Also set the terminal's progress state (OSC 9;4, ConEmu).
+    #[arg(short = '9', long, help_heading = "Display")]
+    pub conemu: bool,
     /// Show the display even when stderr is not a terminal.
     #[arg(short = 'f', long, help_heading = "Display")]
     pub force: bool,
@@ -297,6 +394,15 @@ pub struct PvArgs {
     /// it is, never reopened (so a `>>` file is appended to).
     #[arg(short = 'o', long, value_name = "FILE", help_heading = "Transfer")]
     pub output: Option<PathBuf>,
+    /// Set the output pipe's size (and an intermediate pipe's) to SIZE
+    /// where the system allows it, silently not where it does not.
+    #[arg(short = 'J', long = "pipe-buffer-size", value_name = "SIZE", value_parser = size, help_heading = "Transfer")]
+    pub pipe_buffer_size: Option<u64>,
+    /// Seek over zeros instead of writing them, making a sparse output
+    /// file (copies by read/write; only past the output file's end, and
+    /// not with O_APPEND: existing bytes are always written over).
+    #[arg(short = 'O', long, help_heading = "Transfer")]
+    pub sparse: bool,
     /// Write nothing: read, count and drop (as to /dev/null).
     #[arg(
         short = 'X',
@@ -319,10 +425,15 @@ pub struct PvArgs {
     )]
     pub store_and_forward: Option<PathBuf>,
     /// Copy nothing: watch how far process PID has read file descriptor FD
-    /// (every regular file it has open, without FD), from /proc. May be
-    /// given more than once.
-    #[arg(short = 'd', long = "watchfd", value_name = "PID[:FD]", value_parser = watch_target, conflicts_with_all = ["files", "rate_limit", "stop_at_size", "line_mode"], help_heading = "Transfer")]
-    pub watchfd: Vec<(u32, Option<u32>)>,
+    /// (every regular file it has open, without FD), from /proc; =NAME:
+    /// the processes pgrep(1) finds by that name; @LISTFILE: one of these
+    /// a line. May be given more than once; the FILE operands are more.
+    #[arg(short = 'd', long = "watchfd", value_name = "PID[:FD]|=NAME|@LISTFILE", value_parser = watch_spec, conflicts_with_all = ["rate_limit", "stop_at_size", "line_mode", "monitor", "store_and_forward"], help_heading = "Transfer")]
+    pub watchfd: Vec<WatchSpec>,
+    /// Run the command the operands name (after `--` if it has options)
+    /// and meter its standard input (in, 0), output (out, 1) or both (2).
+    #[arg(short = 'M', long, value_name = "SIDE", value_parser = side, conflicts_with = "store_and_forward", help_heading = "Transfer")]
+    pub monitor: Option<Side>,
 
     // Control.
     /// Change -L, -s, -N, -i and the display of the meter of process PID.
@@ -339,4 +450,48 @@ pub struct PvArgs {
     /// Print the version and exit.
     #[arg(short = 'V', long, help_heading = "Control")]
     pub version: bool,
+}
+
+/// What parsing leaves to do, with the matches at hand: `-F` and `-N` are
+/// the last given (pv takes the last of every option; `-M both` reads the
+/// first and the last), and a size given after `-k` is read again in
+/// powers of 1000 (pv 1.12: `-k` counts for the options after it).
+pub fn settle(matches: &clap::ArgMatches, args: &mut PvArgs) -> Result<(), String> {
+    args.format = args.formats.last().cloned();
+    args.name = args.names.last().cloned();
+    let Some(si_at) = matches.indices_of("si").and_then(Iterator::min) else {
+        return Ok(());
+    };
+    let after_si = |id: &str| -> Result<Option<u64>, String> {
+        let (Some(at), Some(raw)) = (
+            matches.indices_of(id).and_then(Iterator::max),
+            matches.get_raw(id).and_then(Iterator::last),
+        ) else {
+            return Ok(None);
+        };
+        if at < si_at {
+            return Ok(None);
+        }
+        let text = raw
+            .to_str()
+            .ok_or_else(|| format!("'{}' is not a size", raw.to_string_lossy()))?;
+        match text.strip_prefix('@') {
+            Some(_) if id == "size" => Ok(None),
+            _ => size_in(text, 1000).map(Some),
+        }
+    };
+    if let Some(n) = after_si("size")? {
+        args.size = Some(SizeSpec::Bytes(n));
+    }
+    for (id, field) in [
+        ("rate_limit", &mut args.rate_limit),
+        ("buffer_size", &mut args.buffer_size),
+        ("error_skip_block", &mut args.error_skip_block),
+        ("pipe_buffer_size", &mut args.pipe_buffer_size),
+    ] {
+        if let Some(n) = after_si(id)? {
+            *field = Some(n);
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,89 @@
+//! `-d`'s targets: `PID[:FD]`, `=NAME` (the processes pgrep(1) finds by
+//! that name, as pv 1.12 finds them) and `@LISTFILE` (more targets, one
+//! a line), from the options and the operands.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::args::{WatchSpec, watch_spec};
+use crate::strerror;
+
+/// How deep `@LISTFILE`s may name other list files: a list that names
+/// itself is refused, not followed for ever.
+const MAX_LIST_DEPTH: usize = 8;
+
+/// Every `(pid, fd)` to watch: the `-d` options, then the operands, each
+/// a spec too; `Err` says which one is wrong and why. A name no process
+/// has adds nothing (pv 1.12: nothing shown, status 0).
+pub fn resolve(specs: &[WatchSpec], operands: &[PathBuf]) -> Result<Vec<(u32, Option<u32>)>, String> {
+    let mut all = specs.to_vec();
+    for operand in operands {
+        let text = operand
+            .to_str()
+            .ok_or_else(|| format!("{}: not a process ID", operand.display()))?;
+        all.push(watch_spec(text)?);
+    }
+    let mut targets = Vec::new();
+    for spec in &all {
+        add(spec, 0, &mut targets)?;
+    }
+    Ok(targets)
+}
+
+fn add(spec: &WatchSpec, depth: usize, targets: &mut Vec<(u32, Option<u32>)>) -> Result<(), String> {
+    match spec {
+        WatchSpec::Process(pid, fd) => targets.push((*pid, *fd)),
+        WatchSpec::Name(name) => targets.extend(pgrep(name)?.into_iter().map(|pid| (pid, None))),
+        WatchSpec::List(path) => {
+            if depth >= MAX_LIST_DEPTH {
+                return Err(format!(
+                    "-d @{}: lists name lists more than {MAX_LIST_DEPTH} deep",
+                    path.display()
+                ));
+            }
+            for spec in list(path)? {
+                add(&spec, depth + 1, targets)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The specs in a list file: one a line, blank lines skipped.
+fn list(path: &Path) -> Result<Vec<WatchSpec>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|err| format!("-d @: {}: {}", path.display(), strerror(&err)))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| {
+            watch_spec(line.trim()).map_err(|err| format!("{}:{}: {err}", path.display(), i + 1))
+        })
+        .collect()
+}
+
+/// The processes pgrep(1) finds for `pattern` (pgrep leaves itself out;
+/// this process is left out too).
+fn pgrep(pattern: &str) -> Result<Vec<u32>, String> {
+    let output = Command::new("pgrep")
+        .arg("--")
+        .arg(OsStr::new(pattern))
+        .output()
+        .map_err(|err| format!("-d ={pattern}: cannot run pgrep: {}", strerror(&err)))?;
+    // pgrep: 0 found, 1 none found, 2 and 3 a bad pattern or a failure.
+    match output.status.code() {
+        Some(0 | 1) => {}
+        _ => {
+            let said = String::from_utf8_lossy(&output.stderr);
+            let said = said.lines().next().unwrap_or("failed");
+            return Err(format!("-d ={pattern}: pgrep: {said}"));
+        }
+    }
+    let me = std::process::id();
+    Ok(String::from_utf8_lossy(&output.stdout)
+        .split_whitespace()
+        .filter_map(|pid| pid.parse().ok())
+        .filter(|&pid| pid != me)
+        .collect())
+}
