@@ -30,6 +30,8 @@ mod splice;
 mod stdio;
 #[path = "pv/targets.rs"]
 mod targets;
+#[path = "pv/transfer.rs"]
+mod transfer;
 
 const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
 

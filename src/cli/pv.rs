@@ -235,9 +235,17 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
     let transfer = Transfer::new(TransferOptions {
         copy: CopyOptions {
             // Every input by read/write, pipes too: pv's -C never splices;
-            // nor does -K, whose reads must be aligned.
-            force: (args.no_splice || args.direct_io).then_some(Mechanism::ReadWrite),
+            // nor does -K, whose reads must be aligned, nor -O, which
+            // looks at every byte written (pv 1.12: -O implies -C).
+            force: (args.no_splice || args.direct_io || args.sparse)
+                .then_some(Mechanism::ReadWrite),
             page_references: !args.no_splice,
+            // -J: the output pipe (and the intermediate one) at that size,
+            // where the system allows it; -J 0 as not given, as pv 1.12.
+            pipe_size: args
+                .pipe_buffer_size
+                .filter(|&n| n > 0)
+                .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             buf_size,
             ..CopyOptions::default()
         },
@@ -254,6 +262,7 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         // O_DIRECT reads whole blocks: 4 KiB is a multiple of every
         // logical block size Linux has.
         unit: if args.direct_io { 4096 } else { 1 },
+        sparse: args.sparse,
     });
     let settings = Arc::new(Mutex::new(settings));
     let start = Instant::now();

@@ -24,6 +24,13 @@ impl Copier {
     pub(super) fn size_pipes_at_start(&mut self, ends: Ends<'_>, ahead: Option<u64>) {
         self.pipe_goal = 0;
         self.pause_at = None;
+        if let Some(size) = self.options.pipe_size {
+            let [_, (dst, kind)] = ends;
+            if kind == FdKind::Pipe {
+                set_pipe(dst, size);
+            }
+            return;
+        }
         if !self.options.grow_pipes {
             return;
         }
@@ -73,8 +80,13 @@ impl Copier {
             return Ok(pair);
         }
         let pair = crate::sys::pipe()?;
-        let max = self.pipe_max_size();
-        grow_pipe(pair.write.as_fd(), self.pipe_goal, max);
+        match self.options.pipe_size {
+            Some(size) => set_pipe(pair.write.as_fd(), size),
+            None => {
+                let max = self.pipe_max_size();
+                grow_pipe(pair.write.as_fd(), self.pipe_goal, max);
+            }
+        }
         Ok(pair)
     }
 
@@ -105,6 +117,16 @@ pub(crate) fn bytes_ahead(fd: BorrowedFd<'_>, info: &FdInfo) -> Option<u64> {
 pub(crate) fn grow_pipe(fd: BorrowedFd<'_>, bytes: u64, max: usize) {
     let size = bytes.min(max as u64) as usize;
     if size > 0 && fcntl_getpipe_size(fd).is_ok_and(|now| now < size) {
+        let _ = fcntl_setpipe_size(fd, size);
+    }
+}
+
+/// Sets the pipe behind `fd` to `size` ([`CopyOptions::pipe_size`]
+/// says why a refusal is ignored).
+///
+/// [`CopyOptions::pipe_size`]: super::CopyOptions::pipe_size
+fn set_pipe(fd: BorrowedFd<'_>, size: usize) {
+    if fcntl_getpipe_size(fd).is_ok_and(|now| now != size) {
         let _ = fcntl_setpipe_size(fd, size);
     }
 }

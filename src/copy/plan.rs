@@ -57,6 +57,13 @@ pub struct CopyOptions {
     /// the data needs, up to `/proc/sys/fs/pipe-max-size` (see the module
     /// documentation; never shrinks a pipe).
     pub grow_pipes: bool,
+    /// Set the destination pipe, and the intermediate pipe, to this size
+    /// instead (the kernel rounds it up to a power-of-two number of
+    /// pages), smaller or larger than they are, where the system allows:
+    /// a refusal (past `/proc/sys/fs/pipe-max-size`, a spent pipe budget,
+    /// more bytes in the pipe than the size) leaves the pipe as it is.
+    /// `grow_pipes` does nothing then.
+    pub pipe_size: Option<usize>,
     /// Allow splicing a file into a pipe or socket, which passes page
     /// references (see the module documentation).
     pub page_references: bool,
@@ -70,6 +77,7 @@ impl Default for CopyOptions {
             limit: None,
             force: None,
             grow_pipes: true,
+            pipe_size: None,
             page_references: true,
             buf_size: 256 * KIB as usize,
         }

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::meter::{TokenBucket, count_lines};
+use super::sparse::SparseWriter;
 use crate::copy::{
     Copier, CopyError, CopyOptions, RecordWriter, Side, next_record_len, recv_measured,
 };
@@ -71,6 +72,9 @@ pub struct TransferOptions {
     /// `-K`: every read a whole number of these (O_DIRECT blocks); 0 or 1:
     /// any size.
     pub unit: u64,
+    /// `-O`: seek over zeros written to a regular file, making holes
+    /// ([`SparseWriter`]); by read/write.
+    pub sparse: bool,
 }
 
 /// Why [`Transfer::copy`] returned.
@@ -226,7 +230,18 @@ impl Transfer {
     ) -> Result<Ended, CopyError> {
         let (input, output) = (input.as_fd(), output.as_fd());
         if keeps_records(input) || keeps_records(output) {
-            return self.copy_records(input, output);
+            return self.copy_records(input, output, None);
+        }
+        if self.options.sparse
+            && let Some(mut sparse) = SparseWriter::for_output(output)
+        {
+            let ended = self.copy_records(input, output, Some(&mut sparse));
+            let finished = sparse.finish(output).map_err(|source| CopyError {
+                side: Side::Output,
+                moved: 0,
+                source,
+            });
+            return ended.and_then(|ended| finished.map(|()| ended));
         }
         if self.options.lines && self.rate.load(Ordering::Relaxed) > 0 {
             return self.copy_lines(input, output);
@@ -316,11 +331,13 @@ impl Transfer {
     /// To or from a socket that keeps records ([`records`]): a record is
     /// read whole and written whole, never split; `-L` waits for the
     /// tokens of a whole record (lines with `-l`), and `-S` leaves unread a
-    /// record that would pass the stop size.
+    /// record that would pass the stop size. With `sparse` (`-O`), a
+    /// stream read and written through it.
     fn copy_records(
         &mut self,
         input: BorrowedFd<'_>,
         output: BorrowedFd<'_>,
+        mut sparse: Option<&mut SparseWriter>,
     ) -> Result<Ended, CopyError> {
         let fail = |side, source| CopyError {
             side,
@@ -373,9 +390,11 @@ impl Transfer {
             }
             // One record stays one record where the output takes it; a
             // stream goes in the largest records the output takes.
-            writer
-                .write_all(output, bytes, |_| {})
-                .map_err(|e| fail(Side::Output, e))?;
+            match sparse.as_deref_mut() {
+                Some(sparse) => sparse.write_all(output, bytes, |_| {}),
+                None => writer.write_all(output, bytes, |_| {}),
+            }
+            .map_err(|e| fail(Side::Output, e))?;
             self.count.fetch_add(units, Ordering::Relaxed);
             if let Some(tail) = &self.tail {
                 keep_tail(tail, bytes, self.options.last_written);

@@ -1,6 +1,7 @@
 //! pv as library code: what the meter shows and how it limits a rate
 //! ([`meter`]), the display line from a format ([`mod@format`]), the copy
-//! loop with `-L`, `-S` and `-l` ([`copy`]), the display thread
+//! loop with `-L`, `-S` and `-l` ([`copy`]) and its holes with `-O`
+//! ([`sparse`]), the display thread
 //! ([`display`]) and its rows with `-c` ([`cursor`]), the remote control
 //! of a running meter ([`remote`]), and `-d`, the watching of another
 //! process's files ([`watch`]).
@@ -14,4 +15,5 @@ pub mod display;
 pub mod format;
 pub mod meter;
 pub mod remote;
+pub mod sparse;
 pub mod watch;

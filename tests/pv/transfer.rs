@@ -1,0 +1,231 @@
+//! pv 1.12's transfer options: `-J` (the output pipe's size), `-O` (holes
+//! for zeros, never over bytes a file holds), `-k` (sizes after it in
+//! powers of 1000), `-d =NAME` and `-d @LISTFILE`.
+
+use std::os::fd::AsFd;
+use std::os::unix::fs::MetadataExt;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use super::{data, file_with, pv, pv_piped, stderr};
+
+/// The size of the pipe pv wrote to, read on our end once pv has exited.
+fn output_pipe_size_after(args: &[&str], input: &[u8]) -> (usize, Vec<u8>) {
+    let f = file_with(input);
+    let mut child = pv(&[args, &[f.path().to_str().unwrap()]].concat())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut stdout, &mut bytes).unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{args:?}");
+    let size = pipespeed::sys::fcntl_getpipe_size(stdout.as_fd()).unwrap();
+    (size, bytes)
+}
+
+#[test]
+fn j_sets_the_output_pipe_to_its_size_smaller_or_larger_and_an_impossible_one_is_ignored() {
+    let input = data(300_000);
+    for (args, want) in [
+        (&["-q", "-J", "16K"][..], Some(16384)),
+        (&["-q", "-J", "128K"][..], Some(131072)),
+        (&["-q", "-C", "-J", "8K"][..], Some(8192)),
+        // Past any pipe-max-size, or past what F_SETPIPE_SZ takes: pv 1.12
+        // goes on silently, and so does this.
+        (&["-q", "-J", "1T"][..], None),
+    ] {
+        let (size, bytes) = output_pipe_size_after(args, &input);
+        assert!(bytes == input, "{args:?}: {} bytes", bytes.len());
+        if let Some(want) = want {
+            assert_eq!(size, want, "{args:?}");
+        }
+    }
+}
+
+#[test]
+fn o_makes_holes_of_zeros_and_keeps_every_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut input = vec![0u8; 2 << 20];
+    input[5000] = 1;
+    input.extend(b"end");
+    let src = dir.path().join("src");
+    std::fs::write(&src, &input).unwrap();
+    // -o FILE, and stdout redirected to a file: the same bytes, mostly
+    // holes (tmpfs and ext4 both have them).
+    let out = dir.path().join("out");
+    let run = pv(&[
+        "-q",
+        "-O",
+        "-o",
+        out.to_str().unwrap(),
+        src.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(std::fs::read(&out).unwrap() == input);
+    let blocks = std::fs::metadata(&out).unwrap().blocks() * 512;
+    assert!(blocks < input.len() as u64 / 4, "{blocks} bytes of blocks");
+    // Zeros at the very end: the file still has its length.
+    let tail_zeros = [&b"x"[..], &[0u8; 100_000]].concat();
+    let run = pv_piped(&["-q", "-O", "-o", out.to_str().unwrap()], &tail_zeros);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(std::fs::read(&out).unwrap() == tail_zeros);
+    // From a pipe to a pipe: nothing to seek in, every byte written.
+    let run = pv_piped(&["-q", "-O"], &input);
+    assert!(run.stdout == input);
+}
+
+/// pv 1.12 -O loses what it seeks over in both of these: in a file opened
+/// for appending (`>>`) its zeros never arrive, and over a file's own bytes
+/// (`1<>`) they stay where zeros were sent and the rest is cut off.
+#[test]
+fn o_writes_zeros_over_a_files_bytes_and_into_an_appending_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let zeros = vec![0u8; 64 * 1024];
+    // 1<>FILE: the file's bytes under the zeros are replaced, those past
+    // them stay.
+    let file = dir.path().join("kept");
+    std::fs::write(&file, vec![0xffu8; 100_000]).unwrap();
+    let script = format!("$P pv -q -O 1<>'{}'", file.display());
+    let run = Command::new("sh")
+        .args(["-c", &script])
+        .env("P", super::EXE)
+        .stdin(Stdio::from(file_with(&zeros).reopen().unwrap()))
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", stderr(&run));
+    let mut want = zeros.clone();
+    want.extend(vec![0xffu8; 100_000 - zeros.len()]);
+    assert!(std::fs::read(&file).unwrap() == want, "1<>: bytes differ");
+    // >>FILE: every zero appended.
+    let file = dir.path().join("appended");
+    std::fs::write(&file, b"head").unwrap();
+    let script = format!("$P pv -q -O >>'{}'", file.display());
+    let run = Command::new("sh")
+        .args(["-c", &script])
+        .env("P", super::EXE)
+        .stdin(Stdio::from(file_with(&zeros).reopen().unwrap()))
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", stderr(&run));
+    let want = [&b"head"[..], &zeros].concat();
+    assert!(std::fs::read(&file).unwrap() == want, ">>: bytes differ");
+}
+
+#[test]
+fn k_makes_the_sizes_after_it_powers_of_1000_and_not_those_before() {
+    let input = data(5000);
+    for (args, want) in [
+        (&["-q", "-k", "-S", "-s", "1K"][..], 1000),
+        (&["-q", "-S", "-s", "1K", "-k"][..], 1024),
+        (&["-q", "-k", "-S", "-s", "1.5K"][..], 1500),
+        (&["-q", "--si", "-S", "--size=2k"][..], 2000),
+        (&["-q", "-S", "-s", "2K"][..], 2048),
+    ] {
+        let out = pv_piped(args, &input);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert!(
+            out.stdout == input[..want],
+            "{args:?}: {} bytes",
+            out.stdout.len()
+        );
+    }
+}
+
+/// A process of a name no other has: a symbolic link to sleep(1) named
+/// after this test, reading a file on its standard input.
+fn named_sleeper(dir: &std::path::Path, name: &str) -> std::process::Child {
+    let sleep = dir.join(name);
+    let real = ["/bin/sleep", "/usr/bin/sleep"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .unwrap();
+    std::os::unix::fs::symlink(real, &sleep).unwrap();
+    let input = file_with(&data(10_000));
+    Command::new(&sleep)
+        .arg("1.5")
+        .stdin(Stdio::from(input.reopen().unwrap()))
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn d_finds_processes_by_name_and_in_list_files_and_says_what_is_wrong() {
+    if Command::new("pgrep").arg("-V").output().is_err() {
+        crate::common::skip(
+            "pgrep",
+            "pgrep(1) is not installed: -d =NAME cannot be checked",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let name = format!("pvw{}", std::process::id() % 100_000);
+    let mut sleeper = named_sleeper(dir.path(), &name);
+    std::thread::sleep(Duration::from_millis(200));
+    // =NAME: its stdin (a file of 10000 bytes), watched until it exits.
+    let out = pv(&["-d", &format!("={name}"), "-n", "-i", "0.2"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).lines().count() >= 1, "{}", stderr(&out));
+    sleeper.wait().unwrap();
+    // A name no process has: nothing to watch, status 0, as pv 1.12.
+    let out = pv(&["-d", "=pipespeed-no-such-process-name"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        stderr(&out)
+    );
+    // @LISTFILE: a missing file, a bad line.
+    let missing = dir.path().join("missing");
+    let out = pv(&["-d", &format!("@{}", missing.display())])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "pipespeed pv: -d @: {}: No such file or directory\n",
+            missing.display()
+        )
+    );
+    let list = dir.path().join("list");
+    std::fs::write(&list, "\ngarbage\n").unwrap();
+    let out = pv(&["-d", &format!("@{}", list.display())])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).starts_with(&format!(
+            "pipespeed pv: {}:2: 'garbage' is not",
+            list.display()
+        )),
+        "{}",
+        stderr(&out)
+    );
+    // A list that names itself is refused, not followed for ever.
+    std::fs::write(&list, format!("@{}\n", list.display())).unwrap();
+    let out = pv(&["-d", &format!("@{}", list.display())])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    // @LISTFILE with a live process, and an operand as one more target.
+    let mut sleeper = named_sleeper(dir.path(), &format!("{name}b"));
+    std::fs::write(&list, format!("{}:0\n", sleeper.id())).unwrap();
+    let out = pv(&[
+        "-d",
+        &format!("@{}", list.display()),
+        &sleeper.id().to_string(),
+        "-n",
+    ])
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    sleeper.wait().unwrap();
+}
