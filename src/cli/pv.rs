@@ -30,7 +30,7 @@ use pipespeed::copy::{CopyOptions, Mechanism};
 use pipespeed::pv::copy::{Tail, Transfer, TransferOptions};
 use pipespeed::pv::cursor::Cursor;
 use pipespeed::pv::display::{Display, Settings, Source, pipe_fill};
-use pipespeed::pv::format::size_text;
+use pipespeed::pv::format::{BarStyle as Style, size_text};
 use pipespeed::pv::meter::Items;
 use pipespeed::pv::remote::{self, Changes, Controls, Request};
 use pipespeed::pv::watch;
@@ -39,6 +39,7 @@ use pipespeed::sys::{FdKind, fd_info, process};
 pub use args::{PvArgs, SizeSpec, settle};
 pub use name::Invocation;
 
+use args::BarStyle;
 use inputs::Meter;
 use pidfile::PidFile;
 
@@ -61,7 +62,8 @@ fn items(args: &PvArgs) -> Items {
         fineta: args.fineta,
         rate: args.rate,
         average_rate: args.average_rate,
-        bytes: args.bytes,
+        // pv 1.12: -8 shows the count (`pv -8 -t` draws it and the timer).
+        bytes: args.bytes || args.bits,
         buffer_percent: args.buffer_percent,
         last_written: args.last_written.unwrap_or(0),
         name: args.name.clone(),
@@ -131,6 +133,15 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         average_window: args.average_window.map_or(30.0, |d| d.as_secs_f64()),
         window_title,
         process_title,
+        si: args.si,
+        bar_style: match args.bar_style.unwrap_or_default() {
+            BarStyle::Plain => Style::Plain,
+            BarStyle::Block => Style::Block,
+            BarStyle::Granular => Style::Granular,
+            BarStyle::Shaded => Style::Shaded,
+        },
+        conemu: args.conemu,
+        utf8: pipespeed::sys::locale::ctype_is_utf8(),
     };
     if !args.watchfd.is_empty() {
         settings.size = given_size;

@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+use super::format::{BarStyle, Format};
+
 /// The display items of pv, each switched on by its letter.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Items {
@@ -88,6 +90,17 @@ pub struct Snapshot {
     /// `-g`: the rate in percent of the highest seen, for a bar of an
     /// unknown size.
     pub gauge: Option<u64>,
+    /// `-g`: the highest rate seen, per second.
+    pub max_rate: f64,
+    /// `-k`: amounts in powers of 1000 (`kB`), not 1024 (`KiB`).
+    pub si: bool,
+    /// `-u`: the style of `%p` and `%{progress-bar-only}`.
+    pub bar_style: BarStyle,
+    /// Whether the locale's characters are UTF-8 (else every bar is
+    /// plain).
+    pub utf8: bool,
+    /// `%L`: the start of the last whole line written.
+    pub previous_line: Vec<u8>,
 }
 
 impl Snapshot {
@@ -112,25 +125,11 @@ pub fn eta_seconds(snap: &Snapshot) -> Option<f64> {
     (snap.average > 0.0).then(|| size.saturating_sub(snap.count) as f64 / snap.average)
 }
 
-/// pv's `-n` output: one line of numbers: elapsed seconds with `-t`, the
-/// count with `-b` (in bits with `-8`), else the percentage (0 when the
-/// size is unknown).
+/// pv's `-n` output without `-F`: one line of numbers: elapsed seconds
+/// with `-t`, the count with `-b` (in bits with `-8`), the rate with
+/// `-r`, else the percentage (0 when the size is unknown).
 pub fn render_numeric(snap: &Snapshot, items: &Items) -> String {
-    let mut line = String::new();
-    if items.timer {
-        line.push_str(&format!("{:.4} ", snap.elapsed));
-    }
-    if items.bytes {
-        let count = if snap.bits && !snap.lines {
-            snap.count.saturating_mul(8)
-        } else {
-            snap.count
-        };
-        line.push_str(&count.to_string());
-    } else {
-        line.push_str(&snap.percent().unwrap_or(0).to_string());
-    }
-    line
+    Format::numeric(items).render_numeric(snap)
 }
 
 /// The number of `end` bytes (`\n`, or NUL with `-0`) in `bytes`, for

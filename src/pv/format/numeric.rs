@@ -1,0 +1,58 @@
+//! `-n`: the display as numbers for a script, one line a frame, with or
+//! without `-F` (pv 1.12's `pv --numeric --format '{"bytes":%b}'` makes
+//! JSON lines).
+
+use super::{Format, Segment, fixed_text, sgr};
+use crate::pv::meter::{Items, Snapshot};
+
+/// pv 1.12's `-n` format: `%t %b %r %{progress-amount-only}`, each item
+/// there when its flag is given, the percentage only when neither `-b`
+/// nor `-r` is.
+pub(super) fn from_items(items: &Items) -> Format {
+    let parts = [
+        (items.timer, "%t"),
+        (items.bytes, "%b"),
+        (items.rate, "%r"),
+        (!items.bytes && !items.rate, "%{progress-amount-only}"),
+    ];
+    let text: Vec<&str> = parts
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, spec)| *spec)
+        .collect();
+    Format::parse(&text.join(" "))
+}
+
+/// The numbers as pv 1.12 writes them: seconds and rates with 4
+/// decimals, the count whole (in bits with `-8`, lines too), the
+/// percentage rounded (0 without a size); the other items as drawn,
+/// bars and the bytes written as nothing.
+pub(super) fn render(format: &Format, snap: &Snapshot) -> String {
+    let scale = if snap.bits { 8 } else { 1 };
+    let mut line = String::new();
+    let mut last_code = None;
+    for segment in format.segments() {
+        let text = match segment {
+            Segment::Timer => format!("{:.4}", snap.elapsed),
+            Segment::Bytes => snap.count.saturating_mul(scale).to_string(),
+            Segment::Rate => format!("{:.4}", snap.rate * scale as f64),
+            Segment::AverageRate => format!("{:.4}", snap.average * scale as f64),
+            Segment::AmountOnly => {
+                let percent = match snap.size.filter(|&s| s > 0) {
+                    Some(size) => snap.count as f64 * 100.0 / size as f64,
+                    None => 0.0,
+                };
+                format!("{percent:.0}")
+            }
+            Segment::Bar(_) | Segment::LastWritten(_) | Segment::PreviousLine(_) => String::new(),
+            Segment::Sgr(codes) => {
+                last_code = codes.last().copied().or(last_code);
+                sgr::escape(codes)
+            }
+            other => fixed_text(other, snap).unwrap_or_default(),
+        };
+        line.push_str(&text);
+    }
+    line.push_str(sgr::closing(last_code));
+    line
+}
