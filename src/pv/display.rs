@@ -107,6 +107,13 @@ impl Settings {
         let format = match &self.format {
             Some(text) => Format::parse(text),
             None if self.numeric => Format::numeric(&self.items),
+            // pv 1.12 leaves the ETA out when the size is unknown: no
+            // blank in its place (`pv -te` on a pipe shows `0:00:01`).
+            None if self.size.is_none() => Format::from_items(&Items {
+                eta: false,
+                fineta: false,
+                ..self.items.clone()
+            }),
             None => Format::from_items(&self.items),
         };
         if self.conemu {

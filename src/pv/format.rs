@@ -184,8 +184,10 @@ impl Format {
         self.0.contains(segment)
     }
 
-    /// The line for `snap`, at most `width` columns: the bars take what
-    /// the other items leave, in equal shares. `previous`: the columns of
+    /// The line for `snap` in `width` columns: the bars take what the
+    /// other items leave, in equal shares (nothing when they leave
+    /// nothing: the other items are never cut, a line wider than `width`
+    /// is drawn whole, as pv 1.12 draws it). `previous`: the columns of
     /// the line drawn before, which a shorter line pads over (as pv does,
     /// by at most 15 spaces).
     pub fn render(&self, snap: &Snapshot, width: usize, previous: usize) -> String {
@@ -216,14 +218,10 @@ impl Format {
                 Some(text) => text,
                 None => growing_text(segment, snap, room),
             };
-            let taken = columns(segment, &text);
-            if used + taken > width {
-                break;
-            }
             if let Segment::Sgr(codes) = segment {
                 last_code = codes.last().copied().or(last_code);
             }
-            used += taken;
+            used += columns(segment, &text);
             line.push_str(&text);
         }
         line.push_str(sgr::closing(last_code));

@@ -4,13 +4,14 @@
 
 use std::ffi::CStr;
 
-/// Whether the locale the environment selects for characters (`LC_ALL`,
-/// else `LC_CTYPE`, else `LANG`, by the C library's own rule) has the
-/// codeset UTF-8: `newlocale(LC_CTYPE_MASK, "", 0)` then
-/// `nl_langinfo_l(CODESET)`, as `setlocale(LC_CTYPE, "")` then
-/// `nl_langinfo(CODESET)` would, but without changing the process's
-/// locale. A locale this machine does not have (`xx_XX.UTF-8`) is not
-/// UTF-8: the C library falls back to "C".
+/// Whether the user's locale has the codeset UTF-8, by pv 1.12's rule:
+/// `setlocale(LC_ALL, "")` then `nl_langinfo(CODESET)`. Every category
+/// (`LC_ALL`, else `LC_CTYPE`, `LC_MESSAGES`..., else `LANG`) must name a
+/// locale this machine has, or the C library keeps "C", which is not
+/// UTF-8: `LC_CTYPE=C.UTF-8 LC_MESSAGES=xx_XX.UTF-8` is not UTF-8 for pv
+/// 1.12 (nor here). Done with `newlocale(LC_ALL_MASK, "", 0)` and
+/// `nl_langinfo_l`, which give the same answer without changing the
+/// process's locale.
 ///
 /// # References
 ///  - [newlocale(3)](https://man7.org/linux/man-pages/man3/newlocale.3.html)
@@ -18,7 +19,7 @@ use std::ffi::CStr;
 pub fn ctype_is_utf8() -> bool {
     // SAFETY: the locale name is a valid C string ("" reads the
     // environment); a null base asks for a new object.
-    let locale = unsafe { libc::newlocale(libc::LC_CTYPE_MASK, c"".as_ptr(), std::ptr::null_mut()) };
+    let locale = unsafe { libc::newlocale(libc::LC_ALL_MASK, c"".as_ptr(), std::ptr::null_mut()) };
     if locale.is_null() {
         return false;
     }

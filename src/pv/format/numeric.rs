@@ -25,7 +25,8 @@ pub(super) fn from_items(items: &Items) -> Format {
 
 /// The numbers as pv 1.12 writes them: seconds and rates with 4
 /// decimals, the count whole (in bits with `-8`, lines too), the
-/// percentage rounded (0 without a size); the other items as drawn,
+/// percentage rounded (without a size, where the
+/// moving bar is); the other items as drawn,
 /// bars and the bytes written as nothing.
 pub(super) fn render(format: &Format, snap: &Snapshot) -> String {
     let scale = if snap.bits { 8 } else { 1 };
@@ -40,7 +41,8 @@ pub(super) fn render(format: &Format, snap: &Snapshot) -> String {
             Segment::AmountOnly => {
                 let percent = match snap.size.filter(|&s| s > 0) {
                     Some(size) => snap.count as f64 * 100.0 / size as f64,
-                    None => 0.0,
+                    // pv 1.12: where the bar of an unknown size is.
+                    None => super::bar::bounce(snap.tick) as f64,
                 };
                 format!("{percent:.0}")
             }
