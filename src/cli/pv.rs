@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use pipespeed::buf::{Buffer, BufferOptions};
 use pipespeed::copy::{CopyOptions, Mechanism};
-use pipespeed::pv::copy::{Tail, Transfer, TransferOptions};
+use pipespeed::pv::copy::{Lines, Tail, Transfer, TransferOptions};
 use pipespeed::pv::cursor::Cursor;
 use pipespeed::pv::display::{Display, Settings, Source, pipe_fill};
 use pipespeed::pv::format::{BarStyle as Style, size_text};
@@ -246,8 +246,13 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
     let transfer = Transfer::new(TransferOptions {
         copy: CopyOptions {
             // Every input by read/write, pipes too: pv's -C never splices;
-            // nor does -K, whose reads must be aligned.
-            force: (args.no_splice || args.direct_io).then_some(Mechanism::ReadWrite),
+            // nor does -K, whose reads must be aligned; -A and -T imply -C
+            // (pv(1)), which shows in %L's line.
+            force: (args.no_splice
+                || args.direct_io
+                || args.last_written.is_some()
+                || args.buffer_percent)
+                .then_some(Mechanism::ReadWrite),
             page_references: !args.no_splice,
             buf_size,
             ..CopyOptions::default()
@@ -259,6 +264,7 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         lines: args.line_mode,
         null: args.null,
         last_written: settings.format().last_written(),
+        previous_line: settings.format().previous_line().is_some(),
         sync: args.sync,
         skip_errors: args.skip_errors,
         error_skip_block: args.error_skip_block,
@@ -417,12 +423,22 @@ impl Output {
 struct Reading {
     count: Arc<AtomicU64>,
     tail: Option<Tail>,
+    lines: Option<Lines>,
     out: Option<std::os::fd::OwnedFd>,
 }
 
 impl Source for Reading {
     fn count(&self) -> u64 {
         self.count.count()
+    }
+
+    fn previous_line(&self) -> Vec<u8> {
+        self.lines.as_ref().map_or_else(Vec::new, |lines| {
+            lines
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .last()
+        })
     }
 
     fn last_written(&self, n: usize) -> Vec<u8> {

@@ -344,7 +344,7 @@ fn fixed_text(segment: &Segment, snap: &Snapshot) -> Option<String> {
         Segment::FinEta => fineta_text(snap),
         Segment::LastWritten(n) => {
             let bytes = &snap.last_written[snap.last_written.len().saturating_sub(*n)..];
-            printable(bytes)
+            printable(bytes, '.')
         }
         Segment::PreviousLine(0) => return None,
         Segment::PreviousLine(n) => previous_line_text(snap, *n),
@@ -365,15 +365,16 @@ fn growing_text(segment: &Segment, snap: &Snapshot, room: usize) -> String {
     }
 }
 
-/// Bytes as pv shows them: printable ASCII as it is, the rest as `.`.
-fn printable(bytes: &[u8]) -> String {
+/// Bytes as pv shows them: printable ASCII as it is, the rest as
+/// `other` (`.` for `%A`, a space for `%L`).
+fn printable(bytes: &[u8], other: char) -> String {
     bytes
         .iter()
         .map(|&b| {
             if b.is_ascii_graphic() || b == b' ' {
                 char::from(b)
             } else {
-                '.'
+                other
             }
         })
         .collect()
@@ -384,7 +385,7 @@ fn printable(bytes: &[u8]) -> String {
 /// pass through pv's buffer).
 fn previous_line_text(snap: &Snapshot, n: usize) -> String {
     let line = &snap.previous_line[..snap.previous_line.len().min(n)];
-    format!("{:<n$}", printable(line))
+    format!("{:<n$}", printable(line, ' '))
 }
 
 fn count_text(count: f64, snap: &Snapshot, bytes: &str, bits: &str) -> String {

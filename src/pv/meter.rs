@@ -132,6 +132,49 @@ pub fn render_numeric(snap: &Snapshot, items: &Items) -> String {
     Format::numeric(items).render_numeric(snap)
 }
 
+/// `%L`'s memory of the lines written: the first bytes of the line being
+/// written and of the last whole one. As pv 1.12's, it keeps nothing
+/// until the display first asks ([`PreviousLine::last`]): a file copied
+/// before the first frame leaves `%L` blank.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PreviousLine {
+    on: bool,
+    current: Vec<u8>,
+    last: Vec<u8>,
+}
+
+impl PreviousLine {
+    /// The most bytes kept of a line: the widest line drawn.
+    pub const KEEP: usize = crate::pv::display::MAX_COLUMNS;
+
+    /// Takes in `bytes` written, whose lines end with `end`.
+    pub fn feed(&mut self, bytes: &[u8], end: u8) {
+        if !self.on {
+            return;
+        }
+        let mut rest = bytes;
+        while let Some(at) = rest.iter().position(|&b| b == end) {
+            self.keep(&rest[..at]);
+            std::mem::swap(&mut self.last, &mut self.current);
+            self.current.clear();
+            rest = &rest[at + 1..];
+        }
+        self.keep(rest);
+    }
+
+    fn keep(&mut self, bytes: &[u8]) {
+        let room = Self::KEEP.saturating_sub(self.current.len());
+        self.current.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
+    /// The first bytes of the last whole line (empty before one is
+    /// seen); from this first call on, lines are kept.
+    pub fn last(&mut self) -> Vec<u8> {
+        self.on = true;
+        self.last.clone()
+    }
+}
+
 /// The number of `end` bytes (`\n`, or NUL with `-0`) in `bytes`, for
 /// line mode.
 ///
@@ -232,6 +275,25 @@ mod tests {
             size,
             ..Snapshot::default()
         }
+    }
+
+    #[test]
+    fn the_previous_line_is_the_last_whole_one_once_asked_for() {
+        let mut lines = PreviousLine::default();
+        lines.feed(b"before the display\n", b'\n');
+        assert_eq!(lines.last(), b"");
+        lines.feed(b"first line\nsec", b'\n');
+        assert_eq!(lines.last(), b"first line");
+        lines.feed(b"ond\nthi", b'\n');
+        assert_eq!(lines.last(), b"second");
+        lines.feed(b"rd\n\n", b'\n');
+        assert_eq!(lines.last(), b"");
+        lines.feed(b"a\nb\0c\0", 0);
+        assert_eq!(lines.last(), b"\na\nb");
+        let long = vec![b'x'; PreviousLine::KEEP + 10];
+        lines.feed(&long, b'\n');
+        lines.feed(b"\n", b'\n');
+        assert_eq!(lines.last().len(), PreviousLine::KEEP);
     }
 
     #[test]

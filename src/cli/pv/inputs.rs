@@ -51,6 +51,7 @@ impl Meter {
         let reading = Reading {
             count: transfer.count(),
             tail: transfer.tail(),
+            lines: transfer.previous_line(),
             out: out.try_clone_to_owned().ok(),
         };
         let stderr = io::stderr();
