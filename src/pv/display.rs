@@ -304,10 +304,10 @@ pub fn draw(
             }
             continue;
         }
+        let width = settings.width.unwrap_or_else(|| terminal_width(out));
         let text = if settings.numeric {
-            format.render_numeric(&snap) + "\n"
+            format.render_numeric(&snap, width) + "\n"
         } else {
-            let width = settings.width.unwrap_or_else(|| terminal_width(out));
             let line = meter.line(&format, &snap, width);
             titles(&settings, &line, count, out);
             match &display.cursor {

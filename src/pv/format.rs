@@ -38,7 +38,8 @@ pub enum Segment {
     Eta,
     /// `%I`: the local time of the end.
     FinEta,
-    /// `%NUMA`: the last NUM bytes written, unprintable ones as `.`.
+    /// `%NUMA`: the last NUM bytes written, unprintable ones as `.`
+    /// (nothing without NUM, as pv 1.12).
     LastWritten(usize),
     /// `%NUML`, `%{previous-line}`: the first NUM bytes of the last whole
     /// line written (0: as many as the line has room for).
@@ -196,7 +197,12 @@ impl Format {
 
     /// [`Format::render`]'s line, and the columns it takes (its escape
     /// sequences take none).
-    pub fn render_columns(&self, snap: &Snapshot, width: usize, previous: usize) -> (String, usize) {
+    pub fn render_columns(
+        &self,
+        snap: &Snapshot,
+        width: usize,
+        previous: usize,
+    ) -> (String, usize) {
         let texts: Vec<Option<String>> = self
             .0
             .iter()
@@ -230,10 +236,15 @@ impl Format {
         (line, used + padding)
     }
 
-    /// `-n`'s line: the numbers of `%t %b %r %a` and the percentage in
-    /// plain decimal (for scripts), the other items as drawn, no bar.
-    pub fn render_numeric(&self, snap: &Snapshot) -> String {
-        numeric::render(self, snap)
+    /// `-n`'s line in `width` columns: the numbers of `%t %b %r %a` and
+    /// the percentage in plain decimal (for scripts), the other items as
+    /// drawn.
+    pub fn render_numeric(&self, snap: &Snapshot, width: usize) -> String {
+        let snap = Snapshot {
+            numeric: true,
+            ..snap.clone()
+        };
+        self.render(&snap, width, 0)
     }
 
     /// `-n`'s format without `-F`: `%t %b %r %{progress-amount-only}`,
@@ -284,7 +295,7 @@ fn short_name(c: char, num: usize) -> Option<Segment> {
         'b' => Segment::Bytes,
         'T' => Segment::BufferPercent,
         'N' => Segment::Name,
-        'A' => Segment::LastWritten(num.clamp(1, MAX_LAST_WRITTEN)),
+        'A' => Segment::LastWritten(num.min(MAX_LAST_WRITTEN)),
         '%' => Segment::Literal("%".into()),
         _ => return None,
     })
@@ -308,7 +319,7 @@ fn long_name(name: &str, num: usize) -> Option<Segment> {
         "average-rate" => Segment::AverageRate,
         "bytes" | "transferred" => Segment::Bytes,
         "buffer-percent" => Segment::BufferPercent,
-        "last-written" => Segment::LastWritten(num.clamp(1, MAX_LAST_WRITTEN)),
+        "last-written" => Segment::LastWritten(num.min(MAX_LAST_WRITTEN)),
         "name" => Segment::Name,
         _ => match name.strip_prefix("sgr:") {
             Some(list) => Segment::Sgr(sgr::codes(list)),
@@ -324,6 +335,11 @@ fn bar(kind: BarKind, width: usize) -> Segment {
 /// The text of a segment whose width does not depend on the line's, or
 /// `None` for a bar or a line that takes what the others leave.
 fn fixed_text(segment: &Segment, snap: &Snapshot) -> Option<String> {
+    if snap.numeric
+        && let Some(number) = numeric::text(segment, snap)
+    {
+        return Some(number);
+    }
     let per_second = if snap.lines { "/s" } else { "B/s" };
     Some(match segment {
         Segment::Literal(text) => text.clone(),

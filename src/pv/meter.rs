@@ -101,6 +101,8 @@ pub struct Snapshot {
     pub utf8: bool,
     /// `%L`: the start of the last whole line written.
     pub previous_line: Vec<u8>,
+    /// `-n`: numbers for a script (see [`Format::render_numeric`]).
+    pub numeric: bool,
 }
 
 impl Snapshot {
@@ -127,9 +129,9 @@ pub fn eta_seconds(snap: &Snapshot) -> Option<f64> {
 
 /// pv's `-n` output without `-F`: one line of numbers: elapsed seconds
 /// with `-t`, the count with `-b` (in bits with `-8`), the rate with
-/// `-r`, else the percentage (0 when the size is unknown).
+/// `-r`, else the percentage.
 pub fn render_numeric(snap: &Snapshot, items: &Items) -> String {
-    Format::numeric(items).render_numeric(snap)
+    Format::numeric(items).render_numeric(snap, 80)
 }
 
 /// `%L`'s memory of the lines written: the first bytes of the line being
@@ -164,7 +166,8 @@ impl PreviousLine {
 
     fn keep(&mut self, bytes: &[u8]) {
         let room = Self::KEEP.saturating_sub(self.current.len());
-        self.current.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        self.current
+            .extend_from_slice(&bytes[..bytes.len().min(room)]);
     }
 
     /// The first bytes of the last whole line (empty before one is

@@ -2,7 +2,7 @@
 //! without `-F` (pv 1.12's `pv --numeric --format '{"bytes":%b}'` makes
 //! JSON lines).
 
-use super::{Format, Segment, fixed_text, sgr};
+use super::{Format, Segment};
 use crate::pv::meter::{Items, Snapshot};
 
 /// pv 1.12's `-n` format: `%t %b %r %{progress-amount-only}`, each item
@@ -25,36 +25,23 @@ pub(super) fn from_items(items: &Items) -> Format {
 
 /// The numbers as pv 1.12 writes them: seconds and rates with 4
 /// decimals, the count whole (in bits with `-8`, lines too), the
-/// percentage rounded (without a size, where the
-/// moving bar is); the other items as drawn,
-/// bars and the bytes written as nothing.
-pub(super) fn render(format: &Format, snap: &Snapshot) -> String {
+/// percentage rounded (without a size, where the moving bar is); `None`
+/// for the other items, drawn as without `-n`.
+pub(super) fn text(segment: &Segment, snap: &Snapshot) -> Option<String> {
     let scale = if snap.bits { 8 } else { 1 };
-    let mut line = String::new();
-    let mut last_code = None;
-    for segment in format.segments() {
-        let text = match segment {
-            Segment::Timer => format!("{:.4}", snap.elapsed),
-            Segment::Bytes => snap.count.saturating_mul(scale).to_string(),
-            Segment::Rate => format!("{:.4}", snap.rate * scale as f64),
-            Segment::AverageRate => format!("{:.4}", snap.average * scale as f64),
-            Segment::AmountOnly => {
-                let percent = match snap.size.filter(|&s| s > 0) {
-                    Some(size) => snap.count as f64 * 100.0 / size as f64,
-                    // pv 1.12: where the bar of an unknown size is.
-                    None => super::bar::bounce(snap.tick) as f64,
-                };
-                format!("{percent:.0}")
-            }
-            Segment::Bar(_) | Segment::LastWritten(_) | Segment::PreviousLine(_) => String::new(),
-            Segment::Sgr(codes) => {
-                last_code = codes.last().copied().or(last_code);
-                sgr::escape(codes)
-            }
-            other => fixed_text(other, snap).unwrap_or_default(),
-        };
-        line.push_str(&text);
-    }
-    line.push_str(sgr::closing(last_code));
-    line
+    Some(match segment {
+        Segment::Timer => format!("{:.4}", snap.elapsed),
+        Segment::Bytes => snap.count.saturating_mul(scale).to_string(),
+        Segment::Rate => format!("{:.4}", snap.rate * scale as f64),
+        Segment::AverageRate => format!("{:.4}", snap.average * scale as f64),
+        Segment::AmountOnly => {
+            let percent = match snap.size.filter(|&s| s > 0) {
+                Some(size) => snap.count as f64 * 100.0 / size as f64,
+                // pv 1.12: where the bar of an unknown size is.
+                None => super::bar::bounce(snap.tick) as f64,
+            };
+            format!("{percent:.0}")
+        }
+        _ => return None,
+    })
 }

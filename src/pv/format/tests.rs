@@ -116,7 +116,10 @@ fn an_unknown_size_bounces_and_a_gauge_fills() {
     s.gauge = Some(50);
     s.max_rate = 2048.0;
     assert_eq!(f.render(&s, 20, 0), "[===>    ]/2.00KiB/s");
-    assert_eq!(Format::parse("%{progress-amount-only}").render(&s, 20, 0), "2.00KiB/s");
+    assert_eq!(
+        Format::parse("%{progress-amount-only}").render(&s, 20, 0),
+        "2.00KiB/s"
+    );
 }
 
 #[test]
@@ -233,7 +236,10 @@ fn bars_share_the_room_and_a_number_sets_one_width() {
     let s = done(5000, Some(10_000));
     // pv 1.12 -w 40: 38 columns left, 12 each.
     let f = Format::parse("%{bar-block}|%{bar-plain}|%p");
-    assert_eq!(f.render(&s, 40, 0), "██████      |=====>      |[=>   ]  50%");
+    assert_eq!(
+        f.render(&s, 40, 0),
+        "██████      |=====>      |[=>   ]  50%"
+    );
     let f = Format::parse("%20p|%5{progress-bar-only}|%2{bar-plain}");
     assert_eq!(f.render(&s, 80, 0), "[=====>       ]  50%|=>   |> ");
     // `%p` needs 7 columns for `[]  50%`; with less, nothing.
@@ -253,7 +259,10 @@ fn sgr_codes_by_name_and_number_close_the_line() {
         ("%{sgr:bold,nope,red}", "\x1b[1;31m\x1b[m"),
         ("%{sgr:38;2;255;0;0}", "\x1b[38;2;0;0m"),
         ("%{sgr:007,254,255,4294967297}", "\x1b[7;254;1m\x1b[m"),
-        ("%{sgr:bg-yellow,no-underline,fg-default}", "\x1b[43;24;39m\x1b[m"),
+        (
+            "%{sgr:bg-yellow,no-underline,fg-default}",
+            "\x1b[43;24;39m\x1b[m",
+        ),
         ("%{sgr:}%{sgr:RED}", ""),
         ("%{sgr:red", "\x1b[31m\x1b[m"),
         ("%{SGR:red}", "%{SGR:red}"),
@@ -294,7 +303,7 @@ fn numeric_lines_as_pv_1_12_writes_them() {
     s.rate = 10_329_689_248.515_1;
     let f = Format::parse(r#"{"b":%b,"t":%t,"r":%r,"p":%{progress-amount-only}}"#);
     assert_eq!(
-        f.render_numeric(&s),
+        f.render_numeric(&s, 80),
         r#"{"b":3000000,"t":0.0003,"r":10329689248.5151,"p":50}"#
     );
     let items = |timer, bytes, rate| Items {
@@ -303,16 +312,20 @@ fn numeric_lines_as_pv_1_12_writes_them() {
         rate,
         ..Items::default()
     };
-    assert_eq!(Format::numeric(&items(false, false, false)).render_numeric(&s), "50");
     assert_eq!(
-        Format::numeric(&items(true, false, true)).render_numeric(&s),
+        Format::numeric(&items(false, false, false)).render_numeric(&s, 80),
+        "50"
+    );
+    assert_eq!(
+        Format::numeric(&items(true, false, true)).render_numeric(&s, 80),
         "0.0003 10329689248.5151"
     );
-    // Bars and the bytes written are nothing; a rounded percentage.
+    // The other items as drawn (pv 1.12 -n -s 3000), the percentage
+    // rounded.
     let s = done(5000, Some(3000));
     assert_eq!(
-        Format::parse("%p|%{bar-block}|%A|%L|%{progress-amount-only}").render_numeric(&s),
-        "||||167"
+        Format::parse("%8p|%A|%3L|%{progress-amount-only}").render_numeric(&s, 80),
+        "[>] 166%||   |167"
     );
 }
 
@@ -321,7 +334,10 @@ fn previous_line_shows_the_first_bytes_as_spaces_when_unprintable() {
     let mut s = done(1, None);
     s.previous_line = b"first\tline".to_vec();
     assert_eq!(Format::parse("%L|").render(&s, 14, 0), "first line   |");
-    assert_eq!(Format::parse("%3L|%{previous-line}|").render(&s, 20, 0), "fir|first line     |");
+    assert_eq!(
+        Format::parse("%3L|%{previous-line}|").render(&s, 20, 0),
+        "fir|first line     |"
+    );
     assert_eq!(Format::parse("%12L").previous_line(), Some(12));
     assert_eq!(Format::parse("%12L%L").previous_line(), Some(0));
     assert_eq!(Format::parse("%b").previous_line(), None);
