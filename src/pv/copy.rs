@@ -96,11 +96,9 @@ pub struct Skipped {
     pub error: io::Error,
 }
 
-/// The last bytes written, for `-A`.
-pub type Tail = Arc<Mutex<VecDeque<u8>>>;
-
-/// The last whole line written, for `%L`.
-pub type Lines = Arc<Mutex<PreviousLine>>;
+mod kept;
+pub use kept::{Lines, Tail};
+use kept::{keep_lines, keep_tail};
 
 /// The most zeros `-E` writes at once in place of a skipped stretch.
 const ZERO_CHUNK: u64 = 64 * 1024;
@@ -161,9 +159,7 @@ impl Transfer {
                 if let Some(tail) = &tail {
                     keep_tail(tail, bytes, keep);
                 }
-                if let Some(previous) = &previous {
-                    keep_lines(previous, bytes, end);
-                }
+                keep_lines(previous.as_ref(), bytes, end);
             })));
         }
         let count = lines.unwrap_or_else(|| copier.progress());
@@ -401,9 +397,8 @@ impl Transfer {
             if let Some(tail) = &self.tail {
                 keep_tail(tail, bytes, self.options.last_written);
             }
-            if let Some(lines) = &self.lines {
-                keep_lines(lines, bytes, if self.options.null { 0 } else { b'\n' });
-            }
+            let end = if self.options.null { 0 } else { b'\n' };
+            keep_lines(self.lines.as_ref(), bytes, end);
             if self.options.sync {
                 flush(output)?;
             }
@@ -451,9 +446,7 @@ impl Transfer {
                 if let Some(tail) = &self.tail {
                     keep_tail(tail, now, self.options.last_written);
                 }
-                if let Some(lines) = &self.lines {
-                    keep_lines(lines, now, end);
-                }
+                keep_lines(self.lines.as_ref(), now, end);
                 chunk = rest;
             }
         }
@@ -473,25 +466,6 @@ impl Skip {
         self.0 = (self.0 * 2).clamp(1, 512);
         self.0
     }
-}
-
-/// Appends `bytes` to the kept tail, keeping the last `keep`.
-fn keep_tail(tail: &Mutex<VecDeque<u8>>, bytes: &[u8], keep: usize) {
-    let mut tail = tail
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let new = &bytes[bytes.len().saturating_sub(keep)..];
-    let drop = (tail.len() + new.len()).saturating_sub(keep);
-    let drop = drop.min(tail.len());
-    tail.drain(..drop);
-    tail.extend(new);
-}
-
-fn keep_lines(lines: &Mutex<PreviousLine>, bytes: &[u8], end: u8) {
-    lines
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .feed(bytes, end);
 }
 
 /// `-Y`: what was written reaches the disk (a pipe or terminal has

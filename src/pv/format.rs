@@ -365,17 +365,17 @@ fn fixed_text(segment: &Segment, snap: &Snapshot) -> Option<String> {
         Segment::PreviousLine(0) => return None,
         Segment::PreviousLine(n) => previous_line_text(snap, *n),
         Segment::AmountOnly => amount_text(snap),
-        Segment::Conemu => conemu_text(snap),
+        Segment::Conemu => bar::conemu(snap),
         Segment::Sgr(codes) => sgr::escape(codes),
         Segment::Bar(Bar { width: 0, .. }) => return None,
-        Segment::Bar(Bar { kind, width }) => bar_text(*kind, snap, *width),
+        Segment::Bar(Bar { kind, width }) => bar::text(*kind, snap, *width),
     })
 }
 
 /// The text of a segment that takes `room` columns: a bar, or `%L`.
 fn growing_text(segment: &Segment, snap: &Snapshot, room: usize) -> String {
     match segment {
-        Segment::Bar(bar) => bar_text(bar.kind, snap, room),
+        Segment::Bar(bar) => bar::text(bar.kind, snap, room),
         Segment::PreviousLine(_) => previous_line_text(snap, room),
         _ => String::new(),
     }
@@ -437,51 +437,6 @@ fn amount_text(snap: &Snapshot) -> String {
 fn max_rate_text(snap: &Snapshot) -> String {
     let per_second = if snap.lines { "/s" } else { "B/s" };
     rate_text(snap.max_rate, snap, per_second)
-}
-
-/// `OSC 9;4`: state 1 and the percentage (rounded, past 100 too) with a
-/// size; state 3 (busy) and where the bar of an unknown size is, without.
-fn conemu_text(snap: &Snapshot) -> String {
-    let (state, value) = match snap.size.filter(|&s| s > 0) {
-        Some(size) => (1, snap.count as f64 * 100.0 / size as f64),
-        None => (3, bar::bounce(snap.tick) as f64),
-    };
-    format!("\x1b]9;4;{state};{value:.0}\x1b\\")
-}
-
-/// A bar of `room` columns, sides and percentage included: `[`, the
-/// fill, `]` and ` NNN%` for `%p` with a size (nothing if that leaves
-/// no room), `]/RATE` with `-g`; the fill alone for the others.
-fn bar_text(kind: BarKind, snap: &Snapshot, room: usize) -> String {
-    let style = match kind {
-        BarKind::Styled(style) => style,
-        BarKind::Progress | BarKind::Only => snap.bar_style,
-    }
-    .drawn(snap.utf8);
-    let sides = kind == BarKind::Progress;
-    let (fill, amount): (&dyn Fn(usize) -> String, String) =
-        match (snap.size.filter(|&s| s > 0), snap.gauge) {
-            (Some(size), _) => (
-                &move |w| bar::filled(style, snap.count, size, w),
-                format!(" {}", amount_text(snap)),
-            ),
-            (None, Some(percent)) => (
-                &move |w| bar::filled(style, percent, 100, w),
-                format!("/{}", max_rate_text(snap)),
-            ),
-            (None, None) => (
-                &move |w| bar::moving(style, bar::bounce(snap.tick), w),
-                String::new(),
-            ),
-        };
-    if !sides {
-        return fill(room);
-    }
-    let around = 2 + amount.chars().count();
-    if room < around {
-        return String::new();
-    }
-    format!("[{}]{amount}", fill(room - around))
 }
 
 fn timer_text(elapsed: f64) -> String {

@@ -1,8 +1,12 @@
 //! The bar of pv 1.12 in its four styles (`-u`, `%{bar-plain}`...): how
 //! far a known size is done, or a marker bouncing from end to end when
-//! the size is unknown. Only the fill: the sides and the percentage are
-//! the caller's. Every rule here was read off pv 1.12's output (the
-//! differential tests in tests/pv/display.rs hold us to it).
+//! the size is unknown ([`filled`], [`moving`]), with `%p`'s sides and
+//! percentage ([`text`]), and ConEmu's `OSC 9;4` ([`conemu`]). Every
+//! rule here was read off pv 1.12's output (the differential tests in
+//! tests/pv/display.rs hold us to it).
+
+use super::{BarKind, amount_text, max_rate_text};
+use crate::pv::meter::Snapshot;
 
 /// How a bar is drawn.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -114,4 +118,46 @@ pub fn bounce(tick: u64) -> u64 {
 fn pad(bar: &mut String, fill: char, width: usize) {
     let have = bar.chars().count();
     bar.extend(std::iter::repeat_n(fill, width.saturating_sub(have)));
+}
+
+/// `OSC 9;4`: state 1 and the percentage (rounded, past 100 too) with a
+/// size; state 3 (busy) and where the bar of an unknown size is, without.
+pub(super) fn conemu(snap: &Snapshot) -> String {
+    let (state, value) = match snap.size.filter(|&s| s > 0) {
+        Some(size) => (1, snap.count as f64 * 100.0 / size as f64),
+        None => (3, bounce(snap.tick) as f64),
+    };
+    format!("\x1b]9;4;{state};{value:.0}\x1b\\")
+}
+
+/// A bar of `room` columns, sides and percentage included: `[`, the
+/// fill, `]` and ` NNN%` for `%p` with a size (nothing if that leaves
+/// no room), `]/RATE` with `-g`; the fill alone for the others.
+pub(super) fn text(kind: BarKind, snap: &Snapshot, room: usize) -> String {
+    let style = match kind {
+        BarKind::Styled(style) => style,
+        BarKind::Progress | BarKind::Only => snap.bar_style,
+    }
+    .drawn(snap.utf8);
+    let sides = kind == BarKind::Progress;
+    let (fill, amount): (&dyn Fn(usize) -> String, String) =
+        match (snap.size.filter(|&s| s > 0), snap.gauge) {
+            (Some(size), _) => (
+                &move |w| filled(style, snap.count, size, w),
+                format!(" {}", amount_text(snap)),
+            ),
+            (None, Some(percent)) => (
+                &move |w| filled(style, percent, 100, w),
+                format!("/{}", max_rate_text(snap)),
+            ),
+            (None, None) => (&move |w| moving(style, bounce(snap.tick), w), String::new()),
+        };
+    if !sides {
+        return fill(room);
+    }
+    let around = 2 + amount.chars().count();
+    if room < around {
+        return String::new();
+    }
+    format!("[{}]{amount}", fill(room - around))
 }
