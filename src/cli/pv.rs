@@ -423,6 +423,9 @@ impl Output {
 struct Reading {
     count: Arc<AtomicU64>,
     tail: Option<Tail>,
+    /// Whether the display asked for the tail yet: pv 1.12 keeps the
+    /// bytes written from its first frame on.
+    asked: std::sync::atomic::AtomicBool,
     lines: Option<Lines>,
     out: Option<std::os::fd::OwnedFd>,
 }
@@ -445,9 +448,12 @@ impl Source for Reading {
         let Some(tail) = &self.tail else {
             return Vec::new();
         };
-        let tail = tail
+        let mut tail = tail
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !self.asked.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            tail.clear();
+        }
         tail.iter()
             .skip(tail.len().saturating_sub(n))
             .copied()

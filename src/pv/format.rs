@@ -358,9 +358,10 @@ fn fixed_text(segment: &Segment, snap: &Snapshot) -> Option<String> {
         Segment::AverageRate => format!("({})", rate_text(snap.average, snap, per_second)),
         Segment::Eta => eta_text(snap),
         Segment::FinEta => fineta_text(snap),
+        // Dots for bytes not written yet (pv 1.12: `..abcdef`).
         Segment::LastWritten(n) => {
             let bytes = &snap.last_written[snap.last_written.len().saturating_sub(*n)..];
-            printable(bytes, '.')
+            format!("{:.>n$}", printable(bytes, '.'))
         }
         Segment::PreviousLine(0) => return None,
         Segment::PreviousLine(n) => previous_line_text(snap, *n),
