@@ -14,6 +14,8 @@ use common::{SIZES, pty, read_until_hangup};
 
 #[path = "pv/counts.rs"]
 mod counts;
+#[path = "pv/display.rs"]
+mod display;
 #[path = "pv/dropin.rs"]
 mod dropin;
 #[path = "pv/messages.rs"]

@@ -27,10 +27,10 @@ use std::time::{Duration, Instant};
 
 use pipespeed::buf::{Buffer, BufferOptions};
 use pipespeed::copy::{CopyOptions, Mechanism};
-use pipespeed::pv::copy::{Tail, Transfer, TransferOptions};
+use pipespeed::pv::copy::{Lines, Tail, Transfer, TransferOptions};
 use pipespeed::pv::cursor::Cursor;
 use pipespeed::pv::display::{Display, Settings, Source, pipe_fill};
-use pipespeed::pv::format::size_text;
+use pipespeed::pv::format::{BarStyle as Style, size_text};
 use pipespeed::pv::meter::Items;
 use pipespeed::pv::remote::{self, Changes, Controls, Request};
 use pipespeed::pv::watch;
@@ -39,6 +39,7 @@ use pipespeed::sys::{FdKind, fd_info, process};
 pub use args::{PvArgs, SizeSpec, settle};
 pub use name::Invocation;
 
+use args::BarStyle;
 use inputs::Meter;
 use pidfile::PidFile;
 
@@ -61,7 +62,8 @@ fn items(args: &PvArgs) -> Items {
         fineta: args.fineta,
         rate: args.rate,
         average_rate: args.average_rate,
-        bytes: args.bytes,
+        // pv 1.12: -8 shows the count (`pv -8 -t` draws it and the timer).
+        bytes: args.bytes || args.bits,
         buffer_percent: args.buffer_percent,
         last_written: args.last_written.unwrap_or(0),
         name: args.name.clone(),
@@ -131,6 +133,15 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         average_window: args.average_window.map_or(30.0, |d| d.as_secs_f64()),
         window_title,
         process_title,
+        si: args.si,
+        bar_style: match args.bar_style.unwrap_or_default() {
+            BarStyle::Plain => Style::Plain,
+            BarStyle::Block => Style::Block,
+            BarStyle::Granular => Style::Granular,
+            BarStyle::Shaded => Style::Shaded,
+        },
+        conemu: args.conemu,
+        utf8: pipespeed::sys::locale::ctype_is_utf8(),
     };
     if !args.watchfd.is_empty() {
         settings.size = given_size;
@@ -236,8 +247,13 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         copy: CopyOptions {
             // Every input by read/write, pipes too: pv's -C never splices;
             // nor does -K, whose reads must be aligned, nor -O, which
-            // looks at every byte written (pv 1.12: -O implies -C).
-            force: (args.no_splice || args.direct_io || args.sparse)
+            // looks at every byte written (pv 1.12: -O implies -C); -A and
+            // -T imply -C (pv(1)), which shows in %L's line.
+            force: (args.no_splice
+                || args.direct_io
+                || args.sparse
+                || args.last_written.is_some()
+                || args.buffer_percent)
                 .then_some(Mechanism::ReadWrite),
             page_references: !args.no_splice,
             // -J: the output pipe (and the intermediate one) at that size,
@@ -256,6 +272,7 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         lines: args.line_mode,
         null: args.null,
         last_written: settings.format().last_written(),
+        previous_line: settings.format().previous_line().is_some(),
         sync: args.sync,
         skip_errors: args.skip_errors,
         error_skip_block: args.error_skip_block,
@@ -415,6 +432,10 @@ impl Output {
 struct Reading {
     count: Arc<AtomicU64>,
     tail: Option<Tail>,
+    /// Whether the display asked for the tail yet: pv 1.12 keeps the
+    /// bytes written from its first frame on.
+    asked: std::sync::atomic::AtomicBool,
+    lines: Option<Lines>,
     out: Option<std::os::fd::OwnedFd>,
 }
 
@@ -423,13 +444,25 @@ impl Source for Reading {
         self.count.count()
     }
 
+    fn previous_line(&self) -> Vec<u8> {
+        self.lines.as_ref().map_or_else(Vec::new, |lines| {
+            lines
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .last()
+        })
+    }
+
     fn last_written(&self, n: usize) -> Vec<u8> {
         let Some(tail) = &self.tail else {
             return Vec::new();
         };
-        let tail = tail
+        let mut tail = tail
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !self.asked.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            tail.clear();
+        }
         tail.iter()
             .skip(tail.len().saturating_sub(n))
             .copied()

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::meter::{TokenBucket, count_lines};
+use super::meter::{PreviousLine, TokenBucket, count_lines};
 use super::sparse::SparseWriter;
 use crate::copy::{
     Copier, CopyError, CopyOptions, RecordWriter, Side, next_record_len, recv_measured,
@@ -61,6 +61,9 @@ pub struct TransferOptions {
     pub null: bool,
     /// `-A`: keep the last this many bytes written, for the display.
     pub last_written: usize,
+    /// `%L`: keep the last whole line written, when the copy is made by
+    /// read/write anyway (with splice pv 1.12's `%L` is blank).
+    pub previous_line: bool,
     /// `-Y`: flush the output to its disk after every write.
     pub sync: bool,
     /// `-E`: skip read errors, writing zeros in place of what could not
@@ -97,8 +100,9 @@ pub struct Skipped {
     pub error: io::Error,
 }
 
-/// The last bytes written, for `-A`.
-pub type Tail = Arc<Mutex<VecDeque<u8>>>;
+mod kept;
+pub use kept::{Lines, Tail};
+use kept::{keep_lines, keep_tail};
 
 /// The most zeros `-E` writes at once in place of a skipped stretch.
 const ZERO_CHUNK: u64 = 64 * 1024;
@@ -116,6 +120,7 @@ pub struct Transfer {
     /// The bucket, the rate it was made for, and when it was last filled.
     limit: Option<(TokenBucket, u64, Instant)>,
     tail: Option<Tail>,
+    lines: Option<Lines>,
     clock: Box<dyn Clock>,
 }
 
@@ -142,8 +147,13 @@ impl Transfer {
         let tail = (options.last_written > 0)
             .then(|| Arc::new(Mutex::new(VecDeque::with_capacity(options.last_written))));
         let lines = options.lines.then(|| Arc::new(AtomicU64::new(0)));
-        if lines.is_some() || tail.is_some() {
-            let (lines, tail) = (lines.clone(), tail.clone());
+        let read_write = lines.is_some()
+            || tail.is_some()
+            || options.copy.force == Some(crate::copy::Mechanism::ReadWrite);
+        let previous = (options.previous_line && read_write)
+            .then(|| Arc::new(Mutex::new(PreviousLine::default())));
+        if lines.is_some() || tail.is_some() || previous.is_some() {
+            let (lines, tail, previous) = (lines.clone(), tail.clone(), previous.clone());
             let keep = options.last_written;
             let end = if options.null { 0 } else { b'\n' };
             copier.set_inspector(Some(Box::new(move |bytes: &[u8]| {
@@ -153,6 +163,7 @@ impl Transfer {
                 if let Some(tail) = &tail {
                     keep_tail(tail, bytes, keep);
                 }
+                keep_lines(previous.as_ref(), bytes, end);
             })));
         }
         let count = lines.unwrap_or_else(|| copier.progress());
@@ -164,6 +175,7 @@ impl Transfer {
             rate,
             limit: None,
             tail,
+            lines: previous,
             clock,
         }
     }
@@ -182,6 +194,11 @@ impl Transfer {
     /// The last bytes written, when `-A` asked to keep them.
     pub fn tail(&self) -> Option<Tail> {
         self.tail.clone()
+    }
+
+    /// The last whole line written, when `%L` asked for it.
+    pub fn previous_line(&self) -> Option<Lines> {
+        self.lines.clone()
     }
 
     /// What may go now under the rate limit: waits until the bucket has
@@ -399,6 +416,8 @@ impl Transfer {
             if let Some(tail) = &self.tail {
                 keep_tail(tail, bytes, self.options.last_written);
             }
+            let end = if self.options.null { 0 } else { b'\n' };
+            keep_lines(self.lines.as_ref(), bytes, end);
             if self.options.sync {
                 flush(output)?;
             }
@@ -446,6 +465,7 @@ impl Transfer {
                 if let Some(tail) = &self.tail {
                     keep_tail(tail, now, self.options.last_written);
                 }
+                keep_lines(self.lines.as_ref(), now, end);
                 chunk = rest;
             }
         }
@@ -465,18 +485,6 @@ impl Skip {
         self.0 = (self.0 * 2).clamp(1, 512);
         self.0
     }
-}
-
-/// Appends `bytes` to the kept tail, keeping the last `keep`.
-fn keep_tail(tail: &Mutex<VecDeque<u8>>, bytes: &[u8], keep: usize) {
-    let mut tail = tail
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let new = &bytes[bytes.len().saturating_sub(keep)..];
-    let drop = (tail.len() + new.len()).saturating_sub(keep);
-    let drop = drop.min(tail.len());
-    tail.drain(..drop);
-    tail.extend(new);
 }
 
 /// `-Y`: what was written reaches the disk (a pipe or terminal has

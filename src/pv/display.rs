@@ -14,8 +14,8 @@ use rustix::event::{PollFd, PollFlags, poll};
 use rustix::time::Timespec;
 
 use super::cursor::Cursor;
-use super::format::{Format, Segment, size_text};
-use super::meter::{Items, Snapshot, render_numeric};
+use super::format::{BarStyle, CONEMU_END, Format, Segment};
+use super::meter::{Items, Snapshot};
 
 /// The longest interval, `-D` delay or `-m` window, in seconds: about
 /// 11.6 days, more than any display needs (pv 1.12 takes any number).
@@ -67,6 +67,15 @@ pub struct Settings {
     pub window_title: bool,
     /// `-x`: also show the count in the process's name.
     pub process_title: bool,
+    /// `-k`: amounts shown in powers of 1000.
+    pub si: bool,
+    /// `-u`: the style of `%p` and `%{progress-bar-only}`.
+    pub bar_style: BarStyle,
+    /// `-9`: ConEmu's progress sequence at the end of every line.
+    pub conemu: bool,
+    /// Whether the locale's characters are UTF-8: bars of blocks drawn
+    /// as plain ones when not (see [`crate::sys::locale::ctype_is_utf8`]).
+    pub utf8: bool,
 }
 
 impl Default for Settings {
@@ -83,16 +92,34 @@ impl Default for Settings {
             average_window: 30.0,
             window_title: false,
             process_title: false,
+            si: false,
+            bar_style: BarStyle::Plain,
+            conemu: false,
+            utf8: false,
         }
     }
 }
 
 impl Settings {
-    /// The format drawn: `-F`'s, or the items'.
+    /// The format drawn: `-F`'s, or the items' (`-n`'s numbers with
+    /// `-n`), and ConEmu's sequence at its end with `-9`.
     pub fn format(&self) -> Format {
-        match &self.format {
+        let format = match &self.format {
             Some(text) => Format::parse(text),
+            None if self.numeric => Format::numeric(&self.items),
+            // pv 1.12 leaves the ETA out when the size is unknown: no
+            // blank in its place (`pv -te` on a pipe shows `0:00:01`).
+            None if self.size.is_none() => Format::from_items(&Items {
+                eta: false,
+                fineta: false,
+                ..self.items.clone()
+            }),
             None => Format::from_items(&self.items),
+        };
+        if self.conemu {
+            format.with_conemu()
+        } else {
+            format
         }
     }
 }
@@ -128,6 +155,10 @@ pub trait Source: Sync {
     fn buffer_percent(&self) -> Option<u64> {
         None
     }
+    /// `%L`: the last whole line written (its first bytes).
+    fn previous_line(&self) -> Vec<u8> {
+        Vec::new()
+    }
 }
 
 impl Source for AtomicU64 {
@@ -161,8 +192,8 @@ impl Meter {
         self.last = (count, now);
         if !done && now > 0.0 {
             self.rates.push(rate);
+            self.max_rate = self.max_rate.max(rate);
         }
-        self.max_rate = self.max_rate.max(rate);
         // The bounce of an unknown size moves while bytes flow (and on the
         // last line, whose rate is the whole transfer's), as pv's does.
         if rate > 0.0 {
@@ -193,47 +224,44 @@ impl Meter {
             done,
             tick: self.tick,
             name: settings.items.name.clone(),
-            gauge: (settings.gauge && self.max_rate > 0.0)
-                .then(|| (rate * 100.0 / self.max_rate) as u64),
+            gauge: settings.gauge.then(|| {
+                if self.max_rate > 0.0 {
+                    (rate * 100.0 / self.max_rate) as u64
+                } else {
+                    0
+                }
+            }),
+            max_rate: self.max_rate,
+            si: settings.si,
+            bar_style: settings.bar_style,
+            utf8: settings.utf8,
             ..Snapshot::default()
         }
     }
 
     /// The line for `snap` in `format`, padded over a longer last line.
     pub fn line(&mut self, format: &Format, snap: &Snapshot, width: usize) -> String {
-        let line = format.render(snap, width, self.previous_length);
-        self.previous_length = line.chars().count();
+        let (line, columns) = format.render_columns(snap, width, self.previous_length);
+        self.previous_length = columns;
         line
     }
 
     /// `-v`'s line: the rate's minimum, mean, maximum and standard
-    /// deviation over the updates of the transfer.
-    pub fn stats(&self, lines: bool, bits: bool) -> Option<String> {
+    /// deviation over the updates of the transfer, in bytes (or lines) a
+    /// second with 3 decimals and `b/s` with `-8`, as pv 1.12 writes it
+    /// (the numbers are not made bits, nor scaled by `-k`); `rate not
+    /// measured` before a first update.
+    pub fn stats(&self, bits: bool) -> String {
         if self.rates.is_empty() {
-            return None;
+            return "rate not measured".into();
         }
         let n = self.rates.len() as f64;
         let mean = self.rates.iter().sum::<f64>() / n;
         let deviation = (self.rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / n).sqrt();
         let min = self.rates.iter().copied().fold(f64::INFINITY, f64::min);
         let max = self.rates.iter().copied().fold(0.0, f64::max);
-        let unit = |v: f64| {
-            let text = if lines {
-                size_text(v, "/s", false)
-            } else if bits {
-                size_text(v * 8.0, "b/s", true)
-            } else {
-                size_text(v, "B/s", true)
-            };
-            text.trim().to_owned()
-        };
-        Some(format!(
-            "rate min/avg/max/mdev = {} / {} / {} / {}",
-            unit(min),
-            unit(mean),
-            unit(max),
-            unit(deviation)
-        ))
+        let unit = if bits { "b/s" } else { "B/s" };
+        format!("rate min/avg/max/mdev = {min:.3}/{mean:.3}/{max:.3}/{deviation:.3} {unit}")
     }
 }
 
@@ -266,6 +294,9 @@ pub fn draw(
         if n > 0 {
             snap.last_written = source.last_written(n);
         }
+        if format.previous_line().is_some() {
+            snap.previous_line = source.previous_line();
+        }
         // -W: nothing until the first byte; -D: nothing until the delay.
         if (display.wait && count == 0) || now < display.delay {
             if finished {
@@ -273,10 +304,10 @@ pub fn draw(
             }
             continue;
         }
+        let width = settings.width.unwrap_or_else(|| terminal_width(out));
         let text = if settings.numeric {
-            render_numeric(&snap, &settings.items) + "\n"
+            format.render_numeric(&snap, width) + "\n"
         } else {
-            let width = settings.width.unwrap_or_else(|| terminal_width(out));
             let line = meter.line(&format, &snap, width);
             titles(&settings, &line, count, out);
             match &display.cursor {
@@ -294,10 +325,12 @@ pub fn draw(
         };
         show(out, &text, patience);
         if finished {
-            if display.stats
-                && let Some(stats) = meter.stats(display.lines, settings.bits)
-            {
-                show(out, &format!("{stats}\n"), patience);
+            // ConEmu's tab shows no progress once the meter is gone.
+            if format.has(&Segment::Conemu) {
+                show(out, CONEMU_END, patience);
+            }
+            if display.stats {
+                show(out, &format!("{}\n", meter.stats(settings.bits)), patience);
             }
             return;
         }

@@ -3,7 +3,13 @@
 //! changes magnitude, so that a line drawn over the last one never leaves
 //! part of it behind.
 
-use std::fmt::Write;
+mod bar;
+mod numeric;
+mod sgr;
+mod units;
+
+pub use bar::BarStyle;
+pub use units::size_text;
 
 use super::meter::{Items, Snapshot, eta_seconds, format_duration};
 
@@ -14,7 +20,7 @@ pub enum Segment {
     Literal(String),
     /// `%N`: the name, right-aligned in 9 columns, and a colon.
     Name,
-    /// `%b`: the count so far.
+    /// `%b`, `%{transferred}`: the count so far.
     Bytes,
     /// `%T`: how full the buffer between pv and its reader is.
     BufferPercent,
@@ -24,23 +30,56 @@ pub enum Segment {
     Rate,
     /// `%a`: the average rate.
     AverageRate,
-    /// `%p`: the bar and the percentage (a moving `<=>` when the size is
-    /// unknown).
-    Progress,
-    /// `%{progress-bar-only}`: the bar without the percentage.
-    BarOnly,
+    /// `%p`, `%{progress-bar-only}`, `%{bar-plain}`...: a bar.
+    Bar(Bar),
     /// `%{progress-amount-only}`: the percentage alone.
     AmountOnly,
     /// `%e`: the time left.
     Eta,
     /// `%I`: the local time of the end.
     FinEta,
-    /// `%NUMA`: the last NUM bytes written, unprintable ones as `.`.
+    /// `%NUMA`: the last NUM bytes written, unprintable ones as `.`
+    /// (nothing without NUM, as pv 1.12).
     LastWritten(usize),
+    /// `%NUML`, `%{previous-line}`: the first NUM bytes of the last whole
+    /// line written (0: as many as the line has room for).
+    PreviousLine(usize),
+    /// `%{progress-conemu}` (and `-9`): the percentage for the terminal's
+    /// tab, as ConEmu's `OSC 9;4` sequence. Takes no column.
+    Conemu,
+    /// `%{sgr:colour,...}`: these ECMA-48 SGR codes. Take no column.
+    Sgr(Vec<u8>),
 }
+
+/// A bar: which, and how wide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bar {
+    /// Which bar.
+    pub kind: BarKind,
+    /// Its columns, sides and percentage included; 0: what the other
+    /// items leave (shared with the other bars of 0).
+    pub width: usize,
+}
+
+/// The bars of pv 1.12's formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BarKind {
+    /// `%p`, `%{progress}`: `[bar]` and the percentage, in `-u`'s style.
+    Progress,
+    /// `%{progress-bar-only}`: the bar alone, in `-u`'s style.
+    Only,
+    /// `%{bar-plain}`, `%{bar-block}`...: the bar alone, in this style.
+    Styled(BarStyle),
+}
+
+/// `ConEmu`'s sequence that ends a display: no progress state.
+pub const CONEMU_END: &str = "\x1b]9;4;0;0\x1b\\";
 
 /// The most bytes `%A` shows (pv's limit).
 pub const MAX_LAST_WRITTEN: usize = 256;
+
+/// The most bytes `%L` shows: the widest line drawn.
+pub const MAX_PREVIOUS_LINE: usize = crate::pv::display::MAX_COLUMNS;
 
 /// A parsed format.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,8 +87,9 @@ pub struct Format(Vec<Segment>);
 
 impl Format {
     /// Parses pv's format language: `%p %t %e %I %r %a %b %T %N %%`, `%NUMA`,
-    /// and the long forms `%{progress}`, `%{timer}` ... An unknown sequence
-    /// is shown as it is.
+    /// `%NUML`, and the long forms `%{progress}`, `%{timer}`, `%{bar-block}`,
+    /// `%{sgr:red,bold}` ... A number before a bar is its width. An
+    /// unknown sequence is shown as it is.
     pub fn parse(text: &str) -> Format {
         let mut segments = Vec::new();
         let mut literal = String::new();
@@ -63,6 +103,10 @@ impl Format {
             let (segment, used) = match spec.chars().next() {
                 Some('{') => match spec.find('}') {
                     Some(end) => (long_name(&spec[1..end], num), end + 1),
+                    // pv 1.12 takes an `sgr` left open to the end.
+                    None if spec.starts_with("{sgr:") => {
+                        (Some(Segment::Sgr(sgr::codes(&spec[5..]))), spec.len())
+                    }
                     None => (None, 0),
                 },
                 Some(c) => (short_name(c, num), c.len_utf8()),
@@ -141,39 +185,108 @@ impl Format {
         self.0.contains(segment)
     }
 
-    /// The line for `snap`, at most `width` columns: the bar takes what
-    /// the other items leave. `previous`: the length of the line drawn
-    /// before, which a shorter line pads over (as pv does, by at most 15
-    /// spaces).
+    /// The line for `snap` in `width` columns: the bars take what the
+    /// other items leave, in equal shares (nothing when they leave
+    /// nothing: the other items are never cut, a line wider than `width`
+    /// is drawn whole, as pv 1.12 draws it). `previous`: the columns of
+    /// the line drawn before, which a shorter line pads over (as pv does,
+    /// by at most 15 spaces).
     pub fn render(&self, snap: &Snapshot, width: usize, previous: usize) -> String {
+        self.render_columns(snap, width, previous).0
+    }
+
+    /// [`Format::render`]'s line, and the columns it takes (its escape
+    /// sequences take none).
+    pub fn render_columns(
+        &self,
+        snap: &Snapshot,
+        width: usize,
+        previous: usize,
+    ) -> (String, usize) {
         let texts: Vec<Option<String>> = self
             .0
             .iter()
             .map(|segment| fixed_text(segment, snap))
             .collect();
-        let fixed: usize = texts.iter().flatten().map(|t| t.chars().count()).sum();
+        let fixed: usize = self
+            .0
+            .iter()
+            .zip(&texts)
+            .filter_map(|(segment, text)| text.as_ref().map(|t| columns(segment, t)))
+            .sum();
+        let growing = texts.iter().filter(|t| t.is_none()).count();
+        let room = width.saturating_sub(fixed) / growing.max(1);
         let mut line = String::new();
+        let mut used = 0;
+        let mut last_code = None;
         for (segment, text) in self.0.iter().zip(texts) {
             let text = match text {
                 Some(text) => text,
-                None => bar_text(segment, snap, width.saturating_sub(fixed)),
+                None => growing_text(segment, snap, room),
             };
-            if line.chars().count() + text.chars().count() > width {
-                break;
+            if let Segment::Sgr(codes) = segment {
+                last_code = codes.last().copied().or(last_code);
             }
+            used += columns(segment, &text);
             line.push_str(&text);
         }
-        let length = line.chars().count();
-        if length < previous {
-            line.push_str(&" ".repeat((previous - length).min(15)));
+        line.push_str(sgr::closing(last_code));
+        let padding = previous.saturating_sub(used).min(15);
+        line.push_str(&" ".repeat(padding));
+        (line, used + padding)
+    }
+
+    /// `-n`'s line in `width` columns: the numbers of `%t %b %r %a` and
+    /// the percentage in plain decimal (for scripts), the other items as
+    /// drawn.
+    pub fn render_numeric(&self, snap: &Snapshot, width: usize) -> String {
+        let snap = Snapshot {
+            numeric: true,
+            ..snap.clone()
+        };
+        self.render(&snap, width, 0)
+    }
+
+    /// `-n`'s format without `-F`: `%t %b %r %{progress-amount-only}`,
+    /// each as its flag says, the percentage only without `-b` and `-r`.
+    pub fn numeric(items: &Items) -> Format {
+        numeric::from_items(items)
+    }
+
+    /// The format with `%{progress-conemu}` at its end, unless it has one
+    /// (`-9`).
+    pub fn with_conemu(mut self) -> Format {
+        if !self.has(&Segment::Conemu) {
+            self.0.push(Segment::Conemu);
         }
-        line
+        self
+    }
+
+    /// How many bytes of the last line written the format shows: `Some(0)`
+    /// for as many as there is room for, `None` without `%L`.
+    pub fn previous_line(&self) -> Option<usize> {
+        self.0
+            .iter()
+            .filter_map(|s| match s {
+                Segment::PreviousLine(n) => Some(*n),
+                _ => None,
+            })
+            .reduce(|a, b| if a == 0 || b == 0 { 0 } else { a.max(b) })
+    }
+}
+
+/// The columns `text` takes on the line: none for an escape sequence.
+fn columns(segment: &Segment, text: &str) -> usize {
+    match segment {
+        Segment::Sgr(_) | Segment::Conemu => 0,
+        _ => text.chars().count(),
     }
 }
 
 fn short_name(c: char, num: usize) -> Option<Segment> {
     Some(match c {
-        'p' => Segment::Progress,
+        'p' => bar(BarKind::Progress, num),
+        'L' => Segment::PreviousLine(num.min(MAX_PREVIOUS_LINE)),
         't' => Segment::Timer,
         'e' => Segment::Eta,
         'I' => Segment::FinEta,
@@ -182,7 +295,7 @@ fn short_name(c: char, num: usize) -> Option<Segment> {
         'b' => Segment::Bytes,
         'T' => Segment::BufferPercent,
         'N' => Segment::Name,
-        'A' => Segment::LastWritten(num.clamp(1, MAX_LAST_WRITTEN)),
+        'A' => Segment::LastWritten(num.min(MAX_LAST_WRITTEN)),
         '%' => Segment::Literal("%".into()),
         _ => return None,
     })
@@ -190,8 +303,14 @@ fn short_name(c: char, num: usize) -> Option<Segment> {
 
 fn long_name(name: &str, num: usize) -> Option<Segment> {
     Some(match name {
-        "progress" => Segment::Progress,
-        "progress-bar-only" => Segment::BarOnly,
+        "progress" => bar(BarKind::Progress, num),
+        "progress-bar-only" => bar(BarKind::Only, num),
+        "bar-plain" => bar(BarKind::Styled(BarStyle::Plain), num),
+        "bar-block" => bar(BarKind::Styled(BarStyle::Block), num),
+        "bar-granular" => bar(BarKind::Styled(BarStyle::Granular), num),
+        "bar-shaded" => bar(BarKind::Styled(BarStyle::Shaded), num),
+        "progress-conemu" => Segment::Conemu,
+        "previous-line" => Segment::PreviousLine(num.min(MAX_PREVIOUS_LINE)),
         "progress-amount-only" => Segment::AmountOnly,
         "timer" => Segment::Timer,
         "eta" => Segment::Eta,
@@ -200,15 +319,27 @@ fn long_name(name: &str, num: usize) -> Option<Segment> {
         "average-rate" => Segment::AverageRate,
         "bytes" | "transferred" => Segment::Bytes,
         "buffer-percent" => Segment::BufferPercent,
-        "last-written" => Segment::LastWritten(num.clamp(1, MAX_LAST_WRITTEN)),
+        "last-written" => Segment::LastWritten(num.min(MAX_LAST_WRITTEN)),
         "name" => Segment::Name,
-        _ => return None,
+        _ => match name.strip_prefix("sgr:") {
+            Some(list) => Segment::Sgr(sgr::codes(list)),
+            None => return None,
+        },
     })
 }
 
+fn bar(kind: BarKind, width: usize) -> Segment {
+    Segment::Bar(Bar { kind, width })
+}
+
 /// The text of a segment whose width does not depend on the line's, or
-/// `None` for the bar.
+/// `None` for a bar or a line that takes what the others leave.
 fn fixed_text(segment: &Segment, snap: &Snapshot) -> Option<String> {
+    if snap.numeric
+        && let Some(number) = numeric::text(segment, snap)
+    {
+        return Some(number);
+    }
     let per_second = if snap.lines { "/s" } else { "B/s" };
     Some(match segment {
         Segment::Literal(text) => text.clone(),
@@ -224,108 +355,89 @@ fn fixed_text(segment: &Segment, snap: &Snapshot) -> Option<String> {
         },
         Segment::Timer => timer_text(snap.elapsed),
         Segment::Rate => format!("[{}]", rate_text(snap.rate, snap, per_second)),
-        Segment::AverageRate => format!("[{}]", rate_text(snap.average, snap, per_second)),
+        Segment::AverageRate => format!("({})", rate_text(snap.average, snap, per_second)),
         Segment::Eta => eta_text(snap),
         Segment::FinEta => fineta_text(snap),
+        // Dots for bytes not written yet (pv 1.12: `..abcdef`).
         Segment::LastWritten(n) => {
             let bytes = &snap.last_written[snap.last_written.len().saturating_sub(*n)..];
-            bytes
-                .iter()
-                .map(|&b| {
-                    if b.is_ascii_graphic() || b == b' ' {
-                        char::from(b)
-                    } else {
-                        '.'
-                    }
-                })
-                .collect()
+            format!("{:.>n$}", printable(bytes, '.'))
         }
+        Segment::PreviousLine(0) => return None,
+        Segment::PreviousLine(n) => previous_line_text(snap, *n),
         Segment::AmountOnly => amount_text(snap),
-        Segment::Progress | Segment::BarOnly => return None,
+        Segment::Conemu => bar::conemu(snap),
+        Segment::Sgr(codes) => sgr::escape(codes),
+        Segment::Bar(Bar { width: 0, .. }) => return None,
+        Segment::Bar(Bar { kind, width }) => bar::text(*kind, snap, *width),
     })
+}
+
+/// The text of a segment that takes `room` columns: a bar, or `%L`.
+fn growing_text(segment: &Segment, snap: &Snapshot, room: usize) -> String {
+    match segment {
+        Segment::Bar(bar) => bar::text(bar.kind, snap, room),
+        Segment::PreviousLine(_) => previous_line_text(snap, room),
+        _ => String::new(),
+    }
+}
+
+/// Bytes as pv shows them: printable ASCII as it is, the rest as
+/// `other` (`.` for `%A`, a space for `%L`).
+fn printable(bytes: &[u8], other: char) -> String {
+    bytes
+        .iter()
+        .map(|&b| {
+            if b.is_ascii_graphic() || b == b' ' {
+                char::from(b)
+            } else {
+                other
+            }
+        })
+        .collect()
+}
+
+/// `%L`: the first `n` bytes of the last whole line, padded with spaces
+/// to `n` (all spaces before a line is seen, and when the copy does not
+/// pass through pv's buffer).
+fn previous_line_text(snap: &Snapshot, n: usize) -> String {
+    let line = &snap.previous_line[..snap.previous_line.len().min(n)];
+    format!("{:<n$}", printable(line, ' '))
 }
 
 fn count_text(count: f64, snap: &Snapshot, bytes: &str, bits: &str) -> String {
     if snap.lines {
         size_text(count, "", false)
     } else if snap.bits {
-        size_text(count * 8.0, bits, true)
+        size_text(count * 8.0, bits, !snap.si)
     } else {
-        size_text(count, bytes, true)
+        size_text(count, bytes, !snap.si)
     }
 }
 
 fn rate_text(rate: f64, snap: &Snapshot, per_second: &str) -> String {
     if snap.bits && !snap.lines {
-        size_text(rate * 8.0, "b/s", true)
+        size_text(rate * 8.0, "b/s", !snap.si)
     } else {
-        size_text(rate, per_second, !snap.lines)
+        size_text(rate, per_second, !snap.lines && !snap.si)
     }
 }
 
-/// The percentage as pv shows it: done over the size, past 100 when
-/// more came than the size said.
+/// The percentage as pv shows it, in 3 columns and `%`: done over the
+/// size, cut down to a whole number, past 100 when more came than the
+/// size said. With `-g` and no size, the highest rate seen.
 fn amount_text(snap: &Snapshot) -> String {
     match snap.percent() {
-        Some(p) => format!("{:2}%", p.clamp(0, 100_000)),
+        Some(p) => format!("{:3}%", p.clamp(0, 100_000)),
+        None if snap.gauge.is_some() => max_rate_text(snap),
         None => String::new(),
     }
 }
 
-/// The bar, `room` columns for the whole segment.
-fn bar_text(segment: &Segment, snap: &Snapshot, room: usize) -> String {
-    let with_amount = *segment == Segment::Progress;
-    match snap.percent() {
-        Some(percent) => {
-            let amount = if with_amount {
-                format!(" {}", amount_text(snap))
-            } else {
-                String::new()
-            };
-            let inner = room.saturating_sub(2 + amount.len());
-            let filled = (inner as u64 * percent.min(100) / 100) as usize;
-            let mut bar = String::from("[");
-            bar.push_str(&"=".repeat(filled.saturating_sub(1)));
-            if inner > 0 && bar.len() < inner + 1 {
-                bar.push('>');
-            }
-            while bar.len() < inner + 1 {
-                bar.push(' ');
-            }
-            bar.push(']');
-            bar.push_str(&amount);
-            bar
-        }
-        None if snap.gauge.is_some() => {
-            let percent = snap.gauge.unwrap_or(0).min(100);
-            let amount = if with_amount {
-                format!(" {percent:2}%")
-            } else {
-                String::new()
-            };
-            let inner = room.saturating_sub(2 + amount.len());
-            let filled = inner * percent as usize / 100;
-            format!(
-                "[{}{}]{amount}",
-                "=".repeat(filled),
-                " ".repeat(inner - filled)
-            )
-        }
-        None => {
-            // `<=>` bounces from one end to the other, two steps an update
-            // while bytes come.
-            let inner = room.saturating_sub(2);
-            let span = inner.saturating_sub(3);
-            let step = (snap.tick % 200) as usize;
-            let at = if step > 100 { 200 - step } else { step };
-            let left = span * at / 100;
-            format!(
-                "[{}<=>{}]",
-                " ".repeat(left),
-                " ".repeat(span.saturating_sub(left))
-            )
-        }
-    }
+/// `-g`'s highest rate, as a rate is shown.
+fn max_rate_text(snap: &Snapshot) -> String {
+    let per_second = if snap.lines { "/s" } else { "B/s" };
+    rate_text(snap.max_rate, snap, per_second)
 }
 
 fn timer_text(elapsed: f64) -> String {
@@ -376,63 +488,6 @@ fn fineta_text(snap: &Snapshot) -> String {
     };
     // Unlike `%e`, kept on the last line (as pv does).
     text
-}
-
-/// An amount as pv writes it, always 4 columns of digits, a 2-column
-/// prefix (`Ki`, `Mi`... for bytes and bits; `k`, `M`... and a space for
-/// lines) and `suffix`: ` 999KiB`, `1000KiB`, `1.46MiB`, `3.00  B`. The
-/// prefix is chosen so the number is at least 1 and, from 0.97 of the next
-/// power up, moves up (then back down if that made it less than 1).
-pub fn size_text(amount: f64, suffix: &str, binary: bool) -> String {
-    const PREFIXES: &[u8] = b"yzafpnum kMGTPEZY";
-    const MIDDLE: usize = 8;
-    let ratio = if binary { 1024.0 } else { 1000.0 };
-    let mut value = amount;
-    let mut at = MIDDLE;
-    if value != 0.0 {
-        while value > ratio * 0.97 && at + 1 < PREFIXES.len() {
-            value /= ratio;
-            at += 1;
-        }
-        while value < 1.0 && at > 0 {
-            value *= ratio;
-            at -= 1;
-        }
-    }
-    let letter = match PREFIXES[at] {
-        b'k' if binary => 'K',
-        c => char::from(c),
-    };
-    let prefix = match (binary, letter) {
-        (true, ' ') => "  ".to_owned(),
-        (true, c) => format!("{c}i"),
-        (false, c) => c.to_string(),
-    };
-    let value = value.min(100_000.0);
-    let digits = if value > 99.9 {
-        format!("{:4}", value as u64)
-    } else {
-        significant3(value)
-    };
-    let mut text = String::new();
-    let _ = write!(text, "{digits}{prefix}{suffix}");
-    text
-}
-
-/// `value` with three significant digits, trailing zeros kept, at least 4
-/// columns: C's `%#4.3g` for 0 <= value < 100.
-fn significant3(value: f64) -> String {
-    let text = if value >= 9.995 {
-        format!("{value:.1}")
-    } else if value >= 0.9995 || value == 0.0 {
-        format!("{value:.2}")
-    } else {
-        // Below 1 (only at the smallest prefix): three digits after the
-        // leading zeros.
-        let decimals = 2 - value.log10().floor() as i32;
-        format!("{value:.*}", decimals.max(0) as usize)
-    };
-    format!("{text:>4}")
 }
 
 #[cfg(test)]

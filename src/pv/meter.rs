@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+use super::format::{BarStyle, Format};
+
 /// The display items of pv, each switched on by its letter.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Items {
@@ -88,6 +90,19 @@ pub struct Snapshot {
     /// `-g`: the rate in percent of the highest seen, for a bar of an
     /// unknown size.
     pub gauge: Option<u64>,
+    /// `-g`: the highest rate seen, per second.
+    pub max_rate: f64,
+    /// `-k`: amounts in powers of 1000 (`kB`), not 1024 (`KiB`).
+    pub si: bool,
+    /// `-u`: the style of `%p` and `%{progress-bar-only}`.
+    pub bar_style: BarStyle,
+    /// Whether the locale's characters are UTF-8 (else every bar is
+    /// plain).
+    pub utf8: bool,
+    /// `%L`: the start of the last whole line written.
+    pub previous_line: Vec<u8>,
+    /// `-n`: numbers for a script (see [`Format::render_numeric`]).
+    pub numeric: bool,
 }
 
 impl Snapshot {
@@ -112,25 +127,55 @@ pub fn eta_seconds(snap: &Snapshot) -> Option<f64> {
     (snap.average > 0.0).then(|| size.saturating_sub(snap.count) as f64 / snap.average)
 }
 
-/// pv's `-n` output: one line of numbers: elapsed seconds with `-t`, the
-/// count with `-b` (in bits with `-8`), else the percentage (0 when the
-/// size is unknown).
+/// pv's `-n` output without `-F`: one line of numbers: elapsed seconds
+/// with `-t`, the count with `-b` (in bits with `-8`), the rate with
+/// `-r`, else the percentage.
 pub fn render_numeric(snap: &Snapshot, items: &Items) -> String {
-    let mut line = String::new();
-    if items.timer {
-        line.push_str(&format!("{:.4} ", snap.elapsed));
+    Format::numeric(items).render_numeric(snap, 80)
+}
+
+/// `%L`'s memory of the lines written: the first bytes of the line being
+/// written and of the last whole one. As pv 1.12's, it keeps nothing
+/// until the display first asks ([`PreviousLine::last`]): a file copied
+/// before the first frame leaves `%L` blank.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PreviousLine {
+    on: bool,
+    current: Vec<u8>,
+    last: Vec<u8>,
+}
+
+impl PreviousLine {
+    /// The most bytes kept of a line: the widest line drawn.
+    pub const KEEP: usize = crate::pv::display::MAX_COLUMNS;
+
+    /// Takes in `bytes` written, whose lines end with `end`.
+    pub fn feed(&mut self, bytes: &[u8], end: u8) {
+        if !self.on {
+            return;
+        }
+        let mut rest = bytes;
+        while let Some(at) = rest.iter().position(|&b| b == end) {
+            self.keep(&rest[..at]);
+            std::mem::swap(&mut self.last, &mut self.current);
+            self.current.clear();
+            rest = &rest[at + 1..];
+        }
+        self.keep(rest);
     }
-    if items.bytes {
-        let count = if snap.bits && !snap.lines {
-            snap.count.saturating_mul(8)
-        } else {
-            snap.count
-        };
-        line.push_str(&count.to_string());
-    } else {
-        line.push_str(&snap.percent().unwrap_or(0).to_string());
+
+    fn keep(&mut self, bytes: &[u8]) {
+        let room = Self::KEEP.saturating_sub(self.current.len());
+        self.current
+            .extend_from_slice(&bytes[..bytes.len().min(room)]);
     }
-    line
+
+    /// The first bytes of the last whole line (empty before one is
+    /// seen); from this first call on, lines are kept.
+    pub fn last(&mut self) -> Vec<u8> {
+        self.on = true;
+        self.last.clone()
+    }
 }
 
 /// The number of `end` bytes (`\n`, or NUL with `-0`) in `bytes`, for
@@ -236,6 +281,25 @@ mod tests {
     }
 
     #[test]
+    fn the_previous_line_is_the_last_whole_one_once_asked_for() {
+        let mut lines = PreviousLine::default();
+        lines.feed(b"before the display\n", b'\n');
+        assert_eq!(lines.last(), b"");
+        lines.feed(b"first line\nsec", b'\n');
+        assert_eq!(lines.last(), b"first line");
+        lines.feed(b"ond\nthi", b'\n');
+        assert_eq!(lines.last(), b"second");
+        lines.feed(b"rd\n\n", b'\n');
+        assert_eq!(lines.last(), b"");
+        lines.feed(b"a\nb\0c", 0);
+        assert_eq!(lines.last(), b"a\nb");
+        let long = vec![b'x'; PreviousLine::KEEP + 10];
+        lines.feed(&long, b'\n');
+        lines.feed(b"\n", b'\n');
+        assert_eq!(lines.last().len(), PreviousLine::KEEP);
+    }
+
+    #[test]
     fn lines_are_counted_across_runs_of_every_length() {
         for len in [0, 1, 254, 255, 256, 511, 10_000] {
             let all = vec![b'\n'; len];
@@ -251,7 +315,8 @@ mod tests {
     fn numeric_output() {
         let s = snap(209_715_200, 1.0554, Some(314_572_800));
         let percent_only = Items::default();
-        assert_eq!(render_numeric(&s, &percent_only), "66");
+        // Rounded, as pv 1.12's (`pv -n -s 3000` of 5000 bytes: 167).
+        assert_eq!(render_numeric(&s, &percent_only), "67");
         let timed_bytes = Items {
             timer: true,
             bytes: true,

@@ -9,6 +9,7 @@ pub(crate) mod facts;
 pub(crate) mod file;
 pub mod hold;
 pub mod inherited;
+pub mod locale;
 pub(crate) mod mq;
 pub(crate) mod noise;
 pub(crate) mod pipe;

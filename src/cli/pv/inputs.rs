@@ -51,6 +51,8 @@ impl Meter {
         let reading = Reading {
             count: transfer.count(),
             tail: transfer.tail(),
+            asked: Default::default(),
+            lines: transfer.previous_line(),
             out: out.try_clone_to_owned().ok(),
         };
         let stderr = io::stderr();

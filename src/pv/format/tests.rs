@@ -72,7 +72,8 @@ fn the_default_line_with_a_known_size() {
         line.starts_with(" 100MiB 0:00:01 [ 100MiB/s] ["),
         "{line:?}"
     );
-    assert!(line.ends_with("] 33% ETA 0:00:02"), "{line:?}");
+    // The percentage in 3 columns: pv 1.12's `]  50%`.
+    assert!(line.ends_with("]  33% ETA 0:00:02"), "{line:?}");
 }
 
 #[test]
@@ -82,7 +83,8 @@ fn the_bar_takes_what_the_rest_leaves_and_the_percentage_passes_100() {
         s.done = true;
         let line = Format::parse("%p").render(&s, width, 0);
         assert_eq!(line.chars().count(), width, "{line:?}");
-        assert!(line.ends_with("=>] 200%"), "{line:?}");
+        // Past the end: all `=`, no `>` (pv 1.12: `[============] 150%`).
+        assert!(line.ends_with("==] 200%"), "{line:?}");
     }
 }
 
@@ -109,8 +111,15 @@ fn an_unknown_size_bounces_and_a_gauge_fills() {
     assert_eq!(f.render(&s, 12, 0), "[<=>       ]");
     s.tick = 100;
     assert_eq!(f.render(&s, 12, 0), "[       <=>]");
+    // -g: the rate against the highest, which follows the bar (pv
+    // 1.12: `[█████████████████]/9.75KiB/s`).
     s.gauge = Some(50);
-    assert_eq!(f.render(&s, 16, 0), "[=====     ] 50%");
+    s.max_rate = 2048.0;
+    assert_eq!(f.render(&s, 20, 0), "[===>    ]/2.00KiB/s");
+    assert_eq!(
+        Format::parse("%{progress-amount-only}").render(&s, 20, 0),
+        "2.00KiB/s"
+    );
 }
 
 #[test]
@@ -119,4 +128,218 @@ fn last_written_bytes_show_unprintable_ones_as_dots() {
     s.last_written = b"097\n098\n099\n100\n".to_vec();
     assert_eq!(Format::parse("%16A").render(&s, 80, 0), "097.098.099.100.");
     assert_eq!(Format::parse("%4A").render(&s, 80, 0), "100.");
+}
+
+/// A finished transfer of `count` out of `size` (unknown: `None`).
+fn done(count: u64, size: Option<u64>) -> Snapshot {
+    Snapshot {
+        done: true,
+        utf8: true,
+        ..snap(count, 1.0, size)
+    }
+}
+
+#[test]
+fn si_amounts_are_in_powers_of_1000_with_a_one_column_prefix() {
+    // pv 1.12 -k: `0.00 B`, ` 999 B`, `1.00kB`, `  99kB` (99.949 kB).
+    let cases = [
+        (0.0, "0.00 B"),
+        (999.0, " 999 B"),
+        (1000.0, "1.00kB"),
+        (1023.0, "1.02kB"),
+        (9999.0, "10.0kB"),
+        (99_949.0, "  99kB"),
+        (970_000.0, " 970kB"),
+        (1_000_000.0, "1.00MB"),
+    ];
+    for (amount, text) in cases {
+        assert_eq!(size_text(amount, "B", false), text, "{amount}");
+    }
+    let mut s = done(5000, Some(5000));
+    s.si = true;
+    let f = Format::parse("%b|%r|%a");
+    s.rate = 25_300_000.0;
+    s.average = 0.0;
+    assert_eq!(f.render(&s, 80, 0), "5.00kB|[25.3MB/s]|(0.00 B/s)");
+    s.bits = true;
+    assert_eq!(Format::parse("%b").render(&s, 80, 0), "40.0kb");
+    // Lines are counted in powers of 1000 with or without -k.
+    s.lines = true;
+    s.bits = false;
+    assert_eq!(Format::parse("%b").render(&s, 80, 0), "5.00k");
+}
+
+#[test]
+fn the_bars_in_each_style_as_pv_1_12_draws_them() {
+    // pv 1.12 -w 10 -s 1000, finished at each count.
+    let cases = [
+        (0, ">         ", "          ", "          ", "░░░░░░░░░░"),
+        (13, ">         ", "          ", "▏         ", "░░░░░░░░░░"),
+        (34, ">         ", "          ", "▎         ", "▒░░░░░░░░░"),
+        (67, ">         ", "          ", "▋         ", "▓░░░░░░░░░"),
+        (150, ">         ", "█         ", "█▌        ", "█▒░░░░░░░░"),
+        (200, "=>        ", "██        ", "██        ", "██░░░░░░░░"),
+        (999, "========> ", "█████████ ", "█████████▉", "█████████▓"),
+        (1000, "=========>", "██████████", "██████████", "██████████"),
+        (1500, "==========", "██████████", "██████████", "██████████"),
+    ];
+    for (count, plain, block, granular, shaded) in cases {
+        let s = done(count, Some(1000));
+        for (style, text) in [
+            ("plain", plain),
+            ("block", block),
+            ("granular", granular),
+            ("shaded", shaded),
+        ] {
+            let f = Format::parse(&format!("%{{bar-{style}}}"));
+            assert_eq!(f.render(&s, 10, 0), text, "{style} at {count}");
+        }
+    }
+}
+
+#[test]
+fn without_utf8_every_style_is_plain() {
+    let mut s = done(500, Some(1000));
+    s.utf8 = false;
+    assert_eq!(Format::parse("%{bar-shaded}").render(&s, 6, 0), "==>   ");
+    s.bar_style = BarStyle::Block;
+    assert_eq!(Format::parse("%p").render(&s, 12, 0), "[=>   ]  50%");
+    s.utf8 = true;
+    assert_eq!(Format::parse("%p").render(&s, 12, 0), "[██   ]  50%");
+    assert_eq!(
+        Format::parse("%{progress-bar-only}").render(&s, 6, 0),
+        "███   "
+    );
+}
+
+#[test]
+fn an_unknown_size_moves_a_marker_of_each_style() {
+    let mut s = done(1500, None);
+    s.tick = 2;
+    let cases = [
+        (BarStyle::Plain, "[<=>               ]"),
+        (BarStyle::Block, "[◀▶                ]"),
+        (BarStyle::Granular, "[◀▶                ]"),
+        (BarStyle::Shaded, "[▒▓▒░░░░░░░░░░░░░░░]"),
+    ];
+    for (style, text) in cases {
+        s.bar_style = style;
+        assert_eq!(Format::parse("%p").render(&s, 20, 0), text, "{style:?}");
+    }
+    s.bar_style = BarStyle::Plain;
+    s.tick = 100;
+    assert_eq!(Format::parse("%{bar-block}").render(&s, 6, 0), "    ◀▶");
+}
+
+#[test]
+fn bars_share_the_room_and_a_number_sets_one_width() {
+    let s = done(5000, Some(10_000));
+    // pv 1.12 -w 40: 38 columns left, 12 each.
+    let f = Format::parse("%{bar-block}|%{bar-plain}|%p");
+    assert_eq!(
+        f.render(&s, 40, 0),
+        "██████      |=====>      |[=>   ]  50%"
+    );
+    let f = Format::parse("%20p|%5{progress-bar-only}|%2{bar-plain}");
+    assert_eq!(f.render(&s, 80, 0), "[=====>       ]  50%|=>   |> ");
+    // `%p` needs 7 columns for `[]  50%`; with less, nothing.
+    assert_eq!(Format::parse("%7p|%6p|").render(&s, 80, 0), "[]  50%||");
+    // Nothing is cut: a line wider than the width is drawn whole.
+    assert_eq!(Format::parse("%b %b %b %b").render(&s, 10, 0).len(), 31);
+}
+
+#[test]
+fn sgr_codes_by_name_and_number_close_the_line() {
+    let s = done(5000, Some(5000));
+    let cases = [
+        ("%{sgr:red,bold}x%{sgr:reset}", "\x1b[31;1mx\x1b[0m"),
+        ("%{sgr:red}%b", "\x1b[31m4.88KiB\x1b[m"),
+        ("%{sgr:reset,red}x", "\x1b[0;31mx\x1b[m"),
+        ("%{sgr:red,reset}x", "\x1b[31;0mx"),
+        ("%{sgr:bold,nope,red}", "\x1b[1;31m\x1b[m"),
+        ("%{sgr:38;2;255;0;0}", "\x1b[38;2;0;0m"),
+        ("%{sgr:007,254,255,4294967297}", "\x1b[7;254;1m\x1b[m"),
+        (
+            "%{sgr:bg-yellow,no-underline,fg-default}",
+            "\x1b[43;24;39m\x1b[m",
+        ),
+        ("%{sgr:}%{sgr:RED}", ""),
+        ("%{sgr:red", "\x1b[31m\x1b[m"),
+        ("%{SGR:red}", "%{SGR:red}"),
+    ];
+    for (format, text) in cases {
+        assert_eq!(Format::parse(format).render(&s, 80, 0), text, "{format}");
+    }
+    let many: Vec<String> = (1..=17).map(|n| n.to_string()).collect();
+    let f = Format::parse(&format!("%{{sgr:{}}}", many.join(",")));
+    assert_eq!(
+        f.render(&s, 80, 0),
+        "\x1b[1;2;3;4;5;6;7;8;9;10;11;12;13;14;15;16m\x1b[17m\x1b[m"
+    );
+    // Codes take no column: the bar still fills the width.
+    let f = Format::parse("%{sgr:red}%{bar-plain}|");
+    assert_eq!(f.render(&s, 20, 0), "\x1b[31m==================>|\x1b[m");
+}
+
+#[test]
+fn conemu_gives_the_percentage_or_the_bounce() {
+    let f = Format::parse("%b%{progress-conemu}").with_conemu();
+    assert_eq!(f.segments().len(), 2);
+    let s = done(5000, Some(3000));
+    assert_eq!(f.render(&s, 80, 0), "4.88KiB\x1b]9;4;1;167\x1b\\");
+    let mut s = done(5000, None);
+    s.tick = 2;
+    assert_eq!(f.render(&s, 80, 0), "4.88KiB\x1b]9;4;3;2\x1b\\");
+    assert_eq!(
+        Format::parse("%b").with_conemu().render(&s, 80, 0),
+        "4.88KiB\x1b]9;4;3;2\x1b\\"
+    );
+}
+
+#[test]
+fn numeric_lines_as_pv_1_12_writes_them() {
+    let mut s = done(3_000_000, Some(6_000_000));
+    s.elapsed = 0.00031;
+    s.rate = 10_329_689_248.515_1;
+    let f = Format::parse(r#"{"b":%b,"t":%t,"r":%r,"p":%{progress-amount-only}}"#);
+    assert_eq!(
+        f.render_numeric(&s, 80),
+        r#"{"b":3000000,"t":0.0003,"r":10329689248.5151,"p":50}"#
+    );
+    let items = |timer, bytes, rate| Items {
+        timer,
+        bytes,
+        rate,
+        ..Items::default()
+    };
+    assert_eq!(
+        Format::numeric(&items(false, false, false)).render_numeric(&s, 80),
+        "50"
+    );
+    assert_eq!(
+        Format::numeric(&items(true, false, true)).render_numeric(&s, 80),
+        "0.0003 10329689248.5151"
+    );
+    // The other items as drawn (pv 1.12 -n -s 3000), the percentage
+    // rounded.
+    let s = done(5000, Some(3000));
+    assert_eq!(
+        Format::parse("%8p|%A|%3L|%{progress-amount-only}").render_numeric(&s, 80),
+        "[>] 166%||   |167"
+    );
+}
+
+#[test]
+fn previous_line_shows_the_first_bytes_as_spaces_when_unprintable() {
+    let mut s = done(1, None);
+    s.previous_line = b"first\tline".to_vec();
+    assert_eq!(Format::parse("%L|").render(&s, 14, 0), "first line   |");
+    assert_eq!(
+        Format::parse("%3L|%{previous-line}|").render(&s, 20, 0),
+        "fir|first line     |"
+    );
+    assert_eq!(Format::parse("%12L").previous_line(), Some(12));
+    assert_eq!(Format::parse("%12L%L").previous_line(), Some(0));
+    assert_eq!(Format::parse("%b").previous_line(), None);
+    assert_eq!(Format::parse("%{transferred}"), Format::parse("%b"));
 }
