@@ -37,7 +37,6 @@ import shlex
 import shutil
 import statistics
 import subprocess
-import sys
 import time
 
 from benchlib import (DATA, alternate, header, load, medians, middle_run, pair_ratios,
