@@ -155,3 +155,40 @@ def header(script, args):
           f"pipe-max-size {open('/proc/sys/fs/pipe-max-size').read().strip()}; "
           f"file {args.size >> 20} MiB, text {args.text_size >> 20} MiB, cached as read back; "
           f"{args.runs} runs each")
+
+
+def middle_run(src, mid, reader, stderr=None, pids=None):
+    """Runs `src | mid | reader`, three argument lists started without a
+    shell (so their pids are known); returns the reader's GiB/s (its
+    `pipe_ref read` line) and the middle's user + system CPU seconds, from
+    wait4 (the kernel adds the children the middle waited for: a
+    monitored command's time counts). `stderr`: a path for the middle's
+    standard error; `pids`: a list the three pids are appended to."""
+    err = open(stderr, "wb") if stderr else None
+    try:
+        a = subprocess.Popen(src, stdout=subprocess.PIPE)
+        b = subprocess.Popen(mid, stdin=a.stdout, stdout=subprocess.PIPE, stderr=err)
+        c = subprocess.Popen(reader, stdin=b.stdout, stdout=subprocess.PIPE, text=True)
+    finally:
+        if err:
+            err.close()
+    a.stdout.close()
+    b.stdout.close()
+    if pids is not None:
+        pids.extend(p.pid for p in (a, b, c))
+    out = c.stdout.read()
+    c.stdout.close()
+    cpu = None
+    for p, name in ((a, src), (b, mid), (c, reader)):
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode != 0:
+            raise RuntimeError(f"{shlex.join(name)}: exit status {p.returncode}")
+        if p is b:
+            cpu = usage.ru_utime + usage.ru_stime
+    return float(out.split()[0]), cpu
+
+
+def spread(values):
+    """'min-max' of a list of figures."""
+    return f"{min(values):.2f}-{max(values):.2f}"
