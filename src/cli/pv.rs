@@ -7,6 +7,8 @@
 mod args;
 #[path = "pv/inputs.rs"]
 mod inputs;
+#[path = "pv/monitor.rs"]
+mod monitor;
 #[path = "pv/name.rs"]
 mod name;
 #[path = "pv/pidfile.rs"]
@@ -132,6 +134,16 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         window_title,
         process_title,
     };
+    if let Some(side) = args.monitor {
+        return monitor::run(
+            &args,
+            me,
+            side,
+            settings,
+            given_size.filter(|&s| s > 0),
+            show,
+        );
+    }
     if !args.watchfd.is_empty() {
         settings.size = given_size;
         // -d copies nothing: the pidfile has no file of a copy to be.

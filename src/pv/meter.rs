@@ -88,6 +88,8 @@ pub struct Snapshot {
     /// `-g`: the rate in percent of the highest seen, for a bar of an
     /// unknown size.
     pub gauge: Option<u64>,
+    /// `-M both`: the other side's count, for `%{ratio}`.
+    pub other: Option<u64>,
 }
 
 impl Snapshot {

@@ -339,7 +339,13 @@ pub struct PvArgs {
     pub si: bool,
     /// How the bar is drawn (block, granular and shaded need a UTF-8
     /// locale, else plain).
-    #[arg(short = 'u', long = "bar-style", value_name = "STYLE", value_enum, help_heading = "Display")]
+    #[arg(
+        short = 'u',
+        long = "bar-style",
+        value_name = "STYLE",
+        value_enum,
+        help_heading = "Display"
+    )]
     pub bar_style: Option<BarStyle>,
     /// Also set the terminal's progress state (OSC 9;4, ConEmu).
     #[arg(short = '9', long, help_heading = "Display")]

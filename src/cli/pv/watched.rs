@@ -16,7 +16,10 @@ const MAX_LIST_DEPTH: usize = 8;
 /// Every `(pid, fd)` to watch: the `-d` options, then the operands, each
 /// a spec too; `Err` says which one is wrong and why. A name no process
 /// has adds nothing (pv 1.12: nothing shown, status 0).
-pub fn resolve(specs: &[WatchSpec], operands: &[PathBuf]) -> Result<Vec<(u32, Option<u32>)>, String> {
+pub fn resolve(
+    specs: &[WatchSpec],
+    operands: &[PathBuf],
+) -> Result<Vec<(u32, Option<u32>)>, String> {
     let mut all = specs.to_vec();
     for operand in operands {
         let text = operand
@@ -31,7 +34,11 @@ pub fn resolve(specs: &[WatchSpec], operands: &[PathBuf]) -> Result<Vec<(u32, Op
     Ok(targets)
 }
 
-fn add(spec: &WatchSpec, depth: usize, targets: &mut Vec<(u32, Option<u32>)>) -> Result<(), String> {
+fn add(
+    spec: &WatchSpec,
+    depth: usize,
+    targets: &mut Vec<(u32, Option<u32>)>,
+) -> Result<(), String> {
     match spec {
         WatchSpec::Process(pid, fd) => targets.push((*pid, *fd)),
         WatchSpec::Name(name) => targets.extend(pgrep(name)?.into_iter().map(|pid| (pid, None))),
