@@ -18,6 +18,8 @@ mod counts;
 mod dropin;
 #[path = "pv/messages.rs"]
 mod messages;
+#[path = "pv/monitor.rs"]
+mod monitor;
 #[path = "pv/records.rs"]
 mod records;
 #[path = "pv/remote.rs"]

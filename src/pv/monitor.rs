@@ -178,9 +178,11 @@ pub fn run(
                     .name("pv-in".into())
                     .spawn(move || {
                         let copied = transfer.copy(&*from, &*pipe, &mut |_| {});
-                        // Closed before the event: the command sees its end.
-                        drop(pipe);
+                        // Told before the command can see its end: the
+                        // input side's last line comes before the output
+                        // side's when the output ends with the input.
                         let _ = events.send(Event::InputEnded);
+                        drop(pipe);
                         copied
                     })?,
             )

@@ -87,7 +87,13 @@ pub fn draw_pair(
             snap.other = Some(counts[1 - i]);
             let mut format = settings.format();
             if ratio && i == 1 {
-                format = format.followed_by(Format::parse(" %{ratio}"));
+                // pv 1.12's line leaves out the ETA of an unknown size
+                // rather than a blank: "[<=>  ] 228.6:1".
+                let mut items = settings.items.clone();
+                if settings.size.is_none() {
+                    (items.eta, items.fineta) = (false, false);
+                }
+                format = Format::from_items(&items).followed_by(Format::parse(" %{ratio}"));
             }
             if format.has(&Segment::BufferPercent) {
                 snap.buffer_percent = side.source.buffer_percent();
