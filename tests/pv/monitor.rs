@@ -76,7 +76,11 @@ fn the_commands_status_is_pvs_and_a_signal_is_128_plus_its_number() {
 #[test]
 fn a_command_that_cannot_run_is_said_in_one_line_127_or_126() {
     let missing = "pipespeed-no-such-command";
-    let out = pv_piped(&["-q", "-M", "both", "--", missing], b"");
+    // A PATH of directories anyone may search: one that `nobody` may not
+    // (root's own) makes execvp(3) say EACCES, and so 126, as env(1).
+    let mut cmd = pv(&["-q", "-M", "both", "--", missing]);
+    cmd.env("PATH", "/usr/bin:/bin");
+    let out = run_piped(cmd, b"");
     assert_eq!(out.status.code(), Some(127));
     assert_eq!(
         stderr(&out),
