@@ -17,7 +17,7 @@
 //!   and the output side has ended, an input side still waiting for our
 //!   standard input is left behind if nobody can read what it would
 //!   copy (no reader left on the command's standard input), instead of
-//!   waiting for input that could only fail;
+//!   waiting for input that could only fail, or once a signal came;
 //! - a SIGINT, SIGTERM or SIGHUP we catch is sent on to the command,
 //!   once, and the run goes on until it exits.
 //!
@@ -209,21 +209,20 @@ pub fn run(
     };
     let (status, forwarded) = wait_forwarding(&mut child, interrupted)?;
     let output = output.map(|thread| ended(thread.join(), Side::Output, false));
-    // The input side: waited for while someone can read what it copies.
-    let input = match input {
-        None => None,
-        Some(thread) => loop {
+    // The input side: waited for while someone can read what it copies,
+    // and no signal came.
+    let input = match (input, stdin_pipe) {
+        (None, _) => None,
+        (Some(thread), pipe) => loop {
             if thread.is_finished() {
                 break Some(ended(thread.join(), Side::Input, true));
             }
-            let reader_left = stdin_pipe
-                .as_ref()
-                .and_then(std::sync::Weak::upgrade)
-                .is_some_and(|pipe| has_reader(&pipe));
-            if !reader_left && !thread.is_finished() {
-                break None;
+            match pipe.as_ref().and_then(std::sync::Weak::upgrade) {
+                // Let go by the thread: it is returning.
+                None => break Some(ended(thread.join(), Side::Input, true)),
+                Some(pipe) if !has_reader(&pipe) || interrupted().is_some() => break None,
+                Some(_) => std::thread::sleep(POLL),
             }
-            std::thread::sleep(POLL);
         },
     };
     Ok(Outcome {

@@ -265,3 +265,28 @@ fn messages_statuses_and_numbers_are_pv_1_12s() {
         assert_eq!(said(&ours, args, &input), theirs, "pv {args:?}");
     }
 }
+
+#[test]
+fn after_a_signal_pv_does_not_wait_for_input_a_background_child_would_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    // The background cat keeps reading the command's standard input
+    // after the shell has exited; pv's own input never ends.
+    let script = format!(
+        "trap 'exit 5' TERM; exec 3<&0; cat <&3 >/dev/null 3<&- & \
+         echo $$ > {}; wait",
+        pid_file.display()
+    );
+    let mut child = crate::common::catchable(EXE)
+        .args(["pv", "-q", "-M", "in", "--", "sh", "-c", &script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _held = child.stdin.take();
+    written(&pid_file);
+    kill_process(Pid::from_child(&child), Signal::TERM).unwrap();
+    let status = waited(&mut child, Duration::from_secs(20));
+    assert_eq!(status.code(), Some(5));
+}
