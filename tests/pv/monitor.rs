@@ -290,3 +290,23 @@ fn after_a_signal_pv_does_not_wait_for_input_a_background_child_would_read() {
     let status = waited(&mut child, Duration::from_secs(20));
     assert_eq!(status.code(), Some(5));
 }
+
+#[test]
+fn a_reader_that_goes_away_cuts_the_command_off_as_a_pipeline_does() {
+    use std::io::Read;
+    let mut child = pv(&["-q", "-M", "out", "--", "yes"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 4];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    assert_eq!(&first, b"y\ny\n");
+    // Its stdout dropped: pv's write fails, pv closes the command's
+    // pipe, and `yes` dies of SIGPIPE, as in `yes | head -1`.
+    let status = waited(&mut child, Duration::from_secs(20));
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGPIPE), "{}", stderr(&out));
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+}
