@@ -1,5 +1,4 @@
 use super::*;
-use crate::pv::format::ratio_text;
 
 #[test]
 fn the_ratio_reads_as_pv_1_12_writes_it() {
