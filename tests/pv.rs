@@ -20,6 +20,8 @@ mod display;
 mod dropin;
 #[path = "pv/messages.rs"]
 mod messages;
+#[path = "pv/monitor.rs"]
+mod monitor;
 #[path = "pv/records.rs"]
 mod records;
 #[path = "pv/remote.rs"]

@@ -49,6 +49,9 @@ pub enum Segment {
     Conemu,
     /// `%{sgr:colour,...}`: these ECMA-48 SGR codes. Take no column.
     Sgr(Vec<u8>),
+    /// `%{ratio}`: the other side's count to this side's, with `-M both`
+    /// (`-:-` without one, or while either is 0).
+    Ratio,
 }
 
 /// A bar: which, and how wide.
@@ -178,6 +181,13 @@ impl Format {
             })
             .max()
             .unwrap_or(0)
+    }
+
+    /// This format followed by `more`: `-M both` adds the ratio to the
+    /// output side's line when no `-F` is given.
+    pub fn followed_by(mut self, more: Format) -> Format {
+        self.0.extend(more.0);
+        self
     }
 
     /// Whether the format has `segment`.
@@ -321,6 +331,7 @@ fn long_name(name: &str, num: usize) -> Option<Segment> {
         "buffer-percent" => Segment::BufferPercent,
         "last-written" => Segment::LastWritten(num.min(MAX_LAST_WRITTEN)),
         "name" => Segment::Name,
+        "ratio" => Segment::Ratio,
         _ => match name.strip_prefix("sgr:") {
             Some(list) => Segment::Sgr(sgr::codes(list)),
             None => return None,
@@ -370,6 +381,7 @@ fn fixed_text(segment: &Segment, snap: &Snapshot) -> Option<String> {
         Segment::Sgr(codes) => sgr::escape(codes),
         Segment::Bar(Bar { width: 0, .. }) => return None,
         Segment::Bar(Bar { kind, width }) => bar::text(*kind, snap, *width),
+        Segment::Ratio => super::monitor::ratio_text(snap.other.unwrap_or(0), snap.count),
     })
 }
 

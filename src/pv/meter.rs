@@ -103,6 +103,8 @@ pub struct Snapshot {
     pub previous_line: Vec<u8>,
     /// `-n`: numbers for a script (see [`Format::render_numeric`]).
     pub numeric: bool,
+    /// `-M both`: the other side's count, for `%{ratio}`.
+    pub other: Option<u64>,
 }
 
 impl Snapshot {

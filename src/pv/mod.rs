@@ -3,8 +3,9 @@
 //! loop with `-L`, `-S` and `-l` ([`copy`]) and its holes with `-O`
 //! ([`sparse`]), the display thread
 //! ([`display`]) and its rows with `-c` ([`cursor`]), the remote control
-//! of a running meter ([`remote`]), and `-d`, the watching of another
-//! process's files ([`watch`]).
+//! of a running meter ([`remote`]), `-d`, the watching of another
+//! process's files ([`watch`]), and `-M`, the metering of a command's
+//! standard input and output ([`monitor`]).
 //!
 //! The display is drawn only on the standard error the caller hands in:
 //! pv's display goes there, and nothing here prints on its own.
@@ -14,6 +15,7 @@ pub mod cursor;
 pub mod display;
 pub mod format;
 pub mod meter;
+pub mod monitor;
 pub mod remote;
 pub mod sparse;
 pub mod watch;

@@ -1,0 +1,367 @@
+//! `pv -M`: runs a command and meters its standard input, its standard
+//! output, or both. Each metered side is a pipe between us and the
+//! command, copied by its own [`Transfer`] in its own thread (so at pipe
+//! speed, by splice where the descriptors allow), with its own count; a
+//! side not metered is the command's own, inherited.
+//!
+//! How a run ends:
+//! - the input side ends when our standard input does, or when the
+//!   command (and whatever shares its standard input) no longer reads it
+//!   (`EPIPE`: not an error; our SIGPIPE is ignored by the Rust runtime);
+//!   the command's standard input is closed then, so it sees the end;
+//! - the output side copies until the pipe's end, that is until every
+//!   process holding it has closed it: a background grandchild that keeps
+//!   the command's standard output is waited for, as pv 1.12 and a shell
+//!   pipeline do, and nothing it writes is lost;
+//! - the command is reaped as soon as it exits (no zombie); once it has
+//!   and the output side has ended, an input side still waiting for our
+//!   standard input is left behind if nobody can read what it would
+//!   copy (no reader left on the command's standard input), instead of
+//!   waiting for input that could only fail, or once a signal came;
+//! - a SIGINT, SIGTERM or SIGHUP we catch is sent on to the command,
+//!   once, and the run goes on until it exits.
+//!
+//! The status is the command's: its exit code, or 128 + N when it was
+//! killed by signal N (as a shell says it).
+
+#[path = "monitor/draw.rs"]
+mod draw;
+
+pub use draw::{Drawn, draw_pair};
+
+use std::ffi::OsString;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
+
+use rustix::event::{PollFd, PollFlags, poll};
+use rustix::process::{Pid, Signal, kill_process, pidfd_open};
+use rustix::time::Timespec;
+
+use super::copy::{Ended, Transfer};
+use crate::copy::{CopyError, Side};
+
+/// Which of the command's streams are metered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metered {
+    /// Its standard input.
+    Input,
+    /// Its standard output.
+    Output,
+    /// Both: two meters.
+    Both,
+}
+
+impl Metered {
+    /// Whether the command's standard input is metered.
+    pub fn input(self) -> bool {
+        matches!(self, Metered::Input | Metered::Both)
+    }
+
+    /// Whether the command's standard output is metered.
+    pub fn output(self) -> bool {
+        matches!(self, Metered::Output | Metered::Both)
+    }
+}
+
+/// A command that could not be started, and why.
+#[derive(Debug)]
+pub struct SpawnError {
+    /// The program as given.
+    pub program: OsString,
+    /// What exec (or fork) said.
+    pub error: io::Error,
+}
+
+impl SpawnError {
+    /// The status a shell, env(1) or timeout(1) gives for it: 127 when the
+    /// program is not found, 126 when it is there but cannot be run.
+    pub fn status(&self) -> u8 {
+        if self.error.kind() == io::ErrorKind::NotFound {
+            127
+        } else {
+            126
+        }
+    }
+}
+
+/// Starts `command` (the program, then its arguments) with a pipe for
+/// each metered side; the other streams are ours, inherited, but for an
+/// unmetered standard output given as `stdout` (pv's `-o` or `-X`).
+pub fn spawn(
+    command: &[OsString],
+    metered: Metered,
+    stdout: Option<Stdio>,
+) -> Result<Child, SpawnError> {
+    let Some((program, args)) = command.split_first() else {
+        return Err(SpawnError {
+            program: OsString::new(),
+            error: io::Error::from(io::ErrorKind::InvalidInput),
+        });
+    };
+    let piped = |on: bool| if on { Stdio::piped() } else { Stdio::inherit() };
+    Command::new(program)
+        .args(args)
+        .stdin(piped(metered.input()))
+        .stdout(match stdout {
+            Some(given) if !metered.output() => given,
+            _ => piped(metered.output()),
+        })
+        .spawn()
+        .map_err(|error| SpawnError {
+            program: program.clone(),
+            error,
+        })
+}
+
+/// A side's end, told to the display as it happens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// The input side has ended.
+    InputEnded,
+    /// The output side has ended.
+    OutputEnded,
+}
+
+/// The metered sides of a run: each a transfer, and where its bytes come
+/// from (input side) or go (output side).
+pub struct Sides {
+    /// Our standard input to the command's, with this transfer.
+    pub input: Option<(Transfer, Box<dyn AsFd + Send>)>,
+    /// The command's standard output to this descriptor (stdout, `-o`,
+    /// `/dev/null` for `-X`), with this transfer.
+    pub output: Option<(Transfer, Box<dyn AsFd + Send>)>,
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The command's status: its exit code, or 128 + the signal that
+    /// killed it.
+    pub status: u8,
+    /// The signal we caught and sent on to the command, if one came.
+    pub forwarded: Option<i32>,
+    /// The input side: `None` if not metered or left waiting for input
+    /// nobody could read; an error other than the command not reading.
+    pub input: Option<Result<(), CopyError>>,
+    /// The output side: `None` if not metered; an error (a broken pipe
+    /// on our side included: the command was cut off).
+    pub output: Option<Result<(), CopyError>>,
+}
+
+/// How often the waiting thread looks for a caught signal and, once the
+/// command has exited, for a reader of its standard input.
+const POLL: Duration = Duration::from_millis(50);
+
+/// Runs the metered sides of `child` until it has exited and its sides
+/// have ended (see the module's doc), sending `events` as sides end and a
+/// signal that `interrupted` reports on to the command.
+pub fn run(
+    mut child: Child,
+    sides: Sides,
+    interrupted: &dyn Fn() -> Option<i32>,
+    events: &mpsc::Sender<Event>,
+) -> io::Result<Outcome> {
+    // The command's standard input, shared with the copying thread only
+    // by a weak reference here: this thread must not keep it open.
+    let mut stdin_pipe = None;
+    let input = match (sides.input, child.stdin.take()) {
+        (Some((mut transfer, from)), Some(pipe)) => {
+            let pipe = Arc::new(OwnedFd::from(pipe));
+            stdin_pipe = Some(Arc::downgrade(&pipe));
+            let events = events.clone();
+            Some(
+                std::thread::Builder::new()
+                    .name("pv-in".into())
+                    .spawn(move || {
+                        let copied = transfer.copy(&*from, &*pipe, &mut |_| {});
+                        // Told before the command can see its end: the
+                        // input side's last line comes before the output
+                        // side's when the output ends with the input.
+                        let _ = events.send(Event::InputEnded);
+                        drop(pipe);
+                        copied
+                    })?,
+            )
+        }
+        _ => None,
+    };
+    let output = match (sides.output, child.stdout.take()) {
+        (Some((mut transfer, to)), Some(pipe)) => {
+            let events = events.clone();
+            Some(
+                std::thread::Builder::new()
+                    .name("pv-out".into())
+                    .spawn(move || {
+                        let copied = transfer.copy(&pipe, &*to, &mut |_| {});
+                        // Closed at once: a command writing to a reader that
+                        // went away is told so (EPIPE or SIGPIPE).
+                        drop(pipe);
+                        let _ = events.send(Event::OutputEnded);
+                        copied
+                    })?,
+            )
+        }
+        _ => None,
+    };
+    let (status, forwarded) = wait_forwarding(&mut child, interrupted)?;
+    let output = output.map(|thread| ended(thread.join(), Side::Output, false));
+    // The input side: waited for while someone can read what it copies,
+    // and no signal came.
+    let input = match (input, stdin_pipe) {
+        (None, _) => None,
+        (Some(thread), pipe) => loop {
+            if thread.is_finished() {
+                break Some(ended(thread.join(), Side::Input, true));
+            }
+            match pipe.as_ref().and_then(std::sync::Weak::upgrade) {
+                // Let go by the thread: it is returning.
+                None => break Some(ended(thread.join(), Side::Input, true)),
+                Some(pipe) if !has_reader(&pipe) || interrupted().is_some() => break None,
+                Some(_) => std::thread::sleep(POLL),
+            }
+        },
+    };
+    Ok(Outcome {
+        status,
+        forwarded,
+        input,
+        output,
+    })
+}
+
+/// Waits for `child` to exit, sending it the first signal `interrupted`
+/// reports; its status as a shell gives it, and the signal sent.
+fn wait_forwarding(
+    child: &mut Child,
+    interrupted: &dyn Fn() -> Option<i32>,
+) -> io::Result<(u8, Option<i32>)> {
+    let pid = Pid::from_raw(child.id() as i32);
+    // Readable once the command has exited: no sleeping past its end.
+    let pidfd = pid.and_then(|pid| pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok());
+    let mut forwarded = None;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok((shell_status(status), forwarded));
+        }
+        if forwarded.is_none()
+            && let Some(signal) = interrupted()
+        {
+            // Not reaped yet (only this thread reaps it): the pid is still
+            // the command's.
+            if let (Some(pid), Some(sig)) = (pid, Signal::from_named_raw(signal)) {
+                let _ = kill_process(pid, sig);
+            }
+            forwarded = Some(signal);
+        }
+        match &pidfd {
+            Some(fd) => {
+                let mut fds = [PollFd::new(fd, PollFlags::IN)];
+                let timeout = Timespec {
+                    tv_sec: 0,
+                    tv_nsec: POLL.as_nanos() as i64,
+                };
+                // EINTR (a signal came): look again at once.
+                let _ = poll(&mut fds, Some(&timeout));
+            }
+            None => std::thread::sleep(POLL),
+        }
+    }
+}
+
+/// A status as a shell gives it: the exit code, or 128 + the signal.
+pub fn shell_status(status: ExitStatus) -> u8 {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => (code & 0xff) as u8,
+        (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
+        (None, None) => 255,
+    }
+}
+
+/// Whether the pipe whose write end is `pipe` still has a reader: with
+/// none, poll(2) says `POLLERR` at once.
+fn has_reader(pipe: &OwnedFd) -> bool {
+    let mut fds = [PollFd::new(pipe, PollFlags::empty())];
+    let zero = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    match poll(&mut fds, Some(&zero)) {
+        Ok(_) => !fds[0].revents().contains(PollFlags::ERR),
+        Err(_) => true,
+    }
+}
+
+/// What a side's thread came to: the input side's broken pipe is the
+/// command not reading, not an error.
+fn ended(
+    joined: std::thread::Result<Result<Ended, CopyError>>,
+    side: Side,
+    quiet_epipe: bool,
+) -> Result<(), CopyError> {
+    match joined {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(err))
+            if quiet_epipe
+                && err.side == Side::Output
+                && err.source.kind() == io::ErrorKind::BrokenPipe =>
+        {
+            Ok(())
+        }
+        Ok(Err(err)) => Err(err),
+        Err(_) => Err(CopyError {
+            side,
+            moved: 0,
+            source: io::Error::other("the copying thread panicked"),
+        }),
+    }
+}
+
+/// pv 1.12's `%{ratio}`: `other:1` or `1:this` (the larger side over the
+/// smaller, C's `%.4g`: `228.6:1`, `1:1.5`, `1.429e+05:1`), `-:-` while
+/// either count is 0. Found by running pv 1.12 on counts chosen for it
+/// (tests/pv/monitor.rs compares).
+pub fn ratio_text(other: u64, this: u64) -> String {
+    if other == 0 || this == 0 {
+        return "-:-".into();
+    }
+    if other >= this {
+        format!("{}:1", general4(other as f64 / this as f64))
+    } else {
+        format!("1:{}", general4(this as f64 / other as f64))
+    }
+}
+
+/// C's `%.4g` for a positive finite `value`: four significant digits,
+/// trailing zeros dropped, an exponent from 1e4 on.
+fn general4(value: f64) -> String {
+    // Rounded to four digits first: the exponent is the rounded one's.
+    let sci = format!("{value:.3e}");
+    let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let trim = |text: String| {
+        if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.').to_owned()
+        } else {
+            text
+        }
+    };
+    if !(-4..4).contains(&exponent) {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!(
+            "{}e{sign}{:02}",
+            trim(mantissa.to_owned()),
+            exponent.unsigned_abs()
+        )
+    } else {
+        let decimals = (3 - exponent).max(0) as usize;
+        trim(format!("{value:.decimals$}"))
+    }
+}
+
+#[cfg(test)]
+#[path = "monitor/tests.rs"]
+mod tests;
