@@ -5,7 +5,8 @@
 //! rule here was read off pv 1.12's output (the differential tests in
 //! tests/pv/display.rs hold us to it).
 
-use super::{BarKind, amount_text, max_rate_text};
+use super::BarKind;
+use super::items::{amount_text, max_rate_text};
 use crate::pv::meter::Snapshot;
 
 /// How a bar is drawn.
