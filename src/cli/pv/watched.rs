@@ -16,13 +16,17 @@ const MAX_LIST_DEPTH: usize = 8;
 /// Every `(pid, fd)` to watch: the `-d` options, then the operands, each
 /// a spec too; `Err` says which one is wrong and why. A name no process
 /// has adds nothing (pv 1.12: nothing shown, status 0).
-pub fn resolve(specs: &[WatchSpec], operands: &[PathBuf]) -> Result<Vec<(u32, Option<u32>)>, String> {
+pub fn resolve(
+    specs: &[WatchSpec],
+    operands: &[PathBuf],
+) -> Result<Vec<(u32, Option<u32>)>, String> {
     let mut all = specs.to_vec();
     for operand in operands {
         let text = operand
             .to_str()
             .ok_or_else(|| format!("{}: not a process ID", operand.display()))?;
-        all.push(watch_spec(text)?);
+        // pv 1.12's words: `a: process ID or pid:fd pair expected`.
+        all.push(watch_spec(text).map_err(|why| format!("{text}: {}", why.pv))?);
     }
     let mut targets = Vec::new();
     for spec in &all {
@@ -31,7 +35,11 @@ pub fn resolve(specs: &[WatchSpec], operands: &[PathBuf]) -> Result<Vec<(u32, Op
     Ok(targets)
 }
 
-fn add(spec: &WatchSpec, depth: usize, targets: &mut Vec<(u32, Option<u32>)>) -> Result<(), String> {
+fn add(
+    spec: &WatchSpec,
+    depth: usize,
+    targets: &mut Vec<(u32, Option<u32>)>,
+) -> Result<(), String> {
     match spec {
         WatchSpec::Process(pid, fd) => targets.push((*pid, *fd)),
         WatchSpec::Name(name) => targets.extend(pgrep(name)?.into_iter().map(|pid| (pid, None))),
@@ -58,7 +66,9 @@ fn list(path: &Path) -> Result<Vec<WatchSpec>, String> {
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
         .map(|(i, line)| {
-            watch_spec(line.trim()).map_err(|err| format!("{}:{}: {err}", path.display(), i + 1))
+            let line = line.trim();
+            watch_spec(line)
+                .map_err(|why| format!("{}:{}: {line}: {}", path.display(), i + 1, why.pv))
         })
         .collect()
 }
