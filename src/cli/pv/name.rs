@@ -155,6 +155,30 @@ impl Invocation {
                     _ => format!("-{short}: {value}: {cause}"),
                 })
             }
+            ErrorKind::ArgumentConflict => {
+                let with = |id: &str| {
+                    [ContextKind::InvalidArg, ContextKind::PriorArg]
+                        .into_iter()
+                        .any(|kind| match err.get(kind) {
+                            Some(ContextValue::String(arg)) => arg.starts_with(id),
+                            Some(ContextValue::Strings(args)) => {
+                                args.iter().any(|arg| arg.starts_with(id))
+                            }
+                            _ => false,
+                        })
+                };
+                if with("--watchfd") {
+                    Some(
+                        "cannot use line mode or transfer modifier options when watching file \
+                         descriptors"
+                            .into(),
+                    )
+                } else if with("--remote") && with("--query") {
+                    Some("cannot use remote control and remote query together".into())
+                } else {
+                    None
+                }
+            }
             _ => None,
         }
     }
@@ -202,6 +226,11 @@ impl Invocation {
                 (None, Some(line)) => self.print(&format!("{line}\n")),
                 (None, None) => ExitCode::SUCCESS,
             },
+            // pv 1.12's words for a process that is not there.
+            Err(err) if err.raw_os_error() == Some(libc::ESRCH) => {
+                self.say(&format!("pid {pid}: {}", strerror(&err)));
+                ExitCode::from(EXIT_CONTROL)
+            }
             Err(err) => {
                 self.say(&format!("{verb} {pid}: {}", strerror(&err)));
                 ExitCode::from(EXIT_CONTROL)
