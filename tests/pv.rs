@@ -18,6 +18,8 @@ mod counts;
 mod dropin;
 #[path = "pv/messages.rs"]
 mod messages;
+#[path = "pv/pv112.rs"]
+mod pv112;
 #[path = "pv/records.rs"]
 mod records;
 #[path = "pv/remote.rs"]
@@ -368,7 +370,7 @@ fn watching_another_process_follows_its_position_until_it_closes() {
     assert!(numbers.iter().any(|&n| n > 0 && n < 100), "{numbers:?}");
     let missing = pv(&["-d", "999999999:3"]).output().unwrap();
     assert_eq!(missing.status.code(), Some(2));
-    assert!(stderr(&missing).contains("cannot watch descriptor 3 of process 999999999"));
+    assert!(stderr(&missing).contains("pid 999999999: No such process"));
 }
 
 #[test]

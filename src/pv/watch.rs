@@ -33,6 +33,8 @@ struct Watched {
     whole: bool,
     /// Closed (or reused for another file) at the last look.
     closed: bool,
+    /// Its process, watched whole, has ended.
+    ended: bool,
 }
 
 /// Where process `pid` stands in descriptor `fd`, or `None` once it is
@@ -103,6 +105,7 @@ fn watch(pid: u32, fd: u32) -> Result<Watched, Refused> {
         meter: Meter::default(),
         whole: false,
         closed: false,
+        ended: false,
     })
 }
 
@@ -127,17 +130,11 @@ fn one(pid: u32, fd: u32) -> io::Result<Watched> {
         ),
         Err(Refused::Unreadable(err)) => Err(io::Error::new(
             err.kind(),
-            format!(
-                "cannot watch descriptor {fd} of process {pid}: {}",
-                strerror(&err)
-            ),
+            format!("pid {pid}: fd {fd}: {}", strerror(&err)),
         )),
         Err(Refused::NotAFile(name)) => Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!(
-                "cannot watch descriptor {fd} of process {pid} ({name}): not a regular file \
-                 or block device"
-            ),
+            format!("pid {pid}: fd {fd}: {name}: not a regular file or block device"),
         )),
     }
 }
@@ -239,10 +236,14 @@ pub fn run(
         let mut open = false;
         for w in &mut watch.watched {
             // Closed, or closed and reused for another file: the last
-            // position seen stands.
+            // position seen is the last said.
             let at = position(w.pid, w.fd).filter(|_| file_id(w.pid, w.fd) == Some(w.id));
             open |= at.is_some() && !w.whole;
-            w.closed = at.is_none();
+            // A process watched whole that has ended: its files keep
+            // their last line, as pv 1.12 leaves them.
+            let ended = w.whole && !fs::exists(format!("/proc/{}/fd", w.pid)).unwrap_or(false);
+            w.closed = at.is_none() && !ended;
+            w.ended = ended;
             let pos = at.unwrap_or(w.last);
             w.last = pos;
             let mut own = settings.clone();
@@ -253,7 +254,7 @@ pub fn run(
             let snap = w.meter.snapshot(pos, now, at.is_none(), &own);
             if settings.numeric {
                 lines.push(render_numeric(&snap, &own.items));
-            } else {
+            } else if !w.closed {
                 let format = if several {
                     own.format()
                 } else {
@@ -262,8 +263,9 @@ pub fn run(
                 lines.push(w.meter.line(&format, &snap, width));
             }
         }
-        // A whole process's file closed is shown no more.
-        watch.watched.retain(|w| !(w.whole && w.closed));
+        // A file closed is shown no more (its line blanked, as pv 1.12
+        // does; -n has said its last position).
+        watch.watched.retain(|w| !w.closed && !w.ended);
         open |= watch.processes_run();
         let mut text = String::new();
         if visible {
