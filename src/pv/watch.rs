@@ -109,6 +109,17 @@ fn watch(pid: u32, fd: u32) -> Result<Watched, Refused> {
     })
 }
 
+/// Whether process `pid` runs: there, and not a zombie (one that has
+/// ended, its parent not having waited for it yet, keeps `/proc/PID`).
+fn runs(pid: u32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        // "PID (COMM) STATE ...": COMM may hold anything, ')' too.
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next())
+            .is_some_and(|state| !matches!(state, 'Z' | 'X'))
+    })
+}
+
 /// `ESRCH` where `/proc/PID` is missing, else `err`: a missing process
 /// makes its descriptors missing too.
 fn unless_gone(pid: u32, err: io::Error) -> io::Error {
@@ -205,9 +216,7 @@ impl Watch {
 
     /// Whether a watched whole process still runs.
     fn processes_run(&self) -> bool {
-        self.processes
-            .iter()
-            .any(|pid| fs::exists(format!("/proc/{pid}/fd")).unwrap_or(false))
+        self.processes.iter().any(|&pid| runs(pid))
     }
 }
 
@@ -241,7 +250,7 @@ pub fn run(
             open |= at.is_some() && !w.whole;
             // A process watched whole that has ended: its files keep
             // their last line, as pv 1.12 leaves them.
-            let ended = w.whole && !fs::exists(format!("/proc/{}/fd", w.pid)).unwrap_or(false);
+            let ended = w.whole && !runs(w.pid);
             w.closed = at.is_none() && !ended;
             w.ended = ended;
             let pos = at.unwrap_or(w.last);
