@@ -250,7 +250,8 @@ const SAME: &[&str] = &[
      $PV -d $p:3 -f -b -i 0.4; wait",
     "(sleep 0.3; exec 3<b; sleep 1) </dev/null >/dev/null 2>&1 & p=$!; sleep 0.1; \
      $PV -d $p -f -b -i 0.4; wait",
-    "sleep 1 </dev/null >/dev/null 2>&1 & p=$!; $PV -d $p -f -b -i 0.3; wait",
+    // (Once sleep has read its locale files.)
+    "sleep 1.2 </dev/null >/dev/null 2>&1 & p=$!; sleep 0.4; $PV -d $p -f -b -i 0.3; wait",
     // The help's first line (the rest is ours).
     "$PV --help | head -1",
     "$PV -h | head -1",
@@ -451,7 +452,7 @@ const PENDING: &[&str] = &[
     "$PV -q -E -Z 1K -S -s 3000 dir",
     "$PV -q -EE -S -s 5000 dir",
     "$PV -n -l b",
-    "$PV -f -T a",
+    "$PV -f -T a >o",
     "$PV -f -A 3 a",
     "$PV -f -c -b a",
     "$PV -S a",
