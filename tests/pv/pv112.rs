@@ -239,6 +239,7 @@ const SAME: &[&str] = &[
     "$PV -d 999999:3",
     "$PV -d 999999 a",
     "$PV -d =nomatchxyz",
+    "$PV -d =averyveryverylongname",
     "$PV -d @nofile",
     "echo bad >l; $PV -d @l",
     "echo 999999:3 >l; $PV -d @l",
@@ -371,6 +372,17 @@ const DELIBERATE: &[Deliberate] = &[
         },
         theirs: |r| r.status == Some(0),
         why: "pv 1.12 ignores a -x it does not know: the display asked for never comes",
+    },
+    Deliberate {
+        case: "$PV -d '=['",
+        ours: |r| {
+            r.status == Some(64)
+                && r.stderr.starts_with("pgrep: ")
+                && r.stderr
+                    .ends_with("\npv: -d =[: pgrep failed (exit status: 2)\n")
+        },
+        theirs: |r| r.status == Some(0) && r.stderr.starts_with("pgrep: "),
+        why: "pv 1.12 goes on with nothing to watch when pgrep refuses the pattern",
     },
     Deliberate {
         case: "$PV -d 999999 -U s",
