@@ -275,10 +275,9 @@ pub fn send(pid: u32, request: &Request) -> io::Result<Reply> {
         if !alive {
             // A dead meter's socket: gone for the next client.
             let _ = fs::remove_file(&path);
+            return io::Error::from_raw_os_error(libc::ESRCH);
         }
-        let why = if !alive {
-            "no such process".to_owned()
-        } else if err.kind() == io::ErrorKind::NotFound {
+        let why = if err.kind() == io::ErrorKind::NotFound {
             "not a meter of this user".to_owned()
         } else {
             crate::quote::strerror(&err)

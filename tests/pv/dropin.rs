@@ -69,13 +69,19 @@ fn a_symlink_named_pv_speaks_pvs_language() {
             "{line:?} in {help}"
         );
     }
-    // Bad usage: one line starting `pv:`, pv's status 64.
-    for args in [&["--no-such-option"][..], &["-L", "fast"], &["-S"]] {
+    // Bad usage: one line starting `pv:`, pv's status 64; after getopt's
+    // words (an unknown option, a missing value) pv 1.12's second line.
+    for args in [&["--no-such-option"][..], &["-L", "fast"], &["-S"], &["-L"]] {
         let out = pv.cmd(args).stdin(Stdio::null()).output().unwrap();
         assert_eq!(out.status.code(), Some(64), "{args:?}");
         let err = stderr(&out);
+        let mut lines = err.lines();
         assert!(
-            err.starts_with("pv: ") && err.lines().count() == 1,
+            lines.next().is_some_and(|l| l.starts_with("pv: ")),
+            "{err:?}"
+        );
+        assert!(
+            lines.all(|l| l == "Try `pv --help' for more information."),
             "{err:?}"
         );
     }

@@ -98,10 +98,10 @@ fn watching_a_pipe_or_a_device_is_refused_as_pv_refuses_it() {
             .unwrap();
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{target}: {err}");
-        let want = format!("pipespeed pv: cannot watch descriptor {fd} of process {pid} ({name}");
+        let want = format!("pipespeed pv: pid {pid}: fd {fd}: {name}");
         assert!(err.starts_with(&want), "{err}");
         assert!(
-            err.ends_with("): not a regular file or block device\n"),
+            err.ends_with(": not a regular file or block device\n"),
             "{err}"
         );
         if let Some(theirs) = &reference {
@@ -126,7 +126,7 @@ fn watching_a_pipe_or_a_device_is_refused_as_pv_refuses_it() {
     assert_eq!(gone.status.code(), Some(2));
     assert_eq!(
         stderr(&gone),
-        "pipespeed pv: cannot watch descriptor 3 of process 999999999: No such process\n"
+        "pipespeed pv: pid 999999999: No such process\n"
     );
 }
 

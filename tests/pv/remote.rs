@@ -102,10 +102,7 @@ fn no_meter_at_a_pid_is_one_line_and_status_1() {
         let out = pv(args).output().unwrap();
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         let err = stderr(&out);
-        assert_eq!(
-            err,
-            format!("pipespeed pv: {} {pid}: no such process\n", args[0])
-        );
+        assert_eq!(err, format!("pipespeed pv: pid {pid}: No such process\n"));
     }
     // A live process that is no meter.
     let me = std::process::id().to_string();

@@ -91,11 +91,12 @@ fn a_store_that_is_not_a_regular_file_is_refused_before_anything_is_written() {
         let script = format!("timeout 20 \"$P\" pv -q -U {store} f | wc -c");
         let out = sh(dir.path(), &script);
         let err = stderr(&out);
-        assert_eq!(
-            err,
-            format!("pipespeed pv: {store}: the store (-U) must be a regular file\n"),
-            "{script}"
-        );
+        // A directory in pv 1.12's words (its open fails so).
+        let why = match store {
+            "d" => "Is a directory",
+            _ => "the store (-U) must be a regular file",
+        };
+        assert_eq!(err, format!("pipespeed pv: {store}: {why}\n"), "{script}");
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "0", "{script}");
         let status = sh(
             dir.path(),

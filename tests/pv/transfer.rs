@@ -174,7 +174,7 @@ fn d_finds_processes_by_name_and_in_list_files_and_says_what_is_wrong() {
     assert!(stderr(&out).lines().count() >= 1, "{}", stderr(&out));
     sleeper.wait().unwrap();
     // A name no process has: nothing to watch, status 0, as pv 1.12.
-    let out = pv(&["-d", "=pipespeed-no-such-process-name"])
+    let out = pv(&["-d", "=zqxpvnone"])
         .output()
         .unwrap();
     assert!(
@@ -203,7 +203,7 @@ fn d_finds_processes_by_name_and_in_list_files_and_says_what_is_wrong() {
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).starts_with(&format!(
-            "pipespeed pv: {}:2: 'garbage' is not",
+            "pipespeed pv: {}:2: garbage: process ID or pid:fd pair expected",
             list.display()
         )),
         "{}",

@@ -12,6 +12,7 @@ use clap::{Args, CommandFactory};
 use pipespeed::pv::remote::{self, Request};
 use pipespeed::wait::write_all;
 
+use super::args::Refused;
 use super::{EXIT_CONTROL, PvArgs};
 use crate::args::Cli;
 use crate::strerror;
@@ -26,6 +27,9 @@ const EXIT_USAGE: u8 = 2;
 pub struct Invocation {
     program: String,
     called_pv: bool,
+    /// The command line's arguments after the program's name, to say a
+    /// missing value as getopt says it (`-s` or `--size`).
+    args: Vec<OsString>,
 }
 
 impl Default for Invocation {
@@ -33,6 +37,7 @@ impl Default for Invocation {
         Invocation {
             program: "pipespeed pv".into(),
             called_pv: false,
+            args: Vec::new(),
         }
     }
 }
@@ -44,11 +49,13 @@ impl Invocation {
     pub fn detect(argv: &mut Vec<OsString>) -> Option<Invocation> {
         match argv.first() {
             Some(argv0) if Path::new(argv0).file_name() == Some(OsStr::new("pv")) => {
+                let args = argv[1..].to_vec();
                 argv[0] = "pipespeed".into();
                 argv.insert(1, "pv".into());
                 Some(Invocation {
                     program: "pv".into(),
                     called_pv: true,
+                    args,
                 })
             }
             _ if argv.get(1).is_some_and(|arg| arg == "pv") => Some(Invocation::default()),
@@ -67,11 +74,112 @@ impl Invocation {
             ErrorKind::DisplayHelp => self.print(&help()),
             ErrorKind::DisplayVersion => self.print(&version()),
             _ => {
-                let text = err.render().to_string();
-                let first = text.lines().next().unwrap_or("bad usage");
-                self.say(first.strip_prefix("error: ").unwrap_or(first));
+                match self.pv_words(&err) {
+                    Some(words) => self.say(&words),
+                    None => {
+                        let text = err.render().to_string();
+                        let first = text.lines().next().unwrap_or("bad usage");
+                        self.say(first.strip_prefix("error: ").unwrap_or(first));
+                    }
+                }
                 ExitCode::from(EXIT_PV_USAGE)
             }
+        }
+    }
+
+    /// What pv 1.12 says for the usage error `err`: getopt's two lines
+    /// for an unknown option or a missing value, `-s: x: numeric value
+    /// not understood` for a value it cannot read. `None` for the errors
+    /// pv has no words for (clap's first line is said then).
+    fn pv_words(&self, err: &clap::Error) -> Option<String> {
+        use clap::error::{ContextKind, ContextValue, ErrorKind};
+        let context = |kind| match err.get(kind) {
+            Some(ContextValue::String(text)) => Some(text.as_str()),
+            _ => None,
+        };
+        let try_help = "\nTry `pv --help' for more information.";
+        match err.kind() {
+            ErrorKind::UnknownArgument => {
+                let arg = context(ContextKind::InvalidArg)?;
+                Some(match arg.strip_prefix("--") {
+                    Some(_) => {
+                        // getopt says the argument whole, `=VALUE` too.
+                        let given = self
+                            .args
+                            .iter()
+                            .filter_map(|a| a.to_str())
+                            .find(|a| a.split('=').next() == Some(arg))
+                            .unwrap_or(arg);
+                        let prefix = arg.trim_start_matches('-');
+                        let command = PvArgs::augment_args(clap::Command::new("pv"));
+                        let possible: Vec<String> = command
+                            .get_arguments()
+                            .filter_map(|a| a.get_long())
+                            .filter(|long| long.starts_with(prefix))
+                            .map(|long| format!("'--{long}'"))
+                            .collect();
+                        if possible.len() > 1 {
+                            format!(
+                                "option '{given}' is ambiguous; possibilities: {}{try_help}",
+                                possible.join(" ")
+                            )
+                        } else {
+                            format!("unrecognized option '{given}'{try_help}")
+                        }
+                    }
+                    None => {
+                        let letter = arg.strip_prefix('-')?.chars().next()?;
+                        format!("invalid option -- '{letter}'{try_help}")
+                    }
+                })
+            }
+            ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
+                let (short, long) = option_of(context(ContextKind::InvalidArg)?)?;
+                let value = context(ContextKind::InvalidValue).unwrap_or_default();
+                let given = self.args.last().and_then(|a| a.to_str());
+                if err.kind() == ErrorKind::InvalidValue && value.is_empty() {
+                    // No value at all: the option ended the command line.
+                    return Some(match given {
+                        Some(given) if given.starts_with("--") => {
+                            format!("option '--{long}' requires an argument{try_help}")
+                        }
+                        _ => format!("option requires an argument -- '{short}'{try_help}"),
+                    });
+                }
+                let cause = std::error::Error::source(err)
+                    .and_then(|source| source.downcast_ref::<Refused>())
+                    .map(|why| why.pv.clone())?;
+                // pv 1.12 names no value for -d.
+                Some(match short {
+                    'd' => format!("-d: {cause}"),
+                    _ => format!("-{short}: {value}: {cause}"),
+                })
+            }
+            ErrorKind::ArgumentConflict => {
+                let with = |id: &str| {
+                    [ContextKind::InvalidArg, ContextKind::PriorArg]
+                        .into_iter()
+                        .any(|kind| match err.get(kind) {
+                            Some(ContextValue::String(arg)) => arg.starts_with(id),
+                            Some(ContextValue::Strings(args)) => {
+                                args.iter().any(|arg| arg.starts_with(id))
+                            }
+                            _ => false,
+                        })
+                };
+                if with("--watchfd") {
+                    Some(
+                        "cannot use line mode or transfer modifier options when watching file \
+                         descriptors"
+                            .into(),
+                    )
+                } else if with("--remote") && with("--query") {
+                    Some("cannot use remote control and remote query together".into())
+                } else {
+                    None
+                }
+            }
+            _ => None,
         }
     }
 
@@ -118,12 +226,27 @@ impl Invocation {
                 (None, Some(line)) => self.print(&format!("{line}\n")),
                 (None, None) => ExitCode::SUCCESS,
             },
+            // pv 1.12's words for a process that is not there.
+            Err(err) if err.raw_os_error() == Some(libc::ESRCH) => {
+                self.say(&format!("pid {pid}: {}", strerror(&err)));
+                ExitCode::from(EXIT_CONTROL)
+            }
             Err(err) => {
                 self.say(&format!("{verb} {pid}: {}", strerror(&err)));
                 ExitCode::from(EXIT_CONTROL)
             }
         }
     }
+}
+
+/// The short and long names of the option clap calls `--size <SIZE>`.
+fn option_of(named: &str) -> Option<(char, String)> {
+    let long = named.strip_prefix("--")?.split([' ', '=']).next()?;
+    let command = PvArgs::augment_args(clap::Command::new("pv"));
+    let arg = command
+        .get_arguments()
+        .find(|arg| arg.get_long() == Some(long))?;
+    Some((arg.get_short()?, long.to_owned()))
 }
 
 /// `pv --version`.

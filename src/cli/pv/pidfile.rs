@@ -31,8 +31,14 @@ impl PidFile {
         let named = path.display();
         // Not opened at all if it can be told by name (opening a device
         // can do things).
-        if std::fs::symlink_metadata(path).is_ok_and(|meta| !meta.is_file()) {
-            return Err(format!("{named}: the pidfile (-P) must be a regular file"));
+        if let Some(meta) = std::fs::symlink_metadata(path)
+            .ok()
+            .filter(|meta| !meta.is_file())
+        {
+            return Err(format!(
+                "{named}: {}",
+                targets::not_regular(&meta, "the pidfile (-P)")
+            ));
         }
         let mut file = File::options()
             .write(true)

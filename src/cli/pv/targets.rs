@@ -89,14 +89,26 @@ fn names_stdout(path: &Path) -> bool {
         .any(|name| path.as_os_str() == *name)
 }
 
+/// Why `what` (the `-P` file, the `-U` store) cannot be the file `meta`
+/// describes: a directory as pv 1.12 says it (its open fails with
+/// `EISDIR`), anything else by what it must be.
+pub fn not_regular(meta: &std::fs::Metadata, what: &str) -> String {
+    if meta.is_dir() {
+        strerror(&std::io::Error::from_raw_os_error(libc::EISDIR))
+    } else {
+        format!("{what} must be a regular file")
+    }
+}
+
 /// The `-P` file's identity if it is there: refused (as pv.rs's
 /// `PidFile::write` would refuse it, but before any target is emptied)
 /// if it is not a regular file; a symlink is not followed.
 fn pidfile_id(path: &Path) -> Result<Option<(u64, u64)>, String> {
     match std::fs::symlink_metadata(path) {
         Ok(meta) if !meta.is_file() => Err(format!(
-            "{}: the pidfile (-P) must be a regular file",
-            path.display()
+            "{}: {}",
+            path.display(),
+            not_regular(&meta, "the pidfile (-P)")
         )),
         Ok(meta) => Ok(Some((meta.dev(), meta.ino()))),
         Err(_) => Ok(None),
@@ -397,15 +409,15 @@ pub fn open(
 /// opening it without waiting otherwise: the store is read back from its
 /// start, which only a regular file allows.
 fn open_store(path: &Path) -> Result<Opened, String> {
-    let not_regular = || "the store (-U) must be a regular file".to_owned();
+    const STORE: &str = "the store (-U)";
     match std::fs::metadata(path) {
-        Ok(meta) if !meta.is_file() => return Err(not_regular()),
+        Ok(meta) if !meta.is_file() => return Err(not_regular(&meta, STORE)),
         _ => {}
     }
     let opened = open_untruncated(path, true, true).map_err(|err| strerror(&err))?;
     if opened.info.kind != FdKind::Regular {
         opened.abandon();
-        return Err(not_regular());
+        return Err(format!("{STORE} must be a regular file"));
     }
     Ok(opened)
 }

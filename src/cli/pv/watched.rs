@@ -4,7 +4,7 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use super::args::{WatchSpec, watch_spec};
 use crate::strerror;
@@ -25,7 +25,8 @@ pub fn resolve(
         let text = operand
             .to_str()
             .ok_or_else(|| format!("{}: not a process ID", operand.display()))?;
-        all.push(watch_spec(text)?);
+        // pv 1.12's words: `a: process ID or pid:fd pair expected`.
+        all.push(watch_spec(text).map_err(|why| format!("{text}: {}", why.pv))?);
     }
     let mut targets = Vec::new();
     for spec in &all {
@@ -65,27 +66,29 @@ fn list(path: &Path) -> Result<Vec<WatchSpec>, String> {
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
         .map(|(i, line)| {
-            watch_spec(line.trim()).map_err(|err| format!("{}:{}: {err}", path.display(), i + 1))
+            let line = line.trim();
+            watch_spec(line)
+                .map_err(|why| format!("{}:{}: {line}: {}", path.display(), i + 1, why.pv))
         })
         .collect()
 }
 
 /// The processes pgrep(1) finds for `pattern` (pgrep leaves itself out;
-/// this process is left out too).
+/// this process is left out too). pgrep's own words (a bad pattern, a
+/// name longer than the 15 characters the kernel keeps) reach stderr as
+/// pv 1.12 lets them; a pgrep that fails is refused, where pv 1.12 goes
+/// on with nothing to watch and status 0.
 fn pgrep(pattern: &str) -> Result<Vec<u32>, String> {
     let output = Command::new("pgrep")
         .arg("--")
         .arg(OsStr::new(pattern))
+        .stderr(Stdio::inherit())
         .output()
         .map_err(|err| format!("-d ={pattern}: cannot run pgrep: {}", strerror(&err)))?;
     // pgrep: 0 found, 1 none found, 2 and 3 a bad pattern or a failure.
     match output.status.code() {
         Some(0 | 1) => {}
-        _ => {
-            let said = String::from_utf8_lossy(&output.stderr);
-            let said = said.lines().next().unwrap_or("failed");
-            return Err(format!("-d ={pattern}: pgrep: {said}"));
-        }
+        _ => return Err(format!("-d ={pattern}: pgrep failed ({})", output.status)),
     }
     let me = std::process::id();
     Ok(String::from_utf8_lossy(&output.stdout)
