@@ -174,9 +174,7 @@ fn d_finds_processes_by_name_and_in_list_files_and_says_what_is_wrong() {
     assert!(stderr(&out).lines().count() >= 1, "{}", stderr(&out));
     sleeper.wait().unwrap();
     // A name no process has: nothing to watch, status 0, as pv 1.12.
-    let out = pv(&["-d", "=zqxpvnone"])
-        .output()
-        .unwrap();
+    let out = pv(&["-d", "=zqxpvnone"]).output().unwrap();
     assert!(
         out.status.success() && out.stderr.is_empty(),
         "{}",
