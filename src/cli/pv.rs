@@ -147,9 +147,6 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
     if args.stop_at_size && args.size.is_none() {
         return me.usage("-S (--stop-at-size) needs -s SIZE, the size to stop at");
     }
-    if args.stop_at_size && args.line_mode {
-        return me.usage("-S counts bytes; it does not go with -l");
-    }
     let given_size = match &args.size {
         None => None,
         Some(SizeSpec::Bytes(n)) => Some(*n),

@@ -259,7 +259,11 @@ impl Transfer {
             });
             return ended.and_then(|ended| finished.map(|()| ended));
         }
-        if self.options.lines && self.rate.load(Ordering::Relaxed) > 0 {
+        // -l under -L or -S: a line at a time, cut where the count must
+        // stop.
+        if self.options.lines
+            && (self.rate.load(Ordering::Relaxed) > 0 || self.options.stop_at.is_some())
+        {
             return self.copy_lines(input, output);
         }
         let mut skip = Skip::default();
@@ -280,10 +284,18 @@ impl Transfer {
             self.copier.options_mut().limit = (allowed != u64::MAX).then_some(allowed);
             let copied = match self.copier.copy(input, output) {
                 Ok(copied) => copied,
-                Err(err) if err.side == Side::Input && self.options.skip_errors > 0 => {
+                // A directory fails every read (EISDIR): nothing there is
+                // a damaged stretch to skip, and "skipping" it would write
+                // zeros without end.
+                Err(err)
+                    if err.side == Side::Input
+                        && self.options.skip_errors > 0
+                        && err.source.raw_os_error() != Some(libc::EISDIR) =>
+                {
                     let at = rustix::fs::seek(input, rustix::fs::SeekFrom::Current(0));
                     let Ok(offset) = at else { return Err(err) };
-                    let asked = skip.next(self.options.error_skip_block);
+                    // Never past -S's size.
+                    let asked = skip.next(self.options.error_skip_block).min(allowed);
                     let bytes = self.skip(input, output, offset, asked)?;
                     skipped(Skipped {
                         offset,

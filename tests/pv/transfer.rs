@@ -227,3 +227,76 @@ fn d_finds_processes_by_name_and_in_list_files_and_says_what_is_wrong() {
     assert!(out.status.success(), "{}", stderr(&out));
     sleeper.wait().unwrap();
 }
+
+/// A directory as an input fails every read with EISDIR: with -E, pv 1.12
+/// "skips" it for ever, writing zeros without end (past `-S` too, where
+/// pipespeed pv once wrote 5119 bytes for `-S -s 5000`). Nothing there is
+/// a damaged stretch to skip: it is said once, as without -E, and the copy
+/// goes on with the next input.
+#[test]
+fn e_does_not_make_zeros_of_a_directory_and_s_holds_its_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let after = file_with(b"after");
+    let after = after.path().to_str().unwrap();
+    for args in [
+        &["-q", "-E", d, after][..],
+        &["-q", "-EE", d, after],
+        &["-q", "-E", "-S", "-s", "5000", d, after],
+        &["-q", "-E", "-Z", "1K", d, after],
+    ] {
+        // stderr to a file: read from a pipe only at the end, endless
+        // warnings would fill it and stop pv before 1 MiB.
+        let errors = tempfile::NamedTempFile::new().unwrap();
+        let mut child = pv(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(errors.reopen().unwrap()))
+            .spawn()
+            .unwrap();
+        // Read at most 1 MiB: an endless stream of zeros must not hang
+        // the test.
+        let mut out = Vec::new();
+        let mut stdout = child.stdout.take().unwrap();
+        std::io::Read::read_to_end(&mut std::io::Read::take(&mut stdout, 1 << 20), &mut out)
+            .unwrap();
+        drop(stdout);
+        let status = child.wait().unwrap();
+        assert!(out == b"after", "{args:?}: {} bytes", out.len());
+        assert_eq!(status.code(), Some(16), "{args:?}");
+        assert_eq!(
+            std::fs::read_to_string(errors.path()).unwrap(),
+            format!("pipespeed pv: {d}: Is a directory\n"),
+            "{args:?}"
+        );
+    }
+}
+
+/// `-S` with `-l` (or `-0`, which implies it, as in pv 1.12) stops after
+/// `-s` lines, cut at the end of the last one, with `-L` too.
+#[test]
+fn s_with_l_stops_after_that_many_lines() {
+    let lines = b"1\n2\n3\n4\n5\n6\n";
+    for args in [
+        &["-q", "-S", "-l", "-s", "3"][..],
+        &["-q", "-S", "-l", "-s", "3", "-L", "100"],
+        &["-q", "-l", "-S", "-s", "3", "-C"],
+    ] {
+        let out = pv_piped(args, lines);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert!(
+            out.stdout == b"1\n2\n3\n",
+            "{args:?}: {:?}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    let out = pv_piped(&["-q", "-S", "-0", "-s", "2"], b"a\0b\0c\0");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        out.stdout == b"a\0b\0",
+        "{:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // More lines asked than there are: all of them.
+    let out = pv_piped(&["-q", "-S", "-l", "-s", "99"], lines);
+    assert!(out.stdout == lines);
+}

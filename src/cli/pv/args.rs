@@ -331,7 +331,8 @@ pub struct PvArgs {
     /// end). Takes K, M, G.
     #[arg(allow_hyphen_values = true, short = 'Z', long = "error-skip-block", value_name = "SIZE", value_parser = size, help_heading = "Transfer")]
     pub error_skip_block: Option<u64>,
-    /// Stop after the -s size (-s 0: copy everything, as pv).
+    /// Stop after the -s size, bytes or (with -l) lines (-s 0: copy
+    /// everything, as pv).
     #[arg(short = 'S', long = "stop-at-size", help_heading = "Transfer")]
     pub stop_at_size: bool,
     /// Flush the output to its disk after every write (fdatasync).
@@ -426,6 +427,8 @@ pub struct PvArgs {
 /// powers of 1000 (pv 1.12: `-k` counts for the options after it).
 pub fn settle(matches: &clap::ArgMatches, args: &mut PvArgs) -> Result<(), String> {
     args.format = args.formats.last().cloned();
+    // pv 1.12: -0 implies -l.
+    args.line_mode |= args.null;
     args.name = args.names.last().cloned();
     let Some(si_at) = matches.indices_of("si").and_then(Iterator::min) else {
         return Ok(());

@@ -200,6 +200,12 @@ impl Meter {
                     }
                     return (status, true);
                 }
+                // pv 1.12 names a directory's failure without "read failed".
+                Err(err) if err.source.raw_os_error() == Some(libc::EISDIR) => {
+                    self.me
+                        .say(&format!("{}: {}", name.display(), strerror(&err.source)));
+                    status |= EXIT_TRANSFER;
+                }
                 Err(err) => {
                     self.me.say(&format!(
                         "{}: read failed: {}",

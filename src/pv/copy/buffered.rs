@@ -1,5 +1,5 @@
 //! The copy loops that read into a buffer and write it out: to and from
-//! sockets that keep records, `-O`'s holes, and `-l` under `-L`.
+//! sockets that keep records, `-O`'s holes, and `-l` under `-L` or `-S`.
 
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::Ordering;
@@ -106,13 +106,25 @@ impl Transfer {
         };
         let mut buf = vec![0u8; self.options.copy.buf_size.max(1)];
         loop {
+            let so_far = self.count.load(Ordering::Relaxed);
+            if self.options.stop_at.is_some_and(|stop| so_far >= stop) {
+                return Ok(Ended::StopSize);
+            }
             let n = read(input, &mut buf).map_err(|e| fail(Side::Input, e))?;
             if n == 0 {
                 return Ok(Ended::Input);
             }
             let mut chunk = &buf[..n];
             while !chunk.is_empty() {
-                let lines = self.allowance();
+                let mut lines = self.allowance();
+                // -S: no line past the stop size.
+                if let Some(stop) = self.options.stop_at {
+                    let left = stop.saturating_sub(self.count.load(Ordering::Relaxed));
+                    if left == 0 {
+                        return Ok(Ended::StopSize);
+                    }
+                    lines = lines.min(left);
+                }
                 // Up to the end of the allowed line, or all that is left.
                 let mut cut = chunk.len();
                 let mut seen = 0u64;
