@@ -32,7 +32,7 @@ use pipespeed::copy::{CopyOptions, Mechanism};
 use pipespeed::pv::copy::{Lines, Tail, Transfer, TransferOptions};
 use pipespeed::pv::cursor::Cursor;
 use pipespeed::pv::display::{Display, Settings, Source, pipe_fill};
-use pipespeed::pv::format::{BarStyle as Style, size_text};
+use pipespeed::pv::format::size_text;
 use pipespeed::pv::meter::Items;
 use pipespeed::pv::remote::{self, Changes, Controls, Request};
 use pipespeed::pv::watch;
@@ -41,7 +41,6 @@ use pipespeed::sys::{FdKind, fd_info, process};
 pub use args::{PvArgs, SizeSpec, settle};
 pub use name::Invocation;
 
-use args::BarStyle;
 use inputs::Meter;
 use pidfile::PidFile;
 
@@ -182,12 +181,7 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         window_title,
         process_title,
         si: args.si,
-        bar_style: match args.bar_style.unwrap_or_default() {
-            BarStyle::Plain => Style::Plain,
-            BarStyle::Block => Style::Block,
-            BarStyle::Granular => Style::Granular,
-            BarStyle::Shaded => Style::Shaded,
-        },
+        bar_style: args.bar_style.unwrap_or_default(),
         conemu: args.conemu,
         utf8: pipespeed::sys::locale::ctype_is_utf8(),
     };

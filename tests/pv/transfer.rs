@@ -79,6 +79,18 @@ fn o_makes_holes_of_zeros_and_keeps_every_byte() {
     assert!(run.stdout == input);
 }
 
+/// Runs `pv -q -O` with `input` on stdin and stdout opened by the shell
+/// redirection `redirect`.
+fn sparse_into(redirect: &str, input: &[u8]) {
+    let run = Command::new("sh")
+        .args(["-c", &format!("$P pv -q -O {redirect}")])
+        .env("P", super::EXE)
+        .stdin(Stdio::from(file_with(input).reopen().unwrap()))
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{redirect}: {}", stderr(&run));
+}
+
 /// pv 1.12 -O loses what it seeks over in both of these: in a file opened
 /// for appending (`>>`) its zeros never arrive, and over a file's own bytes
 /// (`1<>`) they stay where zeros were sent and the rest is cut off.
@@ -90,28 +102,14 @@ fn o_writes_zeros_over_a_files_bytes_and_into_an_appending_file() {
     // them stay.
     let file = dir.path().join("kept");
     std::fs::write(&file, vec![0xffu8; 100_000]).unwrap();
-    let script = format!("$P pv -q -O 1<>'{}'", file.display());
-    let run = Command::new("sh")
-        .args(["-c", &script])
-        .env("P", super::EXE)
-        .stdin(Stdio::from(file_with(&zeros).reopen().unwrap()))
-        .output()
-        .unwrap();
-    assert!(run.status.success(), "{}", stderr(&run));
+    sparse_into(&format!("1<>'{}'", file.display()), &zeros);
     let mut want = zeros.clone();
     want.extend(vec![0xffu8; 100_000 - zeros.len()]);
     assert!(std::fs::read(&file).unwrap() == want, "1<>: bytes differ");
     // >>FILE: every zero appended.
     let file = dir.path().join("appended");
     std::fs::write(&file, b"head").unwrap();
-    let script = format!("$P pv -q -O >>'{}'", file.display());
-    let run = Command::new("sh")
-        .args(["-c", &script])
-        .env("P", super::EXE)
-        .stdin(Stdio::from(file_with(&zeros).reopen().unwrap()))
-        .output()
-        .unwrap();
-    assert!(run.status.success(), "{}", stderr(&run));
+    sparse_into(&format!(">>'{}'", file.display()), &zeros);
     let want = [&b"head"[..], &zeros].concat();
     assert!(std::fs::read(&file).unwrap() == want, ">>: bytes differ");
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args};
 
-use pipespeed::pv::format::MAX_LAST_WRITTEN;
+use pipespeed::pv::format::{BarStyle, MAX_LAST_WRITTEN};
 
 #[path = "values.rs"]
 mod values;
@@ -118,20 +118,6 @@ fn side(text: &str) -> Result<Side, Refused> {
             format!("'{text}' is not in, out or both (0, 1, 2)"),
         )),
     }
-}
-
-/// `-u`: how the bar is drawn.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum BarStyle {
-    /// `[====>   ]`
-    #[default]
-    Plain,
-    /// Unicode full blocks.
-    Block,
-    /// Full blocks and eighths.
-    Granular,
-    /// Full blocks and shades.
-    Shaded,
 }
 
 /// `-R`, `-Q`: a process ID, 1 to 2^32 - 1. pv 1.12 takes 0 and signals

@@ -9,8 +9,9 @@ use super::BarKind;
 use super::items::{amount_text, max_rate_text};
 use crate::pv::meter::Snapshot;
 
-/// How a bar is drawn.
+/// How a bar is drawn (`-u STYLE`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum BarStyle {
     /// `=====>    `: pv's bar of old, and the only one without UTF-8.
     #[default]
