@@ -5,7 +5,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::stdio::{reference_pv, sh};
-use super::{file_with, pv, stderr};
+use super::{EXE, data, file_with, pv, run_piped, stderr};
 
 /// A directory holding `f`, 100000 bytes.
 fn files() -> tempfile::TempDir {
@@ -166,4 +166,108 @@ fn a_watched_descriptor_reused_for_another_file_ends_the_watch() {
     let numbers: Vec<u64> = stderr(&out).lines().map(|l| l.parse().unwrap()).collect();
     assert_eq!(numbers.last(), Some(&9), "{numbers:?}");
     assert!(numbers.windows(2).all(|w| w[0] <= w[1]), "{numbers:?}");
+}
+
+/// pv's sizes (-s, -L, -B, -Z) keep pv 1.12's own rule, not pipespeed's
+/// GNU one: a number with an optional fraction (`.` or `,`) and one
+/// letter K, M, G or T, powers of 1024; `KB`, `KiB` and anything after
+/// the letter are refused, as pv 1.12 refuses them ("numeric value not
+/// understood", status 64 as pv, 2 as `pipespeed pv`). With PIPESPEED_PV
+/// naming pv 1.12, it is run on the same sizes.
+#[test]
+fn sizes_follow_pv_s_own_rule() {
+    let input = data(3 * 1024 * 1024);
+    let reference = super::stdio::reference_pv();
+    let taken = [
+        ("1K", 1024),
+        ("1k", 1024),
+        ("1.5K", 1536),
+        ("1,5K", 1536),
+        ("2 K", 2048),
+        ("0.5M", 512 * 1024),
+        ("1M", 1024 * 1024),
+        ("4097", 4097),
+    ];
+    for (size, n) in taken {
+        for program in std::iter::once(None).chain(reference.as_deref().map(Some)) {
+            let mut cmd = match program {
+                Some(theirs) => Command::new(theirs),
+                None => pv(&[]),
+            };
+            cmd.args(["-q", "-S", "-s", size]);
+            let out = run_piped(cmd, &input);
+            assert!(
+                out.status.success(),
+                "{program:?} -s {size}: {}",
+                stderr(&out)
+            );
+            assert_eq!(out.stdout.len(), n, "{program:?} -s {size}");
+        }
+    }
+    for size in ["1KB", "1kB", "1KiB", "1GB", "1X", "1e3", "1KK"] {
+        for option in ["-s", "-L", "-B"] {
+            let out = pv(&[option, size]).stdin(Stdio::null()).output().unwrap();
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(2), "{option} {size}: {err}");
+            assert_eq!(err.lines().count(), 1, "{option} {size}: {err}");
+            assert!(err.contains("pv 1.12"), "{option} {size}: {err}");
+            if let Some(theirs) = &reference {
+                let out = Command::new(theirs)
+                    .args([option, size])
+                    .stdin(Stdio::null())
+                    .output()
+                    .unwrap();
+                assert_eq!(out.status.code(), Some(64), "pv {option} {size}");
+            }
+        }
+    }
+}
+
+/// Bad usage: 64 when the binary is called pv, as pv 1.12, for scripts
+/// written for pv; 2 as `pipespeed pv`, as every pipespeed command; the
+/// manual page says both, and which is which.
+#[test]
+fn bad_usage_is_64_as_pv_and_2_as_pipespeed_pv_as_the_man_page_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("pv");
+    std::os::unix::fs::symlink(EXE, &link).unwrap();
+    for args in [&["--bogus"][..], &["-s", "1KB"], &["-L"]] {
+        let as_pv = Command::new(&link)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(
+            as_pv.status.code(),
+            Some(64),
+            "pv {args:?}: {}",
+            stderr(&as_pv)
+        );
+        // pv 1.12's words: getopt's and its hint for --bogus and -L.
+        let lines = if args[0] == "-s" { 1 } else { 2 };
+        assert_eq!(stderr(&as_pv).lines().count(), lines, "{}", stderr(&as_pv));
+        let as_pipespeed = pv(args).stdin(Stdio::null()).output().unwrap();
+        assert_eq!(as_pipespeed.status.code(), Some(2), "pipespeed pv {args:?}");
+        if let Some(theirs) = super::stdio::reference_pv() {
+            let out = Command::new(theirs)
+                .args(args)
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(64), "pv 1.12 {args:?}");
+        }
+    }
+    let man = dir.path().join("man");
+    let made = Command::new(EXE)
+        .args(["generate", "man"])
+        .arg(&man)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", stderr(&made));
+    let page = std::fs::read_to_string(man.join("pipespeed-pv.1")).unwrap();
+    assert!(
+        page.contains("Bad usage: 64 when called as pv")
+            && page.contains("2 as `pipespeed pv`, as every pipespeed command"),
+        "{page}"
+    );
 }
