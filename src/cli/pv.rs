@@ -28,8 +28,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use pipespeed::buf::{Buffer, BufferOptions};
-use pipespeed::copy::{CopyOptions, Mechanism};
-use pipespeed::pv::copy::{Lines, Tail, Transfer, TransferOptions};
+use pipespeed::copy::CopyOptions;
+use pipespeed::pv::copy::{Lines, Tail, Transfer};
 use pipespeed::pv::cursor::Cursor;
 use pipespeed::pv::display::{Display, Settings, Source, pipe_fill};
 use pipespeed::pv::format::size_text;
@@ -41,7 +41,7 @@ use pipespeed::sys::{FdKind, fd_info, process};
 pub use args::{PvArgs, SizeSpec, settle};
 pub use name::Invocation;
 
-use inputs::Meter;
+use inputs::{Meter, transfer_options};
 use pidfile::PidFile;
 
 use crate::strerror;
@@ -68,55 +68,6 @@ fn items(args: &PvArgs) -> Items {
         buffer_percent: args.buffer_percent,
         last_written: args.last_written.unwrap_or(0),
         name: args.name.clone(),
-    }
-}
-
-/// What a transfer is told, from the options (every side of `-M` too:
-/// pv 1.12 applies every data transfer modifier to both).
-fn transfer_options(
-    args: &PvArgs,
-    buf_size: usize,
-    given_size: Option<u64>,
-    last_written: usize,
-    previous_line: bool,
-) -> TransferOptions {
-    TransferOptions {
-        copy: CopyOptions {
-            // Every input by read/write, pipes too: pv's -C never splices;
-            // nor does -K, whose reads must be aligned, nor -O, which
-            // looks at every byte written (pv 1.12: -O implies -C); -A and
-            // -T imply -C (pv(1)), which shows in %L's line.
-            force: (args.no_splice
-                || args.direct_io
-                || args.sparse
-                || args.last_written.is_some()
-                || args.buffer_percent)
-                .then_some(Mechanism::ReadWrite),
-            page_references: !args.no_splice,
-            // -J: the output pipe (and the intermediate one) at that size,
-            // where the system allows it; -J 0 as not given, as pv 1.12.
-            pipe_size: args
-                .pipe_buffer_size
-                .filter(|&n| n > 0)
-                .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
-            buf_size,
-            ..CopyOptions::default()
-        },
-        rate_limit: args.rate_limit,
-        // Only a size given stops: one computed from the files would cut
-        // a file that grows while it is copied.
-        stop_at: given_size.filter(|_| args.stop_at_size),
-        lines: args.line_mode,
-        null: args.null,
-        last_written,
-        previous_line,
-        sync: args.sync,
-        skip_errors: args.skip_errors,
-        error_skip_block: args.error_skip_block,
-        // O_DIRECT reads whole blocks: 4 KiB is a multiple of every
-        // logical block size Linux has.
-        unit: if args.direct_io { 4096 } else { 1 },
-        sparse: args.sparse,
     }
 }
 

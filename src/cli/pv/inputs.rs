@@ -9,14 +9,14 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Instant;
 
-use pipespeed::copy::{CopyOptions, Side};
-use pipespeed::pv::copy::{Ended, Skipped, Transfer, input_is_output};
+use pipespeed::copy::{CopyOptions, Mechanism, Side};
+use pipespeed::pv::copy::{Ended, Skipped, Transfer, TransferOptions, input_is_output};
 use pipespeed::pv::display::{Display, draw};
 use pipespeed::sys::inherited::{self, Stdio};
 use pipespeed::sys::{FdInfo, FdKind, fd_info};
 
 use super::targets::{SAME, Store};
-use super::{EXIT_ACCESS, EXIT_SAME, EXIT_TRANSFER, Invocation, Output, Reading, ebadf};
+use super::{EXIT_ACCESS, EXIT_SAME, EXIT_TRANSFER, Invocation, Output, PvArgs, Reading, ebadf};
 use crate::strerror;
 
 /// One run's inputs and how to read them.
@@ -294,5 +294,54 @@ fn set_direct(fd: BorrowedFd<'_>) {
         && let Ok(flags) = fcntl_getfl(fd)
     {
         let _ = fcntl_setfl(fd, flags | OFlags::DIRECT);
+    }
+}
+
+/// What a transfer is told, from the options (every side of `-M` too:
+/// pv 1.12 applies every data transfer modifier to both).
+pub fn transfer_options(
+    args: &PvArgs,
+    buf_size: usize,
+    given_size: Option<u64>,
+    last_written: usize,
+    previous_line: bool,
+) -> TransferOptions {
+    TransferOptions {
+        copy: CopyOptions {
+            // Every input by read/write, pipes too: pv's -C never splices;
+            // nor does -K, whose reads must be aligned, nor -O, which
+            // looks at every byte written (pv 1.12: -O implies -C); -A and
+            // -T imply -C (pv(1)), which shows in %L's line.
+            force: (args.no_splice
+                || args.direct_io
+                || args.sparse
+                || args.last_written.is_some()
+                || args.buffer_percent)
+                .then_some(Mechanism::ReadWrite),
+            page_references: !args.no_splice,
+            // -J: the output pipe (and the intermediate one) at that size,
+            // where the system allows it; -J 0 as not given, as pv 1.12.
+            pipe_size: args
+                .pipe_buffer_size
+                .filter(|&n| n > 0)
+                .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+            buf_size,
+            ..CopyOptions::default()
+        },
+        rate_limit: args.rate_limit,
+        // Only a size given stops: one computed from the files would cut
+        // a file that grows while it is copied.
+        stop_at: given_size.filter(|_| args.stop_at_size),
+        lines: args.line_mode,
+        null: args.null,
+        last_written,
+        previous_line,
+        sync: args.sync,
+        skip_errors: args.skip_errors,
+        error_skip_block: args.error_skip_block,
+        // O_DIRECT reads whole blocks: 4 KiB is a multiple of every
+        // logical block size Linux has.
+        unit: if args.direct_io { 4096 } else { 1 },
+        sparse: args.sparse,
     }
 }

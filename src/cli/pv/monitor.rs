@@ -124,7 +124,7 @@ pub fn run(
     });
     let transfer = |display: &Display| {
         let format = lock(&display.settings).format();
-        Transfer::new(super::transfer_options(
+        Transfer::new(super::inputs::transfer_options(
             args,
             buf_size,
             size,
