@@ -342,8 +342,13 @@ fn long_name(name: &str, num: usize) -> Option<Segment> {
     })
 }
 
+/// A bar of `width` columns (0: what the line leaves), at most the widest
+/// line drawn.
 fn bar(kind: BarKind, width: usize) -> Segment {
-    Segment::Bar(Bar { kind, width })
+    Segment::Bar(Bar {
+        kind,
+        width: width.min(crate::pv::display::MAX_COLUMNS),
+    })
 }
 
 #[cfg(test)]

@@ -124,6 +124,10 @@ pub enum Event {
     InputEnded,
     /// The output side has ended.
     OutputEnded,
+    /// The run is over: the command has exited and its sides have ended
+    /// or were let go (an input side may still hold its sender, blocked
+    /// reading an input that nobody will read).
+    Finished,
 }
 
 /// The metered sides of a run: each a transfer, and where its bytes come
@@ -207,8 +211,29 @@ pub fn run(
         }
         _ => None,
     };
-    let (status, forwarded) = wait_forwarding(&mut child, interrupted)?;
-    let output = output.map(|thread| ended(thread.join(), Side::Output, false));
+    let (mut status, mut forwarded) = wait_forwarding(&mut child, interrupted)?;
+    // The output side: to its end (a background child of the command may
+    // still write), unless a signal comes meanwhile: then it is let go,
+    // and the run ends as the signal says.
+    let output = match output {
+        None => None,
+        Some(thread) => loop {
+            if thread.is_finished() {
+                break Some(ended(thread.join(), Side::Output, false));
+            }
+            // (A signal sent on to the command already has its answer:
+            // the command's status.)
+            if forwarded.is_none()
+                && let Some(signal) = interrupted()
+            {
+                forwarded = Some(signal);
+                // As a shell says a process killed by it.
+                status = u8::try_from(128 + signal).unwrap_or(u8::MAX);
+                break None;
+            }
+            std::thread::sleep(POLL);
+        },
+    };
     // The input side: waited for while someone can read what it copies,
     // and no signal came.
     let input = match (input, stdin_pipe) {

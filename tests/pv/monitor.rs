@@ -117,6 +117,50 @@ fn an_exited_command_that_nobody_reads_for_ends_pv_without_waiting_for_input() {
     let _held = child.stdin.take();
     let status = waited(&mut child, Duration::from_secs(20));
     assert_eq!(status.code(), Some(4));
+    // The same with both sides metered and a display drawn: the drawing
+    // thread once waited for ever for the abandoned input side.
+    for args in [&["-f", "-M", "both"][..], &["-f", "-n", "-M", "in"]] {
+        let mut child = pv(&[args, &["--", "sh", "-c", "exit 4"]].concat())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let _held = child.stdin.take();
+        let start = Instant::now();
+        let status = waited(&mut child, Duration::from_secs(20));
+        assert_eq!(status.code(), Some(4), "{args:?}");
+        assert!(start.elapsed() < Duration::from_secs(10), "{args:?}");
+    }
+}
+
+/// A signal that comes once the command has exited, while a background
+/// child of it still holds its standard output, ends pv (128 + N) rather
+/// than waiting for that child.
+#[test]
+fn a_signal_after_the_command_exited_ends_the_wait_for_its_output() {
+    let mut child = crate::common::catchable(EXE)
+        .args([
+            "pv",
+            "-q",
+            "-M",
+            "out",
+            "--",
+            "sh",
+            "-c",
+            "sleep 15 & echo hi",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    kill_process(Pid::from_child(&child), Signal::TERM).unwrap();
+    let start = Instant::now();
+    let status = waited(&mut child, Duration::from_secs(20));
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert_eq!(status.code(), Some(128 + 15));
 }
 
 #[test]

@@ -179,6 +179,9 @@ pub fn run(
             })
         });
         let ran = monitor::run(child, sides, &process::interrupted, &events);
+        // The drawer ends on this, not on the channel's end: an input
+        // side let go may still hold a sender.
+        let _ = events.send(Event::Finished);
         drop((events, done_tx));
         if let Some(drawer) = drawer {
             let _ = drawer.join();

@@ -343,3 +343,33 @@ fn previous_line_shows_the_first_bytes_as_spaces_when_unprintable() {
     assert_eq!(Format::parse("%b").previous_line(), None);
     assert_eq!(Format::parse("%{transferred}"), Format::parse("%b"));
 }
+
+/// A bar's width in the format (`%NUMp`, `%NUM{bar-block}`) is held to
+/// the widest line drawn, as `-w` is: `%999999999999p` once built a line
+/// of that many characters every frame (an abort past the memory there
+/// is, or a hang).
+#[test]
+fn a_bar_is_never_wider_than_the_widest_line() {
+    for text in [
+        "%999999999999p",
+        "%9999999999{bar-block}",
+        "%99999{progress-bar-only}",
+    ] {
+        let format = Format::parse(text);
+        for segment in format.segments() {
+            if let Segment::Bar(bar) = segment {
+                assert!(
+                    bar.width <= crate::pv::display::MAX_COLUMNS,
+                    "{text}: {}",
+                    bar.width
+                );
+            }
+        }
+        let line = format.render(&snap(10, 1.0, Some(100)), 80, 0);
+        assert!(
+            line.len() <= 4 * crate::pv::display::MAX_COLUMNS,
+            "{text}: {}",
+            line.len()
+        );
+    }
+}

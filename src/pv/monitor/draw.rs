@@ -64,7 +64,7 @@ pub fn draw_pair(
                 false
             }
             Err(RecvTimeoutError::Timeout) => false,
-            Err(RecvTimeoutError::Disconnected) => true,
+            Ok(Event::Finished) | Err(RecvTimeoutError::Disconnected) => true,
         };
         if finished {
             ending = [!ended[0], !ended[1]];
