@@ -248,7 +248,10 @@ impl Transfer {
         if keeps_records(input) || keeps_records(output) {
             return self.copy_records(input, output, None);
         }
+        // (With -E, read errors are skipped by the loop below, whose
+        // zeros are written, not seeked over.)
         if self.options.sparse
+            && self.options.skip_errors == 0
             && let Some(mut sparse) = SparseWriter::for_output(output)
         {
             let ended = self.copy_records(input, output, Some(&mut sparse));

@@ -274,6 +274,15 @@ fn skipped_read_errors_become_zeros_and_the_rest_goes_on() {
     let mut expected = input.clone();
     expected[8192] = 0;
     assert!(out.stdout == expected);
+    // -O into a file skips read errors as well (it once ended the copy at
+    // the first one).
+    let dir = tempfile::tempdir().unwrap();
+    let sparse = dir.path().join("out");
+    let o = ["-q", "-O", "-E", "-B", "4096", "-o", sparse.to_str().unwrap()];
+    if let Some(out) = third_read_fails(&o, f.path()) {
+        assert!(out.status.success(), "-O: {}", stderr(&out));
+        assert!(std::fs::read(&sparse).unwrap() == expected, "-O");
+    }
     assert_eq!(
         stderr(&out),
         format!(

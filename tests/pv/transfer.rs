@@ -298,3 +298,27 @@ fn s_with_l_stops_after_that_many_lines() {
     let out = pv_piped(&["-q", "-S", "-l", "-s", "99"], lines);
     assert!(out.stdout == lines);
 }
+
+/// `-O -L`: the bytes arrive at the rate, not all at the end (a whole
+/// buffer was read at once and held until the rate allowed all of it).
+#[test]
+fn o_under_a_rate_limit_writes_as_the_rate_allows() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = file_with(&data(6000));
+    let out = dir.path().join("out");
+    let mut child = pv(&["-q", "-O", "-L", "1000", "-o", out.to_str().unwrap()])
+        .arg(input.path())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let size = || std::fs::metadata(&out).map_or(0, |m| m.len());
+    while size() == 0 && start.elapsed() < Duration::from_secs(4) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // 6000 bytes at 1000 a second take 6 s: some have come, not all.
+    let (seen, running) = (size(), child.try_wait().unwrap().is_none());
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    assert!(seen > 0 && seen < 6000 && running, "{seen} bytes, running {running}");
+    assert!(std::fs::read(&out).unwrap() == data(6000));
+}

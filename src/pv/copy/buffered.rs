@@ -46,6 +46,8 @@ impl Transfer {
             if left == Some(0) {
                 return Ok(Ended::StopSize);
             }
+            // Tokens of the rate limit taken so far for this stretch.
+            let mut allowed = 0u64;
             let n = if from_records {
                 let size = next_record_len(input).map_err(|e| fail(Side::Input, e))?;
                 if size == 0 {
@@ -56,9 +58,16 @@ impl Transfer {
                 }
                 recv_measured(input, size, &mut buf).map_err(|e| fail(Side::Input, e))?
             } else {
-                let want = left.map_or(buf.len(), |left| {
+                let mut want = left.map_or(buf.len(), |left| {
                     usize::try_from(left).map_or(buf.len(), |l| l.min(buf.len()))
                 });
+                // A stream of bytes is read no faster than -L allows: a
+                // whole buffer read at once would be held back, not
+                // written, until the rate allowed all of it.
+                if !self.options.lines {
+                    allowed = self.allowance();
+                    want = want.min(usize::try_from(allowed).unwrap_or(usize::MAX));
+                }
                 let n = read(input, &mut buf[..want]).map_err(|e| fail(Side::Input, e))?;
                 if n == 0 {
                     return Ok(Ended::Input);
@@ -68,7 +77,6 @@ impl Transfer {
             let bytes = &buf[..n];
             let lines = count_lines(bytes, end);
             let units = if self.options.lines { lines } else { n as u64 };
-            let mut allowed = 0u64;
             while allowed < units {
                 allowed = allowed.saturating_add(self.allowance());
             }
