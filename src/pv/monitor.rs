@@ -267,6 +267,10 @@ fn wait_forwarding(
     let pid = Pid::from_raw(child.id() as i32);
     // Readable once the command has exited: no sleeping past its end.
     let pidfd = pid.and_then(|pid| pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok());
+    // A second signal ends pv at once: the command goes too.
+    let _second = pidfd
+        .as_ref()
+        .and_then(|fd| crate::sys::process::kill_on_second_interrupt(fd.as_fd()).ok());
     let mut forwarded = None;
     loop {
         if let Some(status) = child.try_wait()? {

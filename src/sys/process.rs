@@ -16,6 +16,7 @@
 #![allow(unsafe_code)]
 
 use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use rustix::process::{Pid, Signal};
@@ -28,6 +29,10 @@ const GROUP_SLOTS: usize = 8;
 
 /// Process groups the interrupt handler kills (0: free slot).
 static GROUPS: [AtomicI32; GROUP_SLOTS] = [const { AtomicI32::new(0) }; GROUP_SLOTS];
+
+/// Pidfds of processes a second interrupt kills ([`kill_on_second_interrupt`]);
+/// -1: free.
+static PIDFDS: [AtomicI32; GROUP_SLOTS] = [const { AtomicI32::new(-1) }; GROUP_SLOTS];
 
 /// `prctl(PR_SET_PDEATHSIG, SIGKILL)`, then, given a `parent`, a check
 /// that it is still our parent: the calling process is killed when the
@@ -160,9 +165,65 @@ extern "C" fn on_interrupt(signal: libc::c_int) {
         }
     }
     if !first {
+        for slot in &PIDFDS {
+            let fd = slot.load(Ordering::SeqCst);
+            if fd >= 0 {
+                // SAFETY: pidfd_send_signal(2) is a plain system call
+                // (async-signal-safe); `fd` is a pidfd kept open while it
+                // is registered (the guard borrows it), and the null info
+                // pointer is allowed.
+                let _ = unsafe {
+                    libc::syscall(
+                        libc::SYS_pidfd_send_signal,
+                        fd,
+                        libc::SIGKILL,
+                        std::ptr::null::<libc::siginfo_t>(),
+                        0,
+                    )
+                };
+            }
+        }
         // SAFETY: _exit is async-signal-safe and ends the process without
         // running any of our code.
         unsafe { libc::_exit(128 + signal) };
+    }
+}
+
+/// A process registered with [`kill_on_second_interrupt`]; dropping it
+/// takes the process off the list.
+#[derive(Debug)]
+#[must_use = "the process is unregistered when this is dropped"]
+pub struct KillOnSecondInterrupt<'fd> {
+    slot: usize,
+    _pidfd: std::marker::PhantomData<BorrowedFd<'fd>>,
+}
+
+/// Has the second interrupt of [`catch_interrupts`] (the one that ends
+/// this process at once) kill the process behind `pidfd` first: a child
+/// the first interrupt was only passed on to (`pv -M`'s command) does not
+/// outlive us. A pidfd names that one process, never one that reuses its
+/// ID after it is reaped.
+pub fn kill_on_second_interrupt(pidfd: BorrowedFd<'_>) -> io::Result<KillOnSecondInterrupt<'_>> {
+    let raw = pidfd.as_raw_fd();
+    for (slot, entry) in PIDFDS.iter().enumerate() {
+        if entry
+            .compare_exchange(-1, raw, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            return Ok(KillOnSecondInterrupt {
+                slot,
+                _pidfd: std::marker::PhantomData,
+            });
+        }
+    }
+    Err(io::Error::other(format!(
+        "cannot register a process: {GROUP_SLOTS} are registered already"
+    )))
+}
+
+impl Drop for KillOnSecondInterrupt<'_> {
+    fn drop(&mut self) {
+        PIDFDS[self.slot].store(-1, Ordering::SeqCst);
     }
 }
 

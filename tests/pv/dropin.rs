@@ -278,7 +278,15 @@ fn skipped_read_errors_become_zeros_and_the_rest_goes_on() {
     // the first one).
     let dir = tempfile::tempdir().unwrap();
     let sparse = dir.path().join("out");
-    let o = ["-q", "-O", "-E", "-B", "4096", "-o", sparse.to_str().unwrap()];
+    let o = [
+        "-q",
+        "-O",
+        "-E",
+        "-B",
+        "4096",
+        "-o",
+        sparse.to_str().unwrap(),
+    ];
     if let Some(out) = third_read_fails(&o, f.path()) {
         assert!(out.status.success(), "-O: {}", stderr(&out));
         assert!(std::fs::read(&sparse).unwrap() == expected, "-O");

@@ -354,3 +354,49 @@ fn a_reader_that_goes_away_cuts_the_command_off_as_a_pipeline_does() {
     assert_eq!(status.code(), Some(128 + libc::SIGPIPE), "{}", stderr(&out));
     assert!(out.stderr.is_empty(), "{}", stderr(&out));
 }
+
+/// A second signal ends pv at once (128 + N): the command goes with it,
+/// not left running without its parent (here one that ignores SIGTERM).
+#[test]
+fn a_second_signal_takes_the_command_with_pv() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let script = format!(
+        "trap '' TERM; echo $$ > {}; exec sleep 30",
+        pid_file.display()
+    );
+    let mut child = crate::common::catchable(EXE)
+        .args(["pv", "-q", "-M", "out", "--", "sh", "-c", &script])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let command: i32 = written(&pid_file).trim().parse().unwrap();
+    let pv_pid = Pid::from_child(&child);
+    kill_process(pv_pid, Signal::TERM).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    kill_process(pv_pid, Signal::TERM).unwrap();
+    let status = waited(&mut child, Duration::from_secs(20));
+    assert_eq!(status.code(), Some(128 + 15));
+    // Gone, or a zombie its new parent has yet to reap.
+    let start = Instant::now();
+    let gone = loop {
+        let stat = std::fs::read_to_string(format!("/proc/{command}/stat")).unwrap_or_default();
+        let state = stat
+            .rsplit(')')
+            .next()
+            .and_then(|s| s.split_whitespace().next());
+        if matches!(state, None | Some("Z")) {
+            break true;
+        }
+        if start.elapsed() > Duration::from_secs(5) {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    if !gone {
+        let _ = kill_process(Pid::from_raw(command).unwrap(), Signal::KILL);
+    }
+    assert!(gone, "the command {command} is still running");
+}

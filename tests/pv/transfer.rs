@@ -319,6 +319,9 @@ fn o_under_a_rate_limit_writes_as_the_rate_allows() {
     let (seen, running) = (size(), child.try_wait().unwrap().is_none());
     let status = child.wait().unwrap();
     assert!(status.success());
-    assert!(seen > 0 && seen < 6000 && running, "{seen} bytes, running {running}");
+    assert!(
+        seen > 0 && seen < 6000 && running,
+        "{seen} bytes, running {running}"
+    );
     assert!(std::fs::read(&out).unwrap() == data(6000));
 }
