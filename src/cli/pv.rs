@@ -231,20 +231,9 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
             }
         },
     };
-    let buf_size = match args.buffer_size {
-        Some(bytes) => match allocate(bytes) {
-            Ok(size) => size,
-            Err(err) => {
-                let shown = size_text(bytes as f64, "B", true);
-                me.say(&format!(
-                    "buffer allocation failed: -B {}: {}",
-                    shown.trim_start(),
-                    strerror(&err)
-                ));
-                return ExitCode::from(EXIT_MEMORY);
-            }
-        },
-        None => CopyOptions::default().buf_size,
+    let buf_size = match buffer_size(&args, me) {
+        Ok(size) => size,
+        Err(code) => return code,
     };
     let format = settings.format();
     let transfer = Transfer::new(transfer_options(
@@ -445,6 +434,23 @@ impl Source for Reading {
     fn buffer_percent(&self) -> Option<u64> {
         pipe_fill(self.out.as_ref()?.as_fd())
     }
+}
+
+/// The read/write buffer size: `-B`'s, tried now ([`allocate`]), or the
+/// copy engine's default; `Err` once said (pv's status 64).
+fn buffer_size(args: &PvArgs, me: &Invocation) -> Result<usize, ExitCode> {
+    let Some(bytes) = args.buffer_size else {
+        return Ok(CopyOptions::default().buf_size);
+    };
+    allocate(bytes).map_err(|err| {
+        let shown = size_text(bytes as f64, "B", true);
+        me.say(&format!(
+            "buffer allocation failed: -B {}: {}",
+            shown.trim_start(),
+            strerror(&err)
+        ));
+        ExitCode::from(EXIT_MEMORY)
+    })
 }
 
 /// The largest `-B`: 1 TiB, far past what one read or write moves (Linux

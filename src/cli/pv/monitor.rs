@@ -11,7 +11,7 @@ use std::process::{ExitCode, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Instant;
 
-use pipespeed::copy::{CopyError, CopyOptions, Side as CopySide};
+use pipespeed::copy::{CopyError, Side as CopySide};
 use pipespeed::pv::copy::Transfer;
 use pipespeed::pv::cursor::Cursor;
 use pipespeed::pv::display::{Display, Settings, draw, lock};
@@ -21,8 +21,7 @@ use pipespeed::sys::process;
 use super::args::Side;
 use super::pidfile::PidFile;
 use super::{
-    EXIT_CONTROL, EXIT_TRANSFER, Invocation, Output, PvArgs, Reading, allocate, regular_size,
-    targets,
+    EXIT_CONTROL, EXIT_TRANSFER, Invocation, Output, PvArgs, Reading, regular_size, targets,
 };
 use crate::strerror;
 
@@ -67,13 +66,9 @@ pub fn run(
             }
         },
     };
-    let buf_size = match args.buffer_size.map(allocate) {
-        None => CopyOptions::default().buf_size,
-        Some(Ok(size)) => size,
-        Some(Err(err)) => {
-            me.say(&format!("buffer allocation failed: {}", strerror(&err)));
-            return ExitCode::from(super::EXIT_MEMORY);
-        }
+    let buf_size = match super::buffer_size(args, me) {
+        Ok(size) => size,
+        Err(code) => return code,
     };
     // An unmetered standard output is pv's output all the same (`-o`,
     // `-X`), as pv 1.12 has it.
