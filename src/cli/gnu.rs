@@ -186,7 +186,7 @@ pub fn getopt_error(args: &[OsString], tool: &Tool) -> Option<Vec<u8>> {
                     .collect(),
             };
             match candidates[..] {
-                [] => return message(&[b"unrecognized option '", arg, b"'"]),
+                [] => return Some(long_option_refused(arg, &[])),
                 [(option, HasArg::No)] if value.is_some() => {
                     return message(&[
                         b"option '--",
@@ -196,13 +196,8 @@ pub fn getopt_error(args: &[OsString], tool: &Tool) -> Option<Vec<u8>> {
                 }
                 [_] => {}
                 _ => {
-                    let mut line = [b"option '", arg, b"' is ambiguous; possibilities:"].concat();
-                    for (option, _) in candidates {
-                        line.extend_from_slice(b" '--");
-                        line.extend_from_slice(option.as_bytes());
-                        line.push(b'\'');
-                    }
-                    return Some(line);
+                    let names: Vec<&str> = candidates.iter().map(|(option, _)| *option).collect();
+                    return Some(long_option_refused(arg, &names));
                 }
             }
         } else if let [b'-', cluster @ ..] = arg
@@ -212,6 +207,22 @@ pub fn getopt_error(args: &[OsString], tool: &Tool) -> Option<Vec<u8>> {
         }
     }
     None
+}
+
+/// getopt_long's words for the long option `arg` (as given, `=VALUE`
+/// too) that is no option's name or prefix (`candidates` empty), or the
+/// prefix of several (`candidates`, in the table's order).
+pub fn long_option_refused(arg: &[u8], candidates: &[&str]) -> Vec<u8> {
+    if candidates.is_empty() {
+        return [b"unrecognized option '", arg, b"'"].concat();
+    }
+    let mut line = [b"option '", arg, b"' is ambiguous; possibilities:"].concat();
+    for option in candidates {
+        line.extend_from_slice(b" '--");
+        line.extend_from_slice(option.as_bytes());
+        line.push(b'\'');
+    }
+    line
 }
 
 /// Whether the locale's character set is UTF-8, as setlocale would find

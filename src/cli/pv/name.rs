@@ -112,20 +112,16 @@ impl Invocation {
                             .unwrap_or(arg);
                         let prefix = arg.trim_start_matches('-');
                         let command = PvArgs::augment_args(clap::Command::new("pv"));
-                        let possible: Vec<String> = command
+                        let mut possible: Vec<&str> = command
                             .get_arguments()
                             .filter_map(|a| a.get_long())
                             .filter(|long| long.starts_with(prefix))
-                            .map(|long| format!("'--{long}'"))
                             .collect();
-                        if possible.len() > 1 {
-                            format!(
-                                "option '{given}' is ambiguous; possibilities: {}{try_help}",
-                                possible.join(" ")
-                            )
-                        } else {
-                            format!("unrecognized option '{given}'{try_help}")
+                        if possible.len() < 2 {
+                            possible.clear();
                         }
+                        let words = crate::gnu::long_option_refused(given.as_bytes(), &possible);
+                        format!("{}{try_help}", String::from_utf8_lossy(&words))
                     }
                     None => {
                         let letter = arg.strip_prefix('-')?.chars().next()?;
