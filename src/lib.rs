@@ -141,6 +141,7 @@ pub(crate) mod child;
 pub mod compare;
 pub mod copy;
 pub mod double_buffer;
+pub mod kernels;
 pub mod pv;
 pub mod quote;
 pub mod report;

@@ -68,6 +68,8 @@ pub enum Command {
     Ipc(crate::ipc::IpcArgs),
     /// Compare two --json results: ratio, interval, verdict per row.
     Compare(crate::compare::CompareArgs),
+    /// Boot two kernels in turn, measure in each, print the LKML table.
+    Kernels(crate::kernels::KernelsArgs),
     /// Watch a pipeline, name the stage that limits it.
     Top(crate::top::TopArgs),
     /// Write manual pages, or print a shell's completion script.

@@ -9,6 +9,7 @@ mod ends;
 mod generate;
 mod gnu;
 mod ipc;
+mod kernels;
 mod latency;
 mod output;
 mod progress;
@@ -92,6 +93,7 @@ fn main() -> ExitCode {
         Some(Command::Latency(args)) => latency::run(args),
         Some(Command::Ipc(args)) => ipc::run(args),
         Some(Command::Compare(args)) => compare::run(args),
+        Some(Command::Kernels(args)) => kernels::run(args),
         Some(Command::Top(args)) => top::run(args),
         Some(Command::Worker(args)) => worker(&args.spec),
         Some(Command::Generate(args)) => generate::run(args),

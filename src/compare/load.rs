@@ -115,6 +115,12 @@ impl Document {
 /// Why two files cannot be compared. Every message names the file.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CompareError {
+    /// A set of results to pool has none.
+    #[error("{file}: no results to compare")]
+    Empty {
+        /// The set, as named.
+        file: String,
+    },
     /// The file could not be read.
     #[error("cannot read {file}: {cause}")]
     Read {
@@ -268,6 +274,14 @@ pub fn load_pair(
         document(base_json, &base_schema, base_name)?,
         document(new_json, &new_schema, new_name)?,
     ))
+}
+
+/// Reads and parses one result file, of any kind this build reads;
+/// `name` is how messages name it.
+pub fn load(path: &Path, name: &str) -> Result<Document, CompareError> {
+    let json = read_json(path, name)?;
+    let schema = schema(&json, name)?;
+    document(json, &schema, name)
 }
 
 /// The most bytes a result file may have. Results are small: a ladder of

@@ -25,6 +25,7 @@ pub(crate) mod bootstrap;
 pub(crate) mod conditions;
 pub(crate) mod extract;
 pub(crate) mod load;
+pub(crate) mod pool;
 pub mod render;
 
 use std::path::Path;
@@ -34,8 +35,9 @@ use crate::bench::core::stats::median;
 pub use bootstrap::{Bootstrap, DEFAULT_SEED};
 use bootstrap::{Interval, MeanTest, Shift, ratio_interval};
 use conditions::Conditions;
-use extract::{Better, EXPECTED_TO_DIFFER, Extract, Metric, NOT_RECORDED, Runs, extract};
-pub use load::{CompareError, Document, Kind, load_pair};
+use extract::{Better, EXPECTED_TO_DIFFER, Extract, Metric, NOT_RECORDED, Runs};
+pub use load::{CompareError, Document, Kind, load, load_pair};
+pub use pool::{PooledMetric, PooledRow, pooled_rows};
 
 /// Which of the two files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,6 +177,9 @@ pub struct Comparison {
     pub notes: Vec<String>,
     /// What else each machine did during the runs.
     pub conditions: Conditions,
+    /// The command that printed it, where it was not `compare` (as
+    /// `kernels`, which pools boots): the forms end with it.
+    pub command: Option<String>,
 }
 
 impl Comparison {
@@ -217,16 +222,44 @@ pub fn compare(
     new_name: &str,
     how: &Bootstrap,
 ) -> Result<Comparison, CompareError> {
-    let kind = base.kind();
-    if new.kind() != kind {
-        return Err(CompareError::Kinds {
-            base: base_name.into(),
-            base_kind: kind.name().into(),
-            new: new_name.into(),
-            new_kind: new.kind().name().into(),
-        });
+    compare_pooled(
+        std::slice::from_ref(base),
+        base_name,
+        std::slice::from_ref(new),
+        new_name,
+        how,
+    )
+}
+
+/// Compares two sets of results of one command, each set pooled as one
+/// result: a row's runs are the runs of that row in every document of
+/// its set, in order (`pipespeed kernels`: every boot of a kernel). The
+/// facts, settings and noise are the first document's of each set; a
+/// set whose documents differ in a setting gets a note. An empty set is
+/// refused as [`CompareError::Empty`].
+pub fn compare_pooled(
+    base: &[Document],
+    base_name: &str,
+    new: &[Document],
+    new_name: &str,
+    how: &Bootstrap,
+) -> Result<Comparison, CompareError> {
+    let (Some(first_base), Some(first_new)) = (base.first(), new.first()) else {
+        let file = if base.is_empty() { base_name } else { new_name };
+        return Err(CompareError::Empty { file: file.into() });
+    };
+    let kind = first_base.kind();
+    for (set, name) in [(base, base_name), (new, new_name)] {
+        if let Some(other) = set.iter().find(|d| d.kind() != kind) {
+            return Err(CompareError::Kinds {
+                base: base_name.into(),
+                base_kind: kind.name().into(),
+                new: name.into(),
+                new_kind: other.kind().name().into(),
+            });
+        }
     }
-    let (b, n) = (extract(base), extract(new));
+    let (b, n) = (pool::pool(base), pool::pool(new));
     too_many_runs(&b, base_name, how)?;
     too_many_runs(&n, new_name, how)?;
     let tables = kind
@@ -241,7 +274,7 @@ pub fn compare(
     let notes = (b.notes.iter().map(|note| format!("{base_name}: {note}")))
         .chain(n.notes.iter().map(|note| format!("{new_name}: {note}")))
         .collect();
-    let schema = match (base.schema(), new.schema()) {
+    let schema = match (first_base.schema(), first_new.schema()) {
         (b, n) if b == n => b.to_string(),
         (b, n) => format!("{b} and {n}"),
     };
@@ -262,9 +295,10 @@ pub fn compare(
             .collect(),
         notes,
         conditions: Conditions {
-            base: extract::noise(base),
-            new: extract::noise(new),
+            base: extract::noise(first_base),
+            new: extract::noise(first_new),
         },
+        command: None,
     })
 }
 

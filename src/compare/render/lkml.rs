@@ -73,6 +73,9 @@ pub fn lkml(c: &Comparison) -> String {
 /// `pipespeed compare --lkml BASE NEW` and the options that were not
 /// the defaults, so that pasting it prints the same.
 fn command(c: &Comparison) -> String {
+    if let Some(command) = &c.command {
+        return command.clone();
+    }
     let quote =
         |name: &str| String::from_utf8_lossy(&quote_file_name(name.as_bytes(), true)).into_owned();
     let mut line = format!(

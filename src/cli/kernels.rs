@@ -1,0 +1,396 @@
+//! `pipespeed kernels A B`: boot two kernels in turn, measure in each,
+//! pool and compare; parse, call the library, print.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use pipespeed::bench::core::{Cancel, EXIT_UNSUPPORTED};
+use pipespeed::compare::Bootstrap;
+use pipespeed::kernels::{
+    Accel, AccelChoice, Event, Guest, Inputs, KernelsConfig, KernelsError, KernelsResult,
+    Measurement, Timeouts, run_kernels,
+};
+use pipespeed::sys::process::catch_interrupts;
+
+use crate::UsageError;
+use crate::args::{count, seconds, size};
+
+/// `pipespeed kernels`.
+#[derive(Debug, Args)]
+#[command(
+    override_usage = "pipespeed kernels [OPTIONS] <VMLINUZ_A> <VMLINUZ_B> [-- <PIPESPEED_ARGS>...]",
+    after_help = "Boots A, B, A, B, ... (--rounds of each) with qemu-system-x86_64 and an \
+                  initramfs holding busybox (static) and pipespeed, runs the measurement in \
+                  each boot, pools each kernel's runs over its boots and prints the table of \
+                  `compare --lkml` per measurement. KVM where it boots the kernel (the first \
+                  boot probes it), qemu's emulator (TCG) otherwise: then every figure and \
+                  table is marked emulated, tens of times slower and noisier than the \
+                  machine. After --, the arguments of one pipespeed command to run instead \
+                  (`-- contend --writers 5 --readers 5`; --json is added). See \
+                  docs/kernels.md.\n\nExit status: 0 compared, 1 a boot or a measurement \
+                  failed (named, with the console's last line; a stalled worker's dump is in \
+                  its result), 2 bad usage, 3 qemu or busybox not installed (the package is \
+                  named), 129/130/143 stopped by SIGHUP/SIGINT/SIGTERM (qemu killed)."
+)]
+pub struct KernelsArgs {
+    /// The base kernel image (a bzImage: arch/x86/boot/bzImage,
+    /// /boot/vmlinuz-*).
+    #[arg(value_name = "VMLINUZ_A")]
+    pub a: PathBuf,
+    /// The kernel judged against it.
+    #[arg(value_name = "VMLINUZ_B")]
+    pub b: PathBuf,
+    /// A pipespeed command to run in each boot instead of --measure's.
+    #[arg(last = true, value_name = "PIPESPEED_ARGS")]
+    pub command: Vec<String>,
+    /// Boots of each kernel, interleaved A, B, A, B [range: 1-100].
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = count(1, 100))]
+    pub rounds: usize,
+    /// What each boot measures: pipe-bench (contend's writers x readers
+    /// grid, without and with memory pressure, as pipe_bench), contend
+    /// (the grid alone), ladder, latency or ipc.
+    #[arg(long, value_enum, default_value_t = Measure::PipeBench)]
+    pub measure: Measure,
+    /// Seconds of each contend run in the guest [range: 0.01-86400].
+    #[arg(long, value_name = "SECS", default_value = "1", value_parser = seconds)]
+    pub duration: f64,
+    /// Measured runs per row in each boot [range: 1-1000]; the runs of
+    /// all boots of a kernel are pooled.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = count(1, 1000))]
+    pub runs: usize,
+    /// Seconds a worker in the guest may go without progress before its
+    /// run fails with its state dumped [range: 0.01-86400].
+    #[arg(long = "stall-timeout", value_name = "SECS", default_value = "60", value_parser = seconds)]
+    pub stall_timeout: f64,
+    /// KVM or qemu's emulator (auto: KVM if /dev/kvm opens and boots the
+    /// first kernel, TCG otherwise).
+    #[arg(long, value_enum, default_value_t = AccelArg::Auto)]
+    pub accel: AccelArg,
+    /// The guest's CPUs [range: 1-64].
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = count(1, 64))]
+    pub cpus: usize,
+    /// The guest's memory, as M and G [range: 256M-64G].
+    #[arg(long, value_name = "SIZE", default_value = "2G", value_parser = guest_memory)]
+    pub memory: u64,
+    /// Seconds a boot may take to reach /init [range: 0.01-86400].
+    #[arg(long = "boot-timeout", value_name = "SECS", default_value = "120", value_parser = seconds)]
+    pub boot_timeout: f64,
+    /// Seconds the measurements of a boot may take after /init [range:
+    /// 0.01-86400].
+    #[arg(long = "run-timeout", value_name = "SECS", default_value = "3600", value_parser = seconds)]
+    pub run_timeout: f64,
+    /// Write both kernels' pooled runs, every boot and the tables as JSON
+    /// to FILE (- for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Keep every boot's results, console and qemu messages in DIR (made
+    /// if missing; it must be empty).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// The pipespeed binary the guest runs [default: this one; a
+    /// dynamically linked one takes its libraries along].
+    #[arg(long = "guest-pipespeed", value_name = "FILE")]
+    pub guest_pipespeed: Option<PathBuf>,
+    /// The static busybox whose shell is the guest's /init.
+    #[arg(long, value_name = "FILE", default_value = "busybox")]
+    pub busybox: PathBuf,
+    /// qemu for x86-64.
+    #[arg(long, value_name = "FILE", default_value = "qemu-system-x86_64")]
+    pub qemu: PathBuf,
+}
+
+/// `--measure`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Measure {
+    /// contend --sweep, then contend --sweep --memory-pressure.
+    PipeBench,
+    /// contend --sweep.
+    Contend,
+    /// The ladder (bench).
+    Ladder,
+    /// latency.
+    Latency,
+    /// ipc.
+    Ipc,
+}
+
+/// `--accel`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AccelArg {
+    /// KVM if it boots the kernel, else TCG.
+    Auto,
+    /// KVM only.
+    Kvm,
+    /// qemu's emulator only.
+    Tcg,
+}
+
+const MIB: u64 = 1 << 20;
+
+fn guest_memory(text: &str) -> Result<u64, String> {
+    match size(text)? {
+        n if (256 * MIB..=64 << 30).contains(&n) => Ok(n / MIB),
+        _ => Err(format!("'{text}' is not a guest's memory from 256M to 64G")),
+    }
+}
+
+/// What the guest runs.
+fn measurements(args: &KernelsArgs) -> Result<Vec<Measurement>, UsageError> {
+    let runs = args.runs.to_string();
+    let stall = [
+        "--stall-timeout".to_string(),
+        args.stall_timeout.to_string(),
+    ];
+    let contend = |pressure: bool| {
+        let mut a: Vec<String> = ["contend", "--sweep", "--duration"]
+            .map(String::from)
+            .into();
+        a.push(args.duration.to_string());
+        a.extend(["--runs".into(), runs.clone()]);
+        a.extend(["--warmup-runs".into(), "1".into()]);
+        if pressure {
+            a.push("--memory-pressure".into());
+        }
+        a.extend(stall.clone());
+        a
+    };
+    let one = |name: &str, args: Vec<String>| Measurement {
+        name: name.into(),
+        args,
+    };
+    if !args.command.is_empty() {
+        let first = args.command[0].as_str();
+        if !["bench", "contend", "latency", "ipc"].contains(&first) {
+            return Err(UsageError(format!(
+                "kernels -- {first}: the guest runs bench, contend, latency or ipc (their --json is compared)"
+            )));
+        }
+        if args
+            .command
+            .iter()
+            .any(|a| a == "--json" || a.starts_with("--json="))
+        {
+            return Err(UsageError(
+                "kernels -- ...: leave --json out: the guest writes its own".into(),
+            ));
+        }
+        return Ok(vec![one(first, args.command.clone())]);
+    }
+    let with = |cmd: &str| {
+        let mut a = vec![cmd.to_string(), "--runs".into(), runs.clone()];
+        a.extend(stall.clone());
+        a
+    };
+    Ok(match args.measure {
+        Measure::PipeBench => vec![
+            one("contend", contend(false)),
+            one("contend-pressure", contend(true)),
+        ],
+        Measure::Contend => vec![one("contend", contend(false))],
+        Measure::Ladder => vec![one("bench", with("bench"))],
+        Measure::Latency => vec![one("latency", with("latency"))],
+        Measure::Ipc => vec![one("ipc", with("ipc"))],
+    })
+}
+
+/// Where the initramfs is kept: `$XDG_CACHE_HOME/pipespeed`, else
+/// `$HOME/.cache/pipespeed`, else the temporary directory's.
+fn cache_dir() -> PathBuf {
+    let env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    match (env("XDG_CACHE_HOME"), env("HOME")) {
+        (Some(cache), _) => cache.join("pipespeed"),
+        (None, Some(home)) => home.join(".cache/pipespeed"),
+        (None, None) => std::env::temp_dir().join("pipespeed-cache"),
+    }
+}
+
+/// The work directory: `--out`, which must be empty or absent, or one
+/// made in the temporary directory and removed when the command ends.
+struct Work {
+    path: PathBuf,
+    remove: bool,
+}
+
+impl Drop for Work {
+    fn drop(&mut self) {
+        if self.remove {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+fn work_dir(out: Option<&Path>) -> anyhow::Result<Work> {
+    if let Some(dir) = out {
+        match std::fs::read_dir(dir).map(|mut entries| entries.next().is_some()) {
+            Ok(true) => {
+                return Err(UsageError(format!(
+                    "--out {}: not empty (its files would be replaced)",
+                    dir.display()
+                ))
+                .into());
+            }
+            Ok(false) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create --out {}", dir.display()))?;
+            }
+            Err(e) => {
+                return Err(UsageError(format!(
+                    "--out {}: {}",
+                    dir.display(),
+                    crate::strerror(&e)
+                ))
+                .into());
+            }
+        }
+        return Ok(Work {
+            path: dir.to_path_buf(),
+            remove: false,
+        });
+    }
+    let path = std::env::temp_dir().join(format!("pipespeed-kernels-{}", std::process::id()));
+    std::fs::create_dir(&path).with_context(|| format!("cannot create {}", path.display()))?;
+    Ok(Work { path, remove: true })
+}
+
+pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
+    let measurements = measurements(&args)?;
+    crate::output::check_outputs([&args.json])?;
+    let pipespeed = match &args.guest_pipespeed {
+        Some(p) => p.clone(),
+        None => {
+            std::env::current_exe().context("cannot find the pipespeed binary for the guest")?
+        }
+    };
+    catch_interrupts()?;
+    let work = work_dir(args.out.as_deref())?;
+    let config = KernelsConfig {
+        kernels: [args.a.clone(), args.b.clone()],
+        rounds: args.rounds,
+        measurements,
+        guest: Guest {
+            cpus: args.cpus,
+            memory_mib: args.memory,
+        },
+        accel: match args.accel {
+            AccelArg::Auto => AccelChoice::Auto,
+            AccelArg::Kvm => AccelChoice::Only(Accel::Kvm),
+            AccelArg::Tcg => AccelChoice::Only(Accel::Tcg),
+        },
+        timeouts: Timeouts {
+            boot: Duration::from_secs_f64(args.boot_timeout),
+            run: Duration::from_secs_f64(args.run_timeout),
+        },
+        qemu: args.qemu.clone(),
+        inputs: Inputs {
+            busybox: args.busybox.clone(),
+            pipespeed,
+        },
+        cache: cache_dir(),
+        work: work.path.clone(),
+        bootstrap: Bootstrap::default(),
+    };
+    let bar = crate::progress::bar(args.rounds * 2);
+    // What must be read whether or not the bar is drawn.
+    let say = |line: String| {
+        if bar.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            bar.println(line);
+        }
+    };
+    let mut show = |event: Event<'_>| match event {
+        Event::Booting {
+            index,
+            total,
+            kernel,
+            accel,
+        } => {
+            bar.set_position(index as u64 - 1);
+            bar.set_message(format!(
+                "boot {index}/{total}: kernel {kernel} ({})",
+                accel.name()
+            ));
+        }
+        Event::Console(line) => {
+            if let Some(said) = line.strip_prefix("pipespeed-guest: ") {
+                bar.set_message(said.to_string());
+            }
+        }
+        Event::Booted { init_s, total_s } => {
+            bar.inc(1);
+            bar.println(format!(
+                "  booted: /init after {init_s:.1} s, done after {total_s:.1} s"
+            ));
+        }
+        Event::FellBack { why } => {
+            say(format!(
+                "pipespeed: KVM cannot boot this kernel here ({why}): qemu's emulator (TCG) from now on, every figure emulated"
+            ));
+        }
+    };
+    let outcome = run_kernels(&config, &Cancel::on_signals(), &mut show);
+    bar.finish_and_clear();
+    let result = match outcome {
+        Ok(result) => result,
+        Err(KernelsError::Boot {
+            cause: pipespeed::kernels::BootError::Interrupted,
+            ..
+        }) => {
+            let status = crate::interrupted_status(0, "boot", "qemu");
+            return Ok(status.unwrap_or(ExitCode::from(130)));
+        }
+        Err(err @ KernelsError::Missing { .. }) => {
+            eprintln!("pipespeed: kernels: {err}");
+            return Ok(ExitCode::from(EXIT_UNSUPPORTED as u8));
+        }
+        Err(err) => {
+            if !work.remove {
+                eprintln!(
+                    "pipespeed: every boot's files are in {}",
+                    work.path.display()
+                );
+            }
+            return Err(anyhow::Error::new(err).context("kernels"));
+        }
+    };
+    print(&result)?;
+    crate::output::write_file(&args.json, || {
+        let mut bytes = serde_json::to_vec_pretty(&result)?;
+        bytes.push(b'\n');
+        Ok(bytes)
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The tables, under a line that says how the guests ran.
+fn print(result: &KernelsResult) -> anyhow::Result<()> {
+    let mut text = String::new();
+    let name = |i: usize| {
+        let k = &result.kernels[i];
+        let release = k.release.as_deref().unwrap_or("release not recorded");
+        format!("{} = {} ({release})", k.label, k.path.display())
+    };
+    text += &format!("base: {}\npatched: {}\n", name(0), name(1));
+    if result.emulated {
+        text += "EMULATED: qemu's TCG ran every guest: the figures are tens of times slower and \
+                 noisier than this machine's; use them to test the harness, not to judge a patch.\n";
+    }
+    for m in &result.measurements {
+        text += &format!(
+            "\n== {}{}\n",
+            m.measurement.args.join(" "),
+            if result.emulated { " (emulated)" } else { "" }
+        );
+        text += &m.lkml;
+    }
+    crate::output::print(text.as_bytes())?;
+    Ok(())
+}

@@ -1,0 +1,315 @@
+//! The guest's initramfs: busybox (a static one: its shell is `/init`),
+//! the pipespeed binary (static, or with the shared libraries `ldd`
+//! names), and `/init`, a shell script that mounts what the measurements
+//! need, runs each one, writes each result to the second serial port and
+//! powers off. Built with `busybox cpio`, cached by its contents.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::{KernelsError, Measurement};
+
+/// What the console says once `/init` runs, before anything else.
+pub const INIT_REACHED: &str = "pipespeed-guest: /init reached";
+/// What the console says when every measurement has ended.
+pub const ALL_DONE: &str = "pipespeed-guest: all measurements ended";
+/// The second serial port's framing of one result: `BEGIN NAME STATUS`,
+/// the JSON, `END NAME`.
+pub const BEGIN: &str = "pipespeed-guest-result-begin";
+/// See [`BEGIN`].
+pub const END: &str = "pipespeed-guest-result-end";
+
+/// Where the binaries come from.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    /// busybox, statically linked.
+    pub busybox: PathBuf,
+    /// The pipespeed binary the guest runs.
+    pub pipespeed: PathBuf,
+}
+
+/// `/init`: mounts, then each measurement in turn, its JSON framed on
+/// `/dev/ttyS1`, then power off. A measurement that fails still sends
+/// what it wrote (a partial result names its failed rows).
+pub fn init_script(measurements: &[Measurement]) -> String {
+    let mut s = String::from(
+        "#!/bin/busybox sh\n\
+         # pipespeed kernels: the guest's /init (generated).\n\
+         /bin/busybox mount -t devtmpfs dev /dev\n\
+         exec 0</dev/console 1>/dev/console 2>&1\n\
+         /bin/busybox --install -s /bin\n\
+         mount -t proc proc /proc\n\
+         mount -t sysfs sys /sys\n\
+         mount -t tmpfs tmp /tmp\n",
+    );
+    let _ = writeln!(s, "echo \"{INIT_REACHED} $(cat /proc/uptime)\"");
+    s.push_str("stty -F /dev/ttyS1 raw -echo\nexport PATH=/bin HOME=/tmp\n");
+    for m in measurements {
+        let args: Vec<String> = m.args.iter().map(|a| sh_quote(a)).collect();
+        let name = &m.name;
+        let _ = write!(
+            s,
+            "echo 'pipespeed-guest: running {name}'\n\
+             /bin/pipespeed {} --json /tmp/{name}.json\n\
+             st=$?\n\
+             echo \"pipespeed-guest: {name} ended with status $st\"\n\
+             {{ echo \"{BEGIN} {name} $st\"; cat /tmp/{name}.json 2>/dev/null; echo; echo '{END} {name}'; }} >/dev/ttyS1\n",
+            args.join(" ")
+        );
+    }
+    let _ = writeln!(s, "echo '{ALL_DONE}'\nsync\npoweroff -f");
+    s
+}
+
+/// What measurement `name` printed last before it ended, on the console
+/// `text` (the line before `/init`'s "ended with status").
+pub fn last_words(text: &str, name: &str) -> String {
+    let marker = format!("pipespeed-guest: {name} ended with status");
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let end = lines
+        .iter()
+        .position(|l| l.starts_with(&marker))
+        .unwrap_or(lines.len());
+    lines[..end]
+        .iter()
+        .rev()
+        .find(|l| !l.is_empty())
+        .map_or_else(|| "(it printed nothing)".to_string(), |l| l.to_string())
+}
+
+/// `word` as one word of a POSIX shell's command line.
+fn sh_quote(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_.,/=:+@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// The initramfs for `measurements` in `cache` (made if it is not there
+/// yet): its path.
+pub fn build(
+    inputs: &Inputs,
+    measurements: &[Measurement],
+    cache: &Path,
+) -> Result<PathBuf, KernelsError> {
+    let script = init_script(measurements);
+    let libs = shared_libraries(&inputs.pipespeed)?;
+    let mut hasher = DefaultHasher::new();
+    script.hash(&mut hasher);
+    for file in [&inputs.busybox, &inputs.pipespeed]
+        .into_iter()
+        .chain(&libs)
+    {
+        file.hash(&mut hasher);
+        read(file)?.hash(&mut hasher);
+    }
+    let path = cache.join(format!("initramfs-{:016x}.cpio", hasher.finish()));
+    if path.is_file() {
+        return Ok(path);
+    }
+    let stage = tempfile_dir(cache)?;
+    let result = pack(stage.path(), inputs, &libs, &script, &path);
+    result.map(|()| path)
+}
+
+fn read(file: &Path) -> Result<Vec<u8>, KernelsError> {
+    fs::read(file).map_err(|e| KernelsError::io(format!("cannot read {}", file.display()), &e))
+}
+
+/// A directory removed when dropped.
+struct Stage(PathBuf);
+
+impl Stage {
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Stage {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tempfile_dir(cache: &Path) -> Result<Stage, KernelsError> {
+    let made = |e: io::Error| KernelsError::io(format!("cannot create {}", cache.display()), &e);
+    fs::create_dir_all(cache).map_err(made)?;
+    let dir = cache.join(format!("stage-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir(&dir).map_err(made)?;
+    Ok(Stage(dir))
+}
+
+/// Lays the tree out in `stage` and packs it into `out` (through a
+/// temporary file: a cached archive is whole or absent).
+fn pack(
+    stage: &Path,
+    inputs: &Inputs,
+    libs: &[PathBuf],
+    script: &str,
+    out: &Path,
+) -> Result<(), KernelsError> {
+    let io = |what: &str, e: io::Error| KernelsError::io(format!("initramfs: {what}"), &e);
+    let mut names: Vec<String> = Vec::new();
+    for dir in ["bin", "proc", "sys", "dev", "tmp"] {
+        fs::create_dir_all(stage.join(dir)).map_err(|e| io(dir, e))?;
+        names.push(dir.into());
+    }
+    copy_exe(&inputs.busybox, &stage.join("bin/busybox"))?;
+    names.push("bin/busybox".into());
+    copy_exe(&inputs.pipespeed, &stage.join("bin/pipespeed"))?;
+    names.push("bin/pipespeed".into());
+    for lib in libs {
+        let rel = lib.strip_prefix("/").unwrap_or(lib);
+        let mut parent = PathBuf::new();
+        for part in rel.parent().into_iter().flat_map(Path::components) {
+            parent.push(part);
+            let name = parent.display().to_string();
+            if !names.contains(&name) {
+                fs::create_dir_all(stage.join(&parent)).map_err(|e| io(&name, e))?;
+                names.push(name);
+            }
+        }
+        copy_exe(lib, &stage.join(rel))?;
+        names.push(rel.display().to_string());
+    }
+    let init = stage.join("init");
+    fs::write(&init, script).map_err(|e| io("init", e))?;
+    set_executable(&init)?;
+    names.push("init".into());
+    let partial = out.with_extension(format!("partial-{}", std::process::id()));
+    let file = fs::File::create(&partial).map_err(|e| io(&partial.display().to_string(), e))?;
+    let mut child = Command::new(&inputs.busybox)
+        .args(["cpio", "-o", "-H", "newc"])
+        .current_dir(stage)
+        .stdin(Stdio::piped())
+        .stdout(file)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| io("cannot run busybox cpio", e))?;
+    let list = names.join("\n") + "\n";
+    let written = child
+        .stdin
+        .take()
+        .map(|mut stdin| stdin.write_all(list.as_bytes()));
+    let output = child
+        .wait_with_output()
+        .map_err(|e| io("busybox cpio", e))?;
+    if !output.status.success() || !matches!(written, Some(Ok(()))) {
+        let _ = fs::remove_file(&partial);
+        return Err(KernelsError::Tool(format!(
+            "busybox cpio failed ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        )));
+    }
+    fs::rename(&partial, out).map_err(|e| {
+        let _ = fs::remove_file(&partial);
+        io(&out.display().to_string(), e)
+    })
+}
+
+fn copy_exe(from: &Path, to: &Path) -> Result<(), KernelsError> {
+    fs::copy(from, to).map_err(|e| {
+        KernelsError::io(
+            format!("cannot copy {} into the initramfs", from.display()),
+            &e,
+        )
+    })?;
+    set_executable(to)
+}
+
+fn set_executable(path: &Path) -> Result<(), KernelsError> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755))
+        .map_err(|e| KernelsError::io(format!("cannot make {} executable", path.display()), &e))
+}
+
+/// The shared libraries `ldd` names for `exe` (none for a static
+/// binary): copied into the guest at the same paths, they let a
+/// dynamically linked pipespeed run there too.
+pub fn shared_libraries(exe: &Path) -> Result<Vec<PathBuf>, KernelsError> {
+    let output = Command::new("ldd").arg(exe).output();
+    let Ok(output) = output else {
+        // No ldd: the binary must be static (checked by running it in the
+        // guest: a missing library fails the first boot, clearly).
+        return Ok(Vec::new());
+    };
+    let text = String::from_utf8_lossy(&output.stdout);
+    Ok(parse_ldd(&text))
+}
+
+/// The absolute paths in `ldd`'s output: `libc.so.6 => /lib/.. (0x..)`
+/// and `/lib64/ld-linux-x86-64.so.2 (0x..)`; `linux-vdso.so.1` has none.
+fn parse_ldd(text: &str) -> Vec<PathBuf> {
+    text.lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            let path = match line.split_once("=>") {
+                Some((_, right)) => right.trim(),
+                None => line,
+            };
+            let path = path.split_whitespace().next()?;
+            path.starts_with('/').then(|| PathBuf::from(path))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ldd_s_paths_are_the_libraries_and_the_loader() {
+        let text = "\tlinux-vdso.so.1 (0x00007ffd)\n\
+                    \tlibgcc_s.so.1 => /lib/x86_64-linux-gnu/libgcc_s.so.1 (0x00007f)\n\
+                    \tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f)\n\
+                    \t/lib64/ld-linux-x86-64.so.2 (0x00007f)\n";
+        assert_eq!(
+            parse_ldd(text),
+            [
+                "/lib/x86_64-linux-gnu/libgcc_s.so.1",
+                "/lib/x86_64-linux-gnu/libc.so.6",
+                "/lib64/ld-linux-x86-64.so.2"
+            ]
+            .map(PathBuf::from)
+        );
+        // A static binary.
+        assert!(parse_ldd("\tnot a dynamic executable\n").is_empty());
+        assert!(parse_ldd("\tstatically linked\n").is_empty());
+    }
+
+    #[test]
+    fn a_failed_measurement_s_last_words_are_the_line_before_its_end() {
+        let console = "pipespeed-guest: running contend\r\n\
+                       pipespeed: invalid value '0' for '--warmup-runs <N>'\r\n\
+                       pipespeed-guest: contend ended with status 2\r\n\
+                       pipespeed-guest: all measurements ended\r\n";
+        assert_eq!(
+            last_words(console, "contend"),
+            "pipespeed: invalid value '0' for '--warmup-runs <N>'"
+        );
+        assert_eq!(last_words("", "contend"), "(it printed nothing)");
+    }
+
+    #[test]
+    fn init_runs_every_measurement_with_its_words_quoted() {
+        let m = [Measurement {
+            name: "contend".into(),
+            args: vec!["contend".into(), "--sweep".into(), "it's".into()],
+        }];
+        let s = init_script(&m);
+        assert!(
+            s.contains("/bin/pipespeed contend --sweep 'it'\\''s' --json /tmp/contend.json"),
+            "{s}"
+        );
+        assert!(s.contains(INIT_REACHED) && s.contains(ALL_DONE));
+        assert!(s.ends_with("poweroff -f\n"));
+    }
+}

@@ -1,0 +1,347 @@
+//! `pipespeed kernels A B`: two kernel images booted in turn (A, B, A,
+//! B, ...) in qemu, the same measurements run in each boot by the
+//! pipespeed binary inside, each kernel's runs pooled over its boots and
+//! the two compared as `compare --lkml` does.
+//!
+//! - `initramfs`: the guest's root: busybox, pipespeed and `/init`.
+//! - `qemu`: one boot, watched: `/init` reached, results, panics, time
+//!   limits.
+//! - `result`: what the command writes with `--json`.
+//!
+//! qemu runs the guest with KVM where KVM boots a stock kernel (probed by
+//! the first boot) and with its emulator (TCG) otherwise: figures measured
+//! under TCG are marked emulated everywhere, as they are many times slower
+//! and noisier than the machine's.
+
+pub(crate) mod initramfs;
+pub mod qemu;
+pub mod result;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::bench::core::Cancel;
+use crate::compare::{Bootstrap, CompareError, Comparison, Document, compare_pooled};
+
+pub use initramfs::Inputs;
+pub use qemu::{Accel, BootError, Guest, Timeouts};
+pub use result::{BootRecord, KernelsResult, MeasuredPair};
+
+/// One measurement the guest runs: `pipespeed ARGS --json FILE`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Measurement {
+    /// Its name: a word of letters, digits and `-`, unique in the plan.
+    pub name: String,
+    /// The arguments after `pipespeed`.
+    pub args: Vec<String>,
+}
+
+/// Which accelerator to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccelChoice {
+    /// KVM if the first boot succeeds with it, else TCG.
+    Auto,
+    /// This one only.
+    Only(Accel),
+}
+
+/// Everything a comparison of two kernels needs.
+#[derive(Debug, Clone)]
+pub struct KernelsConfig {
+    /// Kernel A (the base) and kernel B (the one judged).
+    pub kernels: [PathBuf; 2],
+    /// Boots of each kernel, interleaved A, B, A, B.
+    pub rounds: usize,
+    /// What each boot runs.
+    pub measurements: Vec<Measurement>,
+    /// CPUs and memory of the guest.
+    pub guest: Guest,
+    /// KVM, TCG, or probed.
+    pub accel: AccelChoice,
+    /// Time limits of every boot.
+    pub timeouts: Timeouts,
+    /// qemu-system-x86_64 (a name is looked up in `PATH`).
+    pub qemu: PathBuf,
+    /// busybox and pipespeed for the guest.
+    pub inputs: Inputs,
+    /// Where the initramfs is kept between runs.
+    pub cache: PathBuf,
+    /// Where each boot's console and results are written while it runs
+    /// (a directory of its own, made and removed by the caller).
+    pub work: PathBuf,
+    /// How the pooled runs are compared.
+    pub bootstrap: Bootstrap,
+}
+
+/// Why the kernels could not be compared.
+#[derive(Debug, thiserror::Error)]
+pub enum KernelsError {
+    /// A program the command needs is not installed.
+    #[error("{program} not found: install the package {package}")]
+    Missing {
+        /// The program.
+        program: String,
+        /// The Debian package that has it.
+        package: String,
+    },
+    /// A program is not usable as it is.
+    #[error("{0}")]
+    Tool(String),
+    /// A file could not be read or written.
+    #[error("{what}: {cause}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The system's reason.
+        cause: String,
+    },
+    /// A boot failed.
+    #[error("kernel {kernel} ({path}), boot {round} ({accel}): {cause}")]
+    Boot {
+        /// A or B.
+        kernel: char,
+        /// The image.
+        path: String,
+        /// Which round.
+        round: usize,
+        /// The accelerator.
+        accel: &'static str,
+        /// Why.
+        cause: BootError,
+    },
+    /// A measurement failed in the guest.
+    #[error("kernel {kernel} ({path}), boot {round}: {measurement} {why}")]
+    Measurement {
+        /// A or B.
+        kernel: char,
+        /// The image.
+        path: String,
+        /// Which round.
+        round: usize,
+        /// Its name.
+        measurement: String,
+        /// What went wrong.
+        why: String,
+    },
+    /// The pooled results could not be compared.
+    #[error(transparent)]
+    Compare(#[from] CompareError),
+}
+
+impl KernelsError {
+    pub(crate) fn io(what: String, err: &std::io::Error) -> KernelsError {
+        KernelsError::Io {
+            what,
+            cause: crate::quote::strerror(err),
+        }
+    }
+}
+
+/// Progress, for a display.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event<'a> {
+    /// A boot is starting.
+    Booting {
+        /// Boots started so far, this one included.
+        index: usize,
+        /// Boots in all.
+        total: usize,
+        /// A or B.
+        kernel: char,
+        /// The accelerator.
+        accel: Accel,
+    },
+    /// A line of the guest's console.
+    Console(&'a str),
+    /// A boot ended with its results.
+    Booted {
+        /// Seconds to `/init`.
+        init_s: f64,
+        /// Seconds in all.
+        total_s: f64,
+    },
+    /// KVM could not boot the kernel: TCG from now on.
+    FellBack {
+        /// What KVM's boot said.
+        why: String,
+    },
+}
+
+/// Runs the whole comparison: every boot, then the pooled comparison of
+/// each measurement. Each boot's results are kept as the guest wrote
+/// them (`boots[i].files`, in `config.work`).
+pub fn run_kernels(
+    config: &KernelsConfig,
+    cancel: &Cancel,
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> Result<KernelsResult, KernelsError> {
+    let qemu = find_program(&config.qemu, "qemu-system-x86")?;
+    let busybox = find_program(&config.inputs.busybox, "busybox-static")?;
+    if !initramfs::shared_libraries(&busybox)?.is_empty() {
+        return Err(KernelsError::Tool(format!(
+            "{} is dynamically linked: the guest needs a static busybox (the package busybox-static)",
+            busybox.display()
+        )));
+    }
+    for kernel in &config.kernels {
+        fs::File::open(kernel).map_err(|e| {
+            KernelsError::io(format!("cannot read the kernel {}", kernel.display()), &e)
+        })?;
+    }
+    let inputs = Inputs {
+        busybox,
+        pipespeed: config.inputs.pipespeed.clone(),
+    };
+    let initramfs = initramfs::build(&inputs, &config.measurements, &config.cache)?;
+    let mut accel = match config.accel {
+        AccelChoice::Only(a) => a,
+        AccelChoice::Auto if kvm_usable() => Accel::Kvm,
+        AccelChoice::Auto => Accel::Tcg,
+    };
+    let total = config.rounds * 2;
+    let mut boots = Vec::new();
+    let mut docs: Vec<[Vec<Document>; 2]> = config
+        .measurements
+        .iter()
+        .map(|_| [Vec::new(), Vec::new()])
+        .collect();
+    let mut index = 0;
+    for round in 1..=config.rounds {
+        for (side, kernel) in config.kernels.iter().enumerate() {
+            index += 1;
+            let letter = if side == 0 { 'A' } else { 'B' };
+            let dir = config.work.join(format!("boot-{round}-{letter}"));
+            fs::create_dir_all(&dir)
+                .map_err(|e| KernelsError::io(format!("cannot create {}", dir.display()), &e))?;
+            let booted = loop {
+                on_event(Event::Booting {
+                    index,
+                    total,
+                    kernel: letter,
+                    accel,
+                });
+                let probing = config.accel == AccelChoice::Auto && accel == Accel::Kvm;
+                let mut timeouts = config.timeouts;
+                if probing {
+                    timeouts.boot = timeouts.boot.min(KVM_PROBE);
+                }
+                let boot = qemu::Boot {
+                    qemu: &qemu,
+                    kernel,
+                    initramfs: &initramfs,
+                    accel,
+                    guest: &config.guest,
+                    dir: &dir,
+                    timeouts,
+                };
+                match qemu::boot(&boot, cancel, &mut |line| on_event(Event::Console(line))) {
+                    Ok(booted) => break booted,
+                    Err(err @ (BootError::Qemu { .. } | BootError::NoInit { .. })) if probing => {
+                        on_event(Event::FellBack {
+                            why: err.to_string(),
+                        });
+                        accel = Accel::Tcg;
+                    }
+                    Err(cause) => {
+                        return Err(KernelsError::Boot {
+                            kernel: letter,
+                            path: kernel.display().to_string(),
+                            round,
+                            accel: accel.name(),
+                            cause,
+                        });
+                    }
+                }
+            };
+            on_event(Event::Booted {
+                init_s: booted.init_s,
+                total_s: booted.total_s,
+            });
+            let mut files = Vec::new();
+            for (m, measurement) in config.measurements.iter().enumerate() {
+                let failed = |why: String| KernelsError::Measurement {
+                    kernel: letter,
+                    path: kernel.display().to_string(),
+                    round,
+                    measurement: measurement.name.clone(),
+                    why,
+                };
+                let Some(got) = booted.results.iter().find(|r| r.name == measurement.name) else {
+                    return Err(failed("sent no result (see the console)".into()));
+                };
+                let file = dir.join(format!("{}.json", measurement.name));
+                fs::write(&file, &got.json).map_err(|e| {
+                    KernelsError::io(format!("cannot write {}", file.display()), &e)
+                })?;
+                files.push(file.clone());
+                if got.status != 0 {
+                    let console = fs::read_to_string(&booted.console).unwrap_or_default();
+                    return Err(failed(format!(
+                        "ended with status {} in the guest: {} (its result: {}; its console: {})",
+                        got.status,
+                        initramfs::last_words(&console, &measurement.name),
+                        file.display(),
+                        booted.console.display()
+                    )));
+                }
+                let name = file.display().to_string();
+                docs[m][side].push(crate::compare::load(&file, &name)?);
+            }
+            boots.push(BootRecord {
+                round,
+                kernel: letter,
+                accel,
+                init_s: booted.init_s,
+                total_s: booted.total_s,
+                dir,
+                files,
+            });
+        }
+    }
+    let mut measured = Vec::new();
+    for (measurement, [a, b]) in config.measurements.iter().zip(docs) {
+        let comparison: Comparison = compare_pooled(&a, "A", &b, "B", &config.bootstrap)?;
+        measured.push(MeasuredPair::new(measurement.clone(), &a, &b, comparison));
+    }
+    Ok(KernelsResult::new(config, accel, boots, measured))
+}
+
+/// How long the first boot may take with KVM before it counts as unable
+/// (a stock kernel under a nested hypervisor that lacks a feature can
+/// stall in its decompressor; KVM boots in 1-2 s).
+const KVM_PROBE: Duration = Duration::from_secs(30);
+
+/// Whether `/dev/kvm` can be opened for use.
+fn kvm_usable() -> bool {
+    fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/kvm")
+        .is_ok()
+}
+
+/// `program`, or where `PATH` has it; the package to install if nowhere.
+pub fn find_program(program: &Path, package: &str) -> Result<PathBuf, KernelsError> {
+    let missing = || KernelsError::Missing {
+        program: program.display().to_string(),
+        package: package.into(),
+    };
+    if program.components().count() > 1 {
+        return if program.is_file() {
+            Ok(program.to_path_buf())
+        } else {
+            Err(missing())
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| is_executable(p))
+        .ok_or_else(missing)
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}

@@ -1,0 +1,467 @@
+//! One boot: qemu started on a kernel and the initramfs, its console
+//! (the first serial port) and the results (the second) each written to a
+//! file, watched until the guest powers off, panics, or runs out of time.
+
+use std::fs;
+use std::io::{Read as _, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::initramfs::{ALL_DONE, BEGIN, END, INIT_REACHED};
+use crate::bench::core::Cancel;
+
+/// How the guest's CPU runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Accel {
+    /// Hardware virtualization: the guest's figures are the machine's,
+    /// give or take the hypervisor.
+    Kvm,
+    /// qemu's emulator: every figure is emulated, many times slower and
+    /// far noisier than the machine.
+    Tcg,
+}
+
+impl Accel {
+    /// Its name, as qemu's `-accel` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Accel::Kvm => "kvm",
+            Accel::Tcg => "tcg",
+        }
+    }
+
+    fn args(self) -> [&'static str; 4] {
+        match self {
+            Accel::Kvm => ["-accel", "kvm", "-cpu", "host"],
+            Accel::Tcg => ["-accel", "tcg,thread=multi", "-cpu", "max"],
+        }
+    }
+}
+
+/// The virtual machine.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Guest {
+    /// Its CPUs.
+    pub cpus: usize,
+    /// Its memory, in MiB.
+    pub memory_mib: u64,
+}
+
+/// How long a boot may take.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timeouts {
+    /// From qemu's start to `/init`.
+    pub boot: Duration,
+    /// From `/init` to the guest's power-off.
+    pub run: Duration,
+}
+
+/// One boot to make.
+#[derive(Debug, Clone)]
+pub struct Boot<'a> {
+    /// qemu-system-x86_64.
+    pub qemu: &'a Path,
+    /// The kernel image.
+    pub kernel: &'a Path,
+    /// The initramfs.
+    pub initramfs: &'a Path,
+    /// KVM or TCG.
+    pub accel: Accel,
+    /// CPUs and memory.
+    pub guest: &'a Guest,
+    /// Where the console, the results and qemu's messages are written.
+    pub dir: &'a Path,
+    /// Its time limits.
+    pub timeouts: Timeouts,
+}
+
+/// One result the guest sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GuestResult {
+    /// The measurement's name.
+    pub name: String,
+    /// Its exit status in the guest.
+    pub status: i32,
+    /// What it wrote with `--json` (empty if nothing).
+    pub json: String,
+}
+
+/// What a boot gave.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Booted {
+    /// Seconds from qemu's start to `/init`.
+    pub init_s: f64,
+    /// Seconds from qemu's start to its end.
+    pub total_s: f64,
+    /// Every result the guest sent, in order.
+    pub results: Vec<GuestResult>,
+    /// The console's text.
+    pub console: PathBuf,
+}
+
+/// Why a boot gave no results. Every message says what was last seen.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BootError {
+    /// qemu could not be started.
+    #[error("cannot start {qemu}: {cause}")]
+    Start {
+        /// The program.
+        qemu: String,
+        /// The system's reason.
+        cause: String,
+    },
+    /// qemu ended before the guest reached `/init`.
+    #[error("qemu ended ({status}) before /init: {said}")]
+    Qemu {
+        /// How it ended.
+        status: String,
+        /// Its last message, or the console's last line.
+        said: String,
+    },
+    /// The kernel panicked.
+    #[error("the kernel panicked {when}: {line}")]
+    Panic {
+        /// `before /init` or `after /init`.
+        when: &'static str,
+        /// The console's panic line.
+        line: String,
+    },
+    /// No `/init` within the boot timeout.
+    #[error(
+        "the guest did not reach /init within {secs} s (qemu killed); the console's last line: {last}"
+    )]
+    NoInit {
+        /// The timeout.
+        secs: f64,
+        /// The console's last line.
+        last: String,
+    },
+    /// The measurements did not end within the run timeout.
+    #[error(
+        "the measurements did not end within {secs} s of /init (qemu killed); the console's last line: {last}"
+    )]
+    RunTimeout {
+        /// The timeout.
+        secs: f64,
+        /// The console's last line.
+        last: String,
+    },
+    /// The guest powered off or rebooted without finishing.
+    #[error(
+        "the guest stopped ({status}) before its measurements ended; the console's last line: {last}"
+    )]
+    Stopped {
+        /// How qemu ended.
+        status: String,
+        /// The console's last line.
+        last: String,
+    },
+    /// SIGINT, SIGTERM or SIGHUP: qemu was killed.
+    #[error("interrupted")]
+    Interrupted,
+    /// A file of the boot could not be read.
+    #[error("cannot read {file}: {cause}")]
+    Read {
+        /// The file.
+        file: String,
+        /// The system's reason.
+        cause: String,
+    },
+}
+
+/// How often the console is read.
+const POLL: Duration = Duration::from_millis(100);
+/// How long a guest that said it is done may take to power off.
+const POWER_OFF: Duration = Duration::from_secs(30);
+
+/// Boots `boot.kernel` and waits for its results.
+pub fn boot(
+    boot: &Boot<'_>,
+    cancel: &Cancel,
+    on_line: &mut dyn FnMut(&str),
+) -> Result<Booted, BootError> {
+    let console = boot.dir.join("console.log");
+    let data = boot.dir.join("results.log");
+    let messages = boot.dir.join("qemu.log");
+    for f in [&console, &data] {
+        let _ = fs::remove_file(f);
+    }
+    let log = fs::File::create(&messages).map_err(|e| BootError::Read {
+        file: messages.display().to_string(),
+        cause: crate::quote::strerror(&e),
+    })?;
+    let mut cmd = Command::new(boot.qemu);
+    cmd.args(boot.accel.args())
+        .args(["-smp", &boot.guest.cpus.to_string()])
+        .args(["-m", &format!("{}M", boot.guest.memory_mib)])
+        .arg("-kernel")
+        .arg(boot.kernel)
+        .arg("-initrd")
+        .arg(boot.initramfs)
+        // panic=-1: a panic reboots at once, and -no-reboot ends qemu.
+        .args(["-append", "console=ttyS0 panic=-1 loglevel=4"])
+        .args([
+            "-display",
+            "none",
+            "-no-reboot",
+            "-nodefaults",
+            "-net",
+            "none",
+        ])
+        .args(["-monitor", "none"])
+        .arg("-serial")
+        .arg(format!("file:{}", console.display()))
+        .arg("-serial")
+        .arg(format!("file:{}", data.display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log);
+    let start = Instant::now();
+    let child = cmd.spawn().map_err(|e| BootError::Start {
+        qemu: boot.qemu.display().to_string(),
+        cause: crate::quote::strerror(&e),
+    })?;
+    let mut guard = Kill {
+        child,
+        reaped: false,
+    };
+    let mut watch = Console::new(console.clone());
+    let mut init_at: Option<Duration> = None;
+    let mut done_at: Option<Instant> = None;
+    loop {
+        let status = guard.child.try_wait().ok().flatten();
+        for line in watch.new_lines() {
+            if init_at.is_none() && line.contains(INIT_REACHED) {
+                init_at = Some(start.elapsed());
+            }
+            if line.contains(ALL_DONE) {
+                done_at = Some(Instant::now());
+            }
+            if line.contains("Kernel panic") {
+                let when = if init_at.is_some() {
+                    "after /init"
+                } else {
+                    "before /init"
+                };
+                guard.kill();
+                return Err(BootError::Panic {
+                    when,
+                    line: clean(&line),
+                });
+            }
+            on_line(&line);
+        }
+        if let Some(status) = status {
+            guard.reaped = true;
+            let total_s = start.elapsed().as_secs_f64();
+            return match (init_at, done_at) {
+                (Some(init), Some(_)) => Ok(Booted {
+                    init_s: init.as_secs_f64(),
+                    total_s,
+                    results: read_results(&data)?,
+                    console,
+                }),
+                (Some(_), None) => Err(BootError::Stopped {
+                    status: status.to_string(),
+                    last: watch.last(),
+                }),
+                (None, _) => Err(BootError::Qemu {
+                    status: status.to_string(),
+                    said: last_line(&fs::read_to_string(&messages).unwrap_or_default())
+                        .map_or_else(|| watch.last(), str::to_string),
+                }),
+            };
+        }
+        if cancel.is_cancelled() {
+            guard.kill();
+            return Err(BootError::Interrupted);
+        }
+        let now = start.elapsed();
+        match (init_at, done_at) {
+            (None, _) if now > boot.timeouts.boot => {
+                guard.kill();
+                return Err(BootError::NoInit {
+                    secs: boot.timeouts.boot.as_secs_f64(),
+                    last: watch.last(),
+                });
+            }
+            (Some(init), None) if now > init + boot.timeouts.run => {
+                guard.kill();
+                return Err(BootError::RunTimeout {
+                    secs: boot.timeouts.run.as_secs_f64(),
+                    last: watch.last(),
+                });
+            }
+            // Said it was done and never powered off: its results are in.
+            (Some(init), Some(done)) if done.elapsed() > POWER_OFF => {
+                guard.kill();
+                return Ok(Booted {
+                    init_s: init.as_secs_f64(),
+                    total_s: start.elapsed().as_secs_f64(),
+                    results: read_results(&data)?,
+                    console,
+                });
+            }
+            _ => {}
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// Kills and reaps qemu unless disarmed: an error or a panic never
+/// leaves it running.
+struct Kill {
+    child: Child,
+    reaped: bool,
+}
+
+impl Kill {
+    fn kill(&mut self) {
+        if !self.reaped {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+            self.reaped = true;
+        }
+    }
+}
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The console file, read as it grows.
+struct Console {
+    path: PathBuf,
+    offset: u64,
+    partial: String,
+    last: String,
+}
+
+impl Console {
+    fn new(path: PathBuf) -> Console {
+        Console {
+            path,
+            offset: 0,
+            partial: String::new(),
+            last: String::new(),
+        }
+    }
+
+    /// The whole lines written since the last call.
+    fn new_lines(&mut self) -> Vec<String> {
+        let Ok(mut file) = fs::File::open(&self.path) else {
+            return Vec::new();
+        };
+        let mut bytes = Vec::new();
+        if file.seek(SeekFrom::Start(self.offset)).is_err() || file.read_to_end(&mut bytes).is_err()
+        {
+            return Vec::new();
+        }
+        self.offset += bytes.len() as u64;
+        self.partial.push_str(&String::from_utf8_lossy(&bytes));
+        let mut lines = Vec::new();
+        while let Some(end) = self.partial.find('\n') {
+            let line: String = self.partial.drain(..=end).collect();
+            let line = clean(&line);
+            if !line.is_empty() {
+                self.last.clone_from(&line);
+            }
+            lines.push(line);
+        }
+        lines
+    }
+
+    /// The last line that was not empty, or what follows it unfinished.
+    fn last(&mut self) -> String {
+        self.new_lines();
+        let partial = clean(&self.partial);
+        match (partial.is_empty(), self.last.is_empty()) {
+            (false, _) => partial,
+            (true, false) => self.last.clone(),
+            (true, true) => "(nothing)".into(),
+        }
+    }
+}
+
+/// A console line without its line end and control characters.
+fn clean(line: &str) -> String {
+    line.chars()
+        .filter(|c| !c.is_control())
+        .collect::<String>()
+        .trim()
+        .to_string()
+}
+
+fn last_line(text: &str) -> Option<&str> {
+    text.lines().map(str::trim).rfind(|l| !l.is_empty())
+}
+
+/// The results in the second serial port's file.
+fn read_results(path: &Path) -> Result<Vec<GuestResult>, BootError> {
+    let text = fs::read_to_string(path).map_err(|e| BootError::Read {
+        file: path.display().to_string(),
+        cause: crate::quote::strerror(&e),
+    })?;
+    Ok(parse_results(&text))
+}
+
+/// `BEGIN NAME STATUS`, the JSON, `END NAME`, for each measurement.
+fn parse_results(text: &str) -> Vec<GuestResult> {
+    let mut out = Vec::new();
+    let mut current: Option<GuestResult> = None;
+    for line in text.lines() {
+        let line = line.trim_end_matches('\r');
+        if let Some(rest) = line.strip_prefix(BEGIN) {
+            let mut words = rest.split_whitespace();
+            let name = words.next().unwrap_or_default().to_string();
+            let status = words.next().and_then(|s| s.parse().ok()).unwrap_or(-1);
+            current = Some(GuestResult {
+                name,
+                status,
+                json: String::new(),
+            });
+        } else if line.starts_with(END) {
+            out.extend(current.take());
+        } else if let Some(r) = current.as_mut() {
+            r.json.push_str(line);
+            r.json.push('\n');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_are_read_from_their_frames() {
+        let text = format!(
+            "{BEGIN} contend 0\r\n{{\"a\": 1}}\r\n\r\n{END} contend\r\n\
+             {BEGIN} contend-pressure 1\n\n{END} contend-pressure\n\
+             {BEGIN} cut 0\n{{\"b\""
+        );
+        let results = parse_results(&text);
+        assert_eq!(results.len(), 2, "an unfinished frame is no result");
+        assert_eq!(results[0].name, "contend");
+        assert_eq!(results[0].status, 0);
+        assert_eq!(results[0].json.trim(), "{\"a\": 1}");
+        assert_eq!((results[1].status, results[1].json.trim()), (1, ""));
+    }
+
+    #[test]
+    fn console_lines_lose_their_control_characters() {
+        assert_eq!(
+            clean("[    7.02] reboot: Power down\r\n"),
+            "[    7.02] reboot: Power down"
+        );
+        assert_eq!(last_line("a\n\nb\n\n"), Some("b"));
+        assert_eq!(last_line("\n"), None);
+    }
+}
