@@ -75,6 +75,10 @@ pub struct KernelsArgs {
     /// The guest's memory, as M and G [range: 256M-64G].
     #[arg(long, value_name = "SIZE", default_value = "2G", value_parser = guest_memory)]
     pub memory: u64,
+    /// More of the guest kernel's command line, after pipespeed's
+    /// `console=ttyS0 panic=-1 loglevel=4` (`mitigations=off`).
+    #[arg(long, value_name = "ARGS", default_value = "")]
+    pub append: String,
     /// Seconds a boot may take to reach /init [range: 0.01-86400].
     #[arg(long = "boot-timeout", value_name = "SECS", default_value = "120", value_parser = seconds)]
     pub boot_timeout: f64,
@@ -288,6 +292,7 @@ pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
             boot: Duration::from_secs_f64(args.boot_timeout),
             run: Duration::from_secs_f64(args.run_timeout),
         },
+        append: args.append.clone(),
         qemu: args.qemu.clone(),
         inputs: Inputs {
             busybox: args.busybox.clone(),
@@ -326,8 +331,10 @@ pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
         }
         Event::Booted { init_s, total_s } => {
             bar.inc(1);
-            bar.println(format!(
-                "  booted: /init after {init_s:.1} s, done after {total_s:.1} s"
+            say(format!(
+                "pipespeed: boot {}/{}: /init after {init_s:.1} s, done after {total_s:.1} s",
+                bar.position(),
+                bar.length().unwrap_or_default()
             ));
         }
         Event::FellBack { why } => {

@@ -61,6 +61,9 @@ pub struct KernelsConfig {
     pub accel: AccelChoice,
     /// Time limits of every boot.
     pub timeouts: Timeouts,
+    /// More of the kernel's command line (`mitigations=off`), after
+    /// [`qemu::COMMAND_LINE`].
+    pub append: String,
     /// qemu-system-x86_64 (a name is looked up in `PATH`).
     pub qemu: PathBuf,
     /// busybox and pipespeed for the guest.
@@ -234,6 +237,7 @@ pub fn run_kernels(
                     guest: &config.guest,
                     dir: &dir,
                     timeouts,
+                    append: &config.append,
                 };
                 match qemu::boot(&boot, cancel, &mut |line| on_event(Event::Console(line))) {
                     Ok(booted) => break booted,

@@ -77,6 +77,8 @@ pub struct Boot<'a> {
     pub dir: &'a Path,
     /// Its time limits.
     pub timeouts: Timeouts,
+    /// More of the kernel's command line, after pipespeed's.
+    pub append: &'a str,
 }
 
 /// One result the guest sent.
@@ -173,6 +175,11 @@ pub enum BootError {
     },
 }
 
+/// The kernel's command line: the console on the first serial port, few
+/// messages, and a panic that reboots at once (which ends qemu, started
+/// with `-no-reboot`).
+pub const COMMAND_LINE: &str = "console=ttyS0 panic=-1 loglevel=4";
+
 /// How often the console is read.
 const POLL: Duration = Duration::from_millis(100);
 /// How long a guest that said it is done may take to power off.
@@ -203,7 +210,8 @@ pub fn boot(
         .arg("-initrd")
         .arg(boot.initramfs)
         // panic=-1: a panic reboots at once, and -no-reboot ends qemu.
-        .args(["-append", "console=ttyS0 panic=-1 loglevel=4"])
+        .arg("-append")
+        .arg(format!("{COMMAND_LINE} {}", boot.append).trim_end())
         .args([
             "-display",
             "none",

@@ -1,0 +1,322 @@
+//! `pipespeed kernels`: real boots under qemu's emulator (TCG) of the
+//! kernel image in `PIPESPEED_KERNEL` (.ci/run extracts one from Debian's
+//! linux-image package), with busybox-static's busybox; each boot is short
+//! (a one-cell contend of tiny runs). Without qemu, busybox or a kernel
+//! the boot tests say they are skipped (`PIPESPEED_REQUIRE_KERNELS=1`:
+//! they fail). The guest runs `PIPESPEED_GUEST` if set (a static release
+//! build: faster to load), else the binary under test.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
+
+/// The kernel image to boot, with qemu and busybox installed; else the
+/// test says it is skipped.
+fn kernel() -> Option<PathBuf> {
+    let on_path = |p: &str| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {p}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let why = match std::env::var_os("PIPESPEED_KERNEL").map(PathBuf::from) {
+        None => "PIPESPEED_KERNEL names no kernel image to boot".to_string(),
+        Some(k) if !k.is_file() => format!("PIPESPEED_KERNEL={}: no such file", k.display()),
+        Some(_) if !on_path("qemu-system-x86_64") => "qemu-system-x86_64 is not installed".into(),
+        Some(_) if !on_path("busybox") => "busybox is not installed".into(),
+        Some(k) => return Some(k),
+    };
+    common::skip("kernels", &why);
+    None
+}
+
+/// `pipespeed kernels ARGS` with its own cache and temporary directory.
+fn kernels(dir: &Path, args: &[&str]) -> Command {
+    with(common::catchable(EXE), dir, args)
+}
+
+/// `pipespeed kernels ARGS` found in no `PATH`: `PATH` is `dir`.
+fn kernels_without_path(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = with(Command::new(EXE), dir, args);
+    cmd.env("PATH", dir);
+    cmd
+}
+
+fn with(mut cmd: Command, dir: &Path, args: &[&str]) -> Command {
+    cmd.arg("kernels")
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .env("TMPDIR", dir.join("tmp"))
+        .args(args);
+    if let Some(guest) = std::env::var_os("PIPESPEED_GUEST") {
+        cmd.arg("--guest-pipespeed").arg(guest);
+    }
+    std::fs::create_dir_all(dir.join("tmp")).unwrap();
+    cmd
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A one-cell contend of 1 s runs, pipe_bench's sizes.
+const CONTEND: [&str; 8] = [
+    "--",
+    "contend",
+    "--duration",
+    "1",
+    "--runs",
+    "2",
+    "--warmup-runs",
+    "1",
+];
+
+#[test]
+fn two_boots_of_one_kernel_are_pooled_and_no_cell_is_significant() {
+    let Some(kernel) = kernel() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let k = kernel.to_str().unwrap();
+    let json = dir.path().join("pair.json");
+    let out_dir = dir.path().join("boots");
+    let mut args = vec![k, k, "--rounds", "2", "--json", json.to_str().unwrap()];
+    args.extend(["--out", out_dir.to_str().unwrap()]);
+    args.extend(CONTEND);
+    let out = kernels(dir.path(), &args).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["schema"], "pipespeed.kernels/1");
+    // Interleaved A, B, A, B, every boot's result kept.
+    let boots = doc["boots"].as_array().unwrap();
+    let order: Vec<(u64, &str)> = boots
+        .iter()
+        .map(|b| (b["round"].as_u64().unwrap(), b["kernel"].as_str().unwrap()))
+        .collect();
+    assert_eq!(order, [(1, "A"), (1, "B"), (2, "A"), (2, "B")]);
+    for boot in boots {
+        let file = boot["files"][0].as_str().unwrap();
+        assert!(file.starts_with(out_dir.to_str().unwrap()), "{file}");
+        let one: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+        assert_eq!(
+            one["rows"][0]["runs"].as_array().unwrap().len(),
+            2,
+            "{file}"
+        );
+    }
+    // Emulated exactly when TCG ran the guests.
+    let accel = doc["accel"].as_str().unwrap();
+    assert_eq!(doc["emulated"], accel == "tcg");
+    // Each kernel's runs are its two boots' runs: 4 per metric.
+    let m = &doc["measurements"][0];
+    for side in ["a", "b"] {
+        let row = &m[side][0];
+        assert_eq!(row["name"], "1x1");
+        for metric in row["metrics"].as_array().unwrap() {
+            assert_eq!(
+                metric["runs"].as_array().unwrap().len(),
+                4,
+                "{side}: {metric}"
+            );
+        }
+    }
+    // The table: pipe_bench's grid, the guest's kernel, every change
+    // unmarked (a kernel against itself), none without an interval.
+    let table = String::from_utf8_lossy(&out.stdout);
+    let lkml = m["lkml"].as_str().unwrap();
+    assert!(table.contains(lkml), "{table}");
+    assert!(
+        lkml.contains("writes/s (higher is better), writers (w) x readers (r):"),
+        "{lkml}"
+    );
+    assert!(lkml.contains("2 boots of A and 2 of B pooled"), "{lkml}");
+    let cells: Vec<&str> = lkml.lines().filter(|l| l.starts_with("1  ")).collect();
+    assert_eq!(cells.len(), 2, "{lkml}");
+    for cell in cells {
+        assert!(!cell.contains('*') && !cell.contains('?'), "{cell}\n{lkml}");
+    }
+    if doc["emulated"] == true {
+        assert!(
+            table.contains("EMULATED") && table.contains("(emulated)"),
+            "{table}"
+        );
+    }
+}
+
+#[test]
+fn a_kernel_that_panics_before_init_fails_naming_the_panic() {
+    let Some(kernel) = kernel() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let k = kernel.to_str().unwrap();
+    // No /init to run: the kernel looks for a root device and panics.
+    let args = [
+        k,
+        k,
+        "--accel",
+        "tcg",
+        "--rounds",
+        "1",
+        "--append",
+        "rdinit=/none",
+    ];
+    let start = Instant::now();
+    let out = kernels(dir.path(), &args).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("kernel A (") && err.contains("the kernel panicked before /init: "),
+        "{err}"
+    );
+    assert!(err.contains("Kernel panic - not syncing"), "{err}");
+    assert!(
+        start.elapsed() < Duration::from_secs(120),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn a_kernel_that_does_not_reach_init_in_time_fails_within_its_timeout() {
+    let Some(kernel) = kernel() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let k = kernel.to_str().unwrap();
+    let start = Instant::now();
+    let args = [k, k, "--accel", "tcg", "--boot-timeout", "0.5"];
+    let out = kernels(dir.path(), &args).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("did not reach /init within 0.5 s (qemu killed)"),
+        "{err}"
+    );
+    // The initramfs is built first; the boot itself stops at 0.5 s.
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        start.elapsed()
+    );
+    // Nothing left behind in the temporary directory.
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("tmp")).unwrap().count(),
+        0
+    );
+}
+
+#[test]
+fn a_file_that_is_no_kernel_fails_with_qemu_s_words() {
+    let Some(kernel) = kernel() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let not_kernel = dir.path().join("vmlinuz");
+    std::fs::write(&not_kernel, b"not a kernel\n").unwrap();
+    let args = [
+        not_kernel.to_str().unwrap(),
+        kernel.to_str().unwrap(),
+        "--accel",
+        "tcg",
+    ];
+    let out = kernels(dir.path(), &args).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("kernel A (") && err.contains("qemu ended (exit status: 1) before /init: "),
+        "{err}"
+    );
+}
+
+#[test]
+fn sigterm_kills_qemu_and_removes_the_work_directory() {
+    let Some(kernel) = kernel() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let k = kernel.to_str().unwrap();
+    let mut child = kernels(dir.path(), &[k, k, "--accel", "tcg"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Until qemu runs: its console file exists in the work directory.
+    let tmp = dir.path().join("tmp");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let console = loop {
+        let found = std::fs::read_dir(&tmp).unwrap().flatten().find_map(|work| {
+            let c = work.path().join("boot-1-A/console.log");
+            c.exists().then_some(c)
+        });
+        if let Some(c) = found {
+            break c;
+        }
+        assert!(Instant::now() < deadline, "qemu never started");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let qemus = |console: &Path| -> usize {
+        let needle = console.to_str().unwrap().to_string();
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|p| {
+                std::fs::read(p.path().join("cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&needle))
+            })
+            .count()
+    };
+    assert_eq!(qemus(&console), 1);
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(child.id() as i32).unwrap(),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("interrupted by SIGTERM"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(qemus(&console), 0, "qemu still runs");
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "the work directory is left"
+    );
+}
+
+#[test]
+fn without_qemu_one_line_names_the_package() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = "/nonexistent/vmlinuz";
+    let out = kernels_without_path(dir.path(), &[k, k]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(
+        stderr(&out),
+        "pipespeed: kernels: qemu-system-x86_64 not found: install the package qemu-system-x86\n"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn bad_usage_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = "/nonexistent/vmlinuz";
+    let full = dir.path().join("full");
+    std::fs::create_dir(&full).unwrap();
+    std::fs::write(full.join("keep"), b"mine").unwrap();
+    let cases: [(&[&str], &str); 5] = [
+        (&[k, k, "--rounds", "0"], "'0' is not a count from 1 to 100"),
+        (&[k, k, "--memory", "1G0"], "--memory"),
+        (&[k, k, "--out", full.to_str().unwrap()], "not empty"),
+        (
+            &[k, k, "--", "cat", "x"],
+            "the guest runs bench, contend, latency or ipc",
+        ),
+        (&[k, k, "--", "contend", "--json", "x"], "leave --json out"),
+    ];
+    for (args, said) in cases {
+        let out = kernels_without_path(dir.path(), args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(said), "{args:?}: {}", stderr(&out));
+    }
+    assert_eq!(std::fs::read(full.join("keep")).unwrap(), b"mine");
+}
