@@ -233,7 +233,7 @@ fn sigterm_kills_qemu_and_removes_the_work_directory() {
     let Some(kernel) = kernel() else { return };
     let dir = tempfile::tempdir().unwrap();
     let k = kernel.to_str().unwrap();
-    let mut child = kernels(dir.path(), &[k, k, "--accel", "tcg"])
+    let child = kernels(dir.path(), &[k, k, "--accel", "tcg"])
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
