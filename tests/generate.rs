@@ -49,6 +49,7 @@ fn every_manual_page_renders_without_a_warning() {
             "pipespeed-contend.1",
             "pipespeed-generate.1",
             "pipespeed-ipc.1",
+            "pipespeed-kernels.1",
             "pipespeed-latency.1",
             "pipespeed-pv.1",
             "pipespeed-read.1",

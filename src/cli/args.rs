@@ -62,17 +62,17 @@ pub enum Command {
     Pv(crate::pv::PvArgs),
     /// N writers and M readers on one pipe, as the kernel's pipe_bench.
     Contend(crate::contend::ContendArgs),
-    /// Ping-pong round-trip latency over two pipes, with percentiles.
+    /// Round-trip latency over two pipes, with percentiles.
     Latency(crate::latency::LatencyArgs),
     /// Pipes beside sockets, queues, shared memory and io_uring.
     Ipc(crate::ipc::IpcArgs),
-    /// Compare two --json results: ratio, interval, verdict per row.
+    /// Compare two --json results, row by row.
     Compare(crate::compare::CompareArgs),
-    /// Boot two kernels in turn, measure in each, print the LKML table.
+    /// Boot two kernels, measure, print the LKML table.
     Kernels(crate::kernels::KernelsArgs),
     /// Watch a pipeline, name the stage that limits it.
     Top(crate::top::TopArgs),
-    /// Write manual pages, or print a shell's completion script.
+    /// Write manual pages, or print a completion script.
     Generate(crate::generate::GenerateArgs),
     /// Internal: a child process of a measurement (see
     /// `pipespeed::bench::worker`).
