@@ -297,6 +297,26 @@ fn without_qemu_one_line_names_the_package() {
 }
 
 #[test]
+fn vng_without_virtme_ng_names_the_package() {
+    let dir = tempfile::tempdir().unwrap();
+    // A qemu (that never runs): vng is what is missing.
+    let qemu = dir.path().join("qemu-system-x86_64");
+    std::fs::write(&qemu, "#!/bin/sh\nexit 1\n").unwrap();
+    std::fs::set_permissions(&qemu, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let kernel = dir.path().join("vmlinuz");
+    std::fs::write(&kernel, b"").unwrap();
+    let k = kernel.to_str().unwrap();
+    let out = kernels_without_path(dir.path(), &[k, k, "--vng"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "pipespeed: kernels: vng not found: install the package virtme-ng (pip install virtme-ng)\n"
+    );
+}
+
+#[test]
 fn bad_usage_is_refused_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
     let k = "/nonexistent/vmlinuz";

@@ -104,6 +104,10 @@ pub struct KernelsArgs {
     /// qemu for x86-64.
     #[arg(long, value_name = "FILE", default_value = "qemu-system-x86_64")]
     pub qemu: PathBuf,
+    /// Boot with virtme-ng's vng instead (the guest sees this machine's
+    /// files; the kernel's modules must be installed for its 9p root).
+    #[arg(long)]
+    pub vng: bool,
 }
 
 /// `--measure`.
@@ -294,6 +298,7 @@ pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
         },
         append: args.append.clone(),
         qemu: args.qemu.clone(),
+        vng: args.vng.then(|| PathBuf::from("vng")),
         inputs: Inputs {
             busybox: args.busybox.clone(),
             pipespeed,

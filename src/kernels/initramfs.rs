@@ -48,20 +48,48 @@ pub fn init_script(measurements: &[Measurement]) -> String {
     );
     let _ = writeln!(s, "echo \"{INIT_REACHED} $(cat /proc/uptime)\"");
     s.push_str("stty -F /dev/ttyS1 raw -echo\nexport PATH=/bin HOME=/tmp\n");
+    s += &runs(measurements, "/bin/pipespeed", "/tmp", "/dev/ttyS1");
+    s.push_str("sync\npoweroff -f\n");
+    s
+}
+
+/// The script virtme-ng runs in a guest that sees the host's files: the
+/// host's `pipespeed`, each result written to `dir` and framed in
+/// `dir/results.log`.
+pub fn vng_script(measurements: &[Measurement], pipespeed: &Path, dir: &Path) -> String {
+    let dir_text = dir.display().to_string();
+    let mut s = format!(
+        "#!/bin/sh\n# pipespeed kernels --vng: run in the guest (generated).\n\
+         echo \"{INIT_REACHED} $(cat /proc/uptime)\"\n"
+    );
+    let results = dir.join("results.log").display().to_string();
+    s += &runs(
+        measurements,
+        &sh_quote(&pipespeed.display().to_string()),
+        &sh_quote(&dir_text),
+        &sh_quote(&results),
+    );
+    s
+}
+
+/// Each measurement: `PIPESPEED ARGS --json DIR/NAME.json`, its status
+/// and its result framed into `results`, then the last line.
+fn runs(measurements: &[Measurement], pipespeed: &str, dir: &str, results: &str) -> String {
+    let mut s = String::new();
     for m in measurements {
         let args: Vec<String> = m.args.iter().map(|a| sh_quote(a)).collect();
         let name = &m.name;
         let _ = write!(
             s,
             "echo 'pipespeed-guest: running {name}'\n\
-             /bin/pipespeed {} --json /tmp/{name}.json\n\
+             {pipespeed} {} --json {dir}/{name}.json\n\
              st=$?\n\
              echo \"pipespeed-guest: {name} ended with status $st\"\n\
-             {{ echo \"{BEGIN} {name} $st\"; cat /tmp/{name}.json 2>/dev/null; echo; echo '{END} {name}'; }} >/dev/ttyS1\n",
+             {{ echo \"{BEGIN} {name} $st\"; cat {dir}/{name}.json 2>/dev/null; echo; echo '{END} {name}'; }} >>{results}\n",
             args.join(" ")
         );
     }
-    let _ = writeln!(s, "echo '{ALL_DONE}'\nsync\npoweroff -f");
+    let _ = writeln!(s, "echo '{ALL_DONE}'");
     s
 }
 

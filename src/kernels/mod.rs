@@ -66,6 +66,9 @@ pub struct KernelsConfig {
     pub append: String,
     /// qemu-system-x86_64 (a name is looked up in `PATH`).
     pub qemu: PathBuf,
+    /// virtme-ng's `vng`, to boot with it instead of pipespeed's
+    /// initramfs (the guest sees the host's files).
+    pub vng: Option<PathBuf>,
     /// busybox and pipespeed for the guest.
     pub inputs: Inputs,
     /// Where the initramfs is kept between runs.
@@ -180,23 +183,32 @@ pub fn run_kernels(
     on_event: &mut dyn FnMut(Event<'_>),
 ) -> Result<KernelsResult, KernelsError> {
     let qemu = find_program(&config.qemu, "qemu-system-x86")?;
-    let busybox = find_program(&config.inputs.busybox, "busybox-static")?;
-    if !initramfs::shared_libraries(&busybox)?.is_empty() {
-        return Err(KernelsError::Tool(format!(
-            "{} is dynamically linked: the guest needs a static busybox (the package busybox-static)",
-            busybox.display()
-        )));
-    }
     for kernel in &config.kernels {
         fs::File::open(kernel).map_err(|e| {
             KernelsError::io(format!("cannot read the kernel {}", kernel.display()), &e)
         })?;
     }
-    let inputs = Inputs {
-        busybox,
-        pipespeed: config.inputs.pipespeed.clone(),
+    let vng = match &config.vng {
+        Some(vng) => Some(find_program(vng, "virtme-ng (pip install virtme-ng)")?),
+        None => None,
     };
-    let initramfs = initramfs::build(&inputs, &config.measurements, &config.cache)?;
+    let initramfs = match vng {
+        Some(_) => PathBuf::new(),
+        None => {
+            let busybox = find_program(&config.inputs.busybox, "busybox-static")?;
+            if !initramfs::shared_libraries(&busybox)?.is_empty() {
+                return Err(KernelsError::Tool(format!(
+                    "{} is dynamically linked: the guest needs a static busybox (the package busybox-static)",
+                    busybox.display()
+                )));
+            }
+            let inputs = Inputs {
+                busybox,
+                pipespeed: config.inputs.pipespeed.clone(),
+            };
+            initramfs::build(&inputs, &config.measurements, &config.cache)?
+        }
+    };
     let mut accel = match config.accel {
         AccelChoice::Only(a) => a,
         AccelChoice::Auto if kvm_usable() => Accel::Kvm,
@@ -229,10 +241,30 @@ pub fn run_kernels(
                 if probing {
                     timeouts.boot = timeouts.boot.min(KVM_PROBE);
                 }
+                let script = dir.join("run.sh");
+                let launcher = match &vng {
+                    Some(vng) => {
+                        let text = initramfs::vng_script(
+                            &config.measurements,
+                            &config.inputs.pipespeed,
+                            &dir,
+                        );
+                        fs::write(&script, text).map_err(|e| {
+                            KernelsError::io(format!("cannot write {}", script.display()), &e)
+                        })?;
+                        qemu::Launcher::Vng {
+                            vng,
+                            script: &script,
+                        }
+                    }
+                    None => qemu::Launcher::Qemu {
+                        qemu: &qemu,
+                        initramfs: &initramfs,
+                    },
+                };
                 let boot = qemu::Boot {
-                    qemu: &qemu,
+                    launcher,
                     kernel,
-                    initramfs: &initramfs,
                     accel,
                     guest: &config.guest,
                     dir: &dir,

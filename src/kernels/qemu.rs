@@ -60,15 +60,36 @@ pub struct Timeouts {
     pub run: Duration,
 }
 
+/// What starts the guest.
+#[derive(Debug, Clone, Copy)]
+pub enum Launcher<'a> {
+    /// qemu-system-x86_64 with pipespeed's initramfs: the guest's root is
+    /// that archive, the console the first serial port, the results the
+    /// second.
+    Qemu {
+        /// The program.
+        qemu: &'a Path,
+        /// The initramfs.
+        initramfs: &'a Path,
+    },
+    /// virtme-ng: the guest sees the host's files read-only and the boot's
+    /// directory read-write, and runs `script` there; its console is
+    /// vng's output.
+    Vng {
+        /// The program.
+        vng: &'a Path,
+        /// The script the guest runs.
+        script: &'a Path,
+    },
+}
+
 /// One boot to make.
 #[derive(Debug, Clone)]
 pub struct Boot<'a> {
-    /// qemu-system-x86_64.
-    pub qemu: &'a Path,
+    /// How the guest is started.
+    pub launcher: Launcher<'a>,
     /// The kernel image.
     pub kernel: &'a Path,
-    /// The initramfs.
-    pub initramfs: &'a Path,
     /// KVM or TCG.
     pub accel: Accel,
     /// CPUs and memory.
@@ -197,40 +218,78 @@ pub fn boot(
     for f in [&console, &data] {
         let _ = fs::remove_file(f);
     }
-    let log = fs::File::create(&messages).map_err(|e| BootError::Read {
-        file: messages.display().to_string(),
-        cause: crate::quote::strerror(&e),
-    })?;
-    let mut cmd = Command::new(boot.qemu);
-    cmd.args(boot.accel.args())
-        .args(["-smp", &boot.guest.cpus.to_string()])
-        .args(["-m", &format!("{}M", boot.guest.memory_mib)])
-        .arg("-kernel")
-        .arg(boot.kernel)
-        .arg("-initrd")
-        .arg(boot.initramfs)
-        // panic=-1: a panic reboots at once, and -no-reboot ends qemu.
-        .arg("-append")
-        .arg(format!("{COMMAND_LINE} {}", boot.append).trim_end())
-        .args([
-            "-display",
-            "none",
-            "-no-reboot",
-            "-nodefaults",
-            "-net",
-            "none",
-        ])
-        .args(["-monitor", "none"])
-        .arg("-serial")
-        .arg(format!("file:{}", console.display()))
-        .arg("-serial")
-        .arg(format!("file:{}", data.display()))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log);
+    let create = |path: &Path| {
+        fs::File::create(path).map_err(|e| BootError::Read {
+            file: path.display().to_string(),
+            cause: crate::quote::strerror(&e),
+        })
+    };
+    let log = create(&messages)?;
+    let (program, mut cmd) = match boot.launcher {
+        Launcher::Qemu { qemu, initramfs } => {
+            let mut cmd = Command::new(qemu);
+            cmd.args(boot.accel.args())
+                .args(["-smp", &boot.guest.cpus.to_string()])
+                .args(["-m", &format!("{}M", boot.guest.memory_mib)])
+                .arg("-kernel")
+                .arg(boot.kernel)
+                .arg("-initrd")
+                .arg(initramfs)
+                .arg("-append")
+                .arg(format!("{COMMAND_LINE} {}", boot.append).trim_end())
+                .args([
+                    "-display",
+                    "none",
+                    "-no-reboot",
+                    "-nodefaults",
+                    "-net",
+                    "none",
+                ])
+                .args(["-monitor", "none"])
+                .arg("-serial")
+                .arg(format!("file:{}", console.display()))
+                .arg("-serial")
+                .arg(format!("file:{}", data.display()))
+                .stdout(Stdio::null());
+            (qemu, cmd)
+        }
+        Launcher::Vng { vng, script } => {
+            let mut cmd = Command::new(vng);
+            // --verbose: the guest's console, kernel messages and the
+            // script's output, on vng's standard output.
+            cmd.args(["--verbose", "--run"])
+                .arg(boot.kernel)
+                .args(["--user", "root", "--cpus", &boot.guest.cpus.to_string()])
+                .args(["--memory", &format!("{}M", boot.guest.memory_mib)])
+                .arg("--rwdir")
+                .arg(boot.dir)
+                .args(["--append", "panic=-1"]);
+            if !boot.append.is_empty() {
+                cmd.args(["--append", boot.append]);
+            }
+            if boot.accel == Accel::Tcg {
+                cmd.arg("--disable-kvm");
+            }
+            // vng writes the console to stderr: both streams to one file.
+            let file = create(&console)?;
+            let both = file.try_clone().map_err(|e| BootError::Read {
+                file: console.display().to_string(),
+                cause: crate::quote::strerror(&e),
+            })?;
+            cmd.arg("--exec")
+                .arg(format!("sh {}", script.display()))
+                .stdout(file)
+                .stderr(both);
+            (vng, cmd)
+        }
+    };
+    cmd.stdin(Stdio::null());
+    if let Launcher::Qemu { .. } = boot.launcher {
+        cmd.stderr(log);
+    }
     let start = Instant::now();
     let child = cmd.spawn().map_err(|e| BootError::Start {
-        qemu: boot.qemu.display().to_string(),
+        qemu: program.display().to_string(),
         cause: crate::quote::strerror(&e),
     })?;
     let mut guard = Kill {
