@@ -105,6 +105,7 @@ impl Runner<PingJob> for Processes {
                 Err(io::Error::new(io::ErrorKind::Unsupported, why))
             }
             (Some(RunError::Failed(why)), _) => Err(io::Error::other(why)),
+            (Some(RunError::Stalled(stall)), _) => Err(io::Error::other(stall.to_string())),
             (None, "") => Err(io::Error::other(match ended.status {
                 Some(status) => format!("the ponger failed ({status})"),
                 None => "cannot wait for the ponger".to_string(),
@@ -204,7 +205,7 @@ pub fn run_latency(
             let why = format!("{size}-byte messages: {why}");
             match err {
                 RunError::Unavailable(_) => RunError::Unavailable(why),
-                RunError::Failed(_) => RunError::Failed(why),
+                RunError::Failed(_) | RunError::Stalled(_) => RunError::Failed(why),
             }
         })?;
         let p50 = run.rtt_ns.p50 as f64;
