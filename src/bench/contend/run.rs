@@ -24,7 +24,7 @@ use crate::units::MIB;
 /// Every end a thread of this process, as pipe_bench runs them.
 impl Runner<CellJob> for Threads {
     fn run(&mut self, job: &CellJob) -> Result<RawRun, RunError> {
-        super::threads::run(job.cell, &job.setup).map_err(|e| RunError::from_io(&e))
+        super::threads::run(job.cell, &job.setup)
     }
 }
 

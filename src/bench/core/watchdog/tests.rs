@@ -113,3 +113,45 @@ fn a_run_that_ends_in_time_has_no_stall() {
     child.wait().unwrap();
     assert_eq!(watch.finish(), None);
 }
+
+#[test]
+fn a_thread_that_never_wakes_is_reported_stalled_and_the_run_returns() {
+    let crate::sys::PipePair { read, write } = crate::sys::pipe().unwrap();
+    let ended = run_threads(Duration::from_millis(300), move |roster| {
+        std::thread::scope(|s| {
+            let reader = s.spawn(|| {
+                roster.enlist("reader 0".into());
+                // Nobody writes: it sleeps until the test lets it go.
+                let mut byte = [0u8; 1];
+                rustix::io::read(&read, &mut byte)
+            });
+            // Its TID is enlisted before it blocks.
+            while lock(&roster.tasks).is_empty() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            roster.watch().unwrap();
+            reader.join().unwrap()
+        })
+    });
+    let Err(RunError::Stalled(stall)) = ended else {
+        panic!("not a stall: {ended:?}")
+    };
+    // Let the abandoned thread go.
+    rustix::io::write(&write, b"x").unwrap();
+    let task = &stall.tasks[0];
+    assert_eq!(task.label, "reader 0");
+    assert_eq!(task.pid, std::process::id());
+    assert!(task.tid.is_some_and(|t| t != task.pid), "{task:?}");
+    assert_eq!(task.state.as_deref(), Some("S (sleeping)"));
+    assert!(task.syscall.starts_with("read("), "{}", task.syscall);
+}
+
+#[test]
+fn a_run_in_threads_that_ends_returns_its_value() {
+    let ended = run_threads(Duration::from_secs(3600), |roster| {
+        roster.enlist("writer 0".into());
+        roster.watch().unwrap();
+        7
+    });
+    assert_eq!(ended, Ok(7));
+}
