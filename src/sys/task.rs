@@ -211,6 +211,8 @@ fn syscall_name(nr: i64) -> Option<&'static str> {
         #[cfg(target_arch = "x86_64")]
         (c::SYS_select, "select"),
     ];
+    // `c_long` is `i64` here, `i32` on 32-bit targets.
+    #[allow(clippy::useless_conversion)]
     known
         .iter()
         .find(|&&(n, _)| i64::from(n) == nr)

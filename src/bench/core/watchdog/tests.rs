@@ -50,7 +50,7 @@ fn the_longest_still_task_is_the_one_named() {
 
 /// `sleep 100`, stopped by SIGSTOP, once its state says so.
 fn stopped_sleep() -> Child {
-    let child = Command::new("sleep").arg("100").spawn().unwrap();
+    let mut child = Command::new("sleep").arg("100").spawn().unwrap();
     let pid = Pid::from_raw(child.id() as i32).unwrap();
     kill_process(pid, Signal::STOP).unwrap();
     let task = Task::process(child.id());
@@ -60,6 +60,8 @@ fn stopped_sleep() -> Child {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("sleep was not stopped after 10 s");
 }
 
