@@ -154,3 +154,34 @@ fn contend_a_worker_process_stopped_with_sigstop_fails_the_run_naming_it_and_its
     let tasks = doc["rows"][0]["stall"]["tasks"].as_array().unwrap();
     assert!(tasks.iter().any(|t| t["label"] == "reader 0"), "{tasks:?}");
 }
+
+#[test]
+fn latency_a_ponger_stopped_with_sigstop_fails_the_size_naming_it_and_its_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let args = [
+        "latency",
+        "--sizes",
+        "64",
+        "--duration",
+        "60",
+        "--runs",
+        "1",
+        "--warmup-runs",
+        "1",
+    ];
+    let (status, took, stderr, doc) = stop_a_worker(&args, "ponger", &json);
+    assert!(took < Duration::from_secs(30), "took {took:?}: {stderr}");
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the ponger stalled: ") && stderr.contains("state T (stopped)"),
+        "{stderr}"
+    );
+    check_stall(&doc, 0, "the ponger");
+    // The pinger, a thread of the command, waits for it: in the dump too.
+    let tasks = doc["rows"][0]["stall"]["tasks"].as_array().unwrap();
+    assert!(
+        tasks.iter().any(|t| t["label"] == "the pinger"),
+        "{tasks:?}"
+    );
+}

@@ -331,27 +331,36 @@ fn dump(tasks: &[Watched], progress: &Progress, timeout: Duration, now: Instant)
     }
 }
 
-/// Watches worker processes `pids` (with their labels); on a stall,
-/// kills them all with SIGKILL (a stopped process too), so that every
-/// read of their pipes and sockets ends. Each is killed through a pidfd
-/// opened now, while it is surely ours and unreaped: never a process
-/// that reused the PID of one reaped meanwhile. A kernel without
-/// `pidfd_open` (before 5.3) gets the plain PID.
+/// Watches worker processes `workers` (with their labels); on a stall,
+/// kills them all: see [`watch_run`].
 pub(crate) fn watch_processes(workers: Vec<(String, u32)>, timeout: Duration) -> io::Result<Watch> {
-    use rustix::process::{Pid, PidfdFlags, Signal, kill_process, pidfd_open, pidfd_send_signal};
-    let handles: Vec<(u32, Option<std::os::fd::OwnedFd>)> = workers
-        .iter()
-        .map(|&(_, pid)| {
-            let fd =
-                Pid::from_raw(pid as i32).and_then(|p| pidfd_open(p, PidfdFlags::empty()).ok());
-            (pid, fd)
-        })
-        .collect();
     let tasks = workers
         .into_iter()
         .map(|(label, pid)| Watched {
             label,
             task: Task::process(pid),
+        })
+        .collect();
+    watch_run(tasks, timeout)
+}
+
+/// Watches the tasks of a run (worker processes, and threads of this
+/// process that talk to them); on a stall, kills every worker process
+/// with SIGKILL (a stopped one too), so that every read of their pipes
+/// and sockets ends, and with it the run's threads here. Each is killed
+/// through a pidfd opened now, while it is surely ours and unreaped:
+/// never a process that reused the PID of one reaped meanwhile. A kernel
+/// without `pidfd_open` (before 5.3) gets the plain PID.
+pub(crate) fn watch_run(tasks: Vec<Watched>, timeout: Duration) -> io::Result<Watch> {
+    use rustix::process::{Pid, PidfdFlags, Signal, kill_process, pidfd_open, pidfd_send_signal};
+    let handles: Vec<(u32, Option<std::os::fd::OwnedFd>)> = tasks
+        .iter()
+        .filter(|w| w.task.tid.is_none())
+        .map(|w| {
+            let pid = w.task.pid;
+            let fd =
+                Pid::from_raw(pid as i32).and_then(|p| pidfd_open(p, PidfdFlags::empty()).ok());
+            (pid, fd)
         })
         .collect();
     Watch::start(tasks, timeout, move |_| {
@@ -363,6 +372,31 @@ pub(crate) fn watch_processes(workers: Vec<(String, u32)>, timeout: Duration) ->
             };
         }
     })
+}
+
+/// The calling thread, as the watchdog watches it.
+pub(crate) fn this_thread(label: &str) -> Watched {
+    let tid = rustix::thread::gettid().as_raw_nonzero().get() as u32;
+    Watched {
+        label: label.to_string(),
+        task: Task::own_thread(tid),
+    }
+}
+
+/// A stall as the error of a runner whose errors are `io::Error`s (the
+/// latency and ladder jobs'): [`Stall::of_io`] takes it back out.
+impl std::error::Error for Stall {}
+
+impl Stall {
+    /// The stall as an `io::Error`, for a runner that returns those.
+    pub(crate) fn into_io(self) -> io::Error {
+        io::Error::other(self)
+    }
+
+    /// The stall an `io::Error` carries, if it is one.
+    pub(crate) fn of_io(err: &io::Error) -> Option<&Stall> {
+        err.get_ref()?.downcast_ref::<Stall>()
+    }
 }
 
 /// The threads of one run, as they start: each end thread enlists
@@ -378,11 +412,7 @@ pub(crate) struct Roster {
 impl Roster {
     /// Enlists the calling thread as `label`.
     pub(crate) fn enlist(&self, label: String) {
-        let tid = rustix::thread::gettid().as_raw_nonzero().get() as u32;
-        lock(&self.tasks).push(Watched {
-            label,
-            task: Task::own_thread(tid),
-        });
+        lock(&self.tasks).push(this_thread(&label));
     }
 
     /// Starts watching the threads enlisted so far.
