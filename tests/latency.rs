@@ -355,6 +355,7 @@ fn the_library_ping_pong_survives_messages_larger_than_the_pipe() {
         let job = PingJob {
             ping: config,
             placement: Placement::Unpinned,
+            stall_timeout: pipespeed::bench::core::DEFAULT_STALL_TIMEOUT,
         };
         let run = Threads.run(&job).unwrap();
         assert_eq!((run.round_trips, run.warmup_round_trips), (30, 3));

@@ -87,6 +87,35 @@ pub struct WorkerArgs {
     pub spec: String,
 }
 
+/// `--stall-timeout`, the watchdog of every measurement (contend,
+/// latency, ipc, bench): one rule and one wording for all.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct StallArgs {
+    /// Fail a run whose worker (a thread or process) makes no progress,
+    /// no CPU time and no context switch, for SECS seconds: its state,
+    /// wchan, system call and kernel stack (root) go into the message and
+    /// the JSON, instead of a hang [default: 60] [range: 0.1-86400].
+    #[arg(long = "stall-timeout", value_name = "SECS", default_value = "60", value_parser = stall_timeout)]
+    pub stall_timeout: f64,
+}
+
+impl StallArgs {
+    /// The timeout, checked by the parser.
+    pub fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.stall_timeout)
+    }
+}
+
+fn stall_timeout(text: &str) -> Result<f64, String> {
+    use pipespeed::bench::core::{MAX_STALL_TIMEOUT_S as MAX, MIN_STALL_TIMEOUT_S as MIN};
+    match text.strip_suffix('s').unwrap_or(text).parse::<f64>() {
+        Ok(s) if (MIN..=MAX).contains(&s) => Ok(s),
+        _ => Err(format!(
+            "'{text}' is not a stall timeout: give seconds from {MIN} to {MAX}, e.g. 60"
+        )),
+    }
+}
+
 mod ends;
 mod values;
 

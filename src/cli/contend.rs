@@ -28,7 +28,8 @@ use pipespeed::report::Text;
                         latency: per read(2) that returned data, waiting included. See \
                         docs/contend.md.\n\nExit status: 0 measured, 1 an error (a worker \
                         died: the other cells are still printed and written, and the error names \
-                        the cell; with --verify a lost, duplicated or torn message), 2 bad usage or \
+                        the cell; a worker that made no progress for --stall-timeout, the error \
+                        and the JSON say where every worker was; with --verify a lost, duplicated or torn message), 2 bad usage or \
                         a value outside its range, 3 no cell can run on this machine (said in the \
                         table), 129/130/143 stopped by SIGHUP/SIGINT/SIGTERM (helpers \
                         reaped first; the cells measured are printed and written, marked \
@@ -113,6 +114,8 @@ pub struct ContendArgs {
     /// Write a chart of writes/s per cell to FILE (SVG; - for standard output).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    #[command(flatten)]
+    pub stall: crate::args::StallArgs,
 }
 
 fn percent(text: &str) -> Result<f64, String> {
@@ -193,6 +196,7 @@ fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConf
             workers: args.pressure_workers.unwrap_or(DEFAULT_WORKERS),
             share_percent: args.pressure_share.unwrap_or(DEFAULT_SHARE_PERCENT),
         }),
+        stall_timeout: args.stall.timeout(),
         exe: std::env::current_exe()
             .context("cannot find the pipespeed binary to start workers and hogs")?,
     })

@@ -28,8 +28,8 @@ use pipespeed::report::Text;
                   Every size gets a short warm-up run, then its runs in one shuffled order with \
                   the other sizes', and more runs while its median round trip spreads; a size \
                   whose runs still spread is marked noisy, with the likely cause.\n\n\
-                  Exit status: 0 measured, 1 an error (a size failed: the ponger died; a closed \
-                  stdout), 2 bad usage or a value outside its range, 129/130/143 interrupted by SIGHUP/SIGINT/SIGTERM (the \
+                  Exit status: 0 measured, 1 an error (a size failed: the ponger died, or a \
+                  side made no progress for --stall-timeout; a closed stdout), 2 bad usage or a value outside its range, 129/130/143 interrupted by SIGHUP/SIGINT/SIGTERM (the \
                   sizes measured are printed and written, marked interrupted)."
 )]
 pub struct LatencyArgs {
@@ -106,6 +106,8 @@ pub struct LatencyArgs {
     /// 10%; at most 10 a row and 3 s in all; N at most 1000].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub warmup_runs: Option<u64>,
+    #[command(flatten)]
+    pub stall: crate::args::StallArgs,
 }
 
 /// `--wait`.
@@ -228,6 +230,7 @@ fn config(args: &LatencyArgs, allowed: &[usize]) -> Result<LatencyConfig, UsageE
             Mode::Processes
         },
         placement,
+        stall_timeout: args.stall.timeout(),
     })
 }
 

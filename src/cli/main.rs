@@ -167,7 +167,7 @@ fn worker(spec: &str) -> anyhow::Result<ExitCode> {
             eprintln!("{}", outcome.to_line());
             Ok(ExitCode::from(match outcome {
                 RunError::Unavailable(_) => EXIT_UNSUPPORTED as u8,
-                RunError::Failed(_) => 1,
+                RunError::Failed(_) | RunError::Stalled(_) => 1,
             }))
         }
     }

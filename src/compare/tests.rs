@@ -97,6 +97,7 @@ pub(super) fn latency(rows: &[(usize, RttRuns)]) -> Document {
             verify: false,
             mode: latency::Mode::Processes,
             placement: latency::Placement::Unpinned,
+            stall_timeout: crate::bench::core::DEFAULT_STALL_TIMEOUT,
             warmup_rule: crate::bench::core::Warmup::exactly(1),
         },
         rows: (rows.iter())

@@ -393,6 +393,7 @@ mod tests {
             readers: 5,
             status: Status::Ok,
             reason: None,
+            stall: None,
             warmup_writes_per_s: Some(18_000.0),
             writes_per_s: Series::of(&[19_000.0, 20_000.0, 21_000.0]),
             mib_per_s: 1250.0,

@@ -283,6 +283,7 @@ mod tests {
                 writer_cpu: 0,
                 reader_cpu: 1,
             },
+            stall_timeout: crate::bench::core::DEFAULT_STALL_TIMEOUT,
             warmup_rule: crate::bench::core::Warmup::exactly(1),
         };
         let rows = vec![

@@ -19,6 +19,7 @@ pub(crate) mod rusage;
 pub mod signal;
 pub(crate) mod socket;
 pub(crate) mod splice;
+pub(crate) mod task;
 pub(crate) mod uring;
 pub(crate) mod zerocopy;
 

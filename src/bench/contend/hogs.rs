@@ -307,6 +307,7 @@ fn hog_failed(err: RunError) -> io::Error {
     match err {
         RunError::Unavailable(why) => io::Error::new(io::ErrorKind::Unsupported, why),
         RunError::Failed(why) => io::Error::other(why),
+        RunError::Stalled(stall) => io::Error::other(stall.to_string()),
     }
 }
 

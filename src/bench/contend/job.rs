@@ -1,6 +1,6 @@
 //! What a contend measurement is asked to do, and the job of one run of
 //! one cell.
-use crate::bench::core::{Placement, RunError};
+use crate::bench::core::{MAX_STALL_TIMEOUT_S, MIN_STALL_TIMEOUT_S, Placement, RunError};
 
 use std::io;
 use std::path::PathBuf;
@@ -127,6 +127,9 @@ pub struct ContendConfig {
     pub verify: bool,
     /// Memory hogs to run for the whole measurement.
     pub pressure: Option<PressureConfig>,
+    /// How long an end may go without progress before the watchdog
+    /// fails its run (`bench::core::watchdog`).
+    pub stall_timeout: Duration,
     /// The pipespeed binary (started for processes and memory hogs).
     pub exe: PathBuf,
 }
@@ -159,6 +162,12 @@ impl ContendConfig {
             return bad(format!(
                 "runs must be 1 to {MAX_RUNS} and duration more than 0 (runs {})",
                 self.runs
+            ));
+        }
+        let stall = self.stall_timeout.as_secs_f64();
+        if !(MIN_STALL_TIMEOUT_S..=MAX_STALL_TIMEOUT_S).contains(&stall) {
+            return bad(format!(
+                "stall timeout {stall} s must be {MIN_STALL_TIMEOUT_S} to {MAX_STALL_TIMEOUT_S} s"
             ));
         }
         if self.max_runs > MAX_RUNS {
@@ -196,6 +205,7 @@ pub struct RunSetup {
     pub(super) duration_ns: u64,
     pub(super) verify: bool,
     pub(super) placement: Placement,
+    pub(super) stall_timeout: Duration,
 }
 
 impl RunSetup {

@@ -20,6 +20,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
+use crate::bench::core::watchdog::watch_processes;
 use crate::bench::core::{RoleSpec, RunError, Spawn};
 use crate::child::{Group, interrupted_error, last_message};
 use crate::sys::{PipePair, fcntl_setpipe_size, pipe};
@@ -140,6 +141,7 @@ pub(super) fn failure(group: &mut Group, index: usize, label: &str, doing: &str)
         Some(RunError::Failed(why)) => {
             RunError::Failed(format!("{label} failed while {doing}: {why}"))
         }
+        Some(stalled @ RunError::Stalled(_)) => stalled,
         None => {
             let why = match (last_message(&ended.stderr), ended.status) {
                 ("", _) if ended.killed => "it stopped answering and was killed".to_string(),
@@ -204,8 +206,31 @@ pub(super) fn run(cell: Cell, setup: &RunSetup, exe: &Path) -> Result<RawRun, Ru
     // Only the workers hold the pipe now: readers see end of file when the
     // last writer exits, writers see EPIPE if every reader is gone.
     drop((read, write));
-    for w in &mut workers {
-        let line = w.line(&mut group, "starting")?;
+    // A worker that stops making progress is killed with the others, so
+    // every read below ends; the stall is the run's error.
+    let pids = workers
+        .iter()
+        .map(|w| (w.label.clone(), group.child(w.index).id()))
+        .collect();
+    let watch = watch_processes(pids, setup.stall_timeout).map_err(io)?;
+    let talked = talk(&mut group, &mut workers, cell, setup);
+    match watch.finish() {
+        Some(stall) => Err(RunError::Stalled(Box::new(stall))),
+        None => talked,
+    }
+}
+
+/// The run's exchange with its started workers: `ready`, `go`, their
+/// reports, their ends.
+fn talk(
+    group: &mut Group,
+    workers: &mut [Running],
+    cell: Cell,
+    setup: &RunSetup,
+) -> Result<RawRun, RunError> {
+    let io = |e: io::Error| RunError::from_io(&e);
+    for w in workers.iter_mut() {
+        let line = w.line(group, "starting")?;
         if line != "ready\n" {
             return Err(RunError::Failed(format!(
                 "{} said {line:?}, not ready",
@@ -214,26 +239,26 @@ pub(super) fn run(cell: Cell, setup: &RunSetup, exe: &Path) -> Result<RawRun, Ru
         }
     }
     let go = format!("go {}\n", now_ns() + setup.duration_ns);
-    for w in &mut workers {
+    for w in workers.iter_mut() {
         if w.control.get_ref().write_all(go.as_bytes()).is_err() {
-            return Err(failure(&mut group, w.index, &w.label, "starting"));
+            return Err(failure(group, w.index, &w.label, "starting"));
         }
     }
     // Writers first: readers only finish once every writer has exited.
     let (readers, writers) = workers.split_at_mut(cell.readers);
     let mut raw = RawRun::default();
     for w in writers {
-        let line = w.line(&mut group, "writing")?;
+        let line = w.line(group, "writing")?;
         raw.writers.push(parse::<WriterEnd>(&line, &w.label)?);
     }
     for w in readers {
-        let line = w.line(&mut group, "reading")?;
+        let line = w.line(group, "reading")?;
         raw.readers.push(parse::<ReaderEnd>(&line, &w.label)?);
     }
-    for w in &workers {
+    for w in workers.iter() {
         let status = group.wait(w.index).map_err(io)?;
         if !status.success() {
-            return Err(failure(&mut group, w.index, &w.label, "ending"));
+            return Err(failure(group, w.index, &w.label, "ending"));
         }
     }
     Ok(raw)

@@ -1,5 +1,5 @@
 //! What contend measured: a row per cell, as `contend --json` writes it.
-use crate::bench::core::{NoiseSummary, Placement, Series, Status};
+use crate::bench::core::{NoiseSummary, Placement, Series, Stall, Status};
 
 use serde::{Deserialize, Serialize};
 
@@ -55,6 +55,10 @@ pub struct Row {
     pub status: Status,
     /// Why the cell failed, or cannot run here (`None`: it ran).
     pub reason: Option<String>,
+    /// Where every end was when the watchdog failed the cell's run: one
+    /// made no progress for `--stall-timeout` (`None`: no stall).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall: Option<Stall>,
     /// Writes per second of the warm-up run (`None`: none made).
     pub warmup_writes_per_s: Option<f64>,
     /// Writes per second, every run and what they say.
@@ -92,6 +96,8 @@ struct RowWire {
     #[serde(default)]
     reason: Option<String>,
     #[serde(default)]
+    stall: Option<Stall>,
+    #[serde(default)]
     warmup_writes_per_s: Option<f64>,
     writes_per_s: WritesWire,
     mib_per_s: f64,
@@ -128,6 +134,7 @@ impl From<RowWire> for Row {
             readers: w.readers,
             status: w.status,
             reason: w.reason,
+            stall: w.stall,
             warmup_writes_per_s: w.warmup_writes_per_s,
             writes_per_s,
             mib_per_s: w.mib_per_s,

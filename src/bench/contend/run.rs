@@ -24,7 +24,7 @@ use crate::units::MIB;
 /// Every end a thread of this process, as pipe_bench runs them.
 impl Runner<CellJob> for Threads {
     fn run(&mut self, job: &CellJob) -> Result<RawRun, RunError> {
-        super::threads::run(job.cell, &job.setup).map_err(|e| RunError::from_io(&e))
+        super::threads::run(job.cell, &job.setup)
     }
 }
 
@@ -87,6 +87,7 @@ pub fn run_contend_on(
         duration_ns: duration.as_nanos().min(u64::MAX as u128) as u64,
         verify: config.verify,
         placement: config.placement,
+        stall_timeout: config.stall_timeout,
     };
     let (measured, warmup) = (setup(config.duration), setup(config.warmup_duration()));
     let atomic = config.msg_size <= PIPE_BUF;
@@ -148,6 +149,7 @@ pub fn run_contend_on(
             let mut row = summarise_row(cell, runs);
             row.status = outcome.status;
             row.reason = outcome.reason;
+            row.stall = outcome.stall;
             row.warmup_writes_per_s = outcome.warmup;
             row.writes_per_s = outcome.series;
             row
@@ -258,6 +260,7 @@ pub fn summarise_row(cell: Cell, runs: Vec<RunResult>) -> Row {
         readers: cell.readers,
         status: Status::Ok,
         reason: None,
+        stall: None,
         warmup_writes_per_s: None,
         writes_per_s: Series::of(&of(|r| r.writes_per_s)),
         mib_per_s: median(&of(|r| r.mib_per_s)).unwrap_or(0.0),

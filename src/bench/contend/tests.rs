@@ -134,6 +134,7 @@ fn config(cells: Vec<Cell>, msg_size: usize) -> ContendConfig {
         placement: Placement::Unpinned,
         verify: true,
         pressure: None,
+        stall_timeout: crate::bench::core::DEFAULT_STALL_TIMEOUT,
         exe: PathBuf::from("/nonexistent"),
         warmup_rule: crate::bench::core::Warmup::exactly(1),
     }

@@ -9,6 +9,9 @@ use std::thread;
 
 use crate::sys::{PipePair, fcntl_setpipe_size, pipe};
 
+use crate::bench::core::RunError;
+use crate::bench::core::watchdog::{Roster, run_threads};
+
 use super::ends::{now_ns, prepare, read_messages, write_messages};
 use super::job::{Cell, RawRun, RunSetup};
 
@@ -55,8 +58,17 @@ fn called_off() -> io::Error {
     io::Error::other("the run was called off before it started")
 }
 
-/// One run of `cell` with every end a thread.
-pub(super) fn run(cell: Cell, setup: &RunSetup) -> io::Result<RawRun> {
+/// One run of `cell` with every end a thread, watched: a run whose end
+/// stalls returns the stall at once (`core::watchdog::run_threads`).
+pub(super) fn run(cell: Cell, setup: &RunSetup) -> Result<RawRun, RunError> {
+    let owned = setup.clone();
+    run_threads(setup.stall_timeout, move |roster| {
+        ends(cell, &owned, roster)
+    })?
+    .map_err(|e| RunError::from_io(&e))
+}
+
+fn ends(cell: Cell, setup: &RunSetup, roster: &Roster) -> io::Result<RawRun> {
     let PipePair { read, write } = pipe()?;
     fcntl_setpipe_size(&write, setup.pipe_size)?;
     // Every end gets its own descriptor, made before any thread starts: a
@@ -83,6 +95,7 @@ pub(super) fn run(cell: Cell, setup: &RunSetup) -> io::Result<RawRun> {
             let spawned = thread::Builder::new()
                 .name(format!("reader {i}"))
                 .spawn_scoped(s, move || {
+                    roster.enlist(format!("reader {i}"));
                     let prepared = prepare(&end, false);
                     let go = gate.arrive();
                     go.ok_or_else(called_off)?;
@@ -104,6 +117,7 @@ pub(super) fn run(cell: Cell, setup: &RunSetup) -> io::Result<RawRun> {
             let spawned = thread::Builder::new()
                 .name(format!("writer {i}"))
                 .spawn_scoped(s, move || {
+                    roster.enlist(format!("writer {i}"));
                     let prepared = prepare(&end, true);
                     let stop_ns = gate.arrive().ok_or_else(called_off)?;
                     write_messages(fd.as_fd(), i, &end, prepared?, stop_ns)
@@ -114,6 +128,11 @@ pub(super) fn run(cell: Cell, setup: &RunSetup) -> io::Result<RawRun> {
             }
         }
         gate.wait_for(readers.len() + writers.len());
+        if failed.is_none()
+            && let Err(e) = roster.watch()
+        {
+            failed = Some(e);
+        }
         gate.decide(match failed {
             None => Some(now_ns() + setup.duration_ns),
             Some(_) => None,

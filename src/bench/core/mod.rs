@@ -3,7 +3,8 @@
 //! [`RunError`]), how a caller stops it ([`Cancel`]), the runners and
 //! progress events (`harness`), the one [`schedule()`] of warm-up,
 //! shuffled and added runs, and the one [`Series`] every result is made
-//! of, with its spread and the machine's noise (`noise`).
+//! of, with its spread and the machine's noise (`noise`); the watchdog
+//! that fails a run whose tasks stop making progress (`watchdog`).
 //!
 //! The kinds (`ladder`, `latency`, `contend`, `ipc`) build on this module
 //! and never on each other's vocabulary; `docs/architecture.md` has the
@@ -18,6 +19,7 @@ pub(crate) mod schedule;
 pub(crate) mod series;
 pub(crate) mod stats;
 pub(crate) mod trust;
+pub(crate) mod watchdog;
 pub(crate) mod worker;
 
 pub use copies::{CopyCheck, check_vmsplice, check_with};
@@ -31,4 +33,7 @@ pub use schedule::{Outcome, Phase, Plan, Sample, Schedule, Slot, Warmup, schedul
 pub use series::Series;
 pub use stats::Shuffler;
 pub use trust::Trust;
+pub use watchdog::{
+    DEFAULT_STALL_TIMEOUT, MAX_STALL_TIMEOUT_S, MIN_STALL_TIMEOUT_S, Stall, StalledTask,
+};
 pub use worker::{RoleSpec, Spawn};

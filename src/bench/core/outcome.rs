@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
+use super::watchdog::Stall;
 use crate::sys::process::interrupted;
 
 /// Exit status of a command, or of a worker, when the machine cannot do
@@ -29,7 +30,7 @@ pub enum Status {
 /// Why a run gave nothing. Workers send it to the process that runs them
 /// as it is (serialized, `{"unavailable": "why"}`), not as an exit status
 /// and a line of text to read back.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
 #[serde(rename_all = "lowercase")]
 pub enum RunError {
     /// The machine cannot do this (huge pages not granted, vmsplice
@@ -39,6 +40,11 @@ pub enum RunError {
     /// Something went wrong (a crash, short data, a verify mismatch).
     #[error("{0}")]
     Failed(String),
+    /// A task of the run made no progress for the stall timeout: the
+    /// watchdog ended the run, and this is where every task was. A row
+    /// it stops is failed, and keeps the dump.
+    #[error("{0}")]
+    Stalled(Box<Stall>),
 }
 
 /// What starts a worker's outcome line on its standard error.
@@ -78,10 +84,11 @@ impl RunError {
     }
 
     /// The status a row gets from this error, and the reason.
-    pub fn status(&self) -> (Status, &str) {
+    pub fn status(&self) -> (Status, String) {
         match self {
-            RunError::Unavailable(why) => (Status::Unavailable, why),
-            RunError::Failed(why) => (Status::Failed, why),
+            RunError::Unavailable(why) => (Status::Unavailable, why.clone()),
+            RunError::Failed(why) => (Status::Failed, why.clone()),
+            RunError::Stalled(stall) => (Status::Failed, stall.to_string()),
         }
     }
 }
@@ -147,7 +154,7 @@ mod tests {
         assert_eq!(back.ok(), Some(err.clone()));
         assert_eq!(
             err.status(),
-            (Status::Unavailable, "huge pages not granted")
+            (Status::Unavailable, "huge pages not granted".to_string())
         );
         assert_eq!(RunError::Failed("x".into()).status().0, Status::Failed);
     }

@@ -19,6 +19,7 @@ use super::noise::{Ends, NoiseSummary};
 use super::outcome::{Cancel, RunError, Status};
 use super::series::Series;
 use super::stats::Shuffler;
+use super::watchdog::Stall;
 use crate::sys::RunNoise;
 
 /// A row of a schedule (a rung, a size, a cell; or one metric of a row,
@@ -163,6 +164,9 @@ pub struct Outcome {
     pub status: Status,
     /// Why it did not, or failed.
     pub reason: Option<String>,
+    /// Where the run's tasks were when the watchdog stopped the row's
+    /// run (`None`: no stall).
+    pub stall: Option<Stall>,
     /// The last warm-up run's value (`None`: none made).
     pub warmup: Option<f64>,
     /// Warm-up runs made.
@@ -191,6 +195,7 @@ impl Outcome {
         Outcome {
             status,
             reason,
+            stall: None,
             warmup: None,
             warmup_runs: 0,
             series: Series::new(),
@@ -204,7 +209,10 @@ impl Outcome {
     fn stop(&mut self, err: RunError) {
         let (status, why) = err.status();
         self.status = status;
-        self.reason = Some(why.to_string());
+        self.reason = Some(why);
+        if let RunError::Stalled(stall) = err {
+            self.stall = Some(*stall);
+        }
     }
 }
 

@@ -304,6 +304,7 @@ fn wakeup(facts: &SystemFacts, pinger: &mut dyn Runner<PingJob>) -> Result<Wakeu
             // The pinger writes first: it is the writer, the ponger the
             // reader.
             placement,
+            stall_timeout: crate::bench::core::DEFAULT_STALL_TIMEOUT,
         };
         pinger
             .run(&job)

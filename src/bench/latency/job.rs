@@ -110,6 +110,9 @@ pub struct PingJob {
     pub ping: PingConfig,
     /// Where pinger and ponger run.
     pub placement: Placement,
+    /// How long a side may go without progress before the watchdog
+    /// fails the run (`bench::core::watchdog`).
+    pub stall_timeout: Duration,
 }
 
 impl harness::Job for PingJob {
@@ -151,6 +154,14 @@ pub struct LatencyConfig {
     /// reader (`/1` documents said `pinger_cpu` and `ponger_cpu`).
     #[serde(deserialize_with = "placement_any_version")]
     pub placement: Placement,
+    /// How long a side may go without progress before the watchdog fails
+    /// its run (not recorded: it changes nothing measured).
+    #[serde(skip, default = "default_stall_timeout")]
+    pub stall_timeout: Duration,
+}
+
+fn default_stall_timeout() -> Duration {
+    crate::bench::core::DEFAULT_STALL_TIMEOUT
 }
 
 impl LatencyConfig {

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::super::core::noise::{Diagnosis, Ends, NoiseSummary};
-use super::super::core::{Series, Status};
+use super::super::core::{Series, Stall, Status};
 use super::super::hist::LatencyNs;
 use super::super::hist::TripRun;
 use super::job::LatencyConfig;
@@ -38,6 +38,10 @@ pub struct LatencyRow {
     pub rtt_ns: LatencyNs,
     /// Every run, in the order made.
     pub runs: Vec<TripRun>,
+    /// Where both sides were when the watchdog failed the size's run:
+    /// one made no progress for `--stall-timeout` (`None`: no stall).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall: Option<Stall>,
 }
 
 impl LatencyRow {
@@ -81,6 +85,7 @@ impl LatencyRow {
             round_trips_per_s,
             rtt_ns: LatencyNs::median_of(&summaries),
             runs,
+            stall: None,
         }
     }
 
@@ -127,6 +132,8 @@ impl<'de> Deserialize<'de> for LatencyRow {
             round_trips_per_s: Series,
             rtt_ns: LatencyNs,
             runs: Vec<TripRun>,
+            #[serde(default)]
+            stall: Option<Stall>,
         }
         /// A `/1` row: its `round_trips_per_s` a number, its `spread` the
         /// ranges, which the runs give again.
@@ -151,6 +158,7 @@ impl<'de> Deserialize<'de> for LatencyRow {
                 round_trips_per_s: r.round_trips_per_s,
                 rtt_ns: r.rtt_ns,
                 runs: r.runs,
+                stall: r.stall,
             },
             Any::V1(r) => LatencyRow {
                 rtt_ns: r.rtt_ns,

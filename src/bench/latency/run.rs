@@ -5,6 +5,7 @@
 
 use std::io;
 use std::process::Stdio;
+use std::sync::{Barrier, mpsc};
 use std::time::Duration;
 
 use super::super::core::harness::{Event, Figure, Header, Processes, Runner, Threads};
@@ -16,41 +17,64 @@ use super::super::hist::TripRun;
 use super::exchange::{ping, pong};
 use super::job::{Exchange, LatencyConfig, PingConfig, PingJob, Span};
 use super::result::{LatencyResult, LatencyRow, SCHEMA};
+use crate::bench::core::Stall;
+use crate::bench::core::watchdog::{Roster, Watched, run_threads, this_thread, watch_run};
 use crate::child::{Group, last_message};
+use crate::sys::task::Task;
 use crate::sys::{NoiseProbe, ResourceUsage, RunNoise, SystemFacts, UsageOf, getrusage, pipe};
 use crate::units::Size;
 
-/// Pinger and ponger as two threads of this process.
+/// Pinger and ponger as two threads of this process, watched: a run
+/// whose side stalls returns the stall at once
+/// (`core::watchdog::run_threads`).
 impl Runner<PingJob> for Threads {
     fn run(&mut self, job: &PingJob) -> io::Result<TripRun> {
-        let (a_to_b, b_to_a) = (pipe()?, pipe()?);
-        let (pinger_cpu, ponger_cpu) = job.placement.cpus();
-        let (config, exchange) = (&job.ping, job.ping.exchange);
-        std::thread::scope(|s| {
-            // Each side owns its ends, so they close when it returns: a
-            // side that fails ends the other one instead of hanging it.
-            let ponger = s.spawn(move || {
-                pin(ponger_cpu, "ponger")?;
-                pong(a_to_b.read, b_to_a.write, &exchange)
-            });
-            let pinger = s.spawn(move || {
-                pin(pinger_cpu, "pinger")?;
-                ping(a_to_b.write, b_to_a.read, config)
-            });
-            let panicked = |who: &str| io::Error::other(format!("the {who} thread panicked"));
-            let pinged = pinger.join().map_err(|_| panicked("pinger"))?;
-            let served = ponger.join().map_err(|_| panicked("ponger"))?;
-            // The ponger's error is the cause when both failed.
-            let (run, served) = (pinged?, served?);
-            let sent = run.warmup_round_trips + run.round_trips;
-            if served != sent {
-                return Err(io::Error::other(format!(
-                    "the ponger served {served} round trips, the pinger made {sent}"
-                )));
-            }
-            Ok(run)
-        })
+        let job = *job;
+        match run_threads(job.stall_timeout, move |roster| in_threads(&job, roster)) {
+            Ok(ran) => ran,
+            Err(RunError::Stalled(stall)) => Err(stall.into_io()),
+            Err(e) => Err(io::Error::other(e.to_string())),
+        }
     }
+}
+
+fn in_threads(job: &PingJob, roster: &Roster) -> io::Result<TripRun> {
+    let (a_to_b, b_to_a) = (pipe()?, pipe()?);
+    let (pinger_cpu, ponger_cpu) = job.placement.cpus();
+    let (config, exchange) = (&job.ping, job.ping.exchange);
+    // Both sides enlist with the watchdog before either starts.
+    let enlisted = &Barrier::new(3);
+    std::thread::scope(|s| {
+        // Each side owns its ends, so they close when it returns: a
+        // side that fails ends the other one instead of hanging it.
+        let ponger = s.spawn(move || {
+            roster.enlist("the ponger".into());
+            enlisted.wait();
+            pin(ponger_cpu, "ponger")?;
+            pong(a_to_b.read, b_to_a.write, &exchange)
+        });
+        let pinger = s.spawn(move || {
+            roster.enlist("the pinger".into());
+            enlisted.wait();
+            pin(pinger_cpu, "pinger")?;
+            ping(a_to_b.write, b_to_a.read, config)
+        });
+        enlisted.wait();
+        let watching = roster.watch();
+        let panicked = |who: &str| io::Error::other(format!("the {who} thread panicked"));
+        let pinged = pinger.join().map_err(|_| panicked("pinger"))?;
+        let served = ponger.join().map_err(|_| panicked("ponger"))?;
+        watching?;
+        // The ponger's error is the cause when both failed.
+        let (run, served) = (pinged?, served?);
+        let sent = run.warmup_round_trips + run.round_trips;
+        if served != sent {
+            return Err(io::Error::other(format!(
+                "the ponger served {served} round trips, the pinger made {sent}"
+            )));
+        }
+        Ok(run)
+    })
 }
 
 /// How long a ponger may take to exit once the pinger is done.
@@ -76,14 +100,29 @@ impl Runner<PingJob> for Processes {
         // Close our copies of the child's ends, so that each side sees the
         // other one go.
         drop(cmd);
-        let pinged = std::thread::scope(|s| {
-            s.spawn(move || {
+        let ponger = Watched {
+            label: "the ponger".into(),
+            task: Task::process(group.child(child).id()),
+        };
+        let (pinger_is, pinger_tid) = mpsc::channel();
+        let (pinged, watch) = std::thread::scope(|s| {
+            let pinger = s.spawn(move || {
+                let _ = pinger_is.send(this_thread("the pinger"));
                 pin(pinger_cpu, "pinger")?;
                 ping(a_to_b.write, b_to_a.read, config)
-            })
-            .join()
-            .unwrap_or_else(|_| Err(io::Error::other("the pinger thread panicked")))
+            });
+            // A stalled side: the ponger is killed, and the pinger's
+            // next read or write fails.
+            let tasks = [Some(ponger), pinger_tid.recv().ok()];
+            let watch = watch_run(tasks.into_iter().flatten().collect(), job.stall_timeout);
+            let pinged = pinger
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("the pinger thread panicked")));
+            (pinged, watch)
         });
+        if let Some(stall) = watch?.finish() {
+            return Err(stall.into_io());
+        }
         // It exits on end of file; the ponger's error is the cause when
         // both failed.
         let ended = group.finish(child, PONGER_EXIT_TIMEOUT);
@@ -105,6 +144,7 @@ impl Runner<PingJob> for Processes {
                 Err(io::Error::new(io::ErrorKind::Unsupported, why))
             }
             (Some(RunError::Failed(why)), _) => Err(io::Error::other(why)),
+            (Some(RunError::Stalled(stall)), _) => Err(io::Error::other(stall.to_string())),
             (None, "") => Err(io::Error::other(match ended.status {
                 Some(status) => format!("the ponger failed ({status})"),
                 None => "cannot wait for the ponger".to_string(),
@@ -196,15 +236,19 @@ pub fn run_latency(
                 },
             },
             placement: config.placement,
+            stall_timeout: config.stall_timeout,
         };
         let (probe, before) = (NoiseProbe::start(), usage());
         let mut run = runner.run(&job).map_err(|e| {
+            if let Some(stall) = Stall::of_io(&e) {
+                return RunError::Stalled(Box::new(stall.clone()));
+            }
             let err = RunError::from_io(&e);
             let (_, why) = err.status();
             let why = format!("{size}-byte messages: {why}");
             match err {
                 RunError::Unavailable(_) => RunError::Unavailable(why),
-                RunError::Failed(_) => RunError::Failed(why),
+                RunError::Failed(_) | RunError::Stalled(_) => RunError::Failed(why),
             }
         })?;
         let p50 = run.rtt_ns.p50 as f64;
@@ -225,14 +269,16 @@ pub fn run_latency(
             !(schedule.interrupted && runs.is_empty() && outcome.status == Status::Ok)
         })
         .map(|((&size, outcome), runs)| {
-            LatencyRow::of(
+            let mut row = LatencyRow::of(
                 size,
                 outcome.status,
                 outcome.reason,
                 outcome.series,
                 runs,
                 ends,
-            )
+            );
+            row.stall = outcome.stall;
+            row
         })
         .collect();
     let mut header = Header::new(SCHEMA, system);
@@ -327,6 +373,7 @@ mod tests {
                 writer_cpu: 0,
                 reader_cpu: 1,
             },
+            stall_timeout: crate::bench::core::DEFAULT_STALL_TIMEOUT,
             warmup_rule: crate::bench::core::Warmup::exactly(1),
         }
     }
