@@ -305,6 +305,7 @@ pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
         },
         cache: cache_dir(),
         work: work.path.clone(),
+        keep: !work.remove,
         bootstrap: Bootstrap::default(),
     };
     let bar = crate::progress::bar(args.rounds * 2);

@@ -76,6 +76,8 @@ pub struct KernelsConfig {
     /// Where each boot's console and results are written while it runs
     /// (a directory of its own, made and removed by the caller).
     pub work: PathBuf,
+    /// Whether `work` is kept: the result names its files only then.
+    pub keep: bool,
     /// How the pooled runs are compared.
     pub bootstrap: Bootstrap,
 }
@@ -330,8 +332,8 @@ pub fn run_kernels(
                 accel,
                 init_s: booted.init_s,
                 total_s: booted.total_s,
-                dir,
-                files,
+                dir: config.keep.then_some(dir),
+                files: if config.keep { files } else { Vec::new() },
             });
         }
     }

@@ -38,9 +38,11 @@ pub struct BootRecord {
     pub init_s: f64,
     /// Seconds from qemu's start to its end.
     pub total_s: f64,
-    /// Its console, results and qemu's messages.
-    pub dir: PathBuf,
-    /// Each measurement's result, as the guest wrote it.
+    /// Its console, results and qemu's messages (kept with `--out`
+    /// only).
+    pub dir: Option<PathBuf>,
+    /// Each measurement's result, as the guest wrote it (kept with
+    /// `--out` only).
     pub files: Vec<PathBuf>,
 }
 
