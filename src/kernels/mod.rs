@@ -340,7 +340,13 @@ pub fn run_kernels(
     let mut measured = Vec::new();
     for (measurement, [a, b]) in config.measurements.iter().zip(docs) {
         let comparison: Comparison = compare_pooled(&a, "A", &b, "B", &config.bootstrap)?;
-        measured.push(MeasuredPair::new(measurement.clone(), &a, &b, comparison));
+        measured.push(MeasuredPair::new(
+            accel == Accel::Tcg,
+            measurement.clone(),
+            &a,
+            &b,
+            comparison,
+        ));
     }
     Ok(KernelsResult::new(config, accel, boots, measured))
 }

@@ -14,6 +14,10 @@ use crate::sys::SystemFacts;
 /// The format of the document.
 pub const SCHEMA: &str = "pipespeed.kernels/1";
 
+/// The first line of a table measured under TCG.
+pub const EMULATED: &str =
+    "EMULATED (qemu's TCG): tens of times slower and noisier than the machine";
+
 /// One kernel compared.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Kernel {
@@ -63,8 +67,10 @@ pub struct MeasuredPair {
 }
 
 impl MeasuredPair {
-    /// Both kernels' results of `measurement` and their comparison.
+    /// Both kernels' results of `measurement` and their comparison;
+    /// `emulated`: measured under TCG, which the table's first line says.
     pub fn new(
+        emulated: bool,
         measurement: Measurement,
         a: &[Document],
         b: &[Document],
@@ -79,7 +85,10 @@ impl MeasuredPair {
         MeasuredPair {
             a: pooled_rows(a),
             b: pooled_rows(b),
-            lkml: render::lkml(&comparison),
+            lkml: match emulated {
+                true => format!("{EMULATED}\n{}", render::lkml(&comparison)),
+                false => render::lkml(&comparison),
+            },
             measurement,
             comparison,
         }
