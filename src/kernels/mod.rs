@@ -13,6 +13,7 @@
 //! under TCG are marked emulated everywhere, as they are many times slower
 //! and noisier than the machine's.
 
+mod console;
 pub(crate) mod initramfs;
 pub mod qemu;
 pub mod result;

@@ -1,0 +1,141 @@
+//! What a boot leaves to read: its console, read line by line as it
+//! grows, and the results the guest framed on the second serial port (or
+//! in the boot's directory, under virtme-ng).
+
+use std::fs;
+use std::io::{Read as _, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use super::initramfs::{BEGIN, END};
+use super::qemu::{BootError, GuestResult};
+
+/// The console file, read as it grows.
+pub(super) struct Console {
+    path: PathBuf,
+    offset: u64,
+    partial: String,
+    last: String,
+}
+
+impl Console {
+    pub(super) fn new(path: PathBuf) -> Console {
+        Console {
+            path,
+            offset: 0,
+            partial: String::new(),
+            last: String::new(),
+        }
+    }
+
+    /// The whole lines written since the last call.
+    pub(super) fn new_lines(&mut self) -> Vec<String> {
+        let Ok(mut file) = fs::File::open(&self.path) else {
+            return Vec::new();
+        };
+        let mut bytes = Vec::new();
+        if file.seek(SeekFrom::Start(self.offset)).is_err() || file.read_to_end(&mut bytes).is_err()
+        {
+            return Vec::new();
+        }
+        self.offset += bytes.len() as u64;
+        self.partial.push_str(&String::from_utf8_lossy(&bytes));
+        let mut lines = Vec::new();
+        while let Some(end) = self.partial.find('\n') {
+            let line: String = self.partial.drain(..=end).collect();
+            let line = clean(&line);
+            if !line.is_empty() {
+                self.last.clone_from(&line);
+            }
+            lines.push(line);
+        }
+        lines
+    }
+
+    /// The last line that was not empty, or what follows it unfinished.
+    pub(super) fn last(&mut self) -> String {
+        self.new_lines();
+        let partial = clean(&self.partial);
+        match (partial.is_empty(), self.last.is_empty()) {
+            (false, _) => partial,
+            (true, false) => self.last.clone(),
+            (true, true) => "(nothing)".into(),
+        }
+    }
+}
+
+/// A console line without its line end and control characters.
+pub(super) fn clean(line: &str) -> String {
+    line.chars()
+        .filter(|c| !c.is_control())
+        .collect::<String>()
+        .trim()
+        .to_string()
+}
+
+pub(super) fn last_line(text: &str) -> Option<&str> {
+    text.lines().map(str::trim).rfind(|l| !l.is_empty())
+}
+
+/// The results in the second serial port's file.
+pub(super) fn read_results(path: &Path) -> Result<Vec<GuestResult>, BootError> {
+    let text = fs::read_to_string(path).map_err(|e| BootError::Read {
+        file: path.display().to_string(),
+        cause: crate::quote::strerror(&e),
+    })?;
+    Ok(parse_results(&text))
+}
+
+/// `BEGIN NAME STATUS`, the JSON, `END NAME`, for each measurement.
+fn parse_results(text: &str) -> Vec<GuestResult> {
+    let mut out = Vec::new();
+    let mut current: Option<GuestResult> = None;
+    for line in text.lines() {
+        let line = line.trim_end_matches('\r');
+        if let Some(rest) = line.strip_prefix(BEGIN) {
+            let mut words = rest.split_whitespace();
+            let name = words.next().unwrap_or_default().to_string();
+            let status = words.next().and_then(|s| s.parse().ok()).unwrap_or(-1);
+            current = Some(GuestResult {
+                name,
+                status,
+                json: String::new(),
+            });
+        } else if line.starts_with(END) {
+            out.extend(current.take());
+        } else if let Some(r) = current.as_mut() {
+            r.json.push_str(line);
+            r.json.push('\n');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_are_read_from_their_frames() {
+        let text = format!(
+            "{BEGIN} contend 0\r\n{{\"a\": 1}}\r\n\r\n{END} contend\r\n\
+             {BEGIN} contend-pressure 1\n\n{END} contend-pressure\n\
+             {BEGIN} cut 0\n{{\"b\""
+        );
+        let results = parse_results(&text);
+        assert_eq!(results.len(), 2, "an unfinished frame is no result");
+        assert_eq!(results[0].name, "contend");
+        assert_eq!(results[0].status, 0);
+        assert_eq!(results[0].json.trim(), "{\"a\": 1}");
+        assert_eq!((results[1].status, results[1].json.trim()), (1, ""));
+    }
+
+    #[test]
+    fn console_lines_lose_their_control_characters() {
+        assert_eq!(
+            clean("[    7.02] reboot: Power down\r\n"),
+            "[    7.02] reboot: Power down"
+        );
+        assert_eq!(last_line("a\n\nb\n\n"), Some("b"));
+        assert_eq!(last_line("\n"), None);
+    }
+}
