@@ -353,12 +353,19 @@ pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
     bar.finish_and_clear();
     let result = match outcome {
         Ok(result) => result,
-        Err(KernelsError::Boot {
-            cause: pipespeed::kernels::BootError::Interrupted,
-            ..
-        }) => {
-            let status = crate::interrupted_status(0, "boot", "qemu");
-            return Ok(status.unwrap_or(ExitCode::from(130)));
+        // Stopped by a signal, whatever it broke (a boot, busybox cpio):
+        // qemu is killed, the work directory goes with `work`.
+        Err(_) if pipespeed::sys::process::interrupted().is_some() => {
+            let signal = pipespeed::sys::process::interrupted().unwrap_or(2);
+            let kept = match work.remove {
+                true => "the work directory removed".to_string(),
+                false => format!("the boots' files kept in {}", work.path.display()),
+            };
+            eprintln!(
+                "pipespeed: kernels: interrupted by {}: qemu killed, no table printed, {kept}",
+                pipespeed::sys::process::signal_name(signal)
+            );
+            return Ok(ExitCode::from((128 + signal).clamp(0, 255) as u8));
         }
         Err(err @ KernelsError::Missing { .. }) => {
             eprintln!("pipespeed: kernels: {err}");
