@@ -61,9 +61,9 @@ pub(crate) struct Watched {
 pub struct Stall {
     /// The stall timeout, in seconds.
     pub timeout_s: f64,
-    /// Every task of the run still alive, longest without progress
-    /// first (of those as long, a stopped one or one in `D` first): the
-    /// first is the one that stalled.
+    /// Every task of the run still alive: a stopped one (`T`) or one in
+    /// `D` first, then the longest without progress; the first is the
+    /// one named as stalled.
     pub tasks: Vec<StalledTask>,
 }
 
@@ -310,9 +310,11 @@ impl Drop for Watch {
     }
 }
 
-/// Where every task still alive is, longest without progress first; of
-/// tasks that stood still as long, a stopped one (`T`) or one in
-/// uninterruptible sleep (`D`) first: the others sleep waiting for it.
+/// Where every task still alive is: a stopped one (`T`) or one in
+/// uninterruptible sleep (`D`) first, since the others, asleep, wait for
+/// it (it may have stopped after they began to wait: a ponger stopped
+/// while the pinger waited for its first answer); then by time without
+/// progress, longest first.
 fn dump(tasks: &[Watched], progress: &Progress, timeout: Duration, now: Instant) -> Stall {
     let mut read: Vec<(Duration, StalledTask)> = (0..tasks.len())
         .filter_map(|i| {
@@ -324,7 +326,7 @@ fn dump(tasks: &[Watched], progress: &Progress, timeout: Duration, now: Instant)
         let state = t.state.as_deref().and_then(|s| s.chars().next());
         !matches!(state, Some('T' | 't' | 'D'))
     };
-    read.sort_by_key(|(idle, t)| (std::cmp::Reverse(*idle), waits(t)));
+    read.sort_by_key(|(idle, t)| (waits(t), std::cmp::Reverse(*idle)));
     Stall {
         timeout_s: timeout.as_secs_f64(),
         tasks: read.into_iter().map(|(_, t)| t).collect(),

@@ -2,6 +2,7 @@
 //! processes (what `pipespeed write | pipespeed read` does, as in the
 //! blog, run as [workers](super::super::worker)); and the same run with
 //! each end under `perf record` for `bench --profile`.
+use crate::bench::core::watchdog::{Watch, watch_processes};
 use crate::bench::core::{Placement, RunError};
 
 use std::path::{Path, PathBuf};
@@ -52,6 +53,10 @@ pub struct ProcessExecutor {
     /// perf for [`Runner::profile`], or why there is none; `None`: look
     /// for it on `PATH` at the first profile.
     pub perf: Option<Result<Perf, String>>,
+    /// How long an end may go without progress before the watchdog
+    /// fails its run (`bench::core::watchdog`; not under `perf record`,
+    /// which waits for its end without progress of its own).
+    pub stall_timeout: Duration,
     /// What [`check_vmsplice`] found, for buffers on small pages and on
     /// huge pages: checked once per run of the ladder.
     copy_checks: [Option<CopyCheck>; 2],
@@ -63,6 +68,7 @@ impl ProcessExecutor {
         ProcessExecutor {
             exe,
             perf: None,
+            stall_timeout: crate::bench::core::DEFAULT_STALL_TIMEOUT,
             copy_checks: [None, None],
         }
     }
@@ -163,7 +169,7 @@ impl ProcessExecutor {
         let reader = reader.command(&self.exe);
         let probe = NoiseProbe::start();
         let before = getrusage(UsageOf::Children).ok();
-        let report = pipe(writer, reader)?;
+        let report = pipe(writer, reader, Some(self.stall_timeout))?;
         let usage = match (before, getrusage(UsageOf::Children)) {
             (Some(before), Ok(after)) => Some(after.since(&before)),
             _ => None,
@@ -207,8 +213,9 @@ impl ProcessExecutor {
         let mut reader = perf.record(&data[1], &name_link(&self.exe, dir, PROFILE_NAMES[1]));
         reader.args(reader_end.args());
         let command = format!("{} | {}", command_line(&writer), command_line(&reader));
-        if let Err(RunError::Unavailable(why) | RunError::Failed(why)) = pipe(writer, reader) {
-            return Profile::failed(why, Some(command));
+        // No watchdog: perf waits for its end, making no progress itself.
+        if let Err(err) = pipe(writer, reader, None) {
+            return Profile::failed(err.status().1, Some(command));
         }
         let mut reports = Vec::new();
         for file in &data {
@@ -252,10 +259,38 @@ pub fn name_link(exe: &Path, dir: &Path, name: &str) -> PathBuf {
 /// checks the run: an end that reports what it could not do typed
 /// ([`RunError::from_worker`]) makes the run unavailable (or failed) for
 /// that reason; a reader that fails without saying so, or that saw its
-/// input end early, makes it failed, in its last words.
-fn pipe(mut writer: Command, mut reader: Command) -> Result<ReadReport, RunError> {
-    let failed = |e: std::io::Error| RunError::Failed(crate::quote::strerror(&e));
+/// input end early, makes it failed, in its last words. With a
+/// `stall_timeout`, an end that makes no progress for that long is
+/// killed with the other, and the run's error is the stall.
+fn pipe(
+    writer: Command,
+    reader: Command,
+    stall_timeout: Option<Duration>,
+) -> Result<ReadReport, RunError> {
     let mut group = Group::new();
+    let (w, r) = start(&mut group, writer, reader)?;
+    let watch = match stall_timeout {
+        Some(timeout) => {
+            let (writer, reader) = (group.child(w).id(), group.child(r).id());
+            let ends = vec![("the writer".into(), writer), ("the reader".into(), reader)];
+            Some(watch_processes(ends, timeout).map_err(|e| RunError::from_io(&e))?)
+        }
+        None => None,
+    };
+    let checked = check(&mut group, w, r);
+    match watch.and_then(Watch::finish) {
+        Some(stall) => Err(RunError::Stalled(Box::new(stall))),
+        None => checked,
+    }
+}
+
+/// Starts `writer | reader` in `group`: their indexes.
+fn start(
+    group: &mut Group,
+    mut writer: Command,
+    mut reader: Command,
+) -> Result<(usize, usize), RunError> {
+    let failed = |e: std::io::Error| RunError::Failed(crate::quote::strerror(&e));
     writer
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -276,6 +311,11 @@ fn pipe(mut writer: Command, mut reader: Command) -> Result<ReadReport, RunError
     // The reader's command holds our copy of the pipe's read end: closed
     // now, the writer sees EPIPE once the reader is done.
     drop(reader);
+    Ok((w, r))
+}
+
+/// The run of the writer `w` and the reader `r` of `group`, checked.
+fn check(group: &mut Group, w: usize, r: usize) -> Result<ReadReport, RunError> {
     let out = group.output(r);
     let writer = group.finish(w, WRITER_EXIT_TIMEOUT);
     let out =
