@@ -84,12 +84,25 @@ fn stop_a_worker(args: &[&str], role: &str, json: &Path) -> (ExitStatus, Duratio
         .unwrap();
     let mut reaper = Reaper(child, None);
     let parent = reaper.0.id();
-    let pid = wait_until(role, Duration::from_secs(60), || worker(parent, role));
-    Command::new("kill")
-        .args(["-STOP", &pid.to_string()])
-        .status()
-        .unwrap();
-    reaper.1 = Some(pid);
+    // A worker found may end before the signal (a short warm-up run):
+    // then the next one is stopped.
+    let pid = wait_until(role, Duration::from_secs(60), || {
+        let pid = worker(parent, role)?;
+        Command::new("kill")
+            .args(["-STOP", &pid.to_string()])
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        reaper.1 = Some(pid);
+        for _ in 0..100 {
+            match state(pid) {
+                Some(s) if s.starts_with('T') => return Some(pid),
+                Some(_) => std::thread::sleep(Duration::from_millis(10)),
+                None => return None,
+            }
+        }
+        None
+    });
     let stopped = Instant::now();
     let status = wait_until("the command to end", Duration::from_secs(60), || {
         reaper.0.try_wait().unwrap()
@@ -226,6 +239,68 @@ fn bench_a_writer_stopped_with_sigstop_fails_the_rung_naming_it_and_its_state() 
     let tasks = rung["stall"]["tasks"].as_array().unwrap();
     assert!(
         tasks.iter().any(|t| t["label"] == "the reader"),
+        "{tasks:?}"
+    );
+}
+
+#[test]
+fn ipc_a_sender_stopped_with_sigstop_fails_the_row_naming_it_and_its_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let args = [
+        "ipc",
+        "--mechanisms",
+        "pipe",
+        "--sizes",
+        "64K",
+        "--metrics",
+        "throughput",
+        "--bytes",
+        "1T",
+        "--runs",
+        "1",
+        "--warmup-runs",
+        "1",
+    ];
+    let (status, took, stderr, doc) = stop_a_worker(&args, "sender", &json);
+    assert!(took < Duration::from_secs(30), "took {took:?}: {stderr}");
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    let row = &doc["rows"][0]["throughput"];
+    let reason = row["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("the ipc sender stalled: ") && reason.contains("state T (stopped)"),
+        "{reason}"
+    );
+    check_stall(row, "the ipc sender");
+}
+
+#[test]
+fn ipc_a_ponger_stopped_with_sigstop_fails_the_round_trips_naming_it_and_its_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let args = [
+        "ipc",
+        "--mechanisms",
+        "pipe",
+        "--sizes",
+        "64",
+        "--metrics",
+        "latency",
+        "--duration",
+        "60",
+        "--runs",
+        "1",
+        "--warmup-runs",
+        "1",
+    ];
+    let (status, took, stderr, doc) = stop_a_worker(&args, "ponger", &json);
+    assert!(took < Duration::from_secs(30), "took {took:?}: {stderr}");
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    let row = &doc["rows"][0]["latency"];
+    check_stall(row, "the ipc ponger");
+    let tasks = row["stall"]["tasks"].as_array().unwrap();
+    assert!(
+        tasks.iter().any(|t| t["label"] == "the ipc pinger"),
         "{tasks:?}"
     );
 }
