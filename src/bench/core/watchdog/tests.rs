@@ -6,6 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::process::{Pid, Signal, kill_process};
 
+use super::super::outcome::RunError;
+use super::threads::lock;
 use super::*;
 
 fn counters(cpu: u64, switches: u64) -> Option<Counters> {
