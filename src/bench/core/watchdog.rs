@@ -207,21 +207,31 @@ impl Drop for Watch {
 /// while the pinger waited for its first answer); then by time without
 /// progress, longest first.
 fn dump(tasks: &[Watched], progress: &Progress, timeout: Duration, now: Instant) -> Stall {
-    let mut read: Vec<(Duration, StalledTask)> = (0..tasks.len())
+    let mut read: Vec<StalledTask> = (0..tasks.len())
         .filter_map(|i| {
             let idle = progress.idle(i, now)?;
-            Some((idle, read_task(&tasks[i], idle)))
+            Some(read_task(&tasks[i], idle))
         })
         .collect();
+    order(&mut read);
+    Stall {
+        timeout_s: timeout.as_secs_f64(),
+        tasks: read,
+    }
+}
+
+/// A stopped task (`T`, `t`) or one in uninterruptible sleep (`D`)
+/// first, then the longest without progress.
+fn order(tasks: &mut [StalledTask]) {
     let waits = |t: &StalledTask| {
         let state = t.state.as_deref().and_then(|s| s.chars().next());
         !matches!(state, Some('T' | 't' | 'D'))
     };
-    read.sort_by_key(|(idle, t)| (waits(t), std::cmp::Reverse(*idle)));
-    Stall {
-        timeout_s: timeout.as_secs_f64(),
-        tasks: read.into_iter().map(|(_, t)| t).collect(),
-    }
+    tasks.sort_by(|a, b| {
+        (waits(a), b.no_progress_s)
+            .partial_cmp(&(waits(b), a.no_progress_s))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
 }
 
 /// Watches worker processes `workers` (with their labels); on a stall,
