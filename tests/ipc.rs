@@ -42,6 +42,7 @@ fn config(mechanisms: &[Mechanism], sizes: &[usize], placement: Placement) -> Ip
         verify: true,
         seed: 1,
         warmup_rule: pipespeed::bench::core::Warmup::exactly(1),
+        stall_timeout: pipespeed::bench::core::DEFAULT_STALL_TIMEOUT,
     }
 }
 

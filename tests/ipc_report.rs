@@ -227,6 +227,7 @@ fn fixture() -> IpcResult {
             verify: false,
             seed: 7,
             warmup_rule: pipespeed::bench::core::Warmup::exactly(1),
+            stall_timeout: pipespeed::bench::core::DEFAULT_STALL_TIMEOUT,
         },
         noise: Some(NoiseSummary {
             runs: 48,

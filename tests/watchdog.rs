@@ -84,12 +84,25 @@ fn stop_a_worker(args: &[&str], role: &str, json: &Path) -> (ExitStatus, Duratio
         .unwrap();
     let mut reaper = Reaper(child, None);
     let parent = reaper.0.id();
-    let pid = wait_until(role, Duration::from_secs(60), || worker(parent, role));
-    Command::new("kill")
-        .args(["-STOP", &pid.to_string()])
-        .status()
-        .unwrap();
-    reaper.1 = Some(pid);
+    // A worker found may end before the signal (a short warm-up run):
+    // then the next one is stopped.
+    let pid = wait_until(role, Duration::from_secs(60), || {
+        let pid = worker(parent, role)?;
+        Command::new("kill")
+            .args(["-STOP", &pid.to_string()])
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        reaper.1 = Some(pid);
+        for _ in 0..100 {
+            match state(pid) {
+                Some(s) if s.starts_with('T') => return Some(pid),
+                Some(_) => std::thread::sleep(Duration::from_millis(10)),
+                None => return None,
+            }
+        }
+        None
+    });
     let stopped = Instant::now();
     let status = wait_until("the command to end", Duration::from_secs(60), || {
         reaper.0.try_wait().unwrap()
@@ -103,17 +116,18 @@ fn stop_a_worker(args: &[&str], role: &str, json: &Path) -> (ExitStatus, Duratio
     (status, took, stderr, doc)
 }
 
-/// The stall record of row `row` of `doc`, checked: the stopped worker
-/// first, in state T.
-fn check_stall(doc: &Value, row: usize, label: &str) {
-    let r = &doc["rows"][row];
+/// The stall record of row `r`, checked: the stopped worker first, in
+/// state T.
+fn check_stall(r: &Value, label: &str) {
     assert_eq!(r["status"], "failed", "{r}");
     let stall = &r["stall"];
     assert_eq!(stall["timeout_s"], 1.0, "{stall}");
     let first = &stall["tasks"][0];
     assert_eq!(first["label"], label, "{stall}");
     assert_eq!(first["state"], "T (stopped)", "{stall}");
-    assert!(first["no_progress_s"].as_f64().unwrap() >= 1.0, "{stall}");
+    // Named first because stopped, it may have stopped after the others
+    // began to wait for it.
+    assert!(first["no_progress_s"].as_f64().unwrap() > 0.0, "{stall}");
     assert!(first["pid"].as_u64().is_some(), "{stall}");
     // Root reads the stack; anyone else is told why not.
     let unreadable = first["stack_unreadable"].as_str();
@@ -149,7 +163,7 @@ fn contend_a_worker_process_stopped_with_sigstop_fails_the_run_naming_it_and_its
             && line.contains("state T (stopped)"),
         "{stderr}"
     );
-    check_stall(&doc, 0, "writer 0");
+    check_stall(&doc["rows"][0], "writer 0");
     // The reader, which waits for it, is in the dump too.
     let tasks = doc["rows"][0]["stall"]["tasks"].as_array().unwrap();
     assert!(tasks.iter().any(|t| t["label"] == "reader 0"), "{tasks:?}");
@@ -177,11 +191,116 @@ fn latency_a_ponger_stopped_with_sigstop_fails_the_size_naming_it_and_its_state(
         stderr.contains("the ponger stalled: ") && stderr.contains("state T (stopped)"),
         "{stderr}"
     );
-    check_stall(&doc, 0, "the ponger");
+    check_stall(&doc["rows"][0], "the ponger");
     // The pinger, a thread of the command, waits for it: in the dump too.
     let tasks = doc["rows"][0]["stall"]["tasks"].as_array().unwrap();
     assert!(
         tasks.iter().any(|t| t["label"] == "the pinger"),
+        "{tasks:?}"
+    );
+}
+
+#[test]
+fn bench_a_writer_stopped_with_sigstop_fails_the_rung_naming_it_and_its_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let args = [
+        "bench",
+        // memcpy is measured, so a result file is written.
+        "--rungs",
+        "memcpy,write-read",
+        "--bytes",
+        "4G",
+        "--runs",
+        "1",
+        "--warmup-runs",
+        "1",
+        "--placement-runs",
+        "0",
+        // One placement: the rung is not run again in another.
+        "--no-pin",
+    ];
+    let (status, took, stderr, doc) = stop_a_worker(&args, "writer", &json);
+    assert!(took < Duration::from_secs(30), "took {took:?}: {stderr}");
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("1 of 2 rungs failed: write-read"),
+        "{stderr}"
+    );
+    let rungs = doc["rungs"].as_array().unwrap();
+    let rung = rungs.iter().find(|r| r["name"] == "write-read").unwrap();
+    // The table (stdout) and the JSON say why.
+    let reason = rung["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("the writer stalled: ") && reason.contains("state T (stopped)"),
+        "{reason}"
+    );
+    check_stall(rung, "the writer");
+    let tasks = rung["stall"]["tasks"].as_array().unwrap();
+    assert!(
+        tasks.iter().any(|t| t["label"] == "the reader"),
+        "{tasks:?}"
+    );
+}
+
+#[test]
+fn ipc_a_sender_stopped_with_sigstop_fails_the_row_naming_it_and_its_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let args = [
+        "ipc",
+        "--mechanisms",
+        "pipe",
+        "--sizes",
+        "64K",
+        "--metrics",
+        "throughput",
+        "--bytes",
+        "1T",
+        "--runs",
+        "1",
+        "--warmup-runs",
+        "1",
+    ];
+    let (status, took, stderr, doc) = stop_a_worker(&args, "sender", &json);
+    assert!(took < Duration::from_secs(30), "took {took:?}: {stderr}");
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    let row = &doc["rows"][0]["throughput"];
+    let reason = row["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("the ipc sender stalled: ") && reason.contains("state T (stopped)"),
+        "{reason}"
+    );
+    check_stall(row, "the ipc sender");
+}
+
+#[test]
+fn ipc_a_ponger_stopped_with_sigstop_fails_the_round_trips_naming_it_and_its_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let args = [
+        "ipc",
+        "--mechanisms",
+        "pipe",
+        "--sizes",
+        "64",
+        "--metrics",
+        "latency",
+        "--duration",
+        "60",
+        "--runs",
+        "1",
+        "--warmup-runs",
+        "1",
+    ];
+    let (status, took, stderr, doc) = stop_a_worker(&args, "ponger", &json);
+    assert!(took < Duration::from_secs(30), "took {took:?}: {stderr}");
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    let row = &doc["rows"][0]["latency"];
+    check_stall(row, "the ipc ponger");
+    let tasks = row["stall"]["tasks"].as_array().unwrap();
+    assert!(
+        tasks.iter().any(|t| t["label"] == "the ipc pinger"),
         "{tasks:?}"
     );
 }

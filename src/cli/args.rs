@@ -99,6 +99,14 @@ pub struct StallArgs {
     pub stall_timeout: f64,
 }
 
+impl Default for StallArgs {
+    fn default() -> StallArgs {
+        StallArgs {
+            stall_timeout: pipespeed::bench::core::DEFAULT_STALL_TIMEOUT.as_secs_f64(),
+        }
+    }
+}
+
 impl StallArgs {
     /// The timeout, checked by the parser.
     pub fn timeout(&self) -> std::time::Duration {
@@ -136,7 +144,7 @@ pub enum PlacementArg {
 /// `pipespeed bench`.
 #[derive(Debug, Args, Default)]
 #[command(
-    after_help = "Exit status: 0 every rung measured, or unable to run on this machine (said in the table); 1 a rung (or a --zero-copy path) failed (no result file is written when nothing was measured); 2 bad usage or a value outside its range; 3 every rung named with --rungs is unavailable here; 129, 130 or 143 interrupted by SIGHUP, SIGINT, SIGTERM or SIGHUP (the part measured is printed and written, marked interrupted)."
+    after_help = "Exit status: 0 every rung measured, or unable to run on this machine (said in the table); 1 a rung (or a --zero-copy path) failed (an end that made no progress for --stall-timeout: the error and the JSON say where both ends were; no result file is written when nothing was measured); 2 bad usage or a value outside its range; 3 every rung named with --rungs is unavailable here; 129, 130 or 143 interrupted by SIGHUP, SIGINT, SIGTERM or SIGHUP (the part measured is printed and written, marked interrupted)."
 )]
 pub struct BenchArgs {
     /// Rungs to run, comma-separated (default: all).
@@ -214,6 +222,8 @@ pub struct BenchArgs {
     /// 10%; at most 10 a row and 3 s in all; N at most 1000].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub warmup_runs: Option<u64>,
+    #[command(flatten)]
+    pub stall: StallArgs,
     /// Run each rung once more under `perf record -e cpu-clock -g` and
     /// print its top symbols (needs perf, and root or
     /// perf_event_paranoid <= 1).

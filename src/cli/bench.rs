@@ -52,6 +52,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe()
         .context("cannot find the pipespeed binary to run writer and reader")?;
     let mut executor = ProcessExecutor::new(exe.clone());
+    executor.stall_timeout = args.stall.timeout();
     let Some(scan) = &args.scan else {
         let placements = args.placement_runs > 0 && config.rungs.contains(&Rung::WriteRead);
         // The check runs write-read in the placements the ladder did not.

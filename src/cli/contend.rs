@@ -324,6 +324,30 @@ mod tests {
     }
 
     #[test]
+    fn the_stall_timeout_is_checked_against_its_range_and_defaults_to_a_minute() {
+        assert_eq!(config_of(&[]).stall_timeout, Duration::from_secs(60));
+        let c = config_of(&["--stall-timeout", "0.1"]);
+        assert_eq!(c.stall_timeout, Duration::from_millis(100));
+        assert_eq!(
+            config_of(&["--stall-timeout", "86400"])
+                .stall_timeout
+                .as_secs(),
+            86400
+        );
+        for bad in ["0", "0.09", "86401", "-1", "nan", "inf", "x"] {
+            let flag = format!("--stall-timeout={bad}");
+            let argv = ["pipespeed", "contend", flag.as_str()];
+            let err = Cli::try_parse_from(argv).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!(
+                    "'{bad}' is not a stall timeout: give seconds from 0.1 to 86400"
+                )),
+                "{bad}: {err}"
+            );
+        }
+    }
+
+    #[test]
     fn sizes_given_with_sweep_are_kept() {
         let c = config_of(&["--sweep", "--msg-size", "4K", "--pipe-size", "64K"]);
         assert_eq!(c.cells.len(), 9);

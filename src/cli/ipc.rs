@@ -27,7 +27,8 @@ use crate::progress;
                   ponger process, with percentiles. CPU s/GiB is both ends' user and system \
                   time per GiB moved.\n\n\
                   Exit status: 0 measured (rows this machine cannot run say why in the table), \
-                  1 a run failed (bytes lost, an end died: the table says which), 2 bad usage, \
+                  1 a run failed (bytes lost, an end died or made no progress for \
+                  --stall-timeout: the table says which), 2 bad usage, \
                   3 nothing asked for could run here, 129/130/143 interrupted by SIGHUP/SIGINT/SIGTERM \
                   (the runs made are printed and written, marked interrupted)."
 )]
@@ -110,6 +111,8 @@ pub struct IpcArgs {
     /// Write the tables as Markdown to FILE (- for standard output).
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    #[command(flatten)]
+    pub stall: crate::args::StallArgs,
 }
 
 /// `--metrics`.
@@ -168,6 +171,7 @@ fn config(args: &IpcArgs, facts: &SystemFacts) -> anyhow::Result<IpcConfig> {
         verify: args.verify,
         seed: args.seed.unwrap_or_else(crate::bench::clock_seed),
         warmup_rule: crate::bench::warmup_rule(args.warmup_runs),
+        stall_timeout: args.stall.timeout(),
     })
 }
 

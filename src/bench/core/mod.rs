@@ -17,6 +17,7 @@ pub(crate) mod outcome;
 pub(crate) mod placement;
 pub(crate) mod schedule;
 pub(crate) mod series;
+pub(crate) mod stall;
 pub(crate) mod stats;
 pub(crate) mod trust;
 pub(crate) mod watchdog;
@@ -31,9 +32,8 @@ pub use outcome::{Cancel, EXIT_UNSUPPORTED, RunError, Status};
 pub use placement::{Placement, pin};
 pub use schedule::{Outcome, Phase, Plan, Sample, Schedule, Slot, Warmup, schedule};
 pub use series::Series;
+pub use stall::{Stall, StalledTask};
 pub use stats::Shuffler;
 pub use trust::Trust;
-pub use watchdog::{
-    DEFAULT_STALL_TIMEOUT, MAX_STALL_TIMEOUT_S, MIN_STALL_TIMEOUT_S, Stall, StalledTask,
-};
+pub use watchdog::{DEFAULT_STALL_TIMEOUT, MAX_STALL_TIMEOUT_S, MIN_STALL_TIMEOUT_S};
 pub use worker::{RoleSpec, Spawn};

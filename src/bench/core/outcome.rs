@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use super::watchdog::Stall;
+use super::stall::Stall;
 use crate::sys::process::interrupted;
 
 /// Exit status of a command, or of a worker, when the machine cannot do

@@ -18,8 +18,8 @@ use std::time::Instant;
 use super::noise::{Ends, NoiseSummary};
 use super::outcome::{Cancel, RunError, Status};
 use super::series::Series;
+use super::stall::Stall;
 use super::stats::Shuffler;
-use super::watchdog::Stall;
 use crate::sys::RunNoise;
 
 /// A row of a schedule (a rung, a size, a cell; or one metric of a row,

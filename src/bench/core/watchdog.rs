@@ -24,16 +24,12 @@
 //! process alive until the kernel lets it go, and only the report says
 //! so.
 
-use std::fmt;
 use std::io;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
-use super::outcome::RunError;
+pub use super::stall::{Stall, StalledTask};
 use crate::sys::task::{self, Counters, Task};
 
 /// The stall timeout when none is given: a minute. A healthy run makes
@@ -55,128 +51,23 @@ pub(crate) struct Watched {
     pub(crate) task: Task,
 }
 
-/// What a stalled run leaves: where every task of the run was when one
-/// of them had made no progress for the timeout.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Stall {
-    /// The stall timeout, in seconds.
-    pub timeout_s: f64,
-    /// Every task of the run still alive, longest without progress
-    /// first (of those as long, a stopped one or one in `D` first): the
-    /// first is the one that stalled.
-    pub tasks: Vec<StalledTask>,
-}
-
-/// One task of a stalled run, as `/proc` showed it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StalledTask {
-    /// Its name (`writer 0`).
-    pub label: String,
-    /// Its process.
-    pub pid: u32,
-    /// Its thread, for a worker thread (`None`: a worker process).
-    pub tid: Option<u32>,
-    /// Seconds since its CPU time or context switches last changed.
-    pub no_progress_s: f64,
-    /// `status`'s state: `T (stopped)`, `S (sleeping)`, `D (disk sleep)`
-    /// (`None`: it ended while being read).
-    pub state: Option<String>,
-    /// The kernel function it sleeps in (`None`: running, or unreadable).
-    pub wchan: Option<String>,
-    /// The system call it is in, with its first three arguments, or what
-    /// `/proc/PID/syscall` says instead, or why it could not be read.
-    pub syscall: String,
-    /// Its kernel stack (`/proc/PID/stack`), a frame a line; empty when
-    /// unreadable.
-    pub stack: Vec<String>,
-    /// Why the stack could not be read (`unreadable: Permission denied`
-    /// without root); `None` when it was.
-    pub stack_unreadable: Option<String>,
-}
-
-impl StalledTask {
-    fn read(watched: &Watched, no_progress: Duration) -> StalledTask {
-        let at = task::locate(watched.task);
-        let (stack, stack_unreadable) = match at.stack {
-            Ok(frames) => (frames, None),
-            Err(why) => (Vec::new(), Some(why)),
-        };
-        StalledTask {
-            label: watched.label.clone(),
-            pid: watched.task.pid,
-            tid: watched.task.tid,
-            no_progress_s: no_progress.as_secs_f64(),
-            state: at.state,
-            wchan: at.wchan,
-            syscall: at.syscall,
-            stack,
-            stack_unreadable,
-        }
-    }
-
-    /// `state T (stopped), wchan do_signal_stop, syscall read(...)`.
-    fn place(&self) -> String {
-        format!(
-            "state {}, wchan {}, syscall {}",
-            self.state.as_deref().unwrap_or("gone"),
-            self.wchan.as_deref().unwrap_or("none"),
-            self.syscall
-        )
-    }
-
-    /// The stack's functions, innermost first, on one line.
-    fn frames(&self) -> String {
-        if let Some(why) = &self.stack_unreadable {
-            return why.clone();
-        }
-        let names: Vec<&str> = self
-            .stack
-            .iter()
-            .map(|l| {
-                // `[<0>] pipe_read+0x2b0/0x4a0`: the function.
-                let l = l.split_once("] ").map_or(l.as_str(), |(_, f)| f);
-                l.split('+').next().unwrap_or(l)
-            })
-            .take(MESSAGE_FRAMES)
-            .collect();
-        match names.len() {
-            0 => "empty".to_string(),
-            n if n < self.stack.len() => format!("{} <- ...", names.join(" <- ")),
-            _ => names.join(" <- "),
-        }
-    }
-}
-
-/// Frames of a stack the one-line message shows (the JSON has them all).
-const MESSAGE_FRAMES: usize = 6;
-
-impl fmt::Display for Stall {
-    /// One line: `writer 0 stalled: no progress for 2.0 s: state T
-    /// (stopped), wchan do_signal_stop, syscall ...; stack: ...`, then
-    /// where the others were.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Some((first, others)) = self.tasks.split_first() else {
-            return write!(f, "stalled: no progress for {} s", self.timeout_s);
-        };
-        write!(
-            f,
-            "{} stalled: no progress for {:.1} s (--stall-timeout {}): {}; stack: {}",
-            first.label,
-            first.no_progress_s,
-            self.timeout_s,
-            first.place(),
-            first.frames()
-        )?;
-        for t in others {
-            write!(
-                f,
-                "; {} (no progress for {:.1} s): {}",
-                t.label,
-                t.no_progress_s,
-                t.place()
-            )?;
-        }
-        Ok(())
+/// Where `watched` is now, `no_progress` after its last progress.
+fn read_task(watched: &Watched, no_progress: Duration) -> StalledTask {
+    let at = task::locate(watched.task);
+    let (stack, stack_unreadable) = match at.stack {
+        Ok(frames) => (frames, None),
+        Err(why) => (Vec::new(), Some(why)),
+    };
+    StalledTask {
+        label: watched.label.clone(),
+        pid: watched.task.pid,
+        tid: watched.task.tid,
+        no_progress_s: no_progress.as_secs_f64(),
+        state: at.state,
+        wchan: at.wchan,
+        syscall: at.syscall,
+        stack,
+        stack_unreadable,
     }
 }
 
@@ -310,25 +201,37 @@ impl Drop for Watch {
     }
 }
 
-/// Where every task still alive is, longest without progress first; of
-/// tasks that stood still as long, a stopped one (`T`) or one in
-/// uninterruptible sleep (`D`) first: the others sleep waiting for it.
+/// Where every task still alive is: a stopped one (`T`) or one in
+/// uninterruptible sleep (`D`) first, since the others, asleep, wait for
+/// it (it may have stopped after they began to wait: a ponger stopped
+/// while the pinger waited for its first answer); then by time without
+/// progress, longest first.
 fn dump(tasks: &[Watched], progress: &Progress, timeout: Duration, now: Instant) -> Stall {
-    let mut read: Vec<(Duration, StalledTask)> = (0..tasks.len())
+    let mut read: Vec<StalledTask> = (0..tasks.len())
         .filter_map(|i| {
             let idle = progress.idle(i, now)?;
-            Some((idle, StalledTask::read(&tasks[i], idle)))
+            Some(read_task(&tasks[i], idle))
         })
         .collect();
+    order(&mut read);
+    Stall {
+        timeout_s: timeout.as_secs_f64(),
+        tasks: read,
+    }
+}
+
+/// A stopped task (`T`, `t`) or one in uninterruptible sleep (`D`)
+/// first, then the longest without progress.
+fn order(tasks: &mut [StalledTask]) {
     let waits = |t: &StalledTask| {
         let state = t.state.as_deref().and_then(|s| s.chars().next());
         !matches!(state, Some('T' | 't' | 'D'))
     };
-    read.sort_by_key(|(idle, t)| (std::cmp::Reverse(*idle), waits(t)));
-    Stall {
-        timeout_s: timeout.as_secs_f64(),
-        tasks: read.into_iter().map(|(_, t)| t).collect(),
-    }
+    tasks.sort_by(|a, b| {
+        (waits(a), b.no_progress_s)
+            .partial_cmp(&(waits(b), a.no_progress_s))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
 }
 
 /// Watches worker processes `workers` (with their labels); on a stall,
@@ -383,99 +286,8 @@ pub(crate) fn this_thread(label: &str) -> Watched {
     }
 }
 
-/// A stall as the error of a runner whose errors are `io::Error`s (the
-/// latency and ladder jobs'): [`Stall::of_io`] takes it back out.
-impl std::error::Error for Stall {}
-
-impl Stall {
-    /// The stall as an `io::Error`, for a runner that returns those.
-    pub(crate) fn into_io(self) -> io::Error {
-        io::Error::other(self)
-    }
-
-    /// The stall an `io::Error` carries, if it is one.
-    pub(crate) fn of_io(err: &io::Error) -> Option<&Stall> {
-        err.get_ref()?.downcast_ref::<Stall>()
-    }
-}
-
-/// The threads of one run, as they start: each end thread enlists
-/// itself ([`Roster::enlist`]), and the run starts the watchdog on them
-/// once all have ([`Roster::watch`]). See [`run_threads`].
-pub(crate) struct Roster {
-    timeout: Duration,
-    tasks: Mutex<Vec<Watched>>,
-    watch: Mutex<Option<Watch>>,
-    on_stall: Arc<dyn Fn(&Stall) + Send + Sync>,
-}
-
-impl Roster {
-    /// Enlists the calling thread as `label`.
-    pub(crate) fn enlist(&self, label: String) {
-        lock(&self.tasks).push(this_thread(&label));
-    }
-
-    /// Starts watching the threads enlisted so far.
-    pub(crate) fn watch(&self) -> io::Result<()> {
-        let tasks = lock(&self.tasks).clone();
-        let on_stall = self.on_stall.clone();
-        let watch = Watch::start(tasks, self.timeout, move |stall| on_stall(stall))?;
-        *lock(&self.watch) = Some(watch);
-        Ok(())
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A poisoned lock only means an end thread panicked.
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// How a run in threads ended.
-enum Ended<T> {
-    Done(T),
-    Stalled(Stall),
-}
-
-/// Runs `work`, a run whose ends are threads of this process, in a
-/// thread of its own, so that a stall cannot hang the caller: once the
-/// watchdog sees one of the enlisted threads make no progress for
-/// `timeout`, this returns the stall at once. The run's threads are then
-/// left behind, blocked where the dump says: a thread cannot be killed,
-/// and one blocked in a system call returns only when the kernel wakes
-/// it (never, in `D`, or when the wake-up was lost). They end with the
-/// process; until then they hold their own descriptors and nothing of
-/// the caller's.
-pub(crate) fn run_threads<T: Send + 'static>(
-    timeout: Duration,
-    work: impl FnOnce(&Roster) -> T + Send + 'static,
-) -> Result<T, RunError> {
-    let (tx, ended) = mpsc::channel::<Ended<T>>();
-    let stalled = Mutex::new(tx.clone());
-    let roster = Roster {
-        timeout,
-        tasks: Mutex::new(Vec::new()),
-        watch: Mutex::new(None),
-        on_stall: Arc::new(move |stall: &Stall| {
-            let _ = lock(&stalled).send(Ended::Stalled(stall.clone()));
-        }),
-    };
-    std::thread::Builder::new()
-        .name("run".into())
-        .spawn(move || {
-            let out = work(&roster);
-            let watch = lock(&roster.watch).take();
-            // A stall already went to the caller.
-            if watch.and_then(Watch::finish).is_none() {
-                let _ = tx.send(Ended::Done(out));
-            }
-        })
-        .map_err(|e| RunError::from_io(&e))?;
-    match ended.recv() {
-        Ok(Ended::Done(out)) => Ok(out),
-        Ok(Ended::Stalled(stall)) => Err(RunError::Stalled(Box::new(stall))),
-        Err(_) => Err(RunError::Failed("the run's thread panicked".into())),
-    }
-}
+mod threads;
+pub(crate) use threads::{Roster, run_threads};
 
 #[cfg(test)]
 mod tests;

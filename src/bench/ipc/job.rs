@@ -1,6 +1,8 @@
 //! What an `ipc` measurement is asked to do, and the jobs of one run.
 use crate::bench::core::{Placement, RunError};
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
 use super::super::core::harness;
@@ -39,6 +41,14 @@ pub struct IpcConfig {
     /// it was recorded: the default).
     #[serde(default)]
     pub warmup_rule: crate::bench::core::Warmup,
+    /// How long an end may go without progress before the watchdog fails
+    /// its run (not recorded: it changes nothing measured).
+    #[serde(skip, default = "default_stall_timeout")]
+    pub stall_timeout: Duration,
+}
+
+fn default_stall_timeout() -> Duration {
+    crate::bench::core::DEFAULT_STALL_TIMEOUT
 }
 
 /// One throughput run: a sender moves `bytes` in messages of `size` to
@@ -55,6 +65,8 @@ pub struct StreamJob {
     pub verify: bool,
     /// Where the ends run.
     pub placement: Placement,
+    /// How long an end may go without progress (`bench::core::watchdog`).
+    pub stall_timeout: Duration,
 }
 
 /// One latency run: round trips of `size`-byte messages for `seconds`,
@@ -73,6 +85,8 @@ pub struct TripJob {
     pub verify: bool,
     /// Where the ends run.
     pub placement: Placement,
+    /// How long an end may go without progress (`bench::core::watchdog`).
+    pub stall_timeout: Duration,
 }
 
 impl harness::Job for StreamJob {

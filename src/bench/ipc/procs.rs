@@ -9,6 +9,7 @@ use crate::bench::core::{Placement, RunError, pin};
 use std::io;
 use std::os::fd::BorrowedFd;
 use std::process::{Command, Stdio};
+use std::sync::mpsc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -21,7 +22,9 @@ use super::job::{StreamJob, TripJob, one_cpu};
 use super::mechanism::Mechanism;
 use super::record::{StreamRun, TripRun};
 use crate::bench::core::Spawn;
+use crate::bench::core::watchdog::{Watched, this_thread, watch_processes, watch_run};
 use crate::child::{Group, last_message, said};
+use crate::sys::task::Task;
 use crate::sys::{NoiseProbe, ResourceUsage, UsageOf, getrusage};
 use crate::units::GIB;
 
@@ -189,50 +192,18 @@ impl Runner<StreamJob> for Processes {
             .map_err(spawned)?;
         // Only the ends hold the channel now.
         drop((tx, rx));
-        let sent = group.finish(sender, SEND_TIMEOUT);
-        if !sent.success() {
-            // The receiver's words are the cause when it said any: a
-            // receiver that found a wrong byte, or that io_uring refused,
-            // leaves the sender only "the other end is gone".
-            let received = group.finish(receiver, RECEIVER_WORDS_WITHIN);
-            let sender_refused = matches!(
-                RunError::from_worker(&sent.stderr),
-                Some(RunError::Unavailable(_))
-            );
-            if !sender_refused
-                && !received.killed
-                && !received.success()
-                && said(&received.stderr).is_some()
-            {
-                return Err(end_failed(
-                    "ipc receiver",
-                    &received.stderr,
-                    received.status,
-                ));
-            }
-            if sent.killed {
-                return Err(RunError::Failed(format!(
-                    "the ipc sender did not finish within {} s; killed",
-                    SEND_TIMEOUT.as_secs()
-                )));
-            }
-            return Err(end_failed("ipc sender", &sent.stderr, sent.status));
-        }
-        let out = group
-            .output(receiver)
-            .map_err(|e| RunError::Failed(format!("cannot read the ipc receiver: {e}")))?;
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        if !out.status.success() {
-            return Err(end_failed("ipc receiver", &stderr, Some(out.status)));
-        }
-        let got: Received = serde_json::from_slice(&out.stdout)
-            .map_err(|e| RunError::Failed(format!("the ipc receiver's report is not one: {e}")))?;
-        if got.bytes != job.bytes {
-            return Err(RunError::Failed(format!(
-                "{} bytes sent, {} received",
-                job.bytes, got.bytes
-            )));
-        }
+        // An end that makes no progress is killed with the other: the
+        // waits below end, and the stall is the run's error.
+        let ends = vec![
+            ("the ipc receiver".into(), group.child(receiver).id()),
+            ("the ipc sender".into(), group.child(sender).id()),
+        ];
+        let watch = watch_processes(ends, job.stall_timeout).map_err(|e| RunError::from_io(&e))?;
+        let ran = stream_ends(&mut group, sender, receiver, job);
+        let got = match watch.finish() {
+            Some(stall) => return Err(RunError::Stalled(Box::new(stall))),
+            None => ran?,
+        };
         let usage = match (before, getrusage(UsageOf::Children)) {
             (Some(before), Ok(after)) => Some(after.since(&before)),
             _ => None,
@@ -250,6 +221,61 @@ impl Runner<StreamJob> for Processes {
             noise: Some(noise),
         })
     }
+}
+
+/// The rest of a throughput run once both ends run: the sender to its
+/// end, then the receiver and its report.
+fn stream_ends(
+    group: &mut Group,
+    sender: usize,
+    receiver: usize,
+    job: &StreamJob,
+) -> Result<Received, RunError> {
+    let sent = group.finish(sender, SEND_TIMEOUT);
+    if !sent.success() {
+        // The receiver's words are the cause when it said any: a
+        // receiver that found a wrong byte, or that io_uring refused,
+        // leaves the sender only "the other end is gone".
+        let received = group.finish(receiver, RECEIVER_WORDS_WITHIN);
+        let sender_refused = matches!(
+            RunError::from_worker(&sent.stderr),
+            Some(RunError::Unavailable(_))
+        );
+        if !sender_refused
+            && !received.killed
+            && !received.success()
+            && said(&received.stderr).is_some()
+        {
+            return Err(end_failed(
+                "ipc receiver",
+                &received.stderr,
+                received.status,
+            ));
+        }
+        if sent.killed {
+            return Err(RunError::Failed(format!(
+                "the ipc sender did not finish within {} s; killed",
+                SEND_TIMEOUT.as_secs()
+            )));
+        }
+        return Err(end_failed("ipc sender", &sent.stderr, sent.status));
+    }
+    let out = group
+        .output(receiver)
+        .map_err(|e| RunError::Failed(format!("cannot read the ipc receiver: {e}")))?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        return Err(end_failed("ipc receiver", &stderr, Some(out.status)));
+    }
+    let got: Received = serde_json::from_slice(&out.stdout)
+        .map_err(|e| RunError::Failed(format!("the ipc receiver's report is not one: {e}")))?;
+    if got.bytes != job.bytes {
+        return Err(RunError::Failed(format!(
+            "{} bytes sent, {} received",
+            job.bytes, got.bytes
+        )));
+    }
+    Ok(got)
 }
 
 impl Runner<TripJob> for Processes {
@@ -273,8 +299,14 @@ impl Runner<TripJob> for Processes {
             .spawn(&mut cmd, "the ipc ponger".into())
             .map_err(|e| RunError::Failed(format!("cannot start the ponger: {e}")))?;
         drop(cmd);
-        let pinged = std::thread::scope(|s| {
-            s.spawn(move || {
+        let ponger = Watched {
+            label: "the ipc ponger".into(),
+            task: Task::process(group.child(child).id()),
+        };
+        let (pinger_is, pinger_tid) = mpsc::channel();
+        let (pinged, watch) = std::thread::scope(|s| {
+            let pinger = s.spawn(move || {
+                let _ = pinger_is.send(this_thread("the ipc pinger"));
                 let before = getrusage(UsageOf::Thread).ok();
                 let run = (|| {
                     pin(ping_cpu, "pinger")?;
@@ -299,17 +331,25 @@ impl Runner<TripJob> for Processes {
                     _ => ResourceUsage::default(),
                 };
                 (run, used)
-            })
-            .join()
-            .unwrap_or_else(|_| {
+            });
+            // A stalled end: the ponger is killed, and the pinger's next
+            // send or receive fails.
+            let tasks = [Some(ponger), pinger_tid.recv().ok()];
+            let watch = watch_run(tasks.into_iter().flatten().collect(), job.stall_timeout);
+            let pinged = pinger.join().unwrap_or_else(|_| {
                 (
                     Err(io::Error::other("the pinger thread panicked")),
                     ResourceUsage::default(),
                 )
-            })
+            });
+            (pinged, watch)
         });
+        let watch = watch.map_err(|e| RunError::from_io(&e))?;
         let (run, pinger_used) = pinged;
         let ended = group.finish(child, EXIT_TIMEOUT);
+        if let Some(stall) = watch.finish() {
+            return Err(RunError::Stalled(Box::new(stall)));
+        }
         // The ponger's words are the cause when both failed; a ponger
         // killed for waiting on a pinger that failed is not.
         if !ended.success() {

@@ -1,6 +1,6 @@
 //! What an `ipc` measurement found: a row per mechanism and message size,
 //! as `ipc --json` writes it.
-use crate::bench::core::Status;
+use crate::bench::core::{Stall, Status};
 
 use serde::{Deserialize, Serialize, Serializer};
 
@@ -35,6 +35,10 @@ pub struct Throughput {
     pub status: Status,
     /// Why it did not run, or failed.
     pub reason: Option<String>,
+    /// Where both ends were when the watchdog failed a run: one made no
+    /// progress for `--stall-timeout` (`None`: no stall).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall: Option<Stall>,
     /// Bytes per measured run.
     pub bytes_per_run: u64,
     /// The warm-up run's rate, in GiB/s.
@@ -57,6 +61,10 @@ pub struct RoundTrips {
     pub status: Status,
     /// Why it did not run, or failed.
     pub reason: Option<String>,
+    /// Where both ends were when the watchdog failed a run: one made no
+    /// progress for `--stall-timeout` (`None`: no stall).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall: Option<Stall>,
     /// Every measured run's median round trip (p50) in nanoseconds, in
     /// the order run: their median, range, spread and diagnosis.
     pub p50_ns: Series,
@@ -137,6 +145,7 @@ impl Throughput {
         Throughput {
             status: Status::Ok,
             reason: None,
+            stall: None,
             bytes_per_run: 0,
             warmup_gib_s: None,
             gib_s: Series::new(),
@@ -176,6 +185,7 @@ impl RoundTrips {
         RoundTrips {
             status: Status::Ok,
             reason: None,
+            stall: None,
             p50_ns: Series::new(),
             runs: Vec::new(),
             rtt_ns: None,

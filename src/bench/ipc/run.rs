@@ -130,6 +130,7 @@ where
                     bytes,
                     verify: config.verify,
                     placement: config.placement,
+                    stall_timeout: config.stall_timeout,
                 };
                 let run = runner.run(&job)?;
                 let sample = Sample {
@@ -157,6 +158,7 @@ where
                     warmup_seconds: TRIP_WARMUP_S,
                     verify: config.verify,
                     placement: config.placement,
+                    stall_timeout: config.stall_timeout,
                 };
                 let run = runner.run(&job)?;
                 let p50 = run.rtt_ns.p50 as f64;
@@ -179,10 +181,12 @@ where
         match (metric, &mut row.throughput, &mut row.latency) {
             (Metric::Throughput, Some(t), _) => {
                 (t.status, t.reason, t.gib_s) = (outcome.status, outcome.reason, outcome.series);
+                t.stall = outcome.stall;
                 t.summarize(row.size);
             }
             (Metric::Latency, _, Some(l)) => {
                 (l.status, l.reason, l.p50_ns) = (outcome.status, outcome.reason, outcome.series);
+                l.stall = outcome.stall;
                 l.summarize();
             }
             _ => {}
@@ -246,6 +250,7 @@ mod tests {
                 verify: false,
                 seed: 1,
                 warmup_rule: crate::bench::core::Warmup::exactly(1),
+                stall_timeout: crate::bench::core::DEFAULT_STALL_TIMEOUT,
             };
             let mut mock = Mock { bytes: Vec::new() };
             let result = run_ipc(
@@ -343,6 +348,7 @@ mod schedule_tests {
             verify: false,
             seed: 1,
             warmup_rule: crate::bench::core::Warmup::exactly(1),
+            stall_timeout: crate::bench::core::DEFAULT_STALL_TIMEOUT,
         }
     }
 

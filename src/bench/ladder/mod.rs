@@ -5,7 +5,8 @@
 //! - `run`: [`run_ladder`], the rungs as rows of
 //!   [`schedule`](super::core::schedule()), then profiles, cost and speed-ups;
 //! - `processes`: the real runner, the ends as worker processes (and
-//!   memcpy in a thread), with `perf record` for `--profile`;
+//!   memcpy in a thread), with `perf record` for `--profile`; `pipe`:
+//!   one run of the two processes, watched, and what their outcomes say;
 //! - `result`: [`LadderResult`], what `bench --json` writes;
 //! - `rung`: the rungs, what each changes and why it is faster;
 //! - `verdict`: the answer in a few lines, and the baseline of the
@@ -18,6 +19,7 @@
 pub(crate) mod conclude;
 pub(crate) use super::core::copies;
 pub(crate) mod job;
+pub(crate) mod pipe;
 pub(crate) mod placement;
 pub(crate) mod processes;
 pub(crate) mod result;

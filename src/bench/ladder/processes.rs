@@ -5,11 +5,9 @@
 use crate::bench::core::{Placement, RunError};
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::buf::{Buffer, BufferOptions};
-use crate::child::{Group, died, said};
 use crate::double_buffer::{DoubleBuffer, Layout, Reuse};
 use crate::sys::process::interrupted;
 use crate::sys::{NoiseProbe, ResourceUsage, SpliceFlags, UsageOf, getrusage, pin_to_cpu, splice};
@@ -17,13 +15,14 @@ use crate::units::gib_per_s;
 use crate::wait::Wait;
 
 use super::super::core::harness::Runner;
-use super::super::profile::perf::{Perf, PerfAccess, Scratch, command_line, first_useful_line};
+use super::super::profile::perf::{Perf, PerfAccess, Scratch, command_line};
 use super::super::profile::report::top_symbols;
 use super::super::profile::{Profile, ProfileStatus, TOP_SYMBOLS};
-use super::super::reader::{ReadReport, ReaderConfig};
+use super::super::reader::ReaderConfig;
 use super::super::writer::{WriteMethod, WriterConfig, vmsplice_refusal};
 use super::copies::{CopyCheck, check_vmsplice};
 use super::job::{Job, Sample};
+use super::pipe::pipe;
 use crate::bench::core::Spawn;
 
 /// Why the memcpy rung has no profile.
@@ -52,6 +51,10 @@ pub struct ProcessExecutor {
     /// perf for [`Runner::profile`], or why there is none; `None`: look
     /// for it on `PATH` at the first profile.
     pub perf: Option<Result<Perf, String>>,
+    /// How long an end may go without progress before the watchdog
+    /// fails its run (`bench::core::watchdog`; not under `perf record`,
+    /// which waits for its end without progress of its own).
+    pub stall_timeout: Duration,
     /// What [`check_vmsplice`] found, for buffers on small pages and on
     /// huge pages: checked once per run of the ladder.
     copy_checks: [Option<CopyCheck>; 2],
@@ -63,6 +66,7 @@ impl ProcessExecutor {
         ProcessExecutor {
             exe,
             perf: None,
+            stall_timeout: crate::bench::core::DEFAULT_STALL_TIMEOUT,
             copy_checks: [None, None],
         }
     }
@@ -163,7 +167,7 @@ impl ProcessExecutor {
         let reader = reader.command(&self.exe);
         let probe = NoiseProbe::start();
         let before = getrusage(UsageOf::Children).ok();
-        let report = pipe(writer, reader)?;
+        let report = pipe(writer, reader, Some(self.stall_timeout))?;
         let usage = match (before, getrusage(UsageOf::Children)) {
             (Some(before), Ok(after)) => Some(after.since(&before)),
             _ => None,
@@ -207,8 +211,9 @@ impl ProcessExecutor {
         let mut reader = perf.record(&data[1], &name_link(&self.exe, dir, PROFILE_NAMES[1]));
         reader.args(reader_end.args());
         let command = format!("{} | {}", command_line(&writer), command_line(&reader));
-        if let Err(RunError::Unavailable(why) | RunError::Failed(why)) = pipe(writer, reader) {
-            return Profile::failed(why, Some(command));
+        // No watchdog: perf waits for its end, making no progress itself.
+        if let Err(err) = pipe(writer, reader, None) {
+            return Profile::failed(err.status().1, Some(command));
         }
         let mut reports = Vec::new();
         for file in &data {
@@ -245,98 +250,6 @@ pub fn name_link(exe: &Path, dir: &Path, name: &str) -> PathBuf {
     match std::os::unix::fs::symlink(exe, &link) {
         Ok(()) => link,
         Err(_) => exe.to_path_buf(),
-    }
-}
-
-/// Runs `writer | reader`, the reader printing its report as JSON, and
-/// checks the run: an end that reports what it could not do typed
-/// ([`RunError::from_worker`]) makes the run unavailable (or failed) for
-/// that reason; a reader that fails without saying so, or that saw its
-/// input end early, makes it failed, in its last words.
-fn pipe(mut writer: Command, mut reader: Command) -> Result<ReadReport, RunError> {
-    let failed = |e: std::io::Error| RunError::Failed(crate::quote::strerror(&e));
-    let mut group = Group::new();
-    writer
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let w = group
-        .spawn(&mut writer, "the writer".into())
-        .map_err(failed)?;
-    let Some(stdout) = group.child(w).stdout.take() else {
-        return Err(RunError::Failed("writer has no stdout pipe".to_string()));
-    };
-    reader
-        .stdin(Stdio::from(stdout))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let r = group
-        .spawn(&mut reader, "the reader".into())
-        .map_err(failed)?;
-    // The reader's command holds our copy of the pipe's read end: closed
-    // now, the writer sees EPIPE once the reader is done.
-    drop(reader);
-    let out = group.output(r);
-    let writer = group.finish(w, WRITER_EXIT_TIMEOUT);
-    let out =
-        out.map_err(|e| RunError::Failed(format!("reader: {}", crate::quote::strerror(&e))))?;
-    // An end killed by a signal (a crash) is the cause, whatever the
-    // other end then said of its pipe: a writer that segfaulted was
-    // reported as "reader: read: Invalid argument".
-    let deaths: Vec<String> = [("writer", writer.died()), ("reader", died(out.status))]
-        .into_iter()
-        .filter_map(|(end, death)| Some(format!("{end}: {}", death?)))
-        .collect();
-    if !deaths.is_empty() && crate::sys::process::interrupted().is_none() {
-        return Err(RunError::Failed(deaths.join("; ")));
-    }
-    let reader_err = String::from_utf8_lossy(&out.stderr).trim().to_string();
-    let (writer_said, reader_said) = (
-        RunError::from_worker(&writer.stderr),
-        RunError::from_worker(&reader_err),
-    );
-    // What the machine cannot do, from either end, is the answer.
-    for said in [&writer_said, &reader_said] {
-        if let Some(RunError::Unavailable(why)) = said {
-            return Err(RunError::Unavailable(why.clone()));
-        }
-    }
-    // A reader whose input ended early prints its report: the writer's
-    // words say why.
-    let report = serde_json::from_slice::<ReadReport>(&out.stdout);
-    if !out.status.success() {
-        let why = match reader_said {
-            Some(RunError::Failed(why)) => why,
-            _ => message(&reader_err),
-        };
-        return Err(RunError::Failed(format!("reader: {why}")));
-    }
-    let report = report.map_err(|e| RunError::Failed(format!("unreadable reader report: {e}")))?;
-    if report.eof {
-        let why = match writer_said {
-            Some(RunError::Failed(why)) => why,
-            _ if writer.stderr.is_empty() => "no message".to_string(),
-            _ => message(&writer.stderr),
-        };
-        return Err(RunError::Failed(format!(
-            "writer stopped after {} bytes: {why}",
-            report.bytes
-        )));
-    }
-    Ok(report)
-}
-
-/// How long a writer whose reader is done may take to exit: it should see
-/// EPIPE at once (under perf, once perf has written its data).
-const WRITER_EXIT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// What an end that did not say it typed (a crash, perf) said: its last
-/// `pipespeed: ` line, without the prefix; else (perf, a panic) the first
-/// line that says something.
-fn message(stderr: &str) -> String {
-    match said(stderr) {
-        Some(line) => line.to_string(),
-        None => first_useful_line(stderr),
     }
 }
 

@@ -1,5 +1,5 @@
 //! What the ladder measured: a row per rung, as `bench --json` writes it.
-use crate::bench::core::{Placement, Series, Status};
+use crate::bench::core::{Placement, Series, Stall, Status};
 
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +31,10 @@ pub struct RungResult {
     pub status: Status,
     /// Why it did not run or failed.
     pub reason: Option<String>,
+    /// Where both ends were when the watchdog failed the rung's run: one
+    /// made no progress for `--stall-timeout` (`None`: no stall).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall: Option<Stall>,
     /// The buffer size in bytes.
     pub buf_size: usize,
     /// The pipe size asked for, in bytes (`None`: the kernel default).
@@ -72,6 +76,7 @@ impl RungResult {
             copy_check: None,
             status: Status::Ok,
             reason: None,
+            stall: None,
             buf_size,
             pipe_size,
             bytes_per_run: 0,
@@ -165,7 +170,7 @@ mod v1 {
     use super::super::super::core::{Series, Status};
     use super::super::super::profile::{Cost, Profile};
     use super::super::v1::Loose;
-    use super::{CopyCheck, Placement, PlacementRow, Rung};
+    use super::{CopyCheck, Placement, PlacementRow, Rung, Stall};
 
     /// A rung of either version: `gib_s` (/2) or the loose fields (/1).
     #[derive(Deserialize)]
@@ -177,6 +182,8 @@ mod v1 {
         copy_check: Option<CopyCheck>,
         status: Status,
         reason: Option<String>,
+        #[serde(default)]
+        stall: Option<Stall>,
         buf_size: usize,
         pipe_size: Option<usize>,
         bytes_per_run: u64,
@@ -207,6 +214,7 @@ mod v1 {
                 copy_check: r.copy_check,
                 status: r.status,
                 reason: r.reason,
+                stall: r.stall,
                 buf_size: r.buf_size,
                 pipe_size: r.pipe_size,
                 bytes_per_run: r.bytes_per_run,

@@ -115,6 +115,7 @@ pub fn run_ladder(
     for ((r, outcome), &(_, placement)) in results.iter_mut().zip(done.rows).zip(&rows) {
         r.status = outcome.status;
         r.reason = outcome.reason;
+        r.stall = outcome.stall;
         r.warmup_gib_s = outcome.warmup;
         r.gib_s = outcome.series;
         if placement != config.placement {

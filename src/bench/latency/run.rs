@@ -5,7 +5,7 @@
 
 use std::io;
 use std::process::Stdio;
-use std::sync::{Barrier, mpsc};
+use std::sync::mpsc;
 use std::time::Duration;
 
 use super::super::core::harness::{Event, Figure, Header, Processes, Runner, Threads};
@@ -42,24 +42,26 @@ fn in_threads(job: &PingJob, roster: &Roster) -> io::Result<TripRun> {
     let (a_to_b, b_to_a) = (pipe()?, pipe()?);
     let (pinger_cpu, ponger_cpu) = job.placement.cpus();
     let (config, exchange) = (&job.ping, job.ping.exchange);
-    // Both sides enlist with the watchdog before either starts.
-    let enlisted = &Barrier::new(3);
+    // The watchdog starts once both sides have enlisted (or ended: a
+    // side's sender is dropped with it, so this never waits for ever).
+    let (enlisted, both) = mpsc::channel::<()>();
     std::thread::scope(|s| {
         // Each side owns its ends, so they close when it returns: a
         // side that fails ends the other one instead of hanging it.
+        let told = enlisted.clone();
         let ponger = s.spawn(move || {
             roster.enlist("the ponger".into());
-            enlisted.wait();
+            let _ = told.send(());
             pin(ponger_cpu, "ponger")?;
             pong(a_to_b.read, b_to_a.write, &exchange)
         });
         let pinger = s.spawn(move || {
             roster.enlist("the pinger".into());
-            enlisted.wait();
+            let _ = enlisted.send(());
             pin(pinger_cpu, "pinger")?;
             ping(a_to_b.write, b_to_a.read, config)
         });
-        enlisted.wait();
+        let _ = (both.recv(), both.recv());
         let watching = roster.watch();
         let panicked = |who: &str| io::Error::other(format!("the {who} thread panicked"));
         let pinged = pinger.join().map_err(|_| panicked("pinger"))?;

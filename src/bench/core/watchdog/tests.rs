@@ -6,6 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::process::{Pid, Signal, kill_process};
 
+use super::super::outcome::RunError;
+use super::threads::lock;
 use super::*;
 
 fn counters(cpu: u64, switches: u64) -> Option<Counters> {
@@ -46,6 +48,33 @@ fn the_longest_still_task_is_the_one_named() {
     p.observe(1, counters(1, 1), t0 + s);
     assert_eq!(p.stalled(t0 + 3 * s, 2 * s), Some(1));
     assert_eq!(p.stalled(t0 + 3 * s, 4 * s), None);
+}
+
+fn task(label: &str, state: &str, no_progress_s: f64) -> StalledTask {
+    StalledTask {
+        label: label.into(),
+        pid: 1,
+        tid: None,
+        no_progress_s,
+        state: Some(state.into()),
+        wchan: None,
+        syscall: "running".into(),
+        stack: Vec::new(),
+        stack_unreadable: None,
+    }
+}
+
+#[test]
+fn a_stopped_or_d_state_task_is_named_before_those_that_wait_for_it() {
+    let mut tasks = vec![
+        task("pinger", "S (sleeping)", 1.0),
+        task("reader 1", "S (sleeping)", 3.0),
+        task("ponger", "T (stopped)", 0.9),
+        task("writer 0", "D (disk sleep)", 2.0),
+    ];
+    order(&mut tasks);
+    let labels: Vec<&str> = tasks.iter().map(|t| t.label.as_str()).collect();
+    assert_eq!(labels, ["writer 0", "ponger", "reader 1", "pinger"]);
 }
 
 /// `sleep 100`, stopped by SIGSTOP, once its state says so.

@@ -60,6 +60,7 @@ impl From<Row> for IpcRow {
             throughput: r.throughput.map(|t| Throughput {
                 status: t.status,
                 reason: t.reason,
+                stall: None,
                 bytes_per_run: t.bytes_per_run,
                 warmup_gib_s: t.warmup_gib_s,
                 gib_s: Series {
@@ -85,6 +86,7 @@ impl From<Row> for IpcRow {
                 RoundTrips {
                     status: l.status,
                     reason: l.reason,
+                    stall: None,
                     p50_ns,
                     runs: l.runs,
                     rtt_ns: l.rtt_ns,
