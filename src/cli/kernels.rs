@@ -61,10 +61,9 @@ pub struct KernelsArgs {
     /// all boots of a kernel are pooled.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = count(1, 1000))]
     pub runs: usize,
-    /// Seconds a worker in the guest may go without progress before its
-    /// run fails with its state dumped [range: 0.01-86400].
-    #[arg(long = "stall-timeout", value_name = "SECS", default_value = "60", value_parser = seconds)]
-    pub stall_timeout: f64,
+    /// The guest's measurements' watchdog.
+    #[command(flatten)]
+    pub stall: crate::args::StallArgs,
     /// KVM or qemu's emulator (auto: KVM if /dev/kvm opens and boots the
     /// first kernel, TCG otherwise).
     #[arg(long, value_enum, default_value_t = AccelArg::Auto)]
