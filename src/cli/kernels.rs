@@ -149,7 +149,7 @@ fn measurements(args: &KernelsArgs) -> Result<Vec<Measurement>, UsageError> {
     let runs = args.runs.to_string();
     let stall = [
         "--stall-timeout".to_string(),
-        args.stall_timeout.to_string(),
+        args.stall.stall_timeout.to_string(),
     ];
     let contend = |pressure: bool| {
         let mut a: Vec<String> = ["contend", "--sweep", "--duration"]
