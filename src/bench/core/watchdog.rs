@@ -1,7 +1,7 @@
 //! The watchdog of every run: the tasks of a run (worker processes, or
-//! worker threads) watched from `/proc` while it lasts; a task that
-//! makes no progress for the stall timeout stops the run, and the run's
-//! error says where every task sleeps ([`Stall`]), instead of a hang.
+//! worker threads) watched from `/proc` while it lasts; a run none of
+//! whose tasks makes progress for the stall timeout is stopped, and the
+//! run's error says where every task sleeps ([`Stall`]), instead of a hang.
 //!
 //! Why: in 2025 a change to pipe_read's wake-ups made hackbench hang,
 //! and the first thing the maintainer asked for was `/proc/PID/stack` of
@@ -13,13 +13,18 @@
 //! when its time on a CPU or its context switches change
 //! ([`crate::sys::task::counters`]); one that sleeps and is never woken,
 //! or is stopped, changes neither. A task that has ended is not stalled.
+//! The run is stalled when no task still alive has progressed for the
+//! timeout: a task waiting while another works (a worker ready before its
+//! peers, a reader behind a slow writer) is not, and a task that stops
+//! for good stalls the run as soon as the others wait for it.
 //! The tasks are read every tenth of the timeout (at least every second,
 //! at most every 10 ms), so a stall is seen within 1.1 timeouts.
 //!
 //! What then happens to the tasks is the runner's part (`on_stall`):
 //! worker processes are killed (SIGKILL ends a stopped process too), so
-//! the parent's reads end; worker threads are woken by a signal so that
-//! their blocking call returns `EINTR`. A task in uninterruptible sleep
+//! the parent's reads end; worker threads cannot be killed, so the run,
+//! itself in a thread of its own (`threads`), returns the stall at once
+//! and leaves them where they sleep. A task in uninterruptible sleep
 //! (`D`) cannot be woken by anything: a thread stuck there keeps its
 //! process alive until the kernel lets it go, and only the report says
 //! so.
@@ -115,12 +120,19 @@ impl Progress {
         }
     }
 
-    /// The task that has gone longest without progress, if that is at
-    /// least `timeout`.
+    /// Whether the run is stalled: no task still alive has made progress
+    /// for `timeout` (a task that waits while another works, an end
+    /// ready before its peers or a reader behind a slow writer, is
+    /// waiting, not stalled); then the task that has gone longest without
+    /// progress.
     pub(crate) fn stalled(&self, now: Instant, timeout: Duration) -> Option<usize> {
-        (0..self.tasks.len())
+        let idle: Vec<(usize, Duration)> = (0..self.tasks.len())
             .filter_map(|i| Some((i, self.idle(i, now)?)))
-            .filter(|&(_, idle)| idle >= timeout)
+            .collect();
+        if idle.iter().any(|&(_, idle)| idle < timeout) {
+            return None;
+        }
+        idle.into_iter()
             .max_by_key(|&(_, idle)| idle)
             .map(|(i, _)| i)
     }

@@ -15,27 +15,36 @@ fn counters(cpu: u64, switches: u64) -> Option<Counters> {
 }
 
 #[test]
-fn a_task_whose_counters_stand_still_for_the_timeout_is_stalled() {
+fn a_run_whose_tasks_all_stand_still_for_the_timeout_is_stalled() {
     let t0 = Instant::now();
     let s = Duration::from_secs(1);
-    // Task 0 stands still, task 1 runs, task 2 sleeps and wakes (only its
-    // switches move), task 3 ends.
+    // Task 0 stands still, task 1 runs for 3 s, then stands still too;
+    // task 2 sleeps and wakes (only its switches move) for 4 s; task 3
+    // ends.
     let mut p = Progress::new(&[counters(5, 5); 4], t0);
-    for k in 1..=20u64 {
+    for k in 1..=40u64 {
         let now = t0 + s * k as u32 / 4;
+        let t = now - t0;
         p.observe(0, counters(5, 5), now);
-        p.observe(1, counters(5 + k, 5), now);
-        p.observe(2, counters(5, 5 + k), now);
+        p.observe(1, counters(5 + k.min(12), 5), now);
+        p.observe(2, counters(5, 5 + k.min(16)), now);
         p.observe(3, None, now);
-        let expected = (now - t0 >= 2 * s).then_some(0);
-        assert_eq!(p.stalled(now, 2 * s), expected, "after {:?}", now - t0);
+        // While one task progresses, a still one is waiting for it, not
+        // stalled; once none has for 2 s (4 s + 2 s), the run is, and the
+        // longest still task is named.
+        let expected = (t >= 6 * s).then_some(0);
+        assert_eq!(p.stalled(now, 2 * s), expected, "after {t:?}");
     }
     assert_eq!(p.idle(0, t0 + 5 * s), Some(5 * s));
-    assert_eq!(p.idle(1, t0 + 5 * s), Some(Duration::ZERO));
+    assert_eq!(p.idle(1, t0 + 5 * s), Some(2 * s));
     assert_eq!(p.idle(3, t0 + 5 * s), None);
     // An ended task stays ended, whatever comes after.
     p.observe(3, counters(1, 1), t0 + 6 * s);
     assert_eq!(p.idle(3, t0 + 6 * s), None);
+    // A run whose tasks have all ended is not stalled.
+    let mut ended = Progress::new(&[counters(1, 1)], t0);
+    ended.observe(0, None, t0 + s);
+    assert_eq!(ended.stalled(t0 + 10 * s, 2 * s), None);
 }
 
 #[test]
