@@ -234,8 +234,9 @@ pub fn compare(
 /// Compares two sets of results of one command, each set pooled as one
 /// result: a row's runs are the runs of that row in every document of
 /// its set, in order (`pipespeed kernels`: every boot of a kernel). The
-/// facts, settings and noise are the first document's of each set; a
-/// set whose documents differ in a setting gets a note. An empty set is
+/// facts and settings are the first document's of each set (a setting
+/// that differs in a later one gets a note, as does a row missing from
+/// some); the noise is the noisiest document's. An empty set is
 /// refused as [`CompareError::Empty`].
 pub fn compare_pooled(
     base: &[Document],
@@ -295,11 +296,25 @@ pub fn compare_pooled(
             .collect(),
         notes,
         conditions: Conditions {
-            base: extract::noise(first_base),
-            new: extract::noise(first_new),
+            base: pooled_noise(base),
+            new: pooled_noise(new),
         },
         command: None,
     })
+}
+
+/// The noise of a pool: its noisiest result's steal, other load and load
+/// average (each the worst of the pool), over all its runs; `None` when
+/// a result records none.
+fn pooled_noise(set: &[Document]) -> Option<crate::bench::core::NoiseSummary> {
+    let all: Option<Vec<_>> = set.iter().map(extract::noise).collect();
+    all?.into_iter()
+        .reduce(|a, b| crate::bench::core::NoiseSummary {
+            runs: a.runs + b.runs,
+            steal_share: a.steal_share.max(b.steal_share),
+            other_share: a.other_share.max(b.other_share),
+            max_load_avg_1m: a.max_load_avg_1m.max(b.max_load_avg_1m),
+        })
 }
 
 /// The most runs a row may have. The bootstrap resamples every run of a

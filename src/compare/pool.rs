@@ -9,12 +9,23 @@ use super::load::Document;
 /// `docs` as one result: rows matched by name, in the order they first
 /// appear; per metric, the runs of every document in order. The facts and
 /// settings are the first document's; a setting that differs in a later
-/// one, and a row that has no runs in some documents, get a note.
+/// one, and a row missing from some documents or without runs in them,
+/// get a note each.
 pub fn pool(docs: &[Document]) -> Extract {
     let mut extracts = docs.iter().map(extract);
     let Some(mut out) = extracts.next() else {
         return Extract::default();
     };
+    // Per row of `out`, the results (numbered from 1) without its runs,
+    // and why where it was there without them.
+    let mut gaps: Vec<Vec<(usize, Option<String>)>> = out
+        .rows
+        .iter()
+        .map(|row| match &row.runs {
+            Runs::None(why) => vec![(1, Some(why.clone()))],
+            _ => Vec::new(),
+        })
+        .collect();
     for (i, next) in extracts.enumerate() {
         let number = i + 2;
         for (name, value) in &next.settings {
@@ -27,10 +38,45 @@ pub fn pool(docs: &[Document]) -> Extract {
             }
         }
         out.notes.extend(next.notes);
+        let mut seen = vec![false; out.rows.len()];
         for row in next.rows {
-            match out.rows.iter_mut().find(|r| r.name == row.name) {
-                Some(mine) => mine.runs = join(&mine.runs, &row.runs),
-                None => out.rows.push(row),
+            let gap = match &row.runs {
+                Runs::None(why) => Some((number, Some(why.clone()))),
+                _ => None,
+            };
+            match out.rows.iter().position(|r| r.name == row.name) {
+                Some(j) => {
+                    seen[j] = true;
+                    out.rows[j].runs = join(&out.rows[j].runs, &row.runs);
+                    gaps[j].extend(gap);
+                }
+                None => {
+                    gaps.push((1..number).map(|n| (n, None)).chain(gap).collect());
+                    out.rows.push(row);
+                }
+            }
+        }
+        for (j, seen) in seen.into_iter().enumerate() {
+            if !seen {
+                gaps[j].push((number, None));
+            }
+        }
+    }
+    let total = docs.len();
+    for (row, gaps) in out.rows.iter().zip(gaps) {
+        for (number, why) in gaps {
+            // One result alone needs no note: the row says why it has none.
+            if total > 1 {
+                out.notes.push(match why {
+                    None => format!(
+                        "row {} is missing from result {number} of {total}; the others' runs are compared",
+                        row.name
+                    ),
+                    Some(why) => format!(
+                        "row {} has no runs in result {number} of {total} ({why}); the others' runs are compared",
+                        row.name
+                    ),
+                });
             }
         }
     }
@@ -93,7 +139,8 @@ pub struct PooledMetric {
     pub missing: Option<String>,
 }
 
-/// The rows of `docs` pooled as [`pool`] pools them (all of one kind).
+/// The rows of `docs` pooled as [`compare_pooled`](super::compare_pooled)
+/// pools them (all of one kind).
 pub fn pooled_rows(docs: &[Document]) -> Vec<PooledRow> {
     let Some(kind) = docs.first().map(Document::kind) else {
         return Vec::new();

@@ -392,3 +392,58 @@ fn virtualization_is_compared_when_a_file_records_it() {
 }
 
 mod judged;
+
+mod pooled {
+    use super::*;
+    use crate::compare::compare_pooled;
+
+    /// One contend result of one 1x1 run per boot, `writes` writes/s.
+    fn boot(writes: f64) -> Document {
+        contend(65536, &[((1, 1), &[(writes, 1000)])])
+    }
+
+    fn pooled(base: &[f64], new: &[f64]) -> Comparison {
+        let base: Vec<Document> = base.iter().map(|&w| boot(w)).collect();
+        let new: Vec<Document> = new.iter().map(|&w| boot(w)).collect();
+        compare_pooled(&base, "A", &new, "B", &Bootstrap::default()).unwrap()
+    }
+
+    #[test]
+    fn every_boot_s_run_is_pooled_and_a_clear_shift_is_significant() {
+        // Three boots a side, B clearly faster: significant by mmtests'
+        // rule and by the bootstrap.
+        let c = pooled(&[100.0, 104.0, 98.0], &[150.0, 153.0, 148.0]);
+        let ch = change(&c, 0, "1x1");
+        assert_eq!((ch.base_runs, ch.new_runs), (3, 3));
+        assert!(ch.mmtests_significant(), "{ch:?}");
+        assert_eq!(ch.verdict, Verdict::Faster);
+        // The same spread around one level: not significant.
+        let c = pooled(&[100.0, 130.0, 80.0], &[120.0, 90.0, 105.0]);
+        assert!(!change(&c, 0, "1x1").mmtests_significant());
+        // One boot a side pools to one run: never significant.
+        let c = pooled(&[100.0], &[200.0]);
+        assert_eq!(change(&c, 0, "1x1").verdict, Verdict::TooFewRuns);
+    }
+
+    #[test]
+    fn a_row_missing_from_some_boots_is_said_and_an_empty_pool_refused() {
+        let two_cells = contend(
+            65536,
+            &[((1, 1), &[(100.0, 1000)]), ((2, 2), &[(50.0, 900)])],
+        );
+        let new = [two_cells.clone(), two_cells.clone(), two_cells.clone()];
+        let base = [two_cells.clone(), boot(101.0), two_cells];
+        let c = compare_pooled(&base, "A", &new, "B", &Bootstrap::default()).unwrap();
+        assert_eq!(change(&c, 0, "2x2").base_runs, 2);
+        assert!(
+            c.notes
+                .iter()
+                .any(|n| n
+                    == "A: row 2x2 is missing from result 2 of 3; the others' runs are compared"),
+            "{:?}",
+            c.notes
+        );
+        let err = compare_pooled(&[], "A", &new, "B", &Bootstrap::default()).unwrap_err();
+        assert_eq!(err.to_string(), "A: no results to compare");
+    }
+}
