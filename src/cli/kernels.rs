@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use pipespeed::bench::core::{Cancel, EXIT_UNSUPPORTED};
-use pipespeed::compare::Bootstrap;
+use pipespeed::compare::{Bootstrap, MAX_RUNS};
 use pipespeed::kernels::{
     Accel, AccelChoice, Event, Guest, Inputs, KernelsConfig, KernelsError, KernelsResult,
     Measurement, Timeouts, run_kernels,
@@ -164,6 +164,18 @@ fn measurements(args: &KernelsArgs) -> Result<Vec<Measurement>, UsageError> {
         a.extend(stall.clone());
         a
     };
+    // Every boot's runs are pooled, and a pool may hold MAX_RUNS a row:
+    // refused now, not after the last boot.
+    let pooled = |per_boot: usize, how: &str| {
+        let total = per_boot.saturating_mul(args.rounds);
+        if total > MAX_RUNS {
+            return Err(UsageError(format!(
+                "--rounds {} x {per_boot} runs a boot ({how}) pools {total} runs a row: at most {MAX_RUNS}",
+                args.rounds
+            )));
+        }
+        Ok(())
+    };
     let one = |name: &str, args: Vec<String>| Measurement {
         name: name.into(),
         args,
@@ -184,10 +196,16 @@ fn measurements(args: &KernelsArgs) -> Result<Vec<Measurement>, UsageError> {
                 "kernels -- ...: leave --json out: the guest writes its own".into(),
             ));
         }
+        pooled(most_runs(&args.command), "its most runs a row")?;
         return Ok(vec![one(first, args.command.clone())]);
     }
+    pooled(args.runs, "--runs")?;
     let with = |cmd: &str| {
         let mut a = vec![cmd.to_string(), "--runs".into(), runs.clone()];
+        // ipc's --runs leaves room for more while a row is noisy.
+        if cmd == "ipc" {
+            a.extend(["--max-runs".into(), runs.clone()]);
+        }
         a.extend(stall.clone());
         a
     };
@@ -201,6 +219,29 @@ fn measurements(args: &KernelsArgs) -> Result<Vec<Measurement>, UsageError> {
         Measure::Latency => vec![one("latency", with("latency"))],
         Measure::Ipc => vec![one("ipc", with("ipc"))],
     })
+}
+
+/// The most runs a row gets from `pipespeed ARGS`: its `--max-runs`, else
+/// its `--runs`, else the command's default most (bench and latency 10,
+/// contend and ipc 6); a value that is no number is left to the command
+/// to refuse.
+fn most_runs(command: &[String]) -> usize {
+    let value = |flag: &str| {
+        let eq = format!("{flag}=");
+        command
+            .iter()
+            .enumerate()
+            .find_map(|(i, a)| match a.strip_prefix(&eq) {
+                Some(v) => v.parse::<usize>().ok(),
+                None if a == flag => command.get(i + 1)?.parse().ok(),
+                None => None,
+            })
+    };
+    let default = match command.first().map(String::as_str) {
+        Some("bench" | "latency") => 10,
+        _ => 6,
+    };
+    value("--max-runs").or(value("--runs")).unwrap_or(default)
 }
 
 /// Where the initramfs is kept: `$XDG_CACHE_HOME/pipespeed`, else
@@ -218,53 +259,65 @@ fn cache_dir() -> PathBuf {
     }
 }
 
-/// The work directory: `--out`, which must be empty or absent, or one
-/// made in the temporary directory and removed when the command ends.
+/// The work directory: `--out`, which must be empty or absent, or a new
+/// one in the temporary directory, removed when the command ends.
 struct Work {
+    /// Its absolute path (the guest of `--vng` is told it).
     path: PathBuf,
-    remove: bool,
+    /// The temporary directory, removed when dropped.
+    temporary: Option<tempfile::TempDir>,
 }
 
-impl Drop for Work {
-    fn drop(&mut self) {
-        if self.remove {
-            let _ = std::fs::remove_dir_all(&self.path);
-        }
+impl Work {
+    fn kept(&self) -> bool {
+        self.temporary.is_none()
     }
 }
 
-fn work_dir(out: Option<&Path>) -> anyhow::Result<Work> {
-    if let Some(dir) = out {
-        match std::fs::read_dir(dir).map(|mut entries| entries.next().is_some()) {
-            Ok(true) => {
-                return Err(UsageError(format!(
-                    "--out {}: not empty (its files would be replaced)",
-                    dir.display()
-                ))
-                .into());
-            }
-            Ok(false) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("cannot create --out {}", dir.display()))?;
-            }
-            Err(e) => {
-                return Err(UsageError(format!(
-                    "--out {}: {}",
-                    dir.display(),
-                    crate::strerror(&e)
-                ))
-                .into());
-            }
-        }
+fn work_dir(out: Option<&Path>, vng: bool) -> anyhow::Result<Work> {
+    let Some(dir) = out else {
+        let temporary = tempfile::Builder::new()
+            .prefix("pipespeed-kernels-")
+            .tempdir()
+            .context("cannot create a work directory in the temporary directory")?;
         return Ok(Work {
-            path: dir.to_path_buf(),
-            remove: false,
+            path: temporary.path().to_path_buf(),
+            temporary: Some(temporary),
         });
+    };
+    match std::fs::read_dir(dir).map(|mut entries| entries.next().is_some()) {
+        Ok(true) => {
+            return Err(UsageError(format!(
+                "--out {}: not empty (its files would be replaced)",
+                dir.display()
+            ))
+            .into());
+        }
+        Ok(false) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create --out {}", dir.display()))?;
+        }
+        Err(e) => {
+            return Err(
+                UsageError(format!("--out {}: {}", dir.display(), crate::strerror(&e))).into(),
+            );
+        }
     }
-    let path = std::env::temp_dir().join(format!("pipespeed-kernels-{}", std::process::id()));
-    std::fs::create_dir(&path).with_context(|| format!("cannot create {}", path.display()))?;
-    Ok(Work { path, remove: true })
+    let path = std::fs::canonicalize(dir)
+        .with_context(|| format!("cannot resolve --out {}", dir.display()))?;
+    // vng's --rwdir takes GUEST=HOST.
+    if vng && path.to_string_lossy().contains('=') {
+        return Err(UsageError(format!(
+            "--out {}: vng cannot share a directory whose path has '='",
+            path.display()
+        ))
+        .into());
+    }
+    Ok(Work {
+        path,
+        temporary: None,
+    })
 }
 
 pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
@@ -277,7 +330,7 @@ pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
         }
     };
     catch_interrupts()?;
-    let work = work_dir(args.out.as_deref())?;
+    let work = work_dir(args.out.as_deref(), args.vng)?;
     let config = KernelsConfig {
         kernels: [args.a.clone(), args.b.clone()],
         rounds: args.rounds,
@@ -304,7 +357,7 @@ pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
         },
         cache: cache_dir(),
         work: work.path.clone(),
-        keep: !work.remove,
+        keep: work.kept(),
         bootstrap: Bootstrap::default(),
     };
     let bar = crate::progress::bar(args.rounds * 2);
@@ -356,9 +409,9 @@ pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
         // qemu is killed, the work directory goes with `work`.
         Err(_) if pipespeed::sys::process::interrupted().is_some() => {
             let signal = pipespeed::sys::process::interrupted().unwrap_or(2);
-            let kept = match work.remove {
-                true => "the work directory removed".to_string(),
-                false => format!("the boots' files kept in {}", work.path.display()),
+            let kept = match work.kept() {
+                false => "the work directory removed".to_string(),
+                true => format!("the boots' files kept in {}", work.path.display()),
             };
             eprintln!(
                 "pipespeed: kernels: interrupted by {}: qemu killed, no table printed, {kept}",
@@ -371,7 +424,7 @@ pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(EXIT_UNSUPPORTED as u8));
         }
         Err(err) => {
-            if !work.remove {
+            if work.kept() {
                 eprintln!(
                     "pipespeed: every boot's files are in {}",
                     work.path.display()
@@ -380,7 +433,15 @@ pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
             return Err(anyhow::Error::new(err).context("kernels"));
         }
     };
-    print(&result)?;
+    // A signal after the last boot: the table is not printed.
+    if let Some(signal) = pipespeed::sys::process::interrupted() {
+        eprintln!(
+            "pipespeed: kernels: interrupted by {} after the last boot: no table printed",
+            pipespeed::sys::process::signal_name(signal)
+        );
+        return Ok(ExitCode::from((128 + signal).clamp(0, 255) as u8));
+    }
+    print(&result, &args.json)?;
     crate::output::write_file(&args.json, || {
         let mut bytes = serde_json::to_vec_pretty(&result)?;
         bytes.push(b'\n');
@@ -390,7 +451,7 @@ pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The tables, under a line that says how the guests ran.
-fn print(result: &KernelsResult) -> anyhow::Result<()> {
+fn print(result: &KernelsResult, json: &Option<PathBuf>) -> anyhow::Result<()> {
     let mut text = String::new();
     let name = |i: usize| {
         let k = &result.kernels[i];
@@ -410,6 +471,5 @@ fn print(result: &KernelsResult) -> anyhow::Result<()> {
         );
         text += &m.lkml;
     }
-    crate::output::print(text.as_bytes())?;
-    Ok(())
+    crate::output::print_table(text.as_bytes(), [json])
 }

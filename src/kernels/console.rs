@@ -6,7 +6,7 @@ use std::fs;
 use std::io::{Read as _, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use super::initramfs::{BEGIN, END};
+use super::initramfs::{BEGIN, DONE, END};
 use super::qemu::{BootError, GuestResult};
 
 /// The console file, read as it grows.
@@ -76,8 +76,17 @@ pub(super) fn last_line(text: &str) -> Option<&str> {
     text.lines().map(str::trim).rfind(|l| !l.is_empty())
 }
 
+/// What the guest sent on its results' channel.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Sent {
+    /// Every whole result, in order.
+    pub(super) results: Vec<GuestResult>,
+    /// Whether `/init` said it was done there, after the last one.
+    pub(super) done: bool,
+}
+
 /// The results in the second serial port's file.
-pub(super) fn read_results(path: &Path) -> Result<Vec<GuestResult>, BootError> {
+pub(super) fn read_results(path: &Path) -> Result<Sent, BootError> {
     let text = fs::read_to_string(path).map_err(|e| BootError::Read {
         file: path.display().to_string(),
         cause: crate::quote::strerror(&e),
@@ -86,12 +95,15 @@ pub(super) fn read_results(path: &Path) -> Result<Vec<GuestResult>, BootError> {
 }
 
 /// `BEGIN NAME STATUS`, the JSON, `END NAME`, for each measurement.
-fn parse_results(text: &str) -> Vec<GuestResult> {
+fn parse_results(text: &str) -> Sent {
     let mut out = Vec::new();
     let mut current: Option<GuestResult> = None;
+    let mut done = false;
     for line in text.lines() {
         let line = line.trim_end_matches('\r');
-        if let Some(rest) = line.strip_prefix(BEGIN) {
+        if current.is_none() && line == DONE {
+            done = true;
+        } else if let Some(rest) = line.strip_prefix(BEGIN) {
             let mut words = rest.split_whitespace();
             let name = words.next().unwrap_or_default().to_string();
             let status = words.next().and_then(|s| s.parse().ok()).unwrap_or(-1);
@@ -107,7 +119,7 @@ fn parse_results(text: &str) -> Vec<GuestResult> {
             r.json.push('\n');
         }
     }
-    out
+    Sent { results: out, done }
 }
 
 #[cfg(test)]
@@ -121,12 +133,20 @@ mod tests {
              {BEGIN} contend-pressure 1\n\n{END} contend-pressure\n\
              {BEGIN} cut 0\n{{\"b\""
         );
-        let results = parse_results(&text);
+        let sent = parse_results(&text);
+        assert!(!sent.done, "no end was said");
+        let results = sent.results;
         assert_eq!(results.len(), 2, "an unfinished frame is no result");
         assert_eq!(results[0].name, "contend");
         assert_eq!(results[0].status, 0);
         assert_eq!(results[0].json.trim(), "{\"a\": 1}");
         assert_eq!((results[1].status, results[1].json.trim()), (1, ""));
+        // The end, after the last frame (a line inside a frame is JSON).
+        let ended = format!("{BEGIN} a 0\n{DONE}\n{END} a\n{DONE}\r\n");
+        let sent = parse_results(&ended);
+        assert!(sent.done);
+        assert_eq!(sent.results[0].json, format!("{DONE}\n"));
+        assert!(!parse_results(&format!("{BEGIN} a 0\n{DONE}\n")).done);
     }
 
     #[test]

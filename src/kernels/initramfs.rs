@@ -22,6 +22,8 @@ pub const ALL_DONE: &str = "pipespeed-guest: all measurements ended";
 pub const BEGIN: &str = "pipespeed-guest-result-begin";
 /// See [`BEGIN`].
 pub const END: &str = "pipespeed-guest-result-end";
+/// The results' channel's last line: every measurement has ended.
+pub const DONE: &str = "pipespeed-guest-done";
 
 /// Where the binaries come from.
 #[derive(Debug, Clone)]
@@ -89,7 +91,7 @@ fn runs(measurements: &[Measurement], pipespeed: &str, dir: &str, results: &str)
             args.join(" ")
         );
     }
-    let _ = writeln!(s, "echo '{ALL_DONE}'");
+    let _ = writeln!(s, "echo '{DONE}' >>{results}\necho '{ALL_DONE}'");
     s
 }
 
@@ -110,7 +112,7 @@ pub fn last_words(text: &str, name: &str) -> String {
 }
 
 /// `word` as one word of a POSIX shell's command line.
-fn sh_quote(word: &str) -> String {
+pub(super) fn sh_quote(word: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "-_.,/=:+@%".contains(c);
     if !word.is_empty() && word.chars().all(plain) {
         word.to_string()
@@ -141,37 +143,19 @@ pub fn build(
     if path.is_file() {
         return Ok(path);
     }
-    let stage = tempfile_dir(cache)?;
-    let result = pack(stage.path(), inputs, &libs, &script, &path);
-    result.map(|()| path)
+    let made = |e: io::Error| KernelsError::io(format!("cannot create {}", cache.display()), &e);
+    fs::create_dir_all(cache).map_err(made)?;
+    // Removed when dropped, whatever happens.
+    let stage = tempfile::Builder::new()
+        .prefix("stage-")
+        .tempdir_in(cache)
+        .map_err(made)?;
+    pack(stage.path(), inputs, &libs, &script, &path, cache)?;
+    Ok(path)
 }
 
 fn read(file: &Path) -> Result<Vec<u8>, KernelsError> {
     fs::read(file).map_err(|e| KernelsError::io(format!("cannot read {}", file.display()), &e))
-}
-
-/// A directory removed when dropped.
-struct Stage(PathBuf);
-
-impl Stage {
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Stage {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
-fn tempfile_dir(cache: &Path) -> Result<Stage, KernelsError> {
-    let made = |e: io::Error| KernelsError::io(format!("cannot create {}", cache.display()), &e);
-    fs::create_dir_all(cache).map_err(made)?;
-    let dir = cache.join(format!("stage-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir(&dir).map_err(made)?;
-    Ok(Stage(dir))
 }
 
 /// Lays the tree out in `stage` and packs it into `out` (through a
@@ -182,6 +166,7 @@ fn pack(
     libs: &[PathBuf],
     script: &str,
     out: &Path,
+    cache: &Path,
 ) -> Result<(), KernelsError> {
     let io = |what: &str, e: io::Error| KernelsError::io(format!("initramfs: {what}"), &e);
     let mut names: Vec<String> = Vec::new();
@@ -211,8 +196,10 @@ fn pack(
     fs::write(&init, script).map_err(|e| io("init", e))?;
     set_executable(&init)?;
     names.push("init".into());
-    let partial = out.with_extension(format!("partial-{}", std::process::id()));
-    let file = fs::File::create(&partial).map_err(|e| io(&partial.display().to_string(), e))?;
+    // A new file of its own, renamed over `out` once whole; removed if
+    // dropped before.
+    let partial = tempfile::NamedTempFile::new_in(cache).map_err(|e| io("a temporary file", e))?;
+    let file = partial.reopen().map_err(|e| io("a temporary file", e))?;
     let mut child = Command::new(&inputs.busybox)
         .args(["cpio", "-o", "-H", "newc"])
         .current_dir(stage)
@@ -230,17 +217,16 @@ fn pack(
         .wait_with_output()
         .map_err(|e| io("busybox cpio", e))?;
     if !output.status.success() || !matches!(written, Some(Ok(()))) {
-        let _ = fs::remove_file(&partial);
         return Err(KernelsError::Tool(format!(
             "busybox cpio failed ({}): {}",
             output.status,
             String::from_utf8_lossy(&output.stderr).trim()
         )));
     }
-    fs::rename(&partial, out).map_err(|e| {
-        let _ = fs::remove_file(&partial);
-        io(&out.display().to_string(), e)
-    })
+    partial
+        .persist(out)
+        .map(drop)
+        .map_err(|e| io(&out.display().to_string(), e.error))
 }
 
 fn copy_exe(from: &Path, to: &Path) -> Result<(), KernelsError> {

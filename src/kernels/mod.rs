@@ -186,10 +186,15 @@ pub fn run_kernels(
     on_event: &mut dyn FnMut(Event<'_>),
 ) -> Result<KernelsResult, KernelsError> {
     let qemu = find_program(&config.qemu, "qemu-system-x86")?;
-    for kernel in &config.kernels {
-        fs::File::open(kernel).map_err(|e| {
+    // Each boot boots a copy made now: an image rebuilt during the
+    // comparison (make bzImage in the tree) must not change a side.
+    let mut images = Vec::new();
+    for (kernel, letter) in config.kernels.iter().zip(['A', 'B']) {
+        let copy = config.work.join(format!("vmlinuz-{letter}"));
+        fs::copy(kernel, &copy).map_err(|e| {
             KernelsError::io(format!("cannot read the kernel {}", kernel.display()), &e)
         })?;
+        images.push(copy);
     }
     let vng = match &config.vng {
         Some(vng) => Some(find_program(vng, "virtme-ng (pip install virtme-ng)")?),
@@ -226,7 +231,7 @@ pub fn run_kernels(
         .collect();
     let mut index = 0;
     for round in 1..=config.rounds {
-        for (side, kernel) in config.kernels.iter().enumerate() {
+        for (side, (kernel, image)) in config.kernels.iter().zip(&images).enumerate() {
             index += 1;
             let letter = if side == 0 { 'A' } else { 'B' };
             let dir = config.work.join(format!("boot-{round}-{letter}"));
@@ -239,7 +244,10 @@ pub fn run_kernels(
                     kernel: letter,
                     accel,
                 });
-                let probing = config.accel == AccelChoice::Auto && accel == Accel::Kvm;
+                // Only the first boot probes KVM: a later failure is the
+                // kernel's, and one comparison never mixes KVM and TCG.
+                let probing =
+                    config.accel == AccelChoice::Auto && accel == Accel::Kvm && index == 1;
                 let mut timeouts = config.timeouts;
                 if probing {
                     timeouts.boot = timeouts.boot.min(KVM_PROBE);
@@ -267,7 +275,7 @@ pub fn run_kernels(
                 };
                 let boot = qemu::Boot {
                     launcher,
-                    kernel,
+                    kernel: image,
                     accel,
                     guest: &config.guest,
                     dir: &dir,
@@ -276,7 +284,9 @@ pub fn run_kernels(
                 };
                 match qemu::boot(&boot, cancel, &mut |line| on_event(Event::Console(line))) {
                     Ok(booted) => break booted,
-                    Err(err @ (BootError::Qemu { .. } | BootError::NoInit { .. })) if probing => {
+                    Err(err @ (BootError::Qemu { .. } | BootError::NoInit { .. }))
+                        if probing && !cancel.is_cancelled() =>
+                    {
                         on_event(Event::FellBack {
                             why: err.to_string(),
                         });

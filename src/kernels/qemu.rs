@@ -3,6 +3,7 @@
 //! file, watched until the guest powers off, panics, or runs out of time.
 
 use std::fs;
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -277,13 +278,19 @@ pub fn boot(
                 cause: crate::quote::strerror(&e),
             })?;
             cmd.arg("--exec")
-                .arg(format!("sh {}", script.display()))
+                .arg(format!(
+                    "sh {}",
+                    super::initramfs::sh_quote(&script.display().to_string())
+                ))
                 .stdout(file)
                 .stderr(both);
             (vng, cmd)
         }
     };
-    cmd.stdin(Stdio::null());
+    // A group of its own: vng's qemu and helpers are killed with it, and
+    // the signal handler kills the group at once (a second signal ends
+    // pipespeed without waiting for anything).
+    cmd.stdin(Stdio::null()).process_group(0);
     if let Launcher::Qemu { .. } = boot.launcher {
         cmd.stderr(log);
     }
@@ -292,8 +299,10 @@ pub fn boot(
         qemu: program.display().to_string(),
         cause: crate::quote::strerror(&e),
     })?;
+    let registered = crate::sys::process::kill_on_interrupt(child.id()).ok();
     let mut guard = Kill {
         child,
+        registered,
         reaped: false,
     };
     let mut watch = Console::new(console.clone());
@@ -323,16 +332,21 @@ pub fn boot(
             on_line(&line);
         }
         if let Some(status) = status {
+            guard.registered = None;
             guard.reaped = true;
             let total_s = start.elapsed().as_secs_f64();
-            return match (init_at, done_at) {
-                (Some(init), Some(_)) => Ok(Booted {
+            // Done is what /init wrote last on the results' channel, which
+            // nothing else writes: the console's line may be broken by
+            // kernel messages.
+            let results = read_results(&data)?;
+            return match (init_at, results.done) {
+                (Some(init), true) => Ok(Booted {
                     init_s: init.as_secs_f64(),
                     total_s,
-                    results: read_results(&data)?,
+                    results: results.results,
                     console,
                 }),
-                (Some(_), None) => Err(BootError::Stopped {
+                (Some(_), false) => Err(BootError::Stopped {
                     status: status.to_string(),
                     last: watch.last(),
                 }),
@@ -366,10 +380,17 @@ pub fn boot(
             // Said it was done and never powered off: its results are in.
             (Some(init), Some(done)) if done.elapsed() > POWER_OFF => {
                 guard.kill();
+                let results = read_results(&data)?;
+                if !results.done {
+                    return Err(BootError::Stopped {
+                        status: "killed: it did not power off".into(),
+                        last: watch.last(),
+                    });
+                }
                 return Ok(Booted {
                     init_s: init.as_secs_f64(),
                     total_s: start.elapsed().as_secs_f64(),
-                    results: read_results(&data)?,
+                    results: results.results,
                     console,
                 });
             }
@@ -383,13 +404,17 @@ pub fn boot(
 /// leaves it running.
 struct Kill {
     child: Child,
+    /// The group is on the signal handler's list until it is reaped.
+    registered: Option<crate::sys::process::KillOnInterrupt>,
     reaped: bool,
 }
 
 impl Kill {
+    /// Kills the whole group (vng's qemu too), then reaps its leader.
     fn kill(&mut self) {
         if !self.reaped {
-            let _ = self.child.kill();
+            let _ = crate::sys::process::kill_group(self.child.id());
+            self.registered = None;
             let _ = self.child.wait();
             self.reaped = true;
         }
