@@ -76,8 +76,9 @@ impl MeasuredPair {
         b: &[Document],
         mut comparison: Comparison,
     ) -> MeasuredPair {
+        let boots = if a.len() == 1 { "boot" } else { "boots" };
         comparison.command = Some(format!(
-            "pipespeed kernels: {} boots of A and {} of B pooled, `{}` in each",
+            "pipespeed kernels: {} {boots} of A and {} of B pooled, `{}` in each",
             a.len(),
             b.len(),
             measurement.args.join(" ")
