@@ -197,7 +197,12 @@ fn measurements(args: &KernelsArgs) -> Result<Vec<Measurement>, UsageError> {
             ));
         }
         pooled(most_runs(&args.command), "its most runs a row")?;
-        return Ok(vec![one(first, args.command.clone())]);
+        let mut command = args.command.clone();
+        let given = |a: &String| a == "--stall-timeout" || a.starts_with("--stall-timeout=");
+        if !command.iter().any(given) {
+            command.extend(stall.clone());
+        }
+        return Ok(vec![one(first, command)]);
     }
     pooled(args.runs, "--runs")?;
     let with = |cmd: &str| {
@@ -472,4 +477,54 @@ fn print(result: &KernelsResult, json: &Option<PathBuf>) -> anyhow::Result<()> {
         text += &m.lkml;
     }
     crate::output::print_table(text.as_bytes(), [json])
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use clap::Parser;
+
+    use super::*;
+    use crate::args::{Cli, Command};
+
+    fn measured(argv: &[&str]) -> Vec<Vec<String>> {
+        let argv = ["pipespeed", "kernels", "a", "b"].iter().chain(argv);
+        let Some(Command::Kernels(args)) = Cli::try_parse_from(argv).unwrap().command else {
+            panic!("not kernels")
+        };
+        measurements(&args)
+            .unwrap()
+            .into_iter()
+            .map(|m| m.args)
+            .collect()
+    }
+
+    #[test]
+    fn every_guest_command_gets_the_watchdog_and_its_runs() {
+        let words = |line: &str| line.split(' ').map(String::from).collect::<Vec<_>>();
+        assert_eq!(
+            measured(&[]),
+            [
+                words("contend --sweep --duration 1 --runs 1 --warmup-runs 1 --stall-timeout 60"),
+                words(
+                    "contend --sweep --duration 1 --runs 1 --warmup-runs 1 --memory-pressure --stall-timeout 60"
+                ),
+            ]
+        );
+        // ipc would add runs while a row is noisy: held to --runs.
+        assert_eq!(
+            measured(&["--measure", "ipc", "--runs", "2", "--stall-timeout", "5"]),
+            [words("ipc --runs 2 --max-runs 2 --stall-timeout 5")]
+        );
+        // A command of the user's gets the watchdog unless it has one.
+        assert_eq!(
+            measured(&["--", "latency", "--runs", "3"]),
+            [words("latency --runs 3 --stall-timeout 60")]
+        );
+        assert_eq!(
+            measured(&["--", "latency", "--stall-timeout=9"]),
+            [words("latency --stall-timeout=9")]
+        );
+    }
 }
