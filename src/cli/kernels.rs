@@ -8,15 +8,19 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use pipespeed::bench::core::{Cancel, EXIT_UNSUPPORTED};
-use pipespeed::compare::{Bootstrap, MAX_RUNS};
+use pipespeed::compare::Bootstrap;
 use pipespeed::kernels::{
-    Accel, AccelChoice, Event, Guest, Inputs, KernelsConfig, KernelsError, KernelsResult,
-    Measurement, Timeouts, run_kernels,
+    Accel, AccelChoice, Event, Guest, Inputs, KernelsConfig, KernelsError, KernelsResult, Timeouts,
+    run_kernels,
 };
 use pipespeed::sys::process::catch_interrupts;
 
 use crate::UsageError;
+
+mod measure;
+
 use crate::args::{count, seconds, size};
+use measure::{Measure, measurements};
 
 /// `pipespeed kernels`.
 #[derive(Debug, Args)]
@@ -109,21 +113,6 @@ pub struct KernelsArgs {
     pub vng: bool,
 }
 
-/// `--measure`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Measure {
-    /// contend --sweep, then contend --sweep --memory-pressure.
-    PipeBench,
-    /// contend --sweep.
-    Contend,
-    /// The ladder (bench).
-    Ladder,
-    /// latency.
-    Latency,
-    /// ipc.
-    Ipc,
-}
-
 /// `--accel`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum AccelArg {
@@ -142,111 +131,6 @@ fn guest_memory(text: &str) -> Result<u64, String> {
         n if (256 * MIB..=64 << 30).contains(&n) => Ok(n / MIB),
         _ => Err(format!("'{text}' is not a guest's memory from 256M to 64G")),
     }
-}
-
-/// What the guest runs.
-fn measurements(args: &KernelsArgs) -> Result<Vec<Measurement>, UsageError> {
-    let runs = args.runs.to_string();
-    let stall = [
-        "--stall-timeout".to_string(),
-        args.stall.stall_timeout.to_string(),
-    ];
-    let contend = |pressure: bool| {
-        let mut a: Vec<String> = ["contend", "--sweep", "--duration"]
-            .map(String::from)
-            .into();
-        a.push(args.duration.to_string());
-        a.extend(["--runs".into(), runs.clone()]);
-        a.extend(["--warmup-runs".into(), "1".into()]);
-        if pressure {
-            a.push("--memory-pressure".into());
-        }
-        a.extend(stall.clone());
-        a
-    };
-    // Every boot's runs are pooled, and a pool may hold MAX_RUNS a row:
-    // refused now, not after the last boot.
-    let pooled = |per_boot: usize, how: &str| {
-        let total = per_boot.saturating_mul(args.rounds);
-        if total > MAX_RUNS {
-            return Err(UsageError(format!(
-                "--rounds {} x {per_boot} runs a boot ({how}) pools {total} runs a row: at most {MAX_RUNS}",
-                args.rounds
-            )));
-        }
-        Ok(())
-    };
-    let one = |name: &str, args: Vec<String>| Measurement {
-        name: name.into(),
-        args,
-    };
-    if !args.command.is_empty() {
-        let first = args.command[0].as_str();
-        if !["bench", "contend", "latency", "ipc"].contains(&first) {
-            return Err(UsageError(format!(
-                "kernels -- {first}: the guest runs bench, contend, latency or ipc (their --json is compared)"
-            )));
-        }
-        if args
-            .command
-            .iter()
-            .any(|a| a == "--json" || a.starts_with("--json="))
-        {
-            return Err(UsageError(
-                "kernels -- ...: leave --json out: the guest writes its own".into(),
-            ));
-        }
-        pooled(most_runs(&args.command), "its most runs a row")?;
-        let mut command = args.command.clone();
-        let given = |a: &String| a == "--stall-timeout" || a.starts_with("--stall-timeout=");
-        if !command.iter().any(given) {
-            command.extend(stall.clone());
-        }
-        return Ok(vec![one(first, command)]);
-    }
-    pooled(args.runs, "--runs")?;
-    let with = |cmd: &str| {
-        let mut a = vec![cmd.to_string(), "--runs".into(), runs.clone()];
-        // ipc's --runs leaves room for more while a row is noisy.
-        if cmd == "ipc" {
-            a.extend(["--max-runs".into(), runs.clone()]);
-        }
-        a.extend(stall.clone());
-        a
-    };
-    Ok(match args.measure {
-        Measure::PipeBench => vec![
-            one("contend", contend(false)),
-            one("contend-pressure", contend(true)),
-        ],
-        Measure::Contend => vec![one("contend", contend(false))],
-        Measure::Ladder => vec![one("bench", with("bench"))],
-        Measure::Latency => vec![one("latency", with("latency"))],
-        Measure::Ipc => vec![one("ipc", with("ipc"))],
-    })
-}
-
-/// The most runs a row gets from `pipespeed ARGS`: its `--max-runs`, else
-/// its `--runs`, else the command's default most (bench and latency 10,
-/// contend and ipc 6); a value that is no number is left to the command
-/// to refuse.
-fn most_runs(command: &[String]) -> usize {
-    let value = |flag: &str| {
-        let eq = format!("{flag}=");
-        command
-            .iter()
-            .enumerate()
-            .find_map(|(i, a)| match a.strip_prefix(&eq) {
-                Some(v) => v.parse::<usize>().ok(),
-                None if a == flag => command.get(i + 1)?.parse().ok(),
-                None => None,
-            })
-    };
-    let default = match command.first().map(String::as_str) {
-        Some("bench" | "latency") => 10,
-        _ => 6,
-    };
-    value("--max-runs").or(value("--runs")).unwrap_or(default)
 }
 
 /// Where the initramfs is kept: `$XDG_CACHE_HOME/pipespeed`, else
@@ -477,54 +361,4 @@ fn print(result: &KernelsResult, json: &Option<PathBuf>) -> anyhow::Result<()> {
         text += &m.lkml;
     }
     crate::output::print_table(text.as_bytes(), [json])
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-
-    use clap::Parser;
-
-    use super::*;
-    use crate::args::{Cli, Command};
-
-    fn measured(argv: &[&str]) -> Vec<Vec<String>> {
-        let argv = ["pipespeed", "kernels", "a", "b"].iter().chain(argv);
-        let Some(Command::Kernels(args)) = Cli::try_parse_from(argv).unwrap().command else {
-            panic!("not kernels")
-        };
-        measurements(&args)
-            .unwrap()
-            .into_iter()
-            .map(|m| m.args)
-            .collect()
-    }
-
-    #[test]
-    fn every_guest_command_gets_the_watchdog_and_its_runs() {
-        let words = |line: &str| line.split(' ').map(String::from).collect::<Vec<_>>();
-        assert_eq!(
-            measured(&[]),
-            [
-                words("contend --sweep --duration 1 --runs 1 --warmup-runs 1 --stall-timeout 60"),
-                words(
-                    "contend --sweep --duration 1 --runs 1 --warmup-runs 1 --memory-pressure --stall-timeout 60"
-                ),
-            ]
-        );
-        // ipc would add runs while a row is noisy: held to --runs.
-        assert_eq!(
-            measured(&["--measure", "ipc", "--runs", "2", "--stall-timeout", "5"]),
-            [words("ipc --runs 2 --max-runs 2 --stall-timeout 5")]
-        );
-        // A command of the user's gets the watchdog unless it has one.
-        assert_eq!(
-            measured(&["--", "latency", "--runs", "3"]),
-            [words("latency --runs 3 --stall-timeout 60")]
-        );
-        assert_eq!(
-            measured(&["--", "latency", "--stall-timeout=9"]),
-            [words("latency --stall-timeout=9")]
-        );
-    }
 }
