@@ -53,11 +53,12 @@ fn kernels_without_path(dir: &Path, args: &[&str]) -> Command {
 fn with(mut cmd: Command, dir: &Path, args: &[&str]) -> Command {
     cmd.arg("kernels")
         .env("XDG_CACHE_HOME", dir.join("cache"))
-        .env("TMPDIR", dir.join("tmp"))
-        .args(args);
+        .env("TMPDIR", dir.join("tmp"));
+    // Before ARGS: after their `--` it would be the guest's.
     if let Some(guest) = std::env::var_os("PIPESPEED_GUEST") {
         cmd.arg("--guest-pipespeed").arg(guest);
     }
+    cmd.args(args);
     std::fs::create_dir_all(dir.join("tmp")).unwrap();
     cmd
 }
