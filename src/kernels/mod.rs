@@ -390,13 +390,5 @@ pub fn find_program(program: &Path, package: &str) -> Result<PathBuf, KernelsErr
         };
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|p| is_executable(p))
-        .ok_or_else(missing)
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    crate::sys::process::find_program(&program.to_string_lossy(), &path).ok_or_else(missing)
 }

@@ -278,6 +278,19 @@ impl Drop for KillOnInterrupt {
     }
 }
 
+/// The first executable file called `name` in the directories of `path`
+/// (a `PATH`).
+pub fn find_program(name: &str, path: &std::ffi::OsStr) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::split_paths(path)
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .map(|dir| dir.join(name))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
 /// The C library this process runs with, as it names itself (`glibc
 /// 2.36`); `None` where it cannot say (not glibc).
 pub fn libc_version() -> Option<String> {

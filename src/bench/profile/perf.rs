@@ -16,7 +16,7 @@
 use std::ffi::OsStr;
 use std::fs;
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -125,7 +125,8 @@ impl Perf {
     pub fn locate(path: Option<&OsStr>, access: &PerfAccess) -> Result<Perf, String> {
         let inherited = std::env::var_os("PATH");
         let path = path.or(inherited.as_deref()).unwrap_or_default();
-        let program = find_program("perf", path).ok_or_else(|| NOT_INSTALLED.to_string())?;
+        let program = crate::sys::process::find_program("perf", path)
+            .ok_or_else(|| NOT_INSTALLED.to_string())?;
         access.check()?;
         Ok(Perf { program })
     }
@@ -187,17 +188,6 @@ pub fn first_useful_line(stderr: &str) -> String {
         })
         .unwrap_or("no message")
         .to_string()
-}
-
-/// The first executable file called `name` in the directories of `path`.
-pub fn find_program(name: &str, path: &OsStr) -> Option<PathBuf> {
-    std::env::split_paths(path)
-        .filter(|dir| !dir.as_os_str().is_empty())
-        .map(|dir| dir.join(name))
-        .find(|candidate| {
-            fs::metadata(candidate)
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
 }
 
 /// A private directory for perf's data, removed with everything in it
@@ -292,6 +282,8 @@ fn remove_stale(base: &Path) {
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
     use super::*;
 
     #[test]
