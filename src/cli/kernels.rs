@@ -292,22 +292,22 @@ pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
     };
     let outcome = run_kernels(&config, &Cancel::on_signals(), &mut show);
     bar.finish_and_clear();
+    // Stopped by a signal, whatever it broke (a boot, busybox cpio) or
+    // after the last boot: qemu is killed, the work directory goes with
+    // `work`, and no table is printed.
+    if let Some(signal) = pipespeed::sys::process::interrupted() {
+        let kept = match work.kept() {
+            false => "the work directory removed".to_string(),
+            true => format!("the boots' files kept in {}", work.path.display()),
+        };
+        eprintln!(
+            "pipespeed: kernels: interrupted by {}: qemu killed, no table printed, {kept}",
+            pipespeed::sys::process::signal_name(signal)
+        );
+        return Ok(crate::signal_status(signal));
+    }
     let result = match outcome {
         Ok(result) => result,
-        // Stopped by a signal, whatever it broke (a boot, busybox cpio):
-        // qemu is killed, the work directory goes with `work`.
-        Err(_) if pipespeed::sys::process::interrupted().is_some() => {
-            let signal = pipespeed::sys::process::interrupted().unwrap_or(2);
-            let kept = match work.kept() {
-                false => "the work directory removed".to_string(),
-                true => format!("the boots' files kept in {}", work.path.display()),
-            };
-            eprintln!(
-                "pipespeed: kernels: interrupted by {}: qemu killed, no table printed, {kept}",
-                pipespeed::sys::process::signal_name(signal)
-            );
-            return Ok(ExitCode::from((128 + signal).clamp(0, 255) as u8));
-        }
         Err(err @ KernelsError::Missing { .. }) => {
             eprintln!("pipespeed: kernels: {err}");
             return Ok(ExitCode::from(EXIT_UNSUPPORTED as u8));
@@ -322,14 +322,6 @@ pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
             return Err(anyhow::Error::new(err).context("kernels"));
         }
     };
-    // A signal after the last boot: the table is not printed.
-    if let Some(signal) = pipespeed::sys::process::interrupted() {
-        eprintln!(
-            "pipespeed: kernels: interrupted by {} after the last boot: no table printed",
-            pipespeed::sys::process::signal_name(signal)
-        );
-        return Ok(ExitCode::from((128 + signal).clamp(0, 255) as u8));
-    }
     print(&result, &args.json)?;
     crate::output::write_file(&args.json, || {
         let mut bytes = serde_json::to_vec_pretty(&result)?;

@@ -244,7 +244,13 @@ pub fn interrupted_status(count: usize, what: &str, stopped: &str) -> Option<Exi
         "pipespeed: interrupted by {}: {held}; {stopped} was stopped",
         signal_name(signal)
     );
-    Some(ExitCode::from((128 + signal).clamp(0, 255) as u8))
+    Some(signal_status(signal))
+}
+
+/// The status of a command that signal `signal` stopped: 128 + N, as a
+/// shell reports it.
+pub fn signal_status(signal: i32) -> ExitCode {
+    ExitCode::from((128 + signal).clamp(0, 255) as u8)
 }
 
 /// Whether to colour what goes to `stream`: a terminal, and no NO_COLOR
@@ -316,7 +322,7 @@ fn report(err: &anyhow::Error) -> ExitCode {
     eprintln!("pipespeed: {}", message(err));
     if let Some(signal) = output::interrupted_by(err) {
         // A write that SIGINT or SIGTERM ended (a FIFO nobody read).
-        return ExitCode::from((128 + signal).clamp(0, 255) as u8);
+        return signal_status(signal);
     }
     if io_kind == Some(io::ErrorKind::Unsupported) {
         return ExitCode::from(EXIT_UNSUPPORTED as u8);

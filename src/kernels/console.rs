@@ -72,10 +72,6 @@ pub(super) fn clean(line: &str) -> String {
         .to_string()
 }
 
-pub(super) fn last_line(text: &str) -> Option<&str> {
-    text.lines().map(str::trim).rfind(|l| !l.is_empty())
-}
-
 /// What the guest sent on its results' channel.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Sent {
@@ -155,7 +151,5 @@ mod tests {
             clean("[    7.02] reboot: Power down\r\n"),
             "[    7.02] reboot: Power down"
         );
-        assert_eq!(last_line("a\n\nb\n\n"), Some("b"));
-        assert_eq!(last_line("\n"), None);
     }
 }

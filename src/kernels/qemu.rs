@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::console::{Console, clean, last_line, read_results};
+use super::console::{Console, clean, read_results};
 use super::initramfs::{ALL_DONE, INIT_REACHED};
 use crate::bench::core::Cancel;
 
@@ -352,8 +352,12 @@ pub fn boot(
                 }),
                 (None, _) => Err(BootError::Qemu {
                     status: status.to_string(),
-                    said: last_line(&fs::read_to_string(&messages).unwrap_or_default())
-                        .map_or_else(|| watch.last(), str::to_string),
+                    said: match crate::child::last_message(
+                        &fs::read_to_string(&messages).unwrap_or_default(),
+                    ) {
+                        "" => watch.last(),
+                        said => said.to_string(),
+                    },
                 }),
             };
         }
