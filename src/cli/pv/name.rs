@@ -263,7 +263,7 @@ pub fn help() -> String {
         .cloned()
         .unwrap_or_else(|| PvArgs::augment_args(clap::Command::new("pv")));
     let mut text = String::from(
-        "Usage: pv [OPTION] [FILE]...\nConcatenate FILE(s), or standard input, to standard output,\nwith monitoring.\n",
+        "Usage: pv [OPTION] [FILE]...\nCopy each FILE (standard input without one) to standard output,\nshowing how the copy goes.\n",
     );
     let mut heading = None;
     for arg in pv.get_arguments() {
@@ -290,6 +290,6 @@ pub fn help() -> String {
             text.push_str(&format!("{left:<27}{about}\n"));
         }
     }
-    text.push_str("  -h, --help               show this help and exit\n");
+    text.push_str("  -h, --help               print this help and exit\n");
     text
 }
