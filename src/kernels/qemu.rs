@@ -3,9 +3,8 @@
 //! file, watched until the guest powers off, panics, or runs out of time.
 
 use std::fs;
-use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -13,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::console::{Console, clean, read_results};
 use super::initramfs::{ALL_DONE, INIT_REACHED};
 use crate::bench::core::Cancel;
+use crate::child::Group;
 
 /// How the guest's CPU runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -130,14 +130,9 @@ pub struct Booted {
 /// Why a boot gave no results. Every message says what was last seen.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum BootError {
-    /// qemu could not be started.
-    #[error("cannot start {qemu}: {cause}")]
-    Start {
-        /// The program.
-        qemu: String,
-        /// The system's reason.
-        cause: String,
-    },
+    /// qemu could not be started (`cannot start PROGRAM: why`).
+    #[error("{0}")]
+    Start(String),
     /// qemu ended before the guest reached `/init`.
     #[error("qemu ended ({status}) before /init: {said}")]
     Qemu {
@@ -287,29 +282,25 @@ pub fn boot(
             (vng, cmd)
         }
     };
-    // A group of its own: vng's qemu and helpers are killed with it, and
-    // the signal handler kills the group at once (a second signal ends
-    // pipespeed without waiting for anything).
-    cmd.stdin(Stdio::null()).process_group(0);
+    cmd.stdin(Stdio::null());
     if let Launcher::Qemu { .. } = boot.launcher {
         cmd.stderr(log);
     }
     let start = Instant::now();
-    let child = cmd.spawn().map_err(|e| BootError::Start {
-        qemu: program.display().to_string(),
-        cause: crate::quote::strerror(&e),
-    })?;
-    let registered = crate::sys::process::kill_on_interrupt(child.id()).ok();
-    let mut guard = Kill {
-        child,
-        registered,
-        reaped: false,
-    };
+    // A group of its own, killed whole on every way out (vng's qemu and
+    // helpers too) and by the signal handler at once (`Group`).
+    let mut group = Group::new();
+    let qemu = group
+        .spawn(&mut cmd, program.display().to_string())
+        .map_err(|e| BootError::Start(e.to_string()))?;
     let mut watch = Console::new(console.clone());
     let mut init_at: Option<Duration> = None;
     let mut done_at: Option<Instant> = None;
     loop {
-        let status = guard.child.try_wait().ok().flatten();
+        // Ended, not yet reaped: `Group::wait` reaps it.
+        let status = (group.running() == 0)
+            .then(|| group.wait(qemu).ok())
+            .flatten();
         for line in watch.new_lines() {
             if init_at.is_none() && line.contains(INIT_REACHED) {
                 init_at = Some(start.elapsed());
@@ -323,7 +314,7 @@ pub fn boot(
                 } else {
                     "before /init"
                 };
-                guard.kill();
+                group.kill_all();
                 return Err(BootError::Panic {
                     when,
                     line: clean(&line),
@@ -332,8 +323,6 @@ pub fn boot(
             on_line(&line);
         }
         if let Some(status) = status {
-            guard.registered = None;
-            guard.reaped = true;
             let total_s = start.elapsed().as_secs_f64();
             // Done is what /init wrote last on the results' channel, which
             // nothing else writes: the console's line may be broken by
@@ -362,20 +351,20 @@ pub fn boot(
             };
         }
         if cancel.is_cancelled() {
-            guard.kill();
+            group.kill_all();
             return Err(BootError::Interrupted);
         }
         let now = start.elapsed();
         match (init_at, done_at) {
             (None, _) if now > boot.timeouts.boot => {
-                guard.kill();
+                group.kill_all();
                 return Err(BootError::NoInit {
                     secs: boot.timeouts.boot.as_secs_f64(),
                     last: watch.last(),
                 });
             }
             (Some(init), None) if now > init + boot.timeouts.run => {
-                guard.kill();
+                group.kill_all();
                 return Err(BootError::RunTimeout {
                     secs: boot.timeouts.run.as_secs_f64(),
                     last: watch.last(),
@@ -383,7 +372,7 @@ pub fn boot(
             }
             // Said it was done and never powered off: its results are in.
             (Some(init), Some(done)) if done.elapsed() > POWER_OFF => {
-                guard.kill();
+                group.kill_all();
                 let results = read_results(&data)?;
                 if !results.done {
                     return Err(BootError::Stopped {
@@ -401,32 +390,5 @@ pub fn boot(
             _ => {}
         }
         std::thread::sleep(POLL);
-    }
-}
-
-/// Kills and reaps qemu unless disarmed: an error or a panic never
-/// leaves it running.
-struct Kill {
-    child: Child,
-    /// The group is on the signal handler's list until it is reaped.
-    registered: Option<crate::sys::process::KillOnInterrupt>,
-    reaped: bool,
-}
-
-impl Kill {
-    /// Kills the whole group (vng's qemu too), then reaps its leader.
-    fn kill(&mut self) {
-        if !self.reaped {
-            let _ = crate::sys::process::kill_group(self.child.id());
-            self.registered = None;
-            let _ = self.child.wait();
-            self.reaped = true;
-        }
-    }
-}
-
-impl Drop for Kill {
-    fn drop(&mut self) {
-        self.kill();
     }
 }
