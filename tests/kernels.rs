@@ -356,4 +356,18 @@ fn bad_usage_is_refused_before_anything_runs() {
         assert!(stderr(&out).contains(said), "{args:?}: {}", stderr(&out));
     }
     assert_eq!(std::fs::read(full.join("keep")).unwrap(), b"mine");
+    // A result written over a kernel image (or the guest's binary): the
+    // image is the user's, refused before anything runs.
+    let image = dir.path().join("bzImage");
+    std::fs::write(&image, b"kernel").unwrap();
+    let i = image.to_str().unwrap();
+    let linked = dir.path().join("linked");
+    std::fs::hard_link(&image, &linked).unwrap();
+    for json in [i, linked.to_str().unwrap()] {
+        let out = kernels_without_path(dir.path(), &[i, k, "--json", json])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert_eq!(std::fs::read(&image).unwrap(), b"kernel");
+    }
 }

@@ -211,6 +211,11 @@ fn work_dir(out: Option<&Path>, vng: bool) -> anyhow::Result<Work> {
 
 pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
     let measurements = measurements(&args)?;
+    // The JSON never replaces a file the command reads (a kernel image,
+    // the guest's pipespeed or busybox).
+    let mut inputs = vec![args.a.as_path(), args.b.as_path(), args.busybox.as_path()];
+    inputs.extend(args.guest_pipespeed.as_deref());
+    crate::output::check_not_inputs(&inputs, [&args.json])?;
     crate::output::check_outputs([&args.json])?;
     let pipespeed = match &args.guest_pipespeed {
         Some(p) => p.clone(),
