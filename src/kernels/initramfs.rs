@@ -155,7 +155,12 @@ pub fn build(
 }
 
 fn read(file: &Path) -> Result<Vec<u8>, KernelsError> {
-    fs::read(file).map_err(|e| KernelsError::io(format!("cannot read {}", file.display()), &e))
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    super::open_input(file)
+        .and_then(|mut f| f.read_to_end(&mut bytes))
+        .map_err(|e| KernelsError::io(format!("cannot read {}", file.display()), &e))?;
+    Ok(bytes)
 }
 
 /// Lays the tree out in `stage` and packs it into `out` (through a
@@ -230,7 +235,7 @@ fn pack(
 }
 
 fn copy_exe(from: &Path, to: &Path) -> Result<(), KernelsError> {
-    fs::copy(from, to).map_err(|e| {
+    super::copy_input(from, to).map_err(|e| {
         KernelsError::io(
             format!("cannot copy {} into the initramfs", from.display()),
             &e,
