@@ -11,7 +11,7 @@ use pipespeed::bench::core::{Cancel, EXIT_UNSUPPORTED};
 use pipespeed::compare::Bootstrap;
 use pipespeed::kernels::{
     Accel, AccelChoice, Event, Guest, Inputs, KernelsConfig, KernelsError, KernelsResult, Timeouts,
-    files_read, open_input, run_kernels,
+    files_read, open_input, run_kernels, stale,
 };
 use pipespeed::sys::process::catch_interrupts;
 
@@ -163,10 +163,16 @@ impl Work {
     }
 }
 
+/// The start of a work directory's name, before the run's tag
+/// (`pipespeed-kernels-PID-START-XXXXXX`): the next run removes it if its
+/// run died without removing it (SIGKILL).
+const WORK_PREFIX: &str = "pipespeed-kernels-";
+
 fn work_dir(out: Option<&Path>, vng: bool) -> anyhow::Result<Work> {
+    stale::remove(&std::env::temp_dir(), WORK_PREFIX);
     let Some(dir) = out else {
         let temporary = tempfile::Builder::new()
-            .prefix("pipespeed-kernels-")
+            .prefix(&format!("{WORK_PREFIX}{}-", stale::tag()))
             .tempdir()
             .context("cannot create a work directory in the temporary directory")?;
         return Ok(Work {

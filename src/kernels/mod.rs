@@ -17,6 +17,7 @@ mod console;
 pub(crate) mod initramfs;
 pub mod qemu;
 pub mod result;
+pub mod stale;
 
 use std::fs;
 use std::io;
