@@ -549,6 +549,19 @@ fn an_out_directory_through_a_link_planted_in_tmp_is_refused() {
         );
         assert_eq!(target.exists(), made, "{name}");
     }
+    // nobody's directory there: root's files would go where nobody says.
+    let planted = sticky.join("planted");
+    std::fs::create_dir(&planted).unwrap();
+    std::os::unix::fs::chown(&planted, Some(65534), Some(65534)).unwrap();
+    let k = image.to_str().unwrap();
+    let out = kernels(dir.path(), &[k, k, "--out", planted.to_str().unwrap()])
+        .env("PATH", path_with(&bin))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("belongs to another user (uid 65534)"), "{err}");
+    assert_eq!(std::fs::read_dir(&planted).unwrap().count(), 0);
 }
 
 /// Whether process `pid` is gone (or a zombie nobody reaped yet).

@@ -14,6 +14,7 @@ use pipespeed::kernels::{
     files_read, open_input, run_kernels, stale,
 };
 use pipespeed::sys::process::catch_interrupts;
+use pipespeed::sys::replace;
 
 use crate::UsageError;
 
@@ -180,27 +181,22 @@ fn work_dir(out: Option<&Path>, vng: bool) -> anyhow::Result<Work> {
             temporary: Some(temporary),
         });
     };
-    match std::fs::read_dir(dir).map(|mut entries| entries.next().is_some()) {
-        Ok(true) => {
-            return Err(UsageError(format!(
-                "--out {}: not empty (its files would be replaced)",
-                dir.display()
-            ))
-            .into());
-        }
-        Ok(false) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create --out {}", dir.display()))?;
-        }
-        Err(e) => {
-            return Err(
-                UsageError(format!("--out {}: {}", dir.display(), crate::strerror(&e))).into(),
-            );
-        }
+    // Made without following a link or using a directory another user
+    // planted in /tmp (as the result files are written).
+    let path = replace::make_dir_all(dir).map_err(|e| {
+        UsageError(format!("--out {}: {}", dir.display(), crate::strerror(&e)))
+    })?;
+    if std::fs::read_dir(&path)
+        .with_context(|| format!("cannot read --out {}", dir.display()))?
+        .next()
+        .is_some()
+    {
+        return Err(UsageError(format!(
+            "--out {}: not empty (its files would be replaced)",
+            dir.display()
+        ))
+        .into());
     }
-    let path = std::fs::canonicalize(dir)
-        .with_context(|| format!("cannot resolve --out {}", dir.display()))?;
     // vng's --rwdir takes GUEST=HOST.
     if vng && path.to_string_lossy().contains('=') {
         return Err(UsageError(format!(

@@ -237,7 +237,8 @@ pub fn run_kernels(
             index += 1;
             let letter = if side == 0 { 'A' } else { 'B' };
             let dir = config.work.join(format!("boot-{round}-{letter}"));
-            fs::create_dir_all(&dir)
+            // A new directory: never one a link put there leads to.
+            fs::create_dir(&dir)
                 .map_err(|e| KernelsError::io(format!("cannot create {}", dir.display()), &e))?;
             let booted = loop {
                 on_event(Event::Booting {
@@ -262,7 +263,7 @@ pub fn run_kernels(
                             &config.inputs.pipespeed,
                             &dir,
                         );
-                        fs::write(&script, text).map_err(|e| {
+                        write_new(&script, text.as_bytes()).map_err(|e| {
                             KernelsError::io(format!("cannot write {}", script.display()), &e)
                         })?;
                         qemu::Launcher::Vng {
@@ -322,7 +323,7 @@ pub fn run_kernels(
                     return Err(failed("sent no result (see the console)".into()));
                 };
                 let file = dir.join(format!("{}.json", measurement.name));
-                fs::write(&file, &got.json).map_err(|e| {
+                write_new(&file, got.json.as_bytes()).map_err(|e| {
                     KernelsError::io(format!("cannot write {}", file.display()), &e)
                 })?;
                 files.push(file.clone());
@@ -424,6 +425,26 @@ pub fn open_input(path: &Path) -> io::Result<fs::File> {
         io::ErrorKind::InvalidInput,
         format!("not a regular file ({what})"),
     ))
+}
+
+/// Creates `path` anew (what was there removed, a link itself, not what
+/// it leads to), with `O_EXCL`: a file of the work directory is never
+/// written through a link someone put there.
+pub(crate) fn create_new(path: &Path) -> io::Result<fs::File> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+}
+
+/// Writes `bytes` to `path` as a new file ([`create_new`]).
+fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    create_new(path)?.write_all(bytes)
 }
 
 /// Copies the regular file `from` to `to`, a new file (made with

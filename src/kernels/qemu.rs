@@ -215,7 +215,7 @@ pub fn boot(
         let _ = fs::remove_file(f);
     }
     let create = |path: &Path| {
-        fs::File::create(path).map_err(|e| BootError::Read {
+        super::create_new(path).map_err(|e| BootError::Read {
             file: path.display().to_string(),
             cause: crate::quote::strerror(&e),
         })
