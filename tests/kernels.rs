@@ -467,7 +467,10 @@ fn a_result_over_a_program_found_by_default_is_refused_before_booting() {
         assert!(!dir.path().join("cache").exists(), "--json {json}");
     }
     for (p, bytes) in programs.iter().zip(before) {
-        assert!(std::fs::read(dir.path().join(p)).unwrap() == bytes, "{p} changed");
+        assert!(
+            std::fs::read(dir.path().join(p)).unwrap() == bytes,
+            "{p} changed"
+        );
     }
 }
 
@@ -665,6 +668,9 @@ fn the_initramfs_cache_keeps_the_most_recent_archives_only() {
     assert_eq!(kept.len(), 4, "{kept:?}");
     // The newest three old ones, and the one just built.
     for i in 5..8u32 {
-        assert!(kept.contains(&format!("initramfs-{i:016x}.cpio")), "{kept:?}");
+        assert!(
+            kept.contains(&format!("initramfs-{i:016x}.cpio")),
+            "{kept:?}"
+        );
     }
 }

@@ -183,9 +183,8 @@ fn work_dir(out: Option<&Path>, vng: bool) -> anyhow::Result<Work> {
     };
     // Made without following a link or using a directory another user
     // planted in /tmp (as the result files are written).
-    let path = replace::make_dir_all(dir).map_err(|e| {
-        UsageError(format!("--out {}: {}", dir.display(), crate::strerror(&e)))
-    })?;
+    let path = replace::make_dir_all(dir)
+        .map_err(|e| UsageError(format!("--out {}: {}", dir.display(), crate::strerror(&e))))?;
     if std::fs::read_dir(&path)
         .with_context(|| format!("cannot read --out {}", dir.display()))?
         .next()

@@ -190,7 +190,7 @@ fn prune(cache: &Path, keep: &Path) {
         .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
         .collect();
     // The newest first.
-    archives.sort_by(|a, b| b.0.cmp(&a.0));
+    archives.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
     for (_, old) in archives.into_iter().skip(CACHE_KEEP - 1) {
         let _ = fs::remove_file(old);
     }

@@ -391,7 +391,11 @@ pub fn files_read(config: &KernelsConfig) -> Vec<PathBuf> {
         Some(vng) => [&config.qemu, vng],
         None => [&config.qemu, &config.inputs.busybox],
     };
-    files.extend(programs.into_iter().filter_map(|p| find_program(p, "").ok()));
+    files.extend(
+        programs
+            .into_iter()
+            .filter_map(|p| find_program(p, "").ok()),
+    );
     files.push(config.inputs.pipespeed.clone());
     files.extend(initramfs::shared_libraries(&config.inputs.pipespeed).unwrap_or_default());
     files

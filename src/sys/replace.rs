@@ -268,7 +268,10 @@ pub fn make_dir_all(path: &Path) -> io::Result<PathBuf> {
             _ => return Err(Errno::NOTDIR.into()),
         }
     }
-    let at = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&walk.dir));
+    let at = format!(
+        "/proc/self/fd/{}",
+        std::os::fd::AsRawFd::as_raw_fd(&walk.dir)
+    );
     std::fs::read_link(at)
 }
 
