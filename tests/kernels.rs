@@ -50,15 +50,22 @@ fn kernels_without_path(dir: &Path, args: &[&str]) -> Command {
     cmd
 }
 
-fn with(mut cmd: Command, dir: &Path, args: &[&str]) -> Command {
-    cmd.arg("kernels")
-        .env("XDG_CACHE_HOME", dir.join("cache"))
-        .env("TMPDIR", dir.join("tmp"));
+fn with(cmd: Command, dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = own_guest(cmd, dir, &[]);
     // Before ARGS: after their `--` it would be the guest's.
     if let Some(guest) = std::env::var_os("PIPESPEED_GUEST") {
         cmd.arg("--guest-pipespeed").arg(guest);
     }
     cmd.args(args);
+    cmd
+}
+
+/// `with`, without `PIPESPEED_GUEST`: ARGS name the guest or leave it.
+fn own_guest(mut cmd: Command, dir: &Path, args: &[&str]) -> Command {
+    cmd.arg("kernels")
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .env("TMPDIR", dir.join("tmp"))
+        .args(args);
     std::fs::create_dir_all(dir.join("tmp")).unwrap();
     cmd
 }
@@ -369,5 +376,301 @@ fn bad_usage_is_refused_before_anything_runs() {
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
         assert_eq!(std::fs::read(&image).unwrap(), b"kernel");
+    }
+}
+
+/// An executable shell script `name` in `dir`: a stand-in for a program.
+fn stand_in(dir: &Path, name: &str, script: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// `dir` before this process's `PATH`.
+fn path_with(dir: &Path) -> std::ffi::OsString {
+    let mut dirs = vec![dir.to_path_buf()];
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(dirs).unwrap()
+}
+
+/// Waits for `child` up to `limit` (a hang's bound); kills it after.
+fn wait_or_kill(child: &mut std::process::Child, limit: Duration) -> Option<i32> {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+/// The latency of the reproduction: never run (refused first).
+const LATENCY: [&str; 10] = [
+    "--",
+    "latency",
+    "--round-trips",
+    "100",
+    "--runs",
+    "1",
+    "--warmup-runs",
+    "1",
+    "--sizes",
+    "1",
+];
+
+#[test]
+fn a_result_over_a_program_found_by_default_is_refused_before_booting() {
+    let Some(busybox) = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join("busybox"))
+        .find(|p| p.is_file())
+    else {
+        return common::skip("kernels", "busybox is not installed");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bb");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::copy(&busybox, bin.join("busybox")).unwrap();
+    let booted = dir.path().join("booted");
+    let qemu = format!("#!/bin/sh\necho qemu >>{}\nexit 1\n", booted.display());
+    stand_in(&bin, "qemu-system-x86_64", &qemu);
+    let image = dir.path().join("vmlinuz");
+    std::fs::write(&image, b"kernel").unwrap();
+    let pp2 = dir.path().join("pp2");
+    std::fs::copy(EXE, &pp2).unwrap();
+    let programs = ["bb/busybox", "bb/qemu-system-x86_64", "pp2"];
+    let before: Vec<Vec<u8>> = programs
+        .iter()
+        .map(|p| std::fs::read(dir.path().join(p)).unwrap())
+        .collect();
+    // busybox and qemu from PATH, the guest's pipespeed the running one.
+    for json in programs {
+        let mut cmd = Command::new(&pp2);
+        cmd.current_dir(dir.path())
+            .env("PATH", path_with(&bin))
+            .env("XDG_CACHE_HOME", dir.path().join("cache"))
+            .env("TMPDIR", dir.path())
+            .args(["kernels", "vmlinuz", "vmlinuz", "--json", json])
+            .args(LATENCY);
+        let out = cmd.output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "--json {json}: {err}");
+        assert_eq!(err.lines().count(), 1, "--json {json}: {err}");
+        assert!(err.contains("it is the input"), "--json {json}: {err}");
+        assert!(!booted.exists(), "--json {json}: qemu ran");
+        assert!(!dir.path().join("cache").exists(), "--json {json}");
+    }
+    for (p, bytes) in programs.iter().zip(before) {
+        assert!(
+            std::fs::read(dir.path().join(p)).unwrap() == bytes,
+            "{p} changed"
+        );
+    }
+}
+
+#[test]
+fn an_input_that_is_no_regular_file_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("vmlinuz");
+    std::fs::write(&image, b"kernel").unwrap();
+    let fifo = dir.path().join("kf");
+    common::fifo::mkfifo(&fifo);
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    stand_in(&bin, "qemu-system-x86_64", "#!/bin/sh\nexit 1\n");
+    let (k, f) = (image.to_str().unwrap(), fifo.to_str().unwrap());
+    let cases: [&[&str]; 4] = [
+        &[f, k],
+        &[k, f],
+        &[k, "/dev/null"],
+        &[k, k, "--guest-pipespeed", f],
+    ];
+    for args in cases {
+        let mut child = own_guest(common::catchable(EXE), dir.path(), args)
+            .env("PATH", path_with(&bin))
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let code = wait_or_kill(&mut child, Duration::from_secs(30));
+        let out = child.wait_with_output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(err.contains("not a regular file"), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("tmp")).unwrap().count(),
+            0,
+            "{args:?}: a work directory was left"
+        );
+        assert!(!dir.path().join("cache").exists(), "{args:?}");
+    }
+}
+
+#[test]
+fn an_out_directory_through_a_link_planted_in_tmp_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    if !rustix::process::geteuid().is_root() {
+        return common::skip("root", "planting another user's link needs root");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("vmlinuz");
+    std::fs::write(&image, b"kernel").unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    stand_in(&bin, "qemu-system-x86_64", "#!/bin/sh\nexit 1\n");
+    // /tmp's kind: sticky and writable by all.
+    let sticky = dir.path().join("sticky");
+    std::fs::create_dir(&sticky).unwrap();
+    std::fs::set_permissions(&sticky, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let target = dir.path().join("target");
+    for (name, made) in [("absent", false), ("empty", true)] {
+        if made {
+            std::fs::create_dir(&target).unwrap();
+        }
+        let link = sticky.join(name);
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        // nobody's link.
+        std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).unwrap();
+        let k = image.to_str().unwrap();
+        let out = kernels(dir.path(), &[k, k, "--out", link.to_str().unwrap()])
+            .env("PATH", path_with(&bin))
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains("symbolic link of uid 65534"), "{name}: {err}");
+        assert_eq!(
+            std::fs::read_dir(&target).map_or(0, |d| d.count()),
+            0,
+            "{name}: written through the link"
+        );
+        assert_eq!(target.exists(), made, "{name}");
+    }
+    // nobody's directory there: root's files would go where nobody says.
+    let planted = sticky.join("planted");
+    std::fs::create_dir(&planted).unwrap();
+    std::os::unix::fs::chown(&planted, Some(65534), Some(65534)).unwrap();
+    let k = image.to_str().unwrap();
+    let out = kernels(dir.path(), &[k, k, "--out", planted.to_str().unwrap()])
+        .env("PATH", path_with(&bin))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("belongs to another user (uid 65534)"), "{err}");
+    assert_eq!(std::fs::read_dir(&planted).unwrap().count(), 0);
+}
+
+/// Whether process `pid` is gone (or a zombie nobody reaped yet).
+fn gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[test]
+fn sigkill_takes_qemu_along_and_the_next_run_removes_the_work_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("vmlinuz");
+    std::fs::write(&image, b"kernel").unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let pidfile = dir.path().join("qemu.pid");
+    let qemu = format!(
+        "#!/bin/sh\necho $$ >{}.new\nmv {0}.new {0}\nexec sleep 600\n",
+        pidfile.display()
+    );
+    stand_in(&bin, "qemu-system-x86_64", &qemu);
+    let k = image.to_str().unwrap();
+    let mut child = kernels(dir.path(), &[k, k, "--accel", "tcg"])
+        .env("PATH", path_with(&bin))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The initramfs of a debug build takes a while.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let pid: i32 = loop {
+        if let Ok(text) = std::fs::read_to_string(&pidfile) {
+            break text.trim().parse().unwrap();
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("kernels ended ({status}) before starting qemu");
+        }
+        assert!(Instant::now() < deadline, "qemu never started");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !gone(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let alive = !gone(pid);
+    if alive {
+        let _ = rustix::process::kill_process(
+            rustix::process::Pid::from_raw(pid).unwrap(),
+            rustix::process::Signal::KILL,
+        );
+    }
+    assert!(!alive, "qemu outlived pipespeed's SIGKILL");
+    let tmp = dir.path().join("tmp");
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 1, "no work dir?");
+    // The next run, whatever it does, removes the dead one's directory.
+    let out = kernels(dir.path(), &[k, k, "--qemu", "/nonexistent/qemu"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "the dead run's work directory is left"
+    );
+}
+
+#[test]
+fn the_initramfs_cache_keeps_the_most_recent_archives_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("vmlinuz");
+    std::fs::write(&image, b"kernel").unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    stand_in(&bin, "qemu-system-x86_64", "#!/bin/sh\nexit 1\n");
+    let cache = dir.path().join("cache/pipespeed");
+    std::fs::create_dir_all(&cache).unwrap();
+    let day = Duration::from_secs(86400);
+    for i in 0..8u32 {
+        let old = cache.join(format!("initramfs-{i:016x}.cpio"));
+        let f = std::fs::File::create(&old).unwrap();
+        f.set_len(1 << 20).unwrap();
+        f.set_modified(std::time::SystemTime::now() - day * (10 - i))
+            .unwrap();
+    }
+    let k = image.to_str().unwrap();
+    let out = kernels(dir.path(), &[k, k, "--accel", "tcg"])
+        .env("PATH", path_with(&bin))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let mut kept: Vec<String> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    kept.sort();
+    assert_eq!(kept.len(), 4, "{kept:?}");
+    // The newest three old ones, and the one just built.
+    for i in 5..8u32 {
+        assert!(
+            kept.contains(&format!("initramfs-{i:016x}.cpio")),
+            "{kept:?}"
+        );
     }
 }

@@ -11,9 +11,10 @@ use pipespeed::bench::core::{Cancel, EXIT_UNSUPPORTED};
 use pipespeed::compare::Bootstrap;
 use pipespeed::kernels::{
     Accel, AccelChoice, Event, Guest, Inputs, KernelsConfig, KernelsError, KernelsResult, Timeouts,
-    run_kernels,
+    files_read, open_input, run_kernels, stale,
 };
 use pipespeed::sys::process::catch_interrupts;
+use pipespeed::sys::replace;
 
 use crate::UsageError;
 
@@ -163,10 +164,16 @@ impl Work {
     }
 }
 
+/// The start of a work directory's name, before the run's tag
+/// (`pipespeed-kernels-PID-START-XXXXXX`): the next run removes it if its
+/// run died without removing it (SIGKILL).
+const WORK_PREFIX: &str = "pipespeed-kernels-";
+
 fn work_dir(out: Option<&Path>, vng: bool) -> anyhow::Result<Work> {
+    stale::remove(&std::env::temp_dir(), WORK_PREFIX);
     let Some(dir) = out else {
         let temporary = tempfile::Builder::new()
-            .prefix("pipespeed-kernels-")
+            .prefix(&format!("{WORK_PREFIX}{}-", stale::tag()))
             .tempdir()
             .context("cannot create a work directory in the temporary directory")?;
         return Ok(Work {
@@ -174,27 +181,21 @@ fn work_dir(out: Option<&Path>, vng: bool) -> anyhow::Result<Work> {
             temporary: Some(temporary),
         });
     };
-    match std::fs::read_dir(dir).map(|mut entries| entries.next().is_some()) {
-        Ok(true) => {
-            return Err(UsageError(format!(
-                "--out {}: not empty (its files would be replaced)",
-                dir.display()
-            ))
-            .into());
-        }
-        Ok(false) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create --out {}", dir.display()))?;
-        }
-        Err(e) => {
-            return Err(
-                UsageError(format!("--out {}: {}", dir.display(), crate::strerror(&e))).into(),
-            );
-        }
+    // Made without following a link or using a directory another user
+    // planted in /tmp (as the result files are written).
+    let path = replace::make_dir_all(dir)
+        .map_err(|e| UsageError(format!("--out {}: {}", dir.display(), crate::strerror(&e))))?;
+    if std::fs::read_dir(&path)
+        .with_context(|| format!("cannot read --out {}", dir.display()))?
+        .next()
+        .is_some()
+    {
+        return Err(UsageError(format!(
+            "--out {}: not empty (its files would be replaced)",
+            dir.display()
+        ))
+        .into());
     }
-    let path = std::fs::canonicalize(dir)
-        .with_context(|| format!("cannot resolve --out {}", dir.display()))?;
     // vng's --rwdir takes GUEST=HOST.
     if vng && path.to_string_lossy().contains('=') {
         return Err(UsageError(format!(
@@ -211,21 +212,13 @@ fn work_dir(out: Option<&Path>, vng: bool) -> anyhow::Result<Work> {
 
 pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
     let measurements = measurements(&args)?;
-    // The JSON never replaces a file the command reads (a kernel image,
-    // the guest's pipespeed or busybox).
-    let mut inputs = vec![args.a.as_path(), args.b.as_path(), args.busybox.as_path()];
-    inputs.extend(args.guest_pipespeed.as_deref());
-    crate::output::check_not_inputs(&inputs, [&args.json])?;
-    crate::output::check_outputs([&args.json])?;
     let pipespeed = match &args.guest_pipespeed {
         Some(p) => p.clone(),
         None => {
             std::env::current_exe().context("cannot find the pipespeed binary for the guest")?
         }
     };
-    catch_interrupts()?;
-    let work = work_dir(args.out.as_deref(), args.vng)?;
-    let config = KernelsConfig {
+    let mut config = KernelsConfig {
         kernels: [args.a.clone(), args.b.clone()],
         rounds: args.rounds,
         measurements,
@@ -250,10 +243,17 @@ pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
             pipespeed,
         },
         cache: cache_dir(),
-        work: work.path.clone(),
-        keep: work.kept(),
+        // Made below, once the inputs and outputs are checked.
+        work: PathBuf::new(),
+        keep: false,
         bootstrap: Bootstrap::default(),
     };
+    check_inputs(&args, &config)?;
+    crate::output::check_outputs([&args.json])?;
+    catch_interrupts()?;
+    let work = work_dir(args.out.as_deref(), args.vng)?;
+    config.work = work.path.clone();
+    config.keep = work.kept();
     let bar = crate::progress::bar(args.rounds * 2);
     // What must be read whether or not the bar is drawn.
     let say = |line: String| {
@@ -334,6 +334,28 @@ pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
         Ok(bytes)
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses, before anything is made or run, an input that is not a
+/// regular file (a FIFO would hold its open(2), a device be read without
+/// end), and a `--json` that names a file the command reads or runs, found
+/// as the run will find it (busybox and qemu in `PATH`, this binary as the
+/// guest's pipespeed, however spelt: a hard link): the result would
+/// replace it. A file that cannot be opened is left to the run to say.
+fn check_inputs(args: &KernelsArgs, config: &KernelsConfig) -> anyhow::Result<()> {
+    let named = [&args.a, &args.b, &config.inputs.pipespeed]
+        .into_iter()
+        .chain(Some(&args.busybox).filter(|p| p.components().count() > 1));
+    for path in named {
+        if let Err(e) = open_input(path)
+            && e.kind() == std::io::ErrorKind::InvalidInput
+        {
+            return Err(UsageError(format!("{}: {e}", path.display())).into());
+        }
+    }
+    let read = files_read(config);
+    let read: Vec<&Path> = read.iter().map(PathBuf::as_path).collect();
+    crate::output::check_not_inputs(&read, [&args.json])
 }
 
 /// The tables, under a line that says how the guests ran.

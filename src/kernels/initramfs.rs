@@ -10,6 +10,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::SystemTime;
 
 use super::{KernelsError, Measurement};
 
@@ -140,22 +141,68 @@ pub fn build(
         read(file)?.hash(&mut hasher);
     }
     let path = cache.join(format!("initramfs-{:016x}.cpio", hasher.finish()));
+    // What a run killed while it packed left (41 MB for a debug build).
+    super::stale::remove(cache, STAGE);
+    super::stale::remove(cache, PARTIAL);
     if path.is_file() {
+        // Used now: the last the cache would drop.
+        let _ = fs::File::open(&path).and_then(|f| f.set_modified(SystemTime::now()));
+        prune(cache, &path);
         return Ok(path);
     }
     let made = |e: io::Error| KernelsError::io(format!("cannot create {}", cache.display()), &e);
     fs::create_dir_all(cache).map_err(made)?;
     // Removed when dropped, whatever happens.
     let stage = tempfile::Builder::new()
-        .prefix("stage-")
+        .prefix(&format!("{STAGE}{}-", super::stale::tag()))
         .tempdir_in(cache)
         .map_err(made)?;
     pack(stage.path(), inputs, &libs, &script, &path, cache)?;
+    prune(cache, &path);
     Ok(path)
 }
 
+/// How many initramfs archives the cache keeps: the most recently used
+/// (by modification time, set at each use), `keep` among them; older
+/// ones are removed. One holds the guest's pipespeed: about 40 MB for a
+/// debug build, a few MB for a static release one.
+pub const CACHE_KEEP: usize = 4;
+
+/// The names of a run's staging directory and of its archive being
+/// packed, before the run's tag (`stale::tag`).
+const STAGE: &str = "stage-";
+const PARTIAL: &str = ".partial-";
+
+/// Removes the archives of `cache` but the [`CACHE_KEEP`] most recently
+/// used, `keep` always among them.
+fn prune(cache: &Path, keep: &Path) {
+    let Ok(entries) = fs::read_dir(cache) else {
+        return;
+    };
+    let mut archives: Vec<(SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with("initramfs-") && n.ends_with(".cpio"))
+        })
+        .filter(|e| e.path() != keep)
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    // The newest first.
+    archives.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
+    for (_, old) in archives.into_iter().skip(CACHE_KEEP - 1) {
+        let _ = fs::remove_file(old);
+    }
+}
+
 fn read(file: &Path) -> Result<Vec<u8>, KernelsError> {
-    fs::read(file).map_err(|e| KernelsError::io(format!("cannot read {}", file.display()), &e))
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    super::open_input(file)
+        .and_then(|mut f| f.read_to_end(&mut bytes))
+        .map_err(|e| KernelsError::io(format!("cannot read {}", file.display()), &e))?;
+    Ok(bytes)
 }
 
 /// Lays the tree out in `stage` and packs it into `out` (through a
@@ -198,9 +245,15 @@ fn pack(
     names.push("init".into());
     // A new file of its own, renamed over `out` once whole; removed if
     // dropped before.
-    let partial = tempfile::NamedTempFile::new_in(cache).map_err(|e| io("a temporary file", e))?;
+    let partial = tempfile::Builder::new()
+        .prefix(&format!("{PARTIAL}{}-", super::stale::tag()))
+        .tempfile_in(cache)
+        .map_err(|e| io("a temporary file", e))?;
     let file = partial.reopen().map_err(|e| io("a temporary file", e))?;
-    let mut child = Command::new(&inputs.busybox)
+    let mut cpio = Command::new(&inputs.busybox);
+    // Killed with us: a SIGKILL of ours leaves no cpio writing on.
+    crate::sys::process::die_with_parent_on_exec(&mut cpio);
+    let mut child = cpio
         .args(["cpio", "-o", "-H", "newc"])
         .current_dir(stage)
         .stdin(Stdio::piped())
@@ -230,7 +283,7 @@ fn pack(
 }
 
 fn copy_exe(from: &Path, to: &Path) -> Result<(), KernelsError> {
-    fs::copy(from, to).map_err(|e| {
+    super::copy_input(from, to).map_err(|e| {
         KernelsError::io(
             format!("cannot copy {} into the initramfs", from.display()),
             &e,

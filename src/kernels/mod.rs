@@ -17,8 +17,10 @@ mod console;
 pub(crate) mod initramfs;
 pub mod qemu;
 pub mod result;
+pub mod stale;
 
 use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -191,7 +193,7 @@ pub fn run_kernels(
     let mut images = Vec::new();
     for (kernel, letter) in config.kernels.iter().zip(['A', 'B']) {
         let copy = config.work.join(format!("vmlinuz-{letter}"));
-        fs::copy(kernel, &copy).map_err(|e| {
+        copy_input(kernel, &copy).map_err(|e| {
             KernelsError::io(format!("cannot read the kernel {}", kernel.display()), &e)
         })?;
         images.push(copy);
@@ -235,7 +237,8 @@ pub fn run_kernels(
             index += 1;
             let letter = if side == 0 { 'A' } else { 'B' };
             let dir = config.work.join(format!("boot-{round}-{letter}"));
-            fs::create_dir_all(&dir)
+            // A new directory: never one a link put there leads to.
+            fs::create_dir(&dir)
                 .map_err(|e| KernelsError::io(format!("cannot create {}", dir.display()), &e))?;
             let booted = loop {
                 on_event(Event::Booting {
@@ -260,7 +263,7 @@ pub fn run_kernels(
                             &config.inputs.pipespeed,
                             &dir,
                         );
-                        fs::write(&script, text).map_err(|e| {
+                        write_new(&script, text.as_bytes()).map_err(|e| {
                             KernelsError::io(format!("cannot write {}", script.display()), &e)
                         })?;
                         qemu::Launcher::Vng {
@@ -320,7 +323,7 @@ pub fn run_kernels(
                     return Err(failed("sent no result (see the console)".into()));
                 };
                 let file = dir.join(format!("{}.json", measurement.name));
-                fs::write(&file, &got.json).map_err(|e| {
+                write_new(&file, got.json.as_bytes()).map_err(|e| {
                     KernelsError::io(format!("cannot write {}", file.display()), &e)
                 })?;
                 files.push(file.clone());
@@ -374,6 +377,89 @@ fn kvm_usable() -> bool {
         .write(true)
         .open("/dev/kvm")
         .is_ok()
+}
+
+/// Every file a comparison with `config` reads or runs, found as the run
+/// will find it: both images, qemu (or vng), busybox (for pipespeed's
+/// initramfs), the guest's pipespeed and the shared libraries it takes
+/// along. A program not found is left out: the run says it is missing.
+/// A result written over one of them would replace a program or an image
+/// the user has (`--json bb/busybox` with `bb` first in `PATH`).
+pub fn files_read(config: &KernelsConfig) -> Vec<PathBuf> {
+    let mut files = config.kernels.to_vec();
+    let programs = match &config.vng {
+        Some(vng) => [&config.qemu, vng],
+        None => [&config.qemu, &config.inputs.busybox],
+    };
+    files.extend(
+        programs
+            .into_iter()
+            .filter_map(|p| find_program(p, "").ok()),
+    );
+    files.push(config.inputs.pipespeed.clone());
+    files.extend(initramfs::shared_libraries(&config.inputs.pipespeed).unwrap_or_default());
+    files
+}
+
+/// Opens `path` for reading if it is a regular file. It is opened with
+/// `O_NONBLOCK`, then checked: a FIFO without a writer would hold a
+/// plain open(2) without end, and a device would be read without end.
+/// Anything but a regular file is [`io::ErrorKind::InvalidInput`],
+/// named (`not a regular file (a FIFO)`).
+///
+/// # References
+///  - [open(2)](https://man7.org/linux/man-pages/man2/open.2.html) (`O_NONBLOCK` on a FIFO)
+pub fn open_input(path: &Path) -> io::Result<fs::File> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let kind = file.metadata()?.file_type();
+    let what = match () {
+        _ if kind.is_file() => return Ok(file),
+        _ if kind.is_dir() => "a directory",
+        _ if kind.is_fifo() => "a FIFO",
+        _ if kind.is_char_device() => "a character device",
+        _ if kind.is_block_device() => "a block device",
+        _ if kind.is_socket() => "a socket",
+        _ => "not a file",
+    };
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("not a regular file ({what})"),
+    ))
+}
+
+/// Creates `path` anew (what was there removed, a link itself, not what
+/// it leads to), with `O_EXCL`: a file of the work directory is never
+/// written through a link someone put there.
+pub(crate) fn create_new(path: &Path) -> io::Result<fs::File> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+}
+
+/// Writes `bytes` to `path` as a new file ([`create_new`]).
+fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    create_new(path)?.write_all(bytes)
+}
+
+/// Copies the regular file `from` to `to`, a new file (made with
+/// `O_EXCL`: never through a link someone put there).
+fn copy_input(from: &Path, to: &Path) -> io::Result<()> {
+    let mut input = open_input(from)?;
+    let mut output = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(to)?;
+    io::copy(&mut input, &mut output).map(drop)
 }
 
 /// `program`, or where `PATH` has it; the package to install if nowhere.

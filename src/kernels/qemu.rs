@@ -215,7 +215,7 @@ pub fn boot(
         let _ = fs::remove_file(f);
     }
     let create = |path: &Path| {
-        fs::File::create(path).map_err(|e| BootError::Read {
+        super::create_new(path).map_err(|e| BootError::Read {
             file: path.display().to_string(),
             cause: crate::quote::strerror(&e),
         })
@@ -290,6 +290,9 @@ pub fn boot(
     // A group of its own, killed whole on every way out (vng's qemu and
     // helpers too) and by the signal handler at once (`Group`).
     let mut group = Group::new();
+    // And killed by the kernel if we die without a word (SIGKILL): this
+    // runs on the thread that runs every boot.
+    crate::sys::process::die_with_parent_on_exec(&mut cmd);
     let qemu = group
         .spawn(&mut cmd, program.display().to_string())
         .map_err(|e| BootError::Start(e.to_string()))?;

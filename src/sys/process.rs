@@ -67,6 +67,39 @@ pub fn die_with_parent(parent: Option<u32>) -> io::Result<()> {
     Ok(())
 }
 
+/// Has the program `cmd` starts die with us: between fork and exec the
+/// child asks for SIGKILL when its parent dies
+/// (`prctl(PR_SET_PDEATHSIG)`, which exec keeps), then checks that its
+/// parent is still this process (else it fails to start). A SIGKILL of
+/// ours, which no handler sees, so takes qemu along at once instead of
+/// leaving it to run its guest to the end.
+///
+/// The signal comes when the *thread* that spawns the child ends: call
+/// `spawn` from a thread that lives as long as the child should (the
+/// main thread, say).
+///
+/// # References
+///  - [prctl(2)](https://man7.org/linux/man-pages/man2/prctl.2.html) (`PR_SET_PDEATHSIG`)
+#[doc(alias = "PR_SET_PDEATHSIG")]
+pub fn die_with_parent_on_exec(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = rustix::process::getpid();
+    // SAFETY: the hook runs in the forked child before exec and only
+    // makes two system calls (prctl, getppid) through rustix, which
+    // neither allocates nor takes a lock: async-signal-safe, as a hook
+    // between fork and exec must be; the error it may build is a raw OS
+    // error, which allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+            if rustix::process::getppid() != Some(parent) {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
 /// `kill(-pgid, SIGKILL)`: kills every process of the group `pgid`. A
 /// group that no longer exists is not an error.
 ///

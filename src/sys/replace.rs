@@ -206,6 +206,75 @@ impl Target {
     }
 }
 
+/// Makes the directory `path` and those missing on the way (as
+/// `mkdir -p`), walked as [`Target::resolve`] walks a result's path: a
+/// symbolic link, the last component's included, is followed only where
+/// `fs.protected_symlinks` would follow it, and a directory that another
+/// user may have planted in a sticky directory writable by all (`/tmp`)
+/// is refused, as `fs.protected_regular` refuses a planted file: root
+/// would write its files where that user chose. Returns the directory's
+/// path without links, from the directory reached
+/// (`/proc/self/fd/N`).
+///
+/// Errors: `ENOTDIR` for a component that is not a directory, `ELOOP`,
+/// the refusal of a planted link or directory (`PermissionDenied`,
+/// naming it), and mkdir(2)'s.
+///
+/// # References
+///  - [mkdir(2)](https://man7.org/linux/man-pages/man2/mkdir.2.html), [proc_sys_fs(5)](https://man7.org/linux/man-pages/man5/proc_sys_fs.5.html)
+pub fn make_dir_all(path: &Path) -> io::Result<PathBuf> {
+    if path.as_os_str().is_empty() {
+        return Err(Errno::NOENT.into());
+    }
+    let mut walk = Walk::start(path)?;
+    while let Some(name) = walk.pending.pop_front() {
+        if name == ".." {
+            walk.dir = open_dir(&walk.dir, "..")?;
+            walk.shown.pop();
+            continue;
+        }
+        let stat = match rustix::fs::statat(&walk.dir, &*name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => stat,
+            Err(Errno::NOENT) => {
+                match rustix::fs::mkdirat(&walk.dir, &*name, Mode::from_raw_mode(0o777)) {
+                    Ok(()) | Err(Errno::EXIST) => {}
+                    Err(e) => return Err(e.into()),
+                }
+                // Looked at again: whatever is there now is walked.
+                walk.pending.push_front(name);
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        match FileType::from_raw_mode(stat.st_mode) {
+            FileType::Symlink => walk.follow(&name, &stat)?,
+            FileType::Directory => {
+                let parent = rustix::fs::fstat(&walk.dir)?;
+                if planted(&parent, stat.st_uid) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        format!(
+                            "its directory {} belongs to another user (uid {}) in a sticky \
+                             directory writable by all, who may have made it there; it is not \
+                             used (see protected_regular in proc_sys_fs(5))",
+                            walk.shown.join(&name).display(),
+                            stat.st_uid
+                        ),
+                    ));
+                }
+                walk.dir = open_dir(&walk.dir, &name)?;
+                walk.shown.push(&name);
+            }
+            _ => return Err(Errno::NOTDIR.into()),
+        }
+    }
+    let at = format!(
+        "/proc/self/fd/{}",
+        std::os::fd::AsRawFd::as_raw_fd(&walk.dir)
+    );
+    std::fs::read_link(at)
+}
+
 /// Whether we can give a new file `old`'s owner: root can, anyone else
 /// only their own (the group is tried when it comes to it).
 fn can_give(old: &Stat) -> bool {
