@@ -10,6 +10,8 @@ mod common;
 mod errors;
 #[path = "tee/gnu.rs"]
 mod gnu;
+#[path = "tee/records.rs"]
+mod records;
 
 use std::fs::File;
 use std::io::{Read, Write};

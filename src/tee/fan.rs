@@ -9,7 +9,7 @@ use rustix::io::Errno;
 
 use super::out::{Out, Route};
 use super::{Ended, Method, OnFailure, OutputIndex, ReadError, TeeOptions, Teed};
-use crate::copy::{SMALL_FILE, bytes_ahead, grow_pipe};
+use crate::copy::{SMALL_FILE, bytes_ahead, grow_pipe, recv_record};
 use crate::sys::socket::keeps_records;
 use crate::sys::{FdKind, SpliceFlags, fcntl_getpipe_size, fd_info, splice};
 use crate::wait::{Direction, wait_ready};
@@ -69,6 +69,8 @@ pub fn fan_out<'a>(
     on_failure: impl FnMut(OutputIndex, io::Error) -> OnFailure,
 ) -> Result<Teed, ReadError> {
     let splice_ok = !options.read_write;
+    // A socket that keeps records is read a record at a time, whole.
+    let input_records = keeps_records(input);
     let info = fd_info(input).ok();
     let ahead = info.as_ref().and_then(|info| bytes_ahead(input, info));
     let splice_in = splice_ok
@@ -77,7 +79,7 @@ pub fn fan_out<'a>(
             FdKind::Regular => {
                 options.page_references && ahead.is_some_and(|ahead| ahead > SMALL_FILE)
             }
-            FdKind::Socket => !keeps_records(input),
+            FdKind::Socket => !input_records,
             _ => false,
         });
     let input_is_pipe = info.is_some_and(|info| info.kind == FdKind::Pipe);
@@ -96,6 +98,7 @@ pub fn fan_out<'a>(
     let mut fan = Fan {
         input,
         input_is_pipe,
+        input_records,
         outs: outputs.iter().map(|&fd| Out::new(fd, splice_ok)).collect(),
         on_failure,
         options,
@@ -181,6 +184,8 @@ pub(super) enum Step {
 pub(super) struct Fan<'a, F> {
     pub(super) input: BorrowedFd<'a>,
     pub(super) input_is_pipe: bool,
+    /// Whether the input is a socket that keeps record boundaries.
+    pub(super) input_records: bool,
     pub(super) outs: Vec<Out<'a>>,
     pub(super) on_failure: F,
     pub(super) options: TeeOptions,
@@ -290,10 +295,16 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
         Ok(true)
     }
 
-    /// A round of read/write: a chunk read, written to every output.
+    /// A round of read/write: a chunk read, or a record of a socket that
+    /// keeps them received whole however large (a read would cut it at
+    /// the buffer's length and drop the rest), written to every output.
     pub(super) fn copy_round(&mut self) -> io::Result<Step> {
         if self.options.watch_pipes && self.watch()? {
             return Ok(Step::Again);
+        }
+        if self.input_records {
+            let n = recv_record(self.input, &mut self.buf)?;
+            return Ok(self.give(n));
         }
         self.read_out(self.input, CHUNK)
     }
@@ -302,12 +313,18 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
     /// every output.
     pub(super) fn read_out(&mut self, src: BorrowedFd<'_>, len: usize) -> io::Result<Step> {
         let n = crate::wait::read(src, self.buf(len.min(CHUNK)))?;
+        Ok(self.give(n))
+    }
+
+    /// Writes the first `n` bytes of `self.buf`, just taken from the
+    /// input, to every output: the end of the input if there are none.
+    fn give(&mut self, n: usize) -> Step {
         if n == 0 {
-            return Ok(Step::End);
+            return Step::End;
         }
         self.took(n);
         self.write_out(|_, _| true, 0, n);
-        Ok(Step::Again)
+        Step::Again
     }
 
     /// Writes `self.buf[from..to]` to every output still there that
