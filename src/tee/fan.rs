@@ -18,6 +18,13 @@ use crate::wait::{Direction, wait_ready};
 /// a time; larger reads take what is there as well, in fewer calls).
 pub(super) const CHUNK: usize = 128 * 1024;
 
+/// Bytes read at a time when two outputs are one file: GNU tee's
+/// (`BUFSIZ`), each chunk written whole to each output in turn, so that
+/// the file ends as GNU's leaves it (an appending output and one at its
+/// own offset write a chunk at the same place; two appending outputs,
+/// each 8 KiB chunk twice).
+pub(super) const SHARED_CHUNK: usize = 8 * 1024;
+
 /// The most outputs given a pipe of their own (one more output, the
 /// last, takes the round straight from tee's own pipe).
 pub(super) const OWN_PIPES: usize = 4;
@@ -68,7 +75,11 @@ pub fn fan_out<'a>(
     options: TeeOptions,
     on_failure: impl FnMut(OutputIndex, io::Error) -> OnFailure,
 ) -> Result<Teed, ReadError> {
-    let splice_ok = !options.read_write;
+    // Outputs that are one file are written as GNU tee writes them (see
+    // SHARED_CHUNK): a round spliced into one while another appended to
+    // it wrote the round twice.
+    let shared = share_a_file(outputs);
+    let splice_ok = !options.read_write && !shared;
     // A socket that keeps records is read a record at a time, whole.
     let input_records = keeps_records(input);
     let info = fd_info(input).ok();
@@ -99,6 +110,7 @@ pub fn fan_out<'a>(
         input,
         input_is_pipe,
         input_records,
+        chunk: if shared { SHARED_CHUNK } else { CHUNK },
         outs: outputs.iter().map(|&fd| Out::new(fd, splice_ok)).collect(),
         on_failure,
         options,
@@ -170,6 +182,17 @@ pub fn fan_out<'a>(
     }
 }
 
+/// Whether two of `outputs` are one file (the same device and inode).
+fn share_a_file(outputs: &[BorrowedFd<'_>]) -> bool {
+    let mut files: Vec<(u64, u64)> = outputs
+        .iter()
+        .filter_map(|&fd| fd_info(fd).ok())
+        .map(|info| (info.dev, info.ino))
+        .collect();
+    files.sort_unstable();
+    files.windows(2).any(|pair| pair[0] == pair[1])
+}
+
 /// What a round leaves to do.
 pub(super) enum Step {
     /// Go on.
@@ -186,6 +209,8 @@ pub(super) struct Fan<'a, F> {
     pub(super) input_is_pipe: bool,
     /// Whether the input is a socket that keeps record boundaries.
     pub(super) input_records: bool,
+    /// Bytes read at a time by read/write.
+    pub(super) chunk: usize,
     pub(super) outs: Vec<Out<'a>>,
     pub(super) on_failure: F,
     pub(super) options: TeeOptions,
@@ -306,7 +331,7 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
             let n = recv_record(self.input, &mut self.buf)?;
             return Ok(self.give(n));
         }
-        self.read_out(self.input, CHUNK)
+        self.read_out(self.input, self.chunk)
     }
 
     /// Reads up to `len` bytes of `src` into memory and writes them to

@@ -99,6 +99,9 @@ fn the_same_as_gnu_tee_9_10() {
         "{ yes | tee --output-error=exit a 2>err; echo $? > st; } | head -c1 >/dev/null; cat st err",
         "{ yes | tee --output-error=exit-nopipe 2>err; echo $? > st; } | head -c1 >/dev/null; cat st err",
         "trap '' PIPE; { yes | tee 2>err; echo $? > st; } | head -c1 >/dev/null; cat st err",
+        "seq 400000 >in; tee a >>a <in; cksum a; tee /dev/stdout >>o <in; cksum o",
+        "seq 400000 >in; tee -a a >>a <in; cksum a; tee -a b >b <in; cksum b",
+        "seq 400000 | tee -a a a >/dev/null; wc -c <a",
         // (A finite input: a tee that went on would fill the disk.)
         "{ head -c 20M /dev/zero | POSIXLY_CORRECT=1 tee -p --output-error=exit f -p 2>err; echo $? > st; } | head -c1 >/dev/null; cat st err; ls",
     ];
