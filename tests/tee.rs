@@ -10,6 +10,8 @@ mod common;
 mod errors;
 #[path = "tee/gnu.rs"]
 mod gnu;
+#[path = "tee/records.rs"]
+mod records;
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -291,4 +293,64 @@ fn no_descriptor_to_spare_still_copies() {
         r#"seq 100000 > in; cat in | (ulimit -n 4; exec "$P" tee f) > out; echo $?; cmp in out && cmp in f"#,
     );
     assert_eq!(text(&out.stdout), "0\n", "{}", text(&out.stderr));
+}
+
+/// What GNU tee leaves in a file that several of its outputs are (each
+/// appending or not): it reads 8 KiB at a time and writes each chunk
+/// whole to each output in turn, standard output first, an appending
+/// one at the file's end and another at its own offset.
+fn as_gnu_writes_one_file(appending: &[bool], input: &[u8]) -> Vec<u8> {
+    let mut file = Vec::new();
+    let mut offsets = vec![0; appending.len()];
+    for chunk in input.chunks(8192) {
+        for (&append, offset) in appending.iter().zip(&mut offsets) {
+            let at = if append { file.len() } else { *offset };
+            let end = at + chunk.len();
+            if file.len() < end {
+                file.resize(end, 0);
+            }
+            file[at..end].copy_from_slice(chunk);
+            *offset = end;
+        }
+    }
+    file
+}
+
+/// Outputs that are one file get what GNU tee's give it (a round spliced
+/// into the file while standard output appended to it wrote a MiB twice:
+/// `tee a >>a` left 4,048,576 bytes of 3,000,000).
+#[test]
+fn outputs_that_are_one_file_get_what_gnu_tee_gives_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = data(3_000_000);
+    std::fs::write(dir.path().join("in"), &input).unwrap();
+    // The script, the file, and which of the outputs writing it append.
+    for (script, file, appending) in [
+        (r#""$P" tee a >>a <in"#, "a", &[true, false][..]),
+        (r#""$P" tee /dev/stdout >>o <in"#, "o", &[true, false]),
+        (r#"cat in | "$P" tee a >>a"#, "a", &[true, false]),
+        (r#""$P" tee a a <in >/dev/null"#, "a", &[false, false]),
+        (r#""$P" tee a >a <in"#, "a", &[false, false]),
+        (r#""$P" tee -a a >>a <in"#, "a", &[true, true]),
+        (r#""$P" tee -a a >a <in"#, "a", &[false, true]),
+        (r#""$P" tee -a a a <in >/dev/null"#, "a", &[true, true]),
+    ] {
+        for name in ["a", "o"] {
+            let _ = std::fs::remove_file(dir.path().join(name));
+        }
+        let out = sh(dir.path(), script);
+        assert_eq!(text(&out.stderr), "", "{script}");
+        assert!(out.status.success(), "{script}: {:?}", out.status);
+        let got = std::fs::read(dir.path().join(file)).unwrap();
+        // (From a pipe GNU's reads take what is there, 8 KiB at most:
+        // for outputs that write at one offset, the file is the input
+        // whatever the chunks.)
+        let want = as_gnu_writes_one_file(appending, &input);
+        assert!(
+            got == want,
+            "{script}: {} bytes where GNU tee leaves {}",
+            got.len(),
+            want.len()
+        );
+    }
 }

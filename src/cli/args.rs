@@ -354,9 +354,10 @@ pub struct TeeArgs {
         value_name = "MODE",
         num_args = 0..=1,
         require_equals = true,
-        default_missing_value = "warn-nopipe"
+        default_missing_value = "warn-nopipe",
+        action = ArgAction::Append
     )]
-    pub output_error: Option<OsString>,
+    pub output_error: Vec<OsString>,
     /// display this help and exit
     #[arg(long, action = ArgAction::Help)]
     help: Option<bool>,

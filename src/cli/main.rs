@@ -66,7 +66,7 @@ fn main() -> ExitCode {
     if let Some(tee) = gnu::Invocation::detect(&mut argv, &tee::TEE) {
         return match gnu::parse(&argv) {
             Ok(args) => tee::run(&tee, args, &argv),
-            Err(err) => tee.clap_error(err, &argv),
+            Err(err) => tee::refused(&tee, err, &argv),
         };
     }
     let pv = pv::Invocation::detect(&mut argv);

@@ -28,7 +28,7 @@ use pipespeed::sys::{FdInfo, FdKind, close, fd_info};
 use pipespeed::tee::{Ended, OnFailure, TeeOptions, fan_out};
 
 use crate::args::{Cli, TeeArgs};
-use crate::gnu::{HasArg, Invocation, Tool, multibyte_locale, no_splice};
+use crate::gnu::{HasArg, Invocation, Tool, getopt_error, multibyte_locale, no_splice};
 use crate::strerror;
 
 /// GNU tee: its getopt table, help and version.
@@ -108,12 +108,14 @@ fn argmatch(value: &OsStr) -> Result<Mode, bool> {
 }
 
 /// The mode asked for: the last of `-p` and `--output-error` on the
-/// command line (GNU reads them in order), or [`Mode::Sigpipe`].
+/// command line (GNU reads them in order), or [`Mode::Sigpipe`]. Every
+/// `--output-error` is checked, in order, the first bad one refused (as
+/// GNU's getopt loop refuses it), not only the last.
 fn mode(args: &TeeArgs, argv: &[OsString]) -> Result<Mode, (OsString, bool)> {
-    let output_error = match &args.output_error {
-        Some(value) => Some(argmatch(value).map_err(|ambiguous| (value.clone(), ambiguous))?),
-        None => None,
-    };
+    let mut output_error = None;
+    for value in &args.output_error {
+        output_error = Some(argmatch(value).map_err(|ambiguous| (value.clone(), ambiguous))?);
+    }
     match (args.p, output_error) {
         (false, None) => Ok(Mode::Sigpipe),
         (true, None) => Ok(Mode::WarnNoPipe),
@@ -175,6 +177,49 @@ fn invalid_mode(invocation: &Invocation, value: &OsStr, ambiguous: bool) -> Exit
     }
     let _ = io::Write::write_all(&mut io::stderr(), &valid);
     invocation.usage_hint()
+}
+
+/// A command line clap refused, or `--help` or `--version`: said as GNU's
+/// getopt loop, meeting the arguments in order, says the first thing it
+/// stops at, so a bad `--output-error` before a refused option (or
+/// `--help`) is the one said.
+pub fn refused(invocation: &Invocation, err: clap::Error, argv: &[OsString]) -> ExitCode {
+    let args = argv.get(2..).unwrap_or_default();
+    for (i, arg) in args.iter().enumerate() {
+        let arg = arg.as_bytes();
+        if arg == b"--" || getopt_error(&args[..=i], &TEE).is_some() {
+            break;
+        }
+        let Some(long) = arg.strip_prefix(b"--") else {
+            continue;
+        };
+        let (name, value) = match long.iter().position(|&b| b == b'=') {
+            Some(eq) => (&long[..eq], Some(&long[eq + 1..])),
+            None => (long, None),
+        };
+        // (getopt took it: the name or a prefix of one option alone.)
+        let option = TEE
+            .long
+            .iter()
+            .find(|(option, _)| option.as_bytes() == name)
+            .or_else(|| {
+                TEE.long
+                    .iter()
+                    .find(|(option, _)| option.as_bytes().starts_with(name))
+            })
+            .map(|&(option, _)| option);
+        match (option, value) {
+            (Some("help" | "version"), _) => break,
+            (Some("output-error"), Some(value)) => {
+                let value = OsStr::from_bytes(value);
+                if let Err(ambiguous) = argmatch(value) {
+                    return invalid_mode(invocation, value, ambiguous);
+                }
+            }
+            _ => {}
+        }
+    }
+    invocation.clap_error(err, argv)
 }
 
 /// `--help`: the subcommand's help, with the name tee was called by.

@@ -9,7 +9,7 @@ use rustix::io::Errno;
 
 use super::out::{Out, Route};
 use super::{Ended, Method, OnFailure, OutputIndex, ReadError, TeeOptions, Teed};
-use crate::copy::{SMALL_FILE, bytes_ahead, grow_pipe};
+use crate::copy::{SMALL_FILE, bytes_ahead, grow_pipe, recv_record};
 use crate::sys::socket::keeps_records;
 use crate::sys::{FdKind, SpliceFlags, fcntl_getpipe_size, fd_info, splice};
 use crate::wait::{Direction, wait_ready};
@@ -17,6 +17,13 @@ use crate::wait::{Direction, wait_ready};
 /// Bytes read at a time when reading into memory (GNU tee reads 8 KiB at
 /// a time; larger reads take what is there as well, in fewer calls).
 pub(super) const CHUNK: usize = 128 * 1024;
+
+/// Bytes read at a time when two outputs are one file: GNU tee's
+/// (`BUFSIZ`), each chunk written whole to each output in turn, so that
+/// the file ends as GNU's leaves it (an appending output and one at its
+/// own offset write a chunk at the same place; two appending outputs,
+/// each 8 KiB chunk twice).
+pub(super) const SHARED_CHUNK: usize = 8 * 1024;
 
 /// The most outputs given a pipe of their own (one more output, the
 /// last, takes the round straight from tee's own pipe).
@@ -68,7 +75,13 @@ pub fn fan_out<'a>(
     options: TeeOptions,
     on_failure: impl FnMut(OutputIndex, io::Error) -> OnFailure,
 ) -> Result<Teed, ReadError> {
-    let splice_ok = !options.read_write;
+    // Outputs that are one file are written as GNU tee writes them (see
+    // SHARED_CHUNK): a round spliced into one while another appended to
+    // it wrote the round twice.
+    let shared = share_a_file(outputs);
+    let splice_ok = !options.read_write && !shared;
+    // A socket that keeps records is read a record at a time, whole.
+    let input_records = keeps_records(input);
     let info = fd_info(input).ok();
     let ahead = info.as_ref().and_then(|info| bytes_ahead(input, info));
     let splice_in = splice_ok
@@ -77,7 +90,7 @@ pub fn fan_out<'a>(
             FdKind::Regular => {
                 options.page_references && ahead.is_some_and(|ahead| ahead > SMALL_FILE)
             }
-            FdKind::Socket => !keeps_records(input),
+            FdKind::Socket => !input_records,
             _ => false,
         });
     let input_is_pipe = info.is_some_and(|info| info.kind == FdKind::Pipe);
@@ -96,6 +109,8 @@ pub fn fan_out<'a>(
     let mut fan = Fan {
         input,
         input_is_pipe,
+        input_records,
+        chunk: if shared { SHARED_CHUNK } else { CHUNK },
         outs: outputs.iter().map(|&fd| Out::new(fd, splice_ok)).collect(),
         on_failure,
         options,
@@ -167,6 +182,17 @@ pub fn fan_out<'a>(
     }
 }
 
+/// Whether two of `outputs` are one file (the same device and inode).
+fn share_a_file(outputs: &[BorrowedFd<'_>]) -> bool {
+    let mut files: Vec<(u64, u64)> = outputs
+        .iter()
+        .filter_map(|&fd| fd_info(fd).ok())
+        .map(|info| (info.dev, info.ino))
+        .collect();
+    files.sort_unstable();
+    files.windows(2).any(|pair| pair[0] == pair[1])
+}
+
 /// What a round leaves to do.
 pub(super) enum Step {
     /// Go on.
@@ -181,6 +207,10 @@ pub(super) enum Step {
 pub(super) struct Fan<'a, F> {
     pub(super) input: BorrowedFd<'a>,
     pub(super) input_is_pipe: bool,
+    /// Whether the input is a socket that keeps record boundaries.
+    pub(super) input_records: bool,
+    /// Bytes read at a time by read/write.
+    pub(super) chunk: usize,
     pub(super) outs: Vec<Out<'a>>,
     pub(super) on_failure: F,
     pub(super) options: TeeOptions,
@@ -290,24 +320,36 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
         Ok(true)
     }
 
-    /// A round of read/write: a chunk read, written to every output.
+    /// A round of read/write: a chunk read, or a record of a socket that
+    /// keeps them received whole however large (a read would cut it at
+    /// the buffer's length and drop the rest), written to every output.
     pub(super) fn copy_round(&mut self) -> io::Result<Step> {
         if self.options.watch_pipes && self.watch()? {
             return Ok(Step::Again);
         }
-        self.read_out(self.input, CHUNK)
+        if self.input_records {
+            let n = recv_record(self.input, &mut self.buf)?;
+            return Ok(self.give(n));
+        }
+        self.read_out(self.input, self.chunk)
     }
 
     /// Reads up to `len` bytes of `src` into memory and writes them to
     /// every output.
     pub(super) fn read_out(&mut self, src: BorrowedFd<'_>, len: usize) -> io::Result<Step> {
         let n = crate::wait::read(src, self.buf(len.min(CHUNK)))?;
+        Ok(self.give(n))
+    }
+
+    /// Writes the first `n` bytes of `self.buf`, just taken from the
+    /// input, to every output: the end of the input if there are none.
+    fn give(&mut self, n: usize) -> Step {
         if n == 0 {
-            return Ok(Step::End);
+            return Step::End;
         }
         self.took(n);
         self.write_out(|_, _| true, 0, n);
-        Ok(Step::Again)
+        Step::Again
     }
 
     /// Writes `self.buf[from..to]` to every output still there that

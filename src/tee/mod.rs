@@ -38,7 +38,16 @@
 //! starting with what its pipe holds. An input that cannot be spliced
 //! (a terminal, a regular file of [`SMALL_FILE`] or less, a socket that
 //! keeps records, or a refusal on the first call) is read with `read(2)`
-//! into memory and written to each output, as GNU tee does.
+//! into memory and written to each output, as GNU tee does. A socket
+//! that keeps records is read a record at a time, whole however large
+//! ([`crate::copy`]'s `recv_record`).
+//!
+//! Two outputs that are one file (the same device and inode: `tee a >>a`,
+//! `tee /dev/stdout >>o`, `tee -a a a`) are written as GNU tee writes
+//! them, whatever the input: 8 KiB read at a time, each chunk written
+//! whole to each output in turn, so that the file holds what GNU's does
+//! (a round spliced into one while another appended to the file wrote
+//! the round twice).
 //!
 //! Pipes are enlarged as the copy engine enlarges them ([`crate::copy`]):
 //! a regular file's pipes at once to hold what is left of it, any other

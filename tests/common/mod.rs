@@ -4,6 +4,7 @@
 #![allow(dead_code, clippy::unwrap_used)]
 
 pub mod fifo;
+pub mod records;
 
 use std::fs::File;
 use std::os::fd::{AsFd, OwnedFd};

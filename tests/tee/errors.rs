@@ -200,3 +200,54 @@ fn a_failing_call_is_charged_to_the_output_it_wrote_to() {
         assert!(!out.is_empty() && out.len() < bytes.len() && bytes.starts_with(&out));
     }
 }
+
+/// Every `--output-error` is checked, not only the last, before any file
+/// is created or truncated, as GNU tee's getopt loop checks each, in
+/// order: a bad value followed by a good one ran with the good one,
+/// status 0, and created the file.
+#[test]
+fn every_output_error_value_is_checked_before_any_file_is_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let valid = "Valid arguments are:\n  - 'warn'\n  - 'warn-nopipe'\n  - 'exit'\n  - 'exit-nopipe'\n\
+                 Try 'pipespeed tee --help' for more information.\n";
+    for (args, what) in [
+        (
+            "--output-error=bad --output-error=warn",
+            "invalid argument 'bad'",
+        ),
+        (
+            "--output-error=warn --output-error=bad",
+            "invalid argument 'bad'",
+        ),
+        ("--output-e=w --output-error=exit", "ambiguous argument 'w'"),
+        ("--output-error=exit --output-e=w", "ambiguous argument 'w'"),
+        ("-p --output-error=bad -p", "invalid argument 'bad'"),
+        (
+            "--output-error=bad --output-error=e",
+            "invalid argument 'bad'",
+        ),
+        // Met before what getopt refuses, or --help: said first, as GNU's.
+        ("--output-error=bad --foo", "invalid argument 'bad'"),
+        ("--output-error=bad -z", "invalid argument 'bad'"),
+        ("--output-e=w --help", "ambiguous argument 'w'"),
+        ("--output-error=bad --vers", "invalid argument 'bad'"),
+    ] {
+        std::fs::write(dir.path().join("kept"), "kept\n").unwrap();
+        let out = sh(
+            dir.path(),
+            &format!(r#"LC_ALL=C "$P" tee {args} o2 kept </dev/null; echo $?"#),
+        );
+        assert_eq!(
+            text(&out.stderr),
+            format!("pipespeed tee: {what} for '--output-error'\n{valid}"),
+            "{args}"
+        );
+        assert_eq!(text(&out.stdout), "1\n", "{args}");
+        assert!(!dir.path().join("o2").exists(), "{args}: o2 was created");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("kept")).unwrap(),
+            "kept\n",
+            "{args}: kept was truncated"
+        );
+    }
+}

@@ -77,6 +77,12 @@ fn the_same_as_gnu_tee_9_10() {
         "tee --output-error=foo </dev/null",
         "LC_ALL=C tee --output-error=e </dev/null",
         "seq 2 | tee --o a; cat a",
+        "echo x >o2; tee --output-error=bad --output-error=warn o2 </dev/null; echo $?; cat o2",
+        "tee --output-error=warn --output-e=w o2 </dev/null; echo $?; ls",
+        "LC_ALL=C tee --output-e=w --output-error=exit o2 </dev/null; echo $?; ls",
+        "tee --output-error=bad --foo o2 </dev/null; echo $?; ls",
+        "tee --foo --output-error=bad o2 </dev/null; echo $?; ls",
+        "tee --output-error=bad --help </dev/null | head -n 1; tee --output-e=w --vers </dev/null",
         "seq 2 | tee --output-error=exit- a; cat a",
         "seq 3 | tee /nonexistent/x a; echo $?; cat a",
         "seq 3 | tee --output-error=exit /nonexistent/x a; echo $?; ls",
@@ -99,6 +105,9 @@ fn the_same_as_gnu_tee_9_10() {
         "{ yes | tee --output-error=exit a 2>err; echo $? > st; } | head -c1 >/dev/null; cat st err",
         "{ yes | tee --output-error=exit-nopipe 2>err; echo $? > st; } | head -c1 >/dev/null; cat st err",
         "trap '' PIPE; { yes | tee 2>err; echo $? > st; } | head -c1 >/dev/null; cat st err",
+        "seq 400000 >in; tee a >>a <in; cksum a; tee /dev/stdout >>o <in; cksum o",
+        "seq 400000 >in; tee -a a >>a <in; cksum a; tee -a b >b <in; cksum b",
+        "seq 400000 | tee -a a a >/dev/null; wc -c <a",
         // (A finite input: a tee that went on would fill the disk.)
         "{ head -c 20M /dev/zero | POSIXLY_CORRECT=1 tee -p --output-error=exit f -p 2>err; echo $? > st; } | head -c1 >/dev/null; cat st err; ls",
     ];
