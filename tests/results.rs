@@ -645,3 +645,49 @@ fn a_result_that_measured_nothing_never_replaces_an_older_one() {
         }
     }
 }
+
+/// A file size limit that a measurement's own scratch file passes (the
+/// ring's memfd of `ipc --mechanisms shm`, an `O_TMPFILE` of `bench
+/// --zero-copy`) is an error of that run, said, with status 1, not a
+/// death by SIGXFSZ (status 153, nothing said); an older result stays.
+#[test]
+fn a_file_size_limit_is_an_error_not_a_death_by_sigxfsz() {
+    let commands: [&[&str]; 2] = [
+        &[
+            "ipc",
+            "--mechanisms",
+            "shm",
+            "--sizes",
+            "64K",
+            "--runs",
+            "1",
+            "--warmup-runs",
+            "1",
+        ],
+        &[
+            "bench",
+            "--zero-copy",
+            "--runs",
+            "1",
+            "--warmup-runs",
+            "1",
+            "--bytes",
+            "1M",
+        ],
+    ];
+    for args in commands {
+        let dir = with_old_results();
+        let script = format!(
+            "trap - XFSZ; ulimit -f 1; exec \"$P\" {} --json r.json --csv r.csv",
+            args.join(" ")
+        );
+        let out = common::sh(dir.path(), &script);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        // The table says which run failed and why, or stderr which
+        // result file could not be written.
+        let said = format!("{}{err}", String::from_utf8_lossy(&out.stdout));
+        assert!(said.contains("File too large"), "{args:?}: {said}");
+        assert_untouched(dir.path(), &format!("{args:?} under ulimit -f 1"));
+    }
+}
