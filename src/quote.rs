@@ -1,6 +1,7 @@
 //! File names quoted as GNU tools quote them in messages (gnulib's
-//! `quotef`), so that `pipespeed cat`'s diagnostics match GNU cat's, and
-//! errors worded as `strerror` words them.
+//! `quotef`), so that `pipespeed cat`'s diagnostics match GNU cat's,
+//! errors worded as `strerror` words them, and text read from a file made
+//! harmless to show ([`escape_controls`]).
 //!
 //! # References
 //!  - gnulib `lib/quotearg.c` (`quotearg_buffer_restyled`), which this
@@ -217,6 +218,40 @@ impl ShellQuoted {
     }
 }
 
+/// `text` with its control characters escaped, to be shown on a
+/// terminal: text read from a file (a result's kernel name, a reason)
+/// may hold `ESC[2J` or a bidirectional override, which a terminal would
+/// obey (clear the screen, colour or reorder what follows). C0 controls,
+/// DEL and C1 controls become `\t`, `\n`, `\r` or `\xHH` (`\u{9b}`
+/// above `\x7f`), the bidirectional marks, embeddings, overrides and
+/// isolates `\u{202e}`; everything else stays as it is.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let special = |c: char| c.is_control() || bidi(c);
+    if !text.chars().any(special) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() && (c as u32) < 0x80 => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c if special(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Unicode's bidirectional formatting characters (UAX #9): the marks,
+/// embeddings, overrides and isolates that reorder the text after them.
+fn bidi(c: char) -> bool {
+    matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,5 +305,13 @@ mod tests {
         assert_eq!(quoted("\u{200b}".as_bytes(), true), "\u{200b}");
         assert_eq!(quoted(b"it's@", true), "\"it's@\"");
         assert_eq!(quoted(b"it's{x", true), "'it'\\''s{x'");
+    }
+
+    #[test]
+    fn controls_are_escaped_and_the_rest_kept() {
+        assert_eq!(escape_controls("6.1.0 é ü"), "6.1.0 é ü");
+        assert_eq!(escape_controls("\u{1b}[2Jx"), "\\x1b[2Jx");
+        assert_eq!(escape_controls("a\tb\nc\rd\u{7f}"), "a\\tb\\nc\\rd\\x7f");
+        assert_eq!(escape_controls("\u{9b}2J\u{202e}"), "\\u{9b}2J\\u{202e}");
     }
 }

@@ -932,3 +932,43 @@ fn two_forms_go_to_two_places_and_an_input_is_never_an_output() {
     assert_one_line_error(&out, 1, &["bad.json"]);
     assert_eq!(std::fs::read_to_string(&old).unwrap(), "old");
 }
+
+/// Text from a result file is shown with its control characters
+/// escaped, wherever compare shows it (the table, its notes, the
+/// warnings, Markdown): a kernel named `ESC[2J ESC[31m` would clear the
+/// terminal and colour what follows.
+#[test]
+fn control_characters_from_a_result_file_are_shown_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let edit = |name: &str, edit: &dyn Fn(&mut Value)| {
+        let text = std::fs::read(Path::new(FIXTURES).join(name)).unwrap();
+        let mut doc: Value = serde_json::from_slice(&text).unwrap();
+        edit(&mut doc);
+        let path = dir.path().join(name);
+        std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+        path
+    };
+    let base = edit("ipc-base.json", &|doc| {
+        doc["system"]["kernel"] = "\u{1b}[2J\u{1b}[31mpwn".into();
+    });
+    let new = edit("ipc-new.json", &|doc| {
+        for row in doc["rows"].as_array_mut().unwrap() {
+            if row["mechanism"] == "io-uring" {
+                row["throughput"]["reason"] = "gone\r\u{7}\u{9b}2J\u{202e}".into();
+            }
+        }
+    });
+    for extra in [&[][..], &["--markdown"][..]] {
+        let out = compare(&base, &new, extra);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let shown = format!("{}{}", stdout(&out), stderr(&out));
+        let raw: Vec<char> = (shown.chars())
+            .filter(|&c| (c.is_control() && c != '\n') || c == '\u{202e}')
+            .collect();
+        assert!(raw.is_empty(), "{extra:?}: {raw:?} shown raw: {shown}");
+        assert!(shown.contains("\\x1b[2J\\x1b[31mpwn"), "{extra:?}: {shown}");
+        if extra.is_empty() {
+            assert!(shown.contains("gone\\r\\x07\\u{9b}2J\\u{202e}"), "{shown}");
+        }
+    }
+}

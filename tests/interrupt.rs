@@ -241,3 +241,82 @@ fn sigint_stops_ipc_with_the_runs_made_and_kills_every_end() {
     }
     assert!((1..1600).contains(&runs), "{runs} runs");
 }
+
+/// Every mechanism of `ipc` ends within a bound of SIGINT, SIGTERM or
+/// SIGHUP, whenever it comes: a round trip's pinger is a thread of ours,
+/// and a ponger killed by the signal never wakes one waiting on a futex
+/// (shm, shm-spin) or a datagram (unix-dgram). The bound is 2 s;
+/// 5 s here, for a loaded machine (a hang lasted the ends' 30 s silence).
+#[test]
+fn every_ipc_mechanism_ends_soon_after_a_signal() {
+    use rustix::process::Signal;
+    use std::os::unix::process::ExitStatusExt;
+    const MECHANISMS: [&str; 13] = [
+        "pipe",
+        "pipe-splice",
+        "fifo",
+        "unix-stream",
+        "unix-seqpacket",
+        "unix-dgram",
+        "tcp",
+        "tcp-zerocopy",
+        "mqueue",
+        "shm",
+        "shm-spin",
+        "io-uring",
+        "io-uring-splice",
+    ];
+    let signals = [(Signal::INT, 130), (Signal::TERM, 143), (Signal::HUP, 129)];
+    let mut slow = Vec::new();
+    for (i, mechanism) in MECHANISMS.iter().enumerate() {
+        for (j, &(signal, status)) in signals.iter().enumerate() {
+            // Two moments per pair, spread over the warm-up and the
+            // measured runs of both metrics.
+            for delay_ms in [80 + 40 * ((i + j) % 4), 260 + 60 * ((i + 2 * j) % 4)] {
+                let mut ipc = common::catchable(EXE)
+                    .args(["ipc", "--mechanisms", mechanism, "--sizes", "4K"])
+                    .args(["--runs", "40", "--max-runs", "40", "--warmup-runs", "1"])
+                    .args(["--duration", "0.02", "--placement", "unpinned"])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                std::thread::sleep(Duration::from_millis(delay_ms as u64));
+                let target = rustix::process::Pid::from_raw(ipc.id() as i32).unwrap();
+                let sent = Instant::now();
+                rustix::process::kill_process(target, signal).unwrap();
+                let ended = loop {
+                    if let Some(status) = ipc.try_wait().unwrap() {
+                        break Some(status);
+                    }
+                    if sent.elapsed() > Duration::from_secs(5) {
+                        break None;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                };
+                let what = format!("{mechanism}, {signal:?} after {delay_ms} ms");
+                match ended {
+                    None => {
+                        let _ = ipc.kill();
+                        let _ = ipc.wait();
+                        slow.push(what);
+                    }
+                    Some(ended) => {
+                        let out = ipc.wait_with_output().unwrap();
+                        let stderr = String::from_utf8_lossy(&out.stderr);
+                        // Done before the signal came (an unavailable
+                        // mechanism ends at once): status 0, or 3; or
+                        // killed by it before its handler was installed.
+                        let done = matches!(ended.code(), Some(0 | 3));
+                        let early = ended.signal() == Some(signal.as_raw());
+                        assert!(
+                            ended.code() == Some(status) || done || early,
+                            "{what}: {ended:?}: {stderr}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(slow.is_empty(), "alive 5 s after the signal: {slow:?}");
+}

@@ -452,3 +452,18 @@ fn with_capital_w_nothing_shows_before_the_first_byte() {
         "{lines:?}"
     );
 }
+
+/// `ulimit -f` on the `-U` store, SIGXFSZ left at its default: the
+/// write fails with EFBIG (pipespeed ignores SIGXFSZ), "write failed",
+/// status 16, as docs/pv.md says; not a death by SIGXFSZ (153).
+#[test]
+fn a_store_past_the_file_size_limit_is_a_write_failure_not_a_signal_death() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f"), vec![b'x'; 100_000]).unwrap();
+    let script = "trap - XFSZ; ulimit -f 1; \"$P\" pv -q -U s f >out; echo $? >&2";
+    let out = common::sh(dir.path(), script);
+    assert_eq!(
+        stderr(&out),
+        "pipespeed pv: s: write failed: File too large\n16\n"
+    );
+}

@@ -584,3 +584,110 @@ fn one_file_named_for_two_results_is_refused_before_the_run() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Whether a result document holds a measured run: a `runs` list that
+/// is not empty, anywhere in it (a rung's, a size's, a cell's, a row's
+/// metric's).
+fn holds_a_run(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::Object(map) => map.iter().any(|(key, v)| {
+            (key == "runs" && v.as_array().is_some_and(|runs| !runs.is_empty())) || holds_a_run(v)
+        }),
+        serde_json::Value::Array(items) => items.iter().any(holds_a_run),
+        _ => false,
+    }
+}
+
+/// A result is replaced only by a result that measured something, by
+/// every measuring command: under descriptor limits low enough to fail
+/// every run and high enough to measure some, each command's files are
+/// either the older ones, untouched, or a result with measured runs.
+/// The issue's case (latency under `ulimit -n 6`) fails and keeps them.
+#[test]
+fn a_result_that_measured_nothing_never_replaces_an_older_one() {
+    let commands: [&[&str]; 4] = [
+        &["latency", "--round-trips", "300", "--sizes", "1"],
+        &["contend", "--duration", "0.05"],
+        &[
+            "ipc",
+            "--mechanisms",
+            "pipe",
+            "--sizes",
+            "4K",
+            "--duration",
+            "0.02",
+        ],
+        &["bench", "--rungs", "write-read", "--bytes", "1M"],
+    ];
+    for args in commands {
+        for limit in 5..=10 {
+            let dir = with_old_results();
+            let script = format!(
+                "ulimit -n {limit}; exec \"$P\" {} --runs 1 --warmup-runs 1 \
+                 --json r.json --csv r.csv",
+                args.join(" ")
+            );
+            let out = common::sh(dir.path(), &script);
+            let err = String::from_utf8_lossy(&out.stderr);
+            let what = format!("{args:?} under ulimit -n {limit}");
+            assert!(!err.contains("panicked"), "{what}: {err}");
+            let json = std::fs::read_to_string(dir.path().join("r.json")).unwrap();
+            if json == OLD {
+                assert_untouched(dir.path(), &what);
+                continue;
+            }
+            let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+            assert!(holds_a_run(&value), "{what}: replaced by nothing: {err}");
+            assert!(
+                args[0] != "latency" || limit != 6,
+                "{what}: measured: {err}"
+            );
+        }
+    }
+}
+
+/// A file size limit that a measurement's own scratch file passes (the
+/// ring's memfd of `ipc --mechanisms shm`, an `O_TMPFILE` of `bench
+/// --zero-copy`) is an error of that run, said, with status 1, not a
+/// death by SIGXFSZ (status 153, nothing said); an older result stays.
+#[test]
+fn a_file_size_limit_is_an_error_not_a_death_by_sigxfsz() {
+    let commands: [&[&str]; 2] = [
+        &[
+            "ipc",
+            "--mechanisms",
+            "shm",
+            "--sizes",
+            "64K",
+            "--runs",
+            "1",
+            "--warmup-runs",
+            "1",
+        ],
+        &[
+            "bench",
+            "--zero-copy",
+            "--runs",
+            "1",
+            "--warmup-runs",
+            "1",
+            "--bytes",
+            "1M",
+        ],
+    ];
+    for args in commands {
+        let dir = with_old_results();
+        let script = format!(
+            "trap - XFSZ; ulimit -f 1; exec \"$P\" {} --json r.json --csv r.csv",
+            args.join(" ")
+        );
+        let out = common::sh(dir.path(), &script);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        // The table says which run failed and why, or stderr which
+        // result file could not be written.
+        let said = format!("{}{err}", String::from_utf8_lossy(&out.stdout));
+        assert!(said.contains("File too large"), "{args:?}: {said}");
+        assert_untouched(dir.path(), &format!("{args:?} under ulimit -f 1"));
+    }
+}

@@ -71,14 +71,19 @@ fn wait_until<T>(what: &str, timeout: Duration, mut found: impl FnMut() -> Optio
 
 /// Starts `args` (with `--json FILE --stall-timeout 1`), stops its
 /// worker of `role` with SIGSTOP, and returns how it ended, how long
-/// after the stop, its stderr and its JSON.
-fn stop_a_worker(args: &[&str], role: &str, json: &Path) -> (ExitStatus, Duration, String, Value) {
+/// after the stop, its table and stderr, and its JSON (none when nothing
+/// was measured: a failed result never replaces an older one).
+fn stop_a_worker(
+    args: &[&str],
+    role: &str,
+    json: &Path,
+) -> (ExitStatus, Duration, String, Option<Value>) {
     let child = Command::new(EXE)
         .args(args)
         .args(["--stall-timeout", "1", "--json"])
         .arg(json)
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -110,10 +115,14 @@ fn stop_a_worker(args: &[&str], role: &str, json: &Path) -> (ExitStatus, Duratio
     let took = stopped.elapsed();
     let mut stderr = String::new();
     std::io::Read::read_to_string(reaper.0.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let mut table = String::new();
+    std::io::Read::read_to_string(reaper.0.stdout.as_mut().unwrap(), &mut table).unwrap();
     // The watchdog killed it: nothing is left stopped.
     assert_eq!(state(pid), None, "the stopped {role} outlived the command");
-    let doc = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
-    (status, took, stderr, doc)
+    let doc = std::fs::read_to_string(json)
+        .ok()
+        .map(|text| serde_json::from_str(&text).unwrap());
+    (status, took, table + &stderr, doc)
 }
 
 /// The stall record of row `r`, checked: the stopped worker first, in
@@ -163,10 +172,9 @@ fn contend_a_worker_process_stopped_with_sigstop_fails_the_run_naming_it_and_its
             && line.contains("state T (stopped)"),
         "{stderr}"
     );
-    check_stall(&doc["rows"][0], "writer 0");
-    // The reader, which waits for it, is in the dump too.
-    let tasks = doc["rows"][0]["stall"]["tasks"].as_array().unwrap();
-    assert!(tasks.iter().any(|t| t["label"] == "reader 0"), "{tasks:?}");
+    // Nothing was measured: no result file (the stall in a result file:
+    // bench's test, where memcpy is measured).
+    assert!(doc.is_none(), "nothing was measured, yet written: {doc:?}");
 }
 
 #[test]
@@ -191,13 +199,9 @@ fn latency_a_ponger_stopped_with_sigstop_fails_the_size_naming_it_and_its_state(
         stderr.contains("the ponger stalled: ") && stderr.contains("state T (stopped)"),
         "{stderr}"
     );
-    check_stall(&doc["rows"][0], "the ponger");
-    // The pinger, a thread of the command, waits for it: in the dump too.
-    let tasks = doc["rows"][0]["stall"]["tasks"].as_array().unwrap();
-    assert!(
-        tasks.iter().any(|t| t["label"] == "the pinger"),
-        "{tasks:?}"
-    );
+    // Nothing was measured: no result file (the stall in a result file:
+    // bench's test, where memcpy is measured).
+    assert!(doc.is_none(), "nothing was measured, yet written: {doc:?}");
 }
 
 #[test]
@@ -227,6 +231,7 @@ fn bench_a_writer_stopped_with_sigstop_fails_the_rung_naming_it_and_its_state() 
         stderr.contains("1 of 2 rungs failed: write-read"),
         "{stderr}"
     );
+    let doc = doc.expect("memcpy was measured: a result file");
     let rungs = doc["rungs"].as_array().unwrap();
     let rung = rungs.iter().find(|r| r["name"] == "write-read").unwrap();
     // The table (stdout) and the JSON say why.
@@ -265,13 +270,14 @@ fn ipc_a_sender_stopped_with_sigstop_fails_the_row_naming_it_and_its_state() {
     let (status, took, stderr, doc) = stop_a_worker(&args, "sender", &json);
     assert!(took < Duration::from_secs(30), "took {took:?}: {stderr}");
     assert_eq!(status.code(), Some(1), "{stderr}");
-    let row = &doc["rows"][0]["throughput"];
-    let reason = row["reason"].as_str().unwrap();
+    // The table says why.
     assert!(
-        reason.starts_with("the ipc sender stalled: ") && reason.contains("state T (stopped)"),
-        "{reason}"
+        stderr.contains("the ipc sender stalled: ") && stderr.contains("state T (stopped)"),
+        "{stderr}"
     );
-    check_stall(row, "the ipc sender");
+    // Nothing was measured: no result file (the stall in a result file:
+    // bench's test, where memcpy is measured).
+    assert!(doc.is_none(), "nothing was measured, yet written: {doc:?}");
 }
 
 #[test]
@@ -296,11 +302,11 @@ fn ipc_a_ponger_stopped_with_sigstop_fails_the_round_trips_naming_it_and_its_sta
     let (status, took, stderr, doc) = stop_a_worker(&args, "ponger", &json);
     assert!(took < Duration::from_secs(30), "took {took:?}: {stderr}");
     assert_eq!(status.code(), Some(1), "{stderr}");
-    let row = &doc["rows"][0]["latency"];
-    check_stall(row, "the ipc ponger");
-    let tasks = row["stall"]["tasks"].as_array().unwrap();
     assert!(
-        tasks.iter().any(|t| t["label"] == "the ipc pinger"),
-        "{tasks:?}"
+        stderr.contains("the ipc ponger stalled: ") && stderr.contains("state T (stopped)"),
+        "{stderr}"
     );
+    // Nothing was measured: no result file (the stall in a result file:
+    // bench's test, where memcpy is measured).
+    assert!(doc.is_none(), "nothing was measured, yet written: {doc:?}");
 }

@@ -19,7 +19,7 @@ use pipespeed::sys::process::{catch_interrupts, interrupted};
 
 use crate::UsageError;
 use crate::args::{BenchArgs, PlacementArg};
-use crate::output::write_file;
+use crate::output::write_results;
 use crate::progress;
 
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
@@ -82,15 +82,16 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             result.conclude();
         }
         bar.finish_and_clear();
-        if measured_nothing(&[&result]) {
-            say_nothing_written(&args);
-        } else {
-            write_file(&args.json, || Json.export(&result))?;
-            write_file(&args.csv, || Csv.export(&result))?;
-            write_file(&args.svg, || Svg.export(&result))?;
-            write_file(&args.html, || Html.export(&result))?;
-            write_file(&args.markdown, || Markdown.export(&result))?;
-        }
+        write_results(
+            measured_anything(&[&result]),
+            &[
+                (&args.json, &|| Json.export(&result)),
+                (&args.csv, &|| Csv.export(&result)),
+                (&args.svg, &|| Svg.export(&result)),
+                (&args.html, &|| Html.export(&result)),
+                (&args.markdown, &|| Markdown.export(&result)),
+            ],
+        )?;
         crate::output::print_table(
             &Text {
                 explain: args.explain,
@@ -136,15 +137,16 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let mut result = ScanResult::new(facts, scan.param, points);
     result.header.interrupted = interrupted().is_some();
     let ladders: Vec<&LadderResult> = result.points.iter().map(|p| &p.result).collect();
-    if measured_nothing(&ladders) {
-        say_nothing_written(&args);
-    } else {
-        write_file(&args.json, || Json.export(&result))?;
-        write_file(&args.csv, || Csv.export(&result))?;
-        write_file(&args.svg, || Svg.export(&result))?;
-        write_file(&args.html, || Html.export(&result))?;
-        write_file(&args.markdown, || Markdown.export(&result))?;
-    }
+    write_results(
+        measured_anything(&ladders),
+        &[
+            (&args.json, &|| Json.export(&result)),
+            (&args.csv, &|| Csv.export(&result)),
+            (&args.svg, &|| Svg.export(&result)),
+            (&args.html, &|| Html.export(&result)),
+            (&args.markdown, &|| Markdown.export(&result)),
+        ],
+    )?;
     let text = Text {
         explain: args.explain,
     };
@@ -186,13 +188,14 @@ fn zero_copy(
         progress::show(&bar, event)
     });
     bar.finish_and_clear();
-    if result.measured_anything() {
-        write_file(&args.json, || Json.export(&result))?;
-        write_file(&args.csv, || Csv.export(&result))?;
-        write_file(&args.markdown, || Markdown.export(&result))?;
-    } else {
-        say_nothing_written(args);
-    }
+    write_results(
+        result.measured_anything(),
+        &[
+            (&args.json, &|| Json.export(&result)),
+            (&args.csv, &|| Csv.export(&result)),
+            (&args.markdown, &|| Markdown.export(&result)),
+        ],
+    )?;
     let text = Text {
         explain: args.explain,
     };
@@ -214,33 +217,18 @@ fn zero_copy(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Whether no rung of any ladder measured a single run: then no result
-/// file is written, and an older one stays (a night's failed run must not
-/// replace the last good result with a table of failures).
-fn measured_nothing(ladders: &[&LadderResult]) -> bool {
+/// Whether a rung of a ladder measured a run: else no result file is
+/// written ([`write_results`]).
+fn measured_anything(ladders: &[&LadderResult]) -> bool {
     ladders
         .iter()
         .flat_map(|l| &l.rungs)
-        .all(|r| r.gib_s.runs.is_empty())
+        .any(|r| !r.gib_s.runs.is_empty())
 }
 
 /// The result files asked for.
 fn outputs(args: &BenchArgs) -> [&Option<std::path::PathBuf>; 5] {
     [&args.json, &args.csv, &args.svg, &args.html, &args.markdown]
-}
-
-fn say_nothing_written(args: &BenchArgs) {
-    let paths: Vec<String> = outputs(args)
-        .into_iter()
-        .flatten()
-        .map(|p| p.display().to_string())
-        .collect();
-    if !paths.is_empty() {
-        eprintln!(
-            "pipespeed: nothing was measured: {} not written",
-            paths.join(", ")
-        );
-    }
 }
 
 /// The status of a finished run, after its table and files: 1 if a rung

@@ -29,7 +29,7 @@ use pipespeed::report::Text;
                         docs/contend.md.\n\nExit status: 0 measured, 1 an error (a worker \
                         died: the other cells are still printed and written, and the error names \
                         the cell; a worker that made no progress for --stall-timeout, the error \
-                        and the JSON say where every worker was; with --verify a lost, duplicated or torn message), 2 bad usage or \
+                        and the JSON say where every worker was; with --verify a lost, duplicated or torn message; no result file is written when no cell was measured), 2 bad usage or \
                         a value outside its range, 3 no cell can run on this machine (said in the \
                         table), 129/130/143 stopped by SIGHUP/SIGINT/SIGTERM (helpers \
                         reaped first; the cells measured are printed and written, marked \
@@ -231,9 +231,10 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
         other => other.context("contend")?,
     };
     let files = [&args.json, &args.csv, &args.svg];
+    let measured = result.rows.iter().filter(|r| !r.runs.is_empty()).count();
     crate::output::deliver(
         &result,
-        result.rows.len(),
+        measured,
         files,
         Text {
             explain: args.explain,

@@ -15,7 +15,7 @@ use pipespeed::sys::process::catch_interrupts;
 
 use crate::UsageError;
 use crate::args::{PlacementArg, message_size, positive_size, seconds};
-use crate::output::{check_outputs, print_table, write_file};
+use crate::output::{check_outputs, print_table, write_results};
 use crate::progress;
 
 /// `pipespeed ipc`.
@@ -28,7 +28,7 @@ use crate::progress;
                   time per GiB moved.\n\n\
                   Exit status: 0 measured (rows this machine cannot run say why in the table), \
                   1 a run failed (bytes lost, an end died or made no progress for \
-                  --stall-timeout: the table says which), 2 bad usage, \
+                  --stall-timeout: the table says which; no result file is written when no run was measured), 2 bad usage, \
                   3 nothing asked for could run here, 129/130/143 interrupted by SIGHUP/SIGINT/SIGTERM \
                   (the runs made are printed and written, marked interrupted)."
 )]
@@ -198,13 +198,16 @@ pub fn run(args: IpcArgs) -> anyhow::Result<ExitCode> {
     );
     bar.finish_and_clear();
     let runs = runs(&result);
-    if !result.header.interrupted || runs > 0 {
-        write_file(&args.json, || Json.export(&result))?;
-        write_file(&args.csv, || Csv.export(&result))?;
-        write_file(&args.svg, || Svg.export(&result))?;
-        write_file(&args.html, || Html.export(&result))?;
-        write_file(&args.markdown, || Markdown.export(&result))?;
-    }
+    write_results(
+        runs > 0,
+        &[
+            (&args.json, &|| Json.export(&result)),
+            (&args.csv, &|| Csv.export(&result)),
+            (&args.svg, &|| Svg.export(&result)),
+            (&args.html, &|| Html.export(&result)),
+            (&args.markdown, &|| Markdown.export(&result)),
+        ],
+    )?;
     let text = Text {
         explain: args.explain,
     };

@@ -29,7 +29,7 @@ use pipespeed::report::Text;
                   the other sizes', and more runs while its median round trip spreads; a size \
                   whose runs still spread is marked noisy, with the likely cause.\n\n\
                   Exit status: 0 measured, 1 an error (a size failed: the ponger died, or a \
-                  side made no progress for --stall-timeout; a closed stdout), 2 bad usage or a value outside its range, 129/130/143 interrupted by SIGHUP/SIGINT/SIGTERM (the \
+                  side made no progress for --stall-timeout; a closed stdout; no result file is written when no size was measured), 2 bad usage or a value outside its range, 129/130/143 interrupted by SIGHUP/SIGINT/SIGTERM (the \
                   sizes measured are printed and written, marked interrupted)."
 )]
 pub struct LatencyArgs {

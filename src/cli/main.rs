@@ -69,6 +69,15 @@ fn main() -> ExitCode {
             Err(err) => tee::refused(&tee, err, &argv),
         };
     }
+    // Every other command reports a write past `ulimit -f` (EFBIG) with
+    // its own status; cat and tee die of SIGXFSZ, as GNU's do.
+    if let Err(err) = pipespeed::sys::signal::sigxfsz_as_efbig() {
+        eprintln!(
+            "pipespeed: cannot catch SIGXFSZ (sigaction): {}",
+            strerror(&err)
+        );
+        return ExitCode::FAILURE;
+    }
     let pv = pv::Invocation::detect(&mut argv);
     let cli = match parse(&argv) {
         Ok(cli) => cli,

@@ -110,12 +110,42 @@ pub fn write_file(
     Ok(())
 }
 
-/// Writes a measurement's `[json, csv, svg]` files and prints its table
-/// as `text` renders it; interrupted before its first of `rows`, it
-/// writes nothing, so an older result stays as it was.
+/// A result file asked for, and how to render it.
+pub type ResultFile<'a> = (&'a Option<PathBuf>, &'a dyn Fn() -> io::Result<Vec<u8>>);
+
+/// Writes a measurement's result `files`, when it `measured` something
+/// (a run of a rung, a size, a cell or a row ended). A result that
+/// measured nothing (every run failed, was unavailable or was cut short
+/// by a signal) writes none of them, and says so on stderr: an older
+/// result stays as it was (a night's failed run must not replace the
+/// last good result with a table of failures). The one rule of every
+/// measuring command.
+pub fn write_results(measured: bool, files: &[ResultFile<'_>]) -> anyhow::Result<()> {
+    if !measured {
+        let paths: Vec<String> = (files.iter())
+            .filter_map(|(path, _)| path.as_ref())
+            .map(|p| p.display().to_string())
+            .collect();
+        if !paths.is_empty() {
+            eprintln!(
+                "pipespeed: nothing was measured: {} not written",
+                paths.join(", ")
+            );
+        }
+        return Ok(());
+    }
+    for (path, render) in files {
+        write_file(path, render)?;
+    }
+    Ok(())
+}
+
+/// Writes a measurement's `[json, csv, svg]` files unless it measured
+/// nothing (`measured` rows, sizes or cells with a run: see
+/// [`write_results`]), and prints its table as `text` renders it.
 pub fn deliver<R>(
     result: &R,
-    rows: usize,
+    measured: usize,
     files: [&Option<PathBuf>; 3],
     text: Text,
 ) -> anyhow::Result<()>
@@ -126,11 +156,14 @@ where
     Text: Exporter<R>,
 {
     let [json, csv, svg] = files;
-    if interrupted().is_none() || rows > 0 {
-        write_file(json, || Json.export(result))?;
-        write_file(csv, || Csv.export(result))?;
-        write_file(svg, || Svg.export(result))?;
-    }
+    write_results(
+        measured > 0,
+        &[
+            (json, &|| Json.export(result)),
+            (csv, &|| Csv.export(result)),
+            (svg, &|| Svg.export(result)),
+        ],
+    )?;
     print_table(&text.export(result)?, files)
 }
 

@@ -2,6 +2,7 @@
 //! the `schema` field (`pipespeed.NAME/VERSION`) names the command that
 //! wrote the file and the version of its format.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::Path;
 
@@ -9,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::bench::{contend, ipc, ladder, latency};
-use crate::quote::strerror;
+use crate::quote::{escape_controls, strerror};
 
 /// Which command wrote a result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -302,10 +303,41 @@ fn read_json(path: &Path, name: &str) -> Result<Value, CompareError> {
             limit: format!("{} MiB", MAX_INPUT >> 20),
         },
     })?;
-    serde_json::from_slice(&text).map_err(|e| CompareError::NotJson {
+    let mut json = serde_json::from_slice(&text).map_err(|e| CompareError::NotJson {
         file: name.into(),
         cause: e.to_string(),
-    })
+    })?;
+    escape_strings(&mut json);
+    Ok(json)
+}
+
+/// Every string of `json`, keys included, with its control characters
+/// escaped ([`escape_controls`]), before anything of it is read: a
+/// result file is anyone's text, and whatever compare shows of it (a
+/// kernel's name, a row, a reason, the words of an error about it) must
+/// not drive the terminal (`ESC[2J` clears it).
+fn escape_strings(json: &mut Value) {
+    match json {
+        Value::String(text) => {
+            if let Cow::Owned(escaped) = escape_controls(text) {
+                *text = escaped;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(escape_strings),
+        Value::Object(map) => {
+            if map
+                .keys()
+                .any(|k| matches!(escape_controls(k), Cow::Owned(_)))
+            {
+                let entries = std::mem::take(map);
+                for (key, value) in entries {
+                    map.insert(escape_controls(&key).into_owned(), value);
+                }
+            }
+            map.values_mut().for_each(escape_strings);
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
 }
 
 /// Why [`read_bounded`] gave nothing.

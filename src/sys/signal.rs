@@ -51,3 +51,50 @@ pub fn ignore_sigint() -> io::Result<()> {
     }
     Ok(())
 }
+
+/// Makes a write past the file size limit (`ulimit -f`, `RLIMIT_FSIZE`)
+/// fail with `EFBIG` instead of killing the process with SIGXFSZ (its
+/// default action: status 153, nothing said, no result): the command
+/// then reports the write that failed, with its documented status.
+///
+/// SIGXFSZ gets a handler that does nothing rather than `SIG_IGN`: a
+/// caught signal goes back to its default action at `execve`, an ignored
+/// one would stay ignored in every program we run (`pv -M`'s command,
+/// `top --run`'s pipeline, qemu), which must get SIGXFSZ as we got it.
+/// One the parent left ignored stays ignored. `SA_RESTART`: the signal
+/// comes only to the thread whose write failed, and that write returns
+/// `EFBIG` whatever the flag; no other call is cut short.
+///
+/// # References
+///  - [setrlimit(2)](https://man7.org/linux/man-pages/man2/setrlimit.2.html) (`RLIMIT_FSIZE`)
+///  - [signal(7)](https://man7.org/linux/man-pages/man7/signal.7.html)
+pub fn sigxfsz_as_efbig() -> io::Result<()> {
+    // SAFETY: `sigaction` is plain data; all-zero is a valid value (no
+    // flags, an empty mask on Linux).
+    let mut current: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: a null new action only queries; `current` is valid.
+    let rc = unsafe { libc::sigaction(libc::SIGXFSZ, std::ptr::null(), &mut current) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if current.sa_sigaction == libc::SIG_IGN {
+        return Ok(());
+    }
+    // SAFETY: as above.
+    let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
+    action.sa_sigaction = on_sigxfsz as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    action.sa_flags = libc::SA_RESTART;
+    // SAFETY: the pointer is to our own, valid mask.
+    unsafe { libc::sigemptyset(&mut action.sa_mask) };
+    // SAFETY: the handler does nothing (trivially async-signal-safe), and
+    // `action` is valid for the call.
+    let rc = unsafe { libc::sigaction(libc::SIGXFSZ, &action, std::ptr::null_mut()) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// SIGXFSZ's handler: nothing to do, the write that passed the limit
+/// fails with `EFBIG` (see [`sigxfsz_as_efbig`]).
+extern "C" fn on_sigxfsz(_: libc::c_int) {}

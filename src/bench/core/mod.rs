@@ -11,6 +11,7 @@
 //! checklist for adding one.
 
 pub(crate) mod copies;
+pub(crate) mod end_thread;
 pub(crate) mod harness;
 pub(crate) mod noise;
 pub(crate) mod outcome;

@@ -22,6 +22,7 @@ use super::job::{StreamJob, TripJob, one_cpu};
 use super::mechanism::Mechanism;
 use super::record::{StreamRun, TripRun};
 use crate::bench::core::Spawn;
+use crate::bench::core::end_thread::EndThread;
 use crate::bench::core::watchdog::{Watched, this_thread, watch_processes, watch_run};
 use crate::child::{Group, last_message, said};
 use crate::sys::task::Task;
@@ -304,46 +305,50 @@ impl Runner<TripJob> for Processes {
             task: Task::process(group.child(child).id()),
         };
         let (pinger_is, pinger_tid) = mpsc::channel();
-        let (pinged, watch) = std::thread::scope(|s| {
-            let pinger = s.spawn(move || {
-                let _ = pinger_is.send(this_thread("the ipc pinger"));
-                let before = getrusage(UsageOf::Thread).ok();
-                let run = (|| {
-                    pin(ping_cpu, "pinger")?;
-                    let setup = |way| Setup {
-                        size: job.size,
-                        way,
-                        shared_cpu: spec.shared_cpu,
-                    };
-                    let mut tx = sender(job.mechanism, pinger.send, setup(Way::Forward))?;
-                    let mut rx = receiver(job.mechanism, pinger.recv, setup(Way::Back))?;
-                    ping(
-                        tx.as_mut(),
-                        rx.as_mut(),
-                        job.size,
-                        job.warmup_seconds,
-                        job.seconds,
-                        job.verify,
-                    )
-                })();
-                let used = match (before, getrusage(UsageOf::Thread)) {
-                    (Some(b), Ok(a)) => a.since(&b),
-                    _ => ResourceUsage::default(),
+        let (mechanism, size, verify) = (job.mechanism, job.size, job.verify);
+        let (warmup_seconds, seconds) = (job.warmup_seconds, job.seconds);
+        let pinger = EndThread::spawn("ipc pinger", move || {
+            let _ = pinger_is.send(this_thread("the ipc pinger"));
+            let before = getrusage(UsageOf::Thread).ok();
+            let run = (|| {
+                pin(ping_cpu, "pinger")?;
+                let setup = |way| Setup {
+                    size,
+                    way,
+                    shared_cpu: spec.shared_cpu,
                 };
-                (run, used)
-            });
-            // A stalled end: the ponger is killed, and the pinger's next
-            // send or receive fails.
-            let tasks = [Some(ponger), pinger_tid.recv().ok()];
-            let watch = watch_run(tasks.into_iter().flatten().collect(), job.stall_timeout);
-            let pinged = pinger.join().unwrap_or_else(|_| {
-                (
-                    Err(io::Error::other("the pinger thread panicked")),
-                    ResourceUsage::default(),
+                let mut tx = sender(mechanism, pinger.send, setup(Way::Forward))?;
+                let mut rx = receiver(mechanism, pinger.recv, setup(Way::Back))?;
+                ping(
+                    tx.as_mut(),
+                    rx.as_mut(),
+                    size,
+                    warmup_seconds,
+                    seconds,
+                    verify,
                 )
-            });
-            (pinged, watch)
-        });
+            })();
+            let used = match (before, getrusage(UsageOf::Thread)) {
+                (Some(b), Ok(a)) => a.since(&b),
+                _ => ResourceUsage::default(),
+            };
+            (run, used)
+        })
+        .map_err(|e| RunError::Failed(format!("cannot start the pinger: {e}")))?;
+        // A stalled end: the ponger is killed, and the pinger's next send
+        // or receive fails. A signal kills the ponger too, but may leave
+        // the pinger waiting (see `EndThread`): the run ends without it.
+        let tasks = [Some(ponger), pinger_tid.recv().ok()];
+        let watch = watch_run(tasks.into_iter().flatten().collect(), job.stall_timeout);
+        let pinged = match pinger.join() {
+            Ok(Some(pinged)) => pinged,
+            Ok(None) => {
+                let why = crate::child::interrupted_error()
+                    .map_or_else(|| "interrupted".into(), |e| e.to_string());
+                return Err(RunError::Failed(why));
+            }
+            Err(e) => (Err(e), ResourceUsage::default()),
+        };
         let watch = watch.map_err(|e| RunError::from_io(&e))?;
         let (run, pinger_used) = pinged;
         let ended = group.finish(child, EXIT_TIMEOUT);

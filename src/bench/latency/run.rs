@@ -18,6 +18,7 @@ use super::exchange::{ping, pong};
 use super::job::{Exchange, LatencyConfig, PingConfig, PingJob, Span};
 use super::result::{LatencyResult, LatencyRow, SCHEMA};
 use crate::bench::core::Stall;
+use crate::bench::core::end_thread::EndThread;
 use crate::bench::core::watchdog::{Roster, Watched, run_threads, this_thread, watch_run};
 use crate::child::{Group, last_message};
 use crate::sys::task::Task;
@@ -107,21 +108,25 @@ impl Runner<PingJob> for Processes {
             task: Task::process(group.child(child).id()),
         };
         let (pinger_is, pinger_tid) = mpsc::channel();
-        let (pinged, watch) = std::thread::scope(|s| {
-            let pinger = s.spawn(move || {
-                let _ = pinger_is.send(this_thread("the pinger"));
-                pin(pinger_cpu, "pinger")?;
-                ping(a_to_b.write, b_to_a.read, config)
-            });
-            // A stalled side: the ponger is killed, and the pinger's
-            // next read or write fails.
-            let tasks = [Some(ponger), pinger_tid.recv().ok()];
-            let watch = watch_run(tasks.into_iter().flatten().collect(), job.stall_timeout);
-            let pinged = pinger
-                .join()
-                .unwrap_or_else(|_| Err(io::Error::other("the pinger thread panicked")));
-            (pinged, watch)
-        });
+        let config = *config;
+        let pinger = EndThread::spawn("pinger", move || {
+            let _ = pinger_is.send(this_thread("the pinger"));
+            pin(pinger_cpu, "pinger")?;
+            ping(a_to_b.write, b_to_a.read, &config)
+        })?;
+        // A stalled side: the ponger is killed, and the pinger's next
+        // read or write fails. A signal kills the ponger too; the run
+        // ends without waiting for the pinger (see `EndThread`).
+        let tasks = [Some(ponger), pinger_tid.recv().ok()];
+        let watch = watch_run(tasks.into_iter().flatten().collect(), job.stall_timeout);
+        let pinged = match pinger.join() {
+            Ok(Some(pinged)) => pinged,
+            Ok(None) => {
+                return Err(crate::child::interrupted_error()
+                    .unwrap_or_else(|| io::Error::from(io::ErrorKind::Interrupted)));
+            }
+            Err(e) => Err(e),
+        };
         if let Some(stall) = watch?.finish() {
             return Err(stall.into_io());
         }
