@@ -354,3 +354,58 @@ fn outputs_that_are_one_file_get_what_gnu_tee_gives_it() {
         );
     }
 }
+
+/// Outputs that are one pipe or `/dev/null` (`tee /dev/null >/dev/null`,
+/// `tee /dev/stderr 2>&1 | ...`) still move page references: giving
+/// each the same bytes in turn is what GNU's writes do, and only a file
+/// with an offset, written twice, needs GNU's 8 KiB chunks (all of these
+/// were read and written 8 KiB at a time).
+#[test]
+fn outputs_that_are_one_pipe_or_dev_null_are_spliced() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = data(1 << 20);
+    std::fs::write(dir.path().join("in"), &input).unwrap();
+    for (script, doubled) in [
+        (
+            r#""$S" -f -o trace -e trace=tee,splice "$P" tee /dev/null <in >/dev/null"#,
+            false,
+        ),
+        (
+            r#"cat in | "$S" -f -o trace -e trace=tee,splice "$P" tee /dev/null >/dev/null"#,
+            false,
+        ),
+        (
+            r#"cat in | "$S" -f -o trace -e trace=tee,splice "$P" tee /dev/stderr 2>&1 | cat >out"#,
+            true,
+        ),
+    ] {
+        let Some(strace) = common::strace() else {
+            return;
+        };
+        let out = sh(dir.path(), &format!("S={strace}; {script}"));
+        assert!(
+            out.status.success(),
+            "{script}: {:?} {}",
+            out.status,
+            text(&out.stderr)
+        );
+        let trace = std::fs::read_to_string(dir.path().join("trace")).unwrap();
+        let calls = trace
+            .lines()
+            .filter(|line| line.contains("splice(") || line.contains("tee("))
+            .count();
+        assert!(calls > 0, "{script}: no splice(2) or tee(2) call:\n{trace}");
+        if doubled {
+            // Each output gets every byte: each round twice, in turn.
+            let got = std::fs::read(dir.path().join("out")).unwrap();
+            let count = |bytes: &[u8]| {
+                let mut counts = vec![0usize; 256];
+                bytes.iter().for_each(|&b| counts[b as usize] += 1);
+                counts
+            };
+            assert_eq!(got.len(), 2 * input.len(), "{script}");
+            let twice: Vec<usize> = count(&input).iter().map(|n| 2 * n).collect();
+            assert!(count(&got) == twice, "{script}: other bytes");
+        }
+    }
+}
