@@ -158,55 +158,80 @@ pub fn parse<A: clap::Args + clap::FromArgMatches>(argv: &[OsString]) -> Result<
     A::from_arg_matches_mut(&mut matches)
 }
 
+/// One argument as glibc's getopt_long takes it, given a tool's table.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Getopt<'a> {
+    /// An operand, or short options the tool has.
+    Other,
+    /// A long option of the tool, by its name or a prefix of its name
+    /// alone, and what follows `=`.
+    Long(&'static str, Option<&'a [u8]>),
+    /// An argument getopt refuses: its message.
+    Refused(Vec<u8>),
+}
+
+/// The arguments of `args` as getopt_long meets them, given `tool`'s
+/// table, in order, up to `--` (the end of the options). One pass: a
+/// caller stops at the first [`Getopt::Refused`], as getopt does.
+pub fn getopt<'a>(args: &'a [OsString], tool: &Tool) -> impl Iterator<Item = Getopt<'a>> {
+    args.iter()
+        .map(|arg| arg.as_bytes())
+        .take_while(|&arg| arg != b"--")
+        .map(|arg| getopt_one(arg, tool))
+}
+
+/// What getopt_long makes of `arg`, given `tool`'s table.
+fn getopt_one<'a>(arg: &'a [u8], tool: &Tool) -> Getopt<'a> {
+    if let Some(long) = arg.strip_prefix(b"--") {
+        let (name, value) = match long.iter().position(|&b| b == b'=') {
+            Some(eq) => (&long[..eq], Some(&long[eq + 1..])),
+            None => (long, None),
+        };
+        let exact = tool
+            .long
+            .iter()
+            .find(|(option, _)| option.as_bytes() == name);
+        let candidates: Vec<(&'static str, HasArg)> = match exact {
+            Some(&option) => vec![option],
+            None => tool
+                .long
+                .iter()
+                .filter(|(option, _)| option.as_bytes().starts_with(name))
+                .copied()
+                .collect(),
+        };
+        match candidates[..] {
+            [] => Getopt::Refused(long_option_refused(arg, &[])),
+            [(option, HasArg::No)] if value.is_some() => Getopt::Refused(
+                [
+                    b"option '--",
+                    option.as_bytes(),
+                    b"' doesn't allow an argument",
+                ]
+                .concat(),
+            ),
+            [(option, _)] => Getopt::Long(option, value),
+            _ => {
+                let names: Vec<&str> = candidates.iter().map(|(option, _)| *option).collect();
+                Getopt::Refused(long_option_refused(arg, &names))
+            }
+        }
+    } else if let [b'-', cluster @ ..] = arg
+        && let Some(&c) = cluster.iter().find(|c| !tool.short.contains(c))
+    {
+        Getopt::Refused([b"invalid option -- '", &[c][..], b"'"].concat())
+    } else {
+        Getopt::Other
+    }
+}
+
 /// The message glibc's getopt_long prints for the first argument it
 /// refuses in `args`, given `tool`'s table, or `None` if it refuses none.
 pub fn getopt_error(args: &[OsString], tool: &Tool) -> Option<Vec<u8>> {
-    let message = |parts: &[&[u8]]| Some(parts.concat());
-    for arg in args {
-        let arg = arg.as_bytes();
-        if arg == b"--" {
-            return None;
-        }
-        if let Some(long) = arg.strip_prefix(b"--") {
-            let (name, value) = match long.iter().position(|&b| b == b'=') {
-                Some(eq) => (&long[..eq], Some(&long[eq + 1..])),
-                None => (long, None),
-            };
-            let exact = tool
-                .long
-                .iter()
-                .find(|(option, _)| option.as_bytes() == name);
-            let candidates: Vec<(&str, HasArg)> = match exact {
-                Some(&option) => vec![option],
-                None => tool
-                    .long
-                    .iter()
-                    .filter(|(option, _)| option.as_bytes().starts_with(name))
-                    .copied()
-                    .collect(),
-            };
-            match candidates[..] {
-                [] => return Some(long_option_refused(arg, &[])),
-                [(option, HasArg::No)] if value.is_some() => {
-                    return message(&[
-                        b"option '--",
-                        option.as_bytes(),
-                        b"' doesn't allow an argument",
-                    ]);
-                }
-                [_] => {}
-                _ => {
-                    let names: Vec<&str> = candidates.iter().map(|(option, _)| *option).collect();
-                    return Some(long_option_refused(arg, &names));
-                }
-            }
-        } else if let [b'-', cluster @ ..] = arg
-            && let Some(&c) = cluster.iter().find(|c| !tool.short.contains(c))
-        {
-            return message(&[b"invalid option -- '", &[c], b"'"]);
-        }
-    }
-    None
+    getopt(args, tool).find_map(|arg| match arg {
+        Getopt::Refused(message) => Some(message),
+        _ => None,
+    })
 }
 
 /// getopt_long's words for the long option `arg` (as given, `=VALUE`

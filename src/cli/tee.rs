@@ -28,7 +28,7 @@ use pipespeed::sys::{FdInfo, FdKind, close, fd_info};
 use pipespeed::tee::{Ended, OnFailure, TeeOptions, fan_out};
 
 use crate::args::{Cli, TeeArgs};
-use crate::gnu::{HasArg, Invocation, Tool, getopt_error, multibyte_locale, no_splice};
+use crate::gnu::{Getopt, HasArg, Invocation, Tool, getopt, multibyte_locale, no_splice};
 use crate::strerror;
 
 /// GNU tee: its getopt table, help and version.
@@ -185,32 +185,10 @@ fn invalid_mode(invocation: &Invocation, value: &OsStr, ambiguous: bool) -> Exit
 /// `--help`) is the one said.
 pub fn refused(invocation: &Invocation, err: clap::Error, argv: &[OsString]) -> ExitCode {
     let args = argv.get(2..).unwrap_or_default();
-    for (i, arg) in args.iter().enumerate() {
-        let arg = arg.as_bytes();
-        if arg == b"--" || getopt_error(&args[..=i], &TEE).is_some() {
-            break;
-        }
-        let Some(long) = arg.strip_prefix(b"--") else {
-            continue;
-        };
-        let (name, value) = match long.iter().position(|&b| b == b'=') {
-            Some(eq) => (&long[..eq], Some(&long[eq + 1..])),
-            None => (long, None),
-        };
-        // (getopt took it: the name or a prefix of one option alone.)
-        let option = TEE
-            .long
-            .iter()
-            .find(|(option, _)| option.as_bytes() == name)
-            .or_else(|| {
-                TEE.long
-                    .iter()
-                    .find(|(option, _)| option.as_bytes().starts_with(name))
-            })
-            .map(|&(option, _)| option);
-        match (option, value) {
-            (Some("help" | "version"), _) => break,
-            (Some("output-error"), Some(value)) => {
+    for arg in getopt(args, &TEE) {
+        match arg {
+            Getopt::Refused(_) | Getopt::Long("help" | "version", _) => break,
+            Getopt::Long("output-error", Some(value)) => {
                 let value = OsStr::from_bytes(value);
                 if let Err(ambiguous) = argmatch(value) {
                     return invalid_mode(invocation, value, ambiguous);

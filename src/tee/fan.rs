@@ -18,7 +18,8 @@ use crate::wait::{Direction, wait_ready};
 /// a time; larger reads take what is there as well, in fewer calls).
 pub(super) const CHUNK: usize = 128 * 1024;
 
-/// Bytes read at a time when two outputs are one file: GNU tee's
+/// Bytes read at a time when two outputs are one regular file or block
+/// device: GNU tee's
 /// (`BUFSIZ`), each chunk written whole to each output in turn, so that
 /// the file ends as GNU's leaves it (an appending output and one at its
 /// own offset write a chunk at the same place; two appending outputs,
@@ -75,9 +76,9 @@ pub fn fan_out<'a>(
     options: TeeOptions,
     on_failure: impl FnMut(OutputIndex, io::Error) -> OnFailure,
 ) -> Result<Teed, ReadError> {
-    // Outputs that are one file are written as GNU tee writes them (see
-    // SHARED_CHUNK): a round spliced into one while another appended to
-    // it wrote the round twice.
+    // Outputs that are one file with an offset are written as GNU tee
+    // writes them (see SHARED_CHUNK): a round spliced into one while
+    // another appended to it wrote the round twice.
     let shared = share_a_file(outputs);
     let splice_ok = !options.read_write && !shared;
     // A socket that keeps records is read a record at a time, whole.
@@ -182,11 +183,15 @@ pub fn fan_out<'a>(
     }
 }
 
-/// Whether two of `outputs` are one file (the same device and inode).
+/// Whether two of `outputs` are one file with an offset, a regular file
+/// or a block device (the same device and inode): where each is written
+/// decides what the file holds. Two that are one pipe, terminal, socket
+/// or `/dev/null` take each round in turn, as they take GNU's chunks.
 fn share_a_file(outputs: &[BorrowedFd<'_>]) -> bool {
     let mut files: Vec<(u64, u64)> = outputs
         .iter()
         .filter_map(|&fd| fd_info(fd).ok())
+        .filter(|info| matches!(info.kind, FdKind::Regular | FdKind::BlockDevice))
         .map(|info| (info.dev, info.ino))
         .collect();
     files.sort_unstable();

@@ -42,12 +42,15 @@
 //! that keeps records is read a record at a time, whole however large
 //! ([`crate::copy`]'s `recv_record`).
 //!
-//! Two outputs that are one file (the same device and inode: `tee a >>a`,
-//! `tee /dev/stdout >>o`, `tee -a a a`) are written as GNU tee writes
-//! them, whatever the input: 8 KiB read at a time, each chunk written
-//! whole to each output in turn, so that the file holds what GNU's does
-//! (a round spliced into one while another appended to the file wrote
-//! the round twice).
+//! Two outputs that are one regular file or block device (the same
+//! device and inode: `tee a >>a`, `tee /dev/stdout >>o`, `tee -a a a`)
+//! are written as GNU tee writes them, whatever the input: 8 KiB read at
+//! a time, each chunk written whole to each output in turn, so that the
+//! file holds what GNU's does (a round spliced into one while another
+//! appended to the file wrote the round twice). Outputs that are one
+//! pipe, terminal, socket or other character device (`tee /dev/null
+//! >/dev/null`, `tee /dev/stderr 2>&1 | ...`) have no offset to get
+//! wrong: each takes every round in turn, by `tee(2)` and `splice(2)`.
 //!
 //! Pipes are enlarged as the copy engine enlarges them ([`crate::copy`]):
 //! a regular file's pipes at once to hold what is left of it, any other

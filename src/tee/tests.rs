@@ -198,6 +198,53 @@ fn an_appending_file_and_dev_full_refuse_splice_and_are_written() {
     assert!(contents(&plain) == bytes);
 }
 
+/// Outputs that are one pipe or one device without an offset (`tee
+/// /dev/stderr 2>&1 | ...`, `tee /dev/null >/dev/null`) are spliced:
+/// each takes the round in turn, as it would from GNU's chunks, and only
+/// outputs that are one regular file are written 8 KiB at a time.
+#[test]
+fn outputs_that_are_one_pipe_or_dev_null_are_spliced() {
+    let bytes = data(32 * 1024);
+    let input = input_pipe(&bytes);
+    let out = pipe().unwrap();
+    fcntl_setpipe_size(&out.write, 1 << 20).unwrap();
+    let again = out.write.try_clone().unwrap();
+    let teed = fan_out(
+        input.as_fd(),
+        &[out.write.as_fd(), again.as_fd()],
+        TeeOptions::default(),
+        no_failure,
+    )
+    .unwrap();
+    assert_eq!(
+        (teed.bytes, teed.method),
+        (bytes.len() as u64, Method::Splice)
+    );
+    drop((out.write, again));
+    let mut got = Vec::new();
+    File::from(out.read).read_to_end(&mut got).unwrap();
+    assert!(
+        got == [&bytes[..], &bytes[..]].concat(),
+        "{} bytes",
+        got.len()
+    );
+
+    let input = input_pipe(&bytes);
+    let null = || File::options().write(true).open("/dev/null").unwrap();
+    let (a, b) = (null(), null());
+    let teed = fan_out(
+        input.as_fd(),
+        &[a.as_fd(), b.as_fd()],
+        TeeOptions::default(),
+        no_failure,
+    )
+    .unwrap();
+    assert_eq!(
+        (teed.bytes, teed.method),
+        (bytes.len() as u64, Method::Splice)
+    );
+}
+
 #[test]
 fn a_file_as_input_is_spliced_a_small_one_read() {
     for (len, method) in [(100, Method::ReadWrite), (100_000, Method::Splice)] {

@@ -17,6 +17,7 @@ use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::thread::JoinHandle;
 
+use rustix::io::Errno;
 use rustix::net::{
     AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType, recv, send, socketpair, sockopt,
 };
@@ -119,14 +120,42 @@ pub fn records(sizes: &[usize]) -> Vec<Vec<u8>> {
 
 /// Sends `records` on `end` from a thread, then an empty record (the end
 /// of the input, for a datagram socket too, whose peer's close is no
-/// end), then closes it.
+/// end), then closes it. The thread stops quietly when the reader has
+/// gone (it may have failed: the assertions on its outcome say so), and
+/// panics, saying the errno and the record's size, on any other error:
+/// a send that failed otherwise was taken for the reader's fault ("records
+/// of ... came for ...").
 pub fn send_all(end: OwnedFd, records: Vec<Vec<u8>>) -> JoinHandle<()> {
     std::thread::spawn(move || {
         for record in records.iter().chain([&Vec::new()]) {
-            // The reader may have failed and gone: the assertions on its
-            // outcome say so.
-            if send(&end, record, SendFlags::empty()).is_err() {
-                return;
+            let mut tries = 0;
+            loop {
+                match send(&end, record, SendFlags::empty()) {
+                    Ok(n) => {
+                        assert_eq!(
+                            n,
+                            record.len(),
+                            "a record of {} bytes sent in part",
+                            record.len()
+                        );
+                        break;
+                    }
+                    Err(Errno::PIPE | Errno::CONNREFUSED | Errno::CONNRESET | Errno::NOTCONN) => {
+                        return;
+                    }
+                    // A large record needs memory in one piece (a
+                    // high-order allocation), which a fragmented machine
+                    // may find only after a while.
+                    Err(Errno::NOBUFS) if tries < 50 => {
+                        tries += 1;
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                    }
+                    Err(errno) => panic!(
+                        "sending a record of {} bytes: {errno} (errno {})",
+                        record.len(),
+                        errno.raw_os_error()
+                    ),
+                }
             }
         }
     })

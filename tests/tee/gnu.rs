@@ -82,6 +82,7 @@ fn the_same_as_gnu_tee_9_10() {
         "LC_ALL=C tee --output-e=w --output-error=exit o2 </dev/null; echo $?; ls",
         "tee --output-error=bad --foo o2 </dev/null; echo $?; ls",
         "tee --foo --output-error=bad o2 </dev/null; echo $?; ls",
+        "tee $(yes x | head -n 100000) --output-error=bad -z </dev/null; echo $?; ls",
         "tee --output-error=bad --help </dev/null | head -n 1; tee --output-e=w --vers </dev/null",
         "seq 2 | tee --output-error=exit- a; cat a",
         "seq 3 | tee /nonexistent/x a; echo $?; cat a",
