@@ -87,11 +87,14 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
     }
     // A meter makes files (-P, its control socket, -c's counter) that go
     // when it is stopped: SIGINT, SIGTERM and SIGHUP set a flag the main
-    // thread looks at (a second one ends the process at once).
+    // thread looks at. The clean-up is bounded (the main thread returns
+    // at once, -M's command is killed within a second), so a second
+    // signal does not cut it short.
     if let Err(err) = process::catch_interrupts() {
         me.say(&strerror(&err));
         return ExitCode::from(EXIT_CONTROL);
     }
+    process::finish_after_second_interrupt();
     // Checked here, not by clap: its message for a missing -s runs over
     // several lines.
     if args.stop_at_size && args.size.is_none() {
@@ -309,13 +312,22 @@ fn until_signalled<T: Send + 'static>(
         .spawn(move || {
             let _ = done.send(work());
         });
-    if let Err(err) = worker {
-        me.say(&format!("cannot start the transfer: {}", strerror(&err)));
-        return Err(EXIT_MEMORY);
-    }
+    let worker = match worker {
+        Ok(worker) => worker,
+        Err(err) => {
+            me.say(&format!("cannot start the transfer: {}", strerror(&err)));
+            return Err(EXIT_MEMORY);
+        }
+    };
     loop {
         match status.recv_timeout(SIGNAL_POLL) {
-            Ok(done) => return Ok(done),
+            // Joined: the thread has sent its last word and is returning
+            // (a thread left running at exit is memory valgrind calls
+            // "possibly lost").
+            Ok(done) => {
+                let _ = worker.join();
+                return Ok(done);
+            }
             // The thread panicked: nothing more will come.
             Err(RecvTimeoutError::Disconnected) => return Err(EXIT_TRANSFER),
             Err(RecvTimeoutError::Timeout) => {
