@@ -220,20 +220,6 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         Ok(Ok(targets)) => targets,
         Ok(Err(status)) | Err(status) => return ExitCode::from(status),
     };
-    // Written once the targets are open: a pidfile that is one of the
-    // files copied, or not a regular file, was refused by targets::open
-    // before any target was emptied, and is checked again here on what
-    // is opened.
-    let _pidfile = match args.pidfile.as_deref() {
-        None => None,
-        Some(path) => match PidFile::write(path, &names, Some(&targets)) {
-            Ok(pidfile) => Some(pidfile),
-            Err(err) => {
-                me.say(&err);
-                return ExitCode::from(EXIT_CONTROL);
-            }
-        },
-    };
     let buf_size = match buffer_size(&args, me) {
         Ok(size) => size,
         Err(code) => return code,
@@ -256,6 +242,21 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         lines: args.line_mode,
     })
     .ok();
+    // Written once the targets are open and the control socket listens
+    // (a script that waits for the pidfile may send -R at once): a
+    // pidfile that is one of the files copied, or not a regular file,
+    // was refused by targets::open before any target was emptied, and is
+    // checked again here on what is opened.
+    let _pidfile = match args.pidfile.as_deref() {
+        None => None,
+        Some(path) => match PidFile::write(path, &names, Some(&targets)) {
+            Ok(pidfile) => Some(pidfile),
+            Err(err) => {
+                me.say(&err);
+                return ExitCode::from(EXIT_CONTROL);
+            }
+        },
+    };
     // Without the shared row counter each meter still shows, on one line.
     let cursor = (show && args.cursor)
         .then(|| Cursor::join(io::stderr()).map(Arc::new))
@@ -305,12 +306,24 @@ fn until_signalled<T: Send + 'static>(
     before_saying: impl FnOnce(),
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, u8> {
-    use std::sync::mpsc::{RecvTimeoutError, channel};
-    let (done, status) = channel();
+    use rustix::event::{EventfdFlags, PollFd, PollFlags, eventfd, poll};
+    // Told through an eventfd, not a channel: a blocking receive would
+    // give the main thread a `Thread` handle that valgrind, at exit,
+    // calls "possibly lost" (pv's memory-safety tests).
+    let finished = match eventfd(0, EventfdFlags::CLOEXEC) {
+        Ok(fd) => Arc::new(fd),
+        Err(err) => {
+            me.say(&format!("cannot start the transfer: {}", strerror(&err.into())));
+            return Err(EXIT_MEMORY);
+        }
+    };
+    let tell = Arc::clone(&finished);
     let worker = std::thread::Builder::new()
         .name("pv-transfer".into())
         .spawn(move || {
-            let _ = done.send(work());
+            let done = work();
+            let _ = rustix::io::write(&*tell, &1u64.to_ne_bytes());
+            done
         });
     let worker = match worker {
         Ok(worker) => worker,
@@ -319,24 +332,27 @@ fn until_signalled<T: Send + 'static>(
             return Err(EXIT_MEMORY);
         }
     };
+    let timeout = rustix::time::Timespec {
+        tv_sec: 0,
+        tv_nsec: SIGNAL_POLL.as_nanos() as i64,
+    };
     loop {
-        match status.recv_timeout(SIGNAL_POLL) {
-            // Joined: the thread has sent its last word and is returning
-            // (a thread left running at exit is memory valgrind calls
-            // "possibly lost").
-            Ok(done) => {
-                let _ = worker.join();
-                return Ok(done);
-            }
-            // The thread panicked: nothing more will come.
-            Err(RecvTimeoutError::Disconnected) => return Err(EXIT_TRANSFER),
-            Err(RecvTimeoutError::Timeout) => {
-                if let Some(signal) = process::interrupted() {
-                    before_saying();
-                    me.say(&format!("interrupted by a signal: {}", signal_text(signal)));
-                    return Err(EXIT_SIGNAL);
-                }
-            }
+        // Joined once it is done (or has panicked): a thread left running
+        // at exit is memory valgrind calls "possibly lost".
+        if worker.is_finished() {
+            // A panic: nothing came.
+            return worker.join().map_err(|_| EXIT_TRANSFER);
+        }
+        if let Some(signal) = process::interrupted() {
+            before_saying();
+            me.say(&format!("interrupted by a signal: {}", signal_text(signal)));
+            return Err(EXIT_SIGNAL);
+        }
+        let mut fds = [PollFd::new(&*finished, PollFlags::IN)];
+        // EINTR: a signal came, looked at above at once.
+        if poll(&mut fds, Some(&timeout)).is_ok_and(|n| n > 0) {
+            // Told: the thread is returning its value.
+            return worker.join().map_err(|_| EXIT_TRANSFER);
         }
     }
 }
