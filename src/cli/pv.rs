@@ -186,6 +186,12 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         );
         return ExitCode::from(status.unwrap_or_else(|status| status));
     }
+    // Checked before any target is opened: a refused buffer leaves the
+    // output, the store and the pidfile as they were.
+    let buf_size = match buffer_size(&args, me) {
+        Ok(size) => size,
+        Err(code) => return code,
+    };
     let names: Vec<PathBuf> = if args.files.is_empty() {
         vec!["-".into()]
     } else {
@@ -219,10 +225,6 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
     let targets = match opened {
         Ok(Ok(targets)) => targets,
         Ok(Err(status)) | Err(status) => return ExitCode::from(status),
-    };
-    let buf_size = match buffer_size(&args, me) {
-        Ok(size) => size,
-        Err(code) => return code,
     };
     let format = settings.format();
     let transfer = Transfer::new(transfer_options(
