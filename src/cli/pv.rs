@@ -151,6 +151,11 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
     }
     if !args.watchfd.is_empty() {
         settings.size = given_size;
+        // Resolved before the pidfile is made: a bad list leaves nothing.
+        let watched = match watched::resolve(&args.watchfd, &args.files) {
+            Ok(watched) => watched,
+            Err(err) => return me.usage(&err),
+        };
         // -d copies nothing: the pidfile has no file of a copy to be.
         let _pidfile = match args
             .pidfile
@@ -163,10 +168,6 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
                 me.say(&err);
                 return ExitCode::from(EXIT_CONTROL);
             }
-        };
-        let watched = match watched::resolve(&args.watchfd, &args.files) {
-            Ok(watched) => watched,
-            Err(err) => return me.usage(&err),
         };
         // pv 1.12: a name no process has watches nothing, and ends at once.
         if watched.is_empty() {
