@@ -316,7 +316,10 @@ fn until_signalled<T: Send + 'static>(
     let finished = match eventfd(0, EventfdFlags::CLOEXEC) {
         Ok(fd) => Arc::new(fd),
         Err(err) => {
-            me.say(&format!("cannot start the transfer: {}", strerror(&err.into())));
+            me.say(&format!(
+                "cannot start the transfer: {}",
+                strerror(&err.into())
+            ));
             return Err(EXIT_MEMORY);
         }
     };

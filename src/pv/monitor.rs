@@ -41,9 +41,9 @@ pub use draw::{Drawn, draw_pair};
 use std::ffi::OsString;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::process::CommandExt;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::os::unix::process::CommandExt;
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
@@ -308,9 +308,8 @@ struct Group {
 impl Group {
     fn of(child: &Child) -> Group {
         let pid = Pid::from_raw(child.id() as i32);
-        let own = pid.is_some_and(|pid| {
-            rustix::process::getpgid(Some(pid)).is_ok_and(|pgid| pgid == pid)
-        });
+        let own = pid
+            .is_some_and(|pid| rustix::process::getpgid(Some(pid)).is_ok_and(|pgid| pgid == pid));
         Group { pid, own }
     }
 

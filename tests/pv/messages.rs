@@ -280,11 +280,26 @@ fn bad_usage_is_64_as_pv_and_2_as_pipespeed_pv_as_the_man_page_says() {
 fn watching_refuses_o_u_and_m_naming_them() {
     let dir = files();
     let cases = [
-        ("-o out -d 1", "-o: cannot transfer files when watching file descriptors"),
-        ("-d 1 -o out", "-o: cannot transfer files when watching file descriptors"),
-        ("-d 1 -U out", "-U: cannot transfer files when watching file descriptors"),
-        ("-M both -d 1 -- cat", "-M: cannot run a command when watching file descriptors"),
-        ("-d 1 -M both -- cat", "-M: cannot run a command when watching file descriptors"),
+        (
+            "-o out -d 1",
+            "-o: cannot transfer files when watching file descriptors",
+        ),
+        (
+            "-d 1 -o out",
+            "-o: cannot transfer files when watching file descriptors",
+        ),
+        (
+            "-d 1 -U out",
+            "-U: cannot transfer files when watching file descriptors",
+        ),
+        (
+            "-M both -d 1 -- cat",
+            "-M: cannot run a command when watching file descriptors",
+        ),
+        (
+            "-d 1 -M both -- cat",
+            "-M: cannot run a command when watching file descriptors",
+        ),
         (
             "-d 1 -l",
             "cannot use line mode or transfer modifier options when watching file descriptors",

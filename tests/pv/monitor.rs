@@ -457,10 +457,6 @@ fn a_signal_ends_pv_and_the_commands_children_at_once() {
         );
         assert_eq!(state(&shell), None, "{what}: the shell was not reaped");
         // The shell died of the signal sent on to it: 128 + N.
-        assert_eq!(
-            status.code(),
-            Some(128 + signal.as_raw()),
-            "{what}"
-        );
+        assert_eq!(status.code(), Some(128 + signal.as_raw()), "{what}");
     }
 }

@@ -239,7 +239,9 @@ fn a_second_signal_still_removes_the_pidfile_and_socket() {
         let run = dir.path().join("run");
         std::fs::create_dir(&run).unwrap();
         let (child, input) = meter(EXE, &["pv", "-q"], dir.path());
-        let socket = run.join("pipespeed-pv").join(format!("{}.sock", child.id()));
+        let socket = run
+            .join("pipespeed-pv")
+            .join(format!("{}.sock", child.id()));
         let pidfile = dir.path().join("pid");
         wait_for("the meter's pidfile and socket", || {
             pidfile.exists() && socket.exists()

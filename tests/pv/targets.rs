@@ -316,7 +316,10 @@ fn a_buffer_refused_leaves_the_output_store_and_pidfile_untouched() {
         "-B 1T -M out -o g -- cat",
     ] {
         let dir = files();
-        let out = sh(dir.path(), &format!("timeout 20 \"$P\" pv {args} </dev/null"));
+        let out = sh(
+            dir.path(),
+            &format!("timeout 20 \"$P\" pv {args} </dev/null"),
+        );
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(64), "{args}: {err}");
         assert_eq!(err.lines().count(), 1, "{args}: {err}");
@@ -327,6 +330,9 @@ fn a_buffer_refused_leaves_the_output_store_and_pidfile_untouched() {
             "{args}: g was changed"
         );
         assert!(!dir.path().join("s").exists(), "{args}: the store was made");
-        assert!(!dir.path().join("p").exists(), "{args}: the pidfile was made");
+        assert!(
+            !dir.path().join("p").exists(),
+            "{args}: the pidfile was made"
+        );
     }
 }

@@ -52,7 +52,9 @@ fn add(
 ) -> Result<(), String> {
     *named += 1;
     if *named > MAX_TARGETS {
-        return Err(format!("-d: the lists name more than {MAX_TARGETS} targets"));
+        return Err(format!(
+            "-d: the lists name more than {MAX_TARGETS} targets"
+        ));
     }
     match spec {
         WatchSpec::Process(pid, fd) => targets.push((*pid, *fd)),
