@@ -290,7 +290,7 @@ impl Group {
 ///
 /// # References
 ///  - [waitid(2)](https://man7.org/linux/man-pages/man2/waitid.2.html)
-fn has_exited(pid: u32) -> bool {
+pub(crate) fn has_exited(pid: u32) -> bool {
     use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
     let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
         return true;

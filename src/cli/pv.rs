@@ -87,11 +87,14 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
     }
     // A meter makes files (-P, its control socket, -c's counter) that go
     // when it is stopped: SIGINT, SIGTERM and SIGHUP set a flag the main
-    // thread looks at (a second one ends the process at once).
+    // thread looks at. The clean-up is bounded (the main thread returns
+    // at once, -M's command is killed within a second), so a second
+    // signal does not cut it short.
     if let Err(err) = process::catch_interrupts() {
         me.say(&strerror(&err));
         return ExitCode::from(EXIT_CONTROL);
     }
+    process::finish_after_second_interrupt();
     // Checked here, not by clap: its message for a missing -s runs over
     // several lines.
     if args.stop_at_size && args.size.is_none() {
@@ -148,6 +151,11 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
     }
     if !args.watchfd.is_empty() {
         settings.size = given_size;
+        // Resolved before the pidfile is made: a bad list leaves nothing.
+        let watched = match watched::resolve(&args.watchfd, &args.files) {
+            Ok(watched) => watched,
+            Err(err) => return me.usage(&err),
+        };
         // -d copies nothing: the pidfile has no file of a copy to be.
         let _pidfile = match args
             .pidfile
@@ -160,10 +168,6 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
                 me.say(&err);
                 return ExitCode::from(EXIT_CONTROL);
             }
-        };
-        let watched = match watched::resolve(&args.watchfd, &args.files) {
-            Ok(watched) => watched,
-            Err(err) => return me.usage(&err),
         };
         // pv 1.12: a name no process has watches nothing, and ends at once.
         if watched.is_empty() {
@@ -183,6 +187,12 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         );
         return ExitCode::from(status.unwrap_or_else(|status| status));
     }
+    // Checked before any target is opened: a refused buffer leaves the
+    // output, the store and the pidfile as they were.
+    let buf_size = match buffer_size(&args, me) {
+        Ok(size) => size,
+        Err(code) => return code,
+    };
     let names: Vec<PathBuf> = if args.files.is_empty() {
         vec!["-".into()]
     } else {
@@ -217,24 +227,6 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         Ok(Ok(targets)) => targets,
         Ok(Err(status)) | Err(status) => return ExitCode::from(status),
     };
-    // Written once the targets are open: a pidfile that is one of the
-    // files copied, or not a regular file, was refused by targets::open
-    // before any target was emptied, and is checked again here on what
-    // is opened.
-    let _pidfile = match args.pidfile.as_deref() {
-        None => None,
-        Some(path) => match PidFile::write(path, &names, Some(&targets)) {
-            Ok(pidfile) => Some(pidfile),
-            Err(err) => {
-                me.say(&err);
-                return ExitCode::from(EXIT_CONTROL);
-            }
-        },
-    };
-    let buf_size = match buffer_size(&args, me) {
-        Ok(size) => size,
-        Err(code) => return code,
-    };
     let format = settings.format();
     let transfer = Transfer::new(transfer_options(
         &args,
@@ -253,6 +245,21 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         lines: args.line_mode,
     })
     .ok();
+    // Written once the targets are open and the control socket listens
+    // (a script that waits for the pidfile may send -R at once): a
+    // pidfile that is one of the files copied, or not a regular file,
+    // was refused by targets::open before any target was emptied, and is
+    // checked again here on what is opened.
+    let _pidfile = match args.pidfile.as_deref() {
+        None => None,
+        Some(path) => match PidFile::write(path, &names, Some(&targets)) {
+            Ok(pidfile) => Some(pidfile),
+            Err(err) => {
+                me.say(&err);
+                return ExitCode::from(EXIT_CONTROL);
+            }
+        },
+    };
     // Without the shared row counter each meter still shows, on one line.
     let cursor = (show && args.cursor)
         .then(|| Cursor::join(io::stderr()).map(Arc::new))
@@ -302,29 +309,56 @@ fn until_signalled<T: Send + 'static>(
     before_saying: impl FnOnce(),
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, u8> {
-    use std::sync::mpsc::{RecvTimeoutError, channel};
-    let (done, status) = channel();
+    use rustix::event::{EventfdFlags, PollFd, PollFlags, eventfd, poll};
+    // Told through an eventfd, not a channel: a blocking receive would
+    // give the main thread a `Thread` handle that valgrind, at exit,
+    // calls "possibly lost" (pv's memory-safety tests).
+    let finished = match eventfd(0, EventfdFlags::CLOEXEC) {
+        Ok(fd) => Arc::new(fd),
+        Err(err) => {
+            me.say(&format!(
+                "cannot start the transfer: {}",
+                strerror(&err.into())
+            ));
+            return Err(EXIT_MEMORY);
+        }
+    };
+    let tell = Arc::clone(&finished);
     let worker = std::thread::Builder::new()
         .name("pv-transfer".into())
         .spawn(move || {
-            let _ = done.send(work());
+            let done = work();
+            let _ = rustix::io::write(&*tell, &1u64.to_ne_bytes());
+            done
         });
-    if let Err(err) = worker {
-        me.say(&format!("cannot start the transfer: {}", strerror(&err)));
-        return Err(EXIT_MEMORY);
-    }
+    let worker = match worker {
+        Ok(worker) => worker,
+        Err(err) => {
+            me.say(&format!("cannot start the transfer: {}", strerror(&err)));
+            return Err(EXIT_MEMORY);
+        }
+    };
+    let timeout = rustix::time::Timespec {
+        tv_sec: 0,
+        tv_nsec: SIGNAL_POLL.as_nanos() as i64,
+    };
     loop {
-        match status.recv_timeout(SIGNAL_POLL) {
-            Ok(done) => return Ok(done),
-            // The thread panicked: nothing more will come.
-            Err(RecvTimeoutError::Disconnected) => return Err(EXIT_TRANSFER),
-            Err(RecvTimeoutError::Timeout) => {
-                if let Some(signal) = process::interrupted() {
-                    before_saying();
-                    me.say(&format!("interrupted by a signal: {}", signal_text(signal)));
-                    return Err(EXIT_SIGNAL);
-                }
-            }
+        // Joined once it is done (or has panicked): a thread left running
+        // at exit is memory valgrind calls "possibly lost".
+        if worker.is_finished() {
+            // A panic: nothing came.
+            return worker.join().map_err(|_| EXIT_TRANSFER);
+        }
+        if let Some(signal) = process::interrupted() {
+            before_saying();
+            me.say(&format!("interrupted by a signal: {}", signal_text(signal)));
+            return Err(EXIT_SIGNAL);
+        }
+        let mut fds = [PollFd::new(&*finished, PollFlags::IN)];
+        // EINTR: a signal came, looked at above at once.
+        if poll(&mut fds, Some(&timeout)).is_ok_and(|n| n > 0) {
+            // Told: the thread is returning its value.
+            return worker.join().map_err(|_| EXIT_TRANSFER);
         }
     }
 }

@@ -18,11 +18,20 @@
 //!   standard input is left behind if nobody can read what it would
 //!   copy (no reader left on the command's standard input), instead of
 //!   waiting for input that could only fail, or once a signal came;
-//! - a SIGINT, SIGTERM or SIGHUP we catch is sent on to the command,
-//!   once, and the run goes on until it exits.
+//! - a SIGINT, SIGTERM or SIGHUP we catch is sent on to the command's
+//!   process group, once; what is left of the group [`GRACE`] later is
+//!   killed, the command is reaped, and the sides are let go: the run
+//!   ends within a second, nothing of the command left running.
+//!
+//! The command runs in a process group of its own, so that its children
+//! go with it, unless we are the foreground group of our terminal: there
+//! a group of its own could not read the terminal (SIGTTIN), and the
+//! terminal's Ctrl-C reaches the whole group anyway, so it shares ours
+//! and only the command itself is signalled and killed.
 //!
 //! The status is the command's: its exit code, or 128 + N when it was
-//! killed by signal N (as a shell says it).
+//! killed by signal N (as a shell says it); 128 + N of the signal we
+//! caught when it had to be killed.
 
 #[path = "monitor/draw.rs"]
 mod draw;
@@ -32,13 +41,14 @@ pub use draw::{Drawn, draw_pair};
 use std::ffi::OsString;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::process::CommandExt;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, mpsc};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags, poll};
-use rustix::process::{Pid, Signal, kill_process, pidfd_open};
+use rustix::process::{Pid, Signal, kill_process, kill_process_group, pidfd_open};
 use rustix::time::Timespec;
 
 use super::copy::{Ended, Transfer};
@@ -103,7 +113,11 @@ pub fn spawn(
         });
     };
     let piped = |on: bool| if on { Stdio::piped() } else { Stdio::inherit() };
-    Command::new(program)
+    let mut command = Command::new(program);
+    if !in_terminal_foreground() {
+        command.process_group(0);
+    }
+    command
         .args(args)
         .stdin(piped(metered.input()))
         .stdout(match stdout {
@@ -116,6 +130,23 @@ pub fn spawn(
             error,
         })
 }
+
+/// Whether this process is in the foreground process group of its
+/// controlling terminal (a command started in a group of its own could
+/// not use that terminal).
+fn in_terminal_foreground() -> bool {
+    use rustix::fs::{Mode, OFlags, open};
+    let flags = OFlags::RDONLY | OFlags::NOCTTY | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    // ENXIO: no controlling terminal.
+    let Ok(tty) = open("/dev/tty", flags, Mode::empty()) else {
+        return false;
+    };
+    rustix::termios::tcgetpgrp(&tty).is_ok_and(|pgrp| pgrp == rustix::process::getpgrp())
+}
+
+/// How long the command (and its group) has to end by itself after a
+/// signal sent on to it, before it is killed.
+pub const GRACE: Duration = Duration::from_millis(500);
 
 /// A side's end, told to the display as it happens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -211,10 +242,13 @@ pub fn run(
         }
         _ => None,
     };
-    let (mut status, mut forwarded) = wait_forwarding(&mut child, interrupted)?;
+    let group = Group::of(&child);
+    let (mut status, mut forwarded) = wait_forwarding(&mut child, group, interrupted)?;
     // The output side: to its end (a background child of the command may
-    // still write), unless a signal comes meanwhile: then it is let go,
-    // and the run ends as the signal says.
+    // still write), unless a signal comes: then what holds the pipe in
+    // the command's group is signalled, killed [`GRACE`] later, and the
+    // side is let go, the run ending as the signal says.
+    let mut since = forwarded.map(|_| Instant::now());
     let output = match output {
         None => None,
         Some(thread) => loop {
@@ -227,8 +261,13 @@ pub fn run(
                 && let Some(signal) = interrupted()
             {
                 forwarded = Some(signal);
+                group.signal(signal);
+                since = Some(Instant::now());
                 // As a shell says a process killed by it.
                 status = u8::try_from(128 + signal).unwrap_or(u8::MAX);
+            }
+            if since.is_some_and(|since| since.elapsed() >= GRACE) {
+                group.signal(libc::SIGKILL);
                 break None;
             }
             std::thread::sleep(POLL);
@@ -258,33 +297,78 @@ pub fn run(
     })
 }
 
-/// Waits for `child` to exit, sending it the first signal `interrupted`
-/// reports; its status as a shell gives it, and the signal sent.
+/// Where a signal for the command goes: its process group when it has
+/// one of its own, else the command alone.
+#[derive(Debug, Clone, Copy)]
+struct Group {
+    pid: Option<Pid>,
+    own: bool,
+}
+
+impl Group {
+    fn of(child: &Child) -> Group {
+        let pid = Pid::from_raw(child.id() as i32);
+        let own = pid
+            .is_some_and(|pid| rustix::process::getpgid(Some(pid)).is_ok_and(|pgid| pgid == pid));
+        Group { pid, own }
+    }
+
+    /// Sends `signal`; call it only while the command is not reaped yet,
+    /// or while its group still has a member (an ID still in use).
+    fn signal(self, signal: i32) {
+        let (Some(pid), Some(sig)) = (self.pid, Signal::from_named_raw(signal)) else {
+            return;
+        };
+        let _ = if self.own {
+            kill_process_group(pid, sig)
+        } else {
+            kill_process(pid, sig)
+        };
+    }
+}
+
+/// Waits for `child` to exit, sending its group the first signal
+/// `interrupted` reports and killing the group [`GRACE`] later; its
+/// status as a shell gives it, and the signal sent.
 fn wait_forwarding(
     child: &mut Child,
+    group: Group,
     interrupted: &dyn Fn() -> Option<i32>,
 ) -> io::Result<(u8, Option<i32>)> {
-    let pid = Pid::from_raw(child.id() as i32);
     // Readable once the command has exited: no sleeping past its end.
-    let pidfd = pid.and_then(|pid| pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok());
-    // A second signal ends pv at once: the command goes too.
-    let _second = pidfd
-        .as_ref()
-        .and_then(|fd| crate::sys::process::kill_on_second_interrupt(fd.as_fd()).ok());
-    let mut forwarded = None;
+    let pidfd = group
+        .pid
+        .and_then(|pid| pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok());
+    let mut forwarded: Option<(i32, Instant)> = None;
+    let mut killed = false;
     loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok((shell_status(status), forwarded));
-        }
-        if forwarded.is_none()
-            && let Some(signal) = interrupted()
-        {
-            // Not reaped yet (only this thread reaps it): the pid is still
-            // the command's.
-            if let (Some(pid), Some(sig)) = (pid, Signal::from_named_raw(signal)) {
-                let _ = kill_process(pid, sig);
+        // Exited, not reaped yet (only this thread reaps it): its ID, and
+        // its group's, are still the command's.
+        if crate::child::has_exited(child.id()) {
+            if forwarded.is_some() {
+                // What the command left behind in its group goes too.
+                group.signal(libc::SIGKILL);
             }
-            forwarded = Some(signal);
+            let status = child.wait()?;
+            return Ok(match forwarded {
+                Some((signal, _)) if killed => {
+                    (u8::try_from(128 + signal).unwrap_or(u8::MAX), Some(signal))
+                }
+                _ => (shell_status(status), forwarded.map(|(signal, _)| signal)),
+            });
+        }
+        match forwarded {
+            None => {
+                if let Some(signal) = interrupted() {
+                    group.signal(signal);
+                    forwarded = Some((signal, Instant::now()));
+                }
+            }
+            Some((_, at)) if !killed && at.elapsed() >= GRACE => {
+                group.signal(libc::SIGKILL);
+                killed = true;
+            }
+            Some(_) => {}
         }
         match &pidfd {
             Some(fd) => {

@@ -116,22 +116,48 @@ pub struct Controls {
     pub lines: bool,
 }
 
-/// A meter's listening socket: removed when dropped.
+/// A meter's listening socket: removed when dropped, and its thread
+/// stopped and joined.
 #[derive(Debug)]
 pub struct Listener {
     path: PathBuf,
     stop: Arc<AtomicBool>,
+    socket: Option<UnixListener>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
+
+/// How long dropping a [`Listener`] waits for its thread (busy with a
+/// client, it may take up to that client's 2 s read timeout): past it,
+/// the thread is left to end with the process.
+const STOP_WAIT: Duration = Duration::from_millis(200);
 
 impl Drop for Listener {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         let _ = fs::remove_file(&self.path);
+        // Wakes the thread's accept(2) (Linux: EINVAL on a listening
+        // socket shut down), so that it sees `stop` and returns.
+        if let Some(socket) = &self.socket {
+            let _ = rustix::net::shutdown(socket, rustix::net::Shutdown::Read);
+        }
+        let Some(thread) = self.thread.take() else {
+            return;
+        };
+        let start = Instant::now();
+        while !thread.is_finished() && start.elapsed() < STOP_WAIT {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // Joined: a thread running at exit is memory valgrind calls
+        // "possibly lost" (pv's memory-safety tests).
+        if thread.is_finished() {
+            let _ = thread.join();
+        }
     }
 }
 
 /// Listens for requests to this process's meter, in a thread of its own
-/// that lives as long as the process (it only ever blocks in `accept`).
+/// that only ever blocks in `accept` (or serving a client), until the
+/// [`Listener`] is dropped.
 pub fn listen(controls: Controls) -> io::Result<Listener> {
     let path = socket_path(std::process::id())?;
     // A socket left by a dead process of the same ID, and those of other
@@ -143,7 +169,8 @@ pub fn listen(controls: Controls) -> io::Result<Listener> {
     let listener = UnixListener::bind(&path)?;
     let stop = Arc::new(AtomicBool::new(false));
     let stopped = Arc::clone(&stop);
-    std::thread::Builder::new()
+    let socket = listener.try_clone().ok();
+    let thread = std::thread::Builder::new()
         .name("pv-remote".into())
         .spawn(move || {
             for stream in listener.incoming() {
@@ -155,7 +182,12 @@ pub fn listen(controls: Controls) -> io::Result<Listener> {
                 }
             }
         })?;
-    Ok(Listener { path, stop })
+    Ok(Listener {
+        path,
+        stop,
+        socket,
+        thread: Some(thread),
+    })
 }
 
 /// Removes from the meters' directory `dir` every socket `PID.sock` whose

@@ -17,7 +17,7 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use rustix::process::{Pid, Signal};
 
@@ -33,6 +33,10 @@ static GROUPS: [AtomicI32; GROUP_SLOTS] = [const { AtomicI32::new(0) }; GROUP_SL
 /// Pidfds of processes a second interrupt kills ([`kill_on_second_interrupt`]);
 /// -1: free.
 static PIDFDS: [AtomicI32; GROUP_SLOTS] = [const { AtomicI32::new(-1) }; GROUP_SLOTS];
+
+/// Whether a second interrupt ends the process at once
+/// ([`catch_interrupts`]); [`finish_after_second_interrupt`] clears it.
+static SECOND_EXITS: AtomicBool = AtomicBool::new(true);
 
 /// `prctl(PR_SET_PDEATHSIG, SIGKILL)`, then, given a `parent`, a check
 /// that it is still our parent: the calling process is killed when the
@@ -197,7 +201,7 @@ extern "C" fn on_interrupt(signal: libc::c_int) {
             let _ = rustix::process::kill_process_group(pid, Signal::KILL);
         }
     }
-    if !first {
+    if !first && SECOND_EXITS.load(Ordering::SeqCst) {
         for slot in &PIDFDS {
             let fd = slot.load(Ordering::SeqCst);
             if fd >= 0 {
@@ -220,6 +224,15 @@ extern "C" fn on_interrupt(signal: libc::c_int) {
         // running any of our code.
         unsafe { libc::_exit(128 + signal) };
     }
+}
+
+/// Has a second SIGINT, SIGTERM or SIGHUP do what the first did (kill
+/// the registered groups) instead of ending the process at once: for a
+/// command whose clean-up after the first is bounded (pv: removing its
+/// pidfile and control socket, killing its command's group), so that a
+/// second signal coming during that clean-up does not skip it.
+pub fn finish_after_second_interrupt() {
+    SECOND_EXITS.store(false, Ordering::SeqCst);
 }
 
 /// A process registered with [`kill_on_second_interrupt`]; dropping it

@@ -141,3 +141,21 @@ fn the_width_is_capped_and_the_interval_held_to_a_tenth_of_a_second() {
         "{frames} frames in {took:.2} s"
     );
 }
+
+/// `-n` with a size far below the count: pv 1.12 caps the percentage at
+/// 100000 (issue 36: `pv -n -s 1000` of 3 MB said 300000).
+#[test]
+fn a_numeric_percentage_stops_at_100000() {
+    let input = super::file_with(&vec![b'x'; 3_000_000]);
+    let out = super::pv(&["-n", "-s", "1000", input.path().to_str().unwrap()])
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).lines().last(),
+        Some("100000"),
+        "{}",
+        stderr(&out)
+    );
+}

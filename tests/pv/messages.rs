@@ -271,3 +271,55 @@ fn bad_usage_is_64_as_pv_and_2_as_pipespeed_pv_as_the_man_page_says() {
         "{page}"
     );
 }
+
+/// `-d` with an option it cannot honour is refused in one line that
+/// names that option (issue 36: `-o` was ignored, and `-M` was refused
+/// as "line mode or transfer modifier options"); pv 1.12 says
+/// `pv: -o: cannot transfer files when watching file descriptors`, 64.
+#[test]
+fn watching_refuses_o_u_and_m_naming_them() {
+    let dir = files();
+    let cases = [
+        (
+            "-o out -d 1",
+            "-o: cannot transfer files when watching file descriptors",
+        ),
+        (
+            "-d 1 -o out",
+            "-o: cannot transfer files when watching file descriptors",
+        ),
+        (
+            "-d 1 -U out",
+            "-U: cannot transfer files when watching file descriptors",
+        ),
+        (
+            "-M both -d 1 -- cat",
+            "-M: cannot run a command when watching file descriptors",
+        ),
+        (
+            "-d 1 -M both -- cat",
+            "-M: cannot run a command when watching file descriptors",
+        ),
+        (
+            "-d 1 -l",
+            "cannot use line mode or transfer modifier options when watching file descriptors",
+        ),
+    ];
+    for (args, said) in cases {
+        // Called pv: pv's words and status (`pipespeed pv` says clap's,
+        // which name both options too).
+        let script = format!("ln -sf \"$P\" pv; exec timeout 20 ./pv {args} </dev/null");
+        let out = sh(dir.path(), &script);
+        assert_eq!(stderr(&out), format!("pv: {said}\n"), "{args}");
+        assert_eq!(out.status.code(), Some(64), "{args}");
+        assert!(!dir.path().join("out").exists(), "{args}: out was made");
+    }
+    if let Some(theirs) = reference_pv() {
+        let out = sh(dir.path(), &format!("exec timeout 20 {theirs} -o out -d 1"));
+        assert_eq!(out.status.code(), Some(64));
+        assert_eq!(
+            stderr(&out),
+            "pv: -o: cannot transfer files when watching file descriptors\n"
+        );
+    }
+}

@@ -211,9 +211,10 @@ fn sigterm_to_pv_reaches_the_command_and_pv_exits_with_its_status() {
     ] {
         let _ = std::fs::remove_file(&pid_file);
         // The shell waits in `wait`, which a trapped signal interrupts;
-        // its sleep holds none of the pipes.
+        // its sleep holds none of the pipes (and may be gone already: the
+        // signal goes to the command's whole group).
         let script = format!(
-            "trap 'kill $!; echo got {name} >&2; exit 5' {name}; \
+            "trap 'kill $! 2>/dev/null; echo got {name} >&2; exit 5' {name}; \
              sleep 60 </dev/null >/dev/null & echo $$ > {}; wait",
             pid_file.display()
         );
@@ -399,4 +400,63 @@ fn a_second_signal_takes_the_command_with_pv() {
         let _ = kill_process(Pid::from_raw(command).unwrap(), Signal::KILL);
     }
     assert!(gone, "the command {command} is still running");
+}
+
+/// The state letter of process `pid` in /proc, `None` once it is gone.
+fn state(pid: &str) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit(')')
+        .next()
+        .and_then(|s| s.split_whitespace().next())
+        .map(str::to_owned)
+}
+
+/// A signal to pv ends it within a second or so (issue 36: it waited for
+/// the command's child, `sleep 30`, and a second signal left that child
+/// running): the command's whole process group is signalled, then
+/// killed, and the command reaped; nothing of it is left running.
+#[test]
+fn a_signal_ends_pv_and_the_commands_children_at_once() {
+    for signal in [Signal::TERM, Signal::INT, Signal::HUP] {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let script = format!("echo $$ > {}; sleep 30; true", pid_file.display());
+        let mut child = crate::common::catchable(EXE)
+            .args(["pv", "-q", "-M", "both", "--", "sh", "-c", &script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let shell = written(&pid_file).trim().to_owned();
+        // The shell's child, the sleep, once it is started.
+        let children = format!("/proc/{shell}/task/{shell}/children");
+        let start = Instant::now();
+        let sleep = loop {
+            let text = std::fs::read_to_string(&children).unwrap_or_default();
+            if let Some(pid) = text.split_whitespace().next() {
+                break pid.to_owned();
+            }
+            assert!(start.elapsed() < Duration::from_secs(20), "no sleep");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let sent = Instant::now();
+        kill_process(Pid::from_child(&child), signal).unwrap();
+        let status = waited(&mut child, Duration::from_secs(20));
+        let took = sent.elapsed();
+        let left = state(&sleep);
+        if !matches!(left.as_deref(), None | Some("Z")) {
+            let _ = kill_process(Pid::from_raw(sleep.parse().unwrap()).unwrap(), Signal::KILL);
+        }
+        let out = child.wait_with_output().unwrap();
+        let what = format!("{signal:?}: {}", stderr(&out));
+        assert!(took < Duration::from_secs(2), "{what}: pv took {took:?}");
+        assert!(
+            matches!(left.as_deref(), None | Some("Z")),
+            "{what}: the command's sleep {sleep} was left running"
+        );
+        assert_eq!(state(&shell), None, "{what}: the shell was not reaped");
+        // The shell died of the signal sent on to it: 128 + N.
+        assert_eq!(status.code(), Some(128 + signal.as_raw()), "{what}");
+    }
 }

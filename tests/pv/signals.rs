@@ -224,3 +224,35 @@ fn a_watch_holds_its_pidfile_and_a_signal_removes_it() {
     assert_eq!(out.status.code(), Some(32), "{}", stderr(&out));
     assert!(!pidfile.exists());
 }
+
+/// Two signals in quick succession (issue 36): the second must not skip
+/// the clean-up the first started. Both files go, and the status is the
+/// first signal's 32.
+#[test]
+fn a_second_signal_still_removes_the_pidfile_and_socket() {
+    for (first, second) in [
+        (Signal::TERM, Signal::HUP),
+        (Signal::INT, Signal::TERM),
+        (Signal::HUP, Signal::INT),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("run");
+        std::fs::create_dir(&run).unwrap();
+        let (child, input) = meter(EXE, &["pv", "-q"], dir.path());
+        let socket = run
+            .join("pipespeed-pv")
+            .join(format!("{}.sock", child.id()));
+        let pidfile = dir.path().join("pid");
+        wait_for("the meter's pidfile and socket", || {
+            pidfile.exists() && socket.exists()
+        });
+        signal(&child, first);
+        signal(&child, second);
+        let out = ended(child);
+        drop(input);
+        let what = format!("{first:?} then {second:?}: {}", stderr(&out));
+        assert!(!pidfile.exists(), "{what}: the pidfile stayed");
+        assert!(!socket.exists(), "{what}: the socket stayed");
+        assert_eq!(out.status.code(), Some(32), "{what}");
+    }
+}

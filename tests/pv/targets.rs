@@ -301,3 +301,38 @@ fn a_pipe_that_is_an_input_and_the_output_is_refused() {
         assert_eq!(String::from_utf8_lossy(&out.stdout), out_want, "{script}");
     }
 }
+
+/// Options are checked whole before any file is made or truncated (issue
+/// 36: `-B 1T -o out` emptied `out`, then refused the buffer, 64): a
+/// buffer the system cannot give leaves `-o`'s file, `-U`'s store and
+/// `-P`'s pidfile as they were.
+#[test]
+fn a_buffer_refused_leaves_the_output_store_and_pidfile_untouched() {
+    for args in [
+        "-B 1T -o g f",
+        "-B 2T -o g f",
+        "-B 1T -U s f",
+        "-B 1T -P p -o g f",
+        "-B 1T -M out -o g -- cat",
+    ] {
+        let dir = files();
+        let out = sh(
+            dir.path(),
+            &format!("timeout 20 \"$P\" pv {args} </dev/null"),
+        );
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(64), "{args}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args}: {err}");
+        assert!(err.contains("buffer allocation failed"), "{args}: {err}");
+        assert_eq!(
+            std::fs::read(dir.path().join("g")).unwrap(),
+            b"g\n",
+            "{args}: g was changed"
+        );
+        assert!(!dir.path().join("s").exists(), "{args}: the store was made");
+        assert!(
+            !dir.path().join("p").exists(),
+            "{args}: the pidfile was made"
+        );
+    }
+}

@@ -325,3 +325,36 @@ fn o_under_a_rate_limit_writes_as_the_rate_allows() {
     );
     assert!(std::fs::read(&out).unwrap() == data(6000));
 }
+
+/// A `-d @LIST` has a bound (issue 36: `pv -d @/dev/zero` took 4 GB in
+/// 3 s): a list longer than 1 MiB, or lists naming lists that would add
+/// up to more than 65536 targets, are refused in one line (status 2),
+/// at once, and no pidfile is made.
+#[test]
+fn a_watch_list_has_a_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    // 300 lines that name a list of 300 targets: 90,000.
+    let inner = dir.path().join("inner");
+    std::fs::write(&inner, "1\n".repeat(300)).unwrap();
+    let list = dir.path().join("list");
+    std::fs::write(&list, format!("@{}\n", inner.display()).repeat(300)).unwrap();
+    let big = dir.path().join("big");
+    std::fs::write(&big, "1\n".repeat(600_000)).unwrap();
+    let pid = dir.path().join("pid");
+    for (source, bound) in [
+        ("/dev/zero".to_owned(), "1 MiB"),
+        (big.display().to_string(), "1 MiB"),
+        (list.display().to_string(), "65536"),
+    ] {
+        let script = format!(
+            "ulimit -v 4000000; exec timeout 20 \"$P\" pv -P {} -d @{source}",
+            pid.display()
+        );
+        let out = super::stdio::sh(dir.path(), &script);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "@{source}: {err}");
+        assert_eq!(err.lines().count(), 1, "@{source}: {err}");
+        assert!(err.contains(bound), "@{source}: {err}");
+        assert!(!pid.exists(), "@{source}: the pidfile was made");
+    }
+}

@@ -377,7 +377,7 @@ pub struct PvArgs {
     /// (every regular file it has open, without FD), from /proc; =NAME:
     /// the processes pgrep(1) finds by that name; @LISTFILE: one of these
     /// a line. May be given more than once; the FILE operands are more.
-    #[arg(allow_hyphen_values = true, short = 'd', long = "watchfd", value_name = "PID[:FD]|=NAME|@LISTFILE", value_parser = watch_spec, conflicts_with_all = ["rate_limit", "stop_at_size", "line_mode", "monitor", "store_and_forward"], help_heading = "Transfer")]
+    #[arg(allow_hyphen_values = true, short = 'd', long = "watchfd", value_name = "PID[:FD]|=NAME|@LISTFILE", value_parser = watch_spec, conflicts_with_all = ["rate_limit", "stop_at_size", "line_mode", "monitor", "store_and_forward", "output"], help_heading = "Transfer")]
     pub watchfd: Vec<WatchSpec>,
     /// Run the command the operands name (after `--` if it has options)
     /// and meter its standard input (in, 0), output (out, 1) or both (2).

@@ -44,6 +44,12 @@ pub fn run(
     if command.is_empty() {
         return me.usage("-M: a command to run must be specified");
     }
+    // Checked before any target is opened: a refused buffer leaves the
+    // output and the pidfile as they were.
+    let buf_size = match super::buffer_size(args, me) {
+        Ok(size) => size,
+        Err(code) => return code,
+    };
     let stdin: [PathBuf; 1] = ["-".into()];
     let targets = match targets::open(
         me,
@@ -65,10 +71,6 @@ pub fn run(
                 return ExitCode::from(EXIT_CONTROL);
             }
         },
-    };
-    let buf_size = match super::buffer_size(args, me) {
-        Ok(size) => size,
-        Err(code) => return code,
     };
     // An unmetered standard output is pv's output all the same (`-o`,
     // `-X`), as pv 1.12 has it.

@@ -164,11 +164,18 @@ impl Invocation {
                         })
                 };
                 if with("--watchfd") {
-                    Some(
+                    // pv 1.12 names -o; -U and -M are named as well.
+                    Some(if with("--output") {
+                        "-o: cannot transfer files when watching file descriptors".into()
+                    } else if with("--store-and-forward") {
+                        "-U: cannot transfer files when watching file descriptors".into()
+                    } else if with("--monitor") {
+                        "-M: cannot run a command when watching file descriptors".into()
+                    } else {
                         "cannot use line mode or transfer modifier options when watching file \
                          descriptors"
-                            .into(),
-                    )
+                            .into()
+                    })
                 } else if with("--remote") && with("--query") {
                     Some("cannot use remote control and remote query together".into())
                 } else {

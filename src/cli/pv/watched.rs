@@ -13,6 +13,14 @@ use crate::strerror;
 /// itself is refused, not followed for ever.
 const MAX_LIST_DEPTH: usize = 8;
 
+/// The most a `@LISTFILE` may hold: 1 MiB, some 100,000 targets. More is
+/// refused, not read (`-d @/dev/zero` would fill the memory).
+const MAX_LIST_BYTES: u64 = 1 << 20;
+
+/// The most targets (list files included) lists may add up to: lists
+/// naming lists multiply.
+const MAX_TARGETS: usize = 65536;
+
 /// Every `(pid, fd)` to watch: the `-d` options, then the operands, each
 /// a spec too; `Err` says which one is wrong and why. A name no process
 /// has adds nothing (pv 1.12: nothing shown, status 0).
@@ -29,8 +37,9 @@ pub fn resolve(
         all.push(watch_spec(text).map_err(|why| format!("{text}: {}", why.pv))?);
     }
     let mut targets = Vec::new();
+    let mut named = 0;
     for spec in &all {
-        add(spec, 0, &mut targets)?;
+        add(spec, 0, &mut targets, &mut named)?;
     }
     Ok(targets)
 }
@@ -39,7 +48,14 @@ fn add(
     spec: &WatchSpec,
     depth: usize,
     targets: &mut Vec<(u32, Option<u32>)>,
+    named: &mut usize,
 ) -> Result<(), String> {
+    *named += 1;
+    if *named > MAX_TARGETS {
+        return Err(format!(
+            "-d: the lists name more than {MAX_TARGETS} targets"
+        ));
+    }
     match spec {
         WatchSpec::Process(pid, fd) => targets.push((*pid, *fd)),
         WatchSpec::Name(name) => targets.extend(pgrep(name)?.into_iter().map(|pid| (pid, None))),
@@ -51,7 +67,7 @@ fn add(
                 ));
             }
             for spec in list(path)? {
-                add(&spec, depth + 1, targets)?;
+                add(&spec, depth + 1, targets, named)?;
             }
         }
     }
@@ -60,8 +76,20 @@ fn add(
 
 /// The specs in a list file: one a line, blank lines skipped.
 fn list(path: &Path) -> Result<Vec<WatchSpec>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|err| format!("-d @: {}: {}", path.display(), strerror(&err)))?;
+    use std::io::Read;
+    let failed = |err: std::io::Error| format!("-d @: {}: {}", path.display(), strerror(&err));
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_LIST_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(failed)?;
+    if bytes.len() as u64 > MAX_LIST_BYTES {
+        return Err(format!(
+            "-d @{}: longer than 1 MiB, the most a list may hold",
+            path.display()
+        ));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| failed(std::io::Error::from(std::io::ErrorKind::InvalidData)))?;
     text.lines()
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())

@@ -23,6 +23,9 @@ pub(super) fn from_items(items: &Items) -> Format {
     Format::parse(&text.join(" "))
 }
 
+/// The largest percentage `-n` writes, as pv 1.12.
+const MAX_PERCENT: f64 = 100_000.0;
+
 /// The numbers as pv 1.12 writes them: seconds and rates with 4
 /// decimals, the count whole (in bits with `-8`, lines too), the
 /// percentage rounded (without a size, where the moving bar is); `None`
@@ -36,7 +39,8 @@ pub(super) fn text(segment: &Segment, snap: &Snapshot) -> Option<String> {
         Segment::AverageRate => format!("{:.4}", snap.average * scale as f64),
         Segment::AmountOnly => {
             let percent = match snap.size.filter(|&s| s > 0) {
-                Some(size) => snap.count as f64 * 100.0 / size as f64,
+                // pv 1.12 caps it at 100000 (a count 1000 times the size).
+                Some(size) => (snap.count as f64 * 100.0 / size as f64).min(MAX_PERCENT),
                 // pv 1.12: where the bar of an unknown size is.
                 None => super::bar::bounce(snap.tick) as f64,
             };
