@@ -674,3 +674,32 @@ fn the_initramfs_cache_keeps_the_most_recent_archives_only() {
         );
     }
 }
+
+#[test]
+fn a_directory_of_the_user_s_or_of_a_live_run_elsewhere_is_never_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    // `--out "$TMPDIR/pipespeed-kernels-$(date +%F)"`: the user's own.
+    let dated = tmp.join("pipespeed-kernels-2024-06-01");
+    std::fs::create_dir(&dated).unwrap();
+    std::fs::write(dated.join("result.json"), b"{}").unwrap();
+    // A run on another host (a shared /tmp or NFS home): its process ID
+    // is none here, and it holds its lock.
+    let elsewhere = tmp.join("pipespeed-kernels-4194999-5-abcdef");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let held = std::fs::File::create(elsewhere.join("lock")).unwrap();
+    rustix::fs::flock(&held, rustix::fs::FlockOperation::LockExclusive).unwrap();
+    let out = kernels(
+        dir.path(),
+        &["vmlinuz", "vmlinuz", "--qemu", "/nonexistent/qemu"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        dated.join("result.json").exists(),
+        "the user's directory is removed"
+    );
+    assert!(elsewhere.exists(), "a live run's directory is removed");
+}

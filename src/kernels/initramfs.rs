@@ -143,7 +143,6 @@ pub fn build(
     let path = cache.join(format!("initramfs-{:016x}.cpio", hasher.finish()));
     // What a run killed while it packed left (41 MB for a debug build).
     super::stale::remove(cache, STAGE);
-    super::stale::remove(cache, PARTIAL);
     if path.is_file() {
         // Used now: the last the cache would drop.
         let _ = fs::File::open(&path).and_then(|f| f.set_modified(SystemTime::now()));
@@ -153,11 +152,8 @@ pub fn build(
     let made = |e: io::Error| KernelsError::io(format!("cannot create {}", cache.display()), &e);
     fs::create_dir_all(cache).map_err(made)?;
     // Removed when dropped, whatever happens.
-    let stage = tempfile::Builder::new()
-        .prefix(&format!("{STAGE}{}-", super::stale::tag()))
-        .tempdir_in(cache)
-        .map_err(made)?;
-    pack(stage.path(), inputs, &libs, &script, &path, cache)?;
+    let stage = super::stale::make(cache, STAGE).map_err(made)?;
+    pack(stage.path(), inputs, &libs, &script, &path)?;
     prune(cache, &path);
     Ok(path)
 }
@@ -168,10 +164,9 @@ pub fn build(
 /// debug build, a few MB for a static release one.
 pub const CACHE_KEEP: usize = 4;
 
-/// The names of a run's staging directory and of its archive being
-/// packed, before the run's tag (`stale::tag`).
+/// The start of the name of a run's staging directory, where its
+/// archive is packed (`stale::make`).
 const STAGE: &str = "stage-";
-const PARTIAL: &str = ".partial-";
 
 /// Removes the archives of `cache` but the [`CACHE_KEEP`] most recently
 /// used, `keep` always among them.
@@ -206,14 +201,14 @@ fn read(file: &Path) -> Result<Vec<u8>, KernelsError> {
 }
 
 /// Lays the tree out in `stage` and packs it into `out` (through a
-/// temporary file: a cached archive is whole or absent).
+/// temporary file in `stage`, on `out`'s file system: a cached archive is
+/// whole or absent).
 fn pack(
     stage: &Path,
     inputs: &Inputs,
     libs: &[PathBuf],
     script: &str,
     out: &Path,
-    cache: &Path,
 ) -> Result<(), KernelsError> {
     let io = |what: &str, e: io::Error| KernelsError::io(format!("initramfs: {what}"), &e);
     let mut names: Vec<String> = Vec::new();
@@ -243,11 +238,11 @@ fn pack(
     fs::write(&init, script).map_err(|e| io("init", e))?;
     set_executable(&init)?;
     names.push("init".into());
-    // A new file of its own, renamed over `out` once whole; removed if
-    // dropped before.
+    // A new file of its own, beside the tree (not in its list), renamed
+    // over `out` once whole; removed with the stage if dropped before.
     let partial = tempfile::Builder::new()
-        .prefix(&format!("{PARTIAL}{}-", super::stale::tag()))
-        .tempfile_in(cache)
+        .prefix(".archive-")
+        .tempfile_in(stage)
         .map_err(|e| io("a temporary file", e))?;
     let file = partial.reopen().map_err(|e| io("a temporary file", e))?;
     let mut cpio = Command::new(&inputs.busybox);
