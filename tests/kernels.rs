@@ -703,3 +703,58 @@ fn a_directory_of_the_user_s_or_of_a_live_run_elsewhere_is_never_removed() {
     );
     assert!(elsewhere.exists(), "a live run's directory is removed");
 }
+
+#[test]
+fn an_out_that_cannot_be_read_or_made_is_bad_usage_and_leaves_nothing_made() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let k = "/nonexistent/vmlinuz";
+    // Made on the way, then refused: nothing made stays.
+    std::fs::write(dir.path().join("file"), b"").unwrap();
+    let through = dir.path().join("new/deeper/../../file/out");
+    let out = kernels_without_path(dir.path(), &[k, k, "--out", through.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(!dir.path().join("new").exists(), "a directory made is left");
+    // There, but not readable: bad usage too (status 2). Root reads it
+    // all: nobody is asked.
+    let locked = dir.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o311)).unwrap();
+    let root = rustix::process::geteuid().is_root();
+    let mut cmd = match root {
+        true => {
+            let mut cmd = Command::new("runuser");
+            cmd.args(["-u", "nobody", "--", EXE]);
+            cmd
+        }
+        false => Command::new(EXE),
+    };
+    let out = cmd
+        .args(["kernels", k, k, "--qemu", "/nonexistent/qemu", "--out"])
+        .arg(&locked)
+        .env("TMPDIR", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--out"), "{}", stderr(&out));
+    // Without /proc, a directory made is found all the same.
+    if !root || Command::new("unshare").arg("--help").output().is_err() {
+        return common::skip("root", "hiding /proc needs root and unshare");
+    }
+    let made = dir.path().join("made");
+    let script = format!(
+        "mount -t tmpfs none /proc && exec {EXE} kernels {k} {k} --guest-pipespeed /bin/true \
+         --qemu /nonexistent/qemu --out {}",
+        made.display()
+    );
+    let out = Command::new("unshare")
+        .args(["--mount", "sh", "-c", &script])
+        .env("TMPDIR", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(made.is_dir());
+}

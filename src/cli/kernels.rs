@@ -183,11 +183,9 @@ fn work_dir(out: Option<&Path>, vng: bool) -> anyhow::Result<Work> {
     // planted in /tmp (as the result files are written).
     let path = replace::make_dir_all(dir)
         .map_err(|e| UsageError(format!("--out {}: {}", dir.display(), crate::strerror(&e))))?;
-    if std::fs::read_dir(&path)
-        .with_context(|| format!("cannot read --out {}", dir.display()))?
-        .next()
-        .is_some()
-    {
+    let mut entries = std::fs::read_dir(&path)
+        .map_err(|e| UsageError(format!("--out {}: {}", dir.display(), crate::strerror(&e))))?;
+    if entries.next().is_some() {
         return Err(UsageError(format!(
             "--out {}: not empty (its files would be replaced)",
             dir.display()
