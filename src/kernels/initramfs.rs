@@ -176,10 +176,11 @@ pub fn build(
 
 /// The archive `path`, opened and locked (shared), if it is there; `None`
 /// if it is not, or if a [`prune`] removed it while we waited for the
-/// lock.
+/// lock. Where no lock can be taken (`ENOLCK`) it is used unlocked, as
+/// [`prune`] then removes it.
 fn hold(path: &Path) -> Option<fs::File> {
     let file = fs::File::open(path).ok()?;
-    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockShared).ok()?;
+    let _ = rustix::fs::flock(&file, rustix::fs::FlockOperation::LockShared);
     same_file(&file, path).then_some(file)
 }
 
@@ -226,8 +227,10 @@ fn prune(cache: &Path, keep: &Path) {
         let Ok(file) = fs::File::open(&old) else {
             continue;
         };
-        let unheld = rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive);
-        if unheld.is_ok() && same_file(&file, &old) {
+        // Where no lock can be taken (ENOLCK), by age alone.
+        let held = rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+            == Err(rustix::io::Errno::WOULDBLOCK);
+        if !held && same_file(&file, &old) {
             let _ = fs::remove_file(old);
         }
     }
@@ -315,8 +318,7 @@ fn pack(
     }
     // Locked before it is named: no prune sees it unheld. Another run
     // that made the same archive meanwhile keeps its own.
-    rustix::fs::flock(partial.as_file(), rustix::fs::FlockOperation::LockShared)
-        .map_err(|e| io("a temporary file", e.into()))?;
+    let _ = rustix::fs::flock(partial.as_file(), rustix::fs::FlockOperation::LockShared);
     match partial.persist_noclobber(out) {
         Ok(file) => Ok(file),
         Err(e) => hold(out).ok_or_else(|| io(&out.display().to_string(), e.error)),
