@@ -425,13 +425,21 @@ const LATENCY: [&str; 10] = [
     "1",
 ];
 
+/// busybox where `PATH` has it; else the test says it is skipped.
+fn busybox() -> Option<PathBuf> {
+    let found = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join("busybox"))
+        .find(|p| p.is_file());
+    if found.is_none() {
+        common::skip("kernels", "busybox is not installed");
+    }
+    found
+}
+
 #[test]
 fn a_result_over_a_program_found_by_default_is_refused_before_booting() {
-    let Some(busybox) = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .map(|d| d.join("busybox"))
-        .find(|p| p.is_file())
-    else {
-        return common::skip("kernels", "busybox is not installed");
+    let Some(busybox) = busybox() else {
+        return;
     };
     let dir = tempfile::tempdir().unwrap();
     let bin = dir.path().join("bb");
@@ -579,6 +587,10 @@ fn gone(pid: i32) -> bool {
 
 #[test]
 fn sigkill_takes_qemu_along_and_the_next_run_removes_the_work_directory() {
+    // It packs an initramfs.
+    if busybox().is_none() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let image = dir.path().join("vmlinuz");
     std::fs::write(&image, b"kernel").unwrap();
@@ -638,6 +650,10 @@ fn sigkill_takes_qemu_along_and_the_next_run_removes_the_work_directory() {
 
 #[test]
 fn the_initramfs_cache_keeps_the_most_recent_archives_only() {
+    // It packs an initramfs.
+    if busybox().is_none() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let image = dir.path().join("vmlinuz");
     std::fs::write(&image, b"kernel").unwrap();
@@ -673,4 +689,88 @@ fn the_initramfs_cache_keeps_the_most_recent_archives_only() {
             "{kept:?}"
         );
     }
+}
+
+#[test]
+fn a_directory_of_the_user_s_or_of_a_live_run_elsewhere_is_never_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    // `--out "$TMPDIR/pipespeed-kernels-$(date +%F)"`: the user's own.
+    let dated = tmp.join("pipespeed-kernels-2024-06-01");
+    std::fs::create_dir(&dated).unwrap();
+    std::fs::write(dated.join("result.json"), b"{}").unwrap();
+    // A run on another host (a shared /tmp or NFS home): its process ID
+    // is none here, and it holds its lock.
+    let elsewhere = tmp.join("pipespeed-kernels-4194999-5-abcdef");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let held = std::fs::File::create(elsewhere.join("lock")).unwrap();
+    rustix::fs::flock(&held, rustix::fs::FlockOperation::LockExclusive).unwrap();
+    let out = kernels(
+        dir.path(),
+        &["vmlinuz", "vmlinuz", "--qemu", "/nonexistent/qemu"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        dated.join("result.json").exists(),
+        "the user's directory is removed"
+    );
+    assert!(elsewhere.exists(), "a live run's directory is removed");
+}
+
+#[test]
+fn an_out_that_cannot_be_read_or_made_is_bad_usage_and_leaves_nothing_made() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let k = "/nonexistent/vmlinuz";
+    // Made on the way, then refused: nothing made stays.
+    std::fs::write(dir.path().join("file"), b"").unwrap();
+    let through = dir.path().join("new/deeper/../../file/out");
+    let out = kernels_without_path(dir.path(), &[k, k, "--out", through.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(!dir.path().join("new").exists(), "a directory made is left");
+    // There, but not readable: bad usage too (status 2). Root reads it
+    // all: nobody is asked.
+    let locked = dir.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o311)).unwrap();
+    let root = rustix::process::geteuid().is_root();
+    let mut cmd = match root {
+        true => {
+            let mut cmd = Command::new("runuser");
+            cmd.args(["-u", "nobody", "--", EXE]);
+            cmd
+        }
+        false => Command::new(EXE),
+    };
+    let out = cmd
+        .args(["kernels", k, k, "--qemu", "/nonexistent/qemu", "--out"])
+        .arg(&locked)
+        .env("TMPDIR", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--out"), "{}", stderr(&out));
+    // Without /proc, a directory made is found all the same.
+    if !root || Command::new("unshare").arg("--help").output().is_err() {
+        return common::skip("root", "hiding /proc needs root and unshare");
+    }
+    let made = dir.path().join("made");
+    let script = format!(
+        "mount -t tmpfs none /proc && exec {EXE} kernels {k} {k} --guest-pipespeed /bin/true \
+         --qemu /nonexistent/qemu --out {}",
+        made.display()
+    );
+    let out = Command::new("unshare")
+        .args(["--mount", "sh", "-c", &script])
+        .env("TMPDIR", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(made.is_dir());
 }

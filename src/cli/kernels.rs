@@ -155,7 +155,7 @@ struct Work {
     /// Its absolute path (the guest of `--vng` is told it).
     path: PathBuf,
     /// The temporary directory, removed when dropped.
-    temporary: Option<tempfile::TempDir>,
+    temporary: Option<stale::Owned>,
 }
 
 impl Work {
@@ -164,17 +164,15 @@ impl Work {
     }
 }
 
-/// The start of a work directory's name, before the run's tag
-/// (`pipespeed-kernels-PID-START-XXXXXX`): the next run removes it if its
-/// run died without removing it (SIGKILL).
+/// The start of a work directory's name (`pipespeed-kernels-` and
+/// random letters and digits, `stale::make`): the next run removes it if
+/// its run died without removing it (SIGKILL).
 const WORK_PREFIX: &str = "pipespeed-kernels-";
 
 fn work_dir(out: Option<&Path>, vng: bool) -> anyhow::Result<Work> {
     stale::remove(&std::env::temp_dir(), WORK_PREFIX);
     let Some(dir) = out else {
-        let temporary = tempfile::Builder::new()
-            .prefix(&format!("{WORK_PREFIX}{}-", stale::tag()))
-            .tempdir()
+        let temporary = stale::make(&std::env::temp_dir(), WORK_PREFIX)
             .context("cannot create a work directory in the temporary directory")?;
         return Ok(Work {
             path: temporary.path().to_path_buf(),
@@ -185,11 +183,9 @@ fn work_dir(out: Option<&Path>, vng: bool) -> anyhow::Result<Work> {
     // planted in /tmp (as the result files are written).
     let path = replace::make_dir_all(dir)
         .map_err(|e| UsageError(format!("--out {}: {}", dir.display(), crate::strerror(&e))))?;
-    if std::fs::read_dir(&path)
-        .with_context(|| format!("cannot read --out {}", dir.display()))?
-        .next()
-        .is_some()
-    {
+    let mut entries = std::fs::read_dir(&path)
+        .map_err(|e| UsageError(format!("--out {}: {}", dir.display(), crate::strerror(&e))))?;
+    if entries.next().is_some() {
         return Err(UsageError(format!(
             "--out {}: not empty (its files would be replaced)",
             dir.display()

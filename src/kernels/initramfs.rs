@@ -122,13 +122,29 @@ pub(super) fn sh_quote(word: &str) -> String {
     }
 }
 
+/// An archive of the cache that a run boots from: locked (flock(2),
+/// shared) while the run lives, so that another run's [`prune`] leaves
+/// it (qemu opens it again at each boot).
+#[derive(Debug)]
+pub struct Archive {
+    path: PathBuf,
+    _lock: fs::File,
+}
+
+impl Archive {
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
 /// The initramfs for `measurements` in `cache` (made if it is not there
-/// yet): its path.
+/// yet), locked while the [`Archive`] lives.
 pub fn build(
     inputs: &Inputs,
     measurements: &[Measurement],
     cache: &Path,
-) -> Result<PathBuf, KernelsError> {
+) -> Result<Archive, KernelsError> {
     let script = init_script(measurements);
     let libs = shared_libraries(&inputs.pipespeed)?;
     let mut hasher = DefaultHasher::new();
@@ -143,38 +159,52 @@ pub fn build(
     let path = cache.join(format!("initramfs-{:016x}.cpio", hasher.finish()));
     // What a run killed while it packed left (41 MB for a debug build).
     super::stale::remove(cache, STAGE);
-    super::stale::remove(cache, PARTIAL);
-    if path.is_file() {
+    if let Some(lock) = hold(&path) {
         // Used now: the last the cache would drop.
-        let _ = fs::File::open(&path).and_then(|f| f.set_modified(SystemTime::now()));
+        let _ = lock.set_modified(SystemTime::now());
         prune(cache, &path);
-        return Ok(path);
+        return Ok(Archive { path, _lock: lock });
     }
     let made = |e: io::Error| KernelsError::io(format!("cannot create {}", cache.display()), &e);
     fs::create_dir_all(cache).map_err(made)?;
     // Removed when dropped, whatever happens.
-    let stage = tempfile::Builder::new()
-        .prefix(&format!("{STAGE}{}-", super::stale::tag()))
-        .tempdir_in(cache)
-        .map_err(made)?;
-    pack(stage.path(), inputs, &libs, &script, &path, cache)?;
+    let stage = super::stale::make(cache, STAGE).map_err(made)?;
+    let lock = pack(stage.path(), inputs, &libs, &script, &path)?;
     prune(cache, &path);
-    Ok(path)
+    Ok(Archive { path, _lock: lock })
+}
+
+/// The archive `path`, opened and locked (shared), if it is there; `None`
+/// if it is not, or if a [`prune`] removed it while we waited for the
+/// lock. Where no lock can be taken (`ENOLCK`) it is used unlocked, as
+/// [`prune`] then removes it.
+fn hold(path: &Path) -> Option<fs::File> {
+    let file = fs::File::open(path).ok()?;
+    let _ = rustix::fs::flock(&file, rustix::fs::FlockOperation::LockShared);
+    same_file(&file, path).then_some(file)
+}
+
+/// Whether `path` names the file open as `file`.
+fn same_file(file: &fs::File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), fs::metadata(path)) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => false,
+    }
 }
 
 /// How many initramfs archives the cache keeps: the most recently used
 /// (by modification time, set at each use), `keep` among them; older
-/// ones are removed. One holds the guest's pipespeed: about 40 MB for a
+/// ones are removed, but for those a live run boots from (locked). One holds the guest's pipespeed: about 40 MB for a
 /// debug build, a few MB for a static release one.
 pub const CACHE_KEEP: usize = 4;
 
-/// The names of a run's staging directory and of its archive being
-/// packed, before the run's tag (`stale::tag`).
+/// The start of the name of a run's staging directory, where its
+/// archive is packed (`stale::make`).
 const STAGE: &str = "stage-";
-const PARTIAL: &str = ".partial-";
 
 /// Removes the archives of `cache` but the [`CACHE_KEEP`] most recently
-/// used, `keep` always among them.
+/// used, `keep` always among them, and those a live run holds.
 fn prune(cache: &Path, keep: &Path) {
     let Ok(entries) = fs::read_dir(cache) else {
         return;
@@ -192,7 +222,17 @@ fn prune(cache: &Path, keep: &Path) {
     // The newest first.
     archives.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
     for (_, old) in archives.into_iter().skip(CACHE_KEEP - 1) {
-        let _ = fs::remove_file(old);
+        // Held until it is gone: a run waiting to boot from it then
+        // finds it gone and builds it anew.
+        let Ok(file) = fs::File::open(&old) else {
+            continue;
+        };
+        // Where no lock can be taken (ENOLCK), by age alone.
+        let held = rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+            == Err(rustix::io::Errno::WOULDBLOCK);
+        if !held && same_file(&file, &old) {
+            let _ = fs::remove_file(old);
+        }
     }
 }
 
@@ -206,15 +246,15 @@ fn read(file: &Path) -> Result<Vec<u8>, KernelsError> {
 }
 
 /// Lays the tree out in `stage` and packs it into `out` (through a
-/// temporary file: a cached archive is whole or absent).
+/// temporary file in `stage`, on `out`'s file system: a cached archive is
+/// whole or absent); `out`, locked as [`hold`] locks it.
 fn pack(
     stage: &Path,
     inputs: &Inputs,
     libs: &[PathBuf],
     script: &str,
     out: &Path,
-    cache: &Path,
-) -> Result<(), KernelsError> {
+) -> Result<fs::File, KernelsError> {
     let io = |what: &str, e: io::Error| KernelsError::io(format!("initramfs: {what}"), &e);
     let mut names: Vec<String> = Vec::new();
     for dir in ["bin", "proc", "sys", "dev", "tmp"] {
@@ -243,11 +283,11 @@ fn pack(
     fs::write(&init, script).map_err(|e| io("init", e))?;
     set_executable(&init)?;
     names.push("init".into());
-    // A new file of its own, renamed over `out` once whole; removed if
-    // dropped before.
+    // A new file of its own, beside the tree (not in its list), renamed
+    // over `out` once whole; removed with the stage if dropped before.
     let partial = tempfile::Builder::new()
-        .prefix(&format!("{PARTIAL}{}-", super::stale::tag()))
-        .tempfile_in(cache)
+        .prefix(".archive-")
+        .tempfile_in(stage)
         .map_err(|e| io("a temporary file", e))?;
     let file = partial.reopen().map_err(|e| io("a temporary file", e))?;
     let mut cpio = Command::new(&inputs.busybox);
@@ -276,10 +316,13 @@ fn pack(
             String::from_utf8_lossy(&output.stderr).trim()
         )));
     }
-    partial
-        .persist(out)
-        .map(drop)
-        .map_err(|e| io(&out.display().to_string(), e.error))
+    // Locked before it is named: no prune sees it unheld. Another run
+    // that made the same archive meanwhile keeps its own.
+    let _ = rustix::fs::flock(partial.as_file(), rustix::fs::FlockOperation::LockShared);
+    match partial.persist_noclobber(out) {
+        Ok(file) => Ok(file),
+        Err(e) => hold(out).ok_or_else(|| io(&out.display().to_string(), e.error)),
+    }
 }
 
 fn copy_exe(from: &Path, to: &Path) -> Result<(), KernelsError> {
@@ -331,6 +374,32 @@ fn parse_ldd(text: &str) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pruning_leaves_an_archive_a_live_run_boots_from() {
+        let cache = tempfile::tempdir().unwrap();
+        let day = std::time::Duration::from_secs(86400);
+        let archives: Vec<PathBuf> = (0..CACHE_KEEP + 2)
+            .map(|i| {
+                let path = cache.path().join(format!("initramfs-{i:016x}.cpio"));
+                let f = fs::File::create(&path).unwrap();
+                f.set_modified(SystemTime::now() - day * (10 - i as u32))
+                    .unwrap();
+                path
+            })
+            .collect();
+        // The oldest, booted from by another run (qemu reopens it at each
+        // boot).
+        let used = fs::File::open(&archives[0]).unwrap();
+        rustix::fs::flock(&used, rustix::fs::FlockOperation::LockShared).unwrap();
+        prune(cache.path(), archives.last().unwrap());
+        assert!(archives[0].exists(), "a live run's archive is removed");
+        // It counts among the kept: the next oldest goes, no other.
+        assert!(!archives[1].exists() && archives[2].exists());
+        drop(used);
+        prune(cache.path(), archives.last().unwrap());
+        assert!(!archives[0].exists());
+    }
 
     #[test]
     fn ldd_s_paths_are_the_libraries_and_the_loader() {

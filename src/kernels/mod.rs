@@ -202,8 +202,9 @@ pub fn run_kernels(
         Some(vng) => Some(find_program(vng, "virtme-ng (pip install virtme-ng)")?),
         None => None,
     };
+    // Held while the boots run: no other run's prune removes it.
     let initramfs = match vng {
-        Some(_) => PathBuf::new(),
+        Some(_) => None,
         None => {
             let busybox = find_program(&config.inputs.busybox, "busybox-static")?;
             if !initramfs::shared_libraries(&busybox)?.is_empty() {
@@ -216,7 +217,11 @@ pub fn run_kernels(
                 busybox,
                 pipespeed: config.inputs.pipespeed.clone(),
             };
-            initramfs::build(&inputs, &config.measurements, &config.cache)?
+            Some(initramfs::build(
+                &inputs,
+                &config.measurements,
+                &config.cache,
+            )?)
         }
     };
     let mut accel = match config.accel {
@@ -273,7 +278,7 @@ pub fn run_kernels(
                     }
                     None => qemu::Launcher::Qemu {
                         qemu: &qemu,
-                        initramfs: &initramfs,
+                        initramfs: initramfs.as_ref().map_or(Path::new(""), |a| a.path()),
                     },
                 };
                 let boot = qemu::Boot {

@@ -1,104 +1,208 @@
 //! What a run leaves when it dies without a chance to clean (SIGKILL, a
-//! crash, a power cut): its work directory, the initramfs being staged or
-//! packed. Each is named with its process's tag (ID and start time), and
-//! the next run removes those whose process is gone.
+//! crash, a power cut): its work directory, the initramfs being staged
+//! and packed. Each is a directory [`make`] names `PREFIX` and
+//! [`RANDOM`] random letters and digits, holding a lock file that its run
+//! keeps locked (flock(2), exclusive) for its whole life; the next run
+//! removes those whose lock it can take ([`remove`]).
+//!
+//! A lock, not a process ID, says whether a run lives: an ID and its
+//! start time name a process of this host and PID namespace only, and a
+//! `/tmp` shared with a container or a home on NFS is seen by runs of
+//! others. flock(2) locks hold there too (NFS carries them to the
+//! server), and the kernel drops them when their process dies, however.
+//!
+//! # References
+//!  - [flock(2)](https://man7.org/linux/man-pages/man2/flock.2.html)
 
 use std::fs;
+use std::io;
 use std::path::Path;
 
-/// `PID-START` of this process: its ID and its start time in clock ticks
-/// after boot (`/proc/self/stat`, field 22), which tell it apart from a
-/// later process given the same ID.
-pub fn tag() -> String {
-    let pid = std::process::id();
-    format!("{pid}-{}", start_time(pid).unwrap_or(0))
+use rustix::fs::FlockOperation;
+
+/// How many random letters and digits follow a directory's prefix.
+pub const RANDOM: usize = 12;
+
+/// The lock file in each directory, held by its run.
+const LOCK: &str = ".pipespeed-run.lock";
+
+/// The lock file's name while it is made, before it is locked: a run
+/// that finds it does not take the directory for a dead run's.
+const LOCKING: &str = ".pipespeed-run.locking";
+
+/// A directory of this run's that [`remove`] leaves while it lives:
+/// removed, with what it holds, when dropped.
+#[derive(Debug)]
+pub struct Owned {
+    // Dropped in this order: the directory goes while it is locked.
+    dir: tempfile::TempDir,
+    _lock: Option<fs::File>,
 }
 
-/// The start time of process `pid` (`/proc/PID/stat`, field 22), if it
-/// runs.
-///
-/// # References
-///  - [proc_pid_stat(5)](https://man7.org/linux/man-pages/man5/proc_pid_stat.5.html)
-fn start_time(pid: u32) -> Option<u64> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The name (field 2) may hold spaces and parentheses: count from
-    // the last ')'. Field 3 is the first after it.
-    let (_, rest) = stat.rsplit_once(')')?;
-    rest.split_whitespace().nth(22 - 3)?.parse().ok()
-}
-
-/// Whether the process that `tag` names is gone: no process has its ID,
-/// or one started at another time has. Without `/proc` no one is gone.
-fn gone(tag: &str) -> bool {
-    let Some((pid, start)) = tag.split_once('-') else {
-        return false;
-    };
-    let (Ok(pid), Ok(start)) = (pid.parse::<u32>(), start.parse::<u64>()) else {
-        return false;
-    };
-    if !Path::new("/proc/self/stat").exists() {
-        return false;
+impl Owned {
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
     }
-    start_time(pid) != Some(start)
 }
 
-/// Removes the entries of `dir` named `PREFIX` `PID-START` `-...` whose
-/// process is gone and that are ours (in `/tmp` anyone may make one: root
-/// must not remove another user's). What cannot be removed stays.
-pub fn remove(dir: &Path, prefix: &str) {
+/// Makes a new directory in `parent` named `prefix` and [`RANDOM`]
+/// random letters and digits, locked by this process until the
+/// [`Owned`] is dropped. Where locks cannot be taken (an NFS mounted
+/// `nolock`) it has no lock file: [`remove`] never takes it for a dead
+/// run's.
+pub fn make(parent: &Path, prefix: &str) -> io::Result<Owned> {
+    let dir = tempfile::Builder::new()
+        .prefix(prefix)
+        .rand_bytes(RANDOM)
+        .tempdir_in(parent)?;
+    // Locked under another name, then named: the lock file is never
+    // seen unlocked.
+    let locking = dir.path().join(LOCKING);
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&locking)?;
+    let lock = match rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => {
+            fs::rename(&locking, dir.path().join(LOCK))?;
+            Some(file)
+        }
+        Err(_) => {
+            fs::remove_file(&locking)?;
+            None
+        }
+    };
+    Ok(Owned { dir, _lock: lock })
+}
+
+/// Removes the directories of `parent` that [`make`] made with `prefix`
+/// (named so, holding the lock file), that are ours (in `/tmp` anyone
+/// may make one: root must not remove another user's) and whose lock no
+/// run holds. Anything else stays: a directory the user named so
+/// (`pipespeed-kernels-2024-06-01`), a live run's, a file, a link.
+pub fn remove(parent: &Path, prefix: &str) {
     use std::os::unix::fs::MetadataExt;
-    let Ok(entries) = fs::read_dir(dir) else {
+    let Ok(entries) = fs::read_dir(parent) else {
         return;
     };
     let euid = rustix::process::geteuid().as_raw();
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(prefix)) else {
+        let Some(random) = name.to_str().and_then(|n| n.strip_prefix(prefix)) else {
             continue;
         };
-        let mut parts = rest.splitn(3, '-');
-        let (Some(pid), Some(start)) = (parts.next(), parts.next()) else {
-            continue;
-        };
-        let Ok(meta) = entry.path().symlink_metadata() else {
-            continue;
-        };
-        if meta.uid() != euid || !gone(&format!("{pid}-{start}")) {
+        if random.len() != RANDOM || !random.bytes().all(|b| b.is_ascii_alphanumeric()) {
             continue;
         }
-        let _ = match meta.is_dir() {
-            true => fs::remove_dir_all(entry.path()),
-            false => fs::remove_file(entry.path()),
+        let path = entry.path();
+        let Ok(meta) = path.symlink_metadata() else {
+            continue;
         };
+        if !meta.is_dir() || meta.uid() != euid {
+            continue;
+        }
+        // Held until the directory is gone.
+        if let Some(_lock) = unheld_lock(&path.join(LOCK)) {
+            let _ = fs::remove_dir_all(&path);
+        }
     }
+}
+
+/// The lock file `path`, locked by us, if it is a regular file that no
+/// one else holds.
+fn unheld_lock(path: &Path) -> Option<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive).ok()?;
+    Some(file)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn this_process_is_not_gone_and_another_start_is() {
-        let ours = tag();
-        assert!(!gone(&ours), "{ours}");
-        let pid = std::process::id();
-        assert!(gone(&format!("{pid}-1")));
-        assert!(!gone("not-a-tag"));
+    /// A directory in `parent` as a run that died left it: made by
+    /// [`make`], its lock released, not removed.
+    fn dead(parent: &Path, prefix: &str) -> std::path::PathBuf {
+        let owned = make(parent, prefix).unwrap();
+        let path = owned.path().to_path_buf();
+        let Owned { dir, _lock } = owned;
+        let _ = dir.keep();
+        path
     }
 
     #[test]
-    fn only_a_dead_process_s_entries_are_removed() {
-        let dir = tempfile::tempdir().unwrap();
-        let ours = dir.path().join(format!("work-{}-abc", tag()));
-        // Process IDs stop well below this one (pid_max is 2^22).
-        let dead = dir.path().join("work-4194999-5-abc");
-        let other = dir.path().join("other-4194999-5-abc");
-        for d in [&ours, &dead, &other] {
+    fn a_dead_run_s_directory_is_removed_and_a_live_one_s_stays() {
+        let parent = tempfile::tempdir().unwrap();
+        let live = make(parent.path(), "work-").unwrap();
+        std::fs::write(live.path().join("f"), b"x").unwrap();
+        let gone = dead(parent.path(), "work-");
+        std::fs::write(gone.join("f"), b"x").unwrap();
+        // Another prefix's.
+        let other = dead(parent.path(), "other-");
+        remove(parent.path(), "work-");
+        assert!(live.path().join("f").exists(), "a live run's is removed");
+        assert!(!gone.exists(), "a dead run's stays");
+        assert!(other.exists());
+        drop(live);
+        assert_eq!(std::fs::read_dir(parent.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_lock_held_elsewhere_keeps_its_directory() {
+        let parent = tempfile::tempdir().unwrap();
+        let held = dead(parent.path(), "work-");
+        // Another process, on another host, holds it.
+        let lock = fs::File::open(held.join(LOCK)).unwrap();
+        rustix::fs::flock(&lock, FlockOperation::LockShared).unwrap();
+        remove(parent.path(), "work-");
+        assert!(held.exists());
+        drop(lock);
+        remove(parent.path(), "work-");
+        assert!(!held.exists());
+    }
+
+    #[test]
+    fn what_make_did_not_make_stays() {
+        let parent = tempfile::tempdir().unwrap();
+        let p = parent.path();
+        let random = "a".repeat(RANDOM);
+        // The user's: named otherwise, or so but without the lock file.
+        let dated = p.join("work-2024-06-01");
+        let plain = p.join(format!("work-{random}"));
+        let longer = p.join(format!("work-{random}b"));
+        for d in [&dated, &plain, &longer] {
             fs::create_dir(d).unwrap();
-            fs::write(d.join("f"), b"x").unwrap();
         }
-        remove(dir.path(), "work-");
-        assert!(ours.exists() && other.exists());
-        assert!(!dead.exists());
+        fs::write(dated.join(LOCK), b"").unwrap();
+        fs::write(longer.join(LOCK), b"").unwrap();
+        fs::write(plain.join("result.json"), b"{}").unwrap();
+        // A file and a link named so.
+        let file = p.join(format!("work-{}", "b".repeat(RANDOM)));
+        fs::write(&file, b"").unwrap();
+        // A link to a dead run's directory, and a link as the lock file.
+        let gone = p.join("elsewhere");
+        fs::rename(dead(p, "work-"), &gone).unwrap();
+        let link = p.join(format!("work-{}", "c".repeat(RANDOM)));
+        std::os::unix::fs::symlink(&gone, &link).unwrap();
+        let inner = p.join(format!("work-{}", "d".repeat(RANDOM)));
+        fs::create_dir(&inner).unwrap();
+        std::os::unix::fs::symlink(gone.join(LOCK), inner.join(LOCK)).unwrap();
+        remove(p, "work-");
+        for kept in [&dated, &plain, &longer, &file, &link, &inner, &gone] {
+            assert!(
+                kept.symlink_metadata().is_ok(),
+                "{} removed",
+                kept.display()
+            );
+        }
     }
 }
