@@ -176,44 +176,14 @@ fn a_large_file_goes_to_a_record_socket_in_records_it_takes() {
 /// into a socket of the same kind.
 #[test]
 fn records_of_every_size_arrive_whole() {
-    use common::records as big;
-    for kind in [SocketType::SEQPACKET, SocketType::DGRAM] {
-        let sent = big::records(&big::sizes(kind));
-        let want = sent.concat();
-        for (args, no_splice) in WAYS {
-            let what = format!("{} {args:?} no_splice={no_splice}", big::name(kind));
-            let (ours, theirs) = big::pair(kind);
-            let child = spawn(args, no_splice, Stdio::from(theirs), Stdio::piped());
-            let sender = big::send_all(ours, sent.clone());
-            let out = child.wait_with_output().unwrap();
-            sender.join().unwrap();
-            assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{what}");
-            assert!(out.status.success(), "{what}: {:?}", out.status);
-            assert!(
-                out.stdout == want,
-                "{what}: {} bytes of {}",
-                out.stdout.len(),
-                want.len()
-            );
-
-            let (ours_in, theirs_in) = big::pair(kind);
-            let (ours_out, theirs_out) = big::pair(kind);
-            let writer = theirs_out.try_clone().unwrap();
-            let sender = big::send_all(ours_in, sent.clone());
-            let receiver = big::recv_all(ours_out);
-            let child = spawn(
-                args,
-                no_splice,
-                Stdio::from(theirs_in),
-                Stdio::from(theirs_out),
-            );
-            let out = child.wait_with_output().unwrap();
-            sender.join().unwrap();
-            big::end_records(&writer);
-            let got = receiver.join().unwrap();
-            assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{what}");
-            assert!(out.status.success(), "{what}: {:?}", out.status);
-            assert!(got == sent, "{what}: {}", big::differ(&sent, &got));
-        }
+    for (args, no_splice) in WAYS {
+        common::records::arrive_whole(
+            &format!("{args:?} no_splice={no_splice}"),
+            |stdin, stdout| {
+                spawn(args, no_splice, stdin, stdout)
+                    .wait_with_output()
+                    .unwrap()
+            },
+        );
     }
 }

@@ -15,6 +15,7 @@
 
 use std::io::Write;
 use std::os::fd::OwnedFd;
+use std::process::{Output, Stdio};
 use std::thread::JoinHandle;
 
 use rustix::io::Errno;
@@ -190,4 +191,44 @@ pub fn end_records(writer: &OwnedFd) {
 pub fn differ(sent: &[Vec<u8>], got: &[Vec<u8>]) -> String {
     let lens = |records: &[Vec<u8>]| records.iter().map(Vec::len).collect::<Vec<_>>();
     format!("records of {:?} bytes came for {:?}", lens(got), lens(sent))
+}
+
+/// Records of every size [`sizes`] allows, `SOCK_SEQPACKET` and
+/// `SOCK_DGRAM`, through a command that `run(stdin, stdout)` runs to its
+/// end: byte for byte into a pipe, one record for one into a socket of
+/// the same kind. `what` names the command in a failure.
+pub fn arrive_whole(what: &str, run: impl Fn(Stdio, Stdio) -> Output) {
+    for kind in [SocketType::SEQPACKET, SocketType::DGRAM] {
+        let sent = records(&sizes(kind));
+        let want = sent.concat();
+        let what = format!("{} {what}", name(kind));
+        let succeeded = |out: &Output| {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{what}: {:?}: {stderr}", out.status);
+        };
+
+        let (ours, theirs) = pair(kind);
+        let sender = send_all(ours, sent.clone());
+        let out = run(Stdio::from(theirs), Stdio::piped());
+        sender.join().unwrap();
+        succeeded(&out);
+        assert!(
+            out.stdout == want,
+            "{what}: {} bytes of {}",
+            out.stdout.len(),
+            want.len()
+        );
+
+        let (ours_in, theirs_in) = pair(kind);
+        let (ours_out, theirs_out) = pair(kind);
+        let writer = theirs_out.try_clone().unwrap();
+        let sender = send_all(ours_in, sent.clone());
+        let receiver = recv_all(ours_out);
+        let out = run(Stdio::from(theirs_in), Stdio::from(theirs_out));
+        sender.join().unwrap();
+        end_records(&writer);
+        let got = receiver.join().unwrap();
+        succeeded(&out);
+        assert!(got == sent, "{what}: {}", differ(&sent, &got));
+    }
 }
