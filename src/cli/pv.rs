@@ -87,14 +87,15 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
     }
     // A meter makes files (-P, its control socket, -c's counter) that go
     // when it is stopped: SIGINT, SIGTERM and SIGHUP set a flag the main
-    // thread looks at. The clean-up is bounded (the main thread returns
-    // at once, -M's command is killed within a second), so a second
-    // signal does not cut it short.
+    // thread looks at. A second one ends pv at once (a clean-up that
+    // blocks, on a FIFO or a full stderr, cannot hold it), removing the
+    // pidfile and the socket and killing -M's command first.
     if let Err(err) = process::catch_interrupts() {
         me.say(&strerror(&err));
         return ExitCode::from(EXIT_CONTROL);
     }
-    process::finish_after_second_interrupt();
+    // (-M ends as its command would: 128 + N.)
+    process::second_interrupt_status(args.monitor.is_none().then_some(EXIT_SIGNAL));
     // Checked here, not by clap: its message for a missing -s runs over
     // several lines.
     if args.stop_at_size && args.size.is_none() {

@@ -24,10 +24,12 @@
 //!   ends within a second, nothing of the command left running.
 //!
 //! The command runs in a process group of its own, so that its children
-//! go with it, unless we are the foreground group of our terminal: there
-//! a group of its own could not read the terminal (SIGTTIN), and the
-//! terminal's Ctrl-C reaches the whole group anyway, so it shares ours
-//! and only the command itself is signalled and killed.
+//! go with it, unless we have a controlling terminal: there a group of
+//! its own could not read the terminal (SIGTTIN) and would be left
+//! behind by the shell's job control (`fg` after `&`); the terminal's
+//! Ctrl-C reaches the whole group anyway, so it shares ours, and a
+//! `kill` of pv signals and kills only the command itself (its own
+//! children may outlive it there).
 //!
 //! The status is the command's: its exit code, or 128 + N when it was
 //! killed by signal N (as a shell says it); 128 + N of the signal we
@@ -114,7 +116,7 @@ pub fn spawn(
     };
     let piped = |on: bool| if on { Stdio::piped() } else { Stdio::inherit() };
     let mut command = Command::new(program);
-    if !in_terminal_foreground() {
+    if !has_terminal() {
         command.process_group(0);
     }
     command
@@ -131,17 +133,14 @@ pub fn spawn(
         })
 }
 
-/// Whether this process is in the foreground process group of its
-/// controlling terminal (a command started in a group of its own could
-/// not use that terminal).
-fn in_terminal_foreground() -> bool {
+/// Whether this process has a controlling terminal: a command started
+/// in a group of its own could not use it, and the shell's job control
+/// (`fg` after `&`) would move and continue our group without it.
+fn has_terminal() -> bool {
     use rustix::fs::{Mode, OFlags, open};
     let flags = OFlags::RDONLY | OFlags::NOCTTY | OFlags::CLOEXEC | OFlags::NONBLOCK;
     // ENXIO: no controlling terminal.
-    let Ok(tty) = open("/dev/tty", flags, Mode::empty()) else {
-        return false;
-    };
-    rustix::termios::tcgetpgrp(&tty).is_ok_and(|pgrp| pgrp == rustix::process::getpgrp())
+    open("/dev/tty", flags, Mode::empty()).is_ok()
 }
 
 /// How long the command (and its group) has to end by itself after a
@@ -261,13 +260,19 @@ pub fn run(
                 && let Some(signal) = interrupted()
             {
                 forwarded = Some(signal);
-                group.signal(signal);
+                // The command is reaped: only a group of its own, which
+                // what holds the pipe belongs to, is still its ID.
+                if group.own {
+                    group.signal(signal);
+                }
                 since = Some(Instant::now());
                 // As a shell says a process killed by it.
                 status = u8::try_from(128 + signal).unwrap_or(u8::MAX);
             }
             if since.is_some_and(|since| since.elapsed() >= GRACE) {
-                group.signal(libc::SIGKILL);
+                if group.own {
+                    group.signal(libc::SIGKILL);
+                }
                 break None;
             }
             std::thread::sleep(POLL);
@@ -339,6 +344,12 @@ fn wait_forwarding(
     let pidfd = group
         .pid
         .and_then(|pid| pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok());
+    // A second signal ends pv at once: the command (and its group) goes
+    // too. Unregistered before it is reaped.
+    let mut second = pidfd.as_ref().and_then(|fd| {
+        crate::sys::process::kill_on_second_interrupt(fd.as_fd(), group.pid.filter(|_| group.own))
+            .ok()
+    });
     let mut forwarded: Option<(i32, Instant)> = None;
     let mut killed = false;
     loop {
@@ -349,6 +360,7 @@ fn wait_forwarding(
                 // What the command left behind in its group goes too.
                 group.signal(libc::SIGKILL);
             }
+            drop(second.take());
             let status = child.wait()?;
             return Ok(match forwarded {
                 Some((signal, _)) if killed => {

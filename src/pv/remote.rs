@@ -121,6 +121,8 @@ pub struct Controls {
 #[derive(Debug)]
 pub struct Listener {
     path: PathBuf,
+    /// Removed by a second signal too, which ends pv before `drop`.
+    _on_second_signal: Option<crate::sys::process::RemoveOnSecondInterrupt>,
     stop: Arc<AtomicBool>,
     socket: Option<UnixListener>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -183,6 +185,7 @@ pub fn listen(controls: Controls) -> io::Result<Listener> {
             }
         })?;
     Ok(Listener {
+        _on_second_signal: crate::sys::process::remove_on_second_interrupt(&path).ok(),
         path,
         stop,
         socket,

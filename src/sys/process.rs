@@ -15,9 +15,12 @@
 //!   calls [`die_with_parent`] first thing.
 #![allow(unsafe_code)]
 
+use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, Ordering};
 
 use rustix::process::{Pid, Signal};
 
@@ -34,9 +37,21 @@ static GROUPS: [AtomicI32; GROUP_SLOTS] = [const { AtomicI32::new(0) }; GROUP_SL
 /// -1: free.
 static PIDFDS: [AtomicI32; GROUP_SLOTS] = [const { AtomicI32::new(-1) }; GROUP_SLOTS];
 
-/// Whether a second interrupt ends the process at once
-/// ([`catch_interrupts`]); [`finish_after_second_interrupt`] clears it.
-static SECOND_EXITS: AtomicBool = AtomicBool::new(true);
+/// The process groups led by those processes, killed with them (0: none).
+static PIDFD_GROUPS: [AtomicI32; GROUP_SLOTS] = [const { AtomicI32::new(0) }; GROUP_SLOTS];
+
+/// Files a second interrupt removes ([`remove_on_second_interrupt`]), as
+/// C strings owned by their guards; null: free.
+static PATHS: [AtomicPtr<libc::c_char>; GROUP_SLOTS] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; GROUP_SLOTS];
+
+/// The status a second interrupt ends the process with (-1: 128 + the
+/// signal's number); [`second_interrupt_status`] sets it.
+static SECOND_STATUS: AtomicI32 = AtomicI32::new(-1);
+
+/// How many handlers are reading [`PATHS`] (each then ends the process):
+/// a guard frees its path only when none is.
+static READING_PATHS: AtomicU32 = AtomicU32::new(0);
 
 /// `prctl(PR_SET_PDEATHSIG, SIGKILL)`, then, given a `parent`, a check
 /// that it is still our parent: the calling process is killed when the
@@ -201,8 +216,8 @@ extern "C" fn on_interrupt(signal: libc::c_int) {
             let _ = rustix::process::kill_process_group(pid, Signal::KILL);
         }
     }
-    if !first && SECOND_EXITS.load(Ordering::SeqCst) {
-        for slot in &PIDFDS {
+    if !first {
+        for (slot, group) in PIDFDS.iter().zip(&PIDFD_GROUPS) {
             let fd = slot.load(Ordering::SeqCst);
             if fd >= 0 {
                 // SAFETY: pidfd_send_signal(2) is a plain system call
@@ -218,21 +233,92 @@ extern "C" fn on_interrupt(signal: libc::c_int) {
                         0,
                     )
                 };
+                // Its leader not reaped yet (the guard lives until then),
+                // the group's ID is still its own.
+                if let Some(pgid) = Pid::from_raw(group.load(Ordering::SeqCst)) {
+                    let _ = rustix::process::kill_process_group(pgid, Signal::KILL);
+                }
             }
         }
+        READING_PATHS.fetch_add(1, Ordering::SeqCst);
+        for slot in &PATHS {
+            let path = slot.load(Ordering::SeqCst);
+            if !path.is_null() {
+                // SAFETY: unlink(2) is async-signal-safe; `path` is a C
+                // string its guard frees only once no handler reads
+                // `PATHS` (READING_PATHS, never decremented here: this
+                // handler ends the process).
+                let _ = unsafe { libc::unlink(path) };
+            }
+        }
+        let status = match SECOND_STATUS.load(Ordering::SeqCst) {
+            -1 => 128 + signal,
+            status => status,
+        };
         // SAFETY: _exit is async-signal-safe and ends the process without
         // running any of our code.
-        unsafe { libc::_exit(128 + signal) };
+        unsafe { libc::_exit(status) };
     }
 }
 
-/// Has a second SIGINT, SIGTERM or SIGHUP do what the first did (kill
-/// the registered groups) instead of ending the process at once: for a
-/// command whose clean-up after the first is bounded (pv: removing its
-/// pidfile and control socket, killing its command's group), so that a
-/// second signal coming during that clean-up does not skip it.
-pub fn finish_after_second_interrupt() {
-    SECOND_EXITS.store(false, Ordering::SeqCst);
+/// Has a second interrupt end the process with `status` instead of 128 +
+/// the signal's number (`None`, the default): a command whose statuses
+/// say an interruption their own way (pv's 32, whatever the signals).
+pub fn second_interrupt_status(status: Option<u8>) {
+    SECOND_STATUS.store(status.map_or(-1, i32::from), Ordering::SeqCst);
+}
+
+/// A file registered with [`remove_on_second_interrupt`]; dropping it
+/// takes the file off the list (it does not remove it).
+#[derive(Debug)]
+#[must_use = "the file is unregistered when this is dropped"]
+pub struct RemoveOnSecondInterrupt {
+    slot: usize,
+}
+
+/// Has the second interrupt of [`catch_interrupts`] (the one that ends
+/// this process at once) remove `path` first: a file the command makes
+/// and removes at its end (pv's pidfile and control socket) is not left
+/// behind when a clean-up that blocks is cut short.
+pub fn remove_on_second_interrupt(path: &Path) -> io::Result<RemoveOnSecondInterrupt> {
+    let path = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a path with a NUL byte"))?
+        .into_raw();
+    for (slot, entry) in PATHS.iter().enumerate() {
+        if entry
+            .compare_exchange(
+                std::ptr::null_mut(),
+                path,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            )
+            .is_ok()
+        {
+            return Ok(RemoveOnSecondInterrupt { slot });
+        }
+    }
+    // SAFETY: `path` came from `CString::into_raw` above and was shared
+    // with nobody.
+    drop(unsafe { CString::from_raw(path) });
+    Err(io::Error::other(format!(
+        "cannot register a file: {GROUP_SLOTS} are registered already"
+    )))
+}
+
+impl Drop for RemoveOnSecondInterrupt {
+    fn drop(&mut self) {
+        let path = PATHS[self.slot].swap(std::ptr::null_mut(), Ordering::SeqCst);
+        // A handler that loaded it before the swap is ending the process:
+        // the path stays valid until then.
+        while READING_PATHS.load(Ordering::SeqCst) > 0 {
+            std::thread::yield_now();
+        }
+        if !path.is_null() {
+            // SAFETY: it came from `CString::into_raw` in
+            // `remove_on_second_interrupt`, and no handler reads it now.
+            drop(unsafe { CString::from_raw(path) });
+        }
+    }
 }
 
 /// A process registered with [`kill_on_second_interrupt`]; dropping it
@@ -249,13 +335,23 @@ pub struct KillOnSecondInterrupt<'fd> {
 /// the first interrupt was only passed on to (`pv -M`'s command) does not
 /// outlive us. A pidfd names that one process, never one that reuses its
 /// ID after it is reaped.
-pub fn kill_on_second_interrupt(pidfd: BorrowedFd<'_>) -> io::Result<KillOnSecondInterrupt<'_>> {
+///
+/// With `group` (the process leads a process group of its own), its group
+/// is killed too: call it only while the process is not reaped.
+pub fn kill_on_second_interrupt(
+    pidfd: BorrowedFd<'_>,
+    group: Option<Pid>,
+) -> io::Result<KillOnSecondInterrupt<'_>> {
     let raw = pidfd.as_raw_fd();
     for (slot, entry) in PIDFDS.iter().enumerate() {
         if entry
             .compare_exchange(-1, raw, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()
         {
+            PIDFD_GROUPS[slot].store(
+                group.map_or(0, |pid| pid.as_raw_nonzero().get()),
+                Ordering::SeqCst,
+            );
             return Ok(KillOnSecondInterrupt {
                 slot,
                 _pidfd: std::marker::PhantomData,
@@ -269,6 +365,7 @@ pub fn kill_on_second_interrupt(pidfd: BorrowedFd<'_>) -> io::Result<KillOnSecon
 
 impl Drop for KillOnSecondInterrupt<'_> {
     fn drop(&mut self) {
+        PIDFD_GROUPS[self.slot].store(0, Ordering::SeqCst);
         PIDFDS[self.slot].store(-1, Ordering::SeqCst);
     }
 }

@@ -256,3 +256,49 @@ fn a_second_signal_still_removes_the_pidfile_and_socket() {
         assert_eq!(out.status.code(), Some(32), "{what}");
     }
 }
+
+/// A meter held where it cannot look at its flag (`-d @FIFO` waiting for
+/// the list's writer in open(2)) still ends at a second signal, at once,
+/// with the first signal's 32 and its pidfile removed: a second signal
+/// that only repeated the first left it alive past any number of them.
+#[test]
+fn a_second_signal_ends_a_meter_held_in_a_blocking_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("list");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    let pidfile = dir.path().join("pid");
+    let list = format!("@{}", fifo.display());
+    let child = super::common::catchable(EXE)
+        .args(["pv", "-q", "-d", &list, "-P"])
+        .arg(&pidfile)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Give it time to block in open(2) of the FIFO.
+    std::thread::sleep(Duration::from_millis(500));
+    signal(&child, Signal::TERM);
+    std::thread::sleep(Duration::from_millis(200));
+    signal(&child, Signal::TERM);
+    let start = Instant::now();
+    let mut child = child;
+    while child.try_wait().unwrap().is_none() && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let alive = child.try_wait().unwrap().is_none();
+    if alive {
+        let _ = child.kill();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(!alive, "alive 5 s after a second SIGTERM");
+    assert_eq!(out.status.code(), Some(32), "{}", stderr(&out));
+    assert!(!pidfile.exists(), "the pidfile stayed");
+}

@@ -12,6 +12,8 @@ use crate::strerror;
 pub struct PidFile {
     path: PathBuf,
     id: (u64, u64),
+    /// Removed by a second signal too, which ends pv before `drop`.
+    _on_second_signal: Option<pipespeed::sys::process::RemoveOnSecondInterrupt>,
 }
 
 impl PidFile {
@@ -63,6 +65,7 @@ impl PidFile {
         let pidfile = PidFile {
             path: path.to_owned(),
             id,
+            _on_second_signal: pipespeed::sys::process::remove_on_second_interrupt(path).ok(),
         };
         writeln!(file, "{}", std::process::id())
             .map_err(|err| format!("{named}: {}", strerror(&err)))?;
