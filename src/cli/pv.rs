@@ -378,10 +378,19 @@ fn signal_text(signal: i32) -> String {
 }
 
 /// What `-R` sends: the options given, and the display items if any.
+/// What `pv -R` sends: as pv 1.12's, the whole display, pv's default
+/// (`-p -t -e -r -b`) when no item is named, whatever else is changed.
 fn changes(args: &PvArgs) -> Changes {
-    let items = items(args);
+    let mut items = items(args);
+    if items.is_empty() && !args.numeric && !args.quiet {
+        items = Items {
+            name: args.name.clone(),
+            ..Items::pv_default()
+        };
+    }
     Changes {
-        items: (!items.is_empty()).then_some(items),
+        items: Some(items),
+        whole_display: true,
         format: args.format.clone(),
         name: args.name.clone(),
         interval: args.interval.map(|d| d.as_secs_f64()),
