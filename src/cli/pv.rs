@@ -199,12 +199,24 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         args.files.clone()
     };
     // pv reads -s 0 as no size given; else the total of the named files
-    // (by name, not by opening: opening a FIFO would wait for a writer).
+    // (by name, not by opening: opening a FIFO would wait for a writer),
+    // or with -l their lines, counted first as pv 1.12 does (in the
+    // transfer's thread: a signal ends a long count at once).
     let given_size = given_size.filter(|&s| s > 0);
-    settings.size = given_size.or_else(|| {
-        let total: u64 = names.iter().filter_map(|n| regular_size(n)).sum();
-        (!args.line_mode && total > 0).then_some(total)
-    });
+    settings.size = match given_size {
+        Some(size) => Some(size),
+        None if args.line_mode => {
+            let (counted, end) = (names.clone(), if args.null { 0 } else { b'\n' });
+            match until_signalled(me, || {}, move || inputs::line_total(&counted, end)) {
+                Ok(total) => total,
+                Err(status) => return ExitCode::from(status),
+            }
+        }
+        None => {
+            let total: u64 = names.iter().filter_map(|n| regular_size(n)).sum();
+            (total > 0).then_some(total)
+        }
+    };
     // In a thread of its own: opening a FIFO waits for its reader.
     let (said, discard, output, store, pidfile, named) = (
         me.clone(),
