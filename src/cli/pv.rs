@@ -200,12 +200,24 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         args.files.clone()
     };
     // pv reads -s 0 as no size given; else the total of the named files
-    // (by name, not by opening: opening a FIFO would wait for a writer).
+    // (by name, not by opening: opening a FIFO would wait for a writer),
+    // or with -l their lines, counted first as pv 1.12 does (in the
+    // transfer's thread: a signal ends a long count at once).
     let given_size = given_size.filter(|&s| s > 0);
-    settings.size = given_size.or_else(|| {
-        let total: u64 = names.iter().filter_map(|n| regular_size(n)).sum();
-        (!args.line_mode && total > 0).then_some(total)
-    });
+    settings.size = match given_size {
+        Some(size) => Some(size),
+        None if args.line_mode => {
+            let (counted, end) = (names.clone(), if args.null { 0 } else { b'\n' });
+            match until_signalled(me, || {}, move || inputs::line_total(&counted, end)) {
+                Ok(total) => total,
+                Err(status) => return ExitCode::from(status),
+            }
+        }
+        None => {
+            let total: u64 = names.iter().filter_map(|n| regular_size(n)).sum();
+            (total > 0).then_some(total)
+        }
+    };
     // In a thread of its own: opening a FIFO waits for its reader.
     let (said, discard, output, store, pidfile, named) = (
         me.clone(),
@@ -379,10 +391,19 @@ fn signal_text(signal: i32) -> String {
 }
 
 /// What `-R` sends: the options given, and the display items if any.
+/// What `pv -R` sends: as pv 1.12's, the whole display, pv's default
+/// (`-p -t -e -r -b`) when no item is named, whatever else is changed.
 fn changes(args: &PvArgs) -> Changes {
-    let items = items(args);
+    let mut items = items(args);
+    if items.is_empty() && !args.numeric && !args.quiet {
+        items = Items {
+            name: args.name.clone(),
+            ..Items::pv_default()
+        };
+    }
     Changes {
-        items: (!items.is_empty()).then_some(items),
+        items: Some(items),
+        whole_display: true,
         format: args.format.clone(),
         name: args.name.clone(),
         interval: args.interval.map(|d| d.as_secs_f64()),

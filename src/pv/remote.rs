@@ -37,6 +37,11 @@ pub struct Changes {
     pub size: Option<u64>,
     /// `-L` (0: no limit).
     pub rate_limit: Option<u64>,
+    /// pv 1.12's rule, which `pv -R` follows: `items`, `format` and
+    /// `name` replace the running display as a whole, `None` standing for
+    /// none, rather than each only when given.
+    #[serde(default)]
+    pub whole_display: bool,
 }
 
 /// One message to a meter.
@@ -279,7 +284,13 @@ fn answer(request: Request, controls: &Controls) -> Reply {
 
 /// Applies `changes` to `settings`.
 pub fn apply(settings: &mut Settings, changes: &Changes) {
-    if let Some(items) = &changes.items {
+    if changes.whole_display {
+        settings.items = Items {
+            name: changes.name.clone(),
+            ..changes.items.clone().unwrap_or_default()
+        };
+        settings.format = changes.format.clone();
+    } else if let Some(items) = &changes.items {
         let name = settings.items.name.take();
         settings.items = Items {
             name,
@@ -287,11 +298,13 @@ pub fn apply(settings: &mut Settings, changes: &Changes) {
         };
         settings.format = None;
     }
-    if let Some(format) = &changes.format {
-        settings.format = Some(format.clone());
-    }
-    if let Some(name) = &changes.name {
-        settings.items.name = Some(name.clone());
+    if !changes.whole_display {
+        if let Some(format) = &changes.format {
+            settings.format = Some(format.clone());
+        }
+        if let Some(name) = &changes.name {
+            settings.items.name = Some(name.clone());
+        }
     }
     // Held to the range the command line allows: a request is any JSON.
     if let Some(interval) = changes.interval.and_then(interval_of) {
@@ -363,6 +376,7 @@ mod tests {
             size: Some(10),
             rate_limit: Some(0),
             format: None,
+            whole_display: true,
         });
         for request in [change, Request::Query] {
             let text = serde_json::to_string(&request).unwrap();

@@ -159,3 +159,40 @@ fn a_numeric_percentage_stops_at_100000() {
         stderr(&out)
     );
 }
+
+/// `-l` without `-s`, every input a regular file: pv 1.12 counts their
+/// lines first, so `-n` ends at 100 (issue 36: ours ended at "2", no size
+/// set). An input on a pipe leaves the size unknown, as in pv 1.12.
+#[test]
+fn line_mode_counts_the_lines_of_regular_files_for_its_size() {
+    let lines: String = (1..=1000).map(|i| format!("{i}\n")).collect();
+    let input = super::file_with(lines.as_bytes());
+    let name = input.path().to_str().unwrap();
+    let last = |out: &std::process::Output| {
+        assert!(out.status.success(), "{}", stderr(out));
+        stderr(out).lines().last().map(str::to_owned)
+    };
+    let two = super::pv(&["-n", "-l", name, name])
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(last(&two).as_deref(), Some("100"), "{}", stderr(&two));
+    // stdin a regular file counts too.
+    let stdin = super::pv(&["-n", "-l", name, "-"])
+        .stdin(std::fs::File::open(name).unwrap())
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(last(&stdin).as_deref(), Some("100"), "{}", stderr(&stdin));
+    // -0 counts its own separator.
+    let nuls = super::file_with(&b"a\0b\0c\0".repeat(100));
+    let out = super::pv(&["-n", "-0", nuls.path().to_str().unwrap()])
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(last(&out).as_deref(), Some("100"), "{}", stderr(&out));
+    // A pipe among the inputs: no size, as a pipe alone (pv 1.12: "2").
+    let unknown = super::run_piped(super::pv(&["-n", "-l"]), lines.as_bytes());
+    let piped = super::run_piped(super::pv(&["-n", "-l", name, "-"]), lines.as_bytes());
+    assert_eq!(last(&piped), last(&unknown), "{}", stderr(&piped));
+}

@@ -171,6 +171,8 @@ const SAME: &[&str] = &[
     "$PV -n -s 100 a",
     "$PV -n -s 1.5G a",
     "$PV -n -b -l b",
+    "$PV -n -l b",
+    "$PV -n -l a b",
     "$PV -l -0 -n -b z",
     // Values pv 1.12 takes, spelt its way.
     "$PV -q -w ' 5' a",
@@ -406,15 +408,6 @@ const DELIBERATE: &[Deliberate] = &[
         },
         theirs: |r| r.status == Some(16) && r.stdout.len() == 5000,
         why: "a directory fails every read: pv 1.12 -E makes zeros of it, without end without -S",
-    },
-    Deliberate {
-        case: "$PV -n -l b",
-        // Without a size, -n's number is the moving bar's place.
-        ours: |r| {
-            r.status == Some(0) && r.stderr != "100\n" && r.stderr.trim().parse::<u64>().is_ok()
-        },
-        theirs: |r| r.status == Some(0) && r.stderr == "100\n",
-        why: "pv 1.12 reads every file once more to count its lines for -l's size; pipespeed pv has no size in line mode without -s",
     },
     Deliberate {
         case: "$PV -f -T a >o",

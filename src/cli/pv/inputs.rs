@@ -3,7 +3,7 @@
 
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -12,6 +12,7 @@ use std::time::Instant;
 use pipespeed::copy::{CopyOptions, Mechanism, Side};
 use pipespeed::pv::copy::{Ended, Skipped, Transfer, TransferOptions, input_is_output};
 use pipespeed::pv::display::{Display, draw};
+use pipespeed::pv::meter::count_lines;
 use pipespeed::sys::inherited::{self, Stdio};
 use pipespeed::sys::{FdInfo, FdKind, fd_info};
 
@@ -344,4 +345,44 @@ pub fn transfer_options(
         unit: if args.direct_io { 4096 } else { 1 },
         sparse: args.sparse,
     }
+}
+
+/// `-l` without `-s`: the `end` bytes (`\n`, NUL with `-0`) in all
+/// `names`, as pv 1.12 counts them for a size, when every one is a
+/// regular file (`-`: stdin, from its offset); `None` if one is not, or
+/// cannot be opened or read (the transfer then says why), or none holds a
+/// line. Read 64 KiB at a time by pread(2), no offset moved; opened
+/// O_NONBLOCK, so a name swapped for a FIFO cannot hold the count.
+pub fn line_total(names: &[PathBuf], end: u8) -> Option<u64> {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut total = 0u64;
+    for name in names {
+        let (fd, from): (OwnedFd, u64) = if name.as_os_str() == "-" {
+            let fd = io::stdin().as_fd().try_clone_to_owned().ok()?;
+            let from = rustix::fs::seek(&fd, rustix::fs::SeekFrom::Current(0)).ok()?;
+            (fd, from)
+        } else {
+            let file = File::options()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(name)
+                .ok()?;
+            (file.into(), 0)
+        };
+        if fd_info(&fd).ok()?.kind != FdKind::Regular {
+            return None;
+        }
+        let mut at = from;
+        loop {
+            let n = match rustix::io::pread(&fd, &mut buf, at) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(_) => return None,
+            };
+            total += count_lines(&buf[..n], end);
+            at += n as u64;
+        }
+    }
+    (total > 0).then_some(total)
 }
