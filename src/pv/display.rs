@@ -358,7 +358,8 @@ pub fn lock(settings: &Mutex<Settings>) -> std::sync::MutexGuard<'_, Settings> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Writes `text` to `stderr` if it can take it within `patience`: a
+/// Writes `text` to `stderr` if it can take it within `patience`, and no
+/// signal has stopped the meter: a
 /// reader of stderr that stops reading must not stall the display thread
 /// (holding stderr's lock, which the copying thread needs for its
 /// messages).
@@ -369,7 +370,12 @@ pub fn show(stderr: &io::Stderr, text: &str, patience: Duration) {
     };
     let mut fds = [PollFd::new(stderr, PollFlags::OUT)];
     if matches!(poll(&mut fds, Some(&timeout)), Ok(n) if n > 0) {
-        let _ = stderr.lock().write_all(text.as_bytes());
+        let mut stderr = stderr.lock();
+        // Once SIGINT, SIGTERM or SIGHUP came, the main thread says so on
+        // the last line (under this lock): no line is drawn after it.
+        if crate::sys::process::interrupted().is_none() {
+            let _ = stderr.write_all(text.as_bytes());
+        }
     }
 }
 

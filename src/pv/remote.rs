@@ -173,6 +173,9 @@ pub fn listen(controls: Controls) -> io::Result<Listener> {
     if let Some(dir) = path.parent() {
         remove_stale(dir);
     }
+    // Registered before it exists: a second signal right after the bind
+    // still removes it (the path is this meter's own).
+    let on_second_signal = crate::sys::process::remove_on_second_interrupt(&path).ok();
     let listener = UnixListener::bind(&path)?;
     let stop = Arc::new(AtomicBool::new(false));
     let stopped = Arc::clone(&stop);
@@ -190,7 +193,7 @@ pub fn listen(controls: Controls) -> io::Result<Listener> {
             }
         })?;
     Ok(Listener {
-        _on_second_signal: crate::sys::process::remove_on_second_interrupt(&path).ok(),
+        _on_second_signal: on_second_signal,
         path,
         stop,
         socket,

@@ -243,8 +243,10 @@ fn a_second_signal_still_removes_the_pidfile_and_socket() {
             .join("pipespeed-pv")
             .join(format!("{}.sock", child.id()));
         let pidfile = dir.path().join("pid");
+        // The pidfile holds the ID once pv has made both (as a script
+        // waiting for it reads it).
         wait_for("the meter's pidfile and socket", || {
-            pidfile.exists() && socket.exists()
+            std::fs::read_to_string(&pidfile).is_ok_and(|id| id.ends_with('\n')) && socket.exists()
         });
         signal(&child, first);
         signal(&child, second);
