@@ -284,6 +284,15 @@ fn another_user_s_stage_is_degraded_with_its_message() {
     let sample: Value = serde_json::from_slice(&out.stdout).unwrap();
     let stage = &sample["pipelines"][0]["stages"][0];
     assert_eq!(stage["visible"], false, "{sample}");
+    // The shares the table shows as `?` are null, not numbers.
+    for share in [
+        "working_pct",
+        "input_wait_pct",
+        "output_wait_pct",
+        "other_pct",
+    ] {
+        assert!(stage[share].is_null(), "{share}: {sample}");
+    }
     let unseen = sample["unseen"].as_array().unwrap();
     assert!(
         unseen

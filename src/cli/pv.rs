@@ -487,8 +487,12 @@ impl Source for Reading {
             .collect()
     }
 
+    /// A pipe's fill; 0 for any other output (a file, a device,
+    /// /dev/null with `-X`), where nothing written waits for a reader, as
+    /// pv 1.12 reads its own empty buffer there.
     fn buffer_percent(&self) -> Option<u64> {
-        pipe_fill(self.out.as_ref()?.as_fd())
+        let out = self.out.as_ref()?;
+        Some(pipe_fill(out.as_fd()).unwrap_or(0))
     }
 }
 

@@ -288,7 +288,11 @@ pub fn draw(
         snap.lines = display.lines;
         let format = settings.format();
         if format.has(&Segment::BufferPercent) {
-            snap.buffer_percent = source.buffer_percent();
+            // At the end the transfer holds nothing, whatever the reader
+            // has yet to read: pv 1.12's last reading is 0% too.
+            snap.buffer_percent = source
+                .buffer_percent()
+                .map(|p| if finished { 0 } else { p });
         }
         let n = format.last_written();
         if n > 0 {

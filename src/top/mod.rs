@@ -110,8 +110,10 @@ pub struct PipelineSample {
     pub verdict: Verdict,
 }
 
-/// One stage over a window.
+/// One stage over a window. In JSON, the shares of probes are null when
+/// the stage is not `visible` (the table's `?`).
 #[derive(Debug, Clone, Serialize)]
+#[serde(into = "StageJson")]
 pub struct StageSample {
     /// Its process ID.
     pub pid: u32,
@@ -145,6 +147,47 @@ pub struct StageSample {
     /// Whether its counters moved: it reads and writes through user
     /// space rather than splicing.
     pub copies: bool,
+}
+
+/// A [`StageSample`] as JSON says it: what could not be probed is null.
+#[derive(Serialize)]
+struct StageJson {
+    pid: u32,
+    name: String,
+    command: String,
+    state: &'static str,
+    cpu_pct: f64,
+    runq_pct: f64,
+    bytes_in: Option<Rate>,
+    bytes_out: Option<Rate>,
+    working_pct: Option<f64>,
+    input_wait_pct: Option<f64>,
+    output_wait_pct: Option<f64>,
+    other_pct: Option<f64>,
+    visible: bool,
+    copies: bool,
+}
+
+impl From<StageSample> for StageJson {
+    fn from(s: StageSample) -> StageJson {
+        let seen = |share: f64| s.visible.then_some(share);
+        StageJson {
+            working_pct: seen(s.working_pct),
+            input_wait_pct: seen(s.input_wait_pct),
+            output_wait_pct: seen(s.output_wait_pct),
+            other_pct: seen(s.other_pct),
+            pid: s.pid,
+            name: s.name,
+            command: s.command,
+            state: s.state,
+            cpu_pct: s.cpu_pct,
+            runq_pct: s.runq_pct,
+            bytes_in: s.bytes_in,
+            bytes_out: s.bytes_out,
+            visible: s.visible,
+            copies: s.copies,
+        }
+    }
 }
 
 /// One pipe over a window.

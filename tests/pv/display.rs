@@ -298,3 +298,41 @@ fn on_a_terminal_a_bar_of_blocks_fills_its_width() {
     let screen = String::from_utf8(read_until_hangup(&controller)).unwrap();
     assert_eq!(screen, format!("{}\r\n", "█".repeat(100)), "{screen:?}");
 }
+
+/// `-T`'s last reading is `{  0%}`, as pv 1.12's: at the end the transfer
+/// holds nothing, whatever the reader has yet to read (issue 36: the pipe's
+/// fill, 11-98% when the reader lagged); and an output that is no pipe (a
+/// file, or none with `-X`) reads 0%, not `{----}`.
+#[test]
+fn the_buffer_reading_ends_at_0_percent() {
+    let input = file_with(&vec![b'x'; 60_000]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    // $0: pv; $1: the input; $2: a file. The display goes to $2 and is
+    // read from it at the end.
+    let cases = [
+        // The reader starts a second after the meter has written all.
+        (
+            "\"$0\" pv -f -T \"$1\" 2>\"$2\" | (sleep 1; cat >/dev/null)",
+            "a slow reader",
+        ),
+        ("\"$0\" pv -f -T \"$1\" 2>\"$2\" >\"$2.out\"", "a file"),
+        ("\"$0\" pv -f -T -X \"$1\" 2>\"$2\"", "-X"),
+    ];
+    for (script, what) in cases {
+        let script = format!("{script}; cat \"$2\" >&2");
+        let got = Command::new("sh")
+            .args(["-c", &script, EXE])
+            .arg(input.path())
+            .arg(&out)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&got.stderr);
+        let last = err
+            .split(['\r', '\n'])
+            .rfind(|l| !l.trim().is_empty())
+            .unwrap_or_default();
+        assert_eq!(last.trim(), "{  0%}", "{what}: {err:?}");
+    }
+}

@@ -173,6 +173,8 @@ const SAME: &[&str] = &[
     "$PV -n -b -l b",
     "$PV -n -l b",
     "$PV -n -l a b",
+    "$PV -f -T a >o",
+    "$PV -f -T -X a",
     "$PV -l -0 -n -b z",
     // Values pv 1.12 takes, spelt its way.
     "$PV -q -w ' 5' a",
@@ -408,12 +410,6 @@ const DELIBERATE: &[Deliberate] = &[
         },
         theirs: |r| r.status == Some(16) && r.stdout.len() == 5000,
         why: "a directory fails every read: pv 1.12 -E makes zeros of it, without end without -S",
-    },
-    Deliberate {
-        case: "$PV -f -T a >o",
-        ours: |r| r.stderr.contains("{----}"),
-        theirs: |r| r.stderr.contains("{  0%}"),
-        why: "-T is how full the pipe to the reader is; a file output has none",
     },
     Deliberate {
         case: "$PV -f -c -b a",
