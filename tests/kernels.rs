@@ -482,6 +482,17 @@ fn a_result_over_a_program_found_by_default_is_refused_before_booting() {
     }
 }
 
+/// A scratch directory holding a stand-in kernel image `vmlinuz` and an
+/// empty `bin` for stand-in programs.
+fn scratch() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("vmlinuz");
+    std::fs::write(&image, b"kernel").unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    (dir, image, bin)
+}
+
 #[test]
 fn an_input_that_is_no_regular_file_is_refused_at_once() {
     let dir = tempfile::tempdir().unwrap();
@@ -526,11 +537,7 @@ fn an_out_directory_through_a_link_planted_in_tmp_is_refused() {
     if !rustix::process::geteuid().is_root() {
         return common::skip("root", "planting another user's link needs root");
     }
-    let dir = tempfile::tempdir().unwrap();
-    let image = dir.path().join("vmlinuz");
-    std::fs::write(&image, b"kernel").unwrap();
-    let bin = dir.path().join("bin");
-    std::fs::create_dir(&bin).unwrap();
+    let (dir, image, bin) = scratch();
     stand_in(&bin, "qemu-system-x86_64", "#!/bin/sh\nexit 1\n");
     // /tmp's kind: sticky and writable by all.
     let sticky = dir.path().join("sticky");
@@ -591,11 +598,7 @@ fn sigkill_takes_qemu_along_and_the_next_run_removes_the_work_directory() {
     if busybox().is_none() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let image = dir.path().join("vmlinuz");
-    std::fs::write(&image, b"kernel").unwrap();
-    let bin = dir.path().join("bin");
-    std::fs::create_dir(&bin).unwrap();
+    let (dir, image, bin) = scratch();
     let pidfile = dir.path().join("qemu.pid");
     let qemu = format!(
         "#!/bin/sh\necho $$ >{}.new\nmv {0}.new {0}\nexec sleep 600\n",
@@ -654,11 +657,7 @@ fn the_initramfs_cache_keeps_the_most_recent_archives_only() {
     if busybox().is_none() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let image = dir.path().join("vmlinuz");
-    std::fs::write(&image, b"kernel").unwrap();
-    let bin = dir.path().join("bin");
-    std::fs::create_dir(&bin).unwrap();
+    let (dir, image, bin) = scratch();
     stand_in(&bin, "qemu-system-x86_64", "#!/bin/sh\nexit 1\n");
     let cache = dir.path().join("cache/pipespeed");
     std::fs::create_dir_all(&cache).unwrap();
