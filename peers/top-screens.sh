@@ -1,7 +1,7 @@
 #!/bin/bash
 # The screens docs/top.md shows: three pipelines run under
 # `pipespeed top --run`, each printing its windows (plain lines: not a
-# terminal) and its summary. Usage: bench/top-screens.sh [PIPESPEED]
+# terminal) and its summary. Usage: peers/top-screens.sh [PIPESPEED]
 set -eu
 p=${1:-$(dirname "$0")/../target/release/pipespeed}
 p=$(realpath "$p")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """pipespeed tee against uutils tee 0.12 and GNU tee, side by side, same run.
 
-Usage: bench/tee-vs.py [--runs N] [--size SIZE] [--dir DIR] [--gnu PATH]
+Usage: peers/tee-vs.py [--runs N] [--size SIZE] [--dir DIR] [--gnu PATH]
 
 Cases (the targets of the tee issue, #27), the stream coming from a pipe
 (`uutils cat F |`, which splices a cached file at 50+ GiB/s):
@@ -70,7 +70,7 @@ def main():
     gnu_version = subprocess.run([gnu, "--version"], capture_output=True, text=True).stdout
     fs = subprocess.run(["stat", "-f", "-c", "%T", args.dir], capture_output=True,
                         text=True).stdout.strip()
-    print(f"# bench/tee-vs.py " + " ".join(sys.argv[1:]))
+    print(f"# peers/tee-vs.py " + " ".join(sys.argv[1:]))
     print(f"kernel {os.uname().release}; {os.cpu_count()} CPUs; "
           f"pipe-max-size {open('/proc/sys/fs/pipe-max-size').read().strip()}; "
           f"stream {args.size >> 20} MiB; files on {fs} ({args.dir}); {args.runs} runs each; "

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How long `pipespeed compare` takes for rows of many runs.
 
-Usage: bench/compare-runs.py [N ...]   (default: 10 100 1000)
+Usage: peers/compare-runs.py [N ...]   (default: 10 100 1000)
 
 For each N, writes two copies of tests/fixtures/compare/bench-base.json
 whose measured rungs have N runs each (uniform draws in [1, 2) GiB/s), and

@@ -3,7 +3,7 @@
 # (../shared/peers/pipe_ref.c: the same bare syscalls, nothing else) on the same
 # machine, in the same session, and prints the medians side by side.
 #
-# Usage: bench/ladder-vs-pipe_ref.sh [--runs N] [--bytes SIZE] [--cpus W,R] [--rungs a,b,...]
+# Usage: peers/ladder-vs-pipe_ref.sh [--runs N] [--bytes SIZE] [--cpus W,R] [--rungs a,b,...]
 #   --runs   runs per tool per rung (default 7)
 #   --bytes  bytes the reader consumes per run, K/M/G suffix (default 4G, except
 #            write-read and vmsplice-read, which default to 1G: they only reach

@@ -5,7 +5,7 @@
 # x readers 1,5,10) with and without --memory-pressure, as the pipe page-pool RFC
 # reported it. Prints two markdown tables.
 #
-# Usage: bench/contend-vs-ladder.sh [--runs N] [--duration SECS] [--pipe-size SIZE]
+# Usage: peers/contend-vs-ladder.sh [--runs N] [--duration SECS] [--pipe-size SIZE]
 #          [--cpus W,R|none] [--sweep-duration SECS] [--pressure-share PCT] [--no-sweep]
 #   --runs            alternations of bench and contend for table 1 (default 5)
 #   --duration        seconds per contend run, and bench's --run-seconds (default 3)

@@ -15,7 +15,7 @@
  *                                    turn
  *
  * stdout is grown to 1 MiB. No error handling worth the name: a probe.
- * Build: cc -O2 -pthread -o target/cat-loops bench/cat-loops.c */
+ * Build: cc -O2 -pthread -o target/cat-loops peers/cat-loops.c */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

@@ -3,7 +3,7 @@
 # the per-user pipe budget (/proc/sys/fs/pipe-user-pages-soft) bites,
 # pipespeed cat against GNU cat.
 #
-# Usage: [SIZE=16M] [PIPESPEED=BIN] bench/pipe-quota.sh [N ...]
+# Usage: [SIZE=16M] [PIPESPEED=BIN] peers/pipe-quota.sh [N ...]
 #   N: numbers of concurrent pipelines (default: 1 16 24 28 30 31 32 33 34
 #   48 64 200 1000 1010 1020 1030); SIZE: the copied file's size, as
 #   head -c takes it; PIPESPEED: the binary (default target/release/pipespeed)
@@ -28,14 +28,14 @@ if [ "$(id -u)" = 0 ]; then
 	chmod 755 "$tmp"
 	cp "$0" "$tmp/pipe-quota.sh"
 	cp "${PIPESPEED:-$here/../target/release/pipespeed}" "$tmp/pipespeed"
-	echo "# bench/pipe-quota.sh${*:+ $*}"
+	echo "# peers/pipe-quota.sh${*:+ $*}"
 	runuser -u nobody -- env PIPESPEED="$tmp/pipespeed" SIZE="${SIZE:-16M}" sh "$tmp/pipe-quota.sh" --as-is "$@"
 	exit
 fi
 if [ "${1:-}" = --as-is ]; then
 	shift
 else
-	echo "# bench/pipe-quota.sh${*:+ $*}"
+	echo "# peers/pipe-quota.sh${*:+ $*}"
 fi
 [ $# -gt 0 ] || set -- 1 16 24 28 30 31 32 33 34 48 64 200 1000 1010 1020 1030
 pipespeed=${PIPESPEED:-$here/../target/release/pipespeed}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """pipespeed cat against uutils cat and GNU cat, side by side, same run.
 
-Usage: bench/cat-vs.py [--runs N] [--size SIZE] [--text-size SIZE]
+Usage: peers/cat-vs.py [--runs N] [--size SIZE] [--text-size SIZE]
                        [--cases LIST] [--before BINARY] [--skip-gnu]
 
 Cases (the targets of the cat issue; --cases picks some, by key):

@@ -3,7 +3,7 @@
 # machine, in the same session, alternating the two tools, and prints the
 # medians side by side as a markdown table; then busy waiting against blocking.
 #
-# Usage: bench/latency-vs-perf.sh [--runs N] [--loops N] [--cpus A,B]
+# Usage: peers/latency-vs-perf.sh [--runs N] [--loops N] [--cpus A,B]
 #   --runs   alternating runs per tool per case (default 7)
 #   --loops  round trips per run, for both tools (default 100000; perf's own
 #            default of 1000000 takes ~10 s per run at 10 us a round trip)

@@ -4,7 +4,7 @@
 # alternating order ROUNDS times, every pair judged by NEW's `compare`
 # (its bootstrap interval of each ratio, and its noise warning).
 #
-# Usage: bench/kinds-before-after.sh OLD_BIN NEW_BIN [ROUNDS] [OUTDIR]
+# Usage: peers/kinds-before-after.sh OLD_BIN NEW_BIN [ROUNDS] [OUTDIR]
 set -eu
 old=$1 new=$2 rounds=${3:-2} out=${4:-$(mktemp -d)}
 mkdir -p "$out"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Two builds of pipespeed side by side: cat and pv in a pipeline, pairs alternated.
 
-Usage: bench/before-after.py OLD_BIN NEW_BIN FILE [--runs N] [--repeat K]
+Usage: peers/before-after.py OLD_BIN NEW_BIN FILE [--runs N] [--repeat K]
 
 FILE (cached) is read K times by the source; the reader is NEW_BIN's
 `read --splice`. Cases: `X pv -q` and `X cat` in the middle of

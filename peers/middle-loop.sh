@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # What bounds `uutils cat F | MIDDLE | pipe_ref read --splice`? Runs each
 # named middle once per round, RUNS rounds, and prints each one's median
-# GiB/s and its runs. Needs the files bench/pv-vs.py prepares
+# GiB/s and its runs. Needs the files peers/pv-vs.py prepares
 # (target/bench-data, target/peers, target/uutils) and a release build.
-# Usage: bench/middle-loop.sh RUNS NAME=COMMAND...   (empty COMMAND: no middle)
-# e.g.   bench/middle-loop.sh 7 none= pv="pv -q" ours="target/release/pipespeed pv -q"
+# Usage: peers/middle-loop.sh RUNS NAME=COMMAND...   (empty COMMAND: no middle)
+# e.g.   peers/middle-loop.sh 7 none= pv="pv -q" ours="target/release/pipespeed pv -q"
 set -eu  # not pipefail: the reader stops at --bytes and may leave a writer a SIGPIPE
 cd "$(dirname "$0")/.."
-cc -O2 -o target/splice-middle bench/splice-middle.c
+cc -O2 -o target/splice-middle peers/splice-middle.c
 F=target/bench-data/zero-4294967296
 R="target/peers/pipe_ref read --splice --bytes 4G"
 U="target/uutils/bin/coreutils cat"

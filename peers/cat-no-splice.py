@@ -2,11 +2,11 @@
 """What PIPESPEED_NO_SPLICE=1 costs: pipespeed cat copying a file into a
 pipe against passing its page-cache pages, with GNU cat beside, same run.
 
-Usage: bench/cat-no-splice.py [--runs N] [--size SIZE]
+Usage: peers/cat-no-splice.py [--runs N] [--size SIZE]
 
   X F | pipe_ref read --splice, for X = pipespeed cat, PIPESPEED_NO_SPLICE=1
   pipespeed cat, GNU cat. Runs alternate, flipping the order every run;
-  medians. Data and references as bench/cat-vs.py prepares them.
+  medians. Data and references as peers/cat-vs.py prepares them.
 """
 
 from benchlib import alternate, data_args, gib_s_of_reader, header, medians, prepare, print_samples

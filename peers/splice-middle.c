@@ -1,5 +1,5 @@
 /* The middle of a pipeline, reduced to its system calls, to find what
- * bounds `src | METER | reader`: bench/middle-loop.sh runs it beside
+ * bounds `src | METER | reader`: peers/middle-loop.sh runs it beside
  * pipespeed pv and Debian's pv.
  *
  *   splice-middle 0 [CHUNK]  blocking splice(stdin, stdout, CHUNK) until EOF
@@ -7,7 +7,7 @@
  *                            splices SPLICE_F_NONBLOCK, poll(2) when stuck
  *                            (1 MiB more buffering in the middle)
  * Both pipes are grown to 1 MiB with F_SETPIPE_SZ unless NOGROW is set.
- * Build: cc -O2 -o target/splice-middle bench/splice-middle.c */
+ * Build: cc -O2 -o target/splice-middle peers/splice-middle.c */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

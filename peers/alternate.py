@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Alternating pairs of any commands as cat, from a file or in a pipe's middle.
 
-Usage: bench/alternate.py RUNS file|pipe [--data=FILE] NAME=COMMAND...
+Usage: peers/alternate.py RUNS file|pipe [--data=FILE] NAME=COMMAND...
 
   file   COMMAND F | pipe_ref read --splice          (COMMAND gets F as its last argument)
   pipe   uutils cat F | COMMAND | pipe_ref read --splice
@@ -9,10 +9,10 @@ Usage: bench/alternate.py RUNS file|pipe [--data=FILE] NAME=COMMAND...
 Every run, each command once, the order flipped every run; prints each
 command's median GiB/s and the median of its run-by-run ratios to the
 first command, with the 1-minute load before and after. Needs what
-bench/cat-vs.py prepares (target/bench-data, target/peers, target/uutils);
+peers/cat-vs.py prepares (target/bench-data, target/peers, target/uutils);
 F is the 4 GiB file, or FILE (a small one shows start-up costs: the
 reader's clock starts before cat's first byte). e.g.
-  bench/alternate.py 9 file uutils="target/uutils/bin/coreutils cat" \\
+  peers/alternate.py 9 file uutils="target/uutils/bin/coreutils cat" \\
       mid="target/cat-loops mid 1048576 1048576" full="target/cat-loops full 1048576 1048576"
 """
 import os
@@ -35,7 +35,7 @@ def main():
     reader = f"{TARGET}/peers/pipe_ref read --splice --bytes {os.path.getsize(big)}"
     uutils = f"{TARGET}/uutils/bin/coreutils cat"
     samples = {name: [] for name in named}
-    print(f"# bench/alternate.py {' '.join(sys.argv[1:3])}; {os.path.getsize(big) >> 20} MiB; "
+    print(f"# peers/alternate.py {' '.join(sys.argv[1:3])}; {os.path.getsize(big) >> 20} MiB; "
           f"load {load()}")
     for i in range(runs):
         order = list(named) if i % 2 == 0 else list(reversed(named))

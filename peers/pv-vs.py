@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """pipespeed pv against pv 1.12 (the reference) and uutils cat, same run.
 
-Usage: bench/pv-vs.py [--runs N] [--size SIZE] [--pv112 PATH] [--pv16 PATH]
+Usage: peers/pv-vs.py [--runs N] [--size SIZE] [--pv112 PATH] [--pv16 PATH]
                       [--monitored CMD] [--limit-seconds S] [--why N]
 
 Every case runs `SRC | X | reader`: SRC is `uutils cat F` (F cached as

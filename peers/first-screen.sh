@@ -3,7 +3,7 @@
 # it prints and what its verdict says, on an idle machine, with
 # `stress-ng --cpu 1` beside it, and on one CPU (taskset -c 0).
 #
-#   bench/first-screen.sh [PIPESPEED] [ROUNDS] [CONDITIONS]
+#   peers/first-screen.sh [PIPESPEED] [ROUNDS] [CONDITIONS]
 #
 # PIPESPEED defaults to target/release/pipespeed, ROUNDS to 2, CONDITIONS
 # to "quiet load one-cpu". Each run's whole text is kept in
@@ -17,7 +17,7 @@ mkdir -p "$out"
 command -v stress-ng >/dev/null || { echo "needs stress-ng (apt-get install stress-ng)" >&2; exit 2; }
 stress=""
 trap '[ -n "$stress" ] && kill "$stress" 2>/dev/null; true' EXIT
-echo "# bench/first-screen.sh $exe $rounds \"$conditions\""
+echo "# peers/first-screen.sh $exe $rounds \"$conditions\""
 echo "date: $(date -u +%FT%TZ); kernel: $(uname -r); $("$exe" --version | head -2 | tr '\n' ' ')"
 for round in $(seq "$rounds"); do
   for cond in $conditions; do

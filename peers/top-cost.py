@@ -9,7 +9,7 @@ the pipeline is, and probes it 20 times a window (every 50 ms at 1 s, 5 ms
 at 0.1 s). Each round runs the three in a rotated order; the ratios are
 watched / unwatched within a round, and the medians over rounds are printed.
 
-Usage: bench/top-cost.py [--rounds 7] [--size 8G] [--bin target/release/pipespeed]
+Usage: peers/top-cost.py [--rounds 7] [--size 8G] [--bin target/release/pipespeed]
                          [--write-args '--vmsplice ...'] [--read-args '--splice ...']
 """
 import argparse

@@ -4,7 +4,7 @@
 # malloc puts them (--buf-offset 16, the default, as in the blog and pipe_ref).
 # Alternates the two, on the same CPUs, and prints both medians and the ratio.
 #
-# Usage: bench/buf-offset.sh [--runs N] [--bytes SIZE] [--cpus W,R]
+# Usage: peers/buf-offset.sh [--runs N] [--bytes SIZE] [--cpus W,R]
 set -euo pipefail
 runs=7 bytes=4G cpus=0,1
 while (($#)); do
@@ -28,7 +28,7 @@ one() { # offset reader-flags...
 }
 median() { python3 -c 'import statistics,sys; print("%.2f" % statistics.median(map(float, sys.argv[1:])))' "$@"; }
 
-echo "# bench/buf-offset.sh --runs $runs --bytes $bytes --cpus $cpus"
+echo "# peers/buf-offset.sh --runs $runs --bytes $bytes --cpus $cpus"
 echo "kernel $(uname -r); pipe-max-size $(cat /proc/sys/fs/pipe-max-size); 256 KiB buffer, 128 KiB pipe"
 echo
 echo "| reader | page-aligned (--buf-offset 0) GiB/s | malloc'd (--buf-offset 16) GiB/s | ratio |"

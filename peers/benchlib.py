@@ -1,4 +1,4 @@
-"""What the comparison scripts in bench/ share: building the tools and
+"""What the comparison scripts in peers/ share: building the tools and
 the references, the cached data files, and alternating, timed runs."""
 import argparse
 import os
@@ -150,7 +150,7 @@ def print_samples(case, samples):
 
 
 def header(script, args):
-    print(f"# bench/{script} " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
+    print(f"# peers/{script} " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
     print(f"kernel {os.uname().release}; {os.cpu_count()} CPUs; "
           f"pipe-max-size {open('/proc/sys/fs/pipe-max-size').read().strip()}; "
           f"file {args.size >> 20} MiB, text {args.text_size >> 20} MiB, cached as read back; "

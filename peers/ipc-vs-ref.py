@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""`pipespeed ipc` throughput against bench/ipc_ref.c, the same loop in plain C.
+"""`pipespeed ipc` throughput against peers/ipc_ref.c, the same loop in plain C.
 
-Usage: bench/ipc-vs-ref.py [--runs 7] [--sizes 64K] [--mechanisms pipe,unix-stream,tcp,shm]
+Usage: peers/ipc-vs-ref.py [--runs 7] [--sizes 64K] [--mechanisms pipe,unix-stream,tcp,shm]
                            [--bytes 1G] [--cpus 0,1] [--pipespeed PATH] [--no-memcpy]
                            [--timeout 120] [--dry-run]
   --runs        runs per tool per case, alternating (default 7)
@@ -245,9 +245,9 @@ def tool_version(cmd):
 
 def main():
     args = parse_args()
-    print("# bench/ipc-vs-ref.py " + shlex.join(sys.argv[1:]))
+    print("# peers/ipc-vs-ref.py " + shlex.join(sys.argv[1:]))
     build_ref = ["cc", "-O2", "-Wall", "-o", os.path.join(TARGET, "peers", "ipc_ref"),
-                 os.path.join(ROOT, "bench", "ipc_ref.c")]
+                 os.path.join(ROOT, "peers", "ipc_ref.c")]
     build_ours = ["cargo", "build", "--release", "--quiet"]
     with tempfile.TemporaryDirectory(prefix="ipc-vs-ref.") as tmp:
         t = Tools(args, tmp)
@@ -282,7 +282,7 @@ def main():
         print(f"date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%dT%H:%M:%SZ}; "
               f"kernel: {os.uname().release}; cpu: {model}; {os.cpu_count()} CPUs")
         print(f"pipespeed: {tool_version([t.exe, '--version'])} ({t.exe})")
-        print(f"ipc_ref: {shlex.join(build_ref[:-1])} bench/ipc_ref.c; "
+        print(f"ipc_ref: {shlex.join(build_ref[:-1])} peers/ipc_ref.c; "
               f"load average at the start: {os.getloadavg()[0]:.2f}")
         print(f"sender on CPU {cpu_a}, receiver on CPU {cpu_b}; {args.bytes} bytes per run; "
               f"{args.runs} runs per tool per case, alternating, the order flipped every run")

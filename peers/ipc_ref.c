@@ -2,7 +2,7 @@
  * ipc_ref: a plain C reference for `pipespeed ipc` throughput, one
  * mechanism at a time.
  *
- *   cc -O2 -Wall -Wextra -o target/peers/ipc_ref bench/ipc_ref.c
+ *   cc -O2 -Wall -Wextra -o target/peers/ipc_ref peers/ipc_ref.c
  *   ipc_ref pipe|unix-stream|tcp|shm SIZE BYTES [--cpus A,B]
  *
  * Sets up the channel, forks; the child (pinned to CPU A, default 0) sends
