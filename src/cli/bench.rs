@@ -1,26 +1,144 @@
 //! `pipespeed bench` (and `pipespeed` alone): the ladder.
 use pipespeed::bench::core::{Cancel, EXIT_UNSUPPORTED, Placement, Status, Warmup};
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
+use clap::Args;
 use indicatif::ProgressBar;
-use pipespeed::bench::core::{Mode, Runner};
+use pipespeed::bench::core::{MAX_RUNS, Mode, Runner};
 use pipespeed::bench::ladder::{
     LadderConfig, LadderResult, PlacementRow, ProcessExecutor, Rung, check_placements, run_ladder,
 };
 use pipespeed::bench::latency::PingJob;
-use pipespeed::bench::scan::{ScanParam, ScanPoint, ScanResult};
+use pipespeed::bench::scan::{Scan, ScanParam, ScanPoint, ScanResult};
 use pipespeed::bench::zerocopy::{self, Path, ZeroCopyConfig, run_zero_copy};
 use pipespeed::report::{Csv, Exporter, Html, Json, Markdown, Svg, Text};
 use pipespeed::sys::SystemFacts;
 use pipespeed::sys::process::{catch_interrupts, interrupted};
 
 use crate::UsageError;
-use crate::args::{BenchArgs, PlacementArg};
+use crate::args::{
+    PlacementArg, StallArgs, buffer_size, count, cpu, pipe_size, positive_size, rung, seconds,
+};
 use crate::output::write_results;
 use crate::progress;
+
+/// `pipespeed bench`.
+#[derive(Debug, Args, Default)]
+#[command(
+    after_help = "Exit status: 0 every rung measured, or unable to run on this machine (said in the table); 1 a rung (or a --zero-copy path) failed (an end that made no progress for --stall-timeout: the error and the JSON say where both ends were; no result file is written when nothing was measured); 2 bad usage or a value outside its range; 3 every rung named with --rungs is unavailable here; 129, 130 or 143 interrupted by SIGHUP, SIGINT, SIGTERM or SIGHUP (the part measured is printed and written, marked interrupted)."
+)]
+pub struct BenchArgs {
+    /// Rungs to run, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',', value_name = "RUNGS", value_parser = rung(), hide_possible_values = true)]
+    pub rungs: Vec<Rung>,
+    /// Measured runs per rung (after the warm-up); sets both
+    /// --min-runs and --max-runs.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000), conflicts_with_all = ["min_runs", "max_runs"])]
+    pub runs: Option<u64>,
+    /// Runs every rung gets [default: 5; at most 1000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub min_runs: Option<u64>,
+    /// Runs a rung may get: one more at a time while the 95% interval of
+    /// its mean is wider than +-10% [default: 10, or --min-runs if more; at
+    /// most 1000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub max_runs: Option<u64>,
+    /// Bytes per run (default: about --run-seconds worth, from the
+    /// warm-up) [range: 1-1024T].
+    #[arg(long, value_name = "SIZE", value_parser = positive_size)]
+    pub bytes: Option<u64>,
+    /// Wanted seconds per run when --bytes is not given [range: 0.01-86400].
+    #[arg(long, value_name = "SECS", default_value_t = 0.4, value_parser = seconds)]
+    pub run_seconds: f64,
+    /// Buffer size of every rung but tuned [range: 8K-1G].
+    #[arg(long = "buf-size", alias = "buf_size", value_name = "SIZE", default_value = "256K", value_parser = buffer_size)]
+    pub buf_size: usize,
+    /// Pipe size of write-read (the vmsplice rungs use half the buffer)
+    /// [range: 1-1G].
+    #[arg(long = "pipe-size", alias = "pipe_size", value_name = "SIZE", value_parser = pipe_size)]
+    pub pipe_size: Option<usize>,
+    /// Writer and reader CPUs (default: the first two allowed CPUs)
+    /// [range: 0-1023].
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "W,R",
+        num_args = 1,
+        value_parser = cpu,
+        conflicts_with_all = ["no_pin", "placement"]
+    )]
+    pub cpus: Vec<usize>,
+    /// Leave placement to the scheduler (--placement unpinned).
+    #[arg(long, conflicts_with = "placement")]
+    pub no_pin: bool,
+    /// Where writer and reader run, every rung [default: with 2+ allowed
+    /// CPUs, the rungs that block both on one CPU and on two, each shown
+    /// in its faster, the others on two; with one, unpinned].
+    #[arg(long, value_enum)]
+    pub placement: Option<PlacementArg>,
+    /// Runs of write-read in each placement the ladder did not run it in
+    /// (unpinned; with --placement, the other two), with the cost of a
+    /// cross-CPU wake-up, after the ladder: how much placement alone
+    /// changes the baseline. 0: skip [at most 1000].
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = count(0, MAX_RUNS))]
+    pub placement_runs: usize,
+    /// Check every byte (slower; measures correctness, not speed).
+    #[arg(long)]
+    pub verify: bool,
+    /// Print a paragraph per rung on why it is faster.
+    #[arg(long)]
+    pub explain: bool,
+    /// Write the results as JSON to FILE (- for standard output; the
+    /// table then goes to stderr).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write one CSV row per run to FILE (- for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Seed of the run order shuffle (default: from the clock).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Warm-up runs of every row: exactly N [default: warm-ups for half a
+    /// second over all rows, then until a row's last two agree within
+    /// 10%; at most 10 a row and 3 s in all; N at most 1000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub warmup_runs: Option<u64>,
+    #[command(flatten)]
+    pub stall: StallArgs,
+    /// Run each rung once more under `perf record -e cpu-clock -g` and
+    /// print its top symbols (needs perf, and root or
+    /// perf_event_paranoid <= 1).
+    #[arg(long)]
+    pub profile: bool,
+    /// Write the chart (SVG) to FILE (- for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// Write the table as GitHub-flavoured Markdown to FILE (- for
+    /// standard output); with --scan, the medians by value and each
+    /// value's ladder.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write a self-contained HTML report (facts, chart, table, why each
+    /// rung is faster, profiles) to FILE (- for standard output); with
+    /// --scan, the scan's chart, the medians by value and each value's
+    /// ladder.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Run the ladder once per value of a setting and chart GiB/s against
+    /// it: buf-size=64K,256K,1M, pipe-size=64K,256K,1M or
+    /// placement=same-cpu,different-cpu,unpinned (sizes at most 1G). Rungs
+    /// default to those the setting changes.
+    #[arg(long, value_name = "SETTING=VALUES")]
+    pub scan: Option<Scan>,
+    /// Check which paths (splice, tee, sendfile...) pass page references
+    /// on this kernel; time each against read/write.
+    #[arg(long, conflicts_with_all = ["rungs", "scan", "svg", "html", "profile", "verify"])]
+    pub zero_copy: bool,
+}
 
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
