@@ -1,5 +1,5 @@
 //! `pipespeed bench` (and `pipespeed` alone): the ladder.
-use pipespeed::bench::core::{Cancel, EXIT_UNSUPPORTED, Placement, Status, Warmup};
+use pipespeed::bench::core::{Cancel, Placement, Status, Warmup};
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -23,7 +23,7 @@ use crate::UsageError;
 use crate::args::{
     PlacementArg, StallArgs, buffer_size, count, cpu, pipe_size, positive_size, rung, seconds,
 };
-use crate::output::write_results;
+use crate::output::{ResultFile, deliver};
 use crate::progress;
 
 /// `pipespeed bench`.
@@ -200,22 +200,13 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             result.conclude();
         }
         bar.finish_and_clear();
-        write_results(
+        deliver(
+            &result,
             measured_anything(&[&result]),
-            &[
-                (&args.json, &|| Json.export(&result)),
-                (&args.csv, &|| Csv.export(&result)),
-                (&args.svg, &|| Svg.export(&result)),
-                (&args.html, &|| Html.export(&result)),
-                (&args.markdown, &|| Markdown.export(&result)),
-            ],
-        )?;
-        crate::output::print_table(
-            &Text {
+            &files(&args),
+            Text {
                 explain: args.explain,
-            }
-            .export(&result)?,
-            outputs(&args),
+            },
         )?;
         return Ok(exit_status(&[&result], !args.rungs.is_empty()));
     };
@@ -255,20 +246,10 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let mut result = ScanResult::new(facts, scan.param, points);
     result.header.interrupted = interrupted().is_some();
     let ladders: Vec<&LadderResult> = result.points.iter().map(|p| &p.result).collect();
-    write_results(
-        measured_anything(&ladders),
-        &[
-            (&args.json, &|| Json.export(&result)),
-            (&args.csv, &|| Csv.export(&result)),
-            (&args.svg, &|| Svg.export(&result)),
-            (&args.html, &|| Html.export(&result)),
-            (&args.markdown, &|| Markdown.export(&result)),
-        ],
-    )?;
     let text = Text {
         explain: args.explain,
     };
-    crate::output::print_table(&text.export(&result)?, outputs(&args))?;
+    deliver(&result, measured_anything(&ladders), &files(&args), text)?;
     Ok(exit_status(&ladders, !args.rungs.is_empty()))
 }
 
@@ -306,18 +287,16 @@ fn zero_copy(
         progress::show(&bar, event)
     });
     bar.finish_and_clear();
-    write_results(
-        result.measured_anything(),
-        &[
-            (&args.json, &|| Json.export(&result)),
-            (&args.csv, &|| Csv.export(&result)),
-            (&args.markdown, &|| Markdown.export(&result)),
-        ],
-    )?;
+    // --svg and --html do not go with --zero-copy (the parser says so).
+    let files: [ResultFile<_>; 3] = [
+        (&args.json, &Json),
+        (&args.csv, &Csv),
+        (&args.markdown, &Markdown),
+    ];
     let text = Text {
         explain: args.explain,
     };
-    crate::output::print_table(&text.export(&result)?, outputs(args))?;
+    deliver(&result, result.measured_anything(), &files, text)?;
     let runs: usize = result.paths.iter().map(|p| p.gib_s.runs.len()).sum();
     if let Some(status) = crate::interrupted_status(runs, "run", "the measurement") {
         return Ok(status);
@@ -336,7 +315,7 @@ fn zero_copy(
 }
 
 /// Whether a rung of a ladder measured a run: else no result file is
-/// written ([`write_results`]).
+/// written ([`deliver`]).
 fn measured_anything(ladders: &[&LadderResult]) -> bool {
     ladders
         .iter()
@@ -345,8 +324,27 @@ fn measured_anything(ladders: &[&LadderResult]) -> bool {
 }
 
 /// The result files asked for.
-fn outputs(args: &BenchArgs) -> [&Option<std::path::PathBuf>; 5] {
-    [&args.json, &args.csv, &args.svg, &args.html, &args.markdown]
+fn outputs(args: &BenchArgs) -> [&Option<PathBuf>; 5] {
+    files::<LadderResult>(args).map(|(path, _)| path)
+}
+
+/// The result files asked for, each with its format: a ladder's and a
+/// scan's are the same five.
+fn files<R>(args: &BenchArgs) -> [ResultFile<'_, R>; 5]
+where
+    Json: Exporter<R>,
+    Csv: Exporter<R>,
+    Svg: Exporter<R>,
+    Html: Exporter<R>,
+    Markdown: Exporter<R>,
+{
+    [
+        (&args.json, &Json),
+        (&args.csv, &Csv),
+        (&args.svg, &Svg),
+        (&args.html, &Html),
+        (&args.markdown, &Markdown),
+    ]
 }
 
 /// The status of a finished run, after its table and files: 1 if a rung
@@ -383,10 +381,8 @@ fn exit_status(ladders: &[&LadderResult], named: bool) -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
-    if named && rungs().all(|r| r.status == Status::Unavailable) {
-        return ExitCode::from(EXIT_UNSUPPORTED as u8);
-    }
-    ExitCode::SUCCESS
+    let unavailable = crate::unavailable_status(rungs().map(|r| r.status));
+    unavailable.filter(|_| named).unwrap_or(ExitCode::SUCCESS)
 }
 
 /// The rungs to run: those asked for, or all; with `--scan`, those the

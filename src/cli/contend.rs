@@ -1,6 +1,6 @@
 //! `pipespeed contend`: N writers and M readers on one pipe, as the
 //! kernel's pipe_bench runs them; parse, call the library, render.
-use pipespeed::bench::core::{Cancel, EXIT_UNSUPPORTED, Placement, Status};
+use pipespeed::bench::core::{Cancel, Placement, Status};
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,7 +9,8 @@ use std::time::Duration;
 use anyhow::{Context, anyhow};
 use clap::Args;
 use pipespeed::bench::contend::{
-    Cell, ContendConfig, DEFAULT_MSG_SIZE, MAX_ENDS, Mode, resolve_pipe_size, run_contend,
+    Cell, ContendConfig, ContendResult, DEFAULT_MSG_SIZE, MAX_ENDS, Mode, resolve_pipe_size,
+    run_contend,
 };
 use pipespeed::bench::contend::{DEFAULT_SHARE_PERCENT, DEFAULT_WORKERS, MAX_HOGS, PressureConfig};
 use pipespeed::sys::SystemFacts;
@@ -17,8 +18,9 @@ use pipespeed::sys::process::catch_interrupts;
 
 use crate::UsageError;
 use crate::args::{count, message_size, seconds};
+use crate::output::ResultFile;
 use crate::progress;
-use pipespeed::report::Text;
+use pipespeed::report::{Csv, Json, Svg, Text};
 
 /// `pipespeed contend`.
 #[derive(Debug, Args)]
@@ -202,10 +204,15 @@ fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConf
     })
 }
 
+/// The result files asked for, each with its format.
+fn files(args: &ContendArgs) -> [ResultFile<'_, ContendResult>; 3] {
+    [(&args.json, &Json), (&args.csv, &Csv), (&args.svg, &Svg)]
+}
+
 pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
     let config = config(&args, &facts)?;
-    crate::output::check_outputs([&args.json, &args.csv, &args.svg])?;
+    crate::output::check_outputs(files(&args).map(|(path, _)| path))?;
     catch_interrupts()?;
     // A warm-up and the measured runs per cell (noisy cells get more).
     // validate() bounds runs and the cells are few: saturate, never wrap.
@@ -230,16 +237,11 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
         }
         other => other.context("contend")?,
     };
-    let files = [&args.json, &args.csv, &args.svg];
-    let measured = result.rows.iter().filter(|r| !r.runs.is_empty()).count();
-    crate::output::deliver(
-        &result,
-        measured,
-        files,
-        Text {
-            explain: args.explain,
-        },
-    )?;
+    let measured = result.rows.iter().any(|r| !r.runs.is_empty());
+    let text = Text {
+        explain: args.explain,
+    };
+    crate::output::deliver(&result, measured, &files(&args), text)?;
     let cells = result.rows.len();
     if let Some(status) = crate::interrupted_status(cells, "cell", "every worker and memory hog") {
         return Ok(status);
@@ -254,8 +256,8 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
             row.reason.as_deref().unwrap_or("failed")
         ));
     }
-    if !result.rows.is_empty() && result.rows.iter().all(|r| r.status == Status::Unavailable) {
-        return Ok(ExitCode::from(EXIT_UNSUPPORTED as u8));
+    if let Some(status) = crate::unavailable_status(result.rows.iter().map(|r| r.status)) {
+        return Ok(status);
     }
     let failed = result
         .rows

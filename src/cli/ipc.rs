@@ -9,13 +9,13 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use pipespeed::bench::core::Processes;
 use pipespeed::bench::ipc::{IpcConfig, IpcResult, Mechanism, run_ipc};
-use pipespeed::report::{Csv, Exporter, Html, Json, Markdown, Svg, Text};
+use pipespeed::report::{Csv, Html, Json, Markdown, Svg, Text};
 use pipespeed::sys::SystemFacts;
 use pipespeed::sys::process::catch_interrupts;
 
 use crate::UsageError;
 use crate::args::{PlacementArg, message_size, positive_size, seconds};
-use crate::output::{check_outputs, print_table, write_results};
+use crate::output::{ResultFile, check_outputs, deliver};
 use crate::progress;
 
 /// `pipespeed ipc`.
@@ -175,15 +175,21 @@ fn config(args: &IpcArgs, facts: &SystemFacts) -> anyhow::Result<IpcConfig> {
     })
 }
 
-/// The result files asked for.
-fn outputs(args: &IpcArgs) -> [&Option<PathBuf>; 5] {
-    [&args.json, &args.csv, &args.svg, &args.html, &args.markdown]
+/// The result files asked for, each with its format.
+fn files(args: &IpcArgs) -> [ResultFile<'_, IpcResult>; 5] {
+    [
+        (&args.json, &Json),
+        (&args.csv, &Csv),
+        (&args.svg, &Svg),
+        (&args.html, &Html),
+        (&args.markdown, &Markdown),
+    ]
 }
 
 pub fn run(args: IpcArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
     let config = config(&args, &facts)?;
-    check_outputs(outputs(&args))?;
+    check_outputs(files(&args).map(|(path, _)| path))?;
     catch_interrupts()?;
     let exe = std::env::current_exe().context("cannot find the pipespeed binary")?;
     let metrics = usize::from(config.throughput) + usize::from(config.latency);
@@ -198,20 +204,10 @@ pub fn run(args: IpcArgs) -> anyhow::Result<ExitCode> {
     );
     bar.finish_and_clear();
     let runs = runs(&result);
-    write_results(
-        runs > 0,
-        &[
-            (&args.json, &|| Json.export(&result)),
-            (&args.csv, &|| Csv.export(&result)),
-            (&args.svg, &|| Svg.export(&result)),
-            (&args.html, &|| Html.export(&result)),
-            (&args.markdown, &|| Markdown.export(&result)),
-        ],
-    )?;
     let text = Text {
         explain: args.explain,
     };
-    print_table(&text.export(&result)?, outputs(&args))?;
+    deliver(&result, runs > 0, &files(&args), text)?;
     Ok(exit_status(&result, runs))
 }
 
@@ -257,8 +253,5 @@ fn exit_status(result: &IpcResult, runs: usize) -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
-    if statuses.clone().all(|(_, _, s)| s == Status::Unavailable) {
-        return ExitCode::from(pipespeed::bench::core::EXIT_UNSUPPORTED as u8);
-    }
-    ExitCode::SUCCESS
+    crate::unavailable_status(statuses.map(|(_, _, s)| s)).unwrap_or(ExitCode::SUCCESS)
 }

@@ -17,8 +17,9 @@ use pipespeed::wait::Wait;
 
 use crate::UsageError;
 use crate::args::{PlacementArg, message_size, seconds};
+use crate::output::ResultFile;
 use crate::progress;
-use pipespeed::report::Text;
+use pipespeed::report::{Csv, Json, Svg, Text};
 
 /// `pipespeed latency`.
 #[derive(Debug, Args)]
@@ -265,10 +266,15 @@ fn exit_status(result: &LatencyResult) -> ExitCode {
     ExitCode::FAILURE
 }
 
+/// The result files asked for, each with its format.
+fn files(args: &LatencyArgs) -> [ResultFile<'_, LatencyResult>; 3] {
+    [(&args.json, &Json), (&args.csv, &Csv), (&args.svg, &Svg)]
+}
+
 pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
     let config = config(&args, &facts.cpus_allowed)?;
-    crate::output::check_outputs([&args.json, &args.csv, &args.svg])?;
+    crate::output::check_outputs(files(&args).map(|(path, _)| path))?;
     catch_interrupts()?;
     let exe = std::env::current_exe().context("cannot find the pipespeed binary")?;
     let mut runner = config.mode.runner(exe);
@@ -283,15 +289,10 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
         &mut |event| progress::show(&bar, event),
     );
     bar.finish_and_clear();
-    let files = [&args.json, &args.csv, &args.svg];
-    let measured = result.rows.iter().filter(|r| !r.runs.is_empty()).count();
-    crate::output::deliver(
-        &result,
-        measured,
-        files,
-        Text {
-            explain: args.explain,
-        },
-    )?;
+    let measured = result.rows.iter().any(|r| !r.runs.is_empty());
+    let text = Text {
+        explain: args.explain,
+    };
+    crate::output::deliver(&result, measured, &files(&args), text)?;
     Ok(exit_status(&result))
 }

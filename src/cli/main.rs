@@ -20,7 +20,7 @@ mod top;
 use std::io;
 use std::process::ExitCode;
 
-use pipespeed::bench::core::{EXIT_UNSUPPORTED, RunError};
+use pipespeed::bench::core::{EXIT_UNSUPPORTED, RunError, Status};
 use pipespeed::sys::inherited::{self, Stdio};
 
 use clap::{Args, Parser, Subcommand};
@@ -332,6 +332,16 @@ pub fn interrupted_status(count: usize, what: &str, stopped: &str) -> Option<Exi
         signal_name(signal)
     );
     Some(signal_status(signal))
+}
+
+/// Status 3 when every row asked for (a rung, a cell, a row's metric)
+/// is one this machine cannot run, as the table says; `None` when there
+/// is no row or one of them could run.
+pub fn unavailable_status(statuses: impl IntoIterator<Item = Status>) -> Option<ExitCode> {
+    let mut statuses = statuses.into_iter().peekable();
+    let any = statuses.peek().is_some();
+    (any && statuses.all(|s| s == Status::Unavailable))
+        .then(|| ExitCode::from(EXIT_UNSUPPORTED as u8))
 }
 
 /// The status of a command that signal `signal` stopped: 128 + N, as a
