@@ -2,7 +2,13 @@
 //! own options are in its file, which turns them into the library's
 //! configuration. Nothing here names a command.
 
+use std::marker::PhantomData;
+use std::time::{SystemTime, UNIX_EPOCH};
+
 use clap::{Args, ValueEnum};
+use pipespeed::bench::core::{MAX_RUNS, Warmup};
+
+use crate::UsageError;
 
 /// `--stall-timeout`, the watchdog of every measurement (contend,
 /// latency, ipc, bench): one rule and one wording for all.
@@ -40,6 +46,104 @@ fn stall_timeout(text: &str) -> Result<f64, String> {
             "'{text}' is not a stall timeout: give seconds from {MIN} to {MAX}, e.g. 60"
         )),
     }
+}
+
+/// How a command words `--runs`, `--min-runs` and `--max-runs`: what
+/// one of its rows is, the runs a row gets by default, and the help
+/// (without a final period, which clap's derive drops from a one-line
+/// doc comment).
+pub trait RunsWords {
+    /// One row, as errors name it: `rung`, `cell`, `size`.
+    const ROW: &'static str;
+    /// The runs every row gets and the runs a noisy one may get, unless
+    /// the options say otherwise; the help gives them.
+    const DEFAULT: (u64, u64);
+    /// `--runs`'s value name.
+    const RUNS_VALUE: &'static str;
+    /// `--runs`'s help.
+    const RUNS: &'static str;
+    /// `--min-runs`'s help.
+    const MIN_RUNS: &'static str;
+    /// `--max-runs`'s help.
+    const MAX_RUNS: &'static str;
+}
+
+/// `--runs`, `--min-runs` and `--max-runs` of bench, contend and latency,
+/// in the words of `W`.
+#[derive(Debug, Default, Args)]
+pub struct RunsArgs<W: RunsWords + Send + Sync + 'static> {
+    #[arg(
+        long,
+        value_name = W::RUNS_VALUE,
+        help = W::RUNS,
+        value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS as u64),
+        conflicts_with_all = ["min_runs", "max_runs"]
+    )]
+    pub runs: Option<u64>,
+    #[arg(long, value_name = "N", help = W::MIN_RUNS, value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS as u64))]
+    pub min_runs: Option<u64>,
+    #[arg(long, value_name = "N", help = W::MAX_RUNS, value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS as u64))]
+    pub max_runs: Option<u64>,
+    #[arg(skip)]
+    words: PhantomData<W>,
+}
+
+impl<W: RunsWords + Send + Sync + 'static> RunsArgs<W> {
+    /// The runs every row gets and the runs a noisy one may get.
+    pub fn resolve(&self) -> Result<(usize, usize), UsageError> {
+        self.resolve_as(W::DEFAULT, W::ROW)
+    }
+
+    /// [`resolve`](Self::resolve) for rows of another kind (`bench
+    /// --zero-copy`'s paths), with their defaults.
+    pub fn resolve_as(
+        &self,
+        (default_min, default_max): (u64, u64),
+        row: &str,
+    ) -> Result<(usize, usize), UsageError> {
+        let (min, max) = match self.runs {
+            Some(n) => (n, n),
+            None => {
+                let min = self.min_runs.unwrap_or(default_min);
+                (min, self.max_runs.unwrap_or(min.max(default_max)))
+            }
+        };
+        if max < min {
+            return Err(UsageError(format!(
+                "--max-runs {max} is below --min-runs {min}: a {row} cannot take fewer runs than it \
+                 must"
+            )));
+        }
+        // The parser bounds each to MAX_RUNS.
+        Ok((min as usize, max as usize))
+    }
+}
+
+/// `--warmup-runs` of every measurement.
+#[derive(Debug, Default, Clone, Copy, Args)]
+pub struct WarmupArgs {
+    /// Warm-up runs of every row: exactly N [default: warm-ups for half a
+    /// second over all rows, then until a row's last two agree within
+    /// 10%; at most 10 a row and 3 s in all; N at most 1000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS as u64))]
+    pub warmup_runs: Option<u64>,
+}
+
+impl WarmupArgs {
+    /// The warm-up rule: exactly N (the parser bounds it to 1000), or the
+    /// adaptive default.
+    pub fn rule(&self) -> Warmup {
+        self.warmup_runs.map_or_else(Warmup::default, |n| {
+            Warmup::exactly(usize::try_from(n).unwrap_or(usize::MAX))
+        })
+    }
+}
+
+/// A seed from the clock, for a run order nobody asked to repeat.
+pub fn clock_seed() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64)
 }
 
 mod values;

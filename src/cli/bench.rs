@@ -1,9 +1,8 @@
 //! `pipespeed bench` (and `pipespeed` alone): the ladder.
-use pipespeed::bench::core::{Cancel, Placement, Status, Warmup};
+use pipespeed::bench::core::{Cancel, Placement, Status};
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use clap::Args;
@@ -21,7 +20,8 @@ use pipespeed::sys::process::{catch_interrupts, interrupted};
 
 use crate::UsageError;
 use crate::args::{
-    PlacementArg, StallArgs, buffer_size, count, cpu, pipe_size, positive_size, rung, seconds,
+    PlacementArg, RunsArgs, RunsWords, StallArgs, WarmupArgs, buffer_size, clock_seed, count, cpu,
+    pipe_size, positive_size, rung, seconds,
 };
 use crate::output::{ResultFile, deliver};
 use crate::progress;
@@ -35,18 +35,8 @@ pub struct BenchArgs {
     /// Rungs to run, comma-separated (default: all).
     #[arg(long, value_delimiter = ',', value_name = "RUNGS", value_parser = rung(), hide_possible_values = true)]
     pub rungs: Vec<Rung>,
-    /// Measured runs per rung (after the warm-up); sets both
-    /// --min-runs and --max-runs.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000), conflicts_with_all = ["min_runs", "max_runs"])]
-    pub runs: Option<u64>,
-    /// Runs every rung gets [default: 5; at most 1000].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
-    pub min_runs: Option<u64>,
-    /// Runs a rung may get: one more at a time while the 95% interval of
-    /// its mean is wider than +-10% [default: 10, or --min-runs if more; at
-    /// most 1000].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
-    pub max_runs: Option<u64>,
+    #[command(flatten)]
+    pub runs: RunsArgs<RungRuns>,
     /// Bytes per run (default: about --run-seconds worth, from the
     /// warm-up) [range: 1-1024T].
     #[arg(long, value_name = "SIZE", value_parser = positive_size)]
@@ -102,11 +92,8 @@ pub struct BenchArgs {
     /// Seed of the run order shuffle (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Warm-up runs of every row: exactly N [default: warm-ups for half a
-    /// second over all rows, then until a row's last two agree within
-    /// 10%; at most 10 a row and 3 s in all; N at most 1000].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
-    pub warmup_runs: Option<u64>,
+    #[command(flatten)]
+    pub warmups: WarmupArgs,
     #[command(flatten)]
     pub stall: StallArgs,
     /// Run each rung once more under `perf record -e cpu-clock -g` and
@@ -140,6 +127,22 @@ pub struct BenchArgs {
     pub zero_copy: bool,
 }
 
+/// The ladder's runs: a row is a rung.
+#[derive(Debug, Default)]
+pub struct RungRuns;
+
+impl RunsWords for RungRuns {
+    const ROW: &'static str = "rung";
+    const DEFAULT: (u64, u64) = (5, 10);
+    const RUNS_VALUE: &'static str = "RUNS";
+    const RUNS: &'static str = "Measured runs per rung (after the warm-up); sets both --min-runs and \
+         --max-runs";
+    const MIN_RUNS: &'static str = "Runs every rung gets [default: 5; at most 1000]";
+    const MAX_RUNS: &'static str = "Runs a rung may get: one more at a time while the 95% interval of its \
+         mean is wider than +-10% [default: 10, or --min-runs if more; at most \
+         1000]";
+}
+
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
     let placement = placement(&args, &facts)?;
@@ -147,7 +150,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         return zero_copy(&args, facts, placement);
     }
     check_buf_size(args.buf_size)?;
-    let (min_runs, max_runs) = runs(&args)?;
+    let (min_runs, max_runs) = args.runs.resolve()?;
     let config = LadderConfig {
         rungs: rungs(&args)?,
         runs: min_runs,
@@ -159,7 +162,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         alternative: alternative(&args, &facts),
         verify: args.verify,
         seed: args.seed.unwrap_or_else(clock_seed),
-        warmup_rule: crate::bench::warmup_rule(args.warmup_runs),
+        warmup_rule: args.warmups.rule(),
         target_seconds: args.run_seconds,
         profile: args.profile,
     };
@@ -262,8 +265,7 @@ fn zero_copy(
     placement: Placement,
 ) -> anyhow::Result<ExitCode> {
     check_buf_size(args.buf_size)?;
-    let (runs, max_runs) =
-        crate::args::runs((args.runs, args.min_runs, args.max_runs), (3, 5), "path")?;
+    let (runs, max_runs) = args.runs.resolve_as((3, 5), "path")?;
     let config = ZeroCopyConfig {
         bytes: args.bytes.unwrap_or(zerocopy::DEFAULT_BYTES),
         chunk: args.buf_size,
@@ -274,7 +276,7 @@ fn zero_copy(
         runs,
         max_runs,
         seed: args.seed.unwrap_or_else(clock_seed),
-        warmup: warmup_rule(args.warmup_runs),
+        warmup: args.warmups.rule(),
     };
     crate::output::check_outputs(outputs(args))?;
     // SIGINT, SIGTERM or SIGHUP: no run starts, and what was measured is
@@ -439,12 +441,6 @@ fn measure(
     )
 }
 
-/// The runs every rung gets and the runs a noisy one may get.
-fn runs(args: &BenchArgs) -> anyhow::Result<(usize, usize)> {
-    let given = (args.runs, args.min_runs, args.max_runs);
-    Ok(crate::args::runs(given, (5, 10), "rung")?)
-}
-
 /// Where the rungs that block run too: both ends on one CPU, when the
 /// placement is the default (two CPUs) rather than one the user chose.
 /// On a VM a cross-CPU wake-up may cost more than the copy it wakes for,
@@ -483,19 +479,4 @@ fn placement(args: &BenchArgs, facts: &SystemFacts) -> anyhow::Result<Placement>
         false => args.placement,
     };
     crate::args::placement(choice, &args.cpus, facts, "the writer's and the reader's")
-}
-
-/// The warm-up rule of `--warmup-runs`: exactly N (the parser bounds it
-/// to 1000), or the adaptive default.
-pub fn warmup_rule(runs: Option<u64>) -> Warmup {
-    runs.map_or_else(Warmup::default, |n| {
-        Warmup::exactly(usize::try_from(n).unwrap_or(usize::MAX))
-    })
-}
-
-/// A seed from the clock, for a run order nobody asked to repeat.
-pub fn clock_seed() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64)
 }

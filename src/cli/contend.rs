@@ -17,7 +17,7 @@ use pipespeed::sys::SystemFacts;
 use pipespeed::sys::process::catch_interrupts;
 
 use crate::UsageError;
-use crate::args::{count, message_size, seconds};
+use crate::args::{RunsArgs, RunsWords, WarmupArgs, count, message_size, seconds};
 use crate::output::ResultFile;
 use crate::progress;
 use pipespeed::report::{Csv, Json, Svg, Text};
@@ -63,26 +63,13 @@ pub struct ContendArgs {
     /// --pipe-size say otherwise.
     #[arg(long, conflicts_with_all = ["writers", "readers"])]
     pub sweep: bool,
-    /// Measured runs per cell (after the warm-up); sets both
-    /// --min-runs and --max-runs.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000), conflicts_with_all = ["min_runs", "max_runs"])]
-    pub runs: Option<u64>,
-    /// Runs every cell gets [default: 3; at most 1000].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
-    pub min_runs: Option<u64>,
-    /// Runs a cell may get: one more at a time while the 95% interval of
-    /// its mean is wider than +-10% [default: 6, or --min-runs if more; at
-    /// most 1000].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
-    pub max_runs: Option<u64>,
+    #[command(flatten)]
+    pub runs: RunsArgs<CellRuns>,
     /// Seed of the run order shuffle (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Warm-up runs of every row: exactly N [default: warm-ups for half a
-    /// second over all rows, then until a row's last two agree within
-    /// 10%; at most 10 a row and 3 s in all; N at most 1000].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
-    pub warmup_runs: Option<u64>,
+    #[command(flatten)]
+    pub warmups: WarmupArgs,
     /// Writers on CPU W, readers on CPU R [default: unpinned, as pipe_bench;
     /// range: 0-1023].
     #[arg(long, value_delimiter = ',', value_name = "W,R", num_args = 1, value_parser = crate::args::cpu)]
@@ -120,6 +107,22 @@ pub struct ContendArgs {
     pub stall: crate::args::StallArgs,
 }
 
+/// contend's runs: a row is a cell.
+#[derive(Debug, Default)]
+pub struct CellRuns;
+
+impl RunsWords for CellRuns {
+    const ROW: &'static str = "cell";
+    const DEFAULT: (u64, u64) = (3, 6);
+    const RUNS_VALUE: &'static str = "N";
+    const RUNS: &'static str = "Measured runs per cell (after the warm-up); sets both --min-runs and \
+         --max-runs";
+    const MIN_RUNS: &'static str = "Runs every cell gets [default: 3; at most 1000]";
+    const MAX_RUNS: &'static str = "Runs a cell may get: one more at a time while the 95% interval of its \
+         mean is wider than +-10% [default: 6, or --min-runs if more; at most \
+         1000]";
+}
+
 fn percent(text: &str) -> Result<f64, String> {
     match text.strip_suffix('%').unwrap_or(text).parse::<f64>() {
         Ok(p) if p.is_finite() && p > 0.0 && p <= 100.0 => Ok(p),
@@ -127,12 +130,6 @@ fn percent(text: &str) -> Result<f64, String> {
             "'{text}' is not a share (give a percentage above 0, up to 100)"
         )),
     }
-}
-
-/// The runs every cell gets and the runs a noisy one may get.
-fn runs(args: &ContendArgs) -> anyhow::Result<(usize, usize)> {
-    let given = (args.runs, args.min_runs, args.max_runs);
-    Ok(crate::args::runs(given, (3, 6), "cell")?)
 }
 
 /// Checks what clap cannot and builds the library's configuration.
@@ -170,7 +167,7 @@ fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConf
     };
     let pipe_size =
         resolve_pipe_size(args.pipe_size).map_err(|e| usage(format!("--pipe-size: {e}")))?;
-    let (min_runs, max_runs) = runs(args)?;
+    let (min_runs, max_runs) = args.runs.resolve()?;
     Ok(ContendConfig {
         cells: if args.sweep {
             Cell::sweep()
@@ -185,8 +182,8 @@ fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConf
         duration: Duration::from_secs_f64(args.duration),
         runs: min_runs,
         max_runs,
-        seed: args.seed.unwrap_or_else(crate::bench::clock_seed),
-        warmup_rule: crate::bench::warmup_rule(args.warmup_runs),
+        seed: args.seed.unwrap_or_else(crate::args::clock_seed),
+        warmup_rule: args.warmups.rule(),
         mode: if args.processes {
             Mode::Processes
         } else {

@@ -14,7 +14,7 @@ use pipespeed::sys::SystemFacts;
 use pipespeed::sys::process::catch_interrupts;
 
 use crate::UsageError;
-use crate::args::{PlacementArg, message_size, positive_size, seconds};
+use crate::args::{PlacementArg, WarmupArgs, message_size, positive_size, seconds};
 use crate::output::{ResultFile, check_outputs, deliver};
 use crate::progress;
 
@@ -86,11 +86,8 @@ pub struct IpcArgs {
     /// Seed of the shuffled run order [default: from the clock].
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// Warm-up runs of every row: exactly N [default: warm-ups for half a
-    /// second over all rows, then until a row's last two agree within
-    /// 10%; at most 10 a row and 3 s in all; N at most 1000].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
-    pub warmup_runs: Option<u64>,
+    #[command(flatten)]
+    pub warmups: WarmupArgs,
     /// Under the table, each noisy row's runs, range and likely causes
     /// (by default the noise is said once, for the whole measurement;
     /// the JSON has every row's diagnosis either way).
@@ -169,8 +166,8 @@ fn config(args: &IpcArgs, facts: &SystemFacts) -> anyhow::Result<IpcConfig> {
         bytes: args.bytes,
         placement,
         verify: args.verify,
-        seed: args.seed.unwrap_or_else(crate::bench::clock_seed),
-        warmup_rule: crate::bench::warmup_rule(args.warmup_runs),
+        seed: args.seed.unwrap_or_else(crate::args::clock_seed),
+        warmup_rule: args.warmups.rule(),
         stall_timeout: args.stall.timeout(),
     })
 }

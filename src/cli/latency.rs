@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use pipespeed::bench::core::MAX_RUNS;
 use pipespeed::bench::core::{Cancel, Status};
 use pipespeed::bench::latency::{
     LatencyConfig, LatencyResult, MAX_ROUND_TRIPS, Mode, Placement, Span, run_latency,
@@ -16,7 +15,7 @@ use pipespeed::sys::process::catch_interrupts;
 use pipespeed::wait::Wait;
 
 use crate::UsageError;
-use crate::args::{PlacementArg, message_size, seconds};
+use crate::args::{PlacementArg, RunsArgs, RunsWords, WarmupArgs, message_size, seconds};
 use crate::output::ResultFile;
 use crate::progress;
 use pipespeed::report::{Csv, Json, Svg, Text};
@@ -73,18 +72,8 @@ pub struct LatencyArgs {
     /// Pinger and ponger as two processes (the default).
     #[arg(long)]
     pub processes: bool,
-    /// Measured runs per size (after one short warm-up run); sets both
-    /// --min-runs and --max-runs.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS as u64), conflicts_with_all = ["min_runs", "max_runs"])]
-    pub runs: Option<u64>,
-    /// Runs every size gets [default: 3; at most 1000].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS as u64))]
-    pub min_runs: Option<u64>,
-    /// Runs a size may get: one more at a time while the 95% interval of
-    /// its runs' median round trip is wider than +-10% [default: 10, or
-    /// --min-runs if more; at most 1000].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS as u64))]
-    pub max_runs: Option<u64>,
+    #[command(flatten)]
+    pub runs: RunsArgs<SizeRuns>,
     /// Check every byte of every message (first and last are always checked).
     #[arg(long)]
     pub verify: bool,
@@ -102,13 +91,26 @@ pub struct LatencyArgs {
     /// Write a chart of the percentiles per size to FILE (SVG; - for standard output).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
-    /// Warm-up runs of every row: exactly N [default: warm-ups for half a
-    /// second over all rows, then until a row's last two agree within
-    /// 10%; at most 10 a row and 3 s in all; N at most 1000].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
-    pub warmup_runs: Option<u64>,
+    #[command(flatten)]
+    pub warmups: WarmupArgs,
     #[command(flatten)]
     pub stall: crate::args::StallArgs,
+}
+
+/// latency's runs: a row is a message size.
+#[derive(Debug, Default)]
+pub struct SizeRuns;
+
+impl RunsWords for SizeRuns {
+    const ROW: &'static str = "size";
+    const DEFAULT: (u64, u64) = (3, 10);
+    const RUNS_VALUE: &'static str = "RUNS";
+    const RUNS: &'static str = "Measured runs per size (after one short warm-up run); sets both \
+         --min-runs and --max-runs";
+    const MIN_RUNS: &'static str = "Runs every size gets [default: 3; at most 1000]";
+    const MAX_RUNS: &'static str = "Runs a size may get: one more at a time while the 95% interval of its \
+         runs' median round trip is wider than +-10% [default: 10, or --min-runs \
+         if more; at most 1000]";
 }
 
 /// `--wait`.
@@ -211,13 +213,13 @@ fn check_wait(wait: Wait, placement: Placement, allowed: &[usize]) -> Result<(),
 fn config(args: &LatencyArgs, allowed: &[usize]) -> Result<LatencyConfig, UsageError> {
     let placement = placement(&args.cpus, args.placement, allowed)?;
     check_wait(args.wait.wait(), placement, allowed)?;
-    let (runs, max_runs) = runs(args)?;
+    let (runs, max_runs) = args.runs.resolve()?;
     Ok(LatencyConfig {
         sizes: args.sizes.clone(),
         runs,
         max_runs,
-        seed: crate::bench::clock_seed(),
-        warmup_rule: crate::bench::warmup_rule(args.warmup_runs),
+        seed: crate::args::clock_seed(),
+        warmup_rule: args.warmups.rule(),
         warmup: args.warmup,
         measure: match (args.round_trips, args.duration) {
             (Some(n), _) => Span::RoundTrips(n),
@@ -233,11 +235,6 @@ fn config(args: &LatencyArgs, allowed: &[usize]) -> Result<LatencyConfig, UsageE
         placement,
         stall_timeout: args.stall.timeout(),
     })
-}
-
-/// `--runs`, or `--min-runs` and `--max-runs`, as `bench` takes them.
-fn runs(args: &LatencyArgs) -> Result<(usize, usize), UsageError> {
-    crate::args::runs((args.runs, args.min_runs, args.max_runs), (3, 10), "size")
 }
 
 /// 1 when a size failed (said on stderr too: a table scrolled past must

@@ -458,7 +458,7 @@ mod tests {
             panic!("`pipespeed` parses as no command")
         };
         assert_eq!(
-            (args.runs, args.min_runs, args.max_runs),
+            (args.runs.runs, args.runs.min_runs, args.runs.max_runs),
             (None, None, None)
         );
         assert_eq!(args.placement_runs, 3);
