@@ -3,12 +3,15 @@
 //! configuration. Nothing here names a command.
 
 use std::marker::PhantomData;
+use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Args, ValueEnum};
 use pipespeed::bench::core::{MAX_RUNS, Warmup};
+use pipespeed::report::{Csv, Exporter, Json, Svg, Text};
 
 use crate::UsageError;
+use crate::output::ResultFile;
 
 /// `--stall-timeout`, the watchdog of every measurement (contend,
 /// latency, ipc, bench): one rule and one wording for all.
@@ -116,6 +119,61 @@ impl<W: RunsWords + Send + Sync + 'static> RunsArgs<W> {
         }
         // The parser bounds each to MAX_RUNS.
         Ok((min as usize, max as usize))
+    }
+}
+
+/// How a command words `--explain` and its result files.
+pub trait ReportWords {
+    /// One row, as `--explain` names it: `cell`, `size`, `row`.
+    const ROW: &'static str;
+    /// `--json`'s help (without a final period, as [`RunsWords`]).
+    const JSON: &'static str;
+    /// `--csv`'s help.
+    const CSV: &'static str;
+    /// `--svg`'s help.
+    const SVG: &'static str;
+}
+
+/// `--explain`, `--json`, `--csv` and `--svg` of contend, latency and
+/// ipc, in the words of `W`.
+#[derive(Debug, Args)]
+pub struct ReportArgs<W: ReportWords + Send + Sync + 'static> {
+    #[arg(long, help = explain_help(W::ROW))]
+    pub explain: bool,
+    #[arg(long, value_name = "FILE", help = W::JSON)]
+    pub json: Option<PathBuf>,
+    #[arg(long, value_name = "FILE", help = W::CSV)]
+    pub csv: Option<PathBuf>,
+    #[arg(long, value_name = "FILE", help = W::SVG)]
+    pub svg: Option<PathBuf>,
+    #[arg(skip)]
+    words: PhantomData<W>,
+}
+
+fn explain_help(row: &str) -> String {
+    format!(
+        "Under the table, each noisy {row}'s runs, range and likely causes (by default the noise \
+         is said once, for the whole measurement; the JSON has every {row}'s diagnosis either \
+         way)"
+    )
+}
+
+impl<W: ReportWords + Send + Sync + 'static> ReportArgs<W> {
+    /// The table, with each noisy row explained when `--explain` asks.
+    pub fn text(&self) -> Text {
+        Text {
+            explain: self.explain,
+        }
+    }
+
+    /// The result files asked for, each with its format.
+    pub fn files<R>(&self) -> [ResultFile<'_, R>; 3]
+    where
+        Json: Exporter<R>,
+        Csv: Exporter<R>,
+        Svg: Exporter<R>,
+    {
+        [(&self.json, &Json), (&self.csv, &Csv), (&self.svg, &Svg)]
     }
 }
 

@@ -36,7 +36,7 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',', value_name = "RUNGS", value_parser = rung(), hide_possible_values = true)]
     pub rungs: Vec<Rung>,
     #[command(flatten)]
-    pub runs: RunsArgs<RungRuns>,
+    pub runs: RunsArgs<Rungs>,
     /// Bytes per run (default: about --run-seconds worth, from the
     /// warm-up) [range: 1-1024T].
     #[arg(long, value_name = "SIZE", value_parser = positive_size)]
@@ -127,11 +127,11 @@ pub struct BenchArgs {
     pub zero_copy: bool,
 }
 
-/// The ladder's runs: a row is a rung.
+/// bench's words: a row is a rung.
 #[derive(Debug, Default)]
-pub struct RungRuns;
+pub struct Rungs;
 
-impl RunsWords for RungRuns {
+impl RunsWords for Rungs {
     const ROW: &'static str = "rung";
     const DEFAULT: (u64, u64) = (5, 10);
     const RUNS_VALUE: &'static str = "RUNS";

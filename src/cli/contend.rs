@@ -2,7 +2,6 @@
 //! kernel's pipe_bench runs them; parse, call the library, render.
 use pipespeed::bench::core::{Cancel, Placement, Status};
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -17,10 +16,10 @@ use pipespeed::sys::SystemFacts;
 use pipespeed::sys::process::catch_interrupts;
 
 use crate::UsageError;
-use crate::args::{RunsArgs, RunsWords, WarmupArgs, count, message_size, seconds};
-use crate::output::ResultFile;
+use crate::args::{
+    ReportArgs, ReportWords, RunsArgs, RunsWords, WarmupArgs, count, message_size, seconds,
+};
 use crate::progress;
-use pipespeed::report::{Csv, Json, Svg, Text};
 
 /// `pipespeed contend`.
 #[derive(Debug, Args)]
@@ -64,7 +63,7 @@ pub struct ContendArgs {
     #[arg(long, conflicts_with_all = ["writers", "readers"])]
     pub sweep: bool,
     #[command(flatten)]
-    pub runs: RunsArgs<CellRuns>,
+    pub runs: RunsArgs<Cells>,
     /// Seed of the run order shuffle (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -89,29 +88,17 @@ pub struct ContendArgs {
     /// than 80% of it, and leaving 1 GiB) [default: 80].
     #[arg(long = "pressure-share", value_name = "PERCENT", value_parser = percent)]
     pub pressure_share: Option<f64>,
-    /// Under the table, each noisy cell's runs, range and likely causes
-    /// (by default the noise is said once, for the whole measurement;
-    /// the JSON has every cell's diagnosis either way).
-    #[arg(long)]
-    pub explain: bool,
-    /// Write the result as JSON to FILE (- for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write one CSV row per run per cell to FILE (- for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-    /// Write a chart of writes/s per cell to FILE (SVG; - for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub svg: Option<PathBuf>,
+    #[command(flatten)]
+    pub report: ReportArgs<Cells>,
     #[command(flatten)]
     pub stall: crate::args::StallArgs,
 }
 
-/// contend's runs: a row is a cell.
+/// contend's words: a row is a cell.
 #[derive(Debug, Default)]
-pub struct CellRuns;
+pub struct Cells;
 
-impl RunsWords for CellRuns {
+impl RunsWords for Cells {
     const ROW: &'static str = "cell";
     const DEFAULT: (u64, u64) = (3, 6);
     const RUNS_VALUE: &'static str = "N";
@@ -121,6 +108,14 @@ impl RunsWords for CellRuns {
     const MAX_RUNS: &'static str = "Runs a cell may get: one more at a time while the 95% interval of its \
          mean is wider than +-10% [default: 6, or --min-runs if more; at most \
          1000]";
+}
+
+impl ReportWords for Cells {
+    const ROW: &'static str = "cell";
+    const JSON: &'static str = "Write the result as JSON to FILE (- for standard output)";
+    const CSV: &'static str = "Write one CSV row per run per cell to FILE (- for standard output)";
+    const SVG: &'static str =
+        "Write a chart of writes/s per cell to FILE (SVG; - for standard output)";
 }
 
 fn percent(text: &str) -> Result<f64, String> {
@@ -201,15 +196,10 @@ fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConf
     })
 }
 
-/// The result files asked for, each with its format.
-fn files(args: &ContendArgs) -> [ResultFile<'_, ContendResult>; 3] {
-    [(&args.json, &Json), (&args.csv, &Csv), (&args.svg, &Svg)]
-}
-
 pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
     let config = config(&args, &facts)?;
-    crate::output::check_outputs(files(&args).map(|(path, _)| path))?;
+    crate::output::check_outputs(args.report.files::<ContendResult>().map(|(path, _)| path))?;
     catch_interrupts()?;
     // A warm-up and the measured runs per cell (noisy cells get more).
     // validate() bounds runs and the cells are few: saturate, never wrap.
@@ -235,10 +225,8 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
         other => other.context("contend")?,
     };
     let measured = result.rows.iter().any(|r| !r.runs.is_empty());
-    let text = Text {
-        explain: args.explain,
-    };
-    crate::output::deliver(&result, measured, &files(&args), text)?;
+    let files = args.report.files();
+    crate::output::deliver(&result, measured, &files, args.report.text())?;
     let cells = result.rows.len();
     if let Some(status) = crate::interrupted_status(cells, "cell", "every worker and memory hog") {
         return Ok(status);

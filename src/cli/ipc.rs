@@ -9,12 +9,14 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use pipespeed::bench::core::Processes;
 use pipespeed::bench::ipc::{IpcConfig, IpcResult, Mechanism, run_ipc};
-use pipespeed::report::{Csv, Html, Json, Markdown, Svg, Text};
+use pipespeed::report::{Html, Markdown};
 use pipespeed::sys::SystemFacts;
 use pipespeed::sys::process::catch_interrupts;
 
 use crate::UsageError;
-use crate::args::{PlacementArg, WarmupArgs, message_size, positive_size, seconds};
+use crate::args::{
+    PlacementArg, ReportArgs, ReportWords, WarmupArgs, message_size, positive_size, seconds,
+};
 use crate::output::{ResultFile, check_outputs, deliver};
 use crate::progress;
 
@@ -88,20 +90,8 @@ pub struct IpcArgs {
     pub seed: Option<u64>,
     #[command(flatten)]
     pub warmups: WarmupArgs,
-    /// Under the table, each noisy row's runs, range and likely causes
-    /// (by default the noise is said once, for the whole measurement;
-    /// the JSON has every row's diagnosis either way).
-    #[arg(long)]
-    pub explain: bool,
-    /// Write the results as JSON to FILE (- for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write one CSV row per run to FILE (- for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-    /// Write the charts, one per metric, to FILE (SVG; - for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub svg: Option<PathBuf>,
+    #[command(flatten)]
+    pub report: ReportArgs<Rows>,
     /// Write a self-contained HTML report to FILE (- for standard output).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -110,6 +100,18 @@ pub struct IpcArgs {
     pub markdown: Option<PathBuf>,
     #[command(flatten)]
     pub stall: crate::args::StallArgs,
+}
+
+/// ipc's words: a row is a mechanism and a size.
+#[derive(Debug)]
+pub struct Rows;
+
+impl ReportWords for Rows {
+    const ROW: &'static str = "row";
+    const JSON: &'static str = "Write the results as JSON to FILE (- for standard output)";
+    const CSV: &'static str = "Write one CSV row per run to FILE (- for standard output)";
+    const SVG: &'static str =
+        "Write the charts, one per metric, to FILE (SVG; - for standard output)";
 }
 
 /// `--metrics`.
@@ -174,10 +176,11 @@ fn config(args: &IpcArgs, facts: &SystemFacts) -> anyhow::Result<IpcConfig> {
 
 /// The result files asked for, each with its format.
 fn files(args: &IpcArgs) -> [ResultFile<'_, IpcResult>; 5] {
+    let [json, csv, svg] = args.report.files();
     [
-        (&args.json, &Json),
-        (&args.csv, &Csv),
-        (&args.svg, &Svg),
+        json,
+        csv,
+        svg,
         (&args.html, &Html),
         (&args.markdown, &Markdown),
     ]
@@ -201,10 +204,7 @@ pub fn run(args: IpcArgs) -> anyhow::Result<ExitCode> {
     );
     bar.finish_and_clear();
     let runs = runs(&result);
-    let text = Text {
-        explain: args.explain,
-    };
-    deliver(&result, runs > 0, &files(&args), text)?;
+    deliver(&result, runs > 0, &files(&args), args.report.text())?;
     Ok(exit_status(&result, runs))
 }
 

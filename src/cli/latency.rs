@@ -1,7 +1,6 @@
 //! `pipespeed latency`: ping-pong round trips over two pipes, as threads or
 //! as processes (the ponger is this binary run as a hidden worker).
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -15,10 +14,10 @@ use pipespeed::sys::process::catch_interrupts;
 use pipespeed::wait::Wait;
 
 use crate::UsageError;
-use crate::args::{PlacementArg, RunsArgs, RunsWords, WarmupArgs, message_size, seconds};
-use crate::output::ResultFile;
+use crate::args::{
+    PlacementArg, ReportArgs, ReportWords, RunsArgs, RunsWords, WarmupArgs, message_size, seconds,
+};
 use crate::progress;
-use pipespeed::report::{Csv, Json, Svg, Text};
 
 /// `pipespeed latency`.
 #[derive(Debug, Args)]
@@ -73,35 +72,23 @@ pub struct LatencyArgs {
     #[arg(long)]
     pub processes: bool,
     #[command(flatten)]
-    pub runs: RunsArgs<SizeRuns>,
+    pub runs: RunsArgs<Sizes>,
     /// Check every byte of every message (first and last are always checked).
     #[arg(long)]
     pub verify: bool,
-    /// Under the table, each noisy size's runs, range and likely causes
-    /// (by default the noise is said once, for the whole measurement;
-    /// the JSON has every size's diagnosis either way).
-    #[arg(long)]
-    pub explain: bool,
-    /// Write the results as JSON to FILE (- for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write one CSV row per run and size to FILE (- for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-    /// Write a chart of the percentiles per size to FILE (SVG; - for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub svg: Option<PathBuf>,
+    #[command(flatten)]
+    pub report: ReportArgs<Sizes>,
     #[command(flatten)]
     pub warmups: WarmupArgs,
     #[command(flatten)]
     pub stall: crate::args::StallArgs,
 }
 
-/// latency's runs: a row is a message size.
+/// latency's words: a row is a message size.
 #[derive(Debug, Default)]
-pub struct SizeRuns;
+pub struct Sizes;
 
-impl RunsWords for SizeRuns {
+impl RunsWords for Sizes {
     const ROW: &'static str = "size";
     const DEFAULT: (u64, u64) = (3, 10);
     const RUNS_VALUE: &'static str = "RUNS";
@@ -111,6 +98,14 @@ impl RunsWords for SizeRuns {
     const MAX_RUNS: &'static str = "Runs a size may get: one more at a time while the 95% interval of its \
          runs' median round trip is wider than +-10% [default: 10, or --min-runs \
          if more; at most 1000]";
+}
+
+impl ReportWords for Sizes {
+    const ROW: &'static str = "size";
+    const JSON: &'static str = "Write the results as JSON to FILE (- for standard output)";
+    const CSV: &'static str = "Write one CSV row per run and size to FILE (- for standard output)";
+    const SVG: &'static str =
+        "Write a chart of the percentiles per size to FILE (SVG; - for standard output)";
 }
 
 /// `--wait`.
@@ -263,15 +258,10 @@ fn exit_status(result: &LatencyResult) -> ExitCode {
     ExitCode::FAILURE
 }
 
-/// The result files asked for, each with its format.
-fn files(args: &LatencyArgs) -> [ResultFile<'_, LatencyResult>; 3] {
-    [(&args.json, &Json), (&args.csv, &Csv), (&args.svg, &Svg)]
-}
-
 pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
     let config = config(&args, &facts.cpus_allowed)?;
-    crate::output::check_outputs(files(&args).map(|(path, _)| path))?;
+    crate::output::check_outputs(args.report.files::<LatencyResult>().map(|(path, _)| path))?;
     catch_interrupts()?;
     let exe = std::env::current_exe().context("cannot find the pipespeed binary")?;
     let mut runner = config.mode.runner(exe);
@@ -287,9 +277,7 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     );
     bar.finish_and_clear();
     let measured = result.rows.iter().any(|r| !r.runs.is_empty());
-    let text = Text {
-        explain: args.explain,
-    };
-    crate::output::deliver(&result, measured, &files(&args), text)?;
+    let files = args.report.files();
+    crate::output::deliver(&result, measured, &files, args.report.text())?;
     Ok(exit_status(&result))
 }
