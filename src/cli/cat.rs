@@ -15,7 +15,7 @@ use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::process::ExitCode;
 
-use clap::{ArgAction, Args, CommandFactory};
+use clap::{Args, CommandFactory};
 use pipespeed::cat::engine::{Engine, Failure, cat_file};
 use pipespeed::cat::format::FormatOptions;
 use pipespeed::quote::quote_file_name;
@@ -24,7 +24,7 @@ use pipespeed::sys::inherited::{self, Stdio};
 use pipespeed::sys::signal::inherited_sigpipe;
 
 use crate::Cli;
-use crate::gnu::{HasArg, Invocation, Tool, multibyte_locale, no_splice};
+use crate::gnu::{HasArg, HelpVersion, Invocation, Tool, multibyte_locale, no_splice};
 use crate::strerror;
 
 /// The layout of `pipespeed cat --help`; the usage and the examples are
@@ -81,12 +81,8 @@ pub struct CatArgs {
     /// use ^ and M- notation, except for LFD and TAB
     #[arg(short = 'v', long = "show-nonprinting")]
     pub show_nonprinting: bool,
-    /// display this help and exit
-    #[arg(long, action = ArgAction::Help)]
-    help: Option<bool>,
-    /// output version information and exit
-    #[arg(long, action = ArgAction::Version)]
-    version: Option<bool>,
+    #[command(flatten)]
+    help: HelpVersion,
     /// Files to concatenate, - for standard input.
     #[arg(value_name = "FILE")]
     pub files: Vec<OsString>,

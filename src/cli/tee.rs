@@ -28,7 +28,9 @@ use pipespeed::sys::{FdInfo, FdKind, close, fd_info};
 use pipespeed::tee::{Ended, OnFailure, TeeOptions, fan_out};
 
 use crate::Cli;
-use crate::gnu::{Getopt, HasArg, Invocation, Tool, getopt, multibyte_locale, no_splice};
+use crate::gnu::{
+    Getopt, HasArg, HelpVersion, Invocation, Tool, getopt, multibyte_locale, no_splice,
+};
 use crate::strerror;
 
 /// The layout of `pipespeed tee --help`.
@@ -68,12 +70,8 @@ pub struct TeeArgs {
         action = ArgAction::Append
     )]
     pub output_error: Vec<OsString>,
-    /// display this help and exit
-    #[arg(long, action = ArgAction::Help)]
-    help: Option<bool>,
-    /// output version information and exit
-    #[arg(long, action = ArgAction::Version)]
-    version: Option<bool>,
+    #[command(flatten)]
+    help: HelpVersion,
     /// Files to write to, as well as standard output (- is a file named -).
     #[arg(value_name = "FILE")]
     pub files: Vec<OsString>,
