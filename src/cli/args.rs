@@ -177,6 +177,36 @@ impl<W: ReportWords + Send + Sync + 'static> ReportArgs<W> {
     }
 }
 
+/// How a command words `--cpus` and `--placement`.
+pub trait PlacementWords {
+    /// `--cpus`'s value name, the two ends: `PINGER,PONGER`.
+    const CPUS_VALUE: &'static str;
+    /// `--cpus`'s help (without a final period, as [`RunsWords`]).
+    const CPUS: &'static str;
+    /// `--placement`'s help.
+    const PLACEMENT: &'static str;
+}
+
+/// `--cpus` and `--placement` of latency and ipc, in the words of `W`:
+/// where the two ends run.
+#[derive(Debug, Args)]
+pub struct PlacementArgs<W: PlacementWords + Send + Sync + 'static> {
+    #[arg(
+        long,
+        value_delimiter = ',',
+        num_args = 1,
+        value_name = W::CPUS_VALUE,
+        help = W::CPUS,
+        value_parser = cpu,
+        conflicts_with = "placement"
+    )]
+    pub cpus: Vec<usize>,
+    #[arg(long, value_enum, help = W::PLACEMENT)]
+    pub placement: Option<PlacementArg>,
+    #[arg(skip)]
+    words: PhantomData<W>,
+}
+
 /// `--warmup-runs` of every measurement.
 #[derive(Debug, Default, Clone, Copy, Args)]
 pub struct WarmupArgs {

@@ -15,7 +15,8 @@ use pipespeed::sys::process::catch_interrupts;
 
 use crate::UsageError;
 use crate::args::{
-    PlacementArg, ReportArgs, ReportWords, WarmupArgs, message_size, positive_size, seconds,
+    PlacementArgs, PlacementWords, ReportArgs, ReportWords, WarmupArgs, message_size,
+    positive_size, seconds,
 };
 use crate::output::{ResultFile, check_outputs, deliver};
 use crate::progress;
@@ -67,21 +68,8 @@ pub struct IpcArgs {
     /// (rounded up to whole messages). Takes K, M, G, T [range: 1-1024T].
     #[arg(long, value_name = "SIZE", value_parser = positive_size)]
     pub bytes: Option<u64>,
-    /// Pin the sender (pinger) and the receiver (ponger) to these CPUs
-    /// [range: 0-1023].
-    #[arg(
-        long,
-        value_delimiter = ',',
-        num_args = 1,
-        value_name = "SENDER,RECEIVER",
-        value_parser = crate::args::cpu,
-        conflicts_with = "placement"
-    )]
-    pub cpus: Vec<usize>,
-    /// Where the two ends run [default: different-cpu with 2+ allowed
-    /// CPUs, else unpinned].
-    #[arg(long, value_enum)]
-    pub placement: Option<PlacementArg>,
+    #[command(flatten)]
+    pub ends: PlacementArgs<Rows>,
     /// Check every byte of every message of every mechanism.
     #[arg(long)]
     pub verify: bool,
@@ -114,6 +102,14 @@ impl ReportWords for Rows {
         "Write the charts, one per metric, to FILE (SVG; - for standard output)";
 }
 
+impl PlacementWords for Rows {
+    const CPUS_VALUE: &'static str = "SENDER,RECEIVER";
+    const CPUS: &'static str =
+        "Pin the sender (pinger) and the receiver (ponger) to these CPUs [range: 0-1023]";
+    const PLACEMENT: &'static str =
+        "Where the two ends run [default: different-cpu with 2+ allowed CPUs, else unpinned]";
+}
+
 /// `--metrics`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum MetricArg {
@@ -131,8 +127,8 @@ fn mechanism(text: &str) -> Result<Mechanism, String> {
 
 fn config(args: &IpcArgs, facts: &SystemFacts) -> anyhow::Result<IpcConfig> {
     let placement = crate::args::placement(
-        args.placement,
-        &args.cpus,
+        args.ends.placement,
+        &args.ends.cpus,
         facts,
         "the sender's and the receiver's",
     )?;

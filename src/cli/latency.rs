@@ -15,7 +15,8 @@ use pipespeed::wait::Wait;
 
 use crate::UsageError;
 use crate::args::{
-    PlacementArg, ReportArgs, ReportWords, RunsArgs, RunsWords, WarmupArgs, message_size, seconds,
+    PlacementArg, PlacementArgs, PlacementWords, ReportArgs, ReportWords, RunsArgs, RunsWords,
+    WarmupArgs, message_size, seconds,
 };
 use crate::progress;
 
@@ -51,20 +52,8 @@ pub struct LatencyArgs {
     /// first, or spin on EAGAIN (needs two CPUs).
     #[arg(long, value_enum, default_value_t = WaitArg::Block)]
     pub wait: WaitArg,
-    /// Pin the pinger and the ponger to these CPUs [range: 0-1023].
-    #[arg(
-        long,
-        value_delimiter = ',',
-        num_args = 1,
-        value_name = "PINGER,PONGER",
-        value_parser = crate::args::cpu,
-        conflicts_with = "placement"
-    )]
-    pub cpus: Vec<usize>,
-    /// Where the two sides run [default: different-cpu with 2+ allowed
-    /// CPUs, else same-cpu].
-    #[arg(long, value_enum)]
-    pub placement: Option<PlacementArg>,
+    #[command(flatten)]
+    pub ends: PlacementArgs<Sizes>,
     /// Pinger and ponger as two threads of one process.
     #[arg(long, conflicts_with = "processes")]
     pub threads: bool,
@@ -106,6 +95,13 @@ impl ReportWords for Sizes {
     const CSV: &'static str = "Write one CSV row per run and size to FILE (- for standard output)";
     const SVG: &'static str =
         "Write a chart of the percentiles per size to FILE (SVG; - for standard output)";
+}
+
+impl PlacementWords for Sizes {
+    const CPUS_VALUE: &'static str = "PINGER,PONGER";
+    const CPUS: &'static str = "Pin the pinger and the ponger to these CPUs [range: 0-1023]";
+    const PLACEMENT: &'static str =
+        "Where the two sides run [default: different-cpu with 2+ allowed CPUs, else same-cpu]";
 }
 
 /// `--wait`.
@@ -206,7 +202,7 @@ fn check_wait(wait: Wait, placement: Placement, allowed: &[usize]) -> Result<(),
 }
 
 fn config(args: &LatencyArgs, allowed: &[usize]) -> Result<LatencyConfig, UsageError> {
-    let placement = placement(&args.cpus, args.placement, allowed)?;
+    let placement = placement(&args.ends.cpus, args.ends.placement, allowed)?;
     check_wait(args.wait.wait(), placement, allowed)?;
     let (runs, max_runs) = args.runs.resolve()?;
     Ok(LatencyConfig {
