@@ -52,23 +52,40 @@ fn stall_timeout(text: &str) -> Result<f64, String> {
 }
 
 /// How a command words `--runs`, `--min-runs` and `--max-runs`: what
-/// one of its rows is, the runs a row gets by default, and the help
-/// (without a final period, which clap's derive drops from a one-line
-/// doc comment).
+/// one of its rows is and the runs a row gets by default, which the help
+/// gives.
 pub trait RunsWords {
-    /// One row, as errors name it: `rung`, `cell`, `size`.
+    /// One row: `rung`, `cell`, `size`.
     const ROW: &'static str;
     /// The runs every row gets and the runs a noisy one may get, unless
-    /// the options say otherwise; the help gives them.
+    /// the options say otherwise.
     const DEFAULT: (u64, u64);
     /// `--runs`'s value name.
     const RUNS_VALUE: &'static str;
-    /// `--runs`'s help.
-    const RUNS: &'static str;
-    /// `--min-runs`'s help.
-    const MIN_RUNS: &'static str;
-    /// `--max-runs`'s help.
-    const MAX_RUNS: &'static str;
+    /// The warm-up the measured runs come after: `the warm-up`.
+    const WARMUP: &'static str;
+    /// What a noisy row's 95% interval is of: `its mean`.
+    const SPREAD: &'static str;
+}
+
+// The help of each, without a final period: clap's derive drops it from a
+// one-line doc comment, and these read as the other options' do.
+fn runs_help<W: RunsWords>() -> String {
+    let (row, warmup) = (W::ROW, W::WARMUP);
+    format!("Measured runs per {row} (after {warmup}); sets both --min-runs and --max-runs")
+}
+
+fn min_runs_help<W: RunsWords>() -> String {
+    let (row, (min, _)) = (W::ROW, W::DEFAULT);
+    format!("Runs every {row} gets [default: {min}; at most {MAX_RUNS}]")
+}
+
+fn max_runs_help<W: RunsWords>() -> String {
+    let (row, spread, (_, max)) = (W::ROW, W::SPREAD, W::DEFAULT);
+    format!(
+        "Runs a {row} may get: one more at a time while the 95% interval of {spread} is wider \
+         than +-10% [default: {max}, or --min-runs if more; at most {MAX_RUNS}]"
+    )
 }
 
 /// `--runs`, `--min-runs` and `--max-runs` of bench, contend and latency,
@@ -78,14 +95,14 @@ pub struct RunsArgs<W: RunsWords + Send + Sync + 'static> {
     #[arg(
         long,
         value_name = W::RUNS_VALUE,
-        help = W::RUNS,
+        help = runs_help::<W>(),
         value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS as u64),
         conflicts_with_all = ["min_runs", "max_runs"]
     )]
     pub runs: Option<u64>,
-    #[arg(long, value_name = "N", help = W::MIN_RUNS, value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS as u64))]
+    #[arg(long, value_name = "N", help = min_runs_help::<W>(), value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS as u64))]
     pub min_runs: Option<u64>,
-    #[arg(long, value_name = "N", help = W::MAX_RUNS, value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS as u64))]
+    #[arg(long, value_name = "N", help = max_runs_help::<W>(), value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS as u64))]
     pub max_runs: Option<u64>,
     #[arg(skip)]
     words: PhantomData<W>,
@@ -126,7 +143,7 @@ impl<W: RunsWords + Send + Sync + 'static> RunsArgs<W> {
 pub trait ReportWords {
     /// One row, as `--explain` names it: `cell`, `size`, `row`.
     const ROW: &'static str;
-    /// `--json`'s help (without a final period, as [`RunsWords`]).
+    /// `--json`'s help (without a final period, as [`runs_help`]'s).
     const JSON: &'static str;
     /// `--csv`'s help.
     const CSV: &'static str;
@@ -181,7 +198,7 @@ impl<W: ReportWords + Send + Sync + 'static> ReportArgs<W> {
 pub trait PlacementWords {
     /// `--cpus`'s value name, the two ends: `PINGER,PONGER`.
     const CPUS_VALUE: &'static str;
-    /// `--cpus`'s help (without a final period, as [`RunsWords`]).
+    /// `--cpus`'s help (without a final period, as [`runs_help`]'s).
     const CPUS: &'static str;
     /// `--placement`'s help.
     const PLACEMENT: &'static str;

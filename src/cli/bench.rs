@@ -135,12 +135,8 @@ impl RunsWords for Rungs {
     const ROW: &'static str = "rung";
     const DEFAULT: (u64, u64) = (5, 10);
     const RUNS_VALUE: &'static str = "RUNS";
-    const RUNS: &'static str = "Measured runs per rung (after the warm-up); sets both --min-runs and \
-         --max-runs";
-    const MIN_RUNS: &'static str = "Runs every rung gets [default: 5; at most 1000]";
-    const MAX_RUNS: &'static str = "Runs a rung may get: one more at a time while the 95% interval of its \
-         mean is wider than +-10% [default: 10, or --min-runs if more; at most \
-         1000]";
+    const WARMUP: &'static str = "the warm-up";
+    const SPREAD: &'static str = "its mean";
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {

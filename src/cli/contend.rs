@@ -102,12 +102,8 @@ impl RunsWords for Cells {
     const ROW: &'static str = "cell";
     const DEFAULT: (u64, u64) = (3, 6);
     const RUNS_VALUE: &'static str = "N";
-    const RUNS: &'static str = "Measured runs per cell (after the warm-up); sets both --min-runs and \
-         --max-runs";
-    const MIN_RUNS: &'static str = "Runs every cell gets [default: 3; at most 1000]";
-    const MAX_RUNS: &'static str = "Runs a cell may get: one more at a time while the 95% interval of its \
-         mean is wider than +-10% [default: 6, or --min-runs if more; at most \
-         1000]";
+    const WARMUP: &'static str = "the warm-up";
+    const SPREAD: &'static str = "its mean";
 }
 
 impl ReportWords for Cells {

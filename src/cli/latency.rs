@@ -81,12 +81,8 @@ impl RunsWords for Sizes {
     const ROW: &'static str = "size";
     const DEFAULT: (u64, u64) = (3, 10);
     const RUNS_VALUE: &'static str = "RUNS";
-    const RUNS: &'static str = "Measured runs per size (after one short warm-up run); sets both \
-         --min-runs and --max-runs";
-    const MIN_RUNS: &'static str = "Runs every size gets [default: 3; at most 1000]";
-    const MAX_RUNS: &'static str = "Runs a size may get: one more at a time while the 95% interval of its \
-         runs' median round trip is wider than +-10% [default: 10, or --min-runs \
-         if more; at most 1000]";
+    const WARMUP: &'static str = "one short warm-up run";
+    const SPREAD: &'static str = "its runs' median round trip";
 }
 
 impl ReportWords for Sizes {
