@@ -1,26 +1,143 @@
 //! `pipespeed bench` (and `pipespeed` alone): the ladder.
-use pipespeed::bench::core::{Cancel, EXIT_UNSUPPORTED, Placement, Status, Warmup};
+use pipespeed::bench::core::{Cancel, Placement, Status};
 
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
+use clap::Args;
 use indicatif::ProgressBar;
-use pipespeed::bench::core::{Mode, Runner};
+use pipespeed::bench::core::{MAX_RUNS, Mode, Runner};
 use pipespeed::bench::ladder::{
     LadderConfig, LadderResult, PlacementRow, ProcessExecutor, Rung, check_placements, run_ladder,
 };
 use pipespeed::bench::latency::PingJob;
-use pipespeed::bench::scan::{ScanParam, ScanPoint, ScanResult};
+use pipespeed::bench::scan::{Scan, ScanParam, ScanPoint, ScanResult};
 use pipespeed::bench::zerocopy::{self, Path, ZeroCopyConfig, run_zero_copy};
 use pipespeed::report::{Csv, Exporter, Html, Json, Markdown, Svg, Text};
 use pipespeed::sys::SystemFacts;
 use pipespeed::sys::process::{catch_interrupts, interrupted};
 
 use crate::UsageError;
-use crate::args::{BenchArgs, PlacementArg};
-use crate::output::write_results;
+use crate::args::{
+    PlacementArg, RunsArgs, RunsWords, StallArgs, WarmupArgs, buffer_size, clock_seed, count, cpu,
+    pipe_size, positive_size, rung, seconds,
+};
+use crate::output::{ResultFile, deliver};
 use crate::progress;
+
+/// `pipespeed bench`.
+#[derive(Debug, Args, Default)]
+#[command(
+    after_help = "Exit status: 0 every rung measured, or unable to run on this machine (said in the table); 1 a rung (or a --zero-copy path) failed (an end that made no progress for --stall-timeout: the error and the JSON say where both ends were; no result file is written when nothing was measured); 2 bad usage or a value outside its range; 3 every rung named with --rungs is unavailable here; 129, 130 or 143 interrupted by SIGHUP, SIGINT, SIGTERM or SIGHUP (the part measured is printed and written, marked interrupted)."
+)]
+pub struct BenchArgs {
+    /// Rungs to run, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',', value_name = "RUNGS", value_parser = rung(), hide_possible_values = true)]
+    pub rungs: Vec<Rung>,
+    #[command(flatten)]
+    pub runs: RunsArgs<Rungs>,
+    /// Bytes per run (default: about --run-seconds worth, from the
+    /// warm-up) [range: 1-1024T].
+    #[arg(long, value_name = "SIZE", value_parser = positive_size)]
+    pub bytes: Option<u64>,
+    /// Wanted seconds per run when --bytes is not given [range: 0.01-86400].
+    #[arg(long, value_name = "SECS", default_value_t = 0.4, value_parser = seconds)]
+    pub run_seconds: f64,
+    /// Buffer size of every rung but tuned [range: 8K-1G].
+    #[arg(long = "buf-size", alias = "buf_size", value_name = "SIZE", default_value = "256K", value_parser = buffer_size)]
+    pub buf_size: usize,
+    /// Pipe size of write-read (the vmsplice rungs use half the buffer)
+    /// [range: 1-1G].
+    #[arg(long = "pipe-size", alias = "pipe_size", value_name = "SIZE", value_parser = pipe_size)]
+    pub pipe_size: Option<usize>,
+    /// Writer and reader CPUs (default: the first two allowed CPUs)
+    /// [range: 0-1023].
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "W,R",
+        num_args = 1,
+        value_parser = cpu,
+        conflicts_with_all = ["no_pin", "placement"]
+    )]
+    pub cpus: Vec<usize>,
+    /// Leave placement to the scheduler (--placement unpinned).
+    #[arg(long, conflicts_with = "placement")]
+    pub no_pin: bool,
+    /// Where writer and reader run, every rung [default: with 2+ allowed
+    /// CPUs, the rungs that block both on one CPU and on two, each shown
+    /// in its faster, the others on two; with one, unpinned].
+    #[arg(long, value_enum)]
+    pub placement: Option<PlacementArg>,
+    /// Runs of write-read in each placement the ladder did not run it in
+    /// (unpinned; with --placement, the other two), with the cost of a
+    /// cross-CPU wake-up, after the ladder: how much placement alone
+    /// changes the baseline. 0: skip [at most 1000].
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = count(0, MAX_RUNS))]
+    pub placement_runs: usize,
+    /// Check every byte (slower; measures correctness, not speed).
+    #[arg(long)]
+    pub verify: bool,
+    /// Print a paragraph per rung on why it is faster.
+    #[arg(long)]
+    pub explain: bool,
+    /// Write the results as JSON to FILE (- for standard output; the
+    /// table then goes to stderr).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write one CSV row per run to FILE (- for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Seed of the run order shuffle (default: from the clock).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub warmups: WarmupArgs,
+    #[command(flatten)]
+    pub stall: StallArgs,
+    /// Run each rung once more under `perf record -e cpu-clock -g` and
+    /// print its top symbols (needs perf, and root or
+    /// perf_event_paranoid <= 1).
+    #[arg(long)]
+    pub profile: bool,
+    /// Write the chart (SVG) to FILE (- for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// Write the table as GitHub-flavoured Markdown to FILE (- for
+    /// standard output); with --scan, the medians by value and each
+    /// value's ladder.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write a self-contained HTML report (facts, chart, table, why each
+    /// rung is faster, profiles) to FILE (- for standard output); with
+    /// --scan, the scan's chart, the medians by value and each value's
+    /// ladder.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Run the ladder once per value of a setting and chart GiB/s against
+    /// it: buf-size=64K,256K,1M, pipe-size=64K,256K,1M or
+    /// placement=same-cpu,different-cpu,unpinned (sizes at most 1G). Rungs
+    /// default to those the setting changes.
+    #[arg(long, value_name = "SETTING=VALUES")]
+    pub scan: Option<Scan>,
+    /// Check which paths (splice, tee, sendfile...) pass page references
+    /// on this kernel; time each against read/write.
+    #[arg(long, conflicts_with_all = ["rungs", "scan", "svg", "html", "profile", "verify"])]
+    pub zero_copy: bool,
+}
+
+/// bench's words: a row is a rung.
+#[derive(Debug, Default)]
+pub struct Rungs;
+
+impl RunsWords for Rungs {
+    const ROW: &'static str = "rung";
+    const DEFAULT: (u64, u64) = (5, 10);
+    const RUNS_VALUE: &'static str = "RUNS";
+    const WARMUP: &'static str = "the warm-up";
+    const SPREAD: &'static str = "its mean";
+}
 
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
@@ -29,7 +146,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         return zero_copy(&args, facts, placement);
     }
     check_buf_size(args.buf_size)?;
-    let (min_runs, max_runs) = runs(&args)?;
+    let (min_runs, max_runs) = args.runs.resolve()?;
     let config = LadderConfig {
         rungs: rungs(&args)?,
         runs: min_runs,
@@ -41,7 +158,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         alternative: alternative(&args, &facts),
         verify: args.verify,
         seed: args.seed.unwrap_or_else(clock_seed),
-        warmup_rule: crate::bench::warmup_rule(args.warmup_runs),
+        warmup_rule: args.warmups.rule(),
         target_seconds: args.run_seconds,
         profile: args.profile,
     };
@@ -82,22 +199,13 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             result.conclude();
         }
         bar.finish_and_clear();
-        write_results(
+        deliver(
+            &result,
             measured_anything(&[&result]),
-            &[
-                (&args.json, &|| Json.export(&result)),
-                (&args.csv, &|| Csv.export(&result)),
-                (&args.svg, &|| Svg.export(&result)),
-                (&args.html, &|| Html.export(&result)),
-                (&args.markdown, &|| Markdown.export(&result)),
-            ],
-        )?;
-        crate::output::print_table(
-            &Text {
+            &files(&args),
+            Text {
                 explain: args.explain,
-            }
-            .export(&result)?,
-            outputs(&args),
+            },
         )?;
         return Ok(exit_status(&[&result], !args.rungs.is_empty()));
     };
@@ -137,20 +245,10 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let mut result = ScanResult::new(facts, scan.param, points);
     result.header.interrupted = interrupted().is_some();
     let ladders: Vec<&LadderResult> = result.points.iter().map(|p| &p.result).collect();
-    write_results(
-        measured_anything(&ladders),
-        &[
-            (&args.json, &|| Json.export(&result)),
-            (&args.csv, &|| Csv.export(&result)),
-            (&args.svg, &|| Svg.export(&result)),
-            (&args.html, &|| Html.export(&result)),
-            (&args.markdown, &|| Markdown.export(&result)),
-        ],
-    )?;
     let text = Text {
         explain: args.explain,
     };
-    crate::output::print_table(&text.export(&result)?, outputs(&args))?;
+    deliver(&result, measured_anything(&ladders), &files(&args), text)?;
     Ok(exit_status(&ladders, !args.rungs.is_empty()))
 }
 
@@ -163,8 +261,7 @@ fn zero_copy(
     placement: Placement,
 ) -> anyhow::Result<ExitCode> {
     check_buf_size(args.buf_size)?;
-    let (runs, max_runs) =
-        crate::args::runs((args.runs, args.min_runs, args.max_runs), (3, 5), "path")?;
+    let (runs, max_runs) = args.runs.resolve_as((3, 5), "path")?;
     let config = ZeroCopyConfig {
         bytes: args.bytes.unwrap_or(zerocopy::DEFAULT_BYTES),
         chunk: args.buf_size,
@@ -175,7 +272,7 @@ fn zero_copy(
         runs,
         max_runs,
         seed: args.seed.unwrap_or_else(clock_seed),
-        warmup: warmup_rule(args.warmup_runs),
+        warmup: args.warmups.rule(),
     };
     crate::output::check_outputs(outputs(args))?;
     // SIGINT, SIGTERM or SIGHUP: no run starts, and what was measured is
@@ -188,18 +285,16 @@ fn zero_copy(
         progress::show(&bar, event)
     });
     bar.finish_and_clear();
-    write_results(
-        result.measured_anything(),
-        &[
-            (&args.json, &|| Json.export(&result)),
-            (&args.csv, &|| Csv.export(&result)),
-            (&args.markdown, &|| Markdown.export(&result)),
-        ],
-    )?;
+    // --svg and --html do not go with --zero-copy (the parser says so).
+    let files: [ResultFile<_>; 3] = [
+        (&args.json, &Json),
+        (&args.csv, &Csv),
+        (&args.markdown, &Markdown),
+    ];
     let text = Text {
         explain: args.explain,
     };
-    crate::output::print_table(&text.export(&result)?, outputs(args))?;
+    deliver(&result, result.measured_anything(), &files, text)?;
     let runs: usize = result.paths.iter().map(|p| p.gib_s.runs.len()).sum();
     if let Some(status) = crate::interrupted_status(runs, "run", "the measurement") {
         return Ok(status);
@@ -218,7 +313,7 @@ fn zero_copy(
 }
 
 /// Whether a rung of a ladder measured a run: else no result file is
-/// written ([`write_results`]).
+/// written ([`deliver`]).
 fn measured_anything(ladders: &[&LadderResult]) -> bool {
     ladders
         .iter()
@@ -227,8 +322,27 @@ fn measured_anything(ladders: &[&LadderResult]) -> bool {
 }
 
 /// The result files asked for.
-fn outputs(args: &BenchArgs) -> [&Option<std::path::PathBuf>; 5] {
-    [&args.json, &args.csv, &args.svg, &args.html, &args.markdown]
+fn outputs(args: &BenchArgs) -> [&Option<PathBuf>; 5] {
+    files::<LadderResult>(args).map(|(path, _)| path)
+}
+
+/// The result files asked for, each with its format: a ladder's and a
+/// scan's are the same five.
+fn files<R>(args: &BenchArgs) -> [ResultFile<'_, R>; 5]
+where
+    Json: Exporter<R>,
+    Csv: Exporter<R>,
+    Svg: Exporter<R>,
+    Html: Exporter<R>,
+    Markdown: Exporter<R>,
+{
+    [
+        (&args.json, &Json),
+        (&args.csv, &Csv),
+        (&args.svg, &Svg),
+        (&args.html, &Html),
+        (&args.markdown, &Markdown),
+    ]
 }
 
 /// The status of a finished run, after its table and files: 1 if a rung
@@ -265,10 +379,8 @@ fn exit_status(ladders: &[&LadderResult], named: bool) -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
-    if named && rungs().all(|r| r.status == Status::Unavailable) {
-        return ExitCode::from(EXIT_UNSUPPORTED as u8);
-    }
-    ExitCode::SUCCESS
+    let unavailable = crate::unavailable_status(rungs().map(|r| r.status));
+    unavailable.filter(|_| named).unwrap_or(ExitCode::SUCCESS)
 }
 
 /// The rungs to run: those asked for, or all; with `--scan`, those the
@@ -325,12 +437,6 @@ fn measure(
     )
 }
 
-/// The runs every rung gets and the runs a noisy one may get.
-fn runs(args: &BenchArgs) -> anyhow::Result<(usize, usize)> {
-    let given = (args.runs, args.min_runs, args.max_runs);
-    Ok(crate::args::runs(given, (5, 10), "rung")?)
-}
-
 /// Where the rungs that block run too: both ends on one CPU, when the
 /// placement is the default (two CPUs) rather than one the user chose.
 /// On a VM a cross-CPU wake-up may cost more than the copy it wakes for,
@@ -369,19 +475,4 @@ fn placement(args: &BenchArgs, facts: &SystemFacts) -> anyhow::Result<Placement>
         false => args.placement,
     };
     crate::args::placement(choice, &args.cpus, facts, "the writer's and the reader's")
-}
-
-/// The warm-up rule of `--warmup-runs`: exactly N (the parser bounds it
-/// to 1000), or the adaptive default.
-pub fn warmup_rule(runs: Option<u64>) -> Warmup {
-    runs.map_or_else(Warmup::default, |n| {
-        Warmup::exactly(usize::try_from(n).unwrap_or(usize::MAX))
-    })
-}
-
-/// A seed from the clock, for a run order nobody asked to repeat.
-pub fn clock_seed() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64)
 }

@@ -23,9 +23,70 @@ use pipespeed::sys::fd_info;
 use pipespeed::sys::inherited::{self, Stdio};
 use pipespeed::sys::signal::inherited_sigpipe;
 
-use crate::args::{CatArgs, Cli};
-use crate::gnu::{HasArg, Invocation, Tool, multibyte_locale, no_splice};
+use crate::Cli;
+use crate::gnu::{HasArg, HelpVersion, Invocation, Tool, multibyte_locale, no_splice};
 use crate::strerror;
+
+/// The layout of `pipespeed cat --help`; the usage and the examples are
+/// set at run time, with the name cat was called by.
+const CAT_HELP: &str = "\
+Usage: {usage}
+{about}
+
+With no FILE, or when FILE is -, read standard input.
+
+{options}{after-help}";
+
+/// `pipespeed cat`: GNU cat's command line, parsed as getopt_long does
+/// (options anywhere before `--`, clustered short options, unambiguous
+/// abbreviations of long ones, `-` as a file). No `-h`, no `-V`: GNU cat
+/// has neither.
+#[derive(Debug, Args)]
+#[command(
+    version,
+    disable_help_flag = true,
+    disable_version_flag = true,
+    infer_long_args = true,
+    args_override_self = true,
+    help_template = CAT_HELP
+)]
+pub struct CatArgs {
+    /// equivalent to -vET
+    #[arg(short = 'A', long = "show-all")]
+    pub show_all: bool,
+    /// number nonempty output lines, overrides -n
+    #[arg(short = 'b', long = "number-nonblank")]
+    pub number_nonblank: bool,
+    /// equivalent to -vE
+    #[arg(short = 'e')]
+    pub e: bool,
+    /// display $ at end of each line
+    #[arg(short = 'E', long = "show-ends")]
+    pub show_ends: bool,
+    /// number all output lines
+    #[arg(short = 'n', long = "number")]
+    pub number: bool,
+    /// suppress repeated empty output lines
+    #[arg(short = 's', long = "squeeze-blank")]
+    pub squeeze_blank: bool,
+    /// equivalent to -vT
+    #[arg(short = 't')]
+    pub t: bool,
+    /// display TAB characters as ^I
+    #[arg(short = 'T', long = "show-tabs")]
+    pub show_tabs: bool,
+    /// (ignored: output is never held back)
+    #[arg(short = 'u')]
+    pub u: bool,
+    /// use ^ and M- notation, except for LFD and TAB
+    #[arg(short = 'v', long = "show-nonprinting")]
+    pub show_nonprinting: bool,
+    #[command(flatten)]
+    help: HelpVersion,
+    /// Files to concatenate, - for standard input.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<OsString>,
+}
 
 /// GNU cat: its getopt table (long options in the order of its table),
 /// help and version.
@@ -239,7 +300,7 @@ mod tests {
     #[test]
     fn options_combine_as_gnus() {
         let cli = Cli::try_parse_from(["pipespeed", "cat", "-e", "f", "-t", "-bu"]).unwrap();
-        let Some(crate::args::Command::Cat(args)) = cli.command else {
+        let Some(crate::Command::Cat(args)) = cli.command else {
             panic!("not cat");
         };
         let options = format_options(&args);

@@ -1,24 +1,25 @@
 //! `pipespeed contend`: N writers and M readers on one pipe, as the
 //! kernel's pipe_bench runs them; parse, call the library, render.
-use pipespeed::bench::core::{Cancel, EXIT_UNSUPPORTED, Placement, Status};
+use pipespeed::bench::core::{Cancel, Placement, Status};
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, anyhow};
 use clap::Args;
 use pipespeed::bench::contend::{
-    Cell, ContendConfig, DEFAULT_MSG_SIZE, MAX_ENDS, Mode, resolve_pipe_size, run_contend,
+    Cell, ContendConfig, ContendResult, DEFAULT_MSG_SIZE, MAX_ENDS, Mode, resolve_pipe_size,
+    run_contend,
 };
 use pipespeed::bench::contend::{DEFAULT_SHARE_PERCENT, DEFAULT_WORKERS, MAX_HOGS, PressureConfig};
 use pipespeed::sys::SystemFacts;
 use pipespeed::sys::process::catch_interrupts;
 
 use crate::UsageError;
-use crate::args::{count, message_size, seconds};
+use crate::args::{
+    ReportArgs, ReportWords, RunsArgs, RunsWords, WarmupArgs, count, message_size, seconds,
+};
 use crate::progress;
-use pipespeed::report::Text;
 
 /// `pipespeed contend`.
 #[derive(Debug, Args)]
@@ -61,26 +62,13 @@ pub struct ContendArgs {
     /// --pipe-size say otherwise.
     #[arg(long, conflicts_with_all = ["writers", "readers"])]
     pub sweep: bool,
-    /// Measured runs per cell (after the warm-up); sets both
-    /// --min-runs and --max-runs.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000), conflicts_with_all = ["min_runs", "max_runs"])]
-    pub runs: Option<u64>,
-    /// Runs every cell gets [default: 3; at most 1000].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
-    pub min_runs: Option<u64>,
-    /// Runs a cell may get: one more at a time while the 95% interval of
-    /// its mean is wider than +-10% [default: 6, or --min-runs if more; at
-    /// most 1000].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
-    pub max_runs: Option<u64>,
+    #[command(flatten)]
+    pub runs: RunsArgs<Cells>,
     /// Seed of the run order shuffle (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Warm-up runs of every row: exactly N [default: warm-ups for half a
-    /// second over all rows, then until a row's last two agree within
-    /// 10%; at most 10 a row and 3 s in all; N at most 1000].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
-    pub warmup_runs: Option<u64>,
+    #[command(flatten)]
+    pub warmups: WarmupArgs,
     /// Writers on CPU W, readers on CPU R [default: unpinned, as pipe_bench;
     /// range: 0-1023].
     #[arg(long, value_delimiter = ',', value_name = "W,R", num_args = 1, value_parser = crate::args::cpu)]
@@ -100,22 +88,30 @@ pub struct ContendArgs {
     /// than 80% of it, and leaving 1 GiB) [default: 80].
     #[arg(long = "pressure-share", value_name = "PERCENT", value_parser = percent)]
     pub pressure_share: Option<f64>,
-    /// Under the table, each noisy cell's runs, range and likely causes
-    /// (by default the noise is said once, for the whole measurement;
-    /// the JSON has every cell's diagnosis either way).
-    #[arg(long)]
-    pub explain: bool,
-    /// Write the result as JSON to FILE (- for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write one CSV row per run per cell to FILE (- for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-    /// Write a chart of writes/s per cell to FILE (SVG; - for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub svg: Option<PathBuf>,
+    #[command(flatten)]
+    pub report: ReportArgs<Cells>,
     #[command(flatten)]
     pub stall: crate::args::StallArgs,
+}
+
+/// contend's words: a row is a cell.
+#[derive(Debug, Default)]
+pub struct Cells;
+
+impl RunsWords for Cells {
+    const ROW: &'static str = "cell";
+    const DEFAULT: (u64, u64) = (3, 6);
+    const RUNS_VALUE: &'static str = "N";
+    const WARMUP: &'static str = "the warm-up";
+    const SPREAD: &'static str = "its mean";
+}
+
+impl ReportWords for Cells {
+    const ROW: &'static str = "cell";
+    const JSON: &'static str = "Write the result as JSON to FILE (- for standard output)";
+    const CSV: &'static str = "Write one CSV row per run per cell to FILE (- for standard output)";
+    const SVG: &'static str =
+        "Write a chart of writes/s per cell to FILE (SVG; - for standard output)";
 }
 
 fn percent(text: &str) -> Result<f64, String> {
@@ -125,12 +121,6 @@ fn percent(text: &str) -> Result<f64, String> {
             "'{text}' is not a share (give a percentage above 0, up to 100)"
         )),
     }
-}
-
-/// The runs every cell gets and the runs a noisy one may get.
-fn runs(args: &ContendArgs) -> anyhow::Result<(usize, usize)> {
-    let given = (args.runs, args.min_runs, args.max_runs);
-    Ok(crate::args::runs(given, (3, 6), "cell")?)
 }
 
 /// Checks what clap cannot and builds the library's configuration.
@@ -168,7 +158,7 @@ fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConf
     };
     let pipe_size =
         resolve_pipe_size(args.pipe_size).map_err(|e| usage(format!("--pipe-size: {e}")))?;
-    let (min_runs, max_runs) = runs(args)?;
+    let (min_runs, max_runs) = args.runs.resolve()?;
     Ok(ContendConfig {
         cells: if args.sweep {
             Cell::sweep()
@@ -183,8 +173,8 @@ fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConf
         duration: Duration::from_secs_f64(args.duration),
         runs: min_runs,
         max_runs,
-        seed: args.seed.unwrap_or_else(crate::bench::clock_seed),
-        warmup_rule: crate::bench::warmup_rule(args.warmup_runs),
+        seed: args.seed.unwrap_or_else(crate::args::clock_seed),
+        warmup_rule: args.warmups.rule(),
         mode: if args.processes {
             Mode::Processes
         } else {
@@ -205,7 +195,7 @@ fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConf
 pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
     let config = config(&args, &facts)?;
-    crate::output::check_outputs([&args.json, &args.csv, &args.svg])?;
+    crate::output::check_outputs(args.report.files::<ContendResult>().map(|(path, _)| path))?;
     catch_interrupts()?;
     // A warm-up and the measured runs per cell (noisy cells get more).
     // validate() bounds runs and the cells are few: saturate, never wrap.
@@ -230,16 +220,9 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
         }
         other => other.context("contend")?,
     };
-    let files = [&args.json, &args.csv, &args.svg];
-    let measured = result.rows.iter().filter(|r| !r.runs.is_empty()).count();
-    crate::output::deliver(
-        &result,
-        measured,
-        files,
-        Text {
-            explain: args.explain,
-        },
-    )?;
+    let measured = result.rows.iter().any(|r| !r.runs.is_empty());
+    let files = args.report.files();
+    crate::output::deliver(&result, measured, &files, args.report.text())?;
     let cells = result.rows.len();
     if let Some(status) = crate::interrupted_status(cells, "cell", "every worker and memory hog") {
         return Ok(status);
@@ -254,8 +237,8 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
             row.reason.as_deref().unwrap_or("failed")
         ));
     }
-    if !result.rows.is_empty() && result.rows.iter().all(|r| r.status == Status::Unavailable) {
-        return Ok(ExitCode::from(EXIT_UNSUPPORTED as u8));
+    if let Some(status) = crate::unavailable_status(result.rows.iter().map(|r| r.status)) {
+        return Ok(status);
     }
     let failed = result
         .rows

@@ -158,6 +158,18 @@ pub fn parse<A: clap::Args + clap::FromArgMatches>(argv: &[OsString]) -> Result<
     A::from_arg_matches_mut(&mut matches)
 }
 
+/// `--help` and `--version` in GNU's words, for a tool whose clap flags
+/// are off (GNU cat and tee have no `-h` and no `-V`).
+#[derive(Debug, clap::Args)]
+pub struct HelpVersion {
+    /// display this help and exit
+    #[arg(long, action = clap::ArgAction::Help)]
+    help: Option<bool>,
+    /// output version information and exit
+    #[arg(long, action = clap::ArgAction::Version)]
+    version: Option<bool>,
+}
+
 /// One argument as glibc's getopt_long takes it, given a tool's table.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Getopt<'a> {

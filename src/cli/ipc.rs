@@ -9,13 +9,16 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use pipespeed::bench::core::Processes;
 use pipespeed::bench::ipc::{IpcConfig, IpcResult, Mechanism, run_ipc};
-use pipespeed::report::{Csv, Exporter, Html, Json, Markdown, Svg, Text};
+use pipespeed::report::{Html, Markdown};
 use pipespeed::sys::SystemFacts;
 use pipespeed::sys::process::catch_interrupts;
 
 use crate::UsageError;
-use crate::args::{PlacementArg, message_size, positive_size, seconds};
-use crate::output::{check_outputs, print_table, write_results};
+use crate::args::{
+    PlacementArgs, PlacementWords, ReportArgs, ReportWords, WarmupArgs, message_size,
+    positive_size, seconds,
+};
+use crate::output::{ResultFile, check_outputs, deliver};
 use crate::progress;
 
 /// `pipespeed ipc`.
@@ -65,46 +68,18 @@ pub struct IpcArgs {
     /// (rounded up to whole messages). Takes K, M, G, T [range: 1-1024T].
     #[arg(long, value_name = "SIZE", value_parser = positive_size)]
     pub bytes: Option<u64>,
-    /// Pin the sender (pinger) and the receiver (ponger) to these CPUs
-    /// [range: 0-1023].
-    #[arg(
-        long,
-        value_delimiter = ',',
-        num_args = 1,
-        value_name = "SENDER,RECEIVER",
-        value_parser = crate::args::cpu,
-        conflicts_with = "placement"
-    )]
-    pub cpus: Vec<usize>,
-    /// Where the two ends run [default: different-cpu with 2+ allowed
-    /// CPUs, else unpinned].
-    #[arg(long, value_enum)]
-    pub placement: Option<PlacementArg>,
+    #[command(flatten)]
+    pub ends: PlacementArgs<Rows>,
     /// Check every byte of every message of every mechanism.
     #[arg(long)]
     pub verify: bool,
     /// Seed of the shuffled run order [default: from the clock].
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// Warm-up runs of every row: exactly N [default: warm-ups for half a
-    /// second over all rows, then until a row's last two agree within
-    /// 10%; at most 10 a row and 3 s in all; N at most 1000].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
-    pub warmup_runs: Option<u64>,
-    /// Under the table, each noisy row's runs, range and likely causes
-    /// (by default the noise is said once, for the whole measurement;
-    /// the JSON has every row's diagnosis either way).
-    #[arg(long)]
-    pub explain: bool,
-    /// Write the results as JSON to FILE (- for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write one CSV row per run to FILE (- for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-    /// Write the charts, one per metric, to FILE (SVG; - for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub svg: Option<PathBuf>,
+    #[command(flatten)]
+    pub warmups: WarmupArgs,
+    #[command(flatten)]
+    pub report: ReportArgs<Rows>,
     /// Write a self-contained HTML report to FILE (- for standard output).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -113,6 +88,26 @@ pub struct IpcArgs {
     pub markdown: Option<PathBuf>,
     #[command(flatten)]
     pub stall: crate::args::StallArgs,
+}
+
+/// ipc's words: a row is a mechanism and a size.
+#[derive(Debug)]
+pub struct Rows;
+
+impl ReportWords for Rows {
+    const ROW: &'static str = "row";
+    const JSON: &'static str = "Write the results as JSON to FILE (- for standard output)";
+    const CSV: &'static str = "Write one CSV row per run to FILE (- for standard output)";
+    const SVG: &'static str =
+        "Write the charts, one per metric, to FILE (SVG; - for standard output)";
+}
+
+impl PlacementWords for Rows {
+    const CPUS_VALUE: &'static str = "SENDER,RECEIVER";
+    const CPUS: &'static str =
+        "Pin the sender (pinger) and the receiver (ponger) to these CPUs [range: 0-1023]";
+    const PLACEMENT: &'static str =
+        "Where the two ends run [default: different-cpu with 2+ allowed CPUs, else unpinned]";
 }
 
 /// `--metrics`.
@@ -132,8 +127,8 @@ fn mechanism(text: &str) -> Result<Mechanism, String> {
 
 fn config(args: &IpcArgs, facts: &SystemFacts) -> anyhow::Result<IpcConfig> {
     let placement = crate::args::placement(
-        args.placement,
-        &args.cpus,
+        args.ends.placement,
+        &args.ends.cpus,
         facts,
         "the sender's and the receiver's",
     )?;
@@ -169,21 +164,28 @@ fn config(args: &IpcArgs, facts: &SystemFacts) -> anyhow::Result<IpcConfig> {
         bytes: args.bytes,
         placement,
         verify: args.verify,
-        seed: args.seed.unwrap_or_else(crate::bench::clock_seed),
-        warmup_rule: crate::bench::warmup_rule(args.warmup_runs),
+        seed: args.seed.unwrap_or_else(crate::args::clock_seed),
+        warmup_rule: args.warmups.rule(),
         stall_timeout: args.stall.timeout(),
     })
 }
 
-/// The result files asked for.
-fn outputs(args: &IpcArgs) -> [&Option<PathBuf>; 5] {
-    [&args.json, &args.csv, &args.svg, &args.html, &args.markdown]
+/// The result files asked for, each with its format.
+fn files(args: &IpcArgs) -> [ResultFile<'_, IpcResult>; 5] {
+    let [json, csv, svg] = args.report.files();
+    [
+        json,
+        csv,
+        svg,
+        (&args.html, &Html),
+        (&args.markdown, &Markdown),
+    ]
 }
 
 pub fn run(args: IpcArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
     let config = config(&args, &facts)?;
-    check_outputs(outputs(&args))?;
+    check_outputs(files(&args).map(|(path, _)| path))?;
     catch_interrupts()?;
     let exe = std::env::current_exe().context("cannot find the pipespeed binary")?;
     let metrics = usize::from(config.throughput) + usize::from(config.latency);
@@ -198,20 +200,7 @@ pub fn run(args: IpcArgs) -> anyhow::Result<ExitCode> {
     );
     bar.finish_and_clear();
     let runs = runs(&result);
-    write_results(
-        runs > 0,
-        &[
-            (&args.json, &|| Json.export(&result)),
-            (&args.csv, &|| Csv.export(&result)),
-            (&args.svg, &|| Svg.export(&result)),
-            (&args.html, &|| Html.export(&result)),
-            (&args.markdown, &|| Markdown.export(&result)),
-        ],
-    )?;
-    let text = Text {
-        explain: args.explain,
-    };
-    print_table(&text.export(&result)?, outputs(&args))?;
+    deliver(&result, runs > 0, &files(&args), args.report.text())?;
     Ok(exit_status(&result, runs))
 }
 
@@ -257,8 +246,5 @@ fn exit_status(result: &IpcResult, runs: usize) -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
-    if statuses.clone().all(|(_, _, s)| s == Status::Unavailable) {
-        return ExitCode::from(pipespeed::bench::core::EXIT_UNSUPPORTED as u8);
-    }
-    ExitCode::SUCCESS
+    crate::unavailable_status(statuses.map(|(_, _, s)| s)).unwrap_or(ExitCode::SUCCESS)
 }

@@ -1,12 +1,10 @@
 //! `pipespeed latency`: ping-pong round trips over two pipes, as threads or
 //! as processes (the ponger is this binary run as a hidden worker).
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use pipespeed::bench::core::MAX_RUNS;
 use pipespeed::bench::core::{Cancel, Status};
 use pipespeed::bench::latency::{
     LatencyConfig, LatencyResult, MAX_ROUND_TRIPS, Mode, Placement, Span, run_latency,
@@ -16,9 +14,11 @@ use pipespeed::sys::process::catch_interrupts;
 use pipespeed::wait::Wait;
 
 use crate::UsageError;
-use crate::args::{PlacementArg, message_size, seconds};
+use crate::args::{
+    PlacementArg, PlacementArgs, PlacementWords, ReportArgs, ReportWords, RunsArgs, RunsWords,
+    WarmupArgs, message_size, seconds,
+};
 use crate::progress;
-use pipespeed::report::Text;
 
 /// `pipespeed latency`.
 #[derive(Debug, Args)]
@@ -52,62 +52,52 @@ pub struct LatencyArgs {
     /// first, or spin on EAGAIN (needs two CPUs).
     #[arg(long, value_enum, default_value_t = WaitArg::Block)]
     pub wait: WaitArg,
-    /// Pin the pinger and the ponger to these CPUs [range: 0-1023].
-    #[arg(
-        long,
-        value_delimiter = ',',
-        num_args = 1,
-        value_name = "PINGER,PONGER",
-        value_parser = crate::args::cpu,
-        conflicts_with = "placement"
-    )]
-    pub cpus: Vec<usize>,
-    /// Where the two sides run [default: different-cpu with 2+ allowed
-    /// CPUs, else same-cpu].
-    #[arg(long, value_enum)]
-    pub placement: Option<PlacementArg>,
+    #[command(flatten)]
+    pub ends: PlacementArgs<Sizes>,
     /// Pinger and ponger as two threads of one process.
     #[arg(long, conflicts_with = "processes")]
     pub threads: bool,
     /// Pinger and ponger as two processes (the default).
     #[arg(long)]
     pub processes: bool,
-    /// Measured runs per size (after one short warm-up run); sets both
-    /// --min-runs and --max-runs.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS as u64), conflicts_with_all = ["min_runs", "max_runs"])]
-    pub runs: Option<u64>,
-    /// Runs every size gets [default: 3; at most 1000].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS as u64))]
-    pub min_runs: Option<u64>,
-    /// Runs a size may get: one more at a time while the 95% interval of
-    /// its runs' median round trip is wider than +-10% [default: 10, or
-    /// --min-runs if more; at most 1000].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS as u64))]
-    pub max_runs: Option<u64>,
+    #[command(flatten)]
+    pub runs: RunsArgs<Sizes>,
     /// Check every byte of every message (first and last are always checked).
     #[arg(long)]
     pub verify: bool,
-    /// Under the table, each noisy size's runs, range and likely causes
-    /// (by default the noise is said once, for the whole measurement;
-    /// the JSON has every size's diagnosis either way).
-    #[arg(long)]
-    pub explain: bool,
-    /// Write the results as JSON to FILE (- for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write one CSV row per run and size to FILE (- for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-    /// Write a chart of the percentiles per size to FILE (SVG; - for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub svg: Option<PathBuf>,
-    /// Warm-up runs of every row: exactly N [default: warm-ups for half a
-    /// second over all rows, then until a row's last two agree within
-    /// 10%; at most 10 a row and 3 s in all; N at most 1000].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
-    pub warmup_runs: Option<u64>,
+    #[command(flatten)]
+    pub report: ReportArgs<Sizes>,
+    #[command(flatten)]
+    pub warmups: WarmupArgs,
     #[command(flatten)]
     pub stall: crate::args::StallArgs,
+}
+
+/// latency's words: a row is a message size.
+#[derive(Debug, Default)]
+pub struct Sizes;
+
+impl RunsWords for Sizes {
+    const ROW: &'static str = "size";
+    const DEFAULT: (u64, u64) = (3, 10);
+    const RUNS_VALUE: &'static str = "RUNS";
+    const WARMUP: &'static str = "one short warm-up run";
+    const SPREAD: &'static str = "its runs' median round trip";
+}
+
+impl ReportWords for Sizes {
+    const ROW: &'static str = "size";
+    const JSON: &'static str = "Write the results as JSON to FILE (- for standard output)";
+    const CSV: &'static str = "Write one CSV row per run and size to FILE (- for standard output)";
+    const SVG: &'static str =
+        "Write a chart of the percentiles per size to FILE (SVG; - for standard output)";
+}
+
+impl PlacementWords for Sizes {
+    const CPUS_VALUE: &'static str = "PINGER,PONGER";
+    const CPUS: &'static str = "Pin the pinger and the ponger to these CPUs [range: 0-1023]";
+    const PLACEMENT: &'static str =
+        "Where the two sides run [default: different-cpu with 2+ allowed CPUs, else same-cpu]";
 }
 
 /// `--wait`.
@@ -208,15 +198,15 @@ fn check_wait(wait: Wait, placement: Placement, allowed: &[usize]) -> Result<(),
 }
 
 fn config(args: &LatencyArgs, allowed: &[usize]) -> Result<LatencyConfig, UsageError> {
-    let placement = placement(&args.cpus, args.placement, allowed)?;
+    let placement = placement(&args.ends.cpus, args.ends.placement, allowed)?;
     check_wait(args.wait.wait(), placement, allowed)?;
-    let (runs, max_runs) = runs(args)?;
+    let (runs, max_runs) = args.runs.resolve()?;
     Ok(LatencyConfig {
         sizes: args.sizes.clone(),
         runs,
         max_runs,
-        seed: crate::bench::clock_seed(),
-        warmup_rule: crate::bench::warmup_rule(args.warmup_runs),
+        seed: crate::args::clock_seed(),
+        warmup_rule: args.warmups.rule(),
         warmup: args.warmup,
         measure: match (args.round_trips, args.duration) {
             (Some(n), _) => Span::RoundTrips(n),
@@ -232,11 +222,6 @@ fn config(args: &LatencyArgs, allowed: &[usize]) -> Result<LatencyConfig, UsageE
         placement,
         stall_timeout: args.stall.timeout(),
     })
-}
-
-/// `--runs`, or `--min-runs` and `--max-runs`, as `bench` takes them.
-fn runs(args: &LatencyArgs) -> Result<(usize, usize), UsageError> {
-    crate::args::runs((args.runs, args.min_runs, args.max_runs), (3, 10), "size")
 }
 
 /// 1 when a size failed (said on stderr too: a table scrolled past must
@@ -268,7 +253,7 @@ fn exit_status(result: &LatencyResult) -> ExitCode {
 pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
     let config = config(&args, &facts.cpus_allowed)?;
-    crate::output::check_outputs([&args.json, &args.csv, &args.svg])?;
+    crate::output::check_outputs(args.report.files::<LatencyResult>().map(|(path, _)| path))?;
     catch_interrupts()?;
     let exe = std::env::current_exe().context("cannot find the pipespeed binary")?;
     let mut runner = config.mode.runner(exe);
@@ -283,15 +268,8 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
         &mut |event| progress::show(&bar, event),
     );
     bar.finish_and_clear();
-    let files = [&args.json, &args.csv, &args.svg];
-    let measured = result.rows.iter().filter(|r| !r.runs.is_empty()).count();
-    crate::output::deliver(
-        &result,
-        measured,
-        files,
-        Text {
-            explain: args.explain,
-        },
-    )?;
+    let measured = result.rows.iter().any(|r| !r.runs.is_empty());
+    let files = args.report.files();
+    crate::output::deliver(&result, measured, &files, args.report.text())?;
     Ok(exit_status(&result))
 }

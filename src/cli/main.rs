@@ -20,10 +20,88 @@ mod top;
 use std::io;
 use std::process::ExitCode;
 
-use pipespeed::bench::core::{EXIT_UNSUPPORTED, RunError};
+use pipespeed::bench::core::{EXIT_UNSUPPORTED, RunError, Status};
 use pipespeed::sys::inherited::{self, Stdio};
 
-use args::{Cli, Command};
+use clap::{Args, Parser, Subcommand};
+
+/// How fast are Linux pipes on this machine? The fast-pipes ladder,
+/// measured honestly.
+///
+/// With no command, runs `pipespeed bench` with its defaults.
+#[derive(Debug, Parser)]
+#[command(
+    name = "pipespeed",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("PIPESPEED_GIT_COMMIT"), ")"),
+    about,
+    long_about = None,
+    args_conflicts_with_subcommands = true,
+    override_usage = "pipespeed [BENCH OPTIONS]\n       pipespeed <COMMAND>"
+)]
+#[command(
+    after_help = "With no command, runs bench, taking its options (`pipespeed bench --help`).\n\n\
+                  Sizes: K, M, G, T, KiB, MiB... are powers of 1024; KB, MB, GB, TB of 1000 \
+                  (GNU's rule; pv keeps pv's).\n\nExit status: 0 success, 1 error, 2 bad usage, 3 \
+                  not possible on this machine (huge pages not granted, vmsplice refused)."
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// bench's options, for `pipespeed` with no command (hidden from the
+    /// top-level help by `main::cli_command`: `bench --help` has them).
+    #[command(flatten)]
+    pub bench: bench::BenchArgs,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the ladder: every step of the blog, measured on this machine.
+    Bench(bench::BenchArgs),
+    /// The blog's writer: push a buffer into stdout (a pipe) forever.
+    Write(ends::WriteArgs),
+    /// The blog's reader: consume --bytes from stdin and print the rate.
+    Read(ends::ReadArgs),
+    /// Concatenate FILEs to standard output, byte for byte as GNU cat does.
+    ///
+    /// The binary is also `pipespeed cat` when it is called by the name
+    /// cat (a symbolic link named cat, for example).
+    Cat(cat::CatArgs),
+    /// Copy stdin to stdout and to each FILE, as GNU tee does.
+    ///
+    /// The binary is also `pipespeed tee` when it is called by the name
+    /// tee (a symbolic link named tee, for example).
+    Tee(tee::TeeArgs),
+    /// Copy inputs to stdout showing progress, as pv does, at the speed
+    /// of the pipe.
+    Pv(pv::PvArgs),
+    /// N writers and M readers on one pipe, as the kernel's pipe_bench.
+    Contend(contend::ContendArgs),
+    /// Round-trip latency over two pipes, with percentiles.
+    Latency(latency::LatencyArgs),
+    /// Pipes beside sockets, queues, shared memory and io_uring.
+    Ipc(ipc::IpcArgs),
+    /// Compare two --json results, row by row.
+    Compare(compare::CompareArgs),
+    /// Boot two kernels, measure, print the LKML table.
+    Kernels(kernels::KernelsArgs),
+    /// Watch a pipeline, name the stage that limits it.
+    Top(top::TopArgs),
+    /// Write manual pages, or print a completion script.
+    Generate(generate::GenerateArgs),
+    /// Internal: a child process of a measurement (see
+    /// `pipespeed::bench::worker`).
+    #[command(hide = true)]
+    Worker(WorkerArgs),
+}
+
+/// `pipespeed worker SPEC`.
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// What to be: one `pipespeed::bench::worker::Worker` as JSON.
+    pub spec: String,
+}
 
 /// Exit status for bad usage (as clap and GNU tools use).
 const EXIT_USAGE: u8 = 2;
@@ -256,6 +334,16 @@ pub fn interrupted_status(count: usize, what: &str, stopped: &str) -> Option<Exi
     Some(signal_status(signal))
 }
 
+/// Status 3 when every row asked for (a rung, a cell, a row's metric)
+/// is one this machine cannot run, as the table says; `None` when there
+/// is no row or one of them could run.
+pub fn unavailable_status(statuses: impl IntoIterator<Item = Status>) -> Option<ExitCode> {
+    let mut statuses = statuses.into_iter().peekable();
+    let any = statuses.peek().is_some();
+    (any && statuses.all(|s| s == Status::Unavailable))
+        .then(|| ExitCode::from(EXIT_UNSUPPORTED as u8))
+}
+
 /// The status of a command that signal `signal` stopped: 128 + N, as a
 /// shell reports it.
 pub fn signal_status(signal: i32) -> ExitCode {
@@ -370,7 +458,7 @@ mod tests {
             panic!("`pipespeed` parses as no command")
         };
         assert_eq!(
-            (args.runs, args.min_runs, args.max_runs),
+            (args.runs.runs, args.runs.min_runs, args.runs.max_runs),
             (None, None, None)
         );
         assert_eq!(args.placement_runs, 3);

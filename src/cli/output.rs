@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use pipespeed::report::{Csv, Exporter, Json, Svg, Text};
+use pipespeed::report::{Exporter, Text};
 use pipespeed::sys::inherited::{self, Stdio};
 use pipespeed::sys::process::{interrupted, signal_name};
 use pipespeed::sys::replace::{self, Entry, Target};
@@ -110,18 +110,30 @@ pub fn write_file(
     Ok(())
 }
 
-/// A result file asked for, and how to render it.
-pub type ResultFile<'a> = (&'a Option<PathBuf>, &'a dyn Fn() -> io::Result<Vec<u8>>);
+/// A result file asked for, and the format it is written in.
+pub type ResultFile<'a, R> = (&'a Option<PathBuf>, &'a dyn Exporter<R>);
 
 /// Writes a measurement's result `files`, when it `measured` something
-/// (a run of a rung, a size, a cell or a row ended). A result that
-/// measured nothing (every run failed, was unavailable or was cut short
-/// by a signal) writes none of them, and says so on stderr: an older
-/// result stays as it was (a night's failed run must not replace the
-/// last good result with a table of failures). The one rule of every
-/// measuring command.
-pub fn write_results(measured: bool, files: &[ResultFile<'_>]) -> anyhow::Result<()> {
-    if !measured {
+/// (a run of a rung, a size, a cell or a row ended), then prints its
+/// table as `text` renders it. A result that measured nothing (every run
+/// failed, was unavailable or was cut short by a signal) writes none of
+/// them, and says so on stderr: an older result stays as it was (a
+/// night's failed run must not replace the last good result with a table
+/// of failures). The one rule of every measuring command.
+pub fn deliver<R>(
+    result: &R,
+    measured: bool,
+    files: &[ResultFile<'_, R>],
+    text: Text,
+) -> anyhow::Result<()>
+where
+    Text: Exporter<R>,
+{
+    if measured {
+        for (path, format) in files {
+            write_file(path, || format.export(result))?;
+        }
+    } else {
         let paths: Vec<String> = (files.iter())
             .filter_map(|(path, _)| path.as_ref())
             .map(|p| p.display().to_string())
@@ -132,39 +144,8 @@ pub fn write_results(measured: bool, files: &[ResultFile<'_>]) -> anyhow::Result
                 paths.join(", ")
             );
         }
-        return Ok(());
     }
-    for (path, render) in files {
-        write_file(path, render)?;
-    }
-    Ok(())
-}
-
-/// Writes a measurement's `[json, csv, svg]` files unless it measured
-/// nothing (`measured` rows, sizes or cells with a run: see
-/// [`write_results`]), and prints its table as `text` renders it.
-pub fn deliver<R>(
-    result: &R,
-    measured: usize,
-    files: [&Option<PathBuf>; 3],
-    text: Text,
-) -> anyhow::Result<()>
-where
-    Json: Exporter<R>,
-    Csv: Exporter<R>,
-    Svg: Exporter<R>,
-    Text: Exporter<R>,
-{
-    let [json, csv, svg] = files;
-    write_results(
-        measured > 0,
-        &[
-            (json, &|| Json.export(result)),
-            (csv, &|| Csv.export(result)),
-            (svg, &|| Svg.export(result)),
-        ],
-    )?;
-    print_table(&text.export(result)?, files)
+    print_table(&text.export(result)?, files.iter().map(|(path, _)| *path))
 }
 
 /// Prints a command's table: on stdout, or on stderr when one of its

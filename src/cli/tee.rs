@@ -19,7 +19,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::process::ExitCode;
 
-use clap::{Args, CommandFactory};
+use clap::{ArgAction, Args, CommandFactory};
 use pipespeed::copy::{Rewrite, input_is_output};
 use pipespeed::quote::quote_file_name;
 use pipespeed::sys::inherited::{self, Stdio};
@@ -27,9 +27,55 @@ use pipespeed::sys::signal::{ignore_sigint, inherited_sigpipe};
 use pipespeed::sys::{FdInfo, FdKind, close, fd_info};
 use pipespeed::tee::{Ended, OnFailure, TeeOptions, fan_out};
 
-use crate::args::{Cli, TeeArgs};
-use crate::gnu::{Getopt, HasArg, Invocation, Tool, getopt, multibyte_locale, no_splice};
+use crate::Cli;
+use crate::gnu::{
+    Getopt, HasArg, HelpVersion, Invocation, Tool, getopt, multibyte_locale, no_splice,
+};
 use crate::strerror;
+
+/// The layout of `pipespeed tee --help`.
+const TEE_HELP: &str = "\
+Usage: {usage}
+{about}
+
+{options}{after-help}";
+
+/// `pipespeed tee`: GNU tee's command line, parsed as getopt_long does.
+#[derive(Debug, Args)]
+#[command(
+    version,
+    disable_help_flag = true,
+    disable_version_flag = true,
+    infer_long_args = true,
+    args_override_self = true,
+    help_template = TEE_HELP
+)]
+pub struct TeeArgs {
+    /// append to the given FILEs, do not overwrite
+    #[arg(short = 'a', long = "append")]
+    pub append: bool,
+    /// ignore interrupt signals
+    #[arg(short = 'i', long = "ignore-interrupts")]
+    pub ignore_interrupts: bool,
+    /// operate in a more appropriate MODE with pipes
+    #[arg(short = 'p')]
+    pub p: bool,
+    /// set behavior on write error.  See MODE below
+    #[arg(
+        long = "output-error",
+        value_name = "MODE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "warn-nopipe",
+        action = ArgAction::Append
+    )]
+    pub output_error: Vec<OsString>,
+    #[command(flatten)]
+    help: HelpVersion,
+    /// Files to write to, as well as standard output (- is a file named -).
+    #[arg(value_name = "FILE")]
+    pub files: Vec<OsString>,
+}
 
 /// GNU tee: its getopt table, help and version.
 pub static TEE: Tool = Tool {

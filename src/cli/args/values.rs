@@ -207,27 +207,3 @@ pub fn buffer_offset(text: &str) -> Result<usize, String> {
         )),
     }
 }
-
-/// `--runs N` (both), or `--min-runs` and `--max-runs` with their
-/// defaults: the runs every `row` (a rung, a size, a cell) gets and the
-/// runs a noisy one may get, as `bench`, `latency` and `contend` take them.
-pub fn runs(
-    (runs, min_runs, max_runs): (Option<u64>, Option<u64>, Option<u64>),
-    (default_min, default_max): (u64, u64),
-    row: &str,
-) -> Result<(usize, usize), crate::UsageError> {
-    let (min, max) = match runs {
-        Some(n) => (n, n),
-        None => {
-            let min = min_runs.unwrap_or(default_min);
-            (min, max_runs.unwrap_or(min.max(default_max)))
-        }
-    };
-    if max < min {
-        return Err(crate::UsageError(format!(
-            "--max-runs {max} is below --min-runs {min}: a {row} cannot take fewer runs than it must"
-        )));
-    }
-    // The parser bounds each to 1000.
-    Ok((min as usize, max as usize))
-}
