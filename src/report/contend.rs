@@ -9,12 +9,11 @@ use std::io;
 use crate::bench::hist::LatencyNs;
 use crate::units::{GIB, Size};
 
-use super::ladder::wrap_paragraph;
-use super::latency::verdict_lines;
 use super::series::{
     noise_paragraph, noise_sentence, noisy_series, series_csv, series_csv_header, spread_cell,
     status_word,
 };
+use super::text::{verdict_lines, wrap_paragraph};
 use super::{Csv, Exporter, Text};
 use crate::bench::contend::hogs::PressureReport;
 use crate::bench::contend::pressure::Evidence;

@@ -15,9 +15,8 @@ mod csv;
 mod html;
 mod markdown;
 
-use super::ladder::{wrap, wrap_paragraph};
-use super::latency::verdict_lines;
 use super::series::{noise_paragraph, noise_sentence, noisy_paragraph, spread_cell, status_word};
+use super::text::{verdict_lines, wrap, wrap_paragraph};
 use super::{Exporter, Text};
 use crate::bench::hist::LatencyNs;
 use crate::bench::ipc::{IpcResult, IpcRow, Mechanism, RoundTrips, Throughput};

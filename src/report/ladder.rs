@@ -8,8 +8,8 @@ use std::io;
 mod csv;
 mod markdown;
 
+use super::text::{wrap, wrap_hanging, wrap_paragraph};
 pub(super) use csv::{csv_header, csv_rows};
-pub(super) use markdown::md_cell;
 
 pub(super) use super::series::{
     noise_paragraph, noise_sentence, noisy_series, spread_cell, status_word,
@@ -387,59 +387,6 @@ pub(super) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck)
         };
     }
     wrap(&text, 100)
-}
-
-/// Each line of `text` wrapped to `width`, continuation lines indented
-/// as deep as the line's own indent plus two.
-pub(super) fn wrap_paragraph(text: &str, width: usize) -> String {
-    text.lines()
-        .map(|line| {
-            let indent = line.len() - line.trim_start().len();
-            let pad = " ".repeat(indent);
-            let body = wrap(line.trim_start(), width.saturating_sub(indent));
-            format!("{pad}{}", body.replace('\n', &format!("\n{pad}  ")))
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// `text` in lines of at most `width` characters, its continuation lines
-/// indented by `indent` spaces (under the verdict's values).
-pub(super) fn wrap_hanging(text: &str, width: usize, indent: usize) -> String {
-    let mut out = String::new();
-    let mut line = 0;
-    for word in text.split(' ') {
-        let len = word.chars().count();
-        if line > indent && line + 1 + len > width {
-            out.push('\n');
-            out.push_str(&" ".repeat(indent));
-            line = indent;
-        } else if line > 0 {
-            out.push(' ');
-            line += 1;
-        }
-        out += word;
-        line += len;
-    }
-    out
-}
-
-/// `text` broken into lines of at most `width` characters, at spaces.
-pub(super) fn wrap(text: &str, width: usize) -> String {
-    let mut out = String::new();
-    let mut line = 0;
-    for word in text.split(' ') {
-        if line > 0 && line + 1 + word.chars().count() > width {
-            out.push('\n');
-            line = 0;
-        } else if line > 0 {
-            out.push(' ');
-            line += 1;
-        }
-        out += word;
-        line += word.chars().count();
-    }
-    out
 }
 
 /// A count per GiB: whole numbers, or one decimal below 10.

@@ -3,24 +3,16 @@
 use std::fmt::Write as _;
 use std::io;
 
-use super::ladder::{wrap_hanging, wrap_paragraph};
 use super::series::{
     noise_paragraph, noise_sentence, noisy_series, series_csv, series_csv_header, spread_cell,
     status_word,
 };
+use super::text::{serde_name as name, verdict_lines, wrap_paragraph};
 use super::{Csv, Exporter, Text};
 use crate::bench::core::{Series, Status};
 use crate::bench::latency::{LatencyConfig, LatencyResult, Span, describe};
 use crate::units::Size;
 use crate::units::readable_ns as ns;
-
-/// The name `value` has in the JSON document (`"busy"`, `"threads"`).
-fn name(value: impl serde::Serialize) -> String {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::String(name)) => name,
-        _ => String::new(),
-    }
-}
 
 /// The verdict, the table, what failed, the noise said once and the
 /// machine's; with [`Text::explain`], each noisy size's runs and causes.
@@ -28,18 +20,6 @@ impl Exporter<LatencyResult> for Text {
     fn export(&self, result: &LatencyResult) -> io::Result<Vec<u8>> {
         Ok(super::marked(result.header.interrupted, text(result, self.explain)).into_bytes())
     }
-}
-
-/// Where the verdict's values start: under the `round trip: ` label.
-pub(super) const VERDICT_INDENT: usize = 12;
-
-/// The verdict's lines, each wrapped to 100 columns under its value.
-pub(super) fn verdict_lines(lines: &[String]) -> String {
-    let mut out = String::new();
-    for line in lines {
-        let _ = writeln!(out, "{}", wrap_hanging(line, 100, VERDICT_INDENT));
-    }
-    out
 }
 
 /// One row per run and size.

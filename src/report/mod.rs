@@ -24,6 +24,7 @@ pub(crate) mod scan;
 pub(crate) mod series;
 #[cfg(feature = "cli")]
 pub mod svg;
+pub(crate) mod text;
 pub(crate) mod top;
 pub(crate) mod zerocopy;
 

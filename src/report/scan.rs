@@ -7,8 +7,9 @@
 use std::fmt::Write as _;
 use std::io;
 
-use super::ladder::{csv_header, csv_rows, table as ladder_table, wrap_paragraph};
+use super::ladder::{csv_header, csv_rows, table as ladder_table};
 use super::series::noise_paragraph;
+use super::text::{wrap, wrap_paragraph};
 use super::{Csv, Exporter, Markdown, Text};
 use crate::bench::core::{NoiseSummary, Series, Trust};
 use crate::bench::ladder::Rung;
@@ -35,7 +36,7 @@ impl Exporter<ScanResult> for Text {
             out.extend(table(result).into_bytes());
             return Ok(out);
         }
-        let mut out = format!("{}\n", super::ladder::wrap(&facts(result), 100));
+        let mut out = format!("{}\n", wrap(&facts(result), 100));
         if result.header.interrupted {
             let _ = writeln!(out, "{}", super::INTERRUPTED);
         }

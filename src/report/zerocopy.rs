@@ -8,10 +8,10 @@
 use std::fmt::Write as _;
 use std::io;
 
-use super::ladder::{wrap_hanging, wrap_paragraph};
 use super::series::{
     noise_paragraph, noise_sentence, series_csv, series_csv_header, spread_cell, status_word,
 };
+use super::text::{wrap_hanging, wrap_paragraph};
 use super::{Csv, Exporter, Markdown, Text};
 use crate::bench::core::{CopyCheck, Status};
 use crate::bench::zerocopy::{PathResult, ZeroCopyResult};

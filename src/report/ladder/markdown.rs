@@ -3,6 +3,7 @@
 use std::fmt::Write;
 use std::io;
 
+use super::super::text::md_cell;
 use super::super::{Exporter, Markdown};
 use super::{
     FIGURE_HEADINGS, FIGURES, TEXT_HEADINGS, figures, noise_line, noise_paragraph,
@@ -10,11 +11,6 @@ use super::{
 };
 use crate::bench::ladder::LadderResult;
 use crate::units::Size;
-
-/// `|` and line breaks escaped for a Markdown table cell.
-pub(in crate::report) fn md_cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
-}
 
 /// The machine in a line, the verdict, the table with the same columns as
 /// the text (a rung without figures says why across them), the noise said
