@@ -7,12 +7,12 @@
 use std::fmt::Write as _;
 use std::io;
 
-use super::ladder::{csv_header, csv_rows, table as ladder_table};
 use super::series::noise_paragraph;
 use super::text::{wrap, wrap_paragraph};
 use super::{Csv, Exporter, Markdown, Text};
 use crate::bench::core::{NoiseSummary, Series, Trust};
 use crate::bench::ladder::Rung;
+use crate::bench::ladder::report::{csv_header, csv_rows, table as ladder_table};
 use crate::bench::scan::ScanResult;
 use crate::units::Size;
 
@@ -193,8 +193,9 @@ impl Exporter<ScanResult> for super::Html {
 
 #[cfg(feature = "cli")]
 fn page(scan: &ScanResult) -> io::Result<String> {
-    use super::html::{escape, head, ladder_table, machine, noisy_paragraphs};
-    use super::ladder::{noise_line, noisy_lines, runs_words};
+    use super::page::{escape, head, machine, noisy_paragraphs};
+    use crate::bench::ladder::report::ladder_table;
+    use crate::bench::ladder::report::{noise_line, noisy_lines, runs_words};
     let svg = super::svg::scan_result_svg(scan)?;
     let heads = heads(scan);
     let mut out = head(

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 use std::io;
 
-use super::super::html::{answer, escape, head, machine, noisy_paragraphs};
+use super::super::page::{answer, escape, head, machine, noisy_paragraphs};
 use super::super::series::noise_sentence;
 use super::super::svg::ipc_svg;
 use super::super::{Exporter, Html, INTERRUPTED};

@@ -5,7 +5,7 @@
 use std::io;
 
 use super::bars::{Bar, Bars, draw};
-use super::si;
+use super::chart::si;
 use crate::bench::contend::{ContendResult, Row};
 use crate::report::series::{spread_cell, status_word};
 use crate::units::Size;

@@ -15,7 +15,7 @@ use std::io;
 use plotters::prelude::*;
 
 use super::bars::{Bar, Bars, draw_on, height};
-use super::{WIDTH, clip, drawing};
+use super::chart::{WIDTH, clip, drawing};
 use crate::bench::ipc::{IpcResult, IpcRow};
 use crate::report::ipc::{self, Shown, ordered, round_trips, rtt, sizes, speed, throughput};
 use crate::report::series::status_word;

@@ -5,8 +5,8 @@ use std::io;
 
 use plotters::prelude::*;
 
+use super::chart::{FONT, WIDTH, bounds, drawing, series};
 use super::lines::{dotted_line, legend_below, legend_height};
-use super::{FONT, WIDTH, bounds, drawing, series};
 use crate::bench::hist::LatencyNs;
 use crate::bench::latency::{LatencyResult, describe};
 use crate::report::series::spread_cell;

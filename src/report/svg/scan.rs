@@ -6,8 +6,8 @@ use std::io;
 
 use plotters::prelude::*;
 
+use super::chart::{FONT, WIDTH, bounds, drawing, series};
 use super::lines::{dotted_line, legend_below, legend_height};
-use super::{FONT, WIDTH, bounds, drawing, series};
 use crate::bench::ladder::{LadderResult, Rung};
 use crate::bench::scan::{PLACEMENTS, ScanResult};
 use crate::units::Size;

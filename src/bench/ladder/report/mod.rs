@@ -6,18 +6,28 @@ use std::fmt::Write;
 use std::io;
 
 mod csv;
+#[cfg(feature = "cli")]
+mod html;
 mod markdown;
+#[cfg(feature = "cli")]
+mod svg;
 
-use super::text::{wrap, wrap_hanging, wrap_paragraph};
-pub(super) use csv::{csv_header, csv_rows};
+use crate::report::text::{wrap, wrap_hanging, wrap_paragraph};
+pub(crate) use csv::{csv_header, csv_rows};
+#[cfg(feature = "cli")]
+pub use html::html_report;
+#[cfg(feature = "cli")]
+pub(crate) use html::ladder_table;
+#[cfg(feature = "cli")]
+pub use svg::ladder_svg;
 
-pub(super) use super::series::{
-    noise_paragraph, noise_sentence, noisy_series, spread_cell, status_word,
-};
-use super::{Exporter, Text};
 use crate::bench::ladder::placement::PlacementCheck;
 use crate::bench::ladder::{CopyCheck, LadderResult, Rung, RungResult};
 use crate::bench::profile::{Profile, ProfileStatus};
+use crate::report::series::{
+    noise_paragraph, noise_sentence, noisy_series, spread_cell, status_word,
+};
+use crate::report::{Exporter, Text};
 use crate::units::Size;
 
 fn rate(v: Option<f64>) -> String {
@@ -26,13 +36,13 @@ fn rate(v: Option<f64>) -> String {
 }
 
 /// What the `copies` column means, under the table.
-pub(super) const COPIES_NOTE: &str = "copies: bytes the CPU copies per byte piped; (checked): vmsplice \
+pub(crate) const COPIES_NOTE: &str = "copies: bytes the CPU copies per byte piped; (checked): vmsplice \
      was seen moving page references at start-up, and a rung with 0 moves references, so its GiB/s \
      is not memory bandwidth. of limit: the share of memcpy's median (rungs that copy) or of \
      splice-limit's. spread: the 95% interval of the mean.";
 
 /// The `copies` cell: the count, and what the start-up check found.
-pub(super) fn copies_cell(r: &RungResult) -> String {
+pub(crate) fn copies_cell(r: &RungResult) -> String {
     match &r.copy_check {
         None => r.copies.to_string(),
         Some(CopyCheck::References) => format!("{} (checked)", r.copies),
@@ -43,7 +53,7 @@ pub(super) fn copies_cell(r: &RungResult) -> String {
 
 /// Why the rung is faster, and what the copy check found when it found
 /// that this kernel's vmsplice copies.
-pub(super) fn explanation(r: &RungResult) -> String {
+pub(crate) fn explanation(r: &RungResult) -> String {
     match (&r.copy_check, r.name.explanation_when_vmsplice_copies()) {
         (Some(CopyCheck::Copies), Some(found)) => format!("{} {found}", r.name.explanation()),
         _ => r.name.explanation().to_string(),
@@ -52,7 +62,7 @@ pub(super) fn explanation(r: &RungResult) -> String {
 
 /// A rung's five descriptive cells: rung, what it changes, copies, buffer
 /// and pipe.
-pub(super) fn cells(r: &RungResult) -> [String; 5] {
+pub(crate) fn cells(r: &RungResult) -> [String; 5] {
     [
         r.name.to_string(),
         r.changes.clone(),
@@ -66,7 +76,7 @@ pub(super) fn cells(r: &RungResult) -> [String; 5] {
 /// A rung's figures as the table prints them (median, min, max GiB/s,
 /// the spread, the speed-up over `write-read` and the share of the
 /// rung's limit), or the note saying why there are none.
-pub(super) fn figures(r: &RungResult) -> Result<[String; FIGURES], String> {
+pub(crate) fn figures(r: &RungResult) -> Result<[String; FIGURES], String> {
     match (r.status, &r.reason) {
         (Status::Unavailable, Some(reason)) => Err(format!("unavailable: {reason}")),
         (Status::Failed, Some(reason)) => Err(format!("failed: {reason}")),
@@ -84,10 +94,10 @@ pub(super) fn figures(r: &RungResult) -> Result<[String; FIGURES], String> {
 }
 
 /// The figures of a row of the table.
-pub(super) const FIGURES: usize = 6;
+pub(crate) const FIGURES: usize = 6;
 
 /// The headings of [`figures`].
-pub(super) const FIGURE_HEADINGS: [&str; FIGURES] = [
+pub(crate) const FIGURE_HEADINGS: [&str; FIGURES] = [
     "median GiB/s",
     "min",
     "max",
@@ -136,7 +146,7 @@ impl Exporter<LadderResult> for Text {
             let _ = writeln!(out, "{line}");
         }
         if result.header.interrupted {
-            let _ = writeln!(out, "{}", super::INTERRUPTED);
+            let _ = writeln!(out, "{}", crate::report::INTERRUPTED);
         }
         if let Some(verdict) = &result.verdict {
             let _ = writeln!(out);
@@ -171,7 +181,7 @@ impl Exporter<LadderResult> for Text {
 }
 
 /// The ladder's table alone: a header and a row per rung.
-pub(super) fn table(result: &LadderResult) -> String {
+pub(crate) fn table(result: &LadderResult) -> String {
     let mut out = String::new();
     let header = TEXT_HEADINGS;
     let number_header = FIGURE_HEADINGS;
@@ -217,7 +227,7 @@ pub(super) fn table(result: &LadderResult) -> String {
 }
 
 /// The headings of [`text_cells`].
-pub(super) const TEXT_HEADINGS: [&str; TEXT_CELLS] = [
+pub(crate) const TEXT_HEADINGS: [&str; TEXT_CELLS] = [
     "rung",
     "what it changes",
     "copies",
@@ -229,14 +239,14 @@ pub(super) const TEXT_HEADINGS: [&str; TEXT_CELLS] = [
 /// The text table's descriptive cells: [`cells`] and the `ends` cell.
 const TEXT_CELLS: usize = 6;
 
-pub(super) fn text_cells(r: &RungResult) -> [String; TEXT_CELLS] {
+pub(crate) fn text_cells(r: &RungResult) -> [String; TEXT_CELLS] {
     let [rung, changes, copies, buffer, pipe] = cells(r);
     [rung, changes, copies, buffer, pipe, ends_cell(r)]
 }
 
 /// Where a rung's figures were measured, as `--placement` names it;
 /// `1 thread` for memcpy and splice-limit.
-pub(super) fn ends_cell(r: &RungResult) -> String {
+pub(crate) fn ends_cell(r: &RungResult) -> String {
     match (r.placement, r.name) {
         (_, Rung::Memcpy | Rung::SpliceLimit) => "1 thread".into(),
         (Some(p), _) => p.kind().into(),
@@ -246,7 +256,7 @@ pub(super) fn ends_cell(r: &RungResult) -> String {
 
 /// Where the ends ran: the ladder's placement, and the one the rungs that
 /// block ran in too.
-pub(super) fn placement_words(result: &LadderResult) -> String {
+pub(crate) fn placement_words(result: &LadderResult) -> String {
     let other = result
         .rungs
         .iter()
@@ -275,7 +285,7 @@ pub(super) fn placement_words(result: &LadderResult) -> String {
 }
 
 /// The notes under the table: what the columns mean.
-pub(super) fn notes(result: &LadderResult) -> String {
+pub(crate) fn notes(result: &LadderResult) -> String {
     let base = match &result.baseline {
         Some(b) => format!("write-read {} ({:.2} GiB/s)", b.placement, b.gib_s),
         None => "write-read".into(),
@@ -284,7 +294,7 @@ pub(super) fn notes(result: &LadderResult) -> String {
 }
 
 /// `5 runs per rung`, or `5 to 10 runs per rung (more while noisy)`.
-pub(super) fn runs_words(result: &LadderResult) -> String {
+pub(crate) fn runs_words(result: &LadderResult) -> String {
     if result.max_runs > result.runs {
         format!(
             "{} to {} runs per rung (more while noisy)",
@@ -300,13 +310,13 @@ pub(super) fn runs_words(result: &LadderResult) -> String {
 }
 
 /// The machine's noise over the measured runs, in one line.
-pub(super) fn noise_line(result: &LadderResult) -> Option<String> {
+pub(crate) fn noise_line(result: &LadderResult) -> Option<String> {
     result.noise.map(noise_sentence)
 }
 
 /// A paragraph per noisy rung, and per noisy placement of the placement
 /// check: how much it spread, the likely causes and what to do.
-pub(super) fn noisy_lines(result: &LadderResult) -> Vec<String> {
+pub(crate) fn noisy_lines(result: &LadderResult) -> Vec<String> {
     let gib_s = |v: f64| format!("{v:.2} GiB/s");
     let rungs = result
         .rungs
@@ -322,7 +332,7 @@ pub(super) fn noisy_lines(result: &LadderResult) -> Vec<String> {
 
 /// How much placement alone changes the baseline, what a cross-CPU
 /// wake-up costs, and the rungs that block in their other placement.
-pub(super) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck) -> String {
+pub(crate) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck) -> String {
     let mut text = format!("placement: {} ", check.rung);
     let mut rows = Vec::new();
     for row in &check.rows {

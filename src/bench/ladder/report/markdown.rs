@@ -3,13 +3,13 @@
 use std::fmt::Write;
 use std::io;
 
-use super::super::text::md_cell;
-use super::super::{Exporter, Markdown};
 use super::{
     FIGURE_HEADINGS, FIGURES, TEXT_HEADINGS, figures, noise_line, noise_paragraph,
     placement_paragraph, placement_words, runs_words, text_cells,
 };
 use crate::bench::ladder::LadderResult;
+use crate::report::text::md_cell;
+use crate::report::{Exporter, Markdown};
 use crate::units::Size;
 
 /// The machine in a line, the verdict, the table with the same columns as
@@ -37,7 +37,7 @@ impl Exporter<LadderResult> for Markdown {
             out.push('\n');
         }
         if result.header.interrupted {
-            let _ = writeln!(out, "**{}**\n", super::super::INTERRUPTED);
+            let _ = writeln!(out, "**{}**\n", crate::report::INTERRUPTED);
         }
         let heads = TEXT_HEADINGS;
         let _ = writeln!(
