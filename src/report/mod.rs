@@ -13,21 +13,16 @@
 //! Every exporter is a pure function of the result: the same result gives
 //! the same bytes.
 
-pub(crate) mod contend;
 #[cfg(feature = "cli")]
 pub mod html;
-pub(crate) mod ipc;
-pub(crate) mod latency;
 #[cfg(feature = "cli")]
 pub(crate) mod page;
 pub(crate) mod read;
-pub(crate) mod scan;
 pub(crate) mod series;
 #[cfg(feature = "cli")]
 pub mod svg;
 pub(crate) mod text;
 pub(crate) mod top;
-pub(crate) mod zerocopy;
 
 pub use read::ReadRun;
 

@@ -35,6 +35,7 @@ pub(crate) mod hogs;
 pub(crate) mod job;
 pub(crate) mod pressure;
 pub(crate) mod procs;
+pub(crate) mod report;
 pub(crate) mod result;
 pub(crate) mod run;
 mod threads;

@@ -37,6 +37,7 @@ pub(crate) mod job;
 pub(crate) mod mechanism;
 pub(crate) mod procs;
 pub(crate) mod record;
+pub(crate) mod report;
 pub(crate) mod result;
 pub(crate) mod run;
 pub(crate) mod splice;

@@ -24,6 +24,7 @@
 
 pub(crate) mod exchange;
 pub(crate) mod job;
+pub(crate) mod report;
 pub(crate) mod result;
 pub(crate) mod run;
 pub(crate) mod verdict;

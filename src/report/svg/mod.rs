@@ -15,38 +15,9 @@ pub(crate) mod bars;
 pub(crate) mod chart;
 pub(crate) mod lines;
 
-pub use chart::{BAR_FILL, LIMIT_FILL, LIMIT_STROKE, SERIES_STROKES, WHISKER_STROKE, WIDTH};
-mod contend;
-mod ipc;
-mod latency;
-mod scan;
-
-pub use self::contend::contend_svg;
-pub use self::ipc::ipc_svg;
-pub use self::latency::latency_svg;
-pub use self::scan::{scan_result_svg, scan_svg};
+pub use crate::bench::contend::report::contend_svg;
+pub use crate::bench::ipc::report::ipc_svg;
 pub use crate::bench::ladder::report::ladder_svg;
-
-use super::{Exporter, Svg};
-use crate::bench::contend::ContendResult;
-use crate::bench::ipc::IpcResult;
-use crate::bench::latency::LatencyResult;
-use crate::bench::scan::ScanResult;
-
-/// Each kind of result's chart, as `--svg` writes it.
-macro_rules! svg_exporter {
-    ($($result:ty => $chart:path),* $(,)?) => {$(
-        impl Exporter<$result> for Svg {
-            fn export(&self, result: &$result) -> std::io::Result<Vec<u8>> {
-                $chart(result).map(String::into_bytes)
-            }
-        }
-    )*};
-}
-
-svg_exporter! {
-    LatencyResult => latency_svg,
-    ContendResult => contend_svg,
-    IpcResult => ipc_svg,
-    ScanResult => scan_result_svg,
-}
+pub use crate::bench::latency::report::latency_svg;
+pub use crate::bench::scan::report::{scan_result_svg, scan_svg};
+pub use chart::{BAR_FILL, LIMIT_FILL, LIMIT_STROKE, SERIES_STROKES, WHISKER_STROKE, WIDTH};

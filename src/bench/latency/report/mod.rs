@@ -1,16 +1,21 @@
 //! `pipespeed latency`'s table and CSV, tested on fixed data.
 
+#[cfg(feature = "cli")]
+mod svg;
+#[cfg(feature = "cli")]
+pub use svg::latency_svg;
+
 use std::fmt::Write as _;
 use std::io;
 
-use super::series::{
+use crate::bench::core::{Series, Status};
+use crate::bench::latency::{LatencyConfig, LatencyResult, Span, describe};
+use crate::report::series::{
     noise_paragraph, noise_sentence, noisy_series, series_csv, series_csv_header, spread_cell,
     status_word,
 };
-use super::text::{serde_name as name, verdict_lines, wrap_paragraph};
-use super::{Csv, Exporter, Text};
-use crate::bench::core::{Series, Status};
-use crate::bench::latency::{LatencyConfig, LatencyResult, Span, describe};
+use crate::report::text::{serde_name as name, verdict_lines, wrap_paragraph};
+use crate::report::{Csv, Exporter, Text};
 use crate::units::Size;
 use crate::units::readable_ns as ns;
 
@@ -18,7 +23,10 @@ use crate::units::readable_ns as ns;
 /// machine's; with [`Text::explain`], each noisy size's runs and causes.
 impl Exporter<LatencyResult> for Text {
     fn export(&self, result: &LatencyResult) -> io::Result<Vec<u8>> {
-        Ok(super::marked(result.header.interrupted, text(result, self.explain)).into_bytes())
+        Ok(
+            crate::report::marked(result.header.interrupted, text(result, self.explain))
+                .into_bytes(),
+        )
     }
 }
 

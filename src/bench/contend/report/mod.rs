@@ -1,6 +1,11 @@
 //! The result as people and spreadsheets read it: a table, and CSV with
 //! one row per run per cell. Pure functions of a [`ContendResult`],
 //! tested on fixed data.
+#[cfg(feature = "cli")]
+mod svg;
+#[cfg(feature = "cli")]
+pub use svg::contend_svg;
+
 use crate::bench::core::Placement;
 
 use std::fmt::Write as _;
@@ -9,16 +14,16 @@ use std::io;
 use crate::bench::hist::LatencyNs;
 use crate::units::{GIB, Size};
 
-use super::series::{
-    noise_paragraph, noise_sentence, noisy_series, series_csv, series_csv_header, spread_cell,
-    status_word,
-};
-use super::text::{verdict_lines, wrap_paragraph};
-use super::{Csv, Exporter, Text};
 use crate::bench::contend::hogs::PressureReport;
 use crate::bench::contend::pressure::Evidence;
 use crate::bench::contend::verdict::VerifyReport;
 use crate::bench::contend::{ContendResult, PIPE_BUF, Row};
+use crate::report::series::{
+    noise_paragraph, noise_sentence, noisy_series, series_csv, series_csv_header, spread_cell,
+    status_word,
+};
+use crate::report::text::{verdict_lines, wrap_paragraph};
+use crate::report::{Csv, Exporter, Text};
 use crate::units::compact_ns as ns;
 
 fn latency_cells(l: &LatencyNs) -> String {
@@ -342,7 +347,10 @@ fn csv(r: &ContendResult) -> String {
 /// and causes.
 impl Exporter<ContendResult> for Text {
     fn export(&self, result: &ContendResult) -> io::Result<Vec<u8>> {
-        Ok(super::marked(result.header.interrupted, text(result, self.explain)).into_bytes())
+        Ok(
+            crate::report::marked(result.header.interrupted, text(result, self.explain))
+                .into_bytes(),
+        )
     }
 }
 
