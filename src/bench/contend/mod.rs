@@ -29,6 +29,7 @@
 //! - `answer`: its answer in a few lines, [`Verdict`].
 
 pub(crate) mod answer;
+pub(crate) mod compare;
 pub(crate) mod ends;
 pub(crate) mod frame;
 pub(crate) mod hogs;

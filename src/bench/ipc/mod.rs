@@ -30,6 +30,7 @@
 //!   has it.
 
 pub(crate) mod channel;
+pub(crate) mod compare;
 pub(crate) mod end;
 pub(crate) mod ends;
 pub(crate) mod flow;

@@ -20,6 +20,7 @@
 
 pub(crate) mod conclude;
 pub(crate) use super::core::copies;
+pub(crate) mod compare;
 pub(crate) mod job;
 pub(crate) mod pipe;
 pub(crate) mod placement;

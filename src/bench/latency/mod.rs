@@ -22,6 +22,7 @@
 //! - `result`: [`LatencyResult`], what `latency --json` writes;
 //! - `verdict`: its answer in a few lines, [`Verdict`].
 
+pub(crate) mod compare;
 pub(crate) mod exchange;
 pub(crate) mod job;
 pub(crate) mod report;

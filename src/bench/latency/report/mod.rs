@@ -37,7 +37,8 @@ impl Exporter<LatencyResult> for Csv {
     }
 }
 
-fn span(s: Span) -> String {
+/// A span as the settings say it: `1000 round trips`, `0.5 s`.
+pub(crate) fn span(s: Span) -> String {
     match s {
         Span::RoundTrips(n) => format!("{n} round trips"),
         Span::Seconds(s) => format!("{s} s"),
