@@ -21,6 +21,7 @@ pub(crate) mod read;
 pub(crate) mod series;
 #[cfg(feature = "cli")]
 pub mod svg;
+pub(crate) mod table;
 pub(crate) mod text;
 pub(crate) mod top;
 

@@ -25,6 +25,7 @@ use crate::bench::ipc::{IpcResult, IpcRow, Mechanism, RoundTrips, Throughput};
 use crate::report::series::{
     noise_paragraph, noise_sentence, noisy_paragraph, spread_cell, status_word,
 };
+use crate::report::table::{self, Align};
 use crate::report::text::{verdict_lines, wrap, wrap_paragraph};
 use crate::report::{Exporter, Text};
 use crate::units::{Size, readable_ns};
@@ -381,31 +382,13 @@ pub(crate) fn noisy_lines(r: &IpcResult) -> Vec<String> {
     out
 }
 
-/// `rows` as lines of columns two spaces apart, the first left-aligned
-/// and the others right-aligned, without trailing spaces.
+/// `rows` as aligned lines: the first column left, the figures right.
 fn aligned(rows: &[Vec<String>]) -> Vec<String> {
-    let mut widths: Vec<usize> = Vec::new();
-    for row in rows {
-        for (i, cell) in row.iter().enumerate() {
-            let n = cell.chars().count();
-            match widths.get_mut(i) {
-                Some(w) => *w = (*w).max(n),
-                None => widths.push(n),
-            }
-        }
-    }
-    rows.iter()
-        .map(|row| {
-            let mut line = String::new();
-            for (i, (cell, w)) in row.iter().zip(&widths).enumerate() {
-                let _ = match i {
-                    0 => write!(line, "{cell:<w$}"),
-                    _ => write!(line, "  {cell:>w$}"),
-                };
-            }
-            line.trim_end().to_string()
-        })
-        .collect()
+    let rows: Vec<table::Row> = rows.iter().cloned().map(table::Row::Cells).collect();
+    table::aligned(&rows, |i| match i {
+        0 => Align::Left,
+        _ => Align::Right,
+    })
 }
 
 /// The machine in a line, with the CPUs this process may use.

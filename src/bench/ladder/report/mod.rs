@@ -27,6 +27,7 @@ use crate::bench::profile::{Profile, ProfileStatus};
 use crate::report::series::{
     noise_paragraph, noise_sentence, noisy_series, spread_cell, status_word,
 };
+use crate::report::table::{self, Align, Row};
 use crate::report::{Exporter, Text};
 use crate::units::Size;
 
@@ -106,10 +107,6 @@ pub(crate) const FIGURE_HEADINGS: [&str; FIGURES] = [
     "of limit",
 ];
 
-/// Five left-aligned cells, then the right-aligned numbers or a note
-/// saying why there are none.
-type Row = ([String; TEXT_CELLS], Result<[String; FIGURES], String>);
-
 /// An aligned table: rung, what it changes, copies, buffer, pipe, the
 /// placement of its figures, median, min, max, spread, speed-up over the
 /// baseline and share of its limit. Above it the verdict; under it the
@@ -182,46 +179,19 @@ impl Exporter<LadderResult> for Text {
 
 /// The ladder's table alone: a header and a row per rung.
 pub(crate) fn table(result: &LadderResult) -> String {
-    let mut out = String::new();
-    let header = TEXT_HEADINGS;
-    let number_header = FIGURE_HEADINGS;
-    let rows: Vec<Row> = result
-        .rungs
-        .iter()
-        .map(|r| (text_cells(r), figures(r)))
-        .collect();
-    let mut widths: Vec<usize> = header
-        .iter()
-        .chain(&number_header)
-        .map(|h| h.len())
-        .collect();
-    for (cells, tail) in &rows {
-        let numbers = tail.as_ref().map(|n| &n[..]).unwrap_or(&[]);
-        for (i, cell) in cells.iter().chain(numbers).enumerate() {
-            widths[i] = widths[i].max(cell.chars().count());
-        }
-    }
-    let mut line = |cells: &[String], tail: Result<&[String], &str>| {
-        let mut text = String::new();
-        for (cell, w) in cells.iter().zip(&widths) {
-            let _ = write!(text, "{cell:<w$}  ");
-        }
-        match tail {
-            Ok(numbers) => {
-                for (cell, w) in numbers.iter().zip(&widths[TEXT_CELLS..]) {
-                    let _ = write!(text, "{cell:>w$}  ");
-                }
-            }
-            Err(note) => text.push_str(note),
-        }
-        let _ = writeln!(out, "{}", text.trim_end());
+    let header = TEXT_HEADINGS.iter().chain(&FIGURE_HEADINGS);
+    let mut rows = vec![Row::Cells(header.map(|h| h.to_string()).collect())];
+    rows.extend(result.rungs.iter().map(|r| match figures(r) {
+        Ok(numbers) => Row::Cells(text_cells(r).into_iter().chain(numbers).collect()),
+        Err(note) => Row::Span(text_cells(r).to_vec(), note),
+    }));
+    let right = |i| match i < TEXT_CELLS {
+        true => Align::Left,
+        false => Align::Right,
     };
-    line(
-        &header.map(String::from),
-        Ok(&number_header.map(String::from)),
-    );
-    for (cells, tail) in &rows {
-        line(cells, tail.as_ref().map(|n| &n[..]).map_err(|s| s.as_str()));
+    let mut out = String::new();
+    for line in table::aligned(&rows, right) {
+        let _ = writeln!(out, "{line}");
     }
     out
 }
