@@ -9,21 +9,14 @@ use crate::bench::hist::LatencyNs;
 use crate::bench::ladder::{self, LadderResult, Rung, RungResult};
 use crate::bench::latency::{self, LatencyConfig, LatencyResult, LatencyRow, Span, TripRun};
 use crate::build_info::BuildInfo;
-use crate::sys::{SystemFacts, ThpMode};
+use crate::report::fixtures::machine;
+use crate::sys::SystemFacts;
 use crate::wait::Wait;
 
 pub(super) fn facts() -> SystemFacts {
     SystemFacts {
         kernel: "6.1.0".into(),
-        kernel_version: "#1".into(),
-        arch: "x86_64".into(),
-        cpu_model: "Test CPU".into(),
-        cpus_online: 2,
-        cpus_allowed: vec![0, 1],
-        thp: ThpMode::Madvise,
-        pipe_max_size_bytes: 1 << 20,
-        page_size_bytes: 4096,
-        virtualization: None,
+        ..machine()
     }
 }
 

@@ -13,6 +13,8 @@
 //! Every exporter is a pure function of the result: the same result gives
 //! the same bytes.
 
+#[cfg(test)]
+pub(crate) mod fixtures;
 #[cfg(feature = "cli")]
 pub mod html;
 #[cfg(feature = "cli")]

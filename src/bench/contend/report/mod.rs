@@ -369,7 +369,8 @@ mod tests {
     use crate::bench::contend::{Mode, RunResult};
     use crate::bench::core::harness::Header;
     use crate::bench::core::{Series, Status};
-    use crate::sys::{SystemFacts, ThpMode};
+    use crate::report::fixtures::machine;
+    use crate::sys::SystemFacts;
 
     fn lat(base: u64) -> LatencyNs {
         LatencyNs {
@@ -417,15 +418,8 @@ mod tests {
                 build: None,
                 system: SystemFacts {
                     kernel: "6.18.0".into(),
-                    kernel_version: "#1".into(),
-                    arch: "x86_64".into(),
                     cpu_model: "Test".into(),
-                    cpus_online: 2,
-                    cpus_allowed: vec![0, 1],
-                    thp: ThpMode::Madvise,
-                    pipe_max_size_bytes: 1 << 20,
-                    page_size_bytes: 4096,
-                    virtualization: None,
+                    ..machine()
                 },
                 interrupted: false,
             },

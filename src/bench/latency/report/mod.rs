@@ -226,7 +226,7 @@ mod tests {
     use crate::bench::core::harness::Header;
     use crate::bench::hist::LatencyNs;
     use crate::bench::latency::{LatencyConfig, LatencyRow, Mode, Placement, TripRun};
-    use crate::sys::{SystemFacts, ThpMode};
+    use crate::report::fixtures::machine;
     use crate::wait::Wait;
 
     /// Two sizes, two runs each, threads pinned to CPUs 0 and 1.
@@ -246,18 +246,7 @@ mod tests {
             warmup_round_trips: 50,
             noise: None,
         };
-        let system = SystemFacts {
-            kernel: "6.18.0-test".into(),
-            kernel_version: "#1".into(),
-            arch: "x86_64".into(),
-            cpu_model: "Test CPU".into(),
-            cpus_online: 2,
-            cpus_allowed: vec![0, 1],
-            thp: ThpMode::Madvise,
-            pipe_max_size_bytes: 1 << 20,
-            page_size_bytes: 4096,
-            virtualization: None,
-        };
+        let system = machine();
         let config = LatencyConfig {
             sizes: vec![1, 65536],
             runs: 2,
