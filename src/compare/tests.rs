@@ -146,6 +146,14 @@ pub(super) fn contend(msg_size: usize, cells: &[((usize, usize), WriteRuns)]) ->
     }))
 }
 
+/// `a` against `b`, one 64-byte size whose round trips `b` halved.
+pub(super) fn faster_latency() -> Comparison {
+    let slow: RttRuns = &[(5000, 9000, 2e5), (5100, 9100, 1.9e5)];
+    let fast: RttRuns = &[(2500, 4500, 4e5), (2550, 4550, 3.8e5)];
+    let (a, b) = (latency(&[(64, slow)]), latency(&[(64, fast)]));
+    compare(&a, "a", &b, "b", &Bootstrap::default()).unwrap()
+}
+
 pub(super) const RUNS: [f64; 5] = [10.0, 10.3, 9.8, 10.1, 9.9];
 
 pub(super) fn scaled(by: f64) -> Vec<f64> {
