@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::extract::{Compared, Metric};
 use crate::bench::{contend, ipc, ladder, latency};
 use crate::quote::{escape_controls, strerror};
 
@@ -60,6 +61,26 @@ impl Kind {
         }
     }
 
+    /// The metrics compared, in the order shown.
+    pub fn metrics(self) -> &'static [Metric] {
+        match self {
+            Kind::Bench => ladder::LadderResult::metrics(),
+            Kind::Latency => latency::LatencyResult::metrics(),
+            Kind::Contend => contend::ContendResult::metrics(),
+            Kind::Ipc => ipc::IpcResult::metrics(),
+        }
+    }
+
+    /// What a row is, as a column heading.
+    pub fn row_label(self) -> &'static str {
+        match self {
+            Kind::Bench => ladder::LadderResult::row_label(),
+            Kind::Latency => latency::LatencyResult::row_label(),
+            Kind::Contend => contend::ContendResult::row_label(),
+            Kind::Ipc => ipc::IpcResult::row_label(),
+        }
+    }
+
     /// Whether this build reads `schema` as this kind.
     fn reads(self, schema: &str) -> bool {
         self.schemas().contains(&schema)
@@ -101,15 +122,20 @@ impl Document {
         }
     }
 
+    /// The result, as `compare` reads every kind.
+    pub(crate) fn compared(&self) -> &dyn Compared {
+        match self {
+            Document::Bench(r) => r.as_ref(),
+            Document::Latency(r) => r.as_ref(),
+            Document::Contend(r) => r.as_ref(),
+            Document::Ipc(r) => r.as_ref(),
+        }
+    }
+
     /// The schema it was written in (`pipespeed.bench/1` for a file this
     /// build reads from an older format).
     pub fn schema(&self) -> &str {
-        match self {
-            Document::Bench(r) => &r.header.schema,
-            Document::Latency(r) => &r.header.schema,
-            Document::Contend(r) => &r.header.schema,
-            Document::Ipc(r) => &r.header.schema,
-        }
+        &self.compared().header().schema
     }
 }
 
@@ -482,6 +508,17 @@ mod tests {
             err.to_string(),
             "a.json is an ipc result, b.json a bench result: cannot compare"
         );
+    }
+
+    #[test]
+    fn every_kind_has_metrics_in_both_directions_or_one() {
+        use super::super::extract::Better;
+        assert_eq!(Kind::Bench.metrics(), &[Metric::GIB_S]);
+        let latency = Kind::Latency.metrics();
+        assert!(latency.iter().any(|m| m.better == Better::Lower));
+        assert!(latency.iter().any(|m| m.better == Better::Higher));
+        assert_eq!(Kind::Contend.metrics().len(), 2);
+        assert_eq!(Kind::Ipc.metrics(), &[Metric::GIB_S, Metric::RTT_P50]);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //!
 //! - `load`: reading the files and refusing pairs that cannot be
 //!   compared (two commands, two format versions).
-//! - `extract`: the rows and metrics of each kind of result.
+//! - `extract`: what `compare` takes from a result, as each kind
+//!   gives it ([`Compared`](extract::Compared), in `bench/K/compare.rs`).
 //! - `bootstrap`: the interval and what it says, and mmtests' rule
 //!   for `--lkml`.
 //! - `conditions`: whether the two files were measured under the same
@@ -307,7 +308,7 @@ pub fn compare_pooled(
 /// average (each the worst of the pool), over all its runs; `None` when
 /// a result records none.
 fn pooled_noise(set: &[Document]) -> Option<crate::bench::core::NoiseSummary> {
-    let all: Option<Vec<_>> = set.iter().map(extract::noise).collect();
+    let all: Option<Vec<_>> = set.iter().map(|doc| doc.compared().noise()).collect();
     all?.into_iter()
         .reduce(|a, b| crate::bench::core::NoiseSummary {
             runs: a.runs + b.runs,

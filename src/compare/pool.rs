@@ -12,7 +12,7 @@ use super::load::Document;
 /// one, and a row missing from some documents or without runs in them,
 /// get a note each.
 pub fn pool(docs: &[Document]) -> Extract {
-    let mut extracts = docs.iter().map(extract);
+    let mut extracts = docs.iter().map(|doc| extract(doc.compared()));
     let Some(mut out) = extracts.next() else {
         return Extract::default();
     };

@@ -9,21 +9,14 @@ use crate::bench::hist::LatencyNs;
 use crate::bench::ladder::{self, LadderResult, Rung, RungResult};
 use crate::bench::latency::{self, LatencyConfig, LatencyResult, LatencyRow, Span, TripRun};
 use crate::build_info::BuildInfo;
-use crate::sys::{SystemFacts, ThpMode};
+use crate::report::fixtures::machine;
+use crate::sys::SystemFacts;
 use crate::wait::Wait;
 
 pub(super) fn facts() -> SystemFacts {
     SystemFacts {
         kernel: "6.1.0".into(),
-        kernel_version: "#1".into(),
-        arch: "x86_64".into(),
-        cpu_model: "Test CPU".into(),
-        cpus_online: 2,
-        cpus_allowed: vec![0, 1],
-        thp: ThpMode::Madvise,
-        pipe_max_size_bytes: 1 << 20,
-        page_size_bytes: 4096,
-        virtualization: None,
+        ..machine()
     }
 }
 
@@ -151,6 +144,14 @@ pub(super) fn contend(msg_size: usize, cells: &[((usize, usize), WriteRuns)]) ->
         memory_pressure: None,
         rows: cells.iter().map(row).collect(),
     }))
+}
+
+/// `a` against `b`, one 64-byte size whose round trips `b` halved.
+pub(super) fn faster_latency() -> Comparison {
+    let slow: RttRuns = &[(5000, 9000, 2e5), (5100, 9100, 1.9e5)];
+    let fast: RttRuns = &[(2500, 4500, 4e5), (2550, 4550, 3.8e5)];
+    let (a, b) = (latency(&[(64, slow)]), latency(&[(64, fast)]));
+    compare(&a, "a", &b, "b", &Bootstrap::default()).unwrap()
 }
 
 pub(super) const RUNS: [f64; 5] = [10.0, 10.3, 9.8, 10.1, 9.9];

@@ -13,19 +13,19 @@
 //! Every exporter is a pure function of the result: the same result gives
 //! the same bytes.
 
-pub(crate) mod contend;
+#[cfg(test)]
+pub(crate) mod fixtures;
 #[cfg(feature = "cli")]
 pub mod html;
-pub(crate) mod ipc;
-pub(crate) mod ladder;
-pub(crate) mod latency;
+#[cfg(feature = "cli")]
+pub(crate) mod page;
 pub(crate) mod read;
-pub(crate) mod scan;
 pub(crate) mod series;
 #[cfg(feature = "cli")]
 pub mod svg;
+pub(crate) mod table;
+pub(crate) mod text;
 pub(crate) mod top;
-pub(crate) mod zerocopy;
 
 pub use read::ReadRun;
 
@@ -35,7 +35,7 @@ use std::io;
 pub const INTERRUPTED: &str = "interrupted: only the runs made before the signal are here";
 
 /// `text` with the [`INTERRUPTED`] line in front when `interrupted`.
-fn marked(interrupted: bool, text: String) -> String {
+pub(crate) fn marked(interrupted: bool, text: String) -> String {
     if interrupted {
         format!("{INTERRUPTED}\n{text}")
     } else {
@@ -91,7 +91,7 @@ impl<R: serde::Serialize> Exporter<R> for Json {
 /// `c`, or U+FFFD where `c` is a control character XML does not allow
 /// (a terminal escape in an end's stderr, say), for the SVG and HTML.
 #[cfg(feature = "cli")]
-fn xml_char(c: char) -> char {
+pub(crate) fn xml_char(c: char) -> char {
     match c {
         '\t' | '\n' | '\r' => c,
         c if c.is_control() => char::REPLACEMENT_CHARACTER,

@@ -29,12 +29,14 @@
 //! - `answer`: its answer in a few lines, [`Verdict`].
 
 pub(crate) mod answer;
+pub(crate) mod compare;
 pub(crate) mod ends;
 pub(crate) mod frame;
 pub(crate) mod hogs;
 pub(crate) mod job;
 pub(crate) mod pressure;
 pub(crate) mod procs;
+pub(crate) mod report;
 pub(crate) mod result;
 pub(crate) mod run;
 mod threads;

@@ -30,6 +30,7 @@
 //!   has it.
 
 pub(crate) mod channel;
+pub(crate) mod compare;
 pub(crate) mod end;
 pub(crate) mod ends;
 pub(crate) mod flow;
@@ -37,6 +38,7 @@ pub(crate) mod job;
 pub(crate) mod mechanism;
 pub(crate) mod procs;
 pub(crate) mod record;
+pub(crate) mod report;
 pub(crate) mod result;
 pub(crate) mod run;
 pub(crate) mod splice;

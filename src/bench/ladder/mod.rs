@@ -13,15 +13,19 @@
 //!   speed-ups; `conclude` works them out from the figures;
 //! - `copies` (in `core`, shared with `zerocopy`): the start-up check
 //!   that vmsplice moves page references;
+//! - `report`: how the result reads: the table, CSV, Markdown, the
+//!   chart and the page;
 //! - `placement`: the baseline in every placement, and the cost of a
 //!   cross-CPU wake-up.
 
 pub(crate) mod conclude;
 pub(crate) use super::core::copies;
+pub(crate) mod compare;
 pub(crate) mod job;
 pub(crate) mod pipe;
 pub(crate) mod placement;
 pub(crate) mod processes;
+pub(crate) mod report;
 pub(crate) mod result;
 pub(crate) mod run;
 pub(crate) mod rung;

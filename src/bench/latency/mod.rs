@@ -22,8 +22,10 @@
 //! - `result`: [`LatencyResult`], what `latency --json` writes;
 //! - `verdict`: its answer in a few lines, [`Verdict`].
 
+pub(crate) mod compare;
 pub(crate) mod exchange;
 pub(crate) mod job;
+pub(crate) mod report;
 pub(crate) mod result;
 pub(crate) mod run;
 pub(crate) mod verdict;

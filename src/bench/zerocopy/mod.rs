@@ -27,6 +27,7 @@ pub(crate) mod files;
 pub(crate) mod flow;
 pub(crate) mod path;
 pub(crate) mod pipes;
+pub(crate) mod report;
 pub(crate) mod result;
 pub(crate) mod run;
 pub(crate) mod scratch;

@@ -2,7 +2,7 @@ use super::*;
 use crate::bench::core::Status;
 use crate::bench::ladder::Rung;
 use crate::compare::bootstrap::Bootstrap;
-use crate::compare::tests::{RUNS, bench, latency, rung, scaled};
+use crate::compare::tests::{RUNS, bench, faster_latency, rung, scaled};
 use crate::compare::{Document, compare};
 
 /// Every kind of line: no change, faster, no runs in either file, one
@@ -85,16 +85,7 @@ Settings that differ: buf_size of tuned 256KiB -> 2MiB
 
 #[test]
 fn latencies_say_lower_is_faster_and_read_in_time_units() {
-    let slow: &[(u64, u64, f64)] = &[(5000, 9000, 2e5), (5100, 9100, 1.9e5)];
-    let fast: &[(u64, u64, f64)] = &[(2500, 4500, 4e5), (2550, 4550, 3.8e5)];
-    let c = compare(
-        &latency(&[(64, slow)]),
-        "a",
-        &latency(&[(64, fast)]),
-        "b",
-        &Bootstrap::default(),
-    )
-    .unwrap();
+    let c = faster_latency();
     let out = text(&c);
     assert!(
         out.contains("round trip p50 (lower is better: a lower new is faster)\nsize  "),

@@ -8,7 +8,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{BAR, FONT, LIMIT_LINE, MUTED, WHISKER, WIDTH, drawing, text_width};
+use super::chart::{BAR, FONT, LIMIT_LINE, MUTED, WHISKER, WIDTH, drawing, text_width};
 
 /// Pixels left of the plot for the row labels.
 const LABELS: u32 = 210;
@@ -20,7 +20,7 @@ const POINTS: f64 = 13.0;
 const NOTE_GAP: f64 = 8.0;
 
 /// One row.
-pub(super) struct Bar {
+pub(crate) struct Bar {
     /// Left of the axis: what the row is.
     pub label: String,
     /// The bar's length, and the whisker's ends when there were runs;
@@ -56,7 +56,7 @@ impl Bar {
 }
 
 /// A whole chart of bars.
-pub(super) struct Bars<'a> {
+pub(crate) struct Bars<'a> {
     /// Which chart, for error messages.
     pub chart: &'a str,
     /// Above the plot.
@@ -74,7 +74,7 @@ pub(super) struct Bars<'a> {
 }
 
 /// The height of `bars`' chart: 80 pixels and [`Bars::row_px`] per row.
-pub(super) fn height(bars: &Bars<'_>) -> u32 {
+pub(crate) fn height(bars: &Bars<'_>) -> u32 {
     80 + bars.row_px * bars.rows.len().max(1) as u32
 }
 
@@ -117,7 +117,7 @@ fn axis_end(bars: &Bars<'_>, plot_px: f64) -> f64 {
 }
 
 /// The SVG of `bars`: 900 pixels wide, [`height`] high.
-pub(super) fn draw(bars: &Bars<'_>) -> io::Result<String> {
+pub(crate) fn draw(bars: &Bars<'_>) -> io::Result<String> {
     let fail = drawing(bars.chart);
     let mut svg = String::new();
     {
@@ -130,7 +130,7 @@ pub(super) fn draw(bars: &Bars<'_>) -> io::Result<String> {
 
 /// Draws `bars` on `root`, which is [`WIDTH`] by [`height`] pixels: the
 /// whole document, or one of several charts stacked in one.
-pub(super) fn draw_on(
+pub(crate) fn draw_on(
     root: &DrawingArea<SVGBackend<'_>, Shift>,
     bars: &Bars<'_>,
 ) -> io::Result<()> {

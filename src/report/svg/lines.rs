@@ -15,13 +15,13 @@ use plotters::coord::ranged1d::Ranged;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{FONT, WIDTH, clip, drawing};
+use super::chart::{FONT, WIDTH, clip, drawing};
 
 /// A chart whose axes both take `f64`s (linear or log).
-pub(super) type Chart<'a, 'b, X, Y> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>;
+pub(crate) type Chart<'a, 'b, X, Y> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>;
 
 /// A line through `points` with a dot on each.
-pub(super) fn dotted_line<X, Y>(
+pub(crate) fn dotted_line<X, Y>(
     chart: &mut Chart<'_, '_, X, Y>,
     name: &str,
     points: &[(f64, f64)],
@@ -52,7 +52,7 @@ const ENTRY_CHARS: usize = 64;
 
 /// The height of the legend of `entries` lines: a row per two, and room
 /// above and below.
-pub(super) fn legend_height(entries: usize) -> u32 {
+pub(crate) fn legend_height(entries: usize) -> u32 {
     let rows = entries.div_ceil(COLUMNS).max(1) as u32;
     10 + rows * ROW + 6
 }
@@ -60,7 +60,7 @@ pub(super) fn legend_height(entries: usize) -> u32 {
 /// The legend under a chart, on `area` ([`WIDTH`] by [`legend_height`]):
 /// a swatch of each line's colour (a small square, so that no legend mark
 /// looks like a data mark) and its name, two to a row.
-pub(super) fn legend_below(
+pub(crate) fn legend_below(
     area: &DrawingArea<SVGBackend<'_>, Shift>,
     name: &str,
     entries: &[(String, RGBColor)],

@@ -1,7 +1,7 @@
 use super::*;
 use crate::bench::ladder::Rung;
 use crate::compare::bootstrap::Bootstrap;
-use crate::compare::tests::{RUNS, WriteRuns, bench, contend, latency, rung};
+use crate::compare::tests::{RUNS, WriteRuns, bench, contend, faster_latency, rung};
 use crate::compare::{Document, Verdict, compare};
 
 /// Each run of `RUNS` scaled: writes/s by `writes`, p99 by `p99`.
@@ -118,16 +118,7 @@ fn a_ladder_is_a_line_per_rung_and_latency_a_line_per_size() {
         "{out}"
     );
     assert!(out.contains("\nvirtualization  not recorded\n"), "{out}");
-    let slow: &[(u64, u64, f64)] = &[(5000, 9000, 2e5), (5100, 9100, 1.9e5)];
-    let fast: &[(u64, u64, f64)] = &[(2500, 4500, 4e5), (2550, 4550, 3.8e5)];
-    let c = compare(
-        &latency(&[(64, slow)]),
-        "a",
-        &latency(&[(64, fast)]),
-        "b",
-        &Bootstrap::default(),
-    )
-    .unwrap();
+    let c = faster_latency();
     let out = lkml(&c);
     assert!(
         out.contains(

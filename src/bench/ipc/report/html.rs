@@ -1,17 +1,17 @@
 //! `ipc` as one self-contained HTML page, on the ladder page's machinery
-//! (its head, policy, style and facts; see [`html`](super::super::html)):
+//! (its head, policy, style and facts; see [`html`](crate::report::page)):
 //! the verdict, the machine, the ends and runs, the charts inline, a table per message
 //! size, where each mechanism's cost goes and the noisy rows.
 
 use std::fmt::Write as _;
 use std::io;
 
-use super::super::html::{answer, escape, head, machine, noisy_paragraphs};
-use super::super::series::noise_sentence;
-use super::super::svg::ipc_svg;
-use super::super::{Exporter, Html, INTERRUPTED};
+use super::svg::ipc_svg;
 use super::{Shown, columns_note, costs, ends, measures, noisy_lines, runs_words};
 use crate::bench::ipc::{IpcResult, IpcRow};
+use crate::report::page::{answer, escape, head, machine, noisy_paragraphs};
+use crate::report::series::noise_sentence;
+use crate::report::{Exporter, Html, INTERRUPTED};
 use crate::units::Size;
 
 /// The tables scroll sideways on a narrow screen; their second column
@@ -20,7 +20,7 @@ const STYLE: &str =
     "table.ipc{display:block;overflow-x:auto}table.ipc td:nth-child(2){min-width:0}";
 
 /// The page: one HTML5 document that needs nothing else, made as the
-/// ladder's is (see [`html`](super::super::html)).
+/// ladder's is (see [`html`](crate::report::page)).
 impl Exporter<IpcResult> for Html {
     fn export(&self, result: &IpcResult) -> io::Result<Vec<u8>> {
         page(result).map(String::into_bytes)

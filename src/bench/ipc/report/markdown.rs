@@ -4,11 +4,11 @@
 use std::fmt::Write as _;
 use std::io;
 
-use super::super::ladder::md_cell;
-use super::super::series::noise_sentence;
-use super::super::{Exporter, INTERRUPTED, Markdown};
 use super::{Shown, columns_note, costs, ends, machine_line, measures, noisy_lines, runs_words};
 use crate::bench::ipc::IpcResult;
+use crate::report::series::noise_sentence;
+use crate::report::text::md_cell;
+use crate::report::{Exporter, INTERRUPTED, Markdown};
 use crate::units::Size;
 
 /// The machine and the runs in a paragraph, the verdict as the text
@@ -36,7 +36,7 @@ fn markdown(r: &IpcResult) -> String {
     if r.header.interrupted {
         let _ = writeln!(out, "\n**{INTERRUPTED}**");
     }
-    let verdict = super::super::latency::verdict_lines(&r.verdict().lines);
+    let verdict = crate::report::text::verdict_lines(&r.verdict().lines);
     let _ = write!(out, "\n```text\n{verdict}```\n");
     let headings = shown.headings();
     for table in super::tables(r, shown) {

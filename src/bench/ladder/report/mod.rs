@@ -6,18 +6,29 @@ use std::fmt::Write;
 use std::io;
 
 mod csv;
+#[cfg(feature = "cli")]
+mod html;
 mod markdown;
+#[cfg(feature = "cli")]
+mod svg;
 
-pub(super) use csv::{csv_header, csv_rows};
-pub(super) use markdown::md_cell;
+use crate::report::text::{wrap, wrap_hanging, wrap_paragraph};
+pub(crate) use csv::{csv_header, csv_rows};
+#[cfg(feature = "cli")]
+pub use html::html_report;
+#[cfg(feature = "cli")]
+pub(crate) use html::ladder_table;
+#[cfg(feature = "cli")]
+pub use svg::ladder_svg;
 
-pub(super) use super::series::{
-    noise_paragraph, noise_sentence, noisy_series, spread_cell, status_word,
-};
-use super::{Exporter, Text};
 use crate::bench::ladder::placement::PlacementCheck;
 use crate::bench::ladder::{CopyCheck, LadderResult, Rung, RungResult};
 use crate::bench::profile::{Profile, ProfileStatus};
+use crate::report::series::{
+    noise_paragraph, noise_sentence, noisy_series, spread_cell, status_word,
+};
+use crate::report::table::{self, Align, Row};
+use crate::report::{Exporter, Text};
 use crate::units::Size;
 
 fn rate(v: Option<f64>) -> String {
@@ -26,13 +37,13 @@ fn rate(v: Option<f64>) -> String {
 }
 
 /// What the `copies` column means, under the table.
-pub(super) const COPIES_NOTE: &str = "copies: bytes the CPU copies per byte piped; (checked): vmsplice \
+pub(crate) const COPIES_NOTE: &str = "copies: bytes the CPU copies per byte piped; (checked): vmsplice \
      was seen moving page references at start-up, and a rung with 0 moves references, so its GiB/s \
      is not memory bandwidth. of limit: the share of memcpy's median (rungs that copy) or of \
      splice-limit's. spread: the 95% interval of the mean.";
 
 /// The `copies` cell: the count, and what the start-up check found.
-pub(super) fn copies_cell(r: &RungResult) -> String {
+pub(crate) fn copies_cell(r: &RungResult) -> String {
     match &r.copy_check {
         None => r.copies.to_string(),
         Some(CopyCheck::References) => format!("{} (checked)", r.copies),
@@ -43,7 +54,7 @@ pub(super) fn copies_cell(r: &RungResult) -> String {
 
 /// Why the rung is faster, and what the copy check found when it found
 /// that this kernel's vmsplice copies.
-pub(super) fn explanation(r: &RungResult) -> String {
+pub(crate) fn explanation(r: &RungResult) -> String {
     match (&r.copy_check, r.name.explanation_when_vmsplice_copies()) {
         (Some(CopyCheck::Copies), Some(found)) => format!("{} {found}", r.name.explanation()),
         _ => r.name.explanation().to_string(),
@@ -52,7 +63,7 @@ pub(super) fn explanation(r: &RungResult) -> String {
 
 /// A rung's five descriptive cells: rung, what it changes, copies, buffer
 /// and pipe.
-pub(super) fn cells(r: &RungResult) -> [String; 5] {
+pub(crate) fn cells(r: &RungResult) -> [String; 5] {
     [
         r.name.to_string(),
         r.changes.clone(),
@@ -66,7 +77,7 @@ pub(super) fn cells(r: &RungResult) -> [String; 5] {
 /// A rung's figures as the table prints them (median, min, max GiB/s,
 /// the spread, the speed-up over `write-read` and the share of the
 /// rung's limit), or the note saying why there are none.
-pub(super) fn figures(r: &RungResult) -> Result<[String; FIGURES], String> {
+pub(crate) fn figures(r: &RungResult) -> Result<[String; FIGURES], String> {
     match (r.status, &r.reason) {
         (Status::Unavailable, Some(reason)) => Err(format!("unavailable: {reason}")),
         (Status::Failed, Some(reason)) => Err(format!("failed: {reason}")),
@@ -84,10 +95,10 @@ pub(super) fn figures(r: &RungResult) -> Result<[String; FIGURES], String> {
 }
 
 /// The figures of a row of the table.
-pub(super) const FIGURES: usize = 6;
+pub(crate) const FIGURES: usize = 6;
 
 /// The headings of [`figures`].
-pub(super) const FIGURE_HEADINGS: [&str; FIGURES] = [
+pub(crate) const FIGURE_HEADINGS: [&str; FIGURES] = [
     "median GiB/s",
     "min",
     "max",
@@ -95,10 +106,6 @@ pub(super) const FIGURE_HEADINGS: [&str; FIGURES] = [
     "vs write-read",
     "of limit",
 ];
-
-/// Five left-aligned cells, then the right-aligned numbers or a note
-/// saying why there are none.
-type Row = ([String; TEXT_CELLS], Result<[String; FIGURES], String>);
 
 /// An aligned table: rung, what it changes, copies, buffer, pipe, the
 /// placement of its figures, median, min, max, spread, speed-up over the
@@ -136,7 +143,7 @@ impl Exporter<LadderResult> for Text {
             let _ = writeln!(out, "{line}");
         }
         if result.header.interrupted {
-            let _ = writeln!(out, "{}", super::INTERRUPTED);
+            let _ = writeln!(out, "{}", crate::report::INTERRUPTED);
         }
         if let Some(verdict) = &result.verdict {
             let _ = writeln!(out);
@@ -171,53 +178,26 @@ impl Exporter<LadderResult> for Text {
 }
 
 /// The ladder's table alone: a header and a row per rung.
-pub(super) fn table(result: &LadderResult) -> String {
-    let mut out = String::new();
-    let header = TEXT_HEADINGS;
-    let number_header = FIGURE_HEADINGS;
-    let rows: Vec<Row> = result
-        .rungs
-        .iter()
-        .map(|r| (text_cells(r), figures(r)))
-        .collect();
-    let mut widths: Vec<usize> = header
-        .iter()
-        .chain(&number_header)
-        .map(|h| h.len())
-        .collect();
-    for (cells, tail) in &rows {
-        let numbers = tail.as_ref().map(|n| &n[..]).unwrap_or(&[]);
-        for (i, cell) in cells.iter().chain(numbers).enumerate() {
-            widths[i] = widths[i].max(cell.chars().count());
-        }
-    }
-    let mut line = |cells: &[String], tail: Result<&[String], &str>| {
-        let mut text = String::new();
-        for (cell, w) in cells.iter().zip(&widths) {
-            let _ = write!(text, "{cell:<w$}  ");
-        }
-        match tail {
-            Ok(numbers) => {
-                for (cell, w) in numbers.iter().zip(&widths[TEXT_CELLS..]) {
-                    let _ = write!(text, "{cell:>w$}  ");
-                }
-            }
-            Err(note) => text.push_str(note),
-        }
-        let _ = writeln!(out, "{}", text.trim_end());
+pub(crate) fn table(result: &LadderResult) -> String {
+    let header = TEXT_HEADINGS.iter().chain(&FIGURE_HEADINGS);
+    let mut rows = vec![Row::Cells(header.map(|h| h.to_string()).collect())];
+    rows.extend(result.rungs.iter().map(|r| match figures(r) {
+        Ok(numbers) => Row::Cells(text_cells(r).into_iter().chain(numbers).collect()),
+        Err(note) => Row::Span(text_cells(r).to_vec(), note),
+    }));
+    let right = |i| match i < TEXT_CELLS {
+        true => Align::Left,
+        false => Align::Right,
     };
-    line(
-        &header.map(String::from),
-        Ok(&number_header.map(String::from)),
-    );
-    for (cells, tail) in &rows {
-        line(cells, tail.as_ref().map(|n| &n[..]).map_err(|s| s.as_str()));
+    let mut out = String::new();
+    for line in table::aligned(&rows, right) {
+        let _ = writeln!(out, "{line}");
     }
     out
 }
 
 /// The headings of [`text_cells`].
-pub(super) const TEXT_HEADINGS: [&str; TEXT_CELLS] = [
+pub(crate) const TEXT_HEADINGS: [&str; TEXT_CELLS] = [
     "rung",
     "what it changes",
     "copies",
@@ -229,14 +209,14 @@ pub(super) const TEXT_HEADINGS: [&str; TEXT_CELLS] = [
 /// The text table's descriptive cells: [`cells`] and the `ends` cell.
 const TEXT_CELLS: usize = 6;
 
-pub(super) fn text_cells(r: &RungResult) -> [String; TEXT_CELLS] {
+pub(crate) fn text_cells(r: &RungResult) -> [String; TEXT_CELLS] {
     let [rung, changes, copies, buffer, pipe] = cells(r);
     [rung, changes, copies, buffer, pipe, ends_cell(r)]
 }
 
 /// Where a rung's figures were measured, as `--placement` names it;
 /// `1 thread` for memcpy and splice-limit.
-pub(super) fn ends_cell(r: &RungResult) -> String {
+pub(crate) fn ends_cell(r: &RungResult) -> String {
     match (r.placement, r.name) {
         (_, Rung::Memcpy | Rung::SpliceLimit) => "1 thread".into(),
         (Some(p), _) => p.kind().into(),
@@ -246,7 +226,7 @@ pub(super) fn ends_cell(r: &RungResult) -> String {
 
 /// Where the ends ran: the ladder's placement, and the one the rungs that
 /// block ran in too.
-pub(super) fn placement_words(result: &LadderResult) -> String {
+pub(crate) fn placement_words(result: &LadderResult) -> String {
     let other = result
         .rungs
         .iter()
@@ -275,7 +255,7 @@ pub(super) fn placement_words(result: &LadderResult) -> String {
 }
 
 /// The notes under the table: what the columns mean.
-pub(super) fn notes(result: &LadderResult) -> String {
+pub(crate) fn notes(result: &LadderResult) -> String {
     let base = match &result.baseline {
         Some(b) => format!("write-read {} ({:.2} GiB/s)", b.placement, b.gib_s),
         None => "write-read".into(),
@@ -284,7 +264,7 @@ pub(super) fn notes(result: &LadderResult) -> String {
 }
 
 /// `5 runs per rung`, or `5 to 10 runs per rung (more while noisy)`.
-pub(super) fn runs_words(result: &LadderResult) -> String {
+pub(crate) fn runs_words(result: &LadderResult) -> String {
     if result.max_runs > result.runs {
         format!(
             "{} to {} runs per rung (more while noisy)",
@@ -300,13 +280,13 @@ pub(super) fn runs_words(result: &LadderResult) -> String {
 }
 
 /// The machine's noise over the measured runs, in one line.
-pub(super) fn noise_line(result: &LadderResult) -> Option<String> {
+pub(crate) fn noise_line(result: &LadderResult) -> Option<String> {
     result.noise.map(noise_sentence)
 }
 
 /// A paragraph per noisy rung, and per noisy placement of the placement
 /// check: how much it spread, the likely causes and what to do.
-pub(super) fn noisy_lines(result: &LadderResult) -> Vec<String> {
+pub(crate) fn noisy_lines(result: &LadderResult) -> Vec<String> {
     let gib_s = |v: f64| format!("{v:.2} GiB/s");
     let rungs = result
         .rungs
@@ -322,7 +302,7 @@ pub(super) fn noisy_lines(result: &LadderResult) -> Vec<String> {
 
 /// How much placement alone changes the baseline, what a cross-CPU
 /// wake-up costs, and the rungs that block in their other placement.
-pub(super) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck) -> String {
+pub(crate) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck) -> String {
     let mut text = format!("placement: {} ", check.rung);
     let mut rows = Vec::new();
     for row in &check.rows {
@@ -387,59 +367,6 @@ pub(super) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck)
         };
     }
     wrap(&text, 100)
-}
-
-/// Each line of `text` wrapped to `width`, continuation lines indented
-/// as deep as the line's own indent plus two.
-pub(super) fn wrap_paragraph(text: &str, width: usize) -> String {
-    text.lines()
-        .map(|line| {
-            let indent = line.len() - line.trim_start().len();
-            let pad = " ".repeat(indent);
-            let body = wrap(line.trim_start(), width.saturating_sub(indent));
-            format!("{pad}{}", body.replace('\n', &format!("\n{pad}  ")))
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// `text` in lines of at most `width` characters, its continuation lines
-/// indented by `indent` spaces (under the verdict's values).
-pub(super) fn wrap_hanging(text: &str, width: usize, indent: usize) -> String {
-    let mut out = String::new();
-    let mut line = 0;
-    for word in text.split(' ') {
-        let len = word.chars().count();
-        if line > indent && line + 1 + len > width {
-            out.push('\n');
-            out.push_str(&" ".repeat(indent));
-            line = indent;
-        } else if line > 0 {
-            out.push(' ');
-            line += 1;
-        }
-        out += word;
-        line += len;
-    }
-    out
-}
-
-/// `text` broken into lines of at most `width` characters, at spaces.
-pub(super) fn wrap(text: &str, width: usize) -> String {
-    let mut out = String::new();
-    let mut line = 0;
-    for word in text.split(' ') {
-        if line > 0 && line + 1 + word.chars().count() > width {
-            out.push('\n');
-            line = 0;
-        } else if line > 0 {
-            out.push(' ');
-            line += 1;
-        }
-        out += word;
-        line += word.chars().count();
-    }
-    out
 }
 
 /// A count per GiB: whole numbers, or one decimal below 10.

@@ -1,45 +1,33 @@
 //! `pipespeed latency`'s table and CSV, tested on fixed data.
 
+#[cfg(feature = "cli")]
+mod svg;
+#[cfg(feature = "cli")]
+pub use svg::latency_svg;
+
 use std::fmt::Write as _;
 use std::io;
 
-use super::ladder::{wrap_hanging, wrap_paragraph};
-use super::series::{
+use crate::bench::core::{Series, Status};
+use crate::bench::latency::{LatencyConfig, LatencyResult, Span, describe};
+use crate::report::series::{
     noise_paragraph, noise_sentence, noisy_series, series_csv, series_csv_header, spread_cell,
     status_word,
 };
-use super::{Csv, Exporter, Text};
-use crate::bench::core::{Series, Status};
-use crate::bench::latency::{LatencyConfig, LatencyResult, Span, describe};
+use crate::report::text::{serde_name as name, verdict_lines, wrap_paragraph};
+use crate::report::{Csv, Exporter, Text};
 use crate::units::Size;
 use crate::units::readable_ns as ns;
-
-/// The name `value` has in the JSON document (`"busy"`, `"threads"`).
-fn name(value: impl serde::Serialize) -> String {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::String(name)) => name,
-        _ => String::new(),
-    }
-}
 
 /// The verdict, the table, what failed, the noise said once and the
 /// machine's; with [`Text::explain`], each noisy size's runs and causes.
 impl Exporter<LatencyResult> for Text {
     fn export(&self, result: &LatencyResult) -> io::Result<Vec<u8>> {
-        Ok(super::marked(result.header.interrupted, text(result, self.explain)).into_bytes())
+        Ok(
+            crate::report::marked(result.header.interrupted, text(result, self.explain))
+                .into_bytes(),
+        )
     }
-}
-
-/// Where the verdict's values start: under the `round trip: ` label.
-pub(super) const VERDICT_INDENT: usize = 12;
-
-/// The verdict's lines, each wrapped to 100 columns under its value.
-pub(super) fn verdict_lines(lines: &[String]) -> String {
-    let mut out = String::new();
-    for line in lines {
-        let _ = writeln!(out, "{}", wrap_hanging(line, 100, VERDICT_INDENT));
-    }
-    out
 }
 
 /// One row per run and size.
@@ -49,7 +37,8 @@ impl Exporter<LatencyResult> for Csv {
     }
 }
 
-fn span(s: Span) -> String {
+/// A span as the settings say it: `1000 round trips`, `0.5 s`.
+pub(crate) fn span(s: Span) -> String {
     match s {
         Span::RoundTrips(n) => format!("{n} round trips"),
         Span::Seconds(s) => format!("{s} s"),
@@ -237,7 +226,7 @@ mod tests {
     use crate::bench::core::harness::Header;
     use crate::bench::hist::LatencyNs;
     use crate::bench::latency::{LatencyConfig, LatencyRow, Mode, Placement, TripRun};
-    use crate::sys::{SystemFacts, ThpMode};
+    use crate::report::fixtures::machine;
     use crate::wait::Wait;
 
     /// Two sizes, two runs each, threads pinned to CPUs 0 and 1.
@@ -257,18 +246,7 @@ mod tests {
             warmup_round_trips: 50,
             noise: None,
         };
-        let system = SystemFacts {
-            kernel: "6.18.0-test".into(),
-            kernel_version: "#1".into(),
-            arch: "x86_64".into(),
-            cpu_model: "Test CPU".into(),
-            cpus_online: 2,
-            cpus_allowed: vec![0, 1],
-            thp: ThpMode::Madvise,
-            pipe_max_size_bytes: 1 << 20,
-            page_size_bytes: 4096,
-            virtualization: None,
-        };
+        let system = machine();
         let config = LatencyConfig {
             sizes: vec![1, 65536],
             runs: 2,

@@ -1,5 +1,8 @@
 //! `bench --scan`: the ladder once per value of one setting (buffer size
-//! or pipe size), to find the best value for this machine.
+//! or pipe size), to find the best value for this machine; `report`: how
+//! the scan reads (a table per value, CSV, Markdown, the chart, the page).
+
+pub(crate) mod report;
 
 use crate::bench::core::harness::Header;
 use std::fmt;

@@ -1,6 +1,11 @@
 //! The result as people and spreadsheets read it: a table, and CSV with
 //! one row per run per cell. Pure functions of a [`ContendResult`],
 //! tested on fixed data.
+#[cfg(feature = "cli")]
+mod svg;
+#[cfg(feature = "cli")]
+pub use svg::contend_svg;
+
 use crate::bench::core::Placement;
 
 use std::fmt::Write as _;
@@ -9,17 +14,16 @@ use std::io;
 use crate::bench::hist::LatencyNs;
 use crate::units::{GIB, Size};
 
-use super::ladder::wrap_paragraph;
-use super::latency::verdict_lines;
-use super::series::{
-    noise_paragraph, noise_sentence, noisy_series, series_csv, series_csv_header, spread_cell,
-    status_word,
-};
-use super::{Csv, Exporter, Text};
 use crate::bench::contend::hogs::PressureReport;
 use crate::bench::contend::pressure::Evidence;
 use crate::bench::contend::verdict::VerifyReport;
 use crate::bench::contend::{ContendResult, PIPE_BUF, Row};
+use crate::report::series::{
+    noise_paragraph, noise_sentence, noisy_series, series_csv, series_csv_header, spread_cell,
+    status_word,
+};
+use crate::report::text::{verdict_lines, wrap_paragraph};
+use crate::report::{Csv, Exporter, Text};
 use crate::units::compact_ns as ns;
 
 fn latency_cells(l: &LatencyNs) -> String {
@@ -343,7 +347,10 @@ fn csv(r: &ContendResult) -> String {
 /// and causes.
 impl Exporter<ContendResult> for Text {
     fn export(&self, result: &ContendResult) -> io::Result<Vec<u8>> {
-        Ok(super::marked(result.header.interrupted, text(result, self.explain)).into_bytes())
+        Ok(
+            crate::report::marked(result.header.interrupted, text(result, self.explain))
+                .into_bytes(),
+        )
     }
 }
 
@@ -362,7 +369,8 @@ mod tests {
     use crate::bench::contend::{Mode, RunResult};
     use crate::bench::core::harness::Header;
     use crate::bench::core::{Series, Status};
-    use crate::sys::{SystemFacts, ThpMode};
+    use crate::report::fixtures::machine;
+    use crate::sys::SystemFacts;
 
     fn lat(base: u64) -> LatencyNs {
         LatencyNs {
@@ -410,15 +418,8 @@ mod tests {
                 build: None,
                 system: SystemFacts {
                     kernel: "6.18.0".into(),
-                    kernel_version: "#1".into(),
-                    arch: "x86_64".into(),
                     cpu_model: "Test".into(),
-                    cpus_online: 2,
-                    cpus_allowed: vec![0, 1],
-                    thp: ThpMode::Madvise,
-                    pipe_max_size_bytes: 1 << 20,
-                    page_size_bytes: 4096,
-                    virtualization: None,
+                    ..machine()
                 },
                 interrupted: false,
             },

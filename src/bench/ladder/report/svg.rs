@@ -5,10 +5,10 @@
 
 use std::io;
 
-use super::bars::{Bar, Bars, draw};
-use super::{LIMIT, clip};
+use super::figures;
 use crate::bench::ladder::{LadderResult, Rung, RungResult};
-use crate::report::ladder::figures;
+use crate::report::svg::bars::{Bar, Bars, draw};
+use crate::report::svg::chart::{LIMIT, clip};
 
 /// The ladder as an SVG document, 900 pixels wide and 80 + 40 per rung
 /// high. A rung without runs is an empty row saying why.
@@ -70,4 +70,11 @@ fn row(r: &RungResult) -> Bar {
     }
     bar.note = clip(&note, 60);
     bar
+}
+
+/// The ladder's chart, as `bench --svg` writes it.
+impl crate::report::Exporter<LadderResult> for crate::report::Svg {
+    fn export(&self, result: &LadderResult) -> io::Result<Vec<u8>> {
+        ladder_svg(result).map(String::into_bytes)
+    }
 }

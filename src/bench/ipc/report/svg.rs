@@ -14,11 +14,11 @@ use std::io;
 
 use plotters::prelude::*;
 
-use super::bars::{Bar, Bars, draw_on, height};
-use super::{WIDTH, clip, drawing};
+use super::{Shown, ordered, round_trips, rtt, sizes, speed, throughput};
 use crate::bench::ipc::{IpcResult, IpcRow};
-use crate::report::ipc::{self, Shown, ordered, round_trips, rtt, sizes, speed, throughput};
 use crate::report::series::status_word;
+use crate::report::svg::bars::{Bar, Bars, draw_on, height};
+use crate::report::svg::chart::{WIDTH, clip, drawing};
 use crate::units::{Size, readable_ns};
 
 /// Pixels per bar in a panel.
@@ -195,7 +195,7 @@ fn gib_s(row: &IpcRow, label: String) -> Bar {
         return labelled(missing(t.map(|t| (t.status, t.reason.as_deref()))), label);
     };
     let mut bar = Bar::measured(label, median, t.gib_s.min, t.gib_s.max);
-    bar.note = format!("{} GiB/s", ipc::gib_s(median));
+    bar.note = format!("{} GiB/s", super::gib_s(median));
     if t.gib_s.noisy() {
         bar.note += ", noisy";
     }
@@ -240,6 +240,13 @@ fn tick(v: &f64) -> String {
     let text = format!("{v:.2}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
     text.to_string()
+}
+
+/// The chart, as `ipc --svg` writes it.
+impl crate::report::Exporter<IpcResult> for crate::report::Svg {
+    fn export(&self, result: &IpcResult) -> io::Result<Vec<u8>> {
+        ipc_svg(result).map(String::into_bytes)
+    }
 }
 
 #[cfg(test)]

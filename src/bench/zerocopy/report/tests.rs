@@ -5,22 +5,11 @@
 use super::*;
 use crate::bench::core::{Header, Placement, Series, Warmup};
 use crate::bench::zerocopy::{Path, ZeroCopyConfig};
-use crate::sys::{SystemFacts, ThpMode};
+use crate::report::fixtures::machine;
 
 /// Three paths, fixed figures, on a test machine.
 fn result() -> ZeroCopyResult {
-    let system = SystemFacts {
-        kernel: "6.18.0-test".into(),
-        kernel_version: "#1".into(),
-        arch: "x86_64".into(),
-        cpu_model: "Test CPU".into(),
-        cpus_online: 2,
-        cpus_allowed: vec![0, 1],
-        thp: ThpMode::Madvise,
-        pipe_max_size_bytes: 1 << 20,
-        page_size_bytes: 4096,
-        virtualization: None,
-    };
+    let system = machine();
     let row =
         |path: Path, found, rates: &[f64], cpu: &[f64], status, reason: Option<&str>| PathResult {
             path,

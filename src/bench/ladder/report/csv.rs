@@ -3,11 +3,11 @@
 
 use std::io;
 
-use super::super::series::{series_csv, series_csv_header};
-use super::super::{Csv, Exporter};
 use super::status_word;
 use crate::bench::core::Series;
 use crate::bench::ladder::LadderResult;
+use crate::report::series::{series_csv, series_csv_header};
+use crate::report::{Csv, Exporter};
 
 /// One row per run: `rung,status,run,gib_s,bytes_per_run,buf_size,pipe_size,copies`,
 /// then the rung's cost per GiB over all its measured runs (the same on
@@ -29,7 +29,7 @@ impl Exporter<LadderResult> for Csv {
 }
 
 /// The first line of the ladder's CSV.
-pub(in crate::report) fn csv_header() -> String {
+pub(crate) fn csv_header() -> String {
     format!(
         "rung,status,run,gib_s,bytes_per_run,buf_size,pipe_size,copies,\
          user_s_per_gib,system_s_per_gib,context_switches_per_gib,page_faults_per_gib,\
@@ -68,7 +68,7 @@ fn series_lines(out: &mut String, head: &str, tail: &str, gib_s: &Series) {
 }
 
 /// The ladder's CSV rows, without the header.
-pub(in crate::report) fn csv_rows(result: &LadderResult) -> io::Result<String> {
+pub(crate) fn csv_rows(result: &LadderResult) -> io::Result<String> {
     let mut out = String::new();
     let placement = result.placement.kind();
     for r in &result.rungs {

@@ -6,10 +6,10 @@ use std::io;
 
 use plotters::prelude::*;
 
-use super::lines::{dotted_line, legend_below, legend_height};
-use super::{FONT, WIDTH, bounds, drawing, series};
 use crate::bench::ladder::{LadderResult, Rung};
 use crate::bench::scan::{PLACEMENTS, ScanResult};
+use crate::report::svg::chart::{FONT, WIDTH, bounds, drawing, series};
+use crate::report::svg::lines::{dotted_line, legend_below, legend_height};
 use crate::units::Size;
 
 /// The x axis: sizes in bytes on a log2 scale, or names at 1, 2, 3, ...
@@ -179,4 +179,11 @@ fn draw(
         root.present().map_err(|e| fail(&e))?;
     }
     Ok(svg)
+}
+
+/// The chart, as `bench --scan --svg` writes it.
+impl crate::report::Exporter<ScanResult> for crate::report::Svg {
+    fn export(&self, result: &ScanResult) -> io::Result<Vec<u8>> {
+        scan_result_svg(result).map(String::into_bytes)
+    }
 }

@@ -4,14 +4,14 @@ use crate::bench::core::{Placement, Status};
 
 use std::io;
 
-use super::super::series::{series_csv, status_word};
-use super::super::{Csv, Exporter};
 use crate::bench::core::Series;
 use crate::bench::ipc::{IpcResult, IpcRow, StreamRun, TripRun};
+use crate::report::series::{series_csv, status_word};
+use crate::report::{Csv, Exporter};
 use crate::sys::RunNoise;
 
 /// The first line of `ipc`'s CSV.
-pub(in crate::report) const CSV_HEADER: &str = "mechanism,size,metric,status,reason,run,copies,\
+pub(crate) const CSV_HEADER: &str = "mechanism,size,metric,status,reason,run,copies,\
      gib_s,msgs_per_s,timed_bytes,bytes,cpu_s,round_trips,round_trips_per_s,rtt_mean_ns,\
      rtt_p50_ns,rtt_p90_ns,rtt_p99_ns,rtt_p999_ns,rtt_max_ns,warmup_round_trips,seconds,noisy,\
      steal_s,other_cpu_s,load_avg_1m,involuntary_switches,cpu_mhz,sender_cpu,receiver_cpu,\

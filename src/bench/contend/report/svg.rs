@@ -4,10 +4,10 @@
 
 use std::io;
 
-use super::bars::{Bar, Bars, draw};
-use super::si;
 use crate::bench::contend::{ContendResult, Row};
 use crate::report::series::{spread_cell, status_word};
+use crate::report::svg::bars::{Bar, Bars, draw};
+use crate::report::svg::chart::si;
 use crate::units::Size;
 
 /// `contend`'s result as an SVG document, 900 pixels wide and 80 + 40 per
@@ -56,4 +56,11 @@ fn row(r: &Row) -> Bar {
         spread_cell(w)
     );
     bar
+}
+
+/// The chart, as `contend --svg` writes it.
+impl crate::report::Exporter<ContendResult> for crate::report::Svg {
+    fn export(&self, result: &ContendResult) -> io::Result<Vec<u8>> {
+        contend_svg(result).map(String::into_bytes)
+    }
 }

@@ -8,18 +8,21 @@
 use std::fmt::Write as _;
 use std::io;
 
-use super::ladder::{wrap_hanging, wrap_paragraph};
-use super::series::{
-    noise_paragraph, noise_sentence, series_csv, series_csv_header, spread_cell, status_word,
-};
-use super::{Csv, Exporter, Markdown, Text};
 use crate::bench::core::{CopyCheck, Status};
 use crate::bench::zerocopy::{PathResult, ZeroCopyResult};
+use crate::report::series::{
+    noise_paragraph, noise_sentence, series_csv, series_csv_header, spread_cell, status_word,
+};
+use crate::report::text::{wrap_hanging, wrap_paragraph};
+use crate::report::{Csv, Exporter, Markdown, Text};
 use crate::units::Size;
 
 impl Exporter<ZeroCopyResult> for Text {
     fn export(&self, result: &ZeroCopyResult) -> io::Result<Vec<u8>> {
-        Ok(super::marked(result.header.interrupted, text(result, self.explain)).into_bytes())
+        Ok(
+            crate::report::marked(result.header.interrupted, text(result, self.explain))
+                .into_bytes(),
+        )
     }
 }
 
@@ -37,7 +40,7 @@ impl Exporter<ZeroCopyResult> for Markdown {
             let [name, moves, rate, _, cpu, x] = cells(p);
             let _ = writeln!(out, "| {name} | {moves} | {rate} | {cpu} | {x} |");
         }
-        Ok(super::marked(result.header.interrupted, out).into_bytes())
+        Ok(crate::report::marked(result.header.interrupted, out).into_bytes())
     }
 }
 

@@ -4,6 +4,11 @@
 //! The CSV, Markdown and HTML forms are in files of their own and share
 //! the pieces here. Pure functions of an
 //! [`IpcResult`], tested on fixed data.
+#[cfg(feature = "cli")]
+mod svg;
+#[cfg(feature = "cli")]
+pub use svg::ipc_svg;
+
 use crate::bench::core::{Placement, Status};
 
 use std::cmp::Ordering;
@@ -15,12 +20,14 @@ mod csv;
 mod html;
 mod markdown;
 
-use super::ladder::{wrap, wrap_paragraph};
-use super::latency::verdict_lines;
-use super::series::{noise_paragraph, noise_sentence, noisy_paragraph, spread_cell, status_word};
-use super::{Exporter, Text};
 use crate::bench::hist::LatencyNs;
 use crate::bench::ipc::{IpcResult, IpcRow, Mechanism, RoundTrips, Throughput};
+use crate::report::series::{
+    noise_paragraph, noise_sentence, noisy_paragraph, spread_cell, status_word,
+};
+use crate::report::table::{self, Align};
+use crate::report::text::{verdict_lines, wrap, wrap_paragraph};
+use crate::report::{Exporter, Text};
 use crate::units::{Size, readable_ns};
 
 /// The machine, the ends and runs, the verdict, a table per message size
@@ -35,7 +42,7 @@ impl Exporter<IpcResult> for Text {
 
 /// Which metrics have columns: the ones asked for, or found in a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Shown {
+pub(crate) struct Shown {
     /// Throughput: GiB/s, msgs/s, spread, CPU s/GiB and x pipe.
     pub throughput: bool,
     /// Round trips: p50, p99, p99.9 and their spread.
@@ -69,28 +76,28 @@ impl Shown {
 }
 
 /// The throughput of `row`, when it ran and has runs.
-pub(super) fn throughput(row: &IpcRow) -> Option<&Throughput> {
+pub(crate) fn throughput(row: &IpcRow) -> Option<&Throughput> {
     (row.throughput.as_ref()).filter(|t| t.status == Status::Ok && !t.runs.is_empty())
 }
 
 /// The round trips of `row`, when they ran and have runs.
-pub(super) fn round_trips(row: &IpcRow) -> Option<&RoundTrips> {
+pub(crate) fn round_trips(row: &IpcRow) -> Option<&RoundTrips> {
     (row.latency.as_ref()).filter(|l| l.status == Status::Ok && !l.runs.is_empty())
 }
 
 /// The median GiB/s the table shows for `row` (the verdict's too).
-pub(super) fn speed(row: &IpcRow) -> Option<f64> {
+pub(crate) fn speed(row: &IpcRow) -> Option<f64> {
     crate::bench::ipc::result::verdict::speed(row)
 }
 
 /// The round-trip summary the table shows for `row`.
-pub(super) fn rtt(row: &IpcRow) -> Option<LatencyNs> {
+pub(crate) fn rtt(row: &IpcRow) -> Option<LatencyNs> {
     round_trips(row)?.rtt_ns
 }
 
 /// `rows` ordered by `key`, smallest first, the rows without one after
 /// in the order given.
-pub(super) fn ordered(
+pub(crate) fn ordered(
     mut rows: Vec<&IpcRow>,
     key: impl Fn(&IpcRow) -> Option<f64>,
 ) -> Vec<&IpcRow> {
@@ -104,7 +111,7 @@ pub(super) fn ordered(
 }
 
 /// The message sizes of `r`, in the order they first appear.
-pub(super) fn sizes(r: &IpcResult) -> Vec<usize> {
+pub(crate) fn sizes(r: &IpcResult) -> Vec<usize> {
     let mut out: Vec<usize> = Vec::new();
     for row in &r.rows {
         if !out.contains(&row.size) {
@@ -115,7 +122,7 @@ pub(super) fn sizes(r: &IpcResult) -> Vec<usize> {
 }
 
 /// One message size's table.
-pub(super) struct SizeTable<'a> {
+pub(crate) struct SizeTable<'a> {
     /// Bytes per message.
     pub size: usize,
     /// Its rows: fastest first, the rows without a rate after in the
@@ -130,7 +137,7 @@ pub(super) struct SizeTable<'a> {
 }
 
 /// A table per message size, in the order measured.
-pub(super) fn tables(r: &IpcResult, shown: Shown) -> Vec<SizeTable<'_>> {
+pub(crate) fn tables(r: &IpcResult, shown: Shown) -> Vec<SizeTable<'_>> {
     sizes(r)
         .into_iter()
         .map(|size| {
@@ -244,12 +251,12 @@ fn notes(rows: &[&IpcRow], shown: Shown) -> Vec<String> {
 /// A rate in GiB/s: two decimals from 1 up, three significant digits
 /// below (`12.50`, `0.500`, `0.00271`), where small messages' rates are.
 /// The verdict rounds them the same way.
-pub(super) fn gib_s(v: f64) -> String {
+pub(crate) fn gib_s(v: f64) -> String {
     crate::bench::ipc::result::verdict::gib_s_cell(v)
 }
 
 /// Where the two ends ran, in the words of `ipc`.
-pub(super) fn ends(p: Placement) -> String {
+pub(crate) fn ends(p: Placement) -> String {
     match p {
         Placement::Pinned {
             writer_cpu,
@@ -264,7 +271,7 @@ pub(super) fn ends(p: Placement) -> String {
 }
 
 /// How many runs, how long, in what order.
-pub(super) fn runs_words(r: &IpcResult) -> String {
+pub(crate) fn runs_words(r: &IpcResult) -> String {
     let c = &r.config;
     let runs = if c.max_runs > c.runs {
         format!(
@@ -296,7 +303,7 @@ pub(super) fn runs_words(r: &IpcResult) -> String {
 }
 
 /// What the figures are, for the metrics shown.
-pub(super) fn measures(shown: Shown) -> String {
+pub(crate) fn measures(shown: Shown) -> String {
     let mut parts = Vec::new();
     if shown.throughput {
         parts.push("GiB/s: the receiver's rate, the median of the runs");
@@ -311,7 +318,7 @@ pub(super) fn measures(shown: Shown) -> String {
 }
 
 /// What the columns that are not figures mean, under the tables.
-pub(super) fn columns_note(shown: Shown) -> String {
+pub(crate) fn columns_note(shown: Shown) -> String {
     let mut text = String::from("copies: bytes the CPU copies per byte moved, by design.");
     if shown.throughput {
         text += " x pipe: the median over pipe's at the same size. spread: the 95% interval of \
@@ -325,7 +332,7 @@ pub(super) fn columns_note(shown: Shown) -> String {
 
 /// Each mechanism of `r` once, in the order measured, with its cost
 /// sentence as the file has it.
-pub(super) fn costs(r: &IpcResult) -> Vec<(Mechanism, &str)> {
+pub(crate) fn costs(r: &IpcResult) -> Vec<(Mechanism, &str)> {
     let mut out: Vec<(Mechanism, &str)> = Vec::new();
     for row in &r.rows {
         if !out.iter().any(|(m, _)| *m == row.mechanism) {
@@ -341,7 +348,7 @@ pub(super) fn costs(r: &IpcResult) -> Vec<(Mechanism, &str)> {
 
 /// A paragraph per noisy metric of a row: how much it spread, the likely
 /// causes and what to do, as the ladder says it.
-pub(super) fn noisy_lines(r: &IpcResult) -> Vec<String> {
+pub(crate) fn noisy_lines(r: &IpcResult) -> Vec<String> {
     let mut out = Vec::new();
     for row in &r.rows {
         let what = |metric: &str| format!("{} {} {metric}", row.mechanism, Size(row.size as u64));
@@ -375,35 +382,17 @@ pub(super) fn noisy_lines(r: &IpcResult) -> Vec<String> {
     out
 }
 
-/// `rows` as lines of columns two spaces apart, the first left-aligned
-/// and the others right-aligned, without trailing spaces.
+/// `rows` as aligned lines: the first column left, the figures right.
 fn aligned(rows: &[Vec<String>]) -> Vec<String> {
-    let mut widths: Vec<usize> = Vec::new();
-    for row in rows {
-        for (i, cell) in row.iter().enumerate() {
-            let n = cell.chars().count();
-            match widths.get_mut(i) {
-                Some(w) => *w = (*w).max(n),
-                None => widths.push(n),
-            }
-        }
-    }
-    rows.iter()
-        .map(|row| {
-            let mut line = String::new();
-            for (i, (cell, w)) in row.iter().zip(&widths).enumerate() {
-                let _ = match i {
-                    0 => write!(line, "{cell:<w$}"),
-                    _ => write!(line, "  {cell:>w$}"),
-                };
-            }
-            line.trim_end().to_string()
-        })
-        .collect()
+    let rows: Vec<table::Row> = rows.iter().cloned().map(table::Row::Cells).collect();
+    table::aligned(&rows, |i| match i {
+        0 => Align::Left,
+        _ => Align::Right,
+    })
 }
 
 /// The machine in a line, with the CPUs this process may use.
-pub(super) fn machine_line(r: &IpcResult) -> String {
+pub(crate) fn machine_line(r: &IpcResult) -> String {
     let s = &r.header.system;
     let allowed: Vec<String> = s.cpus_allowed.iter().map(|c| c.to_string()).collect();
     format!(
@@ -433,7 +422,7 @@ fn text(r: &IpcResult, explain: bool) -> String {
         let _ = writeln!(out, "{}", noise_sentence(n));
     }
     if r.header.interrupted {
-        let _ = writeln!(out, "{}", super::INTERRUPTED);
+        let _ = writeln!(out, "{}", crate::report::INTERRUPTED);
     }
     let _ = write!(out, "\n{}", verdict_lines(&r.verdict().lines));
     let tables = tables(r, shown);

@@ -4,15 +4,21 @@
 //! scan's chart, the table of medians by value, each value's ladder
 //! table).
 
+#[cfg(feature = "cli")]
+mod svg;
+#[cfg(feature = "cli")]
+pub use svg::{scan_result_svg, scan_svg};
+
 use std::fmt::Write as _;
 use std::io;
 
-use super::ladder::{csv_header, csv_rows, table as ladder_table, wrap_paragraph};
-use super::series::noise_paragraph;
-use super::{Csv, Exporter, Markdown, Text};
 use crate::bench::core::{NoiseSummary, Series, Trust};
 use crate::bench::ladder::Rung;
+use crate::bench::ladder::report::{csv_header, csv_rows, table as ladder_table};
 use crate::bench::scan::ScanResult;
+use crate::report::series::noise_paragraph;
+use crate::report::text::{wrap, wrap_paragraph};
+use crate::report::{Csv, Exporter, Markdown, Text};
 use crate::units::Size;
 
 /// The scan's answer first: the medians of every rung by value, how far
@@ -35,9 +41,9 @@ impl Exporter<ScanResult> for Text {
             out.extend(table(result).into_bytes());
             return Ok(out);
         }
-        let mut out = format!("{}\n", super::ladder::wrap(&facts(result), 100));
+        let mut out = format!("{}\n", wrap(&facts(result), 100));
         if result.header.interrupted {
-            let _ = writeln!(out, "{}", super::INTERRUPTED);
+            let _ = writeln!(out, "{}", crate::report::INTERRUPTED);
         }
         let _ = writeln!(out);
         out += &table(result);
@@ -150,7 +156,7 @@ impl Exporter<ScanResult> for Markdown {
     fn export(&self, scan: &ScanResult) -> io::Result<Vec<u8>> {
         let mut out = format!("{}.\n\n", facts(scan));
         if scan.header.interrupted {
-            let _ = writeln!(out, "**{}**\n", super::INTERRUPTED);
+            let _ = writeln!(out, "**{}**\n", crate::report::INTERRUPTED);
         }
         let heads = heads(scan);
         let _ = writeln!(
@@ -180,11 +186,11 @@ impl Exporter<ScanResult> for Markdown {
 }
 
 /// The scan's page: one HTML5 document that needs nothing else, made as
-/// the ladder's is (see [`html`](super::html)): the machine, what was
+/// the ladder's is (see [`html`](crate::report::page)): the machine, what was
 /// scanned, the chart, the medians by value, and each value's ladder
 /// table with its placement, runs and noise.
 #[cfg(feature = "cli")]
-impl Exporter<ScanResult> for super::Html {
+impl Exporter<ScanResult> for crate::report::Html {
     fn export(&self, scan: &ScanResult) -> io::Result<Vec<u8>> {
         page(scan).map(String::into_bytes)
     }
@@ -192,9 +198,10 @@ impl Exporter<ScanResult> for super::Html {
 
 #[cfg(feature = "cli")]
 fn page(scan: &ScanResult) -> io::Result<String> {
-    use super::html::{escape, head, ladder_table, machine, noisy_paragraphs};
-    use super::ladder::{noise_line, noisy_lines, runs_words};
-    let svg = super::svg::scan_result_svg(scan)?;
+    use crate::bench::ladder::report::ladder_table;
+    use crate::bench::ladder::report::{noise_line, noisy_lines, runs_words};
+    use crate::report::page::{escape, head, machine, noisy_paragraphs};
+    let svg = svg::scan_result_svg(scan)?;
     let heads = heads(scan);
     let mut out = head(
         &format!(
@@ -218,7 +225,7 @@ fn page(scan: &ScanResult) -> io::Result<String> {
         let _ = writeln!(
             out,
             "<p id=\"interrupted\"><strong>{}.</strong></p>",
-            escape(super::INTERRUPTED)
+            escape(crate::report::INTERRUPTED)
         );
     }
     let _ = writeln!(

@@ -5,11 +5,11 @@ use std::io;
 
 use plotters::prelude::*;
 
-use super::lines::{dotted_line, legend_below, legend_height};
-use super::{FONT, WIDTH, bounds, drawing, series};
 use crate::bench::hist::LatencyNs;
 use crate::bench::latency::{LatencyResult, describe};
 use crate::report::series::spread_cell;
+use crate::report::svg::chart::{FONT, WIDTH, bounds, drawing, series};
+use crate::report::svg::lines::{dotted_line, legend_below, legend_height};
 use crate::units::Size;
 
 /// The plot's height, in pixels; the legend is under it.
@@ -94,4 +94,11 @@ pub fn latency_svg(result: &LatencyResult) -> io::Result<String> {
         root.present().map_err(|e| fail(&e))?;
     }
     Ok(svg)
+}
+
+/// The chart, as `latency --svg` writes it.
+impl crate::report::Exporter<LatencyResult> for crate::report::Svg {
+    fn export(&self, result: &LatencyResult) -> io::Result<Vec<u8>> {
+        latency_svg(result).map(String::into_bytes)
+    }
 }

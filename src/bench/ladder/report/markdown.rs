@@ -3,18 +3,14 @@
 use std::fmt::Write;
 use std::io;
 
-use super::super::{Exporter, Markdown};
 use super::{
     FIGURE_HEADINGS, FIGURES, TEXT_HEADINGS, figures, noise_line, noise_paragraph,
     placement_paragraph, placement_words, runs_words, text_cells,
 };
 use crate::bench::ladder::LadderResult;
+use crate::report::text::md_cell;
+use crate::report::{Exporter, Markdown};
 use crate::units::Size;
-
-/// `|` and line breaks escaped for a Markdown table cell.
-pub(in crate::report) fn md_cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
-}
 
 /// The machine in a line, the verdict, the table with the same columns as
 /// the text (a rung without figures says why across them), the noise said
@@ -41,7 +37,7 @@ impl Exporter<LadderResult> for Markdown {
             out.push('\n');
         }
         if result.header.interrupted {
-            let _ = writeln!(out, "**{}**\n", super::super::INTERRUPTED);
+            let _ = writeln!(out, "**{}**\n", crate::report::INTERRUPTED);
         }
         let heads = TEXT_HEADINGS;
         let _ = writeln!(

@@ -1,0 +1,84 @@
+//! Words laid out in plain text and Markdown, for every kind's report:
+//! paragraphs wrapped to a width, the verdict's hanging lines, a
+//! Markdown cell.
+
+use std::fmt::Write as _;
+
+/// Where the verdict's values start: under the `round trip: ` label.
+pub(crate) const VERDICT_INDENT: usize = 12;
+
+/// The verdict's lines, each wrapped to 100 columns under its value.
+pub(crate) fn verdict_lines(lines: &[String]) -> String {
+    let mut out = String::new();
+    for line in lines {
+        let _ = writeln!(out, "{}", wrap_hanging(line, 100, VERDICT_INDENT));
+    }
+    out
+}
+
+/// Each line of `text` wrapped to `width`, continuation lines indented
+/// as deep as the line's own indent plus two.
+pub(crate) fn wrap_paragraph(text: &str, width: usize) -> String {
+    text.lines()
+        .map(|line| {
+            let indent = line.len() - line.trim_start().len();
+            let pad = " ".repeat(indent);
+            let body = wrap(line.trim_start(), width.saturating_sub(indent));
+            format!("{pad}{}", body.replace('\n', &format!("\n{pad}  ")))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `text` in lines of at most `width` characters, its continuation lines
+/// indented by `indent` spaces (under the verdict's values).
+pub(crate) fn wrap_hanging(text: &str, width: usize, indent: usize) -> String {
+    let mut out = String::new();
+    let mut line = 0;
+    for word in text.split(' ') {
+        let len = word.chars().count();
+        if line > indent && line + 1 + len > width {
+            out.push('\n');
+            out.push_str(&" ".repeat(indent));
+            line = indent;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out += word;
+        line += len;
+    }
+    out
+}
+
+/// `text` broken into lines of at most `width` characters, at spaces.
+pub(crate) fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = 0;
+    for word in text.split(' ') {
+        if line > 0 && line + 1 + word.chars().count() > width {
+            out.push('\n');
+            line = 0;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out += word;
+        line += word.chars().count();
+    }
+    out
+}
+
+/// `|` and line breaks escaped for a Markdown table cell.
+pub(crate) fn md_cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The name serde gives `value` in the JSON document (`"busy"`,
+/// `"threads"`, `"busy-poll"`).
+pub(crate) fn serde_name(value: impl serde::Serialize) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => String::new(),
+    }
+}
