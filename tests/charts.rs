@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod fixtures;
+use crate::fixtures;
 
 use pipespeed::bench::core::Status;
 

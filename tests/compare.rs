@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod fixtures;
+use crate::fixtures;
 use pipespeed::bench::core::Placement;
 
 use std::path::{Path, PathBuf};

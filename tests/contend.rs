@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
 

@@ -11,7 +11,7 @@ use std::os::unix::net::UnixStream;
 use std::thread;
 use std::time::Duration;
 
-mod common;
+use crate::common;
 use common::{SIZES, pty};
 use pipespeed::copy::{Copied, Copier, CopyOptions, Mechanism, Side, copy};
 use pipespeed::sys::{pipe, set_nonblocking};

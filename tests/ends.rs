@@ -11,7 +11,7 @@ use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::process::{Child, Command, Output, Stdio};
 
-mod common;
+use crate::common;
 
 const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
 

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 
 const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
 

@@ -8,7 +8,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 use pipespeed::bench::core::{Cancel, Placement, Status};
 
 use std::path::PathBuf;

@@ -8,7 +8,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod fixtures;
+use crate::fixtures;
 use pipespeed::bench::core::{Placement, Status};
 
 use fixtures::browser::{chromium_or_skip, inspect, render};

@@ -8,7 +8,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod fixtures;
+use crate::fixtures;
 
 use fixtures::snapshot;
 use pipespeed::bench::contend::ContendResult;

@@ -9,34 +9,21 @@ use std::os::fd::OwnedFd;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 use common::{SIZES, pty, read_until_hangup};
 
-#[path = "pv/counts.rs"]
 mod counts;
-#[path = "pv/display.rs"]
 mod display;
-#[path = "pv/dropin.rs"]
 mod dropin;
-#[path = "pv/messages.rs"]
 mod messages;
-#[path = "pv/monitor.rs"]
 mod monitor;
-#[path = "pv/pv112.rs"]
 mod pv112;
-#[path = "pv/records.rs"]
 mod records;
-#[path = "pv/remote.rs"]
 mod remote;
-#[path = "pv/signals.rs"]
 mod signals;
-#[path = "pv/splice.rs"]
 mod splice;
-#[path = "pv/stdio.rs"]
 mod stdio;
-#[path = "pv/targets.rs"]
 mod targets;
-#[path = "pv/transfer.rs"]
 mod transfer;
 
 const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");

@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 use common::fifo::{mkfifo, read_fifo};
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

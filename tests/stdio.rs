@@ -10,7 +10,7 @@
 
 use std::process::{Command, Output};
 
-mod common;
+use crate::common;
 use common::sh;
 
 fn stderr(out: &Output) -> String {

@@ -4,13 +4,10 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
-#[path = "tee/errors.rs"]
 mod errors;
-#[path = "tee/gnu.rs"]
 mod gnu;
-#[path = "tee/records.rs"]
 mod records;
 
 use std::fs::File;

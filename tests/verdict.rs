@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod fixtures;
+use crate::fixtures;
 
 use fixtures::{rung, snapshot, system};
 use pipespeed::bench::core::{Ends, Header, NoiseSummary, Placement, Series, Status};

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
 

@@ -127,3 +127,34 @@ pub fn strace() -> Option<&'static str> {
     }
     works.then_some("strace")
 }
+
+/// Whether the calling test runs in a process of its own: if not, runs
+/// it again so (this test binary, that test alone) and says `false`, and
+/// the caller returns. For a test that changes what the whole process
+/// shares (a resource limit, the descriptor table it counts), which the
+/// tests running beside it in one binary would see.
+pub fn in_a_process_of_its_own() -> bool {
+    use std::io::Write;
+    const ALONE: &str = "PIPESPEED_TEST_ALONE";
+    if std::env::var_os(ALONE).is_some() {
+        return true;
+    }
+    let test = std::thread::current()
+        .name()
+        .expect("libtest names a test's thread after the test")
+        .to_owned();
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([test.as_str(), "--exact", "--test-threads=1"])
+        .env(ALONE, "1")
+        .output()
+        .unwrap();
+    // Its skips, where the run shows them (see `skip`).
+    let _ = std::io::stderr().write_all(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("test result: ok. 1 passed"),
+        "{test}, run alone: {}\n{stdout}",
+        out.status
+    );
+    false
+}
