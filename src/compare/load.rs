@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::extract::{Compared, Metric};
+use crate::bench::core::compared::{Compared, Metric};
 use crate::bench::{contend, ipc, ladder, latency};
 use crate::quote::{escape_controls, strerror};
 
@@ -512,7 +512,7 @@ mod tests {
 
     #[test]
     fn every_kind_has_metrics_in_both_directions_or_one() {
-        use super::super::extract::Better;
+        use crate::bench::core::compared::Better;
         assert_eq!(Kind::Bench.metrics(), &[Metric::GIB_S]);
         let latency = Kind::Latency.metrics();
         assert!(latency.iter().any(|m| m.better == Better::Lower));

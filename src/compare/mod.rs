@@ -4,8 +4,8 @@
 //!
 //! - `load`: reading the files and refusing pairs that cannot be
 //!   compared (two commands, two format versions).
-//! - `extract`: what `compare` takes from a result, as each kind
-//!   gives it ([`Compared`](extract::Compared), in `bench/K/compare.rs`).
+//! - what `compare` takes from a result is what each kind gives it
+//!   ([`Compared`](crate::bench::core::compared::Compared), in `bench/K/compare.rs`).
 //! - `bootstrap`: the interval and what it says, and mmtests' rule
 //!   for `--lkml`.
 //! - `conditions`: whether the two files were measured under the same
@@ -24,7 +24,6 @@
 
 pub(crate) mod bootstrap;
 pub(crate) mod conditions;
-pub(crate) mod extract;
 pub(crate) mod load;
 pub(crate) mod pool;
 pub mod render;
@@ -36,7 +35,7 @@ use crate::bench::core::stats::median;
 pub use bootstrap::{Bootstrap, DEFAULT_SEED};
 use bootstrap::{Interval, MeanTest, Shift, ratio_interval};
 use conditions::Conditions;
-use extract::{Better, EXPECTED_TO_DIFFER, Extract, Metric, NOT_RECORDED, Runs};
+use crate::bench::core::compared::{self as extract, Better, EXPECTED_TO_DIFFER, Extract, Metric, NOT_RECORDED, Runs};
 pub use load::{CompareError, Document, Kind, load, load_pair};
 pub use pool::{PooledMetric, PooledRow, pooled_rows};
 

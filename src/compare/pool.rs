@@ -3,7 +3,7 @@
 //! kernel's boots so that the runs of every boot count, and the spread
 //! between boots is in the figures a verdict is drawn from.
 
-use super::extract::{Extract, Row, Runs, extract};
+use crate::bench::core::compared::{Extract, Row, Runs, extract};
 use super::load::Document;
 
 /// `docs` as one result: rows matched by name, in the order they first

@@ -25,7 +25,6 @@ pub(crate) mod series;
 pub mod svg;
 pub(crate) mod table;
 pub(crate) mod text;
-pub(crate) mod top;
 
 pub use read::ReadRun;
 

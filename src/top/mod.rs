@@ -27,6 +27,7 @@
 mod graph;
 pub mod judge;
 mod probe;
+mod report;
 mod procfs;
 pub mod rates;
 mod watch;

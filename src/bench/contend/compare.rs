@@ -5,7 +5,7 @@ use super::ContendResult;
 use super::answer::cell_name;
 use crate::bench::core::NoiseSummary;
 use crate::bench::core::harness::Header;
-use crate::compare::extract::{
+use crate::bench::core::compared::{
     Better, Compared, Extract, Metric, Row, Runs, Unit, ends_placement, facts, size,
 };
 
@@ -82,7 +82,7 @@ impl Compared for ContendResult {
 mod tests {
     use super::super::Cell;
     use super::super::run::cell_name;
-    use crate::compare::extract::parse_cell_name;
+    use crate::bench::core::compared::parse_cell_name;
 
     #[test]
     fn a_cell_name_reads_back() {

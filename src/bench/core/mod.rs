@@ -10,6 +10,7 @@
 //! and never on each other's vocabulary; `docs/architecture.md` has the
 //! checklist for adding one.
 
+pub(crate) mod compared;
 pub(crate) mod copies;
 pub(crate) mod end_thread;
 pub(crate) mod harness;

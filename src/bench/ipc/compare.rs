@@ -4,7 +4,7 @@
 use super::IpcResult;
 use crate::bench::core::harness::Header;
 use crate::bench::core::{NoiseSummary, Placement, Status};
-use crate::compare::extract::{Compared, Extract, Metric, Row, Runs, facts};
+use crate::bench::core::compared::{Compared, Extract, Metric, Row, Runs, facts};
 use crate::report::text::serde_name;
 use crate::units::Size;
 

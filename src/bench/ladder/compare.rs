@@ -3,7 +3,7 @@
 use super::LadderResult;
 use crate::bench::core::harness::Header;
 use crate::bench::core::{NoiseSummary, Status};
-use crate::compare::extract::{Compared, Extract, Metric, Row, Runs, ends_placement, facts, size};
+use crate::bench::core::compared::{Compared, Extract, Metric, Row, Runs, ends_placement, facts, size};
 use crate::report::text::serde_name;
 
 impl Compared for LadderResult {

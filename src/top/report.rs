@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::io;
 
-use super::{Exporter, Text};
+use crate::report::{Exporter, Text};
 use crate::top::{PipeSample, PipelineSample, Rate, Sample, StageSample, Summary, Verdict};
 
 const HEADER: &str = "    PID  STAGE             CPU  RUNQ         IN/s        OUT/s  WORK  \
