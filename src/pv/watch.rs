@@ -11,7 +11,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::time::{Duration, Instant};
 
 use super::display::{Meter, Settings, show, terminal_width};
-use super::meter::render_numeric;
+use super::format::render_numeric;
 use crate::quote::strerror;
 
 /// One watched descriptor.
