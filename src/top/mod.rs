@@ -27,7 +27,6 @@
 mod graph;
 pub mod judge;
 mod probe;
-mod procfs;
 pub mod rates;
 mod watch;
 
