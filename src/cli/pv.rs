@@ -5,6 +5,8 @@
 
 #[path = "pv/args.rs"]
 mod args;
+#[path = "pv/buffer.rs"]
+mod buffer;
 #[path = "pv/inputs.rs"]
 mod inputs;
 #[path = "pv/monitor.rs"]
@@ -13,26 +15,24 @@ mod monitor;
 mod name;
 #[path = "pv/pidfile.rs"]
 mod pidfile;
+#[path = "pv/signals.rs"]
+mod signals;
 #[path = "pv/targets.rs"]
 mod targets;
 #[path = "pv/watched.rs"]
 mod watched;
 
-use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use pipespeed::buf::{Buffer, BufferOptions};
-use pipespeed::copy::CopyOptions;
 use pipespeed::pv::copy::{Lines, Tail, Transfer};
 use pipespeed::pv::cursor::Cursor;
 use pipespeed::pv::display::{Display, Settings, Source, pipe_fill};
-use pipespeed::pv::format::size_text;
 use pipespeed::pv::meter::Items;
 use pipespeed::pv::remote::{self, Changes, Controls, Request};
 use pipespeed::pv::watch;
@@ -41,8 +41,11 @@ use pipespeed::sys::{FdKind, fd_info, process};
 pub use args::{PvArgs, SizeSpec, settle};
 pub use name::Invocation;
 
+use buffer::buffer_size;
 use inputs::{Meter, transfer_options};
 use pidfile::PidFile;
+use signals::until_signalled;
+use targets::Output;
 
 use crate::strerror;
 
@@ -263,15 +266,9 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
     // pidfile that is one of the files copied, or not a regular file,
     // was refused by targets::open before any target was emptied, and is
     // checked again here on what is opened.
-    let _pidfile = match args.pidfile.as_deref() {
-        None => None,
-        Some(path) => match PidFile::write(path, &names, Some(&targets)) {
-            Ok(pidfile) => Some(pidfile),
-            Err(err) => {
-                me.say(&err);
-                return ExitCode::from(EXIT_CONTROL);
-            }
-        },
+    let _pidfile = match PidFile::write_asked(me, args.pidfile.as_deref(), &names, &targets) {
+        Ok(pidfile) => pidfile,
+        Err(status) => return status,
     };
     // Without the shared row counter each meter still shows, on one line.
     let cursor = (show && args.cursor)
@@ -307,87 +304,6 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         leave();
     }
     ExitCode::from(status.unwrap_or_else(|status| status))
-}
-
-/// Runs `work` (opening the targets, the copy, or -d's watch) in a thread
-/// of its own, and returns what it returns, or `Err` with pv's status 32
-/// as soon as SIGINT, SIGTERM or SIGHUP comes (said on stderr, after
-/// `before_saying` has run): the caller then
-/// returns from `main`, dropping the pidfile and the control socket (which
-/// removes them), while the thread may still be blocked in an open, a read
-/// or a write. pv 1.12 says "interrupted by a signal: Terminated" and
-/// exits 32 too.
-fn until_signalled<T: Send + 'static>(
-    me: &Invocation,
-    before_saying: impl FnOnce(),
-    work: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, u8> {
-    use rustix::event::{EventfdFlags, PollFd, PollFlags, eventfd, poll};
-    // Told through an eventfd, not a channel: a blocking receive would
-    // give the main thread a `Thread` handle that valgrind, at exit,
-    // calls "possibly lost" (pv's memory-safety tests).
-    let finished = match eventfd(0, EventfdFlags::CLOEXEC) {
-        Ok(fd) => Arc::new(fd),
-        Err(err) => {
-            me.say(&format!(
-                "cannot start the transfer: {}",
-                strerror(&err.into())
-            ));
-            return Err(EXIT_MEMORY);
-        }
-    };
-    let tell = Arc::clone(&finished);
-    let worker = std::thread::Builder::new()
-        .name("pv-transfer".into())
-        .spawn(move || {
-            let done = work();
-            let _ = rustix::io::write(&*tell, &1u64.to_ne_bytes());
-            done
-        });
-    let worker = match worker {
-        Ok(worker) => worker,
-        Err(err) => {
-            me.say(&format!("cannot start the transfer: {}", strerror(&err)));
-            return Err(EXIT_MEMORY);
-        }
-    };
-    let timeout = rustix::time::Timespec {
-        tv_sec: 0,
-        tv_nsec: SIGNAL_POLL.as_nanos() as i64,
-    };
-    loop {
-        // Joined once it is done (or has panicked): a thread left running
-        // at exit is memory valgrind calls "possibly lost".
-        if worker.is_finished() {
-            // A panic: nothing came.
-            return worker.join().map_err(|_| EXIT_TRANSFER);
-        }
-        if let Some(signal) = process::interrupted() {
-            before_saying();
-            me.say(&format!("interrupted by a signal: {}", signal_text(signal)));
-            return Err(EXIT_SIGNAL);
-        }
-        let mut fds = [PollFd::new(&*finished, PollFlags::IN)];
-        // EINTR: a signal came, looked at above at once.
-        if poll(&mut fds, Some(&timeout)).is_ok_and(|n| n > 0) {
-            // Told: the thread is returning its value.
-            return worker.join().map_err(|_| EXIT_TRANSFER);
-        }
-    }
-}
-
-/// How often the main thread looks for a caught signal while the
-/// transfer runs: the signal handler only sets a flag.
-const SIGNAL_POLL: Duration = Duration::from_millis(50);
-
-/// strsignal(3)'s words for the signals pv stops on, as pv 1.12 says them.
-fn signal_text(signal: i32) -> String {
-    match signal {
-        libc::SIGINT => "Interrupt".into(),
-        libc::SIGTERM => "Terminated".into(),
-        libc::SIGHUP => "Hangup".into(),
-        other => process::signal_name(other),
-    }
 }
 
 /// What `-R` sends: the options given, and the display items if any.
@@ -428,21 +344,6 @@ fn regular_size(name: &Path) -> Option<u64> {
             .ok()
             .filter(|m| m.is_file())
             .map(|m| m.len())
-    }
-}
-
-/// Where the bytes go: stdout, `-o FILE`, or nowhere (`-X`).
-enum Output {
-    Stdout(io::Stdout),
-    File(File),
-}
-
-impl Output {
-    fn fd(&self) -> BorrowedFd<'_> {
-        match self {
-            Output::Stdout(stdout) => stdout.as_fd(),
-            Output::File(file) => file.as_fd(),
-        }
     }
 }
 
@@ -494,45 +395,6 @@ impl Source for Reading {
         let out = self.out.as_ref()?;
         Some(pipe_fill(out.as_fd()).unwrap_or(0))
     }
-}
-
-/// The read/write buffer size: `-B`'s, tried now ([`allocate`]), or the
-/// copy engine's default; `Err` once said (pv's status 64).
-fn buffer_size(args: &PvArgs, me: &Invocation) -> Result<usize, ExitCode> {
-    let Some(bytes) = args.buffer_size else {
-        return Ok(CopyOptions::default().buf_size);
-    };
-    allocate(bytes).map_err(|err| {
-        let shown = size_text(bytes as f64, "B", true);
-        me.say(&format!(
-            "buffer allocation failed: -B {}: {}",
-            shown.trim_start(),
-            strerror(&err)
-        ));
-        ExitCode::from(EXIT_MEMORY)
-    })
-}
-
-/// The largest `-B`: 1 TiB, far past what one read or write moves (Linux
-/// caps both at 2 GiB less a page). A larger one is refused as a buffer
-/// the system cannot give (status 64), never handed to the allocator.
-const MAX_BUFFER: u64 = 1 << 40;
-
-/// A read/write buffer of `bytes` (at least 1) can be had: tried now, so
-/// that a size the system cannot give is refused before anything is
-/// copied (pv: "buffer allocation failed", status 64), not met as a
-/// failure in the middle of a copy, or not at all when every input goes
-/// by splice. The copier makes its own buffer on first use.
-fn allocate(bytes: u64) -> io::Result<usize> {
-    let size = usize::try_from(bytes.max(1))
-        .ok()
-        .filter(|&size| size as u64 <= MAX_BUFFER)
-        .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
-    let options = BufferOptions {
-        dont_touch: true,
-        ..BufferOptions::default()
-    };
-    Buffer::new(size, options).map(|_| size)
 }
 
 /// "Bad file descriptor": what a closed descriptor gives.

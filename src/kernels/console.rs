@@ -3,11 +3,10 @@
 //! in the boot's directory, under virtme-ng).
 
 use std::fs;
-use std::io::{Read as _, Seek, SeekFrom};
+use std::io::{self, Read as _, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use super::initramfs::{BEGIN, DONE, END};
-use super::qemu::{BootError, GuestResult};
 
 /// The console file, read as it grows.
 pub(super) struct Console {
@@ -72,6 +71,17 @@ pub(super) fn clean(line: &str) -> String {
         .to_string()
 }
 
+/// One result the guest sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GuestResult {
+    /// The measurement's name.
+    pub name: String,
+    /// Its exit status in the guest.
+    pub status: i32,
+    /// What it wrote with `--json` (empty if nothing).
+    pub json: String,
+}
+
 /// What the guest sent on its results' channel.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Sent {
@@ -82,12 +92,8 @@ pub(super) struct Sent {
 }
 
 /// The results in the second serial port's file.
-pub(super) fn read_results(path: &Path) -> Result<Sent, BootError> {
-    let text = fs::read_to_string(path).map_err(|e| BootError::Read {
-        file: path.display().to_string(),
-        cause: crate::quote::strerror(&e),
-    })?;
-    Ok(parse_results(&text))
+pub(super) fn read_results(path: &Path) -> io::Result<Sent> {
+    Ok(parse_results(&fs::read_to_string(path)?))
 }
 
 /// `BEGIN NAME STATUS`, the JSON, `END NAME`, for each measurement.

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+pub use super::console::GuestResult;
 use super::console::{Console, clean, read_results};
 use super::initramfs::{ALL_DONE, INIT_REACHED};
 use crate::bench::core::Cancel;
@@ -103,17 +104,6 @@ pub struct Boot<'a> {
     pub append: &'a str,
 }
 
-/// One result the guest sent.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GuestResult {
-    /// The measurement's name.
-    pub name: String,
-    /// Its exit status in the guest.
-    pub status: i32,
-    /// What it wrote with `--json` (empty if nothing).
-    pub json: String,
-}
-
 /// What a boot gave.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Booted {
@@ -192,6 +182,16 @@ pub enum BootError {
     },
 }
 
+impl BootError {
+    /// [`BootError::Read`] of `file`, for `err`.
+    fn read(file: &Path, err: &std::io::Error) -> BootError {
+        BootError::Read {
+            file: file.display().to_string(),
+            cause: crate::quote::strerror(err),
+        }
+    }
+}
+
 /// The kernel's command line: the console on the first serial port, few
 /// messages, and a panic that reboots at once (which ends qemu, started
 /// with `-no-reboot`).
@@ -214,12 +214,7 @@ pub fn boot(
     for f in [&console, &data] {
         let _ = fs::remove_file(f);
     }
-    let create = |path: &Path| {
-        super::create_new(path).map_err(|e| BootError::Read {
-            file: path.display().to_string(),
-            cause: crate::quote::strerror(&e),
-        })
-    };
+    let create = |path: &Path| super::create_new(path).map_err(|e| BootError::read(path, &e));
     let log = create(&messages)?;
     let (program, mut cmd) = match boot.launcher {
         Launcher::Qemu { qemu, initramfs } => {
@@ -268,10 +263,9 @@ pub fn boot(
             }
             // vng writes the console to stderr: both streams to one file.
             let file = create(&console)?;
-            let both = file.try_clone().map_err(|e| BootError::Read {
-                file: console.display().to_string(),
-                cause: crate::quote::strerror(&e),
-            })?;
+            let both = file
+                .try_clone()
+                .map_err(|e| BootError::read(&console, &e))?;
             cmd.arg("--exec")
                 .arg(format!(
                     "sh {}",
@@ -330,7 +324,7 @@ pub fn boot(
             // Done is what /init wrote last on the results' channel, which
             // nothing else writes: the console's line may be broken by
             // kernel messages.
-            let results = read_results(&data)?;
+            let results = read_results(&data).map_err(|e| BootError::read(&data, &e))?;
             return match (init_at, results.done) {
                 (Some(init), true) => Ok(Booted {
                     init_s: init.as_secs_f64(),
@@ -376,7 +370,7 @@ pub fn boot(
             // Said it was done and never powered off: its results are in.
             (Some(init), Some(done)) if done.elapsed() > POWER_OFF => {
                 group.kill_all();
-                let results = read_results(&data)?;
+                let results = read_results(&data).map_err(|e| BootError::read(&data, &e))?;
                 if !results.done {
                     return Err(BootError::Stopped {
                         status: "killed: it did not power off".into(),

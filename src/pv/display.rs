@@ -14,8 +14,8 @@ use rustix::event::{PollFd, PollFlags, poll};
 use rustix::time::Timespec;
 
 use super::cursor::Cursor;
-use super::format::{BarStyle, CONEMU_END, Format, Segment};
-use super::meter::{Items, Snapshot};
+use super::format::{CONEMU_END, Format, Segment};
+use super::meter::{BarStyle, Items, Snapshot};
 
 /// The longest interval, `-D` delay or `-m` window, in seconds: about
 /// 11.6 days, more than any display needs (pv 1.12 takes any number).
@@ -25,10 +25,6 @@ pub const MAX_SECONDS: f64 = 1_000_000.0;
 /// times a second, and takes a shorter interval (0 too) as this one; a
 /// display drawn without pause would flood stderr.
 pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
-
-/// The widest line drawn (`-w`, and the rows of `-H`): pv 1.12 cuts its
-/// line at 4095 bytes (and draws nothing past 32748 columns).
-pub const MAX_COLUMNS: usize = 4095;
 
 /// An interval in seconds held to [`MIN_INTERVAL`] and [`MAX_SECONDS`];
 /// `None` if it is not a number of seconds (negative, NaN).

@@ -11,10 +11,10 @@ mod units;
 
 use items::{fixed_text, growing_text};
 
-pub use bar::BarStyle;
+pub use items::ratio_text;
 pub use units::size_text;
 
-use super::meter::{Items, Snapshot};
+use super::meter::{BarStyle, Items, MAX_COLUMNS, Snapshot};
 
 /// One piece of a format.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,7 +85,14 @@ pub const CONEMU_END: &str = "\x1b]9;4;0;0\x1b\\";
 pub const MAX_LAST_WRITTEN: usize = 256;
 
 /// The most bytes `%L` shows: the widest line drawn.
-pub const MAX_PREVIOUS_LINE: usize = crate::pv::display::MAX_COLUMNS;
+pub const MAX_PREVIOUS_LINE: usize = MAX_COLUMNS;
+
+/// pv's `-n` output without `-F`: one line of numbers: elapsed seconds
+/// with `-t`, the count with `-b` (in bits with `-8`), the rate with
+/// `-r`, else the percentage.
+pub fn render_numeric(snap: &Snapshot, items: &Items) -> String {
+    Format::numeric(items).render_numeric(snap, 80)
+}
 
 /// A parsed format.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -347,7 +354,7 @@ fn long_name(name: &str, num: usize) -> Option<Segment> {
 fn bar(kind: BarKind, width: usize) -> Segment {
     Segment::Bar(Bar {
         kind,
-        width: width.min(crate::pv::display::MAX_COLUMNS),
+        width: width.min(MAX_COLUMNS),
     })
 }
 

@@ -5,7 +5,33 @@
 
 use std::time::Duration;
 
-use super::format::{BarStyle, Format};
+/// The widest line drawn (`-w`, and the rows of `-H`): pv 1.12 cuts its
+/// line at 4095 bytes (and draws nothing past 32748 columns).
+pub const MAX_COLUMNS: usize = 4095;
+
+/// How a bar is drawn (`-u STYLE`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+pub enum BarStyle {
+    /// `=====>    `: pv's bar of old, and the only one without UTF-8.
+    #[default]
+    Plain,
+    /// Unicode full blocks `█`.
+    Block,
+    /// Full blocks and the eighths `▏▎▍▌▋▊▉` of the cell partly done.
+    Granular,
+    /// Full blocks, `▒` or `▓` for a cell a third or two thirds done, and
+    /// `░` for the rest.
+    Shaded,
+}
+
+impl BarStyle {
+    /// The style drawn: a style of Unicode blocks falls back to plain
+    /// when the locale's characters are not UTF-8 (as pv 1.12's do).
+    pub fn drawn(self, utf8: bool) -> BarStyle {
+        if utf8 { self } else { BarStyle::Plain }
+    }
+}
 
 /// The display items of pv, each switched on by its letter.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -101,7 +127,7 @@ pub struct Snapshot {
     pub utf8: bool,
     /// `%L`: the start of the last whole line written.
     pub previous_line: Vec<u8>,
-    /// `-n`: numbers for a script (see [`Format::render_numeric`]).
+    /// `-n`: numbers for a script (see `Format::render_numeric`).
     pub numeric: bool,
     /// `-M both`: the other side's count, for `%{ratio}`.
     pub other: Option<u64>,
@@ -129,13 +155,6 @@ pub fn eta_seconds(snap: &Snapshot) -> Option<f64> {
     (snap.average > 0.0).then(|| size.saturating_sub(snap.count) as f64 / snap.average)
 }
 
-/// pv's `-n` output without `-F`: one line of numbers: elapsed seconds
-/// with `-t`, the count with `-b` (in bits with `-8`), the rate with
-/// `-r`, else the percentage.
-pub fn render_numeric(snap: &Snapshot, items: &Items) -> String {
-    Format::numeric(items).render_numeric(snap, 80)
-}
-
 /// `%L`'s memory of the lines written: the first bytes of the line being
 /// written and of the last whole one. As pv 1.12's, it keeps nothing
 /// until the display first asks ([`PreviousLine::last`]): a file copied
@@ -149,7 +168,7 @@ pub struct PreviousLine {
 
 impl PreviousLine {
     /// The most bytes kept of a line: the widest line drawn.
-    pub const KEEP: usize = crate::pv::display::MAX_COLUMNS;
+    pub const KEEP: usize = MAX_COLUMNS;
 
     /// Takes in `bytes` written, whose lines end with `end`.
     pub fn feed(&mut self, bytes: &[u8], end: u8) {
@@ -271,17 +290,6 @@ impl TokenBucket {
 mod tests {
     use super::*;
 
-    fn snap(count: u64, elapsed: f64, size: Option<u64>) -> Snapshot {
-        Snapshot {
-            count,
-            elapsed,
-            rate: count as f64 / elapsed,
-            average: count as f64 / elapsed,
-            size,
-            ..Snapshot::default()
-        }
-    }
-
     #[test]
     fn the_previous_line_is_the_last_whole_one_once_asked_for() {
         let mut lines = PreviousLine::default();
@@ -311,34 +319,6 @@ mod tests {
                 .collect();
             assert_eq!(count_lines(&some, b'\n'), len.div_ceil(7) as u64);
         }
-    }
-
-    #[test]
-    fn numeric_output() {
-        let s = snap(209_715_200, 1.0554, Some(314_572_800));
-        let percent_only = Items::default();
-        // Rounded, as pv 1.12's (`pv -n -s 3000` of 5000 bytes: 167).
-        assert_eq!(render_numeric(&s, &percent_only), "67");
-        let timed_bytes = Items {
-            timer: true,
-            bytes: true,
-            ..Items::default()
-        };
-        assert_eq!(render_numeric(&s, &timed_bytes), "1.0554 209715200");
-        // More than the size said: past 100.
-        assert_eq!(
-            render_numeric(&snap(100, 1.0, Some(50)), &percent_only),
-            "200"
-        );
-        let bits = Snapshot {
-            bits: true,
-            ..snap(100, 1.0, None)
-        };
-        let bytes = Items {
-            bytes: true,
-            ..Items::default()
-        };
-        assert_eq!(render_numeric(&bits, &bytes), "800");
     }
 
     #[test]

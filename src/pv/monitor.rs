@@ -445,48 +445,6 @@ fn ended(
     }
 }
 
-/// pv 1.12's `%{ratio}`: `other:1` or `1:this` (the larger side over the
-/// smaller, C's `%.4g`: `228.6:1`, `1:1.5`, `1.429e+05:1`), `-:-` while
-/// either count is 0. Found by running pv 1.12 on counts chosen for it
-/// (tests/pv/monitor.rs compares).
-pub fn ratio_text(other: u64, this: u64) -> String {
-    if other == 0 || this == 0 {
-        return "-:-".into();
-    }
-    if other >= this {
-        format!("{}:1", general4(other as f64 / this as f64))
-    } else {
-        format!("1:{}", general4(this as f64 / other as f64))
-    }
-}
-
-/// C's `%.4g` for a positive finite `value`: four significant digits,
-/// trailing zeros dropped, an exponent from 1e4 on.
-fn general4(value: f64) -> String {
-    // Rounded to four digits first: the exponent is the rounded one's.
-    let sci = format!("{value:.3e}");
-    let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    let trim = |text: String| {
-        if text.contains('.') {
-            text.trim_end_matches('0').trim_end_matches('.').to_owned()
-        } else {
-            text
-        }
-    };
-    if !(-4..4).contains(&exponent) {
-        let sign = if exponent < 0 { '-' } else { '+' };
-        format!(
-            "{}e{sign}{:02}",
-            trim(mantissa.to_owned()),
-            exponent.unsigned_abs()
-        )
-    } else {
-        let decimals = (3 - exponent).max(0) as usize;
-        trim(format!("{value:.decimals$}"))
-    }
-}
-
 #[cfg(test)]
 #[path = "monitor/tests.rs"]
 mod tests;

@@ -11,8 +11,9 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::time::{Duration, Instant};
 
 use super::display::{Meter, Settings, show, terminal_width};
-use super::meter::render_numeric;
+use super::format::render_numeric;
 use crate::quote::strerror;
+use crate::sys::procfs;
 
 /// One watched descriptor.
 #[derive(Debug)]
@@ -40,10 +41,7 @@ struct Watched {
 /// Where process `pid` stands in descriptor `fd`, or `None` once it is
 /// closed (or the process is gone).
 fn position(pid: u32, fd: u32) -> Option<u64> {
-    let text = fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).ok()?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("pos:"))
-        .and_then(|v| v.trim().parse().ok())
+    procfs::fdinfo(pid, fd).map(|(_flags, pos)| pos)
 }
 
 /// Why a descriptor cannot be watched.
@@ -112,12 +110,7 @@ fn watch(pid: u32, fd: u32) -> Result<Watched, Refused> {
 /// Whether process `pid` runs: there, and not a zombie (one that has
 /// ended, its parent not having waited for it yet, keeps `/proc/PID`).
 fn runs(pid: u32) -> bool {
-    fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        // "PID (COMM) STATE ...": COMM may hold anything, ')' too.
-        stat.rsplit_once(')')
-            .and_then(|(_, rest)| rest.trim_start().chars().next())
-            .is_some_and(|state| !matches!(state, 'Z' | 'X'))
-    })
+    procfs::stat(pid).is_some_and(|stat| !matches!(stat.state, 'Z' | 'X'))
 }
 
 /// `ESRCH` where `/proc/PID` is missing, else `err`: a missing process

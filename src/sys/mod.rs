@@ -14,6 +14,7 @@ pub(crate) mod mq;
 pub(crate) mod noise;
 pub(crate) mod pipe;
 pub mod process;
+pub(crate) mod procfs;
 pub mod replace;
 pub(crate) mod rusage;
 pub mod signal;

@@ -22,6 +22,8 @@
 use std::fs;
 use std::io;
 
+use super::procfs::{Stat, field, parse_stat};
+
 /// A task to read: a process, or one thread of a process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Task {
@@ -75,7 +77,11 @@ pub struct Counters {
 /// zombie: it will never run again, so it is not stalled either).
 pub fn counters(task: Task) -> Option<Counters> {
     let stat = task.read("stat").ok()?;
-    let (state, ticks) = parse_stat(&stat)?;
+    let Stat {
+        state,
+        cpu_ticks: ticks,
+        ..
+    } = parse_stat(&stat)?;
     if matches!(state, 'Z' | 'X' | 'x') {
         return None;
     }
@@ -87,31 +93,9 @@ pub fn counters(task: Task) -> Option<Counters> {
     let status = task.read("status").ok()?;
     let switches = ["voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"]
         .iter()
-        .filter_map(|key| status_field(&status, key)?.parse::<u64>().ok())
+        .filter_map(|key| field(&status, key)?.parse::<u64>().ok())
         .sum();
     Some(Counters { cpu, switches })
-}
-
-/// The state letter and utime + stime of a `stat` line; the command name
-/// is between the first `(` and the last `)`, since it may hold both.
-fn parse_stat(text: &str) -> Option<(char, u64)> {
-    let rest: Vec<&str> = text
-        .get(text.rfind(')')? + 1..)?
-        .split_whitespace()
-        .collect();
-    // rest[0] is field 3 (state); field N is rest[N - 3].
-    let num = |n: usize| rest.get(n - 3)?.parse::<u64>().ok();
-    Some((
-        rest.first()?.chars().next()?,
-        num(14)?.saturating_add(num(15)?),
-    ))
-}
-
-fn status_field<'a>(status: &'a str, key: &str) -> Option<&'a str> {
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(key))
-        .map(str::trim)
 }
 
 /// Where a task is, read once.
@@ -138,7 +122,7 @@ pub fn locate(task: Task) -> Where {
     let state = task
         .read("status")
         .ok()
-        .and_then(|s| status_field(&s, "State:").map(str::to_string));
+        .and_then(|s| field(&s, "State:").map(str::to_string));
     let wchan = task
         .read("wchan")
         .ok()
@@ -228,9 +212,10 @@ mod tests {
     #[test]
     fn a_stat_line_gives_its_state_and_cpu_ticks_whatever_the_name() {
         let line = "42 (a) b (c)) S 1 42 42 0 -1 4194560 100 0 0 0 7 5 0 0 20 0 1 0 99 0 0";
-        assert_eq!(parse_stat(line), Some(('S', 12)));
-        assert_eq!(parse_stat("42 (cut"), None);
-        assert_eq!(parse_stat("42 (x) S 1 2"), None);
+        let state_and_ticks = |line| parse_stat(line).map(|s| (s.state, s.cpu_ticks));
+        assert_eq!(state_and_ticks(line), Some(('S', 12)));
+        assert_eq!(state_and_ticks("42 (cut"), None);
+        assert_eq!(state_and_ticks("42 (x) S 1 2"), None);
     }
 
     #[test]

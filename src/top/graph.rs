@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::procfs::{self, Access, Descriptor, Object, PipeId, Stat};
+use crate::sys::procfs::{self, Access, Descriptor, Object, PipeId, Stat};
 
 /// A process as the scan found it.
 #[derive(Debug, Clone)]

@@ -28,7 +28,6 @@ mod graph;
 pub mod judge;
 mod probe;
 mod report;
-mod procfs;
 pub mod rates;
 mod watch;
 

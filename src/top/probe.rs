@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use super::graph::Seen;
-use super::procfs::{self, TaskState};
 use super::{FillPct, Target, TopError};
 use crate::bench::core::Cancel;
+use crate::sys::procfs::{self, TaskState};
 
 /// The counters of one stage at one instant.
 #[derive(Debug, Clone, Copy, Default)]
@@ -141,7 +141,7 @@ pub(super) fn resolve(
             Target::Name(name) => {
                 let found: Vec<u32> = seen
                     .iter()
-                    .filter(|(p, s)| s.stat.comm == *name || program(**p) == *name)
+                    .filter(|(p, s)| s.stat.comm == *name || procfs::program(**p) == *name)
                     .map(|(&p, _)| p)
                     .collect();
                 if found.is_empty() {
@@ -152,19 +152,6 @@ pub(super) fn resolve(
         }
     }
     Ok(pids)
-}
-
-/// The file name of the program a process runs (its argv\[0\]'s last
-/// component), as ps -C matches it.
-pub(super) fn program(pid: u32) -> String {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .ok()
-        .and_then(|b| {
-            let first = b.split(|c| *c == 0).next()?.to_vec();
-            let first = String::from_utf8_lossy(&first).into_owned();
-            Some(first.rsplit('/').next().unwrap_or("").to_string())
-        })
-        .unwrap_or_default()
 }
 
 /// `pid` and the processes it descends from.

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args};
 
-use pipespeed::pv::format::{BarStyle, MAX_LAST_WRITTEN};
+use pipespeed::pv::format::MAX_LAST_WRITTEN;
+use pipespeed::pv::meter::BarStyle;
 
 #[path = "values.rs"]
 mod values;

@@ -16,8 +16,8 @@ use pipespeed::pv::meter::count_lines;
 use pipespeed::sys::inherited::{self, Stdio};
 use pipespeed::sys::{FdInfo, FdKind, fd_info};
 
-use super::targets::{SAME, Store};
-use super::{EXIT_ACCESS, EXIT_SAME, EXIT_TRANSFER, Invocation, Output, PvArgs, Reading, ebadf};
+use super::targets::{Output, SAME, Store};
+use super::{EXIT_ACCESS, EXIT_SAME, EXIT_TRANSFER, Invocation, PvArgs, Reading, ebadf};
 use crate::strerror;
 
 /// One run's inputs and how to read them.

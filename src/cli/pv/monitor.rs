@@ -20,9 +20,8 @@ use pipespeed::sys::process;
 
 use super::args::Side;
 use super::pidfile::PidFile;
-use super::{
-    EXIT_CONTROL, EXIT_TRANSFER, Invocation, Output, PvArgs, Reading, regular_size, targets,
-};
+use super::targets::Output;
+use super::{EXIT_TRANSFER, Invocation, PvArgs, Reading, regular_size, targets};
 use crate::strerror;
 
 /// Runs `-M`: `settings` as `run` made them from the options (without
@@ -46,7 +45,7 @@ pub fn run(
     }
     // Checked before any target is opened: a refused buffer leaves the
     // output and the pidfile as they were.
-    let buf_size = match super::buffer_size(args, me) {
+    let buf_size = match super::buffer::buffer_size(args, me) {
         Ok(size) => size,
         Err(code) => return code,
     };
@@ -62,15 +61,9 @@ pub fn run(
         Ok(targets) => targets,
         Err(status) => return ExitCode::from(status),
     };
-    let _pidfile = match args.pidfile.as_deref() {
-        None => None,
-        Some(path) => match PidFile::write(path, &stdin, Some(&targets)) {
-            Ok(pidfile) => Some(pidfile),
-            Err(err) => {
-                me.say(&err);
-                return ExitCode::from(EXIT_CONTROL);
-            }
-        },
+    let _pidfile = match PidFile::write_asked(me, args.pidfile.as_deref(), &stdin, &targets) {
+        Ok(pidfile) => pidfile,
+        Err(status) => return status,
     };
     // An unmetered standard output is pv's output all the same (`-o`,
     // `-X`), as pv 1.12 has it.

@@ -8,13 +8,12 @@ use std::os::fd::AsFd;
 use std::path::Path;
 use std::process::ExitCode;
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 use pipespeed::pv::remote::{self, Request};
 use pipespeed::wait::write_all;
 
 use super::args::Refused;
 use super::{EXIT_CONTROL, PvArgs};
-use crate::args::Cli;
 use crate::strerror;
 
 /// pv's status for bad usage (pv 1.6: an unknown option or a bad value).
@@ -263,12 +262,8 @@ pub fn version() -> String {
 /// pv's `--help`: usage, then one option a line, `  -R, --remote PID`
 /// padded to a column, and its help's first sentence.
 pub fn help() -> String {
-    let mut cli = Cli::command();
-    cli.build();
-    let pv = cli
-        .find_subcommand("pv")
-        .cloned()
-        .unwrap_or_else(|| PvArgs::augment_args(clap::Command::new("pv")));
+    let mut pv = PvArgs::augment_args(clap::Command::new("pv"));
+    pv.build();
     let mut text = String::from(
         "Usage: pv [OPTION] [FILE]...\nCopy each FILE (standard input without one) to standard output,\nshowing how the copy goes.\n",
     );

@@ -3,8 +3,9 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
-use super::targets;
+use super::{EXIT_CONTROL, Invocation, targets};
 use crate::strerror;
 
 /// `-P FILE`: holds this process's ID while it runs; removed at the end
@@ -17,6 +18,25 @@ pub struct PidFile {
 }
 
 impl PidFile {
+    /// [`PidFile::write`] of `-P`'s `path`, if given; a refusal is said,
+    /// and is pv's status 1.
+    pub fn write_asked(
+        me: &Invocation,
+        path: Option<&Path>,
+        names: &[PathBuf],
+        targets: &targets::Targets,
+    ) -> Result<Option<PidFile>, ExitCode> {
+        let Some(path) = path else {
+            return Ok(None);
+        };
+        PidFile::write(path, names, Some(targets))
+            .map(Some)
+            .map_err(|err| {
+                me.say(&err);
+                ExitCode::from(EXIT_CONTROL)
+            })
+    }
+
     /// Replaces `path`'s contents with this process's ID. Refused: a path
     /// that is something else than a regular file (a symlink, /dev/stdout,
     /// a device: writing the ID there, then removing it at the end, would

@@ -9,18 +9,33 @@
 
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use pipespeed::sys::inherited::{self, Stdio};
 use pipespeed::sys::{FdInfo, FdKind, fd_info};
 
-use super::{EXIT_ACCESS, EXIT_CONTROL, EXIT_SAME, Invocation, Output};
+use super::{EXIT_ACCESS, EXIT_CONTROL, EXIT_SAME, Invocation};
 use crate::strerror;
 
 /// pv 1.12's words for an input that is the output.
 pub const SAME: &str = "input file is also the output";
+
+/// Where the bytes go: stdout, `-o FILE`, or nowhere (`-X`).
+pub enum Output {
+    Stdout(io::Stdout),
+    File(File),
+}
+
+impl Output {
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        match self {
+            Output::Stdout(stdout) => stdout.as_fd(),
+            Output::File(file) => file.as_fd(),
+        }
+    }
+}
 
 /// The `-U` store: a regular file, read back from its start once every
 /// input is in it.
@@ -158,7 +173,7 @@ impl Opened {
 /// Opens `path` for writing (and reading, with `read`) without
 /// truncating it: made new if missing (mode 0666 less the umask). A FIFO
 /// opened for writing waits for a reader, as in pv: the caller runs this
-/// where a signal can end the wait ([`super::until_signalled`]).
+/// where a signal can end the wait ([`super::signals::until_signalled`]).
 /// `O_NONBLOCK` with `nonblocking`: opening a FIFO then does not wait.
 fn open_untruncated(path: &Path, read: bool, nonblocking: bool) -> io::Result<Opened> {
     let mut options = OpenOptions::new();

@@ -6,32 +6,8 @@
 //! tests/pv/display.rs hold us to it).
 
 use super::BarKind;
-use super::items::{amount_text, max_rate_text};
-use crate::pv::meter::Snapshot;
-
-/// How a bar is drawn (`-u STYLE`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
-pub enum BarStyle {
-    /// `=====>    `: pv's bar of old, and the only one without UTF-8.
-    #[default]
-    Plain,
-    /// Unicode full blocks `█`.
-    Block,
-    /// Full blocks and the eighths `▏▎▍▌▋▊▉` of the cell partly done.
-    Granular,
-    /// Full blocks, `▒` or `▓` for a cell a third or two thirds done, and
-    /// `░` for the rest.
-    Shaded,
-}
-
-impl BarStyle {
-    /// The style drawn: a style of Unicode blocks falls back to plain
-    /// when the locale's characters are not UTF-8 (as pv 1.12's do).
-    pub fn drawn(self, utf8: bool) -> BarStyle {
-        if utf8 { self } else { BarStyle::Plain }
-    }
-}
+use super::units::rate_text;
+use crate::pv::meter::{BarStyle, Snapshot};
 
 /// The eighths of a cell, `▏` (1/8) to `▉` (7/8).
 const EIGHTHS: [char; 7] = ['▏', '▎', '▍', '▌', '▋', '▊', '▉'];
@@ -162,4 +138,21 @@ pub(super) fn text(kind: BarKind, snap: &Snapshot, room: usize) -> String {
         return String::new();
     }
     format!("[{}]{amount}", fill(room - around))
+}
+
+/// The percentage as pv shows it, in 3 columns and `%`: done over the
+/// size, cut down to a whole number, past 100 when more came than the
+/// size said. With `-g` and no size, the highest rate seen.
+pub(super) fn amount_text(snap: &Snapshot) -> String {
+    match snap.percent() {
+        Some(p) => format!("{:3}%", p.clamp(0, 100_000)),
+        None if snap.gauge.is_some() => max_rate_text(snap),
+        None => String::new(),
+    }
+}
+
+/// `-g`'s highest rate, as a rate is shown.
+pub(super) fn max_rate_text(snap: &Snapshot) -> String {
+    let per_second = if snap.lines { "/s" } else { "B/s" };
+    rate_text(snap.max_rate, snap, per_second)
 }

@@ -1,9 +1,8 @@
 //! The text of each item of a format for one snapshot.
 
-use super::units::size_text;
+use super::units::{rate_text, size_text};
 use super::{Bar, Segment, bar, numeric, sgr};
 use crate::pv::meter::{Snapshot, eta_seconds, format_duration};
-use crate::pv::monitor;
 
 /// The text of a segment whose width does not depend on the line's, or
 /// `None` for a bar or a line that takes what the others leave.
@@ -38,12 +37,12 @@ pub(super) fn fixed_text(segment: &Segment, snap: &Snapshot) -> Option<String> {
         }
         Segment::PreviousLine(0) => return None,
         Segment::PreviousLine(n) => previous_line_text(snap, *n),
-        Segment::AmountOnly => amount_text(snap),
+        Segment::AmountOnly => bar::amount_text(snap),
         Segment::Conemu => bar::conemu(snap),
         Segment::Sgr(codes) => sgr::escape(codes),
         Segment::Bar(Bar { width: 0, .. }) => return None,
         Segment::Bar(Bar { kind, width }) => bar::text(*kind, snap, *width),
-        Segment::Ratio => monitor::ratio_text(snap.other.unwrap_or(0), snap.count),
+        Segment::Ratio => ratio_text(snap.other.unwrap_or(0), snap.count),
     })
 }
 
@@ -87,31 +86,6 @@ pub(super) fn count_text(count: f64, snap: &Snapshot, bytes: &str, bits: &str) -
     } else {
         size_text(count, bytes, !snap.si)
     }
-}
-
-pub(super) fn rate_text(rate: f64, snap: &Snapshot, per_second: &str) -> String {
-    if snap.bits && !snap.lines {
-        size_text(rate * 8.0, "b/s", !snap.si)
-    } else {
-        size_text(rate, per_second, !snap.lines && !snap.si)
-    }
-}
-
-/// The percentage as pv shows it, in 3 columns and `%`: done over the
-/// size, cut down to a whole number, past 100 when more came than the
-/// size said. With `-g` and no size, the highest rate seen.
-pub(super) fn amount_text(snap: &Snapshot) -> String {
-    match snap.percent() {
-        Some(p) => format!("{:3}%", p.clamp(0, 100_000)),
-        None if snap.gauge.is_some() => max_rate_text(snap),
-        None => String::new(),
-    }
-}
-
-/// `-g`'s highest rate, as a rate is shown.
-pub(super) fn max_rate_text(snap: &Snapshot) -> String {
-    let per_second = if snap.lines { "/s" } else { "B/s" };
-    rate_text(snap.max_rate, snap, per_second)
 }
 
 pub(super) fn timer_text(elapsed: f64) -> String {
@@ -162,4 +136,46 @@ pub(super) fn fineta_text(snap: &Snapshot) -> String {
     };
     // Unlike `%e`, kept on the last line (as pv does).
     text
+}
+
+/// pv 1.12's `%{ratio}`: `other:1` or `1:this` (the larger side over the
+/// smaller, C's `%.4g`: `228.6:1`, `1:1.5`, `1.429e+05:1`), `-:-` while
+/// either count is 0. Found by running pv 1.12 on counts chosen for it
+/// (tests/pv/monitor.rs compares).
+pub fn ratio_text(other: u64, this: u64) -> String {
+    if other == 0 || this == 0 {
+        return "-:-".into();
+    }
+    if other >= this {
+        format!("{}:1", general4(other as f64 / this as f64))
+    } else {
+        format!("1:{}", general4(this as f64 / other as f64))
+    }
+}
+
+/// C's `%.4g` for a positive finite `value`: four significant digits,
+/// trailing zeros dropped, an exponent from 1e4 on.
+fn general4(value: f64) -> String {
+    // Rounded to four digits first: the exponent is the rounded one's.
+    let sci = format!("{value:.3e}");
+    let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let trim = |text: String| {
+        if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.').to_owned()
+        } else {
+            text
+        }
+    };
+    if !(-4..4).contains(&exponent) {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!(
+            "{}e{sign}{:02}",
+            trim(mantissa.to_owned()),
+            exponent.unsigned_abs()
+        )
+    } else {
+        let decimals = (3 - exponent).max(0) as usize;
+        trim(format!("{value:.decimals$}"))
+    }
 }

@@ -1,5 +1,5 @@
 use super::*;
-use crate::pv::meter::Snapshot;
+use crate::pv::meter::{BarStyle, Items, MAX_COLUMNS, Snapshot};
 
 fn snap(count: u64, elapsed: f64, size: Option<u64>) -> Snapshot {
     Snapshot {
@@ -358,18 +358,64 @@ fn a_bar_is_never_wider_than_the_widest_line() {
         let format = Format::parse(text);
         for segment in format.segments() {
             if let Segment::Bar(bar) = segment {
-                assert!(
-                    bar.width <= crate::pv::display::MAX_COLUMNS,
-                    "{text}: {}",
-                    bar.width
-                );
+                assert!(bar.width <= MAX_COLUMNS, "{text}: {}", bar.width);
             }
         }
         let line = format.render(&snap(10, 1.0, Some(100)), 80, 0);
-        assert!(
-            line.len() <= 4 * crate::pv::display::MAX_COLUMNS,
-            "{text}: {}",
-            line.len()
-        );
+        assert!(line.len() <= 4 * MAX_COLUMNS, "{text}: {}", line.len());
+    }
+}
+
+#[test]
+fn numeric_output() {
+    let s = snap(209_715_200, 1.0554, Some(314_572_800));
+    let percent_only = Items::default();
+    // Rounded, as pv 1.12's (`pv -n -s 3000` of 5000 bytes: 167).
+    assert_eq!(render_numeric(&s, &percent_only), "67");
+    let timed_bytes = Items {
+        timer: true,
+        bytes: true,
+        ..Items::default()
+    };
+    assert_eq!(render_numeric(&s, &timed_bytes), "1.0554 209715200");
+    // More than the size said: past 100.
+    assert_eq!(
+        render_numeric(&snap(100, 1.0, Some(50)), &percent_only),
+        "200"
+    );
+    let bits = Snapshot {
+        bits: true,
+        ..snap(100, 1.0, None)
+    };
+    let bytes = Items {
+        bytes: true,
+        ..Items::default()
+    };
+    assert_eq!(render_numeric(&bits, &bytes), "800");
+}
+
+#[test]
+fn the_ratio_reads_as_pv_1_12_writes_it() {
+    // Each pair as pv 1.12 showed it for `head -c OTHER | pv -M both -F
+    // '%{ratio}' -- sh -c 'cat >/dev/null; head -c THIS /dev/zero'`.
+    let seen = [
+        (1000, 1000, "1:1"),
+        (1000, 500, "2:1"),
+        (1000, 3, "333.3:1"),
+        (1000, 2000, "1:2"),
+        (1000, 1500, "1:1.5"),
+        (1000, 333, "3.003:1"),
+        (1000, 999, "1.001:1"),
+        (1000, 1001, "1:1.001"),
+        (1000, 10, "100:1"),
+        (1000, 400, "2.5:1"),
+        (1_000_000, 7, "1.429e+05:1"),
+        (7, 1_000_000, "1:1.429e+05"),
+        (0, 100, "-:-"),
+        (100, 0, "-:-"),
+        (0, 0, "-:-"),
+    ];
+    for (other, this, shown) in seen {
+        assert_eq!(ratio_text(other, this), shown, "{other} to {this}");
     }
 }

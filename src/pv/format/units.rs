@@ -1,7 +1,10 @@
 //! Amounts as pv writes them: four columns of digits, a prefix and a
-//! unit, in powers of 1024 (`KiB`) or, with `-k`, of 1000 (`kB`).
+//! unit, in powers of 1024 (`KiB`) or, with `-k`, of 1000 (`kB`), and
+//! rates in the unit a snapshot counts in.
 
 use std::fmt::Write;
+
+use crate::pv::meter::Snapshot;
 
 /// An amount as pv writes it, always 4 columns of digits, a 2-column
 /// prefix (`Ki`, `Mi`... for bytes and bits; `k`, `M`... and a space for
@@ -58,4 +61,14 @@ fn significant3(value: f64) -> String {
         format!("{value:.*}", decimals.max(0) as usize)
     };
     format!("{text:>4}")
+}
+
+/// A rate as pv writes it: in bits with `-8`, in lines (decimal) with
+/// `-l`, else in bytes.
+pub(super) fn rate_text(rate: f64, snap: &Snapshot, per_second: &str) -> String {
+    if snap.bits && !snap.lines {
+        size_text(rate * 8.0, "b/s", !snap.si)
+    } else {
+        size_text(rate, per_second, !snap.lines && !snap.si)
+    }
 }

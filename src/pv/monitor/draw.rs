@@ -22,10 +22,8 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use super::Event;
-use super::ratio_text;
 use crate::pv::display::{Display, Meter, Source, lock, show, terminal_width};
-use crate::pv::format::{Format, Segment};
-use crate::pv::meter::render_numeric;
+use crate::pv::format::{Format, Segment, ratio_text, render_numeric};
 
 /// One side of the display: how to draw it and what it counts.
 pub struct Drawn<'a> {

@@ -1,32 +1,6 @@
 use super::*;
 
 #[test]
-fn the_ratio_reads_as_pv_1_12_writes_it() {
-    // Each pair as pv 1.12 showed it for `head -c OTHER | pv -M both -F
-    // '%{ratio}' -- sh -c 'cat >/dev/null; head -c THIS /dev/zero'`.
-    let seen = [
-        (1000, 1000, "1:1"),
-        (1000, 500, "2:1"),
-        (1000, 3, "333.3:1"),
-        (1000, 2000, "1:2"),
-        (1000, 1500, "1:1.5"),
-        (1000, 333, "3.003:1"),
-        (1000, 999, "1.001:1"),
-        (1000, 1001, "1:1.001"),
-        (1000, 10, "100:1"),
-        (1000, 400, "2.5:1"),
-        (1_000_000, 7, "1.429e+05:1"),
-        (7, 1_000_000, "1:1.429e+05"),
-        (0, 100, "-:-"),
-        (100, 0, "-:-"),
-        (0, 0, "-:-"),
-    ];
-    for (other, this, shown) in seen {
-        assert_eq!(ratio_text(other, this), shown, "{other} to {this}");
-    }
-}
-
-#[test]
 fn a_status_reads_as_a_shell_gives_it() {
     let exited = |code: i32| ExitStatus::from_raw(code << 8);
     assert_eq!(shell_status(exited(0)), 0);

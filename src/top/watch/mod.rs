@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use super::graph::{self, Link};
 use super::probe::{Counters, FillAcc, Shares, activity, nap, read_counters, resolve};
-use super::procfs::{self, PipeId, TaskState};
 use super::{PipelineSample, SCHEMA, Sample, Scope, TopError};
 use crate::bench::core::Cancel;
+use crate::sys::procfs::{self, PipeId, TaskState};
 
 mod shape;
 mod window;

@@ -8,8 +8,8 @@ use std::time::Instant;
 use super::super::Scope;
 use super::super::graph::{self, Link, Seen};
 use super::super::probe::{Counters, FillAcc, Shares, ancestors, display_name, read_counters};
-use super::super::procfs::{self, Access, Object, PipeId};
 use super::{Pipe, Shape, Stage, Watcher, tree_of};
+use crate::sys::procfs::{self, Access, Object, PipeId};
 
 impl Watcher {
     fn candidates(&self, seen: &BTreeMap<u32, Seen>) -> Vec<u32> {

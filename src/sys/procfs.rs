@@ -149,6 +149,19 @@ pub(crate) fn command_line(pid: u32, comm: &str) -> String {
     }
 }
 
+/// The file name of the program a process runs (its argv\[0\]'s last
+/// component), as ps -C matches it.
+pub(crate) fn program(pid: u32) -> String {
+    fs::read(format!("/proc/{pid}/cmdline"))
+        .ok()
+        .and_then(|b| {
+            let first = b.split(|c| *c == 0).next()?.to_vec();
+            let first = String::from_utf8_lossy(&first).into_owned();
+            Some(first.rsplit('/').next().unwrap_or("").to_string())
+        })
+        .unwrap_or_default()
+}
+
 /// A pipe, anonymous or named: the identity both ends share.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum PipeId {
@@ -268,14 +281,18 @@ pub(crate) fn descriptors(pid: u32) -> io::Result<Vec<Descriptor>> {
 /// `flags:` (octal) and `pos:` of `/proc/PID/fdinfo/FD`.
 pub(crate) fn fdinfo(pid: u32, fd: u32) -> Option<(u32, u64)> {
     let text = fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).ok()?;
-    let value = |key: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(key))
-            .map(str::trim)
-    };
+    let value = |key: &str| field(&text, key);
     let flags = u32::from_str_radix(value("flags:")?, 8).ok()?;
     let pos = value("pos:")?.parse().ok()?;
     Some((flags, pos))
+}
+
+/// The value after `key` (`pos:`, `State:`) in a file of `key value`
+/// lines such as `status` and `fdinfo/FD`.
+pub(crate) fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(key))
+        .map(str::trim)
 }
 
 /// How full a pipe is: the bytes in it and its capacity.
