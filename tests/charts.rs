@@ -11,10 +11,11 @@ use pipespeed::bench::core::Status;
 
 use pipespeed::bench::ladder::Rung;
 use pipespeed::bench::scan::{ScanParam, ScanPoint, ScanResult};
-use pipespeed::report::svg::{
-    BAR_FILL, LIMIT_FILL, LIMIT_STROKE, SERIES_STROKES, WHISKER_STROKE, contend_svg, ladder_svg,
-    latency_svg, scan_result_svg, scan_svg,
-};
+use pipespeed::bench::contend::contend_svg;
+use pipespeed::bench::ladder::ladder_svg;
+use pipespeed::bench::latency::latency_svg;
+use pipespeed::bench::scan::{scan_result_svg, scan_svg};
+use pipespeed::report::svg::{BAR_FILL, LIMIT_FILL, LIMIT_STROKE, SERIES_STROKES, WHISKER_STROKE};
 use roxmltree::{Document, Node};
 
 fn parse(svg: &str) -> Document<'_> {

@@ -19,7 +19,8 @@ use pipespeed::bench::hist::LatencyNs;
 use pipespeed::bench::ipc::{
     IpcConfig, IpcResult, IpcRow, Mechanism, RoundTrips, SCHEMA, StreamRun, Throughput, TripRun,
 };
-use pipespeed::report::svg::{BAR_FILL, WHISKER_STROKE, ipc_svg};
+use pipespeed::bench::ipc::ipc_svg;
+use pipespeed::report::svg::{BAR_FILL, WHISKER_STROKE};
 use pipespeed::report::{Csv, Exporter, Html, INTERRUPTED, Json, Markdown, Svg, Text};
 use pipespeed::units::GIB;
 

@@ -321,7 +321,7 @@ fn the_markdown_leads_with_the_verdict_and_says_its_noise_once() {
 
 #[test]
 fn the_page_opens_with_the_verdict_and_its_table_has_the_ends_column() {
-    let page = pipespeed::report::html::html_report(&loaded()).unwrap();
+    let page = pipespeed::bench::ladder::html_report(&loaded()).unwrap();
     let verdict = page
         .find("<section id=\"verdict\">")
         .expect("a verdict section");

@@ -20,7 +20,6 @@ pub mod html;
 #[cfg(feature = "cli")]
 pub(crate) mod page;
 pub(crate) mod read;
-pub(crate) mod series;
 #[cfg(feature = "cli")]
 pub mod svg;
 pub(crate) mod table;

@@ -11,7 +11,7 @@
 
 use std::fmt::Write as _;
 
-use crate::bench::core::harness::Header;
+use crate::sys::SystemFacts;
 use crate::units::Size;
 
 /// A verdict's `lines` as a page's first section, "The answer", a list
@@ -105,10 +105,9 @@ pub(crate) fn head(title: &str, h1: &str, extra_style: &str) -> String {
     )
 }
 
-/// The machine's facts from `header`, under their heading, as a list of
-/// terms.
-pub(crate) fn machine(header: &Header) -> String {
-    let s = &header.system;
+/// The machine's facts and the pipespeed `version` that measured, under
+/// their heading, as a list of terms.
+pub(crate) fn machine(s: &SystemFacts, version: &str) -> String {
     let facts = [
         (
             "Kernel",
@@ -128,7 +127,7 @@ pub(crate) fn machine(header: &Header) -> String {
             Size(s.pipe_max_size_bytes as u64).to_string(),
         ),
         ("Page size", Size(s.page_size_bytes as u64).to_string()),
-        ("pipespeed", header.pipespeed_version.clone()),
+        ("pipespeed", version.to_string()),
     ];
     let mut out = String::from("<h2 id=\"system\">The machine</h2>\n<dl>\n");
     for (term, value) in facts {

@@ -37,6 +37,8 @@ pub(crate) mod job;
 pub(crate) mod pressure;
 pub(crate) mod procs;
 pub(crate) mod report;
+#[cfg(feature = "cli")]
+pub use report::contend_svg;
 pub(crate) mod result;
 pub(crate) mod run;
 mod threads;

@@ -19,6 +19,7 @@ pub(crate) mod outcome;
 pub(crate) mod placement;
 pub(crate) mod schedule;
 pub(crate) mod series;
+pub(crate) mod shown;
 pub(crate) mod stall;
 pub(crate) mod stats;
 pub(crate) mod trust;

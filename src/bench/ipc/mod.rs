@@ -39,6 +39,8 @@ pub(crate) mod mechanism;
 pub(crate) mod procs;
 pub(crate) mod record;
 pub(crate) mod report;
+#[cfg(feature = "cli")]
+pub use report::ipc_svg;
 pub(crate) mod result;
 pub(crate) mod run;
 pub(crate) mod splice;

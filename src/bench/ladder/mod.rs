@@ -26,6 +26,8 @@ pub(crate) mod pipe;
 pub(crate) mod placement;
 pub(crate) mod processes;
 pub(crate) mod report;
+#[cfg(feature = "cli")]
+pub use report::{html_report, ladder_svg};
 pub(crate) mod result;
 pub(crate) mod run;
 pub(crate) mod rung;

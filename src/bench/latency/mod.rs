@@ -26,6 +26,8 @@ pub(crate) mod compare;
 pub(crate) mod exchange;
 pub(crate) mod job;
 pub(crate) mod report;
+#[cfg(feature = "cli")]
+pub use report::latency_svg;
 pub(crate) mod result;
 pub(crate) mod run;
 pub(crate) mod verdict;

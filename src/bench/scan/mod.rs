@@ -3,6 +3,8 @@
 //! the scan reads (a table per value, CSV, Markdown, the chart, the page).
 
 pub(crate) mod report;
+#[cfg(feature = "cli")]
+pub use report::{scan_result_svg, scan_svg};
 
 use crate::bench::core::harness::Header;
 use std::fmt;

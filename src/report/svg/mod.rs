@@ -15,9 +15,4 @@ pub(crate) mod bars;
 pub(crate) mod chart;
 pub(crate) mod lines;
 
-pub use crate::bench::contend::report::contend_svg;
-pub use crate::bench::ipc::report::ipc_svg;
-pub use crate::bench::ladder::report::ladder_svg;
-pub use crate::bench::latency::report::latency_svg;
-pub use crate::bench::scan::report::{scan_result_svg, scan_svg};
 pub use chart::{BAR_FILL, LIMIT_FILL, LIMIT_STROKE, SERIES_STROKES, WHISKER_STROKE, WIDTH};

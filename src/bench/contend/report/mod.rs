@@ -18,7 +18,7 @@ use crate::bench::contend::hogs::PressureReport;
 use crate::bench::contend::pressure::Evidence;
 use crate::bench::contend::verdict::VerifyReport;
 use crate::bench::contend::{ContendResult, PIPE_BUF, Row};
-use crate::report::series::{
+use crate::bench::core::shown::{
     noise_paragraph, noise_sentence, noisy_series, series_csv, series_csv_header, spread_cell,
     status_word,
 };

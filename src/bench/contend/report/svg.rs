@@ -5,7 +5,7 @@
 use std::io;
 
 use crate::bench::contend::{ContendResult, Row};
-use crate::report::series::{spread_cell, status_word};
+use crate::bench::core::shown::{spread_cell, status_word};
 use crate::report::svg::bars::{Bar, Bars, draw};
 use crate::report::svg::chart::si;
 use crate::units::Size;

@@ -6,7 +6,7 @@ use std::io;
 
 use crate::bench::core::Series;
 use crate::bench::ipc::{IpcResult, IpcRow, StreamRun, TripRun};
-use crate::report::series::{series_csv, status_word};
+use crate::bench::core::shown::{series_csv, status_word};
 use crate::report::{Csv, Exporter};
 use crate::sys::RunNoise;
 
@@ -210,7 +210,7 @@ mod tests {
         let columns = CSV_HEADER.trim_end().split(',').count();
         // lead 7, then seconds, noisy, the CPUs and the series.
         assert_eq!(columns, 7 + STREAM + TRIP + 2 + NOISE + 2 + 6);
-        let series = crate::report::series::series_csv_header("metric");
+        let series = crate::bench::core::shown::series_csv_header("metric");
         assert!(CSV_HEADER.ends_with(&format!(",receiver_cpu,{series}\n")));
     }
 }

@@ -10,7 +10,7 @@ use super::svg::ipc_svg;
 use super::{Shown, columns_note, costs, ends, measures, noisy_lines, runs_words};
 use crate::bench::ipc::{IpcResult, IpcRow};
 use crate::report::page::{answer, escape, head, machine, noisy_paragraphs};
-use crate::report::series::noise_sentence;
+use crate::bench::core::shown::noise_sentence;
 use crate::report::{Exporter, Html, INTERRUPTED};
 use crate::units::Size;
 
@@ -41,7 +41,7 @@ fn page(r: &IpcResult) -> io::Result<String> {
         STYLE,
     );
     out += &answer(&r.verdict().lines);
-    out += &machine(&r.header);
+    out += &machine(&r.header.system, &r.header.pipespeed_version);
     let _ = writeln!(
         out,
         "<h2 id=\"placement\">Placement and runs</h2>\n<p>{}; {}.</p>\n<p>{}.</p>",

@@ -6,7 +6,7 @@ use std::io;
 
 use super::{Shown, columns_note, costs, ends, machine_line, measures, noisy_lines, runs_words};
 use crate::bench::ipc::IpcResult;
-use crate::report::series::noise_sentence;
+use crate::bench::core::shown::noise_sentence;
 use crate::report::text::md_cell;
 use crate::report::{Exporter, INTERRUPTED, Markdown};
 use crate::units::Size;

@@ -22,7 +22,7 @@ mod markdown;
 
 use crate::bench::hist::LatencyNs;
 use crate::bench::ipc::{IpcResult, IpcRow, Mechanism, RoundTrips, Throughput};
-use crate::report::series::{
+use crate::bench::core::shown::{
     noise_paragraph, noise_sentence, noisy_paragraph, spread_cell, status_word,
 };
 use crate::report::table::{self, Align};

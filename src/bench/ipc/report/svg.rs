@@ -16,7 +16,7 @@ use plotters::prelude::*;
 
 use super::{Shown, ordered, round_trips, rtt, sizes, speed, throughput};
 use crate::bench::ipc::{IpcResult, IpcRow};
-use crate::report::series::status_word;
+use crate::bench::core::shown::status_word;
 use crate::report::svg::bars::{Bar, Bars, draw_on, height};
 use crate::report::svg::chart::{WIDTH, clip, drawing};
 use crate::units::{Size, readable_ns};

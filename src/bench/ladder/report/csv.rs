@@ -6,7 +6,7 @@ use std::io;
 use super::status_word;
 use crate::bench::core::Series;
 use crate::bench::ladder::LadderResult;
-use crate::report::series::{series_csv, series_csv_header};
+use crate::bench::core::shown::{series_csv, series_csv_header};
 use crate::report::{Csv, Exporter};
 
 /// One row per run: `rung,status,run,gib_s,bytes_per_run,buf_size,pipe_size,copies`,

@@ -46,7 +46,7 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
         "",
     );
     out += &verdict_section(result);
-    out += &machine(&result.header);
+    out += &machine(&result.header.system, &result.header.pipespeed_version);
     let _ = writeln!(
         out,
         "<h2 id=\"placement\">Placement and runs</h2>\n<p>{}; {} after a warm-up, in shuffled \

@@ -24,7 +24,7 @@ pub use svg::ladder_svg;
 use crate::bench::ladder::placement::PlacementCheck;
 use crate::bench::ladder::{CopyCheck, LadderResult, Rung, RungResult};
 use crate::bench::profile::{Profile, ProfileStatus};
-use crate::report::series::{
+use crate::bench::core::shown::{
     noise_paragraph, noise_sentence, noisy_series, spread_cell, status_word,
 };
 use crate::report::table::{self, Align, Row};

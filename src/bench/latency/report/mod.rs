@@ -10,7 +10,7 @@ use std::io;
 
 use crate::bench::core::{Series, Status};
 use crate::bench::latency::{LatencyConfig, LatencyResult, Span, describe};
-use crate::report::series::{
+use crate::bench::core::shown::{
     noise_paragraph, noise_sentence, noisy_series, series_csv, series_csv_header, spread_cell,
     status_word,
 };
@@ -405,7 +405,7 @@ mod tests {
         assert_eq!(json["rows"][1]["rtt_p50_ns"]["spread"]["noisy"], false);
         #[cfg(feature = "cli")]
         {
-            let svg = crate::report::svg::latency_svg(&r).unwrap();
+            let svg = super::latency_svg(&r).unwrap();
             assert!(svg.contains("noisy"), "the legend marks the noisy size");
         }
     }

@@ -16,7 +16,7 @@ use crate::bench::core::{NoiseSummary, Series, Trust};
 use crate::bench::ladder::Rung;
 use crate::bench::ladder::report::{csv_header, csv_rows, table as ladder_table};
 use crate::bench::scan::ScanResult;
-use crate::report::series::noise_paragraph;
+use crate::bench::core::shown::noise_paragraph;
 use crate::report::text::{wrap, wrap_paragraph};
 use crate::report::{Csv, Exporter, Markdown, Text};
 use crate::units::Size;
@@ -214,7 +214,7 @@ fn page(scan: &ScanResult) -> io::Result<String> {
         ),
         "",
     );
-    out += &machine(&scan.header);
+    out += &machine(&scan.header.system, &scan.header.pipespeed_version);
     let _ = writeln!(
         out,
         "<h2 id=\"scan\">What was scanned</h2>\n<p>The ladder once per value of {}: {}.</p>",

@@ -10,7 +10,7 @@ use std::io;
 
 use crate::bench::core::{CopyCheck, Status};
 use crate::bench::zerocopy::{PathResult, ZeroCopyResult};
-use crate::report::series::{
+use crate::bench::core::shown::{
     noise_paragraph, noise_sentence, series_csv, series_csv_header, spread_cell, status_word,
 };
 use crate::report::text::{wrap_hanging, wrap_paragraph};
