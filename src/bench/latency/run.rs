@@ -20,7 +20,8 @@ use super::result::{LatencyResult, LatencyRow, SCHEMA};
 use crate::bench::core::Stall;
 use crate::bench::core::end_thread::EndThread;
 use crate::bench::core::watchdog::{Roster, Watched, run_threads, this_thread, watch_run};
-use crate::child::{Group, last_message};
+use crate::bench::core::worker::Told;
+use crate::child::Group;
 use crate::sys::task::Task;
 use crate::sys::{NoiseProbe, ResourceUsage, RunNoise, SystemFacts, UsageOf, getrusage, pipe};
 use crate::units::Size;
@@ -143,20 +144,13 @@ impl Runner<PingJob> for Processes {
         }
         // What the ponger said it could not do, typed; else its last words
         // (a crash), else its status.
-        match (
-            RunError::from_worker(&ended.stderr),
-            last_message(&ended.stderr),
-        ) {
-            (Some(RunError::Unavailable(why)), _) => {
-                Err(io::Error::new(io::ErrorKind::Unsupported, why))
-            }
-            (Some(RunError::Failed(why)), _) => Err(io::Error::other(why)),
-            (Some(RunError::Stalled(stall)), _) => Err(io::Error::other(stall.to_string())),
-            (None, "") => Err(io::Error::other(match ended.status {
+        match Told::of(&ended.stderr) {
+            Told::Outcome(err) => Err(err.into_io()),
+            Told::Nothing => Err(io::Error::other(match ended.status {
                 Some(status) => format!("the ponger failed ({status})"),
                 None => "cannot wait for the ponger".to_string(),
             })),
-            (None, why) => Err(io::Error::other(why.to_string())),
+            Told::Words(why) => Err(io::Error::other(why.to_string())),
         }
     }
 }
