@@ -13,8 +13,8 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::super::hist::{LatencyNs, new_histogram, record};
-use super::end::{Receiver, Sender, Sink};
 use super::record::TripRun;
+use super::traits::{Receiver, Sender, Sink};
 use crate::units::gib_per_s;
 use crate::verify::{Verifier, fill_pattern};
 
