@@ -1,6 +1,8 @@
 //! Latency distributions: HDR histograms of nanoseconds, summarised as the
 //! percentiles that `latency` and `contend` report.
 
+use std::time::Instant;
+
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
@@ -132,4 +134,62 @@ pub struct TripRun {
     /// recorded with the row's series instead).
     #[serde(default)]
     pub noise: Option<crate::sys::RunNoise>,
+}
+
+/// A pinger's measured round trips as they are made: what `latency`'s
+/// and `ipc`'s ping loops share, which differ in how they send and when
+/// they stop. Recording allocates nothing.
+pub(crate) struct Trips {
+    histogram: Histogram<u64>,
+    first: Option<Instant>,
+    end: Instant,
+    count: u64,
+}
+
+impl Trips {
+    /// None yet, measuring from `begin`.
+    pub(crate) fn new(begin: Instant) -> Trips {
+        Trips {
+            histogram: new_histogram(),
+            first: None,
+            end: begin,
+            count: 0,
+        }
+    }
+
+    /// A round trip that started at `start` and ended at `stop`.
+    pub(crate) fn record(&mut self, start: Instant, stop: Instant) {
+        self.first.get_or_insert(start);
+        self.end = stop;
+        let ns = u64::try_from((stop - start).as_nanos()).unwrap_or(u64::MAX);
+        record(&mut self.histogram, ns);
+        self.count += 1;
+    }
+
+    /// Round trips recorded.
+    pub(crate) fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// When the last one ended (the beginning, before the first).
+    pub(crate) fn end(&self) -> Instant {
+        self.end
+    }
+
+    /// The run: from the first round trip's start to the last one's end.
+    pub(crate) fn finish(self, warmup_round_trips: u64) -> TripRun {
+        let seconds = (self.end - self.first.unwrap_or(self.end)).as_secs_f64();
+        TripRun {
+            round_trips: self.count,
+            seconds,
+            round_trips_per_s: if seconds > 0.0 {
+                self.count as f64 / seconds
+            } else {
+                0.0
+            },
+            rtt_ns: LatencyNs::of(&self.histogram),
+            warmup_round_trips,
+            noise: None,
+        }
+    }
 }

@@ -18,10 +18,9 @@
 //!
 //! Each reader keeps a [`Tally`]: a bitmap per writer of messages it
 //! received whole and in order, plus a list of [`Piece`]s for messages it
-//! got only part of, or in several parts. At the end,
-//! [`check`](super::verdict::check) merges
-//! the tallies of all readers and requires that every message each writer
-//! sent was covered exactly once, cell for cell.
+//! got only part of, or in several parts. At the end, `verdict::check`
+//! merges the tallies of all readers and requires that every message
+//! each writer sent was covered exactly once, cell for cell.
 //!
 //! What counts as what:
 //! - *interleaving*: a message stops before its last cell and another

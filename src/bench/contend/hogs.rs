@@ -16,8 +16,8 @@ use crate::buf::{Buffer, BufferOptions};
 use crate::units::{GIB, Size};
 
 use super::pressure::{Evidence, Sample, mem_available, process_cpu_ticks};
-use super::procs::failure;
-use crate::bench::core::{RoleSpec, RunError, Spawn};
+use crate::bench::core::worker::failure;
+use crate::bench::core::{RoleSpec, Spawn};
 use crate::child::{Group, interrupted_error};
 
 /// A memory hog, as a worker process: maps and writes `bytes`.
@@ -287,28 +287,13 @@ fn wait_ready(
                 Ok(1) => {}
                 Ok(_) | Err(_) => {
                     let label = labels.get(index).map_or("a memory hog", String::as_str);
-                    return Err(hog_failed(failure(
-                        group,
-                        index,
-                        label,
-                        "filling its memory",
-                    )));
+                    return Err(failure(group, index, label, "filling its memory").into_io());
                 }
             }
         }
         outs = still;
     }
     Ok(())
-}
-
-/// A hog's failure as the error of [`Hogs::start`]: what the machine
-/// cannot do keeps its kind, [`io::ErrorKind::Unsupported`].
-fn hog_failed(err: RunError) -> io::Error {
-    match err {
-        RunError::Unavailable(why) => io::Error::new(io::ErrorKind::Unsupported, why),
-        RunError::Failed(why) => io::Error::other(why),
-        RunError::Stalled(stall) => io::Error::other(stall.to_string()),
-    }
 }
 
 /// The hog itself (a worker process): maps `bytes`, writes every byte,

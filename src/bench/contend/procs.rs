@@ -18,11 +18,11 @@ use std::os::fd::{BorrowedFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::Stdio;
-use std::time::Duration;
 
 use crate::bench::core::watchdog::watch_processes;
+use crate::bench::core::worker::failure;
 use crate::bench::core::{RoleSpec, RunError, Spawn};
-use crate::child::{Group, interrupted_error, last_message};
+use crate::child::Group;
 use crate::sys::{PipePair, fcntl_setpipe_size, pipe};
 use serde::{Deserialize, Serialize};
 
@@ -124,38 +124,6 @@ impl Running {
         }
     }
 }
-
-/// Why the worker at `index` of `group` stopped early, typed as it said
-/// ([`RunError::from_worker`]: the machine cannot, or it failed), else
-/// its last message or how it ended (a crash, a signal); an interrupt
-/// first, if there was one. A worker that has not exited within
-/// [`FAILING_WORKER_GRACE`] broke the protocol and is killed (its stderr
-/// would never end); one that is failing has that long to say why.
-pub(super) fn failure(group: &mut Group, index: usize, label: &str, doing: &str) -> RunError {
-    if let Some(err) = interrupted_error() {
-        return RunError::Failed(err.to_string());
-    }
-    let ended = group.finish(index, FAILING_WORKER_GRACE);
-    match RunError::from_worker(&ended.stderr) {
-        Some(RunError::Unavailable(why)) => RunError::Unavailable(format!("{label}: {why}")),
-        Some(RunError::Failed(why)) => {
-            RunError::Failed(format!("{label} failed while {doing}: {why}"))
-        }
-        Some(stalled @ RunError::Stalled(_)) => stalled,
-        None => {
-            let why = match (last_message(&ended.stderr), ended.status) {
-                ("", _) if ended.killed => "it stopped answering and was killed".to_string(),
-                ("", Some(status)) => format!("it ended ({status}) without a word"),
-                ("", None) => "it could not be waited for".to_string(),
-                (said, _) => said.to_string(),
-            };
-            RunError::Failed(format!("{label} failed while {doing}: {why}"))
-        }
-    }
-}
-
-/// How long a worker that broke off may take to exit and say why.
-const FAILING_WORKER_GRACE: Duration = Duration::from_secs(1);
 
 /// One run of `cell` with every end a process.
 pub(super) fn run(cell: Cell, setup: &RunSetup, exe: &Path) -> Result<RawRun, RunError> {
@@ -267,58 +235,4 @@ fn talk(
 fn parse<T: serde::de::DeserializeOwned>(line: &str, label: &str) -> Result<T, RunError> {
     serde_json::from_str(line)
         .map_err(|e| RunError::Failed(format!("unreadable report from {label}: {e}")))
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-
-    use std::process::Command;
-
-    use super::*;
-
-    /// The failure of a worker that ran `script` (sh) and ended.
-    fn failure_of(script: &str) -> RunError {
-        let mut group = Group::new();
-        let mut cmd = Command::new("sh");
-        cmd.args(["-c", script])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let index = group.spawn(&mut cmd, "writer 0".into()).unwrap();
-        failure(&mut group, index, "writer 0", "writing")
-    }
-
-    #[test]
-    fn a_worker_s_failure_is_read_typed_from_its_outcome_line() {
-        let unavailable = RunError::Unavailable("huge pages not granted".into()).to_line();
-        let err = failure_of(&format!(
-            "echo 'pipespeed: huge pages not granted' >&2; echo '{unavailable}' >&2; exit 1"
-        ));
-        // Typed by what it said, not by its exit status.
-        assert_eq!(
-            err,
-            RunError::Unavailable("writer 0: huge pages not granted".into())
-        );
-        let failed = RunError::Failed("short read".into()).to_line();
-        let err = failure_of(&format!("echo '{failed}' >&2; exit 3"));
-        assert_eq!(
-            err,
-            RunError::Failed("writer 0 failed while writing: short read".into())
-        );
-        // No outcome line (a crash, a signal): its last words, or its end.
-        let err = failure_of("echo 'pipespeed: out of cheese' >&2; exit 1");
-        assert_eq!(
-            err,
-            RunError::Failed("writer 0 failed while writing: out of cheese".into())
-        );
-        let err = failure_of("kill -9 $$");
-        let RunError::Failed(why) = err else {
-            panic!("{err:?}")
-        };
-        assert!(
-            why.starts_with("writer 0 failed while writing: it ended ("),
-            "{why}"
-        );
-    }
 }

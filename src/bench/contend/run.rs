@@ -4,21 +4,20 @@
 //! runner that makes the ends threads or processes, under memory
 //! pressure if asked; and the statistics of the runs.
 
-use crate::bench::core::harness::Header;
 use std::io;
 use std::time::Duration;
 
 use super::super::core::harness::{Event, Figure, Processes, Runner, Threads};
-use super::super::core::noise::Ends;
+use super::super::core::noise::RunProbe;
 use super::super::core::schedule::{Phase, Plan, Sample, Slot, schedule};
 use super::super::core::stats::median;
-use super::super::core::{Cancel, Placement, RunError, Series, Status};
+use super::super::core::{Cancel, RunError, Series, Status};
 use super::super::hist::{LatencyNs, new_histogram};
 use super::hogs::Hogs;
 use super::job::{Cell, CellJob, ContendConfig, PIPE_BUF, RawRun, RunSetup};
 use super::result::{ContendResult, Row, RunResult, SCHEMA};
 use super::verdict::{self, VerifyReport};
-use crate::sys::{NoiseProbe, ResourceUsage, RunNoise, SystemFacts, UsageOf, getrusage};
+use crate::sys::SystemFacts;
 use crate::units::MIB;
 
 /// Every end a thread of this process, as pipe_bench runs them.
@@ -100,19 +99,10 @@ pub fn run_contend_on(
         runs: config.runs,
         max_runs: config.max_runs.max(config.runs),
         seed: config.seed,
-        ends: Ends {
-            unpinned: config.placement == Placement::Unpinned,
-            one_cpu: !config.placement.distinct_cpus(&system),
-        },
+        ends: config.placement.ends(&system),
         warmup: config.warmup_rule,
     };
-    let cpus: Vec<usize> = match config.placement {
-        Placement::Pinned {
-            writer_cpu,
-            reader_cpu,
-        } => vec![writer_cpu, reader_cpu],
-        Placement::Unpinned => Vec::new(),
-    };
+    let cpus = config.placement.cpu_list();
     let mut per_cell: Vec<Vec<RunResult>> = vec![Vec::new(); config.cells.len()];
     let done = schedule(&slots, &plan, cancel, on_event, &mut |i, phase| {
         let job = CellJob {
@@ -122,10 +112,9 @@ pub fn run_contend_on(
                 Phase::Measure => measured.clone(),
             },
         };
-        let probe = NoiseProbe::start();
-        let before = usage();
+        let probe = RunProbe::start();
         let raw = runner.run(&job)?;
-        let noise = noise_of(probe, before, &cpus);
+        let noise = probe.finish(&cpus);
         let result = summarise_run(&raw, config.msg_size, atomic)
             .map_err(|e| RunError::Failed(crate::quote::strerror(&e)))?;
         let sample = Sample {
@@ -138,13 +127,14 @@ pub fn run_contend_on(
         }
         Ok(sample)
     });
-    let mut header = Header::new(SCHEMA, system);
-    header.interrupted = done.interrupted;
+    let header = done.header(SCHEMA, system);
     let rows = config
         .cells
         .iter()
         .zip(per_cell)
         .zip(done.rows)
+        // Cut short: a cell the schedule never reached was not measured.
+        .filter(|(_, outcome)| outcome.reached(done.interrupted))
         .map(|((&cell, runs), outcome)| {
             let mut row = summarise_row(cell, runs);
             row.status = outcome.status;
@@ -154,8 +144,6 @@ pub fn run_contend_on(
             row.writes_per_s = outcome.series;
             row
         })
-        // Cut short: a cell the schedule never reached was not measured.
-        .filter(|row| !(done.interrupted && row.status == Status::Ok && row.runs.is_empty()))
         .collect();
     Ok(ContendResult {
         header,
@@ -180,24 +168,6 @@ pub fn run_contend_on(
 /// A cell's name in progress and in `compare`: `WxR`.
 pub fn cell_name(cell: Cell) -> String {
     format!("{}x{}", cell.writers, cell.readers)
-}
-
-/// What this process and its reaped children have used so far: the ends
-/// of a run are threads of this process, or workers reaped within it.
-fn usage() -> Option<ResourceUsage> {
-    let own = getrusage(UsageOf::Process).ok()?;
-    let children = getrusage(UsageOf::Children).ok()?;
-    Some(own + children)
-}
-
-/// What else the machine did during a run that started at `probe`, the
-/// run's own CPU time (both ends) taken out.
-fn noise_of(probe: NoiseProbe, before: Option<ResourceUsage>, cpus: &[usize]) -> RunNoise {
-    let used = match (before, usage()) {
-        (Some(before), Some(after)) => after.since(&before),
-        _ => ResourceUsage::default(),
-    };
-    probe.finish(used.user + used.system, used.involuntary_switches, cpus)
 }
 
 /// Turns what the ends reported into one run's result: rates over the

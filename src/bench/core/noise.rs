@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::stats::{mean_interval_95, min_max};
-use crate::sys::RunNoise;
+use crate::sys::{NoiseProbe, ResourceUsage, RunNoise, UsageOf, getrusage};
 
 /// Fastest over slowest run above which a row is noisy.
 pub const MAX_OVER_MIN: f64 = 1.25;
@@ -201,6 +201,38 @@ impl NoiseSummary {
             max_load_avg_1m: load,
         }
     }
+}
+
+/// The noise around one run whose ends are threads of this process or
+/// children it reaps: what else the machine did meanwhile, the run's own
+/// CPU time (both ends) taken out.
+pub(crate) struct RunProbe {
+    probe: NoiseProbe,
+    before: Option<ResourceUsage>,
+}
+
+impl RunProbe {
+    /// Starts watching, before the run.
+    pub(crate) fn start() -> RunProbe {
+        RunProbe {
+            probe: NoiseProbe::start(),
+            before: usage(),
+        }
+    }
+
+    /// What the machine did since [`RunProbe::start`], the ends on `cpus`.
+    pub(crate) fn finish(self, cpus: &[usize]) -> RunNoise {
+        let used = match (self.before, usage()) {
+            (Some(before), Some(after)) => after.since(&before),
+            _ => ResourceUsage::default(),
+        };
+        (self.probe).finish(used.user + used.system, used.involuntary_switches, cpus)
+    }
+}
+
+/// The CPU time this process and its reaped children have used so far.
+fn usage() -> Option<ResourceUsage> {
+    Some(getrusage(UsageOf::Process).ok()? + getrusage(UsageOf::Children).ok()?)
 }
 
 #[cfg(test)]

@@ -83,6 +83,16 @@ impl RunError {
             .and_then(|json| serde_json::from_str(json).ok())
     }
 
+    /// This error as an `io::Error` for a caller that speaks io: what the
+    /// machine cannot do keeps its kind, [`io::ErrorKind::Unsupported`].
+    pub fn into_io(self) -> io::Error {
+        match self {
+            RunError::Unavailable(why) => io::Error::new(io::ErrorKind::Unsupported, why),
+            RunError::Failed(why) => io::Error::other(why),
+            RunError::Stalled(stall) => io::Error::other(stall.to_string()),
+        }
+    }
+
     /// The status a row gets from this error, and the reason.
     pub fn status(&self) -> (Status, String) {
         match self {

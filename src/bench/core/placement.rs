@@ -2,6 +2,7 @@
 
 use std::io;
 
+use super::noise::Ends;
 use crate::sys::{SystemFacts, pin_to_cpu};
 
 /// Where the two ends run.
@@ -64,6 +65,24 @@ impl Placement {
                 reader_cpu,
             } => writer_cpu != reader_cpu,
             Placement::Unpinned => facts.cpus_allowed.len() >= 2,
+        }
+    }
+
+    /// Where the ends run, as a diagnosis of their noise cares.
+    pub fn ends(self, facts: &SystemFacts) -> Ends {
+        Ends {
+            unpinned: self == Placement::Unpinned,
+            one_cpu: !self.distinct_cpus(facts),
+        }
+    }
+
+    /// The CPUs the ends are pinned to, each once (empty: unpinned), for
+    /// the noise of a run on them.
+    pub fn cpu_list(self) -> Vec<usize> {
+        match self.cpus() {
+            (Some(a), Some(b)) if a == b => vec![a],
+            (Some(a), Some(b)) => vec![a, b],
+            _ => Vec::new(),
         }
     }
 }

@@ -12,7 +12,7 @@
 //!
 //! [`Spread::wide`]: super::noise::Spread::wide
 
-use super::harness::{Event, Figure};
+use super::harness::{Event, Figure, Header};
 use std::time::Instant;
 
 use super::noise::{Ends, NoiseSummary};
@@ -20,7 +20,7 @@ use super::outcome::{Cancel, RunError, Status};
 use super::series::Series;
 use super::stall::Stall;
 use super::stats::Shuffler;
-use crate::sys::RunNoise;
+use crate::sys::{RunNoise, SystemFacts};
 
 /// A row of a schedule (a rung, a size, a cell; or one metric of a row,
 /// for a kind that measures several).
@@ -186,6 +186,16 @@ pub struct Schedule {
     pub noise: Option<NoiseSummary>,
 }
 
+impl Schedule {
+    /// The header of a `schema` document this schedule measured on
+    /// `system`: interrupted if it was.
+    pub fn header(&self, schema: &str, system: SystemFacts) -> Header {
+        let mut header = Header::new(schema, system);
+        header.interrupted = self.interrupted;
+        header
+    }
+}
+
 impl Outcome {
     fn new(slot: &Slot) -> Outcome {
         let (status, reason) = match &slot.unavailable {
@@ -200,6 +210,13 @@ impl Outcome {
             warmup_runs: 0,
             series: Series::new(),
         }
+    }
+
+    /// Whether the schedule got to this row: not when it was
+    /// `interrupted` before the row's first measured run (a row still
+    /// `ok` with none), which then was never measured.
+    pub fn reached(&self, interrupted: bool) -> bool {
+        !(interrupted && self.status == Status::Ok && self.series.runs.is_empty())
     }
 
     fn live(&self) -> bool {

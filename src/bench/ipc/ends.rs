@@ -13,10 +13,10 @@ use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags};
 
 use super::channel::SILENCE;
-pub use super::end::{Receiver, Sender, Sink, silent};
-use super::end::{message_buffer, named};
 use super::mechanism::Mechanism;
 use super::splice::{SpliceReceiver, VmspliceSender};
+pub use super::traits::{Receiver, Sender, Sink, silent};
+use super::traits::{message_buffer, named};
 use crate::buf::Buffer;
 use crate::ring::{RingWait, ShmReceiver, ShmSender};
 use crate::sys::mq::{mq_receive, mq_send};

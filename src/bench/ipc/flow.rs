@@ -12,9 +12,9 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::super::hist::{LatencyNs, new_histogram, record};
-use super::end::{Receiver, Sender, Sink};
+use super::super::hist::Trips;
 use super::record::TripRun;
+use super::traits::{Receiver, Sender, Sink};
 use crate::units::gib_per_s;
 use crate::verify::{Verifier, fill_pattern};
 
@@ -185,33 +185,14 @@ pub fn ping(
         trip(tx, rx)?;
         warmup_round_trips += 1;
     }
-    let mut histogram = new_histogram();
-    let (mut first, mut end, mut round_trips) = (None, Instant::now(), 0u64);
+    let mut trips = Trips::new(Instant::now());
     let measure = Instant::now();
-    while round_trips == 0 || measure.elapsed().as_secs_f64() < seconds {
+    while trips.count() == 0 || measure.elapsed().as_secs_f64() < seconds {
         let (start, stop) = trip(tx, rx)?;
-        first.get_or_insert(start);
-        end = stop;
-        record(
-            &mut histogram,
-            u64::try_from((stop - start).as_nanos()).unwrap_or(u64::MAX),
-        );
-        round_trips += 1;
+        trips.record(start, stop);
     }
     tx.finish()?;
-    let seconds = (end - first.unwrap_or(end)).as_secs_f64();
-    Ok(TripRun {
-        round_trips,
-        seconds,
-        round_trips_per_s: if seconds > 0.0 {
-            round_trips as f64 / seconds
-        } else {
-            0.0
-        },
-        rtt_ns: LatencyNs::of(&histogram),
-        warmup_round_trips,
-        noise: None,
-    })
+    Ok(trips.finish(warmup_round_trips))
 }
 
 /// The ponger: receives each whole message, checks it with `verify`, and

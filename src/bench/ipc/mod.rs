@@ -15,7 +15,7 @@
 //!   goes;
 //! - `channel`: the descriptors a mechanism's ends share, made by the
 //!   parent and handed to the worker processes;
-//! - `end`: what an end is (the `Sender` and `Receiver` every
+//! - `traits`: what an end is (the `Sender` and `Receiver` every
 //!   mechanism's ends implement), below every end;
 //! - `ends`: one end's sending and receiving over any mechanism;
 //! - `splice` and `zerocopy`: the vmsplice/splice ends and the
@@ -31,7 +31,6 @@
 
 pub(crate) mod channel;
 pub(crate) mod compare;
-pub(crate) mod end;
 pub(crate) mod ends;
 pub(crate) mod flow;
 pub(crate) mod job;
@@ -44,6 +43,7 @@ pub use report::ipc_svg;
 pub(crate) mod result;
 pub(crate) mod run;
 pub(crate) mod splice;
+pub(crate) mod traits;
 pub(crate) mod zerocopy;
 
 pub use job::IpcConfig;

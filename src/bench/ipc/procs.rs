@@ -24,7 +24,8 @@ use super::record::{StreamRun, TripRun};
 use crate::bench::core::Spawn;
 use crate::bench::core::end_thread::EndThread;
 use crate::bench::core::watchdog::{Watched, this_thread, watch_processes, watch_run};
-use crate::child::{Group, last_message, said};
+use crate::bench::core::worker::Told;
+use crate::child::{Group, said};
 use crate::sys::task::Task;
 use crate::sys::{NoiseProbe, ResourceUsage, UsageOf, getrusage};
 use crate::units::GIB;
@@ -132,16 +133,14 @@ fn setup_error(e: io::Error) -> RunError {
 /// io_uring off or a pipe size not granted), else its last message (a
 /// crash, a signal), else its status.
 fn end_failed(who: &str, stderr: &str, status: Option<std::process::ExitStatus>) -> RunError {
-    if let Some(err) = RunError::from_worker(stderr) {
-        return err;
-    }
-    match last_message(stderr) {
-        "" => RunError::Failed(match status {
+    match Told::of(stderr) {
+        Told::Outcome(err) => err,
+        Told::Nothing => RunError::Failed(match status {
             Some(status) => format!("the {who} failed ({status}) without a word"),
             None => format!("cannot wait for the {who}"),
         }),
-        why if said(stderr).is_some() => RunError::Failed(why.to_string()),
-        why => RunError::Failed(format!("the {who} failed: {why}")),
+        Told::Words(why) if said(stderr).is_some() => RunError::Failed(why.to_string()),
+        Told::Words(why) => RunError::Failed(format!("the {who} failed: {why}")),
     }
 }
 

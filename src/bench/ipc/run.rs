@@ -4,8 +4,7 @@
 //! of every slot in one shuffled order, more runs of the slots whose
 //! interval is too wide, and the statistics.
 use crate::bench::core::{
-    Cancel, Ends, Event, Figure, Header, Phase, Placement, Plan, RunError, Runner, Sample, Slot,
-    schedule,
+    Cancel, Ends, Event, Figure, Phase, Placement, Plan, RunError, Runner, Sample, Slot, schedule,
 };
 
 use super::job::{IpcConfig, StreamJob, TripJob, one_cpu};
@@ -176,6 +175,7 @@ where
         }
     });
 
+    let header = schedule.header(SCHEMA, facts.clone());
     for (&(i, metric), outcome) in which.iter().zip(schedule.rows) {
         let row = &mut rows[i];
         match (metric, &mut row.throughput, &mut row.latency) {
@@ -192,8 +192,6 @@ where
             _ => {}
         }
     }
-    let mut header = Header::new(SCHEMA, facts.clone());
-    header.interrupted = schedule.interrupted;
     IpcResult {
         header,
         config: config.clone(),

@@ -7,7 +7,7 @@ use std::os::fd::OwnedFd;
 
 use rustix::fs::{MemfdFlags, Mode, OFlags};
 
-use super::end::{Receiver, Sender, Sink, named};
+use super::traits::{Receiver, Sender, Sink, named};
 use crate::buf::BufferOptions;
 use crate::double_buffer::{DoubleBuffer, Layout, Reuse};
 use crate::sys::SpliceFlags;

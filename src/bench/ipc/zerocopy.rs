@@ -10,7 +10,7 @@ use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use rustix::io::Errno;
 use rustix::net::SendFlags;
 
-use super::end::{Sender, message_buffer, named};
+use super::traits::{Sender, message_buffer, named};
 use crate::buf::Buffer;
 use crate::sys::zerocopy::{MSG_ZEROCOPY, set_so_zerocopy, zerocopy_completed};
 

@@ -248,10 +248,11 @@ pub fn check_placements(
             }
             let mut gib_s = outcome.series;
             // Each row's own ends: one CPU, two, or the scheduler's choice.
-            gib_s.diagnose(Ends {
-                unpinned: placement == Some(Placement::Unpinned),
-                one_cpu: placement.is_none_or(|p| !p.distinct_cpus(facts)),
-            });
+            let one_cpu = Ends {
+                unpinned: false,
+                one_cpu: true,
+            };
+            gib_s.diagnose(placement.map_or(one_cpu, |p| p.ends(facts)));
             PlacementRow {
                 placement,
                 kind: kind.to_string(),

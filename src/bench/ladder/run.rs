@@ -3,9 +3,8 @@
 //! shuffled order, runs added while a rung is wide, the diagnosis of a
 //! noisy one), the rungs that block once more in the alternative
 //! placement, then the profiles, the cost and the verdict.
-use crate::bench::core::{Cancel, Ends, Phase, Placement, Plan, RunError, Slot, Status, schedule};
+use crate::bench::core::{Cancel, Phase, Placement, Plan, RunError, Slot, Status, schedule};
 
-use crate::bench::core::harness::Header;
 use crate::sys::{ResourceUsage, SystemFacts};
 
 use super::super::core::harness::{Event, Runner};
@@ -75,15 +74,11 @@ pub fn run_ladder(
         jobs.push(job);
         configs.push(row_config);
     }
-    let ends_of = |placement: Placement| Ends {
-        unpinned: placement == Placement::Unpinned,
-        one_cpu: !placement.distinct_cpus(facts),
-    };
     let plan = Plan {
         runs: config.runs,
         max_runs: config.max_runs(),
         seed: config.seed,
-        ends: ends_of(config.placement),
+        ends: config.placement.ends(facts),
         warmup: config.warmup_rule,
     };
 
@@ -112,6 +107,7 @@ pub fn run_ladder(
         }
         Ok(sample.scheduled())
     });
+    let header = done.header(SCHEMA, facts.clone());
     for ((r, outcome), &(_, placement)) in results.iter_mut().zip(done.rows).zip(&rows) {
         r.status = outcome.status;
         r.reason = outcome.reason;
@@ -120,7 +116,7 @@ pub fn run_ladder(
         r.gib_s = outcome.series;
         if placement != config.placement {
             // The scheduler diagnosed every row as the ladder's placement.
-            r.gib_s.diagnose(ends_of(placement));
+            r.gib_s.diagnose(placement.ends(facts));
         }
     }
     for (r, used) in results.iter_mut().zip(usage) {
@@ -152,8 +148,6 @@ pub fn run_ladder(
             }
         }
     }
-    let mut header = Header::new(SCHEMA, facts.clone());
-    header.interrupted = done.interrupted;
     let mut result = LadderResult {
         header,
         placement: config.placement,

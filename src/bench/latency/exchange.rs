@@ -19,8 +19,7 @@ use std::time::Instant;
 use rustix::io::Errno;
 
 use super::super::core::harness::MAX_MESSAGE;
-use super::super::hist::TripRun;
-use super::super::hist::{LatencyNs, new_histogram, record};
+use super::super::hist::{TripRun, Trips};
 use super::job::{Exchange, PingConfig};
 
 use crate::wait::{Direction, Wait};
@@ -188,34 +187,14 @@ pub fn ping(to: impl AsFd, from: impl AsFd, config: &PingConfig) -> io::Result<T
         trip += 1;
     }
     let warmup_round_trips = trip;
-    let mut histogram = new_histogram();
     let begin = Instant::now();
-    let (mut first_start, mut end) = (None, begin);
-    while !config
-        .measure
-        .is_over(trip - warmup_round_trips, end - begin)
-    {
+    let mut trips = Trips::new(begin);
+    while !config.measure.is_over(trips.count(), trips.end() - begin) {
         let (start, stop) = round_trip(trip)?;
-        first_start.get_or_insert(start);
-        end = stop;
-        let ns = (stop - start).as_nanos();
-        record(&mut histogram, u64::try_from(ns).unwrap_or(u64::MAX));
+        trips.record(start, stop);
         trip += 1;
     }
-    let round_trips = trip - warmup_round_trips;
-    let seconds = (end - first_start.unwrap_or(end)).as_secs_f64();
-    Ok(TripRun {
-        round_trips,
-        seconds,
-        round_trips_per_s: if seconds > 0.0 {
-            round_trips as f64 / seconds
-        } else {
-            0.0
-        },
-        rtt_ns: LatencyNs::of(&histogram),
-        warmup_round_trips,
-        noise: None,
-    })
+    Ok(trips.finish(warmup_round_trips))
 }
 
 /// The ponger: reads each whole message from `from`, checks it and writes

@@ -8,11 +8,9 @@ use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use super::super::core::harness::{Event, Figure, Header, Processes, Runner, Threads};
-use super::super::core::noise::Ends;
-use super::super::core::{
-    Cancel, Phase, Placement, Plan, RunError, Sample, Slot, Spawn, Status, pin, schedule,
-};
+use super::super::core::harness::{Event, Figure, Processes, Runner, Threads};
+use super::super::core::noise::RunProbe;
+use super::super::core::{Cancel, Phase, Plan, RunError, Sample, Slot, Spawn, pin, schedule};
 use super::super::hist::TripRun;
 use super::exchange::{ping, pong};
 use super::job::{Exchange, LatencyConfig, PingConfig, PingJob, Span};
@@ -20,9 +18,10 @@ use super::result::{LatencyResult, LatencyRow, SCHEMA};
 use crate::bench::core::Stall;
 use crate::bench::core::end_thread::EndThread;
 use crate::bench::core::watchdog::{Roster, Watched, run_threads, this_thread, watch_run};
-use crate::child::{Group, last_message};
+use crate::bench::core::worker::Told;
+use crate::child::Group;
 use crate::sys::task::Task;
-use crate::sys::{NoiseProbe, ResourceUsage, RunNoise, SystemFacts, UsageOf, getrusage, pipe};
+use crate::sys::{SystemFacts, pipe};
 use crate::units::Size;
 
 /// Pinger and ponger as two threads of this process, watched: a run
@@ -143,20 +142,13 @@ impl Runner<PingJob> for Processes {
         }
         // What the ponger said it could not do, typed; else its last words
         // (a crash), else its status.
-        match (
-            RunError::from_worker(&ended.stderr),
-            last_message(&ended.stderr),
-        ) {
-            (Some(RunError::Unavailable(why)), _) => {
-                Err(io::Error::new(io::ErrorKind::Unsupported, why))
-            }
-            (Some(RunError::Failed(why)), _) => Err(io::Error::other(why)),
-            (Some(RunError::Stalled(stall)), _) => Err(io::Error::other(stall.to_string())),
-            (None, "") => Err(io::Error::other(match ended.status {
+        match Told::of(&ended.stderr) {
+            Told::Outcome(err) => Err(err.into_io()),
+            Told::Nothing => Err(io::Error::other(match ended.status {
                 Some(status) => format!("the ponger failed ({status})"),
                 None => "cannot wait for the ponger".to_string(),
             })),
-            (None, why) => Err(io::Error::other(why.to_string())),
+            Told::Words(why) => Err(io::Error::other(why.to_string())),
         }
     }
 }
@@ -178,22 +170,6 @@ fn slots(config: &LatencyConfig) -> Vec<Slot> {
         .collect()
 }
 
-/// The CPU time both sides used so far: this process's threads and its
-/// ponger processes waited for.
-fn usage() -> Option<ResourceUsage> {
-    Some(getrusage(UsageOf::Process).ok()? + getrusage(UsageOf::Children).ok()?)
-}
-
-/// What the machine did during a run that started at `probe` with both
-/// sides' usage `before`, on `cpus`.
-fn noise(probe: NoiseProbe, before: Option<ResourceUsage>, cpus: &[usize]) -> RunNoise {
-    let used = match (before, usage()) {
-        (Some(before), Some(after)) => after.since(&before),
-        _ => ResourceUsage::default(),
-    };
-    probe.finish(used.user + used.system, used.involuntary_switches, cpus)
-}
-
 /// Measures every size of `config` with `runner` by the one
 /// [`schedule()`]: a short warm-up run per size, then `config.runs` runs of
 /// every size in a shuffled order seeded by `config.seed`, then one more
@@ -210,10 +186,7 @@ pub fn run_latency(
     cancel: &Cancel,
     progress: &mut dyn FnMut(Event<'_>),
 ) -> LatencyResult {
-    let ends = Ends {
-        unpinned: config.placement == Placement::Unpinned,
-        one_cpu: !config.placement.distinct_cpus(&system),
-    };
+    let ends = config.placement.ends(&system);
     let plan = Plan {
         runs: config.runs,
         max_runs: config.max_runs(),
@@ -221,11 +194,7 @@ pub fn run_latency(
         ends,
         warmup: config.warmup_rule,
     };
-    let on: Vec<usize> = match config.placement.cpus() {
-        (Some(a), Some(b)) if a == b => vec![a],
-        (Some(a), Some(b)) => vec![a, b],
-        _ => Vec::new(),
-    };
+    let on = config.placement.cpu_list();
     let mut runs: Vec<Vec<TripRun>> = vec![Vec::new(); config.sizes.len()];
     let schedule = schedule(&slots(config), &plan, cancel, progress, &mut |i, phase| {
         let size = config.sizes[i];
@@ -245,7 +214,7 @@ pub fn run_latency(
             placement: config.placement,
             stall_timeout: config.stall_timeout,
         };
-        let (probe, before) = (NoiseProbe::start(), usage());
+        let probe = RunProbe::start();
         let mut run = runner.run(&job).map_err(|e| {
             if let Some(stall) = Stall::of_io(&e) {
                 return RunError::Stalled(Box::new(stall.clone()));
@@ -262,7 +231,7 @@ pub fn run_latency(
         let sample = Sample {
             value: p50,
             figure: Figure::RoundTripNs(p50),
-            noise: (phase == Phase::Measure).then(|| noise(probe, before, &on)),
+            noise: (phase == Phase::Measure).then(|| probe.finish(&on)),
         };
         if phase == Phase::Measure {
             run.noise = sample.noise;
@@ -270,11 +239,10 @@ pub fn run_latency(
         }
         Ok(sample)
     });
+    let header = schedule.header(SCHEMA, system);
     // Interrupted, the sizes not measured yet are left out.
     let rows = (config.sizes.iter().zip(schedule.rows).zip(runs))
-        .filter(|((_, outcome), runs)| {
-            !(schedule.interrupted && runs.is_empty() && outcome.status == Status::Ok)
-        })
+        .filter(|((_, outcome), _)| outcome.reached(schedule.interrupted))
         .map(|((&size, outcome), runs)| {
             let mut row = LatencyRow::of(
                 size,
@@ -288,8 +256,6 @@ pub fn run_latency(
             row
         })
         .collect();
-    let mut header = Header::new(SCHEMA, system);
-    header.interrupted = schedule.interrupted;
     LatencyResult {
         header,
         config: config.clone(),
@@ -305,6 +271,7 @@ mod tests {
     use std::sync::atomic::{AtomicBool, Ordering};
 
     use super::*;
+    use crate::bench::core::{Placement, Status};
     use crate::bench::hist::LatencyNs;
     use crate::sys::ThpMode;
     use crate::wait::Wait;

@@ -1,6 +1,5 @@
 //! Reading `perf report --stdio` text: one line per (process, symbol)
-//! with its share and sample count, as
-//! [`perf::REPORT_ARGS`](super::perf::REPORT_ARGS) asks for:
+//! with its share and sample count, as `perf::REPORT_ARGS` asks for:
 //!
 //! ```text
 //! # Overhead       Samples  Command    Symbol

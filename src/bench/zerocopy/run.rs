@@ -11,8 +11,7 @@ use super::path::Path;
 use super::result::{PathResult, SCHEMA, ZeroCopyConfig, ZeroCopyResult};
 use super::verdict::verdict;
 use crate::bench::core::{
-    Cancel, CopyCheck, Ends, Event, Figure, Header, Phase, Placement, Plan, RunError, Sample,
-    Series, Slot, Status, schedule,
+    Cancel, CopyCheck, Event, Figure, Phase, Plan, RunError, Sample, Series, Slot, Status, schedule,
 };
 use crate::sys::{NoiseProbe, SystemFacts};
 use crate::units::GIB;
@@ -63,16 +62,10 @@ pub fn run_zero_copy(
         runs: config.runs,
         max_runs: config.max_runs,
         seed: config.seed,
-        ends: Ends {
-            unpinned: config.placement == Placement::Unpinned,
-            one_cpu: !config.placement.distinct_cpus(facts),
-        },
+        ends: config.placement.ends(facts),
         warmup: config.warmup,
     };
-    let cpus: Vec<usize> = match config.placement.cpus() {
-        (Some(w), Some(r)) => vec![w, r],
-        _ => Vec::new(),
-    };
+    let cpus = config.placement.cpu_list();
     let mut cpu_per_gib: Vec<Vec<f64>> = vec![Vec::new(); slots.len()];
     let done = schedule(&slots, &plan, cancel, progress, &mut |i, phase| {
         let probe = NoiseProbe::start();
@@ -89,6 +82,7 @@ pub fn run_zero_copy(
             noise: Some(probe.finish(own, r.usage.involuntary_switches, &cpus)),
         })
     });
+    let header = done.header(SCHEMA, facts.clone());
     let paths: Vec<PathResult> = Path::ALL
         .iter()
         .zip(found)
@@ -107,8 +101,6 @@ pub fn run_zero_copy(
             cpu_vs_read_write: None,
         })
         .collect();
-    let mut header = Header::new(SCHEMA, facts.clone());
-    header.interrupted = done.interrupted;
     let mut result = ZeroCopyResult {
         header,
         config: config.clone(),
@@ -147,7 +139,7 @@ pub fn failed(result: &ZeroCopyResult) -> Vec<&str> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::bench::core::Warmup;
+    use crate::bench::core::{Placement, Warmup};
 
     #[test]
     fn io_uring_unchecked_is_not_timed_and_the_reused_buffer_never() {
