@@ -11,7 +11,7 @@ use pipespeed::bench::reader::{Input, ReadMethod, ReaderConfig, run_reader};
 use pipespeed::bench::writer::{WriteMethod, WriterConfig, endless_hazard, run_writer};
 use pipespeed::buf::{BufferOptions, MALLOC_OFFSET};
 use pipespeed::double_buffer::Layout;
-use pipespeed::report::ReadRun;
+use pipespeed::bench::reader::ReadRun;
 use pipespeed::report::{Csv, Exporter, Text};
 use pipespeed::sys::inherited::Stdio;
 use pipespeed::sys::{available_cpus, fd_info, pin_to_cpu};

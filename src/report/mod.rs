@@ -19,13 +19,11 @@ pub(crate) mod fixtures;
 pub mod html;
 #[cfg(feature = "cli")]
 pub(crate) mod page;
-pub(crate) mod read;
 #[cfg(feature = "cli")]
 pub mod svg;
 pub(crate) mod table;
 pub(crate) mod text;
 
-pub use read::ReadRun;
 
 use std::io;
 

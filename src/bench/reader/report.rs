@@ -3,8 +3,8 @@
 
 use std::io;
 
-use super::{Csv, Exporter, Text};
-use crate::bench::reader::{Input, ReadMethod, ReadReport, ReaderConfig};
+use super::{Input, ReadMethod, ReadReport, ReaderConfig};
+use crate::report::{Csv, Exporter, Text};
 use crate::units::Size;
 use crate::wait::Wait;
 

@@ -1,5 +1,9 @@
 //! The reading end: the blog's `read` program as a function.
 
+mod report;
+
+pub use report::ReadRun;
+
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::Instant;
