@@ -138,6 +138,9 @@ pub mod buf;
 pub mod build_info;
 pub mod cat;
 pub(crate) mod child;
+#[cfg(feature = "cli")]
+#[doc(hidden)]
+pub mod cli;
 pub mod compare;
 pub mod copy;
 pub mod double_buffer;

@@ -9,11 +9,11 @@ use crate::fixtures;
 
 use pipespeed::bench::core::Status;
 
-use pipespeed::bench::ladder::Rung;
-use pipespeed::bench::scan::{ScanParam, ScanPoint, ScanResult};
 use pipespeed::bench::contend::contend_svg;
+use pipespeed::bench::ladder::Rung;
 use pipespeed::bench::ladder::ladder_svg;
 use pipespeed::bench::latency::latency_svg;
+use pipespeed::bench::scan::{ScanParam, ScanPoint, ScanResult};
 use pipespeed::bench::scan::{scan_result_svg, scan_svg};
 use pipespeed::report::svg::{BAR_FILL, LIMIT_FILL, LIMIT_STROKE, SERIES_STROKES, WHISKER_STROKE};
 use roxmltree::{Document, Node};

@@ -11,8 +11,8 @@ use pipespeed::bench::core::Status;
 use fixtures::browser::{chromium_or_skip, inspect, page_width, render};
 
 use pipespeed::bench::ladder::Rung;
-use pipespeed::report::Html;
 use pipespeed::bench::ladder::html_report;
+use pipespeed::report::Html;
 use pipespeed::report::{Exporter, Text, svg::BAR_FILL};
 
 /// The only URL the page may hold: the SVG namespace, a name, not a fetch.

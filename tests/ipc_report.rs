@@ -16,10 +16,10 @@ use fixtures::browser::{chromium_or_skip, inspect, render};
 use pipespeed::bench::core::Header;
 use pipespeed::bench::core::{Diagnosis, NoiseSummary};
 use pipespeed::bench::hist::LatencyNs;
+use pipespeed::bench::ipc::ipc_svg;
 use pipespeed::bench::ipc::{
     IpcConfig, IpcResult, IpcRow, Mechanism, RoundTrips, SCHEMA, StreamRun, Throughput, TripRun,
 };
-use pipespeed::bench::ipc::ipc_svg;
 use pipespeed::report::svg::{BAR_FILL, WHISKER_STROKE};
 use pipespeed::report::{Csv, Exporter, Html, INTERRUPTED, Json, Markdown, Svg, Text};
 use pipespeed::units::GIB;

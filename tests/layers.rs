@@ -1,9 +1,9 @@
 //! The layers of `src/`: no module reaches itself again through the
 //! modules it imports, directly (`a <-> b`) or through others
-//! (`a -> b -> c -> a`), in the library or in the binary (`src/cli/`).
+//! (`a -> b -> c -> a`), from `src/lib.rs` down (the command line, `cli`,
+//! included).
 //!
-//! An edge is drawn between siblings: a file's `crate::`, `super::` (and
-//! in the binary `pipespeed::`) paths are lifted to the level just below
+//! An edge is drawn between siblings: a file's `crate::` and `super::` paths are lifted to the level just below
 //! the module the file and the path have in common, so
 //! `bench::contend::hogs` naming `crate::bench::contend::procs::Worker`
 //! is `bench::contend::hogs -> bench::contend::procs`, and
@@ -12,62 +12,14 @@
 //! a file's first `#[cfg(test)]` are not read (unit tests may reach
 //! anywhere); an uppercase name in the parent (`super::Config`) is an
 //! item, not a module.
-//!
-//! Circles are being removed; until they all are, `KNOWN` names those
-//! left (each one's modules, sorted). The test fails on a circle not in
-//! it and on an entry that is no longer a circle, so the list only
-//! shrinks.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs;
 use std::path::Path;
 
-/// The circles `src/` still has, each one's modules sorted.
-const KNOWN: &[&[&str]] = &[
-    &[
-        "bench::contend::hogs",
-        "bench::contend::job",
-        "bench::contend::procs",
-    ],
-    &[
-        "cli::args",
-        "cli::bench",
-        "cli::contend",
-        "cli::generate",
-        "cli::ipc",
-        "cli::kernels",
-        "cli::latency",
-        "cli::pv",
-    ],
-    &["kernels::console", "kernels::qemu"],
-    &[
-        "pv::copy",
-        "pv::display",
-        "pv::format",
-        "pv::meter",
-        "pv::monitor",
-    ],
-    &[
-        "pv::format::bar",
-        "pv::format::items",
-        "pv::format::numeric",
-    ],
-    &["report::html", "report::ipc", "report::svg"],
-];
-
-/// What a path's first segment means in one crate: the library's
-/// `crate::` is the root; the binary's (`src/cli/main.rs`) is `cli`, and
-/// its `pipespeed::` is the library's root.
-#[derive(Clone, Copy)]
-enum Crate {
-    Library,
-    Binary,
-}
-
 /// One source file and the module it is.
 struct Source {
     module: Vec<String>,
-    krate: Crate,
     /// Its code: comment lines and everything from `#[cfg(test)]` on
     /// removed.
     code: String,
@@ -119,18 +71,12 @@ fn declared_modules(text: &str) -> Vec<(String, Option<String>)> {
     out
 }
 
-/// Reads `file`, the module `module` of `krate`, and every module it
+/// Reads `file`, the module `module`, and every module it
 /// declares, as rustc finds them: `mod x;` in `a.rs` is `a/x.rs` or
 /// `a/x/mod.rs`; in `mod.rs`, a crate root or a file named by
 /// `#[path]`, `x.rs` or `x/mod.rs` beside it; `#[path = "p"]` is `p`
 /// beside the declaring file.
-fn read_tree(
-    file: &Path,
-    module: Vec<String>,
-    owns_dir: bool,
-    krate: Crate,
-    out: &mut Vec<Source>,
-) {
+fn read_tree(file: &Path, module: Vec<String>, owns_dir: bool, out: &mut Vec<Source>) {
     let text = fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     let here = file.parent().expect("a file has a directory");
     let dir = if owns_dir {
@@ -152,11 +98,10 @@ fn read_tree(
                 }
             }
         };
-        read_tree(&child_file, child, child_owns_dir, krate, out);
+        read_tree(&child_file, child, child_owns_dir, out);
     }
     out.push(Source {
         module,
-        krate,
         code: code_of(&text),
     });
 }
@@ -218,8 +163,8 @@ fn paths_at(s: &str) -> (Vec<Vec<String>>, usize) {
     }
 }
 
-/// The module paths `code` names, resolved from `module` of `krate`.
-fn references(module: &[String], krate: Crate, code: &str) -> Vec<Vec<String>> {
+/// The module paths `code` names, resolved from `module`.
+fn references(module: &[String], code: &str) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     let bytes = code.as_bytes();
     let mut i = 0;
@@ -232,14 +177,6 @@ fn references(module: &[String], krate: Crate, code: &str) -> Vec<Vec<String>> {
         let root: Option<(Vec<String>, bool)> = if !starts_word {
             None
         } else if rest.starts_with("crate::") {
-            Some((
-                match krate {
-                    Crate::Library => Vec::new(),
-                    Crate::Binary => vec!["cli".to_string()],
-                },
-                false,
-            ))
-        } else if rest.starts_with("pipespeed::") && matches!(krate, Crate::Binary) {
             Some((Vec::new(), false))
         } else if rest.starts_with("super::") {
             Some((module.to_vec(), true))
@@ -274,7 +211,7 @@ fn edges(sources: &[Source]) -> BTreeMap<String, BTreeSet<String>> {
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for source in sources {
         let module = &source.module;
-        for target in references(module, source.krate, &source.code) {
+        for target in references(module, &source.code) {
             let common = module
                 .iter()
                 .zip(&target)
@@ -398,12 +335,12 @@ fn chains(component: &BTreeSet<String>, edges: &BTreeMap<String, BTreeSet<String
 }
 
 #[test]
-fn the_reader_follows_use_trees_and_the_binarys_roots() {
+fn the_reader_follows_use_trees() {
     let module: Vec<String> = ["bench", "contend", "hogs"].map(String::from).to_vec();
     let code = "use super::{job::Job, procs as p, self};\n\
                 use crate::bench::{core::{schedule, Plan}, *};\n\
                 let x = crate::report::svg::draw(super::super::ladder::X);";
-    let found: Vec<String> = references(&module, Crate::Library, code)
+    let found: Vec<String> = references(&module, code)
         .iter()
         .map(|p| p.join("::"))
         .collect();
@@ -420,16 +357,6 @@ fn the_reader_follows_use_trees_and_the_binarys_roots() {
             "bench::ladder::X",
         ]
     );
-    let cli: Vec<String> = ["cli", "pv"].map(String::from).to_vec();
-    let found: Vec<String> = references(
-        &cli,
-        Crate::Binary,
-        "use crate::args::A; pipespeed::pv::go()",
-    )
-    .iter()
-    .map(|p| p.join("::"))
-    .collect();
-    assert_eq!(found, ["cli::args::A", "pv::go"]);
 }
 
 #[test]
@@ -453,7 +380,6 @@ fn a_circle_of_three_is_found_and_told_as_a_chain() {
         }
         Source {
             module,
-            krate: Crate::Library,
             code: code.to_string(),
         }
     })
@@ -473,61 +399,27 @@ fn a_circle_of_three_is_found_and_told_as_a_chain() {
 fn no_module_of_src_reaches_itself_through_its_imports() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut sources = Vec::new();
-    read_tree(
-        &src.join("lib.rs"),
-        Vec::new(),
-        true,
-        Crate::Library,
-        &mut sources,
-    );
-    let library = sources.len();
-    read_tree(
-        &src.join("cli/main.rs"),
-        vec!["cli".to_string()],
-        true,
-        Crate::Binary,
-        &mut sources,
-    );
+    read_tree(&src.join("lib.rs"), Vec::new(), true, &mut sources);
+    let cli = sources
+        .iter()
+        .filter(|s| s.module.first().is_some_and(|m| m == "cli"))
+        .count();
     assert!(
-        library > 100 && sources.len() - library > 20,
-        "read {library} files of the library and {} of the binary",
-        sources.len() - library
+        sources.len() > 120 && cli > 20,
+        "read {} files, {cli} of them the command line's",
+        sources.len()
     );
     let edges = edges(&sources);
     // A reader that sees no imports finds no circle: the tree has hundreds.
     let count: usize = edges.values().map(BTreeSet::len).sum();
     assert!(count > 200, "only {count} imports between sibling modules");
-    let found: BTreeMap<Vec<String>, Vec<String>> = circles(&edges)
-        .into_iter()
-        .map(|c| {
-            let chains = chains(&c, &edges);
-            (c.into_iter().collect(), chains)
-        })
-        .collect();
-    let known: BTreeSet<Vec<String>> = KNOWN
+    let found: Vec<String> = circles(&edges)
         .iter()
-        .map(|c| c.iter().map(|m| m.to_string()).collect())
+        .flat_map(|c| chains(c, &edges))
         .collect();
-    let mut report = String::new();
-    for (members, chains) in &found {
-        if !known.contains(members) {
-            report += &format!("a circle not in KNOWN: {members:?}\n");
-            for chain in chains {
-                report += &format!("    {chain}\n");
-            }
-        }
-    }
-    for members in known.iter().filter(|k| !found.contains_key(*k)) {
-        report += &format!("in KNOWN but no longer a circle (remove it): {members:?}\n");
-    }
     assert!(
-        report.is_empty(),
-        "{report}\nthe circles found now ({}):\n{}",
-        found.len(),
-        found
-            .values()
-            .flatten()
-            .map(|c| format!("    {c}\n"))
-            .collect::<String>()
+        found.is_empty(),
+        "modules that reach themselves through their imports:\n{}",
+        found.join("\n")
     );
 }

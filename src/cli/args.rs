@@ -6,12 +6,12 @@ use std::marker::PhantomData;
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::bench::core::{MAX_RUNS, Warmup};
+use crate::report::{Csv, Exporter, Json, Svg, Text};
 use clap::{Args, ValueEnum};
-use pipespeed::bench::core::{MAX_RUNS, Warmup};
-use pipespeed::report::{Csv, Exporter, Json, Svg, Text};
 
-use crate::UsageError;
-use crate::output::ResultFile;
+use crate::cli::UsageError;
+use crate::cli::output::ResultFile;
 
 /// `--stall-timeout`, the watchdog of every measurement (contend,
 /// latency, ipc, bench): one rule and one wording for all.
@@ -29,7 +29,7 @@ pub struct StallArgs {
 impl Default for StallArgs {
     fn default() -> StallArgs {
         StallArgs {
-            stall_timeout: pipespeed::bench::core::DEFAULT_STALL_TIMEOUT.as_secs_f64(),
+            stall_timeout: crate::bench::core::DEFAULT_STALL_TIMEOUT.as_secs_f64(),
         }
     }
 }
@@ -42,7 +42,7 @@ impl StallArgs {
 }
 
 fn stall_timeout(text: &str) -> Result<f64, String> {
-    use pipespeed::bench::core::{MAX_STALL_TIMEOUT_S as MAX, MIN_STALL_TIMEOUT_S as MIN};
+    use crate::bench::core::{MAX_STALL_TIMEOUT_S as MAX, MIN_STALL_TIMEOUT_S as MIN};
     match text.strip_suffix('s').unwrap_or(text).parse::<f64>() {
         Ok(s) if (MIN..=MAX).contains(&s) => Ok(s),
         _ => Err(format!(
@@ -256,9 +256,9 @@ mod values;
 pub use values::*;
 
 // pv's help and kernels' tests parse a whole command line.
-pub use crate::Cli;
+pub use crate::cli::Cli;
 #[cfg(test)]
-pub use crate::Command;
+pub use crate::cli::Command;
 
 /// `--placement` of bench and latency: where the two ends run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -1,30 +1,30 @@
 //! `pipespeed bench` (and `pipespeed` alone): the ladder.
-use pipespeed::bench::core::{Cancel, Placement, Status};
+use crate::bench::core::{Cancel, Placement, Status};
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::bench::core::{MAX_RUNS, Mode, Runner};
+use crate::bench::ladder::{
+    LadderConfig, LadderResult, PlacementRow, ProcessExecutor, Rung, check_placements, run_ladder,
+};
+use crate::bench::latency::PingJob;
+use crate::bench::scan::{Scan, ScanParam, ScanPoint, ScanResult};
+use crate::bench::zerocopy::{self, Path, ZeroCopyConfig, run_zero_copy};
+use crate::report::{Csv, Exporter, Html, Json, Markdown, Svg, Text};
+use crate::sys::SystemFacts;
+use crate::sys::process::{catch_interrupts, interrupted};
 use anyhow::Context;
 use clap::Args;
 use indicatif::ProgressBar;
-use pipespeed::bench::core::{MAX_RUNS, Mode, Runner};
-use pipespeed::bench::ladder::{
-    LadderConfig, LadderResult, PlacementRow, ProcessExecutor, Rung, check_placements, run_ladder,
-};
-use pipespeed::bench::latency::PingJob;
-use pipespeed::bench::scan::{Scan, ScanParam, ScanPoint, ScanResult};
-use pipespeed::bench::zerocopy::{self, Path, ZeroCopyConfig, run_zero_copy};
-use pipespeed::report::{Csv, Exporter, Html, Json, Markdown, Svg, Text};
-use pipespeed::sys::SystemFacts;
-use pipespeed::sys::process::{catch_interrupts, interrupted};
 
-use crate::UsageError;
-use crate::args::{
+use crate::cli::UsageError;
+use crate::cli::args::{
     PlacementArg, RunsArgs, RunsWords, StallArgs, WarmupArgs, buffer_size, clock_seed, count, cpu,
     pipe_size, positive_size, rung, seconds,
 };
-use crate::output::{ResultFile, deliver};
-use crate::progress;
+use crate::cli::output::{ResultFile, deliver};
+use crate::cli::progress;
 
 /// `pipespeed bench`.
 #[derive(Debug, Args, Default)]
@@ -162,7 +162,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         target_seconds: args.run_seconds,
         profile: args.profile,
     };
-    crate::output::check_outputs(outputs(&args))?;
+    crate::cli::output::check_outputs(outputs(&args))?;
     // SIGINT, SIGTERM or SIGHUP: the children are killed at once, no run starts,
     // and what was measured is printed and written, marked interrupted.
     catch_interrupts()?;
@@ -274,7 +274,7 @@ fn zero_copy(
         seed: args.seed.unwrap_or_else(clock_seed),
         warmup: args.warmups.rule(),
     };
-    crate::output::check_outputs(outputs(args))?;
+    crate::cli::output::check_outputs(outputs(args))?;
     // SIGINT, SIGTERM or SIGHUP: no run starts, and what was measured is
     // printed and written, marked interrupted. The scratch files have no
     // name and the sockets no address: nothing is left to remove.
@@ -296,7 +296,7 @@ fn zero_copy(
     };
     deliver(&result, result.measured_anything(), &files, text)?;
     let runs: usize = result.paths.iter().map(|p| p.gib_s.runs.len()).sum();
-    if let Some(status) = crate::interrupted_status(runs, "run", "the measurement") {
+    if let Some(status) = crate::cli::interrupted_status(runs, "run", "the measurement") {
         return Ok(status);
     }
     let failed = zerocopy::failed(&result);
@@ -362,7 +362,7 @@ fn exit_status(ladders: &[&LadderResult], named: bool) -> ExitCode {
                 .chain(check.map(|r| r.gib_s.runs.len()))
         })
         .sum();
-    if let Some(status) = crate::interrupted_status(runs, "run", "every child process") {
+    if let Some(status) = crate::cli::interrupted_status(runs, "run", "every child process") {
         return status;
     }
     let rungs = || ladders.iter().flat_map(|l| &l.rungs);
@@ -379,7 +379,7 @@ fn exit_status(ladders: &[&LadderResult], named: bool) -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
-    let unavailable = crate::unavailable_status(rungs().map(|r| r.status));
+    let unavailable = crate::cli::unavailable_status(rungs().map(|r| r.status));
     unavailable.filter(|_| named).unwrap_or(ExitCode::SUCCESS)
 }
 
@@ -474,5 +474,5 @@ fn placement(args: &BenchArgs, facts: &SystemFacts) -> anyhow::Result<Placement>
         true => Some(PlacementArg::Unpinned),
         false => args.placement,
     };
-    crate::args::placement(choice, &args.cpus, facts, "the writer's and the reader's")
+    crate::cli::args::placement(choice, &args.cpus, facts, "the writer's and the reader's")
 }

@@ -1,6 +1,6 @@
 //! `pipespeed cat`: GNU cat (coreutils 9.1, with 9.6's rule for a file
 //! that is both input and output, stricter where that rule destroys the
-//! file: see [`input_is_output`](pipespeed::copy::input_is_output)), byte
+//! file: see [`input_is_output`](crate::copy::input_is_output)), byte
 //! for byte, with the same messages and exit status, also when the binary
 //! is called by the name `cat`.
 //!
@@ -15,17 +15,17 @@ use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::process::ExitCode;
 
+use crate::cat::engine::{Engine, Failure, cat_file};
+use crate::cat::format::FormatOptions;
+use crate::quote::quote_file_name;
+use crate::sys::fd_info;
+use crate::sys::inherited::{self, Stdio};
+use crate::sys::signal::inherited_sigpipe;
 use clap::{Args, CommandFactory};
-use pipespeed::cat::engine::{Engine, Failure, cat_file};
-use pipespeed::cat::format::FormatOptions;
-use pipespeed::quote::quote_file_name;
-use pipespeed::sys::fd_info;
-use pipespeed::sys::inherited::{self, Stdio};
-use pipespeed::sys::signal::inherited_sigpipe;
 
-use crate::Cli;
-use crate::gnu::{HasArg, HelpVersion, Invocation, Tool, multibyte_locale, no_splice};
-use crate::strerror;
+use crate::cli::Cli;
+use crate::cli::gnu::{HasArg, HelpVersion, Invocation, Tool, multibyte_locale, no_splice};
+use crate::cli::strerror;
 
 /// The layout of `pipespeed cat --help`; the usage and the examples are
 /// set at run time, with the name cat was called by.
@@ -210,7 +210,7 @@ pub fn run(invocation: &Invocation, args: CatArgs) -> ExitCode {
 }
 
 /// `EBADF` if `fd` was closed when we started (see
-/// [`pipespeed::sys::inherited`]).
+/// [`crate::sys::inherited`]).
 fn closed_error(fd: Stdio) -> Option<io::Error> {
     inherited::closed_at_start(fd).then(|| io::Error::from_raw_os_error(libc::EBADF))
 }
@@ -241,7 +241,7 @@ mod tests {
 
     fn error_for(args: &[&str]) -> Option<String> {
         let args: Vec<OsString> = args.iter().map(OsString::from).collect();
-        crate::gnu::getopt_error(&args, &CAT).map(|line| String::from_utf8(line).unwrap())
+        crate::cli::gnu::getopt_error(&args, &CAT).map(|line| String::from_utf8(line).unwrap())
     }
 
     #[test]
@@ -300,7 +300,7 @@ mod tests {
     #[test]
     fn options_combine_as_gnus() {
         let cli = Cli::try_parse_from(["pipespeed", "cat", "-e", "f", "-t", "-bu"]).unwrap();
-        let Some(crate::Command::Cat(args)) = cli.command else {
+        let Some(crate::cli::Command::Cat(args)) = cli.command else {
             panic!("not cat");
         };
         let options = format_options(&args);

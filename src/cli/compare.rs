@@ -5,11 +5,11 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::compare::{Bootstrap, DEFAULT_SEED};
+use crate::compare::{compare_files, render};
 use clap::Args;
-use pipespeed::compare::{Bootstrap, DEFAULT_SEED};
-use pipespeed::compare::{compare_files, render};
 
-use crate::{UsageError, output};
+use crate::cli::{UsageError, output};
 
 /// `pipespeed compare`.
 #[derive(Debug, Args)]

@@ -1,25 +1,25 @@
 //! `pipespeed contend`: N writers and M readers on one pipe, as the
 //! kernel's pipe_bench runs them; parse, call the library, render.
-use pipespeed::bench::core::{Cancel, Placement, Status};
+use crate::bench::core::{Cancel, Placement, Status};
 
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, anyhow};
-use clap::Args;
-use pipespeed::bench::contend::{
+use crate::bench::contend::{
     Cell, ContendConfig, ContendResult, DEFAULT_MSG_SIZE, MAX_ENDS, Mode, resolve_pipe_size,
     run_contend,
 };
-use pipespeed::bench::contend::{DEFAULT_SHARE_PERCENT, DEFAULT_WORKERS, MAX_HOGS, PressureConfig};
-use pipespeed::sys::SystemFacts;
-use pipespeed::sys::process::catch_interrupts;
+use crate::bench::contend::{DEFAULT_SHARE_PERCENT, DEFAULT_WORKERS, MAX_HOGS, PressureConfig};
+use crate::sys::SystemFacts;
+use crate::sys::process::catch_interrupts;
+use anyhow::{Context, anyhow};
+use clap::Args;
 
-use crate::UsageError;
-use crate::args::{
+use crate::cli::UsageError;
+use crate::cli::args::{
     ReportArgs, ReportWords, RunsArgs, RunsWords, WarmupArgs, count, message_size, seconds,
 };
-use crate::progress;
+use crate::cli::progress;
 
 /// `pipespeed contend`.
 #[derive(Debug, Args)]
@@ -49,7 +49,7 @@ pub struct ContendArgs {
     pub msg_size: Option<usize>,
     /// Pipe size to ask for [default: 1M, pipe_bench's, cut to
     /// /proc/sys/fs/pipe-max-size] [range: 1-1G].
-    #[arg(long = "pipe-size", value_name = "SIZE", value_parser = crate::args::pipe_size)]
+    #[arg(long = "pipe-size", value_name = "SIZE", value_parser = crate::cli::args::pipe_size)]
     pub pipe_size: Option<usize>,
     /// Seconds the writers write, per run [range: 0.01-86400].
     #[arg(long, value_name = "SECS", default_value = "3", value_parser = seconds)]
@@ -71,7 +71,7 @@ pub struct ContendArgs {
     pub warmups: WarmupArgs,
     /// Writers on CPU W, readers on CPU R [default: unpinned, as pipe_bench;
     /// range: 0-1023].
-    #[arg(long, value_delimiter = ',', value_name = "W,R", num_args = 1, value_parser = crate::args::cpu)]
+    #[arg(long, value_delimiter = ',', value_name = "W,R", num_args = 1, value_parser = crate::cli::args::cpu)]
     pub cpus: Vec<usize>,
     /// Check that no message is lost, duplicated or torn (slower: this
     /// measures correctness, not speed).
@@ -91,7 +91,7 @@ pub struct ContendArgs {
     #[command(flatten)]
     pub report: ReportArgs<Cells>,
     #[command(flatten)]
-    pub stall: crate::args::StallArgs,
+    pub stall: crate::cli::args::StallArgs,
 }
 
 /// contend's words: a row is a cell.
@@ -146,7 +146,7 @@ fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConf
     let placement = if args.cpus.is_empty() {
         Placement::Unpinned
     } else {
-        let (writer_cpu, reader_cpu) = crate::args::cpu_pair(
+        let (writer_cpu, reader_cpu) = crate::cli::args::cpu_pair(
             &args.cpus,
             &facts.cpus_allowed,
             "the writers' and the readers'",
@@ -173,7 +173,7 @@ fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConf
         duration: Duration::from_secs_f64(args.duration),
         runs: min_runs,
         max_runs,
-        seed: args.seed.unwrap_or_else(crate::args::clock_seed),
+        seed: args.seed.unwrap_or_else(crate::cli::args::clock_seed),
         warmup_rule: args.warmups.rule(),
         mode: if args.processes {
             Mode::Processes
@@ -195,7 +195,7 @@ fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConf
 pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
     let config = config(&args, &facts)?;
-    crate::output::check_outputs(args.report.files::<ContendResult>().map(|(path, _)| path))?;
+    crate::cli::output::check_outputs(args.report.files::<ContendResult>().map(|(path, _)| path))?;
     catch_interrupts()?;
     // A warm-up and the measured runs per cell (noisy cells get more).
     // validate() bounds runs and the cells are few: saturate, never wrap.
@@ -215,16 +215,18 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
     let result = match outcome {
         // Stopped before the first run (the hogs were starting).
         Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {
-            let status = crate::interrupted_status(0, "cell", "every worker and memory hog");
+            let status = crate::cli::interrupted_status(0, "cell", "every worker and memory hog");
             return Ok(status.unwrap_or(ExitCode::from(130)));
         }
         other => other.context("contend")?,
     };
     let measured = result.rows.iter().any(|r| !r.runs.is_empty());
     let files = args.report.files();
-    crate::output::deliver(&result, measured, &files, args.report.text())?;
+    crate::cli::output::deliver(&result, measured, &files, args.report.text())?;
     let cells = result.rows.len();
-    if let Some(status) = crate::interrupted_status(cells, "cell", "every worker and memory hog") {
+    if let Some(status) =
+        crate::cli::interrupted_status(cells, "cell", "every worker and memory hog")
+    {
         return Ok(status);
     }
     // A cell whose run failed: the others were measured, printed and
@@ -237,7 +239,7 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
             row.reason.as_deref().unwrap_or("failed")
         ));
     }
-    if let Some(status) = crate::unavailable_status(result.rows.iter().map(|r| r.status)) {
+    if let Some(status) = crate::cli::unavailable_status(result.rows.iter().map(|r| r.status)) {
         return Ok(status);
     }
     let failed = result
@@ -258,12 +260,12 @@ pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
 mod tests {
     #![allow(clippy::unwrap_used)]
 
+    use crate::bench::contend::DEFAULT_PIPE_SIZE;
+    use crate::sys::pipe_max_size;
     use clap::Parser;
-    use pipespeed::bench::contend::DEFAULT_PIPE_SIZE;
-    use pipespeed::sys::pipe_max_size;
 
     use super::*;
-    use crate::args::{Cli, Command};
+    use crate::cli::args::{Cli, Command};
 
     fn config_of(argv: &[&str]) -> ContendConfig {
         let argv = ["pipespeed", "contend"].iter().chain(argv);

@@ -5,22 +5,22 @@ use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::bench::reader::ReadRun;
+use crate::bench::reader::{Input, ReadMethod, ReaderConfig, run_reader};
+use crate::bench::writer::{WriteMethod, WriterConfig, endless_hazard, run_writer};
+use crate::buf::{BufferOptions, MALLOC_OFFSET};
+use crate::double_buffer::Layout;
+use crate::report::{Csv, Exporter, Text};
+use crate::sys::inherited::Stdio;
+use crate::sys::{available_cpus, fd_info, pin_to_cpu};
+use crate::units::Size;
+use crate::wait::Wait;
 use anyhow::Context;
 use clap::Args;
-use pipespeed::bench::reader::{Input, ReadMethod, ReaderConfig, run_reader};
-use pipespeed::bench::writer::{WriteMethod, WriterConfig, endless_hazard, run_writer};
-use pipespeed::buf::{BufferOptions, MALLOC_OFFSET};
-use pipespeed::double_buffer::Layout;
-use pipespeed::bench::reader::ReadRun;
-use pipespeed::report::{Csv, Exporter, Text};
-use pipespeed::sys::inherited::Stdio;
-use pipespeed::sys::{available_cpus, fd_info, pin_to_cpu};
-use pipespeed::units::Size;
-use pipespeed::wait::Wait;
 
-use crate::UsageError;
-use crate::args::{buffer_offset, buffer_size, cpu, pipe_size, positive_size, run_bytes};
-use crate::output::{check_outputs, print_table, write_file};
+use crate::cli::UsageError;
+use crate::cli::args::{buffer_offset, buffer_size, cpu, pipe_size, positive_size, run_bytes};
+use crate::cli::output::{check_outputs, print_table, write_file};
 
 /// Options both ends share (the blog's programs share one option parser).
 #[derive(Debug, Args)]

@@ -7,12 +7,12 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::sys::replace::Target;
 use anyhow::Context;
 use clap::{Args, CommandFactory, Subcommand, ValueEnum};
 use clap_complete::Shell;
-use pipespeed::sys::replace::Target;
 
-use crate::args::Cli;
+use crate::cli::args::Cli;
 
 /// `pipespeed generate`.
 #[derive(Debug, Args)]
@@ -78,7 +78,7 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<ExitCode> {
         What::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(shell.shell(), &mut visible(), "pipespeed", &mut out);
-            crate::output::print(&out)?;
+            crate::cli::output::print(&out)?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -89,7 +89,7 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<ExitCode> {
 /// old page before the first takes its place (a full disk or `ulimit
 /// -f` leaves the old pages as they were), and returns their paths.
 /// A page is replaced as a result file is (its mode and owner kept,
-/// `pipespeed::sys::replace`); one that is not a regular file is refused.
+/// `crate::sys::replace`); one that is not a regular file is refused.
 /// Pages written in place (hard links) are written before any is
 /// renamed: their writes can fail, renames cannot.
 fn man_pages(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
@@ -116,7 +116,7 @@ fn man_pages(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     }
     // Held until every page is in place: a signal's default action (no
     // handler here) would leave temporary files, or half the pages new.
-    let _held = pipespeed::sys::hold::hold_signals()?;
+    let _held = crate::sys::hold::hold_signals()?;
     let mut prepared = Vec::with_capacity(pages.len());
     let mut written = Vec::with_capacity(pages.len());
     for (name, bytes) in pages {

@@ -9,9 +9,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::ExitCode;
 
-use pipespeed::wait::write_all;
+use crate::wait::write_all;
 
-use crate::strerror;
+use crate::cli::strerror;
 
 /// Whether a long option takes an argument (as getopt's `has_arg`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +91,7 @@ impl Invocation {
     pub fn clap_error(&self, err: clap::Error, argv: &[OsString]) -> ExitCode {
         use clap::error::ErrorKind;
         // Help cut short by its reader going away dies of SIGPIPE, as GNU's.
-        let _ = pipespeed::sys::signal::inherited_sigpipe();
+        let _ = crate::sys::signal::inherited_sigpipe();
         match err.kind() {
             ErrorKind::DisplayHelp => self.print((self.tool.help)(&self.program).as_bytes()),
             ErrorKind::DisplayVersion => self.print((self.tool.version)().as_bytes()),

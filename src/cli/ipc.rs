@@ -1,25 +1,25 @@
 //! `pipespeed ipc`: pipes beside sockets, message queues, shared memory
 //! and io_uring, every end a process of its own, on the ladder's harness.
-use pipespeed::bench::core::{Cancel, Status};
+use crate::bench::core::{Cancel, Status};
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::bench::core::Processes;
+use crate::bench::ipc::{IpcConfig, IpcResult, Mechanism, run_ipc};
+use crate::report::{Html, Markdown};
+use crate::sys::SystemFacts;
+use crate::sys::process::catch_interrupts;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use pipespeed::bench::core::Processes;
-use pipespeed::bench::ipc::{IpcConfig, IpcResult, Mechanism, run_ipc};
-use pipespeed::report::{Html, Markdown};
-use pipespeed::sys::SystemFacts;
-use pipespeed::sys::process::catch_interrupts;
 
-use crate::UsageError;
-use crate::args::{
+use crate::cli::UsageError;
+use crate::cli::args::{
     PlacementArgs, PlacementWords, ReportArgs, ReportWords, WarmupArgs, message_size,
     positive_size, seconds,
 };
-use crate::output::{ResultFile, check_outputs, deliver};
-use crate::progress;
+use crate::cli::output::{ResultFile, check_outputs, deliver};
+use crate::cli::progress;
 
 /// `pipespeed ipc`.
 #[derive(Debug, Args)]
@@ -87,7 +87,7 @@ pub struct IpcArgs {
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
     #[command(flatten)]
-    pub stall: crate::args::StallArgs,
+    pub stall: crate::cli::args::StallArgs,
 }
 
 /// ipc's words: a row is a mechanism and a size.
@@ -122,11 +122,11 @@ pub enum MetricArg {
 /// A mechanism's name; a wrong one is answered with the valid ones.
 fn mechanism(text: &str) -> Result<Mechanism, String> {
     text.parse()
-        .map_err(|e: pipespeed::bench::ipc::UnknownMechanism| e.to_string())
+        .map_err(|e: crate::bench::ipc::UnknownMechanism| e.to_string())
 }
 
 fn config(args: &IpcArgs, facts: &SystemFacts) -> anyhow::Result<IpcConfig> {
-    let placement = crate::args::placement(
+    let placement = crate::cli::args::placement(
         args.ends.placement,
         &args.ends.cpus,
         facts,
@@ -164,7 +164,7 @@ fn config(args: &IpcArgs, facts: &SystemFacts) -> anyhow::Result<IpcConfig> {
         bytes: args.bytes,
         placement,
         verify: args.verify,
-        seed: args.seed.unwrap_or_else(crate::args::clock_seed),
+        seed: args.seed.unwrap_or_else(crate::cli::args::clock_seed),
         warmup_rule: args.warmups.rule(),
         stall_timeout: args.stall.timeout(),
     })
@@ -219,7 +219,7 @@ fn runs(result: &IpcResult) -> usize {
 /// 1 if a row failed (said on stderr too), 3 if nothing could run, else
 /// 0; interrupted: 128 + the signal.
 fn exit_status(result: &IpcResult, runs: usize) -> ExitCode {
-    if let Some(status) = crate::interrupted_status(runs, "run", "every child process") {
+    if let Some(status) = crate::cli::interrupted_status(runs, "run", "every child process") {
         return status;
     }
     let statuses = result.rows.iter().flat_map(|r| {
@@ -234,7 +234,7 @@ fn exit_status(result: &IpcResult, runs: usize) -> ExitCode {
             format!(
                 "{} {} {metric}",
                 r.mechanism,
-                pipespeed::units::Size(r.size as u64)
+                crate::units::Size(r.size as u64)
             )
         })
         .collect();
@@ -246,5 +246,5 @@ fn exit_status(result: &IpcResult, runs: usize) -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
-    crate::unavailable_status(statuses.map(|(_, _, s)| s)).unwrap_or(ExitCode::SUCCESS)
+    crate::cli::unavailable_status(statuses.map(|(_, _, s)| s)).unwrap_or(ExitCode::SUCCESS)
 }

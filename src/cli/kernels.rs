@@ -5,22 +5,22 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Context;
-use clap::{Args, ValueEnum};
-use pipespeed::bench::core::{Cancel, EXIT_UNSUPPORTED};
-use pipespeed::compare::Bootstrap;
-use pipespeed::kernels::{
+use crate::bench::core::{Cancel, EXIT_UNSUPPORTED};
+use crate::compare::Bootstrap;
+use crate::kernels::{
     Accel, AccelChoice, Event, Guest, Inputs, KernelsConfig, KernelsError, KernelsResult, Timeouts,
     files_read, open_input, run_kernels, stale,
 };
-use pipespeed::sys::process::catch_interrupts;
-use pipespeed::sys::replace;
+use crate::sys::process::catch_interrupts;
+use crate::sys::replace;
+use anyhow::Context;
+use clap::{Args, ValueEnum};
 
-use crate::UsageError;
+use crate::cli::UsageError;
 
 mod measure;
 
-use crate::args::{count, seconds, size};
+use crate::cli::args::{count, seconds, size};
 use measure::{Measure, measurements};
 
 /// `pipespeed kernels`.
@@ -68,7 +68,7 @@ pub struct KernelsArgs {
     pub runs: usize,
     /// The guest's measurements' watchdog.
     #[command(flatten)]
-    pub stall: crate::args::StallArgs,
+    pub stall: crate::cli::args::StallArgs,
     /// KVM or qemu's emulator (auto: KVM if /dev/kvm opens and boots the
     /// first kernel, TCG otherwise).
     #[arg(long, value_enum, default_value_t = AccelArg::Auto)]
@@ -181,10 +181,20 @@ fn work_dir(out: Option<&Path>, vng: bool) -> anyhow::Result<Work> {
     };
     // Made without following a link or using a directory another user
     // planted in /tmp (as the result files are written).
-    let path = replace::make_dir_all(dir)
-        .map_err(|e| UsageError(format!("--out {}: {}", dir.display(), crate::strerror(&e))))?;
-    let mut entries = std::fs::read_dir(&path)
-        .map_err(|e| UsageError(format!("--out {}: {}", dir.display(), crate::strerror(&e))))?;
+    let path = replace::make_dir_all(dir).map_err(|e| {
+        UsageError(format!(
+            "--out {}: {}",
+            dir.display(),
+            crate::cli::strerror(&e)
+        ))
+    })?;
+    let mut entries = std::fs::read_dir(&path).map_err(|e| {
+        UsageError(format!(
+            "--out {}: {}",
+            dir.display(),
+            crate::cli::strerror(&e)
+        ))
+    })?;
     if entries.next().is_some() {
         return Err(UsageError(format!(
             "--out {}: not empty (its files would be replaced)",
@@ -245,12 +255,12 @@ pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
         bootstrap: Bootstrap::default(),
     };
     check_inputs(&args, &config)?;
-    crate::output::check_outputs([&args.json])?;
+    crate::cli::output::check_outputs([&args.json])?;
     catch_interrupts()?;
     let work = work_dir(args.out.as_deref(), args.vng)?;
     config.work = work.path.clone();
     config.keep = work.kept();
-    let bar = crate::progress::bar(args.rounds * 2);
+    let bar = crate::cli::progress::bar(args.rounds * 2);
     // What must be read whether or not the bar is drawn.
     let say = |line: String| {
         if bar.is_hidden() {
@@ -296,16 +306,16 @@ pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
     // Stopped by a signal, whatever it broke (a boot, busybox cpio) or
     // after the last boot: qemu is killed, the work directory goes with
     // `work`, and no table is printed.
-    if let Some(signal) = pipespeed::sys::process::interrupted() {
+    if let Some(signal) = crate::sys::process::interrupted() {
         let kept = match work.kept() {
             false => "the work directory removed".to_string(),
             true => format!("the boots' files kept in {}", work.path.display()),
         };
         eprintln!(
             "pipespeed: kernels: interrupted by {}: qemu killed, no table printed, {kept}",
-            pipespeed::sys::process::signal_name(signal)
+            crate::sys::process::signal_name(signal)
         );
-        return Ok(crate::signal_status(signal));
+        return Ok(crate::cli::signal_status(signal));
     }
     let result = match outcome {
         Ok(result) => result,
@@ -324,7 +334,7 @@ pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
         }
     };
     print(&result, &args.json)?;
-    crate::output::write_file(&args.json, || {
+    crate::cli::output::write_file(&args.json, || {
         let mut bytes = serde_json::to_vec_pretty(&result)?;
         bytes.push(b'\n');
         Ok(bytes)
@@ -351,7 +361,7 @@ fn check_inputs(args: &KernelsArgs, config: &KernelsConfig) -> anyhow::Result<()
     }
     let read = files_read(config);
     let read: Vec<&Path> = read.iter().map(PathBuf::as_path).collect();
-    crate::output::check_not_inputs(&read, [&args.json])
+    crate::cli::output::check_not_inputs(&read, [&args.json])
 }
 
 /// The tables, under a line that says how the guests ran.
@@ -375,5 +385,5 @@ fn print(result: &KernelsResult, json: &Option<PathBuf>) -> anyhow::Result<()> {
         );
         text += &m.lkml;
     }
-    crate::output::print_table(text.as_bytes(), [json])
+    crate::cli::output::print_table(text.as_bytes(), [json])
 }

@@ -3,22 +3,22 @@
 
 use std::process::ExitCode;
 
-use anyhow::Context;
-use clap::{Args, ValueEnum};
-use pipespeed::bench::core::{Cancel, Status};
-use pipespeed::bench::latency::{
+use crate::bench::core::{Cancel, Status};
+use crate::bench::latency::{
     LatencyConfig, LatencyResult, MAX_ROUND_TRIPS, Mode, Placement, Span, run_latency,
 };
-use pipespeed::sys::SystemFacts;
-use pipespeed::sys::process::catch_interrupts;
-use pipespeed::wait::Wait;
+use crate::sys::SystemFacts;
+use crate::sys::process::catch_interrupts;
+use crate::wait::Wait;
+use anyhow::Context;
+use clap::{Args, ValueEnum};
 
-use crate::UsageError;
-use crate::args::{
+use crate::cli::UsageError;
+use crate::cli::args::{
     PlacementArg, PlacementArgs, PlacementWords, ReportArgs, ReportWords, RunsArgs, RunsWords,
     WarmupArgs, message_size, seconds,
 };
-use crate::progress;
+use crate::cli::progress;
 
 /// `pipespeed latency`.
 #[derive(Debug, Args)]
@@ -70,7 +70,7 @@ pub struct LatencyArgs {
     #[command(flatten)]
     pub warmups: WarmupArgs,
     #[command(flatten)]
-    pub stall: crate::args::StallArgs,
+    pub stall: crate::cli::args::StallArgs,
 }
 
 /// latency's words: a row is a message size.
@@ -132,7 +132,7 @@ fn round_trips(text: &str) -> Result<u64, String> {
 }
 
 fn warmup(text: &str) -> Result<Span, String> {
-    let max_s = crate::args::SECONDS_RANGE.1;
+    let max_s = crate::cli::args::SECONDS_RANGE.1;
     let bad = || {
         format!(
             "'{text}' is not a warm-up (give round trips, 0 to {MAX_ROUND_TRIPS}, or seconds, \
@@ -163,7 +163,7 @@ fn placement(
         reader_cpu,
     };
     if !cpus.is_empty() {
-        let (a, b) = crate::args::cpu_pair(cpus, allowed, "the pinger's and the ponger's")?;
+        let (a, b) = crate::cli::args::cpu_pair(cpus, allowed, "the pinger's and the ponger's")?;
         return Ok(pinned(a, b));
     }
     match (cpus, choice, allowed) {
@@ -205,7 +205,7 @@ fn config(args: &LatencyArgs, allowed: &[usize]) -> Result<LatencyConfig, UsageE
         sizes: args.sizes.clone(),
         runs,
         max_runs,
-        seed: crate::args::clock_seed(),
+        seed: crate::cli::args::clock_seed(),
         warmup_rule: args.warmups.rule(),
         warmup: args.warmup,
         measure: match (args.round_trips, args.duration) {
@@ -228,14 +228,14 @@ fn config(args: &LatencyArgs, allowed: &[usize]) -> Result<LatencyConfig, UsageE
 /// not pass for a measurement), else 0; interrupted: 128 + the signal.
 fn exit_status(result: &LatencyResult) -> ExitCode {
     let measured = result.rows.iter().filter(|r| !r.runs.is_empty()).count();
-    if let Some(status) = crate::interrupted_status(measured, "size", "every child process") {
+    if let Some(status) = crate::cli::interrupted_status(measured, "size", "every child process") {
         return status;
     }
     let failed: Vec<String> = (result.rows.iter())
         .filter(|r| r.status != Status::Ok)
         .map(|r| {
             let why = r.reason.as_deref().unwrap_or("no reason given");
-            format!("{}: {why}", pipespeed::units::Size(r.size as u64))
+            format!("{}: {why}", crate::units::Size(r.size as u64))
         })
         .collect();
     if failed.is_empty() {
@@ -253,7 +253,7 @@ fn exit_status(result: &LatencyResult) -> ExitCode {
 pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
     let config = config(&args, &facts.cpus_allowed)?;
-    crate::output::check_outputs(args.report.files::<LatencyResult>().map(|(path, _)| path))?;
+    crate::cli::output::check_outputs(args.report.files::<LatencyResult>().map(|(path, _)| path))?;
     catch_interrupts()?;
     let exe = std::env::current_exe().context("cannot find the pipespeed binary")?;
     let mut runner = config.mode.runner(exe);
@@ -270,6 +270,6 @@ pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     bar.finish_and_clear();
     let measured = result.rows.iter().any(|r| !r.runs.is_empty());
     let files = args.report.files();
-    crate::output::deliver(&result, measured, &files, args.report.text())?;
+    crate::cli::output::deliver(&result, measured, &files, args.report.text())?;
     Ok(exit_status(&result))
 }

@@ -2,7 +2,7 @@
 //! written in place as streams, and standard output, whose reader going
 //! away is the one broken pipe that ends a command quietly.
 //!
-//! How a path is written is `pipespeed::sys::replace`'s: a regular file
+//! How a path is written is `crate::sys::replace`'s: a regular file
 //! is replaced by renaming a finished temporary file over it (keeping its
 //! mode and owner), one with hard links is written in place, anything
 //! else (a FIFO, a terminal, a device) is written in place, and
@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::report::{Exporter, Text};
+use crate::sys::inherited::{self, Stdio};
+use crate::sys::process::{interrupted, signal_name};
+use crate::sys::replace::{self, Entry, Target};
 use anyhow::Context;
-use pipespeed::report::{Exporter, Text};
-use pipespeed::sys::inherited::{self, Stdio};
-use pipespeed::sys::process::{interrupted, signal_name};
-use pipespeed::sys::replace::{self, Entry, Target};
 
 /// An error writing standard output. A broken pipe here means our reader
 /// went away, which ends a command quietly, as GNU tools do; a broken pipe
@@ -27,7 +27,7 @@ use pipespeed::sys::replace::{self, Entry, Target};
 /// The cause is said in the message, not chained as its source, so that
 /// it is said once ("standard output: No space left on device").
 #[derive(Debug, thiserror::Error)]
-#[error("{}: {}", Stdio::Stdout.name(), crate::strerror(.0))]
+#[error("{}: {}", Stdio::Stdout.name(), crate::cli::strerror(.0))]
 pub struct StdoutError(pub io::Error);
 
 /// A write that SIGINT, SIGTERM or SIGHUP ended: a reader that stopped reading a
@@ -190,7 +190,7 @@ pub fn check_outputs<'a>(
         if is_stdout(path) {
             stdout += 1;
             if stdout > 1 {
-                return Err(crate::UsageError(
+                return Err(crate::cli::UsageError(
                     "only one result may go to standard output (-)".into(),
                 )
                 .into());
@@ -199,7 +199,7 @@ pub fn check_outputs<'a>(
         }
         if let Some(key) = file_key(path) {
             if let Some((first, _)) = files.iter().find(|(_, k)| *k == key) {
-                return Err(crate::UsageError(format!(
+                return Err(crate::cli::UsageError(format!(
                     "{} names the same file as {}: one file takes one result",
                     path.display(),
                     first.display()
@@ -229,7 +229,7 @@ pub fn check_not_inputs<'a>(
             continue;
         };
         if let Some(input) = inputs.iter().find(|i| file_key(i).as_ref() == Some(&key)) {
-            return Err(crate::UsageError(format!(
+            return Err(crate::cli::UsageError(format!(
                 "cannot write {}: it is the input {} (give the result another file)",
                 path.display(),
                 input.display()
@@ -324,7 +324,7 @@ pub fn write_whole(path: &Path, bytes: &[u8]) -> io::Result<()> {
         Target::Descriptor(fd) => stream(fd.dup()?.as_fd(), bytes),
         Target::Special(entry) => stream(open_special(&entry)?.as_fd(), bytes),
         Target::File(file) => {
-            let _held = pipespeed::sys::hold::hold_signals()?;
+            let _held = crate::sys::hold::hold_signals()?;
             file.prepare(bytes.to_vec())?.commit()
         }
     }

@@ -1,9 +1,9 @@
 //! The progress bar every measurement shows on stderr, fed by the
 //! library's one [`Event`] type.
 
+use crate::bench::core::{Event, Figure};
+use crate::units::{GIB, readable_ns};
 use indicatif::{ProgressBar, ProgressStyle};
-use pipespeed::bench::core::{Event, Figure};
-use pipespeed::units::{GIB, readable_ns};
 
 /// A bar of `len` steps (runs, warm-ups and profiles).
 pub fn bar(len: usize) -> ProgressBar {

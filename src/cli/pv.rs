@@ -30,13 +30,13 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use pipespeed::pv::copy::{Lines, Tail, Transfer};
-use pipespeed::pv::cursor::Cursor;
-use pipespeed::pv::display::{Display, Settings, Source, pipe_fill};
-use pipespeed::pv::meter::Items;
-use pipespeed::pv::remote::{self, Changes, Controls, Request};
-use pipespeed::pv::watch;
-use pipespeed::sys::{FdKind, fd_info, process};
+use crate::pv::copy::{Lines, Tail, Transfer};
+use crate::pv::cursor::Cursor;
+use crate::pv::display::{Display, Settings, Source, pipe_fill};
+use crate::pv::meter::Items;
+use crate::pv::remote::{self, Changes, Controls, Request};
+use crate::pv::watch;
+use crate::sys::{FdKind, fd_info, process};
 
 pub use args::{PvArgs, SizeSpec, settle};
 pub use name::Invocation;
@@ -47,7 +47,7 @@ use pidfile::PidFile;
 use signals::until_signalled;
 use targets::Output;
 
-use crate::strerror;
+use crate::cli::strerror;
 
 /// pv's exit status bits (pv(1), "EXIT STATUS").
 const EXIT_CONTROL: u8 = 1;
@@ -141,7 +141,7 @@ pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         si: args.si,
         bar_style: args.bar_style.unwrap_or_default(),
         conemu: args.conemu,
-        utf8: pipespeed::sys::locale::ctype_is_utf8(),
+        utf8: crate::sys::locale::ctype_is_utf8(),
     };
     if let Some(side) = args.monitor {
         return monitor::run(

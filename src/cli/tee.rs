@@ -1,6 +1,6 @@
 //! `pipespeed tee`: GNU tee (coreutils 9.10), with the same options,
 //! messages and exit statuses, also when the binary is called by the name
-//! `tee`, on the library's fan-out ([`pipespeed::tee`]): page references
+//! `tee`, on the library's fan-out ([`crate::tee`]): page references
 //! moved by `tee(2)` and `splice(2)` where the descriptors allow.
 //!
 //! Files are opened in order (`-` is a file named `-`, as POSIX wants),
@@ -19,19 +19,19 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::process::ExitCode;
 
+use crate::copy::{Rewrite, input_is_output};
+use crate::quote::quote_file_name;
+use crate::sys::inherited::{self, Stdio};
+use crate::sys::signal::{ignore_sigint, inherited_sigpipe};
+use crate::sys::{FdInfo, FdKind, close, fd_info};
+use crate::tee::{Ended, OnFailure, TeeOptions, fan_out};
 use clap::{ArgAction, Args, CommandFactory};
-use pipespeed::copy::{Rewrite, input_is_output};
-use pipespeed::quote::quote_file_name;
-use pipespeed::sys::inherited::{self, Stdio};
-use pipespeed::sys::signal::{ignore_sigint, inherited_sigpipe};
-use pipespeed::sys::{FdInfo, FdKind, close, fd_info};
-use pipespeed::tee::{Ended, OnFailure, TeeOptions, fan_out};
 
-use crate::Cli;
-use crate::gnu::{
+use crate::cli::Cli;
+use crate::cli::gnu::{
     Getopt, HasArg, HelpVersion, Invocation, Tool, getopt, multibyte_locale, no_splice,
 };
-use crate::strerror;
+use crate::cli::strerror;
 
 /// The layout of `pipespeed tee --help`.
 const TEE_HELP: &str = "\

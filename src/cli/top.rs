@@ -7,14 +7,14 @@ use std::path::PathBuf;
 use std::process::{Child, ExitCode, ExitStatus, Stdio};
 use std::time::Duration;
 
+use crate::bench::core::Cancel;
+use crate::report::{Exporter, Text};
+use crate::sys::process::{catch_interrupts, interrupted, kill_on_interrupt};
+use crate::top::{Scope, Target, Watcher};
 use anyhow::Context;
 use clap::Args;
-use pipespeed::bench::core::Cancel;
-use pipespeed::report::{Exporter, Text};
-use pipespeed::sys::process::{catch_interrupts, interrupted, kill_on_interrupt};
-use pipespeed::top::{Scope, Target, Watcher};
 
-use crate::output;
+use crate::cli::output;
 
 /// The longest window `--interval` takes, in seconds.
 const MAX_INTERVAL: f64 = 3600.0;
@@ -231,7 +231,7 @@ fn json_line<T: serde::Serialize>(
 /// is dropped before the shell was reaped (an error on the way out).
 struct Started {
     child: Child,
-    guard: Option<pipespeed::sys::process::KillOnInterrupt>,
+    guard: Option<crate::sys::process::KillOnInterrupt>,
     status: Option<ExitStatus>,
 }
 
@@ -285,7 +285,7 @@ impl Started {
     /// Kills the group, unless the shell was reaped already.
     fn kill(&mut self) {
         if self.status.is_none() {
-            let _ = pipespeed::sys::process::kill_group(self.child.id());
+            let _ = crate::sys::process::kill_group(self.child.id());
             let _ = self.finish();
         }
     }

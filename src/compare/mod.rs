@@ -31,11 +31,13 @@ pub mod render;
 use std::path::Path;
 
 use crate::bench::core::Spread;
+use crate::bench::core::compared::{
+    self as extract, Better, EXPECTED_TO_DIFFER, Extract, Metric, NOT_RECORDED, Runs,
+};
 use crate::bench::core::stats::median;
 pub use bootstrap::{Bootstrap, DEFAULT_SEED};
 use bootstrap::{Interval, MeanTest, Shift, ratio_interval};
 use conditions::Conditions;
-use crate::bench::core::compared::{self as extract, Better, EXPECTED_TO_DIFFER, Extract, Metric, NOT_RECORDED, Runs};
 pub use load::{CompareError, Document, Kind, load, load_pair};
 pub use pool::{PooledMetric, PooledRow, pooled_rows};
 

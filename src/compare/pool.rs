@@ -3,8 +3,8 @@
 //! kernel's boots so that the runs of every boot count, and the spread
 //! between boots is in the figures a verdict is drawn from.
 
-use crate::bench::core::compared::{Extract, Row, Runs, extract};
 use super::load::Document;
+use crate::bench::core::compared::{Extract, Row, Runs, extract};
 
 /// `docs` as one result: rows matched by name, in the order they first
 /// appear; per metric, the runs of every document in order. The facts and

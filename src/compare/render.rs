@@ -10,8 +10,8 @@ use std::fmt::Write as _;
 
 use super::bootstrap::Interval;
 use super::conditions::describe;
-use crate::bench::core::compared::{Better, Unit};
 use super::{Comparison, Line, Outcome, Side, Table, Verdict};
+use crate::bench::core::compared::{Better, Unit};
 use crate::bench::core::noise::{MAX_HALF_WIDTH, MAX_OVER_MIN};
 use crate::units::readable_ns;
 

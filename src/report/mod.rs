@@ -24,7 +24,6 @@ pub mod svg;
 pub(crate) mod table;
 pub(crate) mod text;
 
-
 use std::io;
 
 /// What every export of an interrupted result says, in a line.

@@ -27,8 +27,8 @@
 mod graph;
 pub mod judge;
 mod probe;
-mod report;
 pub mod rates;
+mod report;
 mod watch;
 
 use serde::Serialize;

@@ -4,10 +4,10 @@
 use super::ContendResult;
 use super::answer::cell_name;
 use crate::bench::core::NoiseSummary;
-use crate::bench::core::harness::Header;
 use crate::bench::core::compared::{
     Better, Compared, Extract, Metric, Row, Runs, Unit, ends_placement, facts, size,
 };
+use crate::bench::core::harness::Header;
 
 const WRITES_S: Metric = Metric {
     name: "writes/s",

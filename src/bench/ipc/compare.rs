@@ -2,9 +2,9 @@
 //! message size, its GiB/s and its round trip's p50, each measured apart.
 
 use super::IpcResult;
+use crate::bench::core::compared::{Compared, Extract, Metric, Row, Runs, facts};
 use crate::bench::core::harness::Header;
 use crate::bench::core::{NoiseSummary, Placement, Status};
-use crate::bench::core::compared::{Compared, Extract, Metric, Row, Runs, facts};
 use crate::report::text::serde_name;
 use crate::units::Size;
 

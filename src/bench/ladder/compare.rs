@@ -1,9 +1,11 @@
 //! What `compare` reads from a ladder: a row per rung, its GiB/s.
 
 use super::LadderResult;
+use crate::bench::core::compared::{
+    Compared, Extract, Metric, Row, Runs, ends_placement, facts, size,
+};
 use crate::bench::core::harness::Header;
 use crate::bench::core::{NoiseSummary, Status};
-use crate::bench::core::compared::{Compared, Extract, Metric, Row, Runs, ends_placement, facts, size};
 use crate::report::text::serde_name;
 
 impl Compared for LadderResult {

@@ -3,10 +3,12 @@
 
 use super::report::span;
 use super::{LatencyResult, describe};
+use crate::bench::core::compared::{
+    Better, Compared, Extract, Metric, Row, Runs, Unit, facts, size,
+};
 use crate::bench::core::harness::Header;
 use crate::bench::core::{NoiseSummary, Status};
 use crate::bench::hist::LatencyNs;
-use crate::bench::core::compared::{Better, Compared, Extract, Metric, Row, Runs, Unit, facts, size};
 use crate::report::text::serde_name;
 
 /// The tail of the round trip, beside [`Metric::RTT_P50`].

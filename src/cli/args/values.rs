@@ -1,11 +1,11 @@
 //! The rules of the values every command takes, one function each: sizes,
 //! counts, seconds and CPUs are checked once, against the maximum their
 //! help names, and worded the same everywhere.
-use pipespeed::bench::core::Placement;
+use crate::bench::core::Placement;
 
-use pipespeed::bench::core::MAX_MESSAGE;
-use pipespeed::bench::ladder::Rung;
-use pipespeed::units::{MAX_BUFFER, MAX_RUN_BYTES, Size, parse_size};
+use crate::bench::core::MAX_MESSAGE;
+use crate::bench::ladder::Rung;
+use crate::units::{MAX_BUFFER, MAX_RUN_BYTES, Size, parse_size};
 
 use super::PlacementArg;
 
@@ -91,16 +91,16 @@ pub fn cpu_pair(
     cpus: &[usize],
     allowed: &[usize],
     ends: &str,
-) -> Result<(usize, usize), crate::UsageError> {
+) -> Result<(usize, usize), crate::cli::UsageError> {
     let [a, b] = cpus[..] else {
-        return Err(crate::UsageError(format!(
+        return Err(crate::cli::UsageError(format!(
             "--cpus takes two CPUs, {ends} (e.g. --cpus 0,1)"
         )));
     };
     match [a, b].into_iter().find(|c| !allowed.contains(c)) {
         Some(cpu) => {
             let list: Vec<String> = allowed.iter().map(usize::to_string).collect();
-            Err(crate::UsageError(format!(
+            Err(crate::cli::UsageError(format!(
                 "--cpus: CPU {cpu} is not one this process may use (allowed: {})",
                 list.join(",")
             )))
@@ -115,10 +115,10 @@ pub fn cpu_pair(
 pub fn placement(
     choice: Option<PlacementArg>,
     cpus: &[usize],
-    facts: &pipespeed::sys::SystemFacts,
+    facts: &crate::sys::SystemFacts,
     ends: &str,
-) -> anyhow::Result<pipespeed::bench::core::Placement> {
-    use crate::UsageError;
+) -> anyhow::Result<crate::bench::core::Placement> {
+    use crate::cli::UsageError;
     let allowed = &facts.cpus_allowed;
     match (choice, &allowed[..]) {
         (Some(PlacementArg::Unpinned), _) => Ok(Placement::Unpinned),

@@ -2,12 +2,12 @@
 //! or the user's after `--`, each with the watchdog, and the bound on the
 //! runs a pool may hold.
 
+use crate::compare::MAX_RUNS;
+use crate::kernels::Measurement;
 use clap::ValueEnum;
-use pipespeed::compare::MAX_RUNS;
-use pipespeed::kernels::Measurement;
 
 use super::KernelsArgs;
-use crate::UsageError;
+use crate::cli::UsageError;
 
 /// `--measure`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -136,7 +136,7 @@ mod tests {
     use clap::Parser;
 
     use super::*;
-    use crate::args::{Cli, Command};
+    use crate::cli::args::{Cli, Command};
 
     fn measured(argv: &[&str]) -> Vec<Vec<String>> {
         let argv = ["pipespeed", "kernels", "a", "b"].iter().chain(argv);

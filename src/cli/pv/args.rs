@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args};
 
-use pipespeed::pv::format::MAX_LAST_WRITTEN;
-use pipespeed::pv::meter::BarStyle;
+use crate::pv::format::MAX_LAST_WRITTEN;
+use crate::pv::meter::BarStyle;
 
 #[path = "values.rs"]
 mod values;

@@ -3,12 +3,12 @@
 use std::io;
 use std::process::ExitCode;
 
-use pipespeed::buf::{Buffer, BufferOptions};
-use pipespeed::copy::CopyOptions;
-use pipespeed::pv::format::size_text;
+use crate::buf::{Buffer, BufferOptions};
+use crate::copy::CopyOptions;
+use crate::pv::format::size_text;
 
 use super::{EXIT_MEMORY, Invocation, PvArgs};
-use crate::strerror;
+use crate::cli::strerror;
 
 /// The read/write buffer size: `-B`'s, tried now ([`allocate`]), or the
 /// copy engine's default; `Err` once said (pv's status 64).

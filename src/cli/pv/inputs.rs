@@ -9,16 +9,16 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Instant;
 
-use pipespeed::copy::{CopyOptions, Mechanism, Side};
-use pipespeed::pv::copy::{Ended, Skipped, Transfer, TransferOptions, input_is_output};
-use pipespeed::pv::display::{Display, draw};
-use pipespeed::pv::meter::count_lines;
-use pipespeed::sys::inherited::{self, Stdio};
-use pipespeed::sys::{FdInfo, FdKind, fd_info};
+use crate::copy::{CopyOptions, Mechanism, Side};
+use crate::pv::copy::{Ended, Skipped, Transfer, TransferOptions, input_is_output};
+use crate::pv::display::{Display, draw};
+use crate::pv::meter::count_lines;
+use crate::sys::inherited::{self, Stdio};
+use crate::sys::{FdInfo, FdKind, fd_info};
 
 use super::targets::{Output, SAME, Store};
 use super::{EXIT_ACCESS, EXIT_SAME, EXIT_TRANSFER, Invocation, PvArgs, Reading, ebadf};
-use crate::strerror;
+use crate::cli::strerror;
 
 /// One run's inputs and how to read them.
 pub struct Meter {
@@ -102,7 +102,7 @@ impl Meter {
             .map_err(io::Error::from)
             .map_err(|err| (Side::Input, err))
             .and_then(|stored| {
-                let mut copier = pipespeed::copy::Copier::new(CopyOptions {
+                let mut copier = crate::copy::Copier::new(CopyOptions {
                     limit: Some(stored),
                     ..CopyOptions::default()
                 });

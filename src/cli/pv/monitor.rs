@@ -1,5 +1,5 @@
 //! `pv -M SIDE -- COMMAND...`: runs the command with the metered sides
-//! piped through us ([`pipespeed::pv::monitor`]), draws one meter a side,
+//! piped through us ([`crate::pv::monitor`]), draws one meter a side,
 //! and exits with the command's status (pv 1.12 exits 0 whatever the
 //! command did: docs/pv.md, "-M: metering a command").
 
@@ -11,18 +11,18 @@ use std::process::{ExitCode, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Instant;
 
-use pipespeed::copy::{CopyError, Side as CopySide};
-use pipespeed::pv::copy::Transfer;
-use pipespeed::pv::cursor::Cursor;
-use pipespeed::pv::display::{Display, Settings, draw, lock};
-use pipespeed::pv::monitor::{self, Drawn, Event, Metered, Sides};
-use pipespeed::sys::process;
+use crate::copy::{CopyError, Side as CopySide};
+use crate::pv::copy::Transfer;
+use crate::pv::cursor::Cursor;
+use crate::pv::display::{Display, Settings, draw, lock};
+use crate::pv::monitor::{self, Drawn, Event, Metered, Sides};
+use crate::sys::process;
 
 use super::args::Side;
 use super::pidfile::PidFile;
 use super::targets::Output;
 use super::{EXIT_TRANSFER, Invocation, PvArgs, Reading, regular_size, targets};
-use crate::strerror;
+use crate::cli::strerror;
 
 /// Runs `-M`: `settings` as `run` made them from the options (without
 /// a size), `size` the one `-s` gave, `show` whether to draw.

@@ -8,13 +8,13 @@ use std::os::fd::AsFd;
 use std::path::Path;
 use std::process::ExitCode;
 
+use crate::pv::remote::{self, Request};
+use crate::wait::write_all;
 use clap::Args;
-use pipespeed::pv::remote::{self, Request};
-use pipespeed::wait::write_all;
 
 use super::args::Refused;
 use super::{EXIT_CONTROL, PvArgs};
-use crate::strerror;
+use crate::cli::strerror;
 
 /// pv's status for bad usage (pv 1.6: an unknown option or a bad value).
 const EXIT_PV_USAGE: u8 = 64;
@@ -67,7 +67,7 @@ impl Invocation {
     pub fn clap_error(&self, err: clap::Error) -> ExitCode {
         use clap::error::ErrorKind;
         if !self.called_pv {
-            return crate::clap_error(err);
+            return crate::cli::clap_error(err);
         }
         match err.kind() {
             ErrorKind::DisplayHelp => self.print(&help()),
@@ -119,7 +119,8 @@ impl Invocation {
                         if possible.len() < 2 {
                             possible.clear();
                         }
-                        let words = crate::gnu::long_option_refused(given.as_bytes(), &possible);
+                        let words =
+                            crate::cli::gnu::long_option_refused(given.as_bytes(), &possible);
                         format!("{}{try_help}", String::from_utf8_lossy(&words))
                     }
                     None => {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::{EXIT_CONTROL, Invocation, targets};
-use crate::strerror;
+use crate::cli::strerror;
 
 /// `-P FILE`: holds this process's ID while it runs; removed at the end
 /// if it is still the file written (not one put in its place meanwhile).
@@ -14,7 +14,7 @@ pub struct PidFile {
     path: PathBuf,
     id: (u64, u64),
     /// Removed by a second signal too, which ends pv before `drop`.
-    _on_second_signal: Option<pipespeed::sys::process::RemoveOnSecondInterrupt>,
+    _on_second_signal: Option<crate::sys::process::RemoveOnSecondInterrupt>,
 }
 
 impl PidFile {
@@ -85,7 +85,7 @@ impl PidFile {
         let pidfile = PidFile {
             path: path.to_owned(),
             id,
-            _on_second_signal: pipespeed::sys::process::remove_on_second_interrupt(path).ok(),
+            _on_second_signal: crate::sys::process::remove_on_second_interrupt(path).ok(),
         };
         writeln!(file, "{}", std::process::id())
             .map_err(|err| format!("{named}: {}", strerror(&err)))?;

@@ -5,10 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use pipespeed::sys::process;
+use crate::sys::process;
 
 use super::{EXIT_MEMORY, EXIT_SIGNAL, EXIT_TRANSFER, Invocation};
-use crate::strerror;
+use crate::cli::strerror;
 
 /// Runs `work` (opening the targets, the copy, or -d's watch) in a thread
 /// of its own, and returns what it returns, or `Err` with pv's status 32

@@ -13,11 +13,11 @@ use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use pipespeed::sys::inherited::{self, Stdio};
-use pipespeed::sys::{FdInfo, FdKind, fd_info};
+use crate::sys::inherited::{self, Stdio};
+use crate::sys::{FdInfo, FdKind, fd_info};
 
 use super::{EXIT_ACCESS, EXIT_CONTROL, EXIT_SAME, Invocation};
-use crate::strerror;
+use crate::cli::strerror;
 
 /// pv 1.12's words for an input that is the output.
 pub const SAME: &str = "input file is also the output";

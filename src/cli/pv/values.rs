@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use pipespeed::pv::display::{MAX_SECONDS, MIN_INTERVAL};
-use pipespeed::pv::meter::MAX_COLUMNS;
+use crate::pv::display::{MAX_SECONDS, MIN_INTERVAL};
+use crate::pv::meter::MAX_COLUMNS;
 
 /// Why a value is refused: pv 1.12's words for the cause (said `pv: -s:
 /// x: numeric value not understood` when called `pv`), and ours, which

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::args::{WatchSpec, watch_spec};
-use crate::strerror;
+use crate::cli::strerror;
 
 /// How deep `@LISTFILE`s may name other list files: a list that names
 /// itself is refused, not followed for ever.

@@ -19,9 +19,9 @@ use std::fmt::Write as _;
 
 use super::super::bootstrap::Bootstrap;
 use super::super::conditions::describe;
-use crate::bench::core::compared::{Better, NOT_RECORDED, Unit, parse_cell_name};
 use super::super::{Comparison, Kind, Line, Outcome, Pair, Side, Table};
 use super::{value, wrap};
+use crate::bench::core::compared::{Better, NOT_RECORDED, Unit, parse_cell_name};
 use crate::bench::core::noise::{MAX_HALF_WIDTH, MAX_OVER_MIN};
 use crate::quote::quote_file_name;
 use crate::units::{Size, readable_ns};

@@ -5,8 +5,8 @@ use crate::bench::core::{Placement, Status};
 use std::io;
 
 use crate::bench::core::Series;
-use crate::bench::ipc::{IpcResult, IpcRow, StreamRun, TripRun};
 use crate::bench::core::shown::{series_csv, status_word};
+use crate::bench::ipc::{IpcResult, IpcRow, StreamRun, TripRun};
 use crate::report::{Csv, Exporter};
 use crate::sys::RunNoise;
 

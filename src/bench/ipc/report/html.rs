@@ -8,9 +8,9 @@ use std::io;
 
 use super::svg::ipc_svg;
 use super::{Shown, columns_note, costs, ends, measures, noisy_lines, runs_words};
+use crate::bench::core::shown::noise_sentence;
 use crate::bench::ipc::{IpcResult, IpcRow};
 use crate::report::page::{answer, escape, head, machine, noisy_paragraphs};
-use crate::bench::core::shown::noise_sentence;
 use crate::report::{Exporter, Html, INTERRUPTED};
 use crate::units::Size;
 

@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use std::io;
 
 use super::{Shown, columns_note, costs, ends, machine_line, measures, noisy_lines, runs_words};
-use crate::bench::ipc::IpcResult;
 use crate::bench::core::shown::noise_sentence;
+use crate::bench::ipc::IpcResult;
 use crate::report::text::md_cell;
 use crate::report::{Exporter, INTERRUPTED, Markdown};
 use crate::units::Size;

@@ -20,11 +20,11 @@ mod csv;
 mod html;
 mod markdown;
 
-use crate::bench::hist::LatencyNs;
-use crate::bench::ipc::{IpcResult, IpcRow, Mechanism, RoundTrips, Throughput};
 use crate::bench::core::shown::{
     noise_paragraph, noise_sentence, noisy_paragraph, spread_cell, status_word,
 };
+use crate::bench::hist::LatencyNs;
+use crate::bench::ipc::{IpcResult, IpcRow, Mechanism, RoundTrips, Throughput};
 use crate::report::table::{self, Align};
 use crate::report::text::{verdict_lines, wrap, wrap_paragraph};
 use crate::report::{Exporter, Text};

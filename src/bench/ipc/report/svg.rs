@@ -15,8 +15,8 @@ use std::io;
 use plotters::prelude::*;
 
 use super::{Shown, ordered, round_trips, rtt, sizes, speed, throughput};
-use crate::bench::ipc::{IpcResult, IpcRow};
 use crate::bench::core::shown::status_word;
+use crate::bench::ipc::{IpcResult, IpcRow};
 use crate::report::svg::bars::{Bar, Bars, draw_on, height};
 use crate::report::svg::chart::{WIDTH, clip, drawing};
 use crate::units::{Size, readable_ns};

@@ -5,8 +5,8 @@ use std::io;
 
 use super::status_word;
 use crate::bench::core::Series;
-use crate::bench::ladder::LadderResult;
 use crate::bench::core::shown::{series_csv, series_csv_header};
+use crate::bench::ladder::LadderResult;
 use crate::report::{Csv, Exporter};
 
 /// One row per run: `rung,status,run,gib_s,bytes_per_run,buf_size,pipe_size,copies`,

@@ -21,12 +21,12 @@ pub(crate) use html::ladder_table;
 #[cfg(feature = "cli")]
 pub use svg::ladder_svg;
 
-use crate::bench::ladder::placement::PlacementCheck;
-use crate::bench::ladder::{CopyCheck, LadderResult, Rung, RungResult};
-use crate::bench::profile::{Profile, ProfileStatus};
 use crate::bench::core::shown::{
     noise_paragraph, noise_sentence, noisy_series, spread_cell, status_word,
 };
+use crate::bench::ladder::placement::PlacementCheck;
+use crate::bench::ladder::{CopyCheck, LadderResult, Rung, RungResult};
+use crate::bench::profile::{Profile, ProfileStatus};
 use crate::report::table::{self, Align, Row};
 use crate::report::{Exporter, Text};
 use crate::units::Size;

@@ -8,12 +8,12 @@ pub use svg::latency_svg;
 use std::fmt::Write as _;
 use std::io;
 
-use crate::bench::core::{Series, Status};
-use crate::bench::latency::{LatencyConfig, LatencyResult, Span, describe};
 use crate::bench::core::shown::{
     noise_paragraph, noise_sentence, noisy_series, series_csv, series_csv_header, spread_cell,
     status_word,
 };
+use crate::bench::core::{Series, Status};
+use crate::bench::latency::{LatencyConfig, LatencyResult, Span, describe};
 use crate::report::text::{serde_name as name, verdict_lines, wrap_paragraph};
 use crate::report::{Csv, Exporter, Text};
 use crate::units::Size;

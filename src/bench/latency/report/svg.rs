@@ -5,9 +5,9 @@ use std::io;
 
 use plotters::prelude::*;
 
+use crate::bench::core::shown::spread_cell;
 use crate::bench::hist::LatencyNs;
 use crate::bench::latency::{LatencyResult, describe};
-use crate::bench::core::shown::spread_cell;
 use crate::report::svg::chart::{FONT, WIDTH, bounds, drawing, series};
 use crate::report::svg::lines::{dotted_line, legend_below, legend_height};
 use crate::units::Size;

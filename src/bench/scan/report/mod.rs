@@ -12,11 +12,11 @@ pub use svg::{scan_result_svg, scan_svg};
 use std::fmt::Write as _;
 use std::io;
 
+use crate::bench::core::shown::noise_paragraph;
 use crate::bench::core::{NoiseSummary, Series, Trust};
 use crate::bench::ladder::Rung;
 use crate::bench::ladder::report::{csv_header, csv_rows, table as ladder_table};
 use crate::bench::scan::ScanResult;
-use crate::bench::core::shown::noise_paragraph;
 use crate::report::text::{wrap, wrap_paragraph};
 use crate::report::{Csv, Exporter, Markdown, Text};
 use crate::units::Size;

@@ -8,11 +8,11 @@
 use std::fmt::Write as _;
 use std::io;
 
-use crate::bench::core::{CopyCheck, Status};
-use crate::bench::zerocopy::{PathResult, ZeroCopyResult};
 use crate::bench::core::shown::{
     noise_paragraph, noise_sentence, series_csv, series_csv_header, spread_cell, status_word,
 };
+use crate::bench::core::{CopyCheck, Status};
+use crate::bench::zerocopy::{PathResult, ZeroCopyResult};
 use crate::report::text::{wrap_hanging, wrap_paragraph};
 use crate::report::{Csv, Exporter, Markdown, Text};
 use crate::units::Size;

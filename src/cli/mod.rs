@@ -1,4 +1,5 @@
-//! The `pipespeed` binary: parse, call the library, render.
+//! The `pipespeed` command line: parse, call the library, render. Only
+//! `src/main.rs` uses it: nothing here is part of the library's API.
 
 mod args;
 mod bench;
@@ -20,8 +21,8 @@ mod top;
 use std::io;
 use std::process::ExitCode;
 
-use pipespeed::bench::core::{EXIT_UNSUPPORTED, RunError, Status};
-use pipespeed::sys::inherited::{self, Stdio};
+use crate::bench::core::{EXIT_UNSUPPORTED, RunError, Status};
+use crate::sys::inherited::{self, Stdio};
 
 use clap::{Args, Parser, Subcommand};
 
@@ -91,7 +92,7 @@ pub enum Command {
     /// Write manual pages, or print a completion script.
     Generate(generate::GenerateArgs),
     /// Internal: a child process of a measurement (see
-    /// `pipespeed::bench::worker`).
+    /// `crate::bench::worker`).
     #[command(hide = true)]
     Worker(WorkerArgs),
 }
@@ -99,7 +100,7 @@ pub enum Command {
 /// `pipespeed worker SPEC`.
 #[derive(Debug, Args)]
 pub struct WorkerArgs {
-    /// What to be: one `pipespeed::bench::worker::Worker` as JSON.
+    /// What to be: one `crate::bench::worker::Worker` as JSON.
     pub spec: String,
 }
 
@@ -111,17 +112,9 @@ const EXIT_USAGE: u8 = 2;
 #[error("{0}")]
 pub struct UsageError(String);
 
-// What the parent left closed or ignored, read before the Rust runtime
-// reopens closed descriptors on /dev/null and ignores SIGPIPE: the C
-// library runs `.init_array` first (see `pipespeed::sys::inherited`).
-#[used]
-#[allow(unsafe_code)]
-// SAFETY: `record` takes no arguments and is safe to run before `main`: it
-// makes only fcntl and sigaction calls and stores one atomic byte.
-#[unsafe(link_section = ".init_array")]
-static RECORD_INHERITED: extern "C" fn() = inherited::record;
-
-fn main() -> ExitCode {
+/// The `pipespeed` binary's `main`: what it does called by any name
+/// (`pipespeed`, or a symlink `cat`, `tee` or `pv`).
+pub fn main() -> ExitCode {
     // A descriptor closed at start stays unusable: reads and writes on it
     // fail with EBADF instead of going to /dev/null.
     if let Err(err) = inherited::keep_closed() {
@@ -149,7 +142,7 @@ fn main() -> ExitCode {
     }
     // Every other command reports a write past `ulimit -f` (EFBIG) with
     // its own status; cat and tee die of SIGXFSZ, as GNU's do.
-    if let Err(err) = pipespeed::sys::signal::sigxfsz_as_efbig() {
+    if let Err(err) = crate::sys::signal::sigxfsz_as_efbig() {
         eprintln!(
             "pipespeed: cannot catch SIGXFSZ (sigaction): {}",
             strerror(&err)
@@ -201,7 +194,7 @@ fn main() -> ExitCode {
 /// prints one line.
 fn parse(argv: &[std::ffi::OsString]) -> Result<Cli, clap::Error> {
     use clap::FromArgMatches;
-    let info = pipespeed::build_info::BuildInfo::current();
+    let info = crate::build_info::BuildInfo::current();
     let long = format!(
         "{}
 {}",
@@ -243,7 +236,7 @@ fn cli_command() -> clap::Command {
 fn worker(spec: &str) -> anyhow::Result<ExitCode> {
     use std::os::fd::AsFd;
     let worker =
-        pipespeed::bench::worker::Worker::from_json(spec).map_err(|e| UsageError(e.to_string()))?;
+        crate::bench::worker::Worker::from_json(spec).map_err(|e| UsageError(e.to_string()))?;
     match worker.serve(io::stdin().as_fd(), io::stdout().as_fd()) {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) => {
@@ -320,7 +313,7 @@ pub fn clap_error(err: clap::Error) -> ExitCode {
 /// before it) and who was stopped, and returns the status 128 + the
 /// signal, as a shell reports a command killed by it.
 pub fn interrupted_status(count: usize, what: &str, stopped: &str) -> Option<ExitCode> {
-    use pipespeed::sys::process::{interrupted, signal_name};
+    use crate::sys::process::{interrupted, signal_name};
     let signal = interrupted()?;
     let held = match count {
         0 => "nothing was measured, no file written".to_string(),
@@ -427,7 +420,7 @@ fn report(err: &anyhow::Error) -> ExitCode {
     ExitCode::FAILURE
 }
 
-pub use pipespeed::quote::strerror;
+pub use crate::quote::strerror;
 
 #[cfg(test)]
 mod tests {
