@@ -135,8 +135,8 @@
 
 pub mod bench;
 pub mod buf;
-pub mod build_info;
-pub mod cat;
+pub(crate) mod build_info;
+pub(crate) mod cat;
 pub(crate) mod child;
 #[cfg(feature = "cli")]
 #[doc(hidden)]
@@ -144,13 +144,13 @@ pub mod cli;
 pub mod compare;
 pub mod copy;
 pub mod double_buffer;
-pub mod kernels;
+pub(crate) mod kernels;
 pub mod pv;
-pub mod quote;
+pub(crate) mod quote;
 pub mod report;
 pub mod ring;
 pub mod sys;
-pub mod tee;
+pub(crate) mod tee;
 pub mod top;
 pub mod units;
 pub(crate) mod verify;

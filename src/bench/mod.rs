@@ -10,6 +10,6 @@ pub mod latency;
 pub mod profile;
 pub mod reader;
 pub mod scan;
-pub mod worker;
+pub(crate) mod worker;
 pub mod writer;
 pub mod zerocopy;

@@ -26,7 +26,7 @@ pub(crate) mod bootstrap;
 pub(crate) mod conditions;
 pub(crate) mod load;
 pub(crate) mod pool;
-pub mod render;
+pub(crate) mod render;
 
 use std::path::Path;
 

@@ -10,12 +10,12 @@
 //! The display is drawn only on the standard error the caller hands in:
 //! pv's display goes there, and nothing here prints on its own.
 
-pub mod copy;
-pub mod cursor;
-pub mod display;
-pub mod format;
+pub(crate) mod copy;
+pub(crate) mod cursor;
+pub(crate) mod display;
+pub(crate) mod format;
 pub mod meter;
-pub mod monitor;
-pub mod remote;
-pub mod sparse;
-pub mod watch;
+pub(crate) mod monitor;
+pub(crate) mod remote;
+pub(crate) mod sparse;
+pub(crate) mod watch;
