@@ -25,7 +25,7 @@ struct Member {
 
 /// Children sharing one process group (the first child's PID).
 #[derive(Default)]
-pub struct Group {
+pub(crate) struct Group {
     members: Vec<Member>,
     pgid: Option<u32>,
     registration: Option<KillOnInterrupt>,
@@ -33,7 +33,7 @@ pub struct Group {
 
 /// How a child that had nothing left to do ended.
 #[derive(Debug)]
-pub struct Ended {
+pub(crate) struct Ended {
     /// Its exit status (`None`: it could not be waited for).
     pub status: Option<ExitStatus>,
     /// Whether it outlived the deadline and was killed.
@@ -44,12 +44,12 @@ pub struct Ended {
 
 impl Ended {
     /// Whether it exited with status 0.
-    pub fn success(&self) -> bool {
+    pub(crate) fn success(&self) -> bool {
         !self.killed && self.status.is_some_and(|s| s.success())
     }
 
     /// `killed by SIGSEGV` when a signal it did not get from us ended it.
-    pub fn died(&self) -> Option<String> {
+    pub(crate) fn died(&self) -> Option<String> {
         self.status.filter(|_| !self.killed).and_then(died)
     }
 }
@@ -57,7 +57,7 @@ impl Ended {
 /// `killed by SIGSEGV` when `status` is a death by a signal: what a
 /// child that crashed says, since it could not say it itself (the other
 /// end only sees its pipe end, and would be blamed).
-pub fn died(status: ExitStatus) -> Option<String> {
+pub(crate) fn died(status: ExitStatus) -> Option<String> {
     use std::os::unix::process::ExitStatusExt;
     let signal = status.signal()?;
     let name = match signal {
@@ -83,7 +83,7 @@ pub fn died(status: ExitStatus) -> Option<String> {
 
 /// A child's own words for why it failed: its last line that starts
 /// with `pipespeed: `, without the prefix.
-pub fn said(stderr: &str) -> Option<&str> {
+pub(crate) fn said(stderr: &str) -> Option<&str> {
     stderr
         .lines()
         .rev()
@@ -92,7 +92,7 @@ pub fn said(stderr: &str) -> Option<&str> {
 
 /// What a child said last: [`said`], else its last line that is not
 /// blank (a panic, a message of another program), else nothing.
-pub fn last_message(stderr: &str) -> &str {
+pub(crate) fn last_message(stderr: &str) -> &str {
     said(stderr).unwrap_or_else(|| {
         stderr
             .lines()
@@ -104,7 +104,7 @@ pub fn last_message(stderr: &str) -> &str {
 }
 
 /// The error a run returns when SIGINT, SIGTERM or SIGHUP stopped it.
-pub fn interrupted_error() -> Option<io::Error> {
+pub(crate) fn interrupted_error() -> Option<io::Error> {
     interrupted().map(|signal| {
         io::Error::new(
             io::ErrorKind::Interrupted,
@@ -115,13 +115,13 @@ pub fn interrupted_error() -> Option<io::Error> {
 
 impl Group {
     /// An empty group.
-    pub fn new() -> Group {
+    pub(crate) fn new() -> Group {
         Group::default()
     }
 
     /// Starts `cmd` in the group; `label` names it in errors. Returns its
     /// index.
-    pub fn spawn(&mut self, cmd: &mut Command, label: String) -> io::Result<usize> {
+    pub(crate) fn spawn(&mut self, cmd: &mut Command, label: String) -> io::Result<usize> {
         cmd.process_group(self.pgid.map_or(0, |p| p as i32));
         let child = cmd.spawn().map_err(|e| {
             io::Error::new(
@@ -146,7 +146,7 @@ impl Group {
     }
 
     /// The child at `index`.
-    pub fn child(&mut self, index: usize) -> &mut Child {
+    pub(crate) fn child(&mut self, index: usize) -> &mut Child {
         &mut self.members[index].child
     }
 
@@ -163,7 +163,7 @@ impl Group {
     }
 
     /// Waits for the child at `index` to end.
-    pub fn wait(&mut self, index: usize) -> io::Result<ExitStatus> {
+    pub(crate) fn wait(&mut self, index: usize) -> io::Result<ExitStatus> {
         if let Some(status) = self.members[index].status {
             return Ok(status);
         }
@@ -184,7 +184,7 @@ impl Group {
     }
 
     /// The PIDs of the children not yet reaped.
-    pub fn pids(&self) -> Vec<u32> {
+    pub(crate) fn pids(&self) -> Vec<u32> {
         self.members
             .iter()
             .filter(|m| m.status.is_none())
@@ -194,7 +194,7 @@ impl Group {
 
     /// How many children are still running. Nothing is reaped:
     /// `waitid(WNOWAIT)` only looks.
-    pub fn running(&self) -> usize {
+    pub(crate) fn running(&self) -> usize {
         self.members
             .iter()
             .filter(|m| m.status.is_none() && !has_exited(m.child.id()))
@@ -203,7 +203,7 @@ impl Group {
 
     /// Waits for the child at `index`, which has nothing left to do, to
     /// exit: killed if it has not within `within`. Reads its stderr.
-    pub fn finish(&mut self, index: usize, within: Duration) -> Ended {
+    pub(crate) fn finish(&mut self, index: usize, within: Duration) -> Ended {
         let deadline = Instant::now() + within;
         let mut killed = false;
         // Checked after 1 ms, then ever less often, up to every 50 ms: a
@@ -239,7 +239,7 @@ impl Group {
     /// Reads the stdout and stderr of the child at `index` to their ends,
     /// both at once, and waits for it, as [`Child::wait_with_output`]
     /// does.
-    pub fn output(&mut self, index: usize) -> io::Result<Output> {
+    pub(crate) fn output(&mut self, index: usize) -> io::Result<Output> {
         let child = &mut self.members[index].child;
         let (out, err) = (child.stdout.take(), child.stderr.take());
         let read_all = |pipe: Option<&mut dyn Read>| {
@@ -268,7 +268,7 @@ impl Group {
     }
 
     /// Kills every child still running and reaps them all.
-    pub fn kill_all(&mut self) {
+    pub(crate) fn kill_all(&mut self) {
         let pgid = self.pgid;
         self.registration = None;
         if self.unreaped() > 0

@@ -31,7 +31,7 @@ pub fn strerror(err: &std::io::Error) -> String {
 /// character counts as printable unless it is a control character or a
 /// line or paragraph separator (GNU also escapes unassigned code points,
 /// which this does not know).
-pub fn quote_file_name(name: &[u8], multibyte: bool) -> Vec<u8> {
+pub(crate) fn quote_file_name(name: &[u8], multibyte: bool) -> Vec<u8> {
     if !needs_quotes(name, multibyte) {
         return name.to_vec();
     }
@@ -225,7 +225,7 @@ impl ShellQuoted {
 /// DEL and C1 controls become `\t`, `\n`, `\r` or `\xHH` (`\u{9b}`
 /// above `\x7f`), the bidirectional marks, embeddings, overrides and
 /// isolates `\u{202e}`; everything else stays as it is.
-pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
     let special = |c: char| c.is_control() || bidi(c);
     if !text.chars().any(special) {
         return std::borrow::Cow::Borrowed(text);

@@ -9,7 +9,7 @@
 use std::fmt;
 
 /// Fills `buf` with the stream bytes starting at stream offset `offset`.
-pub fn fill_pattern(buf: &mut [u8], offset: u64) {
+pub(crate) fn fill_pattern(buf: &mut [u8], offset: u64) {
     let misalign = (offset % 8) as usize;
     let mut pos = 0;
     if misalign != 0 {
@@ -87,14 +87,14 @@ impl fmt::Display for Mismatch {
 
 /// Checks received bytes against the stream, in order, across calls.
 #[derive(Debug, Default)]
-pub struct Verifier {
+pub(crate) struct Verifier {
     offset: u64,
     expected: Vec<u8>,
 }
 
 impl Verifier {
     /// A verifier expecting the stream from offset 0.
-    pub fn new() -> Verifier {
+    pub(crate) fn new() -> Verifier {
         Verifier::default()
     }
 
@@ -105,7 +105,7 @@ impl Verifier {
     }
 
     /// Checks the next received bytes.
-    pub fn check(&mut self, received: &[u8]) -> Result<(), Mismatch> {
+    pub(crate) fn check(&mut self, received: &[u8]) -> Result<(), Mismatch> {
         self.expected.resize(received.len(), 0);
         fill_pattern(&mut self.expected, self.offset);
         if received != &self.expected[..] {

@@ -28,7 +28,7 @@ use crate::sys::{FdKind, fd_info};
 /// One worker process, as it reads its description: what it is, where
 /// it runs and whom it dies with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Worker {
+pub(crate) struct Worker {
     /// What it does, with its standard input and output.
     #[serde(flatten)]
     pub role: Role,
@@ -46,7 +46,7 @@ pub struct Worker {
 /// starts it, named by its `ROLE`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "kebab-case")]
-pub enum Role {
+pub(crate) enum Role {
     /// A ladder rung's writer: the blog's `write`, into stdout.
     Writer(WriterConfig),
     /// A ladder rung's reader: the blog's `read`, from stdin; its
@@ -71,7 +71,7 @@ pub enum Role {
 
 impl Role {
     /// How messages name it.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Role::Writer(_) => "write",
             Role::Reader(_) => "read",
@@ -87,7 +87,7 @@ impl Role {
 impl Worker {
     /// Reads a description made by
     /// [`Spawn::to_json`](crate::bench::core::Spawn::to_json).
-    pub fn from_json(text: &str) -> io::Result<Worker> {
+    pub(crate) fn from_json(text: &str) -> io::Result<Worker> {
         serde_json::from_str(text).map_err(|e| {
             io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -97,7 +97,7 @@ impl Worker {
     }
 
     /// Does the work, on this process's standard input and output.
-    pub fn serve(&self, stdin: BorrowedFd<'_>, stdout: BorrowedFd<'_>) -> io::Result<()> {
+    pub(crate) fn serve(&self, stdin: BorrowedFd<'_>, stdout: BorrowedFd<'_>) -> io::Result<()> {
         die_with_parent(self.parent)?;
         pin(self.cpu, self.role.name())?;
         let named = |e: io::Error| {

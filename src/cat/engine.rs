@@ -17,11 +17,11 @@ use crate::units::KIB;
 use crate::wait::{read, write_all};
 
 /// Bytes read at a time when formatting (GNU cat reads 128 KiB too).
-pub const CHUNK: usize = 128 * KIB as usize;
+pub(crate) const CHUNK: usize = 128 * KIB as usize;
 
 /// Why one file was not copied.
 #[derive(Debug)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// Opening, examining or reading the input failed: say so, go on.
     Read(io::Error),
     /// The input is the output file, and copying it would write over
@@ -33,7 +33,7 @@ pub enum Failure {
 }
 
 /// Copies the file `name` (`-`: stdin, from where it stands) to `out`.
-pub fn cat_file(
+pub(crate) fn cat_file(
     name: &OsStr,
     stdin: BorrowedFd<'_>,
     out: BorrowedFd<'_>,
@@ -55,7 +55,7 @@ pub fn cat_file(
 }
 
 /// How bytes go from a file to stdout: chosen once, from the options.
-pub enum Engine {
+pub(crate) enum Engine {
     /// No option changes the bytes: the copy engine.
     Copy(Copier),
     /// Read a chunk, format it, write it out.
@@ -73,7 +73,7 @@ impl Engine {
     /// The engine for `options`; `page_references`: whether files may go
     /// to pipes as references to their pages (see
     /// [`CopyOptions::page_references`]).
-    pub fn new(options: FormatOptions, page_references: bool) -> Engine {
+    pub(crate) fn new(options: FormatOptions, page_references: bool) -> Engine {
         if options.is_plain() {
             Engine::Copy(Copier::new(CopyOptions {
                 page_references,
@@ -89,7 +89,7 @@ impl Engine {
     }
 
     /// Whether this engine writes the bytes it reads or formats them.
-    pub fn rewrite(&self) -> Rewrite {
+    pub(crate) fn rewrite(&self) -> Rewrite {
         match self {
             Engine::Copy(_) => Rewrite::Verbatim,
             Engine::Format { .. } => Rewrite::Formatted,
@@ -97,7 +97,7 @@ impl Engine {
     }
 
     /// Copies `src` to `out`, formatted if asked.
-    pub fn cat(&mut self, src: BorrowedFd<'_>, out: BorrowedFd<'_>) -> Result<(), Failure> {
+    pub(crate) fn cat(&mut self, src: BorrowedFd<'_>, out: BorrowedFd<'_>) -> Result<(), Failure> {
         match self {
             Engine::Copy(copier) => match copier.copy(src, out) {
                 Ok(_) => Ok(()),
@@ -135,7 +135,7 @@ impl Engine {
     }
 
     /// Writes what the formatter still holds back at the end.
-    pub fn finish(&mut self, out: BorrowedFd<'_>) -> io::Result<()> {
+    pub(crate) fn finish(&mut self, out: BorrowedFd<'_>) -> io::Result<()> {
         match self {
             Engine::Copy(_) => Ok(()),
             Engine::Format {

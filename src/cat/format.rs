@@ -14,7 +14,7 @@
 
 /// GNU cat's formatting options.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FormatOptions {
+pub(crate) struct FormatOptions {
     /// `-n`: number all output lines.
     pub number: bool,
     /// `-b`: number nonempty output lines (overrides `-n`).
@@ -31,7 +31,7 @@ pub struct FormatOptions {
 
 impl FormatOptions {
     /// No option changes the bytes: the copy engine may be used.
-    pub fn is_plain(&self) -> bool {
+    pub(crate) fn is_plain(&self) -> bool {
         *self == FormatOptions::default()
     }
 }
@@ -169,7 +169,7 @@ fn append_prefix<const N: usize>(out: &mut Vec<u8>, block: &[u8; N], len: usize)
 /// a time and copied at once; the bytes shown in `^` and `M-` notation
 /// come from a table.
 #[derive(Debug, Clone)]
-pub struct Formatter {
+pub(crate) struct Formatter {
     /// `-n` or `-b`.
     number: bool,
     number_nonblank: bool,
@@ -216,7 +216,7 @@ impl Specials {
 
 impl Formatter {
     /// A formatter at the start of the first line.
-    pub fn new(options: FormatOptions) -> Formatter {
+    pub(crate) fn new(options: FormatOptions) -> Formatter {
         let specials = Specials {
             tab: options.show_tabs,
             cr: options.show_ends && !options.show_nonprinting,
@@ -256,7 +256,7 @@ impl Formatter {
 
     /// Appends to `out` what GNU cat prints for `input`, given everything
     /// formatted before.
-    pub fn format(&mut self, input: &[u8], out: &mut Vec<u8>) {
+    pub(crate) fn format(&mut self, input: &[u8], out: &mut Vec<u8>) {
         let rest = input;
         if self.pending_cr && !rest.is_empty() {
             self.pending_cr = false;
@@ -359,7 +359,7 @@ impl Formatter {
 
     /// Appends what is still held back: a CR that ended the input. Call
     /// once, after the last file.
-    pub fn finish(&mut self, out: &mut Vec<u8>) {
+    pub(crate) fn finish(&mut self, out: &mut Vec<u8>) {
         if self.pending_cr {
             self.pending_cr = false;
             out.push(b'\r');

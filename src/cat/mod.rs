@@ -4,6 +4,6 @@
 //! are opened (`open`). Messages, options
 //! and exit statuses are the binary's (`pipespeed cat`).
 
-pub mod engine;
-pub mod format;
+pub(crate) mod engine;
+pub(crate) mod format;
 pub(crate) mod open;

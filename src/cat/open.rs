@@ -21,7 +21,7 @@ const MAX_LINKS: usize = 40;
 
 /// Opens the file `name` for reading; `ENOENT` if the name leads to a
 /// standard descriptor that was closed when the process started.
-pub fn open_input(name: &OsStr) -> io::Result<File> {
+pub(crate) fn open_input(name: &OsStr) -> io::Result<File> {
     if inherited::closed().next().is_some() && names_closed_descriptor(Path::new(name)) {
         return Err(io::Error::from_raw_os_error(libc::ENOENT));
     }

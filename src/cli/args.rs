@@ -245,7 +245,7 @@ impl WarmupArgs {
 }
 
 /// A seed from the clock, for a run order nobody asked to repeat.
-pub fn clock_seed() -> u64 {
+pub(super) fn clock_seed() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(1, |d| d.as_nanos() as u64)
@@ -253,10 +253,10 @@ pub fn clock_seed() -> u64 {
 
 mod values;
 
-pub use values::*;
+pub(super) use values::*;
 
 // pv's help and kernels' tests parse a whole command line.
-pub use crate::cli::Cli;
+pub(super) use crate::cli::Cli;
 #[cfg(test)]
 pub use crate::cli::Command;
 

@@ -139,7 +139,7 @@ impl RunsWords for Rungs {
     const SPREAD: &'static str = "its mean";
 }
 
-pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
     let placement = placement(&args, &facts)?;
     if args.zero_copy {

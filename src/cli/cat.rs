@@ -90,7 +90,7 @@ pub struct CatArgs {
 
 /// GNU cat: its getopt table (long options in the order of its table),
 /// help and version.
-pub static CAT: Tool = Tool {
+pub(super) static CAT: Tool = Tool {
     name: "cat",
     long: &[
         ("number-nonblank", HasArg::No),
@@ -157,7 +157,7 @@ fn format_options(args: &CatArgs) -> FormatOptions {
 }
 
 /// Runs cat: every file in turn to stdout.
-pub fn run(invocation: &Invocation, args: CatArgs) -> ExitCode {
+pub(super) fn run(invocation: &Invocation, args: CatArgs) -> ExitCode {
     sigpipe_kills();
     let stdout = io::stdout();
     let out = stdout.as_fd();

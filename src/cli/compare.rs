@@ -80,7 +80,7 @@ fn confidence(text: &str) -> Result<f64, String> {
 /// and NEW missing. With exactly one such value and NEW missing, that
 /// value was one of the two files, BASE or NEW by its place on the
 /// command line, and the form goes to standard output as it did.
-pub fn settle(matches: &clap::ArgMatches, args: &mut CompareArgs) -> Result<(), String> {
+pub(super) fn settle(matches: &clap::ArgMatches, args: &mut CompareArgs) -> Result<(), String> {
     if args.new.is_some() {
         return Ok(());
     }
@@ -100,7 +100,7 @@ pub fn settle(matches: &clap::ArgMatches, args: &mut CompareArgs) -> Result<(), 
     Ok(())
 }
 
-pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     let how = Bootstrap {
         resamples: args.resamples as usize,
         confidence: args.confidence,

@@ -192,7 +192,7 @@ fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConf
     })
 }
 
-pub fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
     let config = config(&args, &facts)?;
     crate::cli::output::check_outputs(args.report.files::<ContendResult>().map(|(path, _)| path))?;

@@ -226,7 +226,7 @@ fn check_endless(bytes: Option<u64>) -> anyhow::Result<()> {
     }
 }
 
-pub fn write(args: WriteArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn write(args: WriteArgs) -> anyhow::Result<ExitCode> {
     check_endless(args.bytes)?;
     // The blog mallocs its buffers; huge pages need 2 MiB alignment and
     // SPLICE_F_GIFT whole pages.
@@ -281,7 +281,7 @@ pub fn write(args: WriteArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn read(args: ReadArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn read(args: ReadArgs) -> anyhow::Result<ExitCode> {
     let buffer = prepare(&args.end, 0)?;
     let results = [&args.json, &args.csv];
     check_outputs(results)?;

@@ -68,7 +68,7 @@ impl ShellArg {
     }
 }
 
-pub fn run(args: GenerateArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: GenerateArgs) -> anyhow::Result<ExitCode> {
     match args.what {
         What::Man { dir } => {
             for page in man_pages(&dir)? {

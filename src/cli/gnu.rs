@@ -15,7 +15,7 @@ use crate::cli::strerror;
 
 /// Whether a long option takes an argument (as getopt's `has_arg`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HasArg {
+pub(super) enum HasArg {
     /// `no_argument`.
     No,
     /// `optional_argument`: only as `--name=VALUE`.
@@ -23,7 +23,7 @@ pub enum HasArg {
 }
 
 /// One GNU tool: its name, getopt table, help and version.
-pub struct Tool {
+pub(super) struct Tool {
     /// The subcommand, and the name a symbolic link to the binary has.
     pub name: &'static str,
     /// The long options, in the order of its getopt table (the order glibc
@@ -40,7 +40,7 @@ pub struct Tool {
 /// How the binary was asked to be a GNU tool: the name its messages
 /// start with.
 #[derive(Clone)]
-pub struct Invocation {
+pub(super) struct Invocation {
     /// `pipespeed NAME`, or argv\[0\] as given when the binary is called
     /// by the tool's name (GNU uses its argv\[0\] so).
     pub program: OsString,
@@ -49,7 +49,7 @@ pub struct Invocation {
 
 impl Invocation {
     /// The invocation as `pipespeed NAME`.
-    pub fn subcommand(tool: &'static Tool) -> Invocation {
+    pub(super) fn subcommand(tool: &'static Tool) -> Invocation {
         Invocation {
             program: format!("pipespeed {}", tool.name).into(),
             tool,
@@ -63,7 +63,7 @@ impl Invocation {
     ///
     /// With `POSIXLY_CORRECT` set, options end at the first operand, as
     /// getopt has them: a `--` is put in front of it.
-    pub fn detect(argv: &mut Vec<OsString>, tool: &'static Tool) -> Option<Invocation> {
+    pub(super) fn detect(argv: &mut Vec<OsString>, tool: &'static Tool) -> Option<Invocation> {
         let invocation = match argv.first() {
             Some(argv0) if Path::new(argv0).file_name() == Some(OsStr::new(tool.name)) => {
                 let program = argv0.clone();
@@ -88,7 +88,7 @@ impl Invocation {
 
     /// Help, version, or a usage error in GNU's words (`invalid option --
     /// 'z'`, ...) and its hint, with status 1.
-    pub fn clap_error(&self, err: clap::Error, argv: &[OsString]) -> ExitCode {
+    pub(super) fn clap_error(&self, err: clap::Error, argv: &[OsString]) -> ExitCode {
         use clap::error::ErrorKind;
         // Help cut short by its reader going away dies of SIGPIPE, as GNU's.
         let _ = crate::sys::signal::inherited_sigpipe();
@@ -110,7 +110,7 @@ impl Invocation {
     }
 
     /// `Try 'NAME --help' for more information.`, and status 1.
-    pub fn usage_hint(&self) -> ExitCode {
+    pub(super) fn usage_hint(&self) -> ExitCode {
         let mut hint = b"Try '".to_vec();
         hint.extend_from_slice(self.program.as_bytes());
         hint.extend_from_slice(b" --help' for more information.\n");
@@ -119,7 +119,7 @@ impl Invocation {
     }
 
     /// Writes `text` to stdout; a failure is GNU's write error.
-    pub fn print(&self, text: &[u8]) -> ExitCode {
+    pub(super) fn print(&self, text: &[u8]) -> ExitCode {
         match write_all(io::stdout().as_fd(), text, |_| {}) {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) => self.write_error(&err),
@@ -127,7 +127,7 @@ impl Invocation {
     }
 
     /// One message on stderr: the program name, `: `, then `parts`.
-    pub fn say(&self, parts: &[&[u8]]) {
+    pub(super) fn say(&self, parts: &[&[u8]]) {
         let mut line = self.program.as_bytes().to_vec();
         line.extend_from_slice(b": ");
         for part in parts {
@@ -139,7 +139,7 @@ impl Invocation {
     }
 
     /// `NAME: write error: ERROR`, status 1.
-    pub fn write_error(&self, err: &io::Error) -> ExitCode {
+    pub(super) fn write_error(&self, err: &io::Error) -> ExitCode {
         self.say(&[b"write error: ", strerror(err).as_bytes()]);
         ExitCode::FAILURE
     }
@@ -151,7 +151,9 @@ impl Invocation {
 /// build description first, which made `pipespeed cat`'s start 0.3-0.5 ms
 /// slower than uutils cat's, time a reader waiting for the first byte
 /// counts (docs/cat.md).
-pub fn parse<A: clap::Args + clap::FromArgMatches>(argv: &[OsString]) -> Result<A, clap::Error> {
+pub(super) fn parse<A: clap::Args + clap::FromArgMatches>(
+    argv: &[OsString],
+) -> Result<A, clap::Error> {
     let name = argv.get(1).cloned().unwrap_or_default();
     let command = A::augment_args(clap::Command::new(name.to_string_lossy().into_owned()));
     let mut matches = command.try_get_matches_from(argv.get(1..).unwrap_or_default())?;
@@ -161,7 +163,7 @@ pub fn parse<A: clap::Args + clap::FromArgMatches>(argv: &[OsString]) -> Result<
 /// `--help` and `--version` in GNU's words, for a tool whose clap flags
 /// are off (GNU cat and tee have no `-h` and no `-V`).
 #[derive(Debug, clap::Args)]
-pub struct HelpVersion {
+pub(super) struct HelpVersion {
     /// display this help and exit
     #[arg(long, action = clap::ArgAction::Help)]
     help: Option<bool>,
@@ -172,7 +174,7 @@ pub struct HelpVersion {
 
 /// One argument as glibc's getopt_long takes it, given a tool's table.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Getopt<'a> {
+pub(super) enum Getopt<'a> {
     /// An operand, or short options the tool has.
     Other,
     /// A long option of the tool, by its name or a prefix of its name
@@ -185,7 +187,7 @@ pub enum Getopt<'a> {
 /// The arguments of `args` as getopt_long meets them, given `tool`'s
 /// table, in order, up to `--` (the end of the options). One pass: a
 /// caller stops at the first [`Getopt::Refused`], as getopt does.
-pub fn getopt<'a>(args: &'a [OsString], tool: &Tool) -> impl Iterator<Item = Getopt<'a>> {
+pub(super) fn getopt<'a>(args: &'a [OsString], tool: &Tool) -> impl Iterator<Item = Getopt<'a>> {
     args.iter()
         .map(|arg| arg.as_bytes())
         .take_while(|&arg| arg != b"--")
@@ -239,7 +241,7 @@ fn getopt_one<'a>(arg: &'a [u8], tool: &Tool) -> Getopt<'a> {
 
 /// The message glibc's getopt_long prints for the first argument it
 /// refuses in `args`, given `tool`'s table, or `None` if it refuses none.
-pub fn getopt_error(args: &[OsString], tool: &Tool) -> Option<Vec<u8>> {
+pub(super) fn getopt_error(args: &[OsString], tool: &Tool) -> Option<Vec<u8>> {
     getopt(args, tool).find_map(|arg| match arg {
         Getopt::Refused(message) => Some(message),
         _ => None,
@@ -249,7 +251,7 @@ pub fn getopt_error(args: &[OsString], tool: &Tool) -> Option<Vec<u8>> {
 /// getopt_long's words for the long option `arg` (as given, `=VALUE`
 /// too) that is no option's name or prefix (`candidates` empty), or the
 /// prefix of several (`candidates`, in the table's order).
-pub fn long_option_refused(arg: &[u8], candidates: &[&str]) -> Vec<u8> {
+pub(super) fn long_option_refused(arg: &[u8], candidates: &[&str]) -> Vec<u8> {
     if candidates.is_empty() {
         return [b"unrecognized option '", arg, b"'"].concat();
     }
@@ -266,7 +268,7 @@ pub fn long_option_refused(arg: &[u8], candidates: &[&str]) -> Vec<u8> {
 /// from the environment (which decides how file names are quoted). A
 /// locale named in the environment but not installed counts as UTF-8 here
 /// when its name says so, where glibc would fall back to C.
-pub fn multibyte_locale() -> bool {
+pub(super) fn multibyte_locale() -> bool {
     ["LC_ALL", "LC_CTYPE", "LANG"]
         .iter()
         .find_map(|var| std::env::var_os(var).filter(|value| !value.is_empty()))
@@ -280,9 +282,9 @@ pub fn multibyte_locale() -> bool {
 /// (see [`PAGE_REFERENCES`]): an environment variable, because every name
 /// of a new option would change which abbreviations of GNU's long options
 /// are ambiguous.
-pub const NO_SPLICE: &str = "PIPESPEED_NO_SPLICE";
+pub(super) const NO_SPLICE: &str = "PIPESPEED_NO_SPLICE";
 
 /// Whether [`NO_SPLICE`] is set to anything but empty or `0`.
-pub fn no_splice() -> bool {
+pub(super) fn no_splice() -> bool {
     std::env::var_os(NO_SPLICE).is_some_and(|value| !value.is_empty() && value != "0")
 }

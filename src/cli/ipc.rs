@@ -182,7 +182,7 @@ fn files(args: &IpcArgs) -> [ResultFile<'_, IpcResult>; 5] {
     ]
 }
 
-pub fn run(args: IpcArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: IpcArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
     let config = config(&args, &facts)?;
     check_outputs(files(&args).map(|(path, _)| path))?;

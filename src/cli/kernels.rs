@@ -216,7 +216,7 @@ fn work_dir(out: Option<&Path>, vng: bool) -> anyhow::Result<Work> {
     })
 }
 
-pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
     let measurements = measurements(&args)?;
     let pipespeed = match &args.guest_pipespeed {
         Some(p) => p.clone(),

@@ -250,7 +250,7 @@ fn exit_status(result: &LatencyResult) -> ExitCode {
     ExitCode::FAILURE
 }
 
-pub fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: LatencyArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
     let config = config(&args, &facts.cpus_allowed)?;
     crate::cli::output::check_outputs(args.report.files::<LatencyResult>().map(|(path, _)| path))?;

@@ -28,17 +28,17 @@ use anyhow::Context;
 /// it is said once ("standard output: No space left on device").
 #[derive(Debug, thiserror::Error)]
 #[error("{}: {}", Stdio::Stdout.name(), crate::cli::strerror(.0))]
-pub struct StdoutError(pub io::Error);
+pub(super) struct StdoutError(pub io::Error);
 
 /// A write that SIGINT, SIGTERM or SIGHUP ended: a reader that stopped reading a
 /// FIFO, say. The command exits with 128 + the signal.
 #[derive(Debug, thiserror::Error)]
 #[error("interrupted by {}", signal_name(*.0))]
-pub struct Interrupted(pub i32);
+pub(super) struct Interrupted(pub i32);
 
 /// The signal that ended a write, if one did (an [`Interrupted`] in the
 /// chain, or inside one of its `io::Error`s).
-pub fn interrupted_by(err: &anyhow::Error) -> Option<i32> {
+pub(super) fn interrupted_by(err: &anyhow::Error) -> Option<i32> {
     err.chain().find_map(|e| {
         let inner = match e.downcast_ref::<io::Error>() {
             Some(io) => io
@@ -74,7 +74,7 @@ fn stream(fd: BorrowedFd<'_>, bytes: &[u8]) -> io::Result<()> {
 /// straight to descriptor 1 (nothing else of ours buffers in `std`'s
 /// `Stdout`), so a reader that stops reading holds us only until a
 /// signal says to stop.
-pub fn print(bytes: &[u8]) -> Result<(), StdoutError> {
+pub(super) fn print(bytes: &[u8]) -> Result<(), StdoutError> {
     if inherited::closed_at_start(Stdio::Stdout) {
         return Err(StdoutError(io::Error::from_raw_os_error(libc::EBADF)));
     }
@@ -87,14 +87,14 @@ pub fn print(bytes: &[u8]) -> Result<(), StdoutError> {
 /// descriptor 1 (`/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`), which is
 /// written where it points, at its offset (`>> log` appends), never
 /// reopened.
-pub fn is_stdout(path: &Path) -> bool {
+pub(super) fn is_stdout(path: &Path) -> bool {
     path.as_os_str() == "-"
         || matches!(Target::resolve(path), Ok(Target::Descriptor(fd)) if fd.is_stdout())
 }
 
 /// Writes `render()` to `path`, when there is one, whole or not at all
 /// (see [`write_whole`]), and says so on stderr; `-` is standard output.
-pub fn write_file(
+pub(super) fn write_file(
     path: &Option<PathBuf>,
     render: impl FnOnce() -> io::Result<Vec<u8>>,
 ) -> anyhow::Result<()> {
@@ -111,7 +111,7 @@ pub fn write_file(
 }
 
 /// A result file asked for, and the format it is written in.
-pub type ResultFile<'a, R> = (&'a Option<PathBuf>, &'a dyn Exporter<R>);
+pub(super) type ResultFile<'a, R> = (&'a Option<PathBuf>, &'a dyn Exporter<R>);
 
 /// Writes a measurement's result `files`, when it `measured` something
 /// (a run of a rung, a size, a cell or a row ended), then prints its
@@ -120,7 +120,7 @@ pub type ResultFile<'a, R> = (&'a Option<PathBuf>, &'a dyn Exporter<R>);
 /// them, and says so on stderr: an older result stays as it was (a
 /// night's failed run must not replace the last good result with a table
 /// of failures). The one rule of every measuring command.
-pub fn deliver<R>(
+pub(super) fn deliver<R>(
     result: &R,
     measured: bool,
     files: &[ResultFile<'_, R>],
@@ -151,7 +151,7 @@ where
 /// Prints a command's table: on stdout, or on stderr when one of its
 /// result files (`paths`) goes to stdout (`-`, `/dev/stdout`), so as not
 /// to mix the two.
-pub fn print_table<'a>(
+pub(super) fn print_table<'a>(
     table: &[u8],
     paths: impl IntoIterator<Item = &'a Option<PathBuf>>,
 ) -> anyhow::Result<()> {
@@ -181,7 +181,7 @@ const FIFO_READER_WAIT: Duration = Duration::from_secs(2);
 /// as it was. At most one may be standard output (`-`, `/dev/stdout`).
 /// FIFOs and devices are opened here, without blocking, and stay open
 /// until written.
-pub fn check_outputs<'a>(
+pub(super) fn check_outputs<'a>(
     paths: impl IntoIterator<Item = &'a Option<PathBuf>>,
 ) -> anyhow::Result<()> {
     let mut stdout = 0;
@@ -217,7 +217,7 @@ pub fn check_outputs<'a>(
 /// the command reads (`inputs`, however spelt: a hard link, `./`):
 /// `compare BASE NEW --markdown BASE` would replace BASE with its own
 /// comparison. Standard output, FIFOs and devices are never refused.
-pub fn check_not_inputs<'a>(
+pub(super) fn check_not_inputs<'a>(
     inputs: &[&Path],
     outputs: impl IntoIterator<Item = &'a Option<PathBuf>>,
 ) -> anyhow::Result<()> {
@@ -311,7 +311,7 @@ fn open_special(entry: &Entry) -> io::Result<OwnedFd> {
 /// then renamed over it; a failure removes the temporary file and leaves
 /// `path` as it was); a file with several hard links, a FIFO, a device
 /// or a descriptor (`/dev/fd/N`) in place.
-pub fn write_whole(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(super) fn write_whole(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let opened = {
         let mut opened = lock_opened();
         let at = opened.iter().position(|(p, _)| p == path);

@@ -6,7 +6,7 @@ use crate::units::{GIB, readable_ns};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// A bar of `len` steps (runs, warm-ups and profiles).
-pub fn bar(len: usize) -> ProgressBar {
+pub(super) fn bar(len: usize) -> ProgressBar {
     let bar = ProgressBar::new(len as u64);
     bar.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed}] {bar:30} {pos}/{len} {msg}")
@@ -16,7 +16,7 @@ pub fn bar(len: usize) -> ProgressBar {
 }
 
 /// Moves `bar` on by `event` and says what happened.
-pub fn show(bar: &ProgressBar, event: Event<'_>) {
+pub(super) fn show(bar: &ProgressBar, event: Event<'_>) {
     let message = match event {
         Event::PressureReady { bytes, seconds } => {
             bar.set_message(format!(

@@ -38,8 +38,8 @@ use crate::pv::remote::{self, Changes, Controls, Request};
 use crate::pv::watch;
 use crate::sys::{FdKind, fd_info, process};
 
-pub use args::{PvArgs, SizeSpec, settle};
-pub use name::Invocation;
+pub(super) use args::{PvArgs, SizeSpec, settle};
+pub(super) use name::Invocation;
 
 use buffer::buffer_size;
 use inputs::{Meter, transfer_options};
@@ -78,7 +78,7 @@ fn items(args: &PvArgs) -> Items {
 /// left: pv 1.6 catches it itself, so a reader going away ends pv quietly
 /// with 0 whether the parent ignored it or not (tests/pv/stdio.rs). cat
 /// restores the inherited disposition instead, because GNU cat dies of it.
-pub fn run(args: PvArgs, me: &Invocation) -> ExitCode {
+pub(super) fn run(args: PvArgs, me: &Invocation) -> ExitCode {
     if args.version {
         return me.print(&name::version());
     }

@@ -78,7 +78,7 @@ pub struct TeeArgs {
 }
 
 /// GNU tee: its getopt table, help and version.
-pub static TEE: Tool = Tool {
+pub(super) static TEE: Tool = Tool {
     name: "tee",
     long: &[
         ("append", HasArg::No),
@@ -229,7 +229,7 @@ fn invalid_mode(invocation: &Invocation, value: &OsStr, ambiguous: bool) -> Exit
 /// getopt loop, meeting the arguments in order, says the first thing it
 /// stops at, so a bad `--output-error` before a refused option (or
 /// `--help`) is the one said.
-pub fn refused(invocation: &Invocation, err: clap::Error, argv: &[OsString]) -> ExitCode {
+pub(super) fn refused(invocation: &Invocation, err: clap::Error, argv: &[OsString]) -> ExitCode {
     let args = argv.get(2..).unwrap_or_default();
     for arg in getopt(args, &TEE) {
         match arg {
@@ -306,7 +306,7 @@ struct Output {
 /// `argv` is the command line clap parsed (`pipespeed tee ARGS...`, with
 /// the `--` that `POSIXLY_CORRECT` puts in), for the order of `-p` and
 /// `--output-error`.
-pub fn run(invocation: &Invocation, args: TeeArgs, argv: &[OsString]) -> ExitCode {
+pub(super) fn run(invocation: &Invocation, args: TeeArgs, argv: &[OsString]) -> ExitCode {
     let mode = match mode(&args, argv) {
         Ok(mode) => mode,
         Err((value, ambiguous)) => return invalid_mode(invocation, &value, ambiguous),

@@ -113,7 +113,7 @@ impl Screen {
     }
 }
 
-pub fn run(args: TopArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: TopArgs) -> anyhow::Result<ExitCode> {
     catch_interrupts().context("cannot catch interrupts")?;
     let json_to_stdout = args.json.as_deref().is_some_and(output::is_stdout);
     output::check_outputs([&args.json])?;
@@ -209,7 +209,7 @@ pub fn run(args: TopArgs) -> anyhow::Result<ExitCode> {
 /// Nothing could be watched: status 1 with the reason.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct NothingToWatch(String);
+pub(super) struct NothingToWatch(String);
 
 fn json_line<T: serde::Serialize>(
     lines: &mut Vec<u8>,

@@ -76,7 +76,7 @@ impl Interval {
 
 /// The fewest runs a side needs for an interval: one run resamples to
 /// itself and says nothing about spread.
-pub const MIN_RUNS: usize = 2;
+pub(crate) const MIN_RUNS: usize = 2;
 
 /// mmtests' rule for one metric of one row: the means of both sides and
 /// the half-widths of their 95% intervals (Student's t over the runs,
@@ -120,7 +120,7 @@ impl MeanTest {
 /// or `None` when a side has fewer than [`MIN_RUNS`] runs. The values
 /// must be finite and positive (the caller checks), so that every
 /// resampled ratio is finite.
-pub fn ratio_interval(base: &[f64], new: &[f64], how: &Bootstrap) -> Option<Interval> {
+pub(crate) fn ratio_interval(base: &[f64], new: &[f64], how: &Bootstrap) -> Option<Interval> {
     if base.len() < MIN_RUNS || new.len() < MIN_RUNS {
         return None;
     }

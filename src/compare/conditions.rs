@@ -15,15 +15,15 @@ use crate::bench::core::NoiseSummary;
 
 /// Other processes' CPU time, as a share of one CPU, above which a file
 /// was measured under load: the threshold of the diagnosis too.
-pub use crate::bench::core::noise::OTHER;
+pub(crate) use crate::bench::core::noise::OTHER;
 /// Stolen time, as a share of one CPU, above which a file was measured
 /// under load: the threshold above which a noisy row's diagnosis names
 /// steal, so that the two agree.
-pub use crate::bench::core::noise::STEAL;
+pub(crate) use crate::bench::core::noise::STEAL;
 
 /// What a file's noise summary says about its machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Load {
+pub(crate) enum Load {
     /// Steal and other load under [`STEAL`] and [`OTHER`].
     Quiet,
     /// Steal or other load above its threshold.
@@ -34,7 +34,7 @@ pub enum Load {
 
 impl Load {
     /// The class of `noise`.
-    pub fn of(noise: Option<&NoiseSummary>) -> Load {
+    pub(crate) fn of(noise: Option<&NoiseSummary>) -> Load {
         match noise {
             None => Load::NotRecorded,
             Some(n) if n.steal_share > STEAL || n.other_share > OTHER => Load::Loaded,
@@ -43,7 +43,7 @@ impl Load {
     }
 
     /// `quiet`, `loaded`, `noise not recorded`.
-    pub fn word(self) -> &'static str {
+    pub(crate) fn word(self) -> &'static str {
         match self {
             Load::Quiet => "quiet",
             Load::Loaded => "loaded",
@@ -62,7 +62,7 @@ pub struct Conditions {
 }
 
 /// `quiet (steal 0.1%, other load 0.02 CPUs, load average 1.95)`.
-pub fn describe(noise: Option<&NoiseSummary>) -> String {
+pub(crate) fn describe(noise: Option<&NoiseSummary>) -> String {
     let load = Load::of(noise);
     match noise {
         None => load.word().to_string(),

@@ -316,7 +316,7 @@ pub fn load(path: &Path, name: &str) -> Result<Document, CompareError> {
 /// `--runs 100` less; 16 MiB leaves room for far more while keeping the
 /// parsed document (several times the text) well within memory. Without a
 /// bound, `compare /dev/zero x.json` read until memory ran out.
-pub const MAX_INPUT: u64 = 16 << 20;
+pub(crate) const MAX_INPUT: u64 = 16 << 20;
 
 fn read_json(path: &Path, name: &str) -> Result<Value, CompareError> {
     let text = read_bounded(path, MAX_INPUT).map_err(|e| match e {

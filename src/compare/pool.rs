@@ -11,7 +11,7 @@ use crate::bench::core::compared::{Extract, Row, Runs, extract};
 /// settings are the first document's; a setting that differs in a later
 /// one, and a row missing from some documents or without runs in them,
 /// get a note each.
-pub fn pool(docs: &[Document]) -> Extract {
+pub(crate) fn pool(docs: &[Document]) -> Extract {
     let mut extracts = docs.iter().map(|doc| extract(doc.compared()));
     let Some(mut out) = extracts.next() else {
         return Extract::default();

@@ -4,7 +4,7 @@
 //! on fixed data.
 
 mod lkml;
-pub use lkml::lkml;
+pub(crate) use lkml::lkml;
 
 use std::fmt::Write as _;
 
@@ -28,7 +28,7 @@ enum Cells {
 
 /// The table on stdout: a header naming both files, one table per
 /// metric, a footer on the verdicts and the machines.
-pub fn text(c: &Comparison) -> String {
+pub(crate) fn text(c: &Comparison) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -65,7 +65,7 @@ pub fn text(c: &Comparison) -> String {
 
 /// A Markdown version for a pull request or a mail: the same tables,
 /// the legend and one line of the machines' facts.
-pub fn markdown(c: &Comparison) -> String {
+pub(crate) fn markdown(c: &Comparison) -> String {
     let mut out = format!(
         "`pipespeed compare {} {}` ({}): {}\n",
         c.base,
@@ -259,7 +259,7 @@ fn interval(i: Interval) -> String {
 }
 
 /// How a verdict is printed, as benchstat prints it.
-pub fn verdict(v: Verdict) -> &'static str {
+pub(crate) fn verdict(v: Verdict) -> &'static str {
     match v {
         Verdict::Faster => "faster",
         Verdict::Slower => "slower",
@@ -269,7 +269,7 @@ pub fn verdict(v: Verdict) -> &'static str {
 }
 
 /// A metric's value in a readable unit.
-pub fn value(unit: Unit, v: f64) -> String {
+pub(crate) fn value(unit: Unit, v: f64) -> String {
     match unit {
         Unit::GibPerS => format!("{v:.2}"),
         Unit::Nanoseconds => readable_ns(v),

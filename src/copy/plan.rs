@@ -139,7 +139,7 @@ pub struct CopyError {
 
 /// The mechanism [`Copier::copy`](super::Copier::copy) starts with for a source and a
 /// destination: the one decision of the engine.
-pub fn choose(src: &FdInfo, dst: &FdInfo, options: &CopyOptions) -> Mechanism {
+pub(crate) fn choose(src: &FdInfo, dst: &FdInfo, options: &CopyOptions) -> Mechanism {
     use FdKind::*;
     let small_file = src.kind == Regular && src.size <= SMALL_FILE;
     match (src.kind, dst.kind) {

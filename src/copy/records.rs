@@ -52,7 +52,7 @@ fn recv(fd: BorrowedFd<'_>, buf: &mut [u8], flags: RecvFlags) -> io::Result<Recv
 /// 256 KiB. What is measured is what [`recv_measured`] takes,
 /// so a caller may decide on a record before reading it (pv's `-S` and
 /// `-L`).
-pub fn next_record_len(fd: impl AsFd) -> io::Result<usize> {
+pub(crate) fn next_record_len(fd: impl AsFd) -> io::Result<usize> {
     let mut first = [0u8; 1];
     let peeked = recv(fd.as_fd(), &mut first, RecvFlags::PEEK | RecvFlags::TRUNC)?;
     Ok(match peeked.bytes {
@@ -67,7 +67,7 @@ pub fn next_record_len(fd: impl AsFd) -> io::Result<usize> {
 /// and returns its length; a record that does not fit after all (another
 /// reader of the socket took the measured one) is an error, never a
 /// silent loss.
-pub fn recv_measured(fd: impl AsFd, len: usize, buf: &mut Vec<u8>) -> io::Result<usize> {
+pub(crate) fn recv_measured(fd: impl AsFd, len: usize, buf: &mut Vec<u8>) -> io::Result<usize> {
     if buf.len() < len.max(1) {
         buf.resize(len.max(1), 0);
     }
@@ -88,7 +88,7 @@ pub fn recv_measured(fd: impl AsFd, len: usize, buf: &mut Vec<u8>) -> io::Result
 /// Receives the next record of `fd` whole into `buf`, grown to hold it,
 /// and returns its length: 0 at the end of the input. Waits for a record
 /// if none is there.
-pub fn recv_record(fd: impl AsFd, buf: &mut Vec<u8>) -> io::Result<usize> {
+pub(crate) fn recv_record(fd: impl AsFd, buf: &mut Vec<u8>) -> io::Result<usize> {
     let fd = fd.as_fd();
     let len = next_record_len(fd)?;
     recv_measured(fd, len, buf)
@@ -96,7 +96,7 @@ pub fn recv_record(fd: impl AsFd, buf: &mut Vec<u8>) -> io::Result<usize> {
 
 /// Writes to a socket that keeps record boundaries, in records it takes.
 #[derive(Debug, Clone, Copy)]
-pub struct RecordWriter {
+pub(crate) struct RecordWriter {
     /// The largest record to ask for: what the socket took last after a
     /// refusal, else no limit.
     max: usize,
@@ -114,7 +114,7 @@ impl RecordWriter {
     /// and kept for the next writes). Retries on `EINTR`, waits with
     /// `poll` on `EAGAIN`, and tells `written` how many bytes each record
     /// took.
-    pub fn write_all(
+    pub(crate) fn write_all(
         &mut self,
         fd: impl AsFd,
         mut buf: &[u8],

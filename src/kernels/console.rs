@@ -73,7 +73,7 @@ pub(super) fn clean(line: &str) -> String {
 
 /// One result the guest sent.
 #[derive(Debug, Clone, PartialEq)]
-pub struct GuestResult {
+pub(crate) struct GuestResult {
     /// The measurement's name.
     pub name: String,
     /// Its exit status in the guest.

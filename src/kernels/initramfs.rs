@@ -15,20 +15,20 @@ use std::time::SystemTime;
 use super::{KernelsError, Measurement};
 
 /// What the console says once `/init` runs, before anything else.
-pub const INIT_REACHED: &str = "pipespeed-guest: /init reached";
+pub(crate) const INIT_REACHED: &str = "pipespeed-guest: /init reached";
 /// What the console says when every measurement has ended.
-pub const ALL_DONE: &str = "pipespeed-guest: all measurements ended";
+pub(crate) const ALL_DONE: &str = "pipespeed-guest: all measurements ended";
 /// The second serial port's framing of one result: `BEGIN NAME STATUS`,
 /// the JSON, `END NAME`.
-pub const BEGIN: &str = "pipespeed-guest-result-begin";
+pub(crate) const BEGIN: &str = "pipespeed-guest-result-begin";
 /// See [`BEGIN`].
-pub const END: &str = "pipespeed-guest-result-end";
+pub(crate) const END: &str = "pipespeed-guest-result-end";
 /// The results' channel's last line: every measurement has ended.
-pub const DONE: &str = "pipespeed-guest-done";
+pub(crate) const DONE: &str = "pipespeed-guest-done";
 
 /// Where the binaries come from.
 #[derive(Debug, Clone)]
-pub struct Inputs {
+pub(crate) struct Inputs {
     /// busybox, statically linked.
     pub busybox: PathBuf,
     /// The pipespeed binary the guest runs.
@@ -38,7 +38,7 @@ pub struct Inputs {
 /// `/init`: mounts, then each measurement in turn, its JSON framed on
 /// `/dev/ttyS1`, then power off. A measurement that fails still sends
 /// what it wrote (a partial result names its failed rows).
-pub fn init_script(measurements: &[Measurement]) -> String {
+pub(crate) fn init_script(measurements: &[Measurement]) -> String {
     let mut s = String::from(
         "#!/bin/busybox sh\n\
          # pipespeed kernels: the guest's /init (generated).\n\
@@ -59,7 +59,7 @@ pub fn init_script(measurements: &[Measurement]) -> String {
 /// The script virtme-ng runs in a guest that sees the host's files: the
 /// host's `pipespeed`, each result written to `dir` and framed in
 /// `dir/results.log`.
-pub fn vng_script(measurements: &[Measurement], pipespeed: &Path, dir: &Path) -> String {
+pub(crate) fn vng_script(measurements: &[Measurement], pipespeed: &Path, dir: &Path) -> String {
     let dir_text = dir.display().to_string();
     let mut s = format!(
         "#!/bin/sh\n# pipespeed kernels --vng: run in the guest (generated).\n\
@@ -98,7 +98,7 @@ fn runs(measurements: &[Measurement], pipespeed: &str, dir: &str, results: &str)
 
 /// What measurement `name` printed last before it ended, on the console
 /// `text` (the line before `/init`'s "ended with status").
-pub fn last_words(text: &str, name: &str) -> String {
+pub(crate) fn last_words(text: &str, name: &str) -> String {
     let marker = format!("pipespeed-guest: {name} ended with status");
     let lines: Vec<&str> = text.lines().map(str::trim).collect();
     let end = lines
@@ -126,21 +126,21 @@ pub(super) fn sh_quote(word: &str) -> String {
 /// shared) while the run lives, so that another run's [`prune`] leaves
 /// it (qemu opens it again at each boot).
 #[derive(Debug)]
-pub struct Archive {
+pub(crate) struct Archive {
     path: PathBuf,
     _lock: fs::File,
 }
 
 impl Archive {
     /// Its path.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 }
 
 /// The initramfs for `measurements` in `cache` (made if it is not there
 /// yet), locked while the [`Archive`] lives.
-pub fn build(
+pub(crate) fn build(
     inputs: &Inputs,
     measurements: &[Measurement],
     cache: &Path,
@@ -197,7 +197,7 @@ fn same_file(file: &fs::File, path: &Path) -> bool {
 /// (by modification time, set at each use), `keep` among them; older
 /// ones are removed, but for those a live run boots from (locked). One holds the guest's pipespeed: about 40 MB for a
 /// debug build, a few MB for a static release one.
-pub const CACHE_KEEP: usize = 4;
+pub(crate) const CACHE_KEEP: usize = 4;
 
 /// The start of the name of a run's staging directory, where its
 /// archive is packed (`stale::make`).
@@ -344,7 +344,7 @@ fn set_executable(path: &Path) -> Result<(), KernelsError> {
 /// The shared libraries `ldd` names for `exe` (none for a static
 /// binary): copied into the guest at the same paths, they let a
 /// dynamically linked pipespeed run there too.
-pub fn shared_libraries(exe: &Path) -> Result<Vec<PathBuf>, KernelsError> {
+pub(crate) fn shared_libraries(exe: &Path) -> Result<Vec<PathBuf>, KernelsError> {
     let output = Command::new("ldd").arg(exe).output();
     let Ok(output) = output else {
         // No ldd: the binary must be static (checked by running it in the

@@ -15,9 +15,9 @@
 
 mod console;
 pub(crate) mod initramfs;
-pub mod qemu;
-pub mod result;
-pub mod stale;
+pub(crate) mod qemu;
+pub(crate) mod result;
+pub(crate) mod stale;
 
 use std::fs;
 use std::io;
@@ -27,13 +27,13 @@ use std::time::Duration;
 use crate::bench::core::Cancel;
 use crate::compare::{Bootstrap, CompareError, Comparison, Document, compare_pooled};
 
-pub use initramfs::Inputs;
-pub use qemu::{Accel, BootError, Guest, Timeouts};
-pub use result::{BootRecord, KernelsResult, MeasuredPair};
+pub(crate) use initramfs::Inputs;
+pub(crate) use qemu::{Accel, BootError, Guest, Timeouts};
+pub(crate) use result::{BootRecord, KernelsResult, MeasuredPair};
 
 /// One measurement the guest runs: `pipespeed ARGS --json FILE`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Measurement {
+pub(crate) struct Measurement {
     /// Its name: a word of letters, digits and `-`, unique in the plan.
     pub name: String,
     /// The arguments after `pipespeed`.
@@ -42,7 +42,7 @@ pub struct Measurement {
 
 /// Which accelerator to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AccelChoice {
+pub(crate) enum AccelChoice {
     /// KVM if the first boot succeeds with it, else TCG.
     Auto,
     /// This one only.
@@ -51,7 +51,7 @@ pub enum AccelChoice {
 
 /// Everything a comparison of two kernels needs.
 #[derive(Debug, Clone)]
-pub struct KernelsConfig {
+pub(crate) struct KernelsConfig {
     /// Kernel A (the base) and kernel B (the one judged).
     pub kernels: [PathBuf; 2],
     /// Boots of each kernel, interleaved A, B, A, B.
@@ -87,7 +87,7 @@ pub struct KernelsConfig {
 
 /// Why the kernels could not be compared.
 #[derive(Debug, thiserror::Error)]
-pub enum KernelsError {
+pub(crate) enum KernelsError {
     /// A program the command needs is not installed.
     #[error("{program} not found: install the package {package}")]
     Missing {
@@ -151,7 +151,7 @@ impl KernelsError {
 
 /// Progress, for a display.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Event<'a> {
+pub(crate) enum Event<'a> {
     /// A boot is starting.
     Booting {
         /// Boots started so far, this one included.
@@ -182,7 +182,7 @@ pub enum Event<'a> {
 /// Runs the whole comparison: every boot, then the pooled comparison of
 /// each measurement. Each boot's results are kept as the guest wrote
 /// them (`boots[i].files`, in `config.work`).
-pub fn run_kernels(
+pub(crate) fn run_kernels(
     config: &KernelsConfig,
     cancel: &Cancel,
     on_event: &mut dyn FnMut(Event<'_>),
@@ -390,7 +390,7 @@ fn kvm_usable() -> bool {
 /// along. A program not found is left out: the run says it is missing.
 /// A result written over one of them would replace a program or an image
 /// the user has (`--json bb/busybox` with `bb` first in `PATH`).
-pub fn files_read(config: &KernelsConfig) -> Vec<PathBuf> {
+pub(crate) fn files_read(config: &KernelsConfig) -> Vec<PathBuf> {
     let mut files = config.kernels.to_vec();
     let programs = match &config.vng {
         Some(vng) => [&config.qemu, vng],
@@ -414,7 +414,7 @@ pub fn files_read(config: &KernelsConfig) -> Vec<PathBuf> {
 ///
 /// # References
 ///  - [open(2)](https://man7.org/linux/man-pages/man2/open.2.html) (`O_NONBLOCK` on a FIFO)
-pub fn open_input(path: &Path) -> io::Result<fs::File> {
+pub(crate) fn open_input(path: &Path) -> io::Result<fs::File> {
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
     let file = fs::OpenOptions::new()
         .read(true)
@@ -468,7 +468,7 @@ fn copy_input(from: &Path, to: &Path) -> io::Result<()> {
 }
 
 /// `program`, or where `PATH` has it; the package to install if nowhere.
-pub fn find_program(program: &Path, package: &str) -> Result<PathBuf, KernelsError> {
+pub(crate) fn find_program(program: &Path, package: &str) -> Result<PathBuf, KernelsError> {
     let missing = || KernelsError::Missing {
         program: program.display().to_string(),
         package: package.into(),

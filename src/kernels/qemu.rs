@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-pub use super::console::GuestResult;
+pub(crate) use super::console::GuestResult;
 use super::console::{Console, clean, read_results};
 use super::initramfs::{ALL_DONE, INIT_REACHED};
 use crate::bench::core::Cancel;
@@ -18,7 +18,7 @@ use crate::child::Group;
 /// How the guest's CPU runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Accel {
+pub(crate) enum Accel {
     /// Hardware virtualization: the guest's figures are the machine's,
     /// give or take the hypervisor.
     Kvm,
@@ -29,7 +29,7 @@ pub enum Accel {
 
 impl Accel {
     /// Its name, as qemu's `-accel` takes it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Accel::Kvm => "kvm",
             Accel::Tcg => "tcg",
@@ -46,7 +46,7 @@ impl Accel {
 
 /// The virtual machine.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Guest {
+pub(crate) struct Guest {
     /// Its CPUs.
     pub cpus: usize,
     /// Its memory, in MiB.
@@ -55,7 +55,7 @@ pub struct Guest {
 
 /// How long a boot may take.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Timeouts {
+pub(crate) struct Timeouts {
     /// From qemu's start to `/init`.
     pub boot: Duration,
     /// From `/init` to the guest's power-off.
@@ -64,7 +64,7 @@ pub struct Timeouts {
 
 /// What starts the guest.
 #[derive(Debug, Clone, Copy)]
-pub enum Launcher<'a> {
+pub(crate) enum Launcher<'a> {
     /// qemu-system-x86_64 with pipespeed's initramfs: the guest's root is
     /// that archive, the console the first serial port, the results the
     /// second.
@@ -87,7 +87,7 @@ pub enum Launcher<'a> {
 
 /// One boot to make.
 #[derive(Debug, Clone)]
-pub struct Boot<'a> {
+pub(crate) struct Boot<'a> {
     /// How the guest is started.
     pub launcher: Launcher<'a>,
     /// The kernel image.
@@ -106,7 +106,7 @@ pub struct Boot<'a> {
 
 /// What a boot gave.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Booted {
+pub(crate) struct Booted {
     /// Seconds from qemu's start to `/init`.
     pub init_s: f64,
     /// Seconds from qemu's start to its end.
@@ -119,7 +119,7 @@ pub struct Booted {
 
 /// Why a boot gave no results. Every message says what was last seen.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum BootError {
+pub(crate) enum BootError {
     /// qemu could not be started (`cannot start PROGRAM: why`).
     #[error("{0}")]
     Start(String),
@@ -195,7 +195,7 @@ impl BootError {
 /// The kernel's command line: the console on the first serial port, few
 /// messages, and a panic that reboots at once (which ends qemu, started
 /// with `-no-reboot`).
-pub const COMMAND_LINE: &str = "console=ttyS0 panic=-1 loglevel=4";
+pub(crate) const COMMAND_LINE: &str = "console=ttyS0 panic=-1 loglevel=4";
 
 /// How often the console is read.
 const POLL: Duration = Duration::from_millis(100);
@@ -203,7 +203,7 @@ const POLL: Duration = Duration::from_millis(100);
 const POWER_OFF: Duration = Duration::from_secs(30);
 
 /// Boots `boot.kernel` and waits for its results.
-pub fn boot(
+pub(crate) fn boot(
     boot: &Boot<'_>,
     cancel: &Cancel,
     on_line: &mut dyn FnMut(&str),

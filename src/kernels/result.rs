@@ -12,15 +12,15 @@ use crate::compare::{Comparison, Document, PooledRow, pooled_rows, render};
 use crate::sys::SystemFacts;
 
 /// The format of the document.
-pub const SCHEMA: &str = "pipespeed.kernels/1";
+pub(crate) const SCHEMA: &str = "pipespeed.kernels/1";
 
 /// The first line of a table measured under TCG.
-pub const EMULATED: &str =
+pub(crate) const EMULATED: &str =
     "EMULATED (qemu's TCG): tens of times slower and noisier than the machine";
 
 /// One kernel compared.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Kernel {
+pub(crate) struct Kernel {
     /// `A` (the base) or `B`.
     pub label: char,
     /// The image booted.
@@ -31,7 +31,7 @@ pub struct Kernel {
 
 /// One boot made.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct BootRecord {
+pub(crate) struct BootRecord {
     /// Which round (1 is the first A and B).
     pub round: usize,
     /// `A` or `B`.
@@ -52,7 +52,7 @@ pub struct BootRecord {
 
 /// One measurement, both kernels pooled.
 #[derive(Debug, Clone, Serialize)]
-pub struct MeasuredPair {
+pub(crate) struct MeasuredPair {
     /// What the guest ran.
     pub measurement: Measurement,
     /// Kernel A's rows: per metric, the runs of every boot.
@@ -69,7 +69,7 @@ pub struct MeasuredPair {
 impl MeasuredPair {
     /// Both kernels' results of `measurement` and their comparison;
     /// `emulated`: measured under TCG, which the table's first line says.
-    pub fn new(
+    pub(crate) fn new(
         emulated: bool,
         measurement: Measurement,
         a: &[Document],
@@ -98,7 +98,7 @@ impl MeasuredPair {
 
 /// The whole result.
 #[derive(Debug, Clone, Serialize)]
-pub struct KernelsResult {
+pub(crate) struct KernelsResult {
     /// Format, version, build and the host.
     #[serde(flatten)]
     pub header: Header,

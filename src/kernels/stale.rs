@@ -21,7 +21,7 @@ use std::path::Path;
 use rustix::fs::FlockOperation;
 
 /// How many random letters and digits follow a directory's prefix.
-pub const RANDOM: usize = 12;
+pub(crate) const RANDOM: usize = 12;
 
 /// The lock file in each directory, held by its run.
 const LOCK: &str = ".pipespeed-run.lock";
@@ -33,7 +33,7 @@ const LOCKING: &str = ".pipespeed-run.locking";
 /// A directory of this run's that [`remove`] leaves while it lives:
 /// removed, with what it holds, when dropped.
 #[derive(Debug)]
-pub struct Owned {
+pub(crate) struct Owned {
     // Dropped in this order: the directory goes while it is locked.
     dir: tempfile::TempDir,
     _lock: Option<fs::File>,
@@ -41,7 +41,7 @@ pub struct Owned {
 
 impl Owned {
     /// Its path.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 }
@@ -51,7 +51,7 @@ impl Owned {
 /// [`Owned`] is dropped. Where locks cannot be taken (an NFS mounted
 /// `nolock`) it has no lock file: [`remove`] never takes it for a dead
 /// run's.
-pub fn make(parent: &Path, prefix: &str) -> io::Result<Owned> {
+pub(crate) fn make(parent: &Path, prefix: &str) -> io::Result<Owned> {
     let dir = tempfile::Builder::new()
         .prefix(prefix)
         .rand_bytes(RANDOM)
@@ -81,7 +81,7 @@ pub fn make(parent: &Path, prefix: &str) -> io::Result<Owned> {
 /// may make one: root must not remove another user's) and whose lock no
 /// run holds. Anything else stays: a directory the user named so
 /// (`pipespeed-kernels-2024-06-01`), a live run's, a file, a link.
-pub fn remove(parent: &Path, prefix: &str) {
+pub(crate) fn remove(parent: &Path, prefix: &str) {
     use std::os::unix::fs::MetadataExt;
     let Ok(entries) = fs::read_dir(parent) else {
         return;

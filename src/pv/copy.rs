@@ -23,7 +23,7 @@ use crate::sys::{FdInfo, FdKind};
 use crate::wait::write_all;
 
 /// Where time comes from and how the loop waits for it.
-pub trait Clock: Send {
+pub(crate) trait Clock: Send {
     /// Now.
     fn now(&mut self) -> Instant;
     /// Waits `duration`.
@@ -32,7 +32,7 @@ pub trait Clock: Send {
 
 /// The real clock: [`Instant::now`] and [`std::thread::sleep`].
 #[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
+pub(crate) struct SystemClock;
 
 impl Clock for SystemClock {
     fn now(&mut self) -> Instant {
@@ -46,7 +46,7 @@ impl Clock for SystemClock {
 
 /// What a transfer is told.
 #[derive(Debug, Clone, Default)]
-pub struct TransferOptions {
+pub(crate) struct TransferOptions {
     /// How the copy engine moves bytes (`-C`, `-B`).
     pub copy: CopyOptions,
     /// `-L`: at most this many bytes (lines, with `-l`) a second.
@@ -80,7 +80,7 @@ pub struct TransferOptions {
 
 /// Why [`Transfer::copy`] returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ended {
+pub(crate) enum Ended {
     /// The input ended: go on with the next one.
     Input,
     /// The stop size was reached: copy nothing more.
@@ -89,7 +89,7 @@ pub enum Ended {
 
 /// A read error skipped by `-E`: bytes replaced by zeros in the output.
 #[derive(Debug)]
-pub struct Skipped {
+pub(crate) struct Skipped {
     /// Where in the input.
     pub offset: u64,
     /// How many bytes.
@@ -100,7 +100,7 @@ pub struct Skipped {
 
 mod buffered;
 mod kept;
-pub use kept::{Lines, Tail};
+pub(crate) use kept::{Lines, Tail};
 use kept::{keep_lines, keep_tail};
 
 /// The most zeros `-E` writes at once in place of a skipped stretch.
@@ -110,7 +110,7 @@ const ZERO_CHUNK: u64 = 64 * 1024;
 const SYNC_STRETCH: u64 = 1 << 20;
 
 /// The copy loop of one pv run, over all its inputs.
-pub struct Transfer {
+pub(crate) struct Transfer {
     copier: Copier,
     count: Arc<AtomicU64>,
     options: TransferOptions,
@@ -136,12 +136,12 @@ impl std::fmt::Debug for Transfer {
 
 impl Transfer {
     /// A transfer on the real clock.
-    pub fn new(options: TransferOptions) -> Transfer {
+    pub(crate) fn new(options: TransferOptions) -> Transfer {
         Transfer::with_clock(options, Box::new(SystemClock))
     }
 
     /// A transfer whose rate limit keeps time by `clock`.
-    pub fn with_clock(options: TransferOptions, clock: Box<dyn Clock>) -> Transfer {
+    pub(crate) fn with_clock(options: TransferOptions, clock: Box<dyn Clock>) -> Transfer {
         let mut copier = Copier::new(options.copy);
         let tail = (options.last_written > 0)
             .then(|| Arc::new(Mutex::new(VecDeque::with_capacity(options.last_written))));
@@ -181,22 +181,22 @@ impl Transfer {
 
     /// The count the display shows: bytes (or lines) copied so far, over
     /// all inputs.
-    pub fn count(&self) -> Arc<AtomicU64> {
+    pub(crate) fn count(&self) -> Arc<AtomicU64> {
         Arc::clone(&self.count)
     }
 
     /// The rate limit, to change while the copy runs (0: none).
-    pub fn rate_limit(&self) -> Arc<AtomicU64> {
+    pub(crate) fn rate_limit(&self) -> Arc<AtomicU64> {
         Arc::clone(&self.rate)
     }
 
     /// The last bytes written, when `-A` asked to keep them.
-    pub fn tail(&self) -> Option<Tail> {
+    pub(crate) fn tail(&self) -> Option<Tail> {
         self.tail.clone()
     }
 
     /// The last whole line written, when `%L` asked for it.
-    pub fn previous_line(&self) -> Option<Lines> {
+    pub(crate) fn previous_line(&self) -> Option<Lines> {
         self.lines.clone()
     }
 
@@ -238,7 +238,7 @@ impl Transfer {
     /// is reached, keeping to the rate limit. An error says which side
     /// failed; what was copied before it stays counted. With `-E`, read
     /// errors are skipped and each told to `skipped`.
-    pub fn copy(
+    pub(crate) fn copy(
         &mut self,
         input: impl AsFd,
         output: impl AsFd,
@@ -393,7 +393,7 @@ fn flush(output: BorrowedFd<'_>) -> Result<(), CopyError> {
 /// either stands (pv is stricter than GNU cat, which lets a file be
 /// rewritten in place); or a pipe that is also the output, whose bytes
 /// would come back to be copied again for ever.
-pub fn input_is_output(input: &FdInfo, output: &FdInfo) -> bool {
+pub(crate) fn input_is_output(input: &FdInfo, output: &FdInfo) -> bool {
     matches!(
         input.kind,
         FdKind::Regular | FdKind::BlockDevice | FdKind::Pipe

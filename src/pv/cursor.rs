@@ -19,7 +19,7 @@ use rustix::fs::{FlockOperation, flock};
 
 /// This meter's row, and the file that hands rows out.
 #[derive(Debug)]
-pub struct Cursor {
+pub(crate) struct Cursor {
     row: usize,
     path: PathBuf,
     /// Where the meters draw: the cursor is moved below them there.
@@ -70,7 +70,7 @@ fn update(path: &Path, change: impl FnOnce(&mut (usize, usize))) -> io::Result<(
 impl Cursor {
     /// Takes the next row of this process group's meters, which draw on
     /// `out`.
-    pub fn join(out: io::Stderr) -> io::Result<Cursor> {
+    pub(crate) fn join(out: io::Stderr) -> io::Result<Cursor> {
         let group = rustix::process::getpgrp().as_raw_nonzero();
         let user = rustix::process::getuid().as_raw();
         // The user's own runtime directory where there is one.
@@ -95,7 +95,7 @@ impl Cursor {
     }
 
     /// What to write to draw `line` on this meter's row.
-    pub fn place(&self, line: &str) -> String {
+    pub(crate) fn place(&self, line: &str) -> String {
         match self.row {
             0 => format!("\r{line}"),
             row => format!("{}\r{line}\x1b[{row}A", "\n".repeat(row)),
@@ -107,7 +107,7 @@ impl Cursor {
     /// Gives this meter's row back (the last meter removes the counter):
     /// when it is dropped, or before, when pv is stopped by a signal while
     /// the display may still hold it. Once only.
-    pub fn leave(&self) {
+    pub(crate) fn leave(&self) {
         if self.left.swap(true, Ordering::SeqCst) {
             return;
         }

@@ -19,16 +19,16 @@ use super::meter::{BarStyle, Items, Snapshot};
 
 /// The longest interval, `-D` delay or `-m` window, in seconds: about
 /// 11.6 days, more than any display needs (pv 1.12 takes any number).
-pub const MAX_SECONDS: f64 = 1_000_000.0;
+pub(crate) const MAX_SECONDS: f64 = 1_000_000.0;
 
 /// The shortest interval between two frames: pv 1.12 draws at most ten
 /// times a second, and takes a shorter interval (0 too) as this one; a
 /// display drawn without pause would flood stderr.
-pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
+pub(crate) const MIN_INTERVAL: Duration = Duration::from_millis(100);
 
 /// An interval in seconds held to [`MIN_INTERVAL`] and [`MAX_SECONDS`];
 /// `None` if it is not a number of seconds (negative, NaN).
-pub fn interval_of(seconds: f64) -> Option<Duration> {
+pub(crate) fn interval_of(seconds: f64) -> Option<Duration> {
     (seconds >= 0.0)
         .then(|| Duration::try_from_secs_f64(seconds.min(MAX_SECONDS)).ok())
         .flatten()
@@ -38,7 +38,7 @@ pub fn interval_of(seconds: f64) -> Option<Duration> {
 /// What a meter shows and how: the part of pv's options that `pv -R` can
 /// change while it runs.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// The items asked for by letter (the format when `-F` is not given,
     /// and what `-n` prints).
     pub items: Items,
@@ -99,7 +99,7 @@ impl Default for Settings {
 impl Settings {
     /// The format drawn: `-F`'s, or the items' (`-n`'s numbers with
     /// `-n`), and ConEmu's sequence at its end with `-9`.
-    pub fn format(&self) -> Format {
+    pub(crate) fn format(&self) -> Format {
         let format = match &self.format {
             Some(text) => Format::parse(text),
             None if self.numeric => Format::numeric(&self.items),
@@ -122,7 +122,7 @@ impl Settings {
 
 /// Whether and how to draw, for the life of a meter.
 #[derive(Debug)]
-pub struct Display {
+pub(crate) struct Display {
     /// `-c`: this meter's row among the pipeline's, or `None` to draw on
     /// the current line.
     pub cursor: Option<Arc<Cursor>>,
@@ -139,7 +139,7 @@ pub struct Display {
 }
 
 /// What a display needs from the transfer, besides its count.
-pub trait Source: Sync {
+pub(crate) trait Source: Sync {
     /// Bytes (or lines) so far.
     fn count(&self) -> u64;
     /// `-A`: the last bytes written (at most `n`).
@@ -166,7 +166,7 @@ impl Source for AtomicU64 {
 /// The state a meter keeps from one frame to the next: the rate, the
 /// averaging window, the bounce of an unknown size, the statistics.
 #[derive(Debug, Default)]
-pub struct Meter {
+pub(crate) struct Meter {
     last: (u64, f64),
     history: VecDeque<(f64, u64)>,
     tick: u64,
@@ -177,7 +177,13 @@ pub struct Meter {
 
 impl Meter {
     /// The snapshot at `now` seconds with `count` so far.
-    pub fn snapshot(&mut self, count: u64, now: f64, done: bool, settings: &Settings) -> Snapshot {
+    pub(crate) fn snapshot(
+        &mut self,
+        count: u64,
+        now: f64,
+        done: bool,
+        settings: &Settings,
+    ) -> Snapshot {
         let (last_count, last_time) = self.last;
         // The last line shows the rate of the whole transfer, as pv's does.
         let rate = if done {
@@ -236,7 +242,7 @@ impl Meter {
     }
 
     /// The line for `snap` in `format`, padded over a longer last line.
-    pub fn line(&mut self, format: &Format, snap: &Snapshot, width: usize) -> String {
+    pub(crate) fn line(&mut self, format: &Format, snap: &Snapshot, width: usize) -> String {
         let (line, columns) = format.render_columns(snap, width, self.previous_length);
         self.previous_length = columns;
         line
@@ -247,7 +253,7 @@ impl Meter {
     /// second with 3 decimals and `b/s` with `-8`, as pv 1.12 writes it
     /// (the numbers are not made bits, nor scaled by `-k`); `rate not
     /// measured` before a first update.
-    pub fn stats(&self, bits: bool) -> String {
+    pub(crate) fn stats(&self, bits: bool) -> String {
         if self.rates.is_empty() {
             return "rate not measured".into();
         }
@@ -263,7 +269,7 @@ impl Meter {
 
 /// Draws on `out` every interval until `done` closes, then once more,
 /// finished.
-pub fn draw(
+pub(crate) fn draw(
     display: &Display,
     source: &dyn Source,
     start: Instant,
@@ -352,7 +358,7 @@ fn titles(settings: &Settings, line: &str, count: u64, out: &io::Stderr) {
 }
 
 /// The settings, even if a thread panicked holding them.
-pub fn lock(settings: &Mutex<Settings>) -> std::sync::MutexGuard<'_, Settings> {
+pub(crate) fn lock(settings: &Mutex<Settings>) -> std::sync::MutexGuard<'_, Settings> {
     settings
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -363,7 +369,7 @@ pub fn lock(settings: &Mutex<Settings>) -> std::sync::MutexGuard<'_, Settings> {
 /// reader of stderr that stops reading must not stall the display thread
 /// (holding stderr's lock, which the copying thread needs for its
 /// messages).
-pub fn show(stderr: &io::Stderr, text: &str, patience: Duration) {
+pub(crate) fn show(stderr: &io::Stderr, text: &str, patience: Duration) {
     let timeout = Timespec {
         tv_sec: patience.as_secs() as i64,
         tv_nsec: i64::from(patience.subsec_nanos()),
@@ -380,7 +386,7 @@ pub fn show(stderr: &io::Stderr, text: &str, patience: Duration) {
 }
 
 /// Per second, `count` over `seconds` (0 over no time).
-pub fn per_second(count: u64, seconds: f64) -> f64 {
+pub(crate) fn per_second(count: u64, seconds: f64) -> f64 {
     if seconds > 0.0 {
         count as f64 / seconds
     } else {
@@ -389,7 +395,7 @@ pub fn per_second(count: u64, seconds: f64) -> f64 {
 }
 
 /// The width of the terminal on `out`, or 80 when it is not one.
-pub fn terminal_width(out: impl AsFd) -> usize {
+pub(crate) fn terminal_width(out: impl AsFd) -> usize {
     rustix::termios::tcgetwinsize(out.as_fd())
         .ok()
         .map(|w| usize::from(w.ws_col))
@@ -399,7 +405,7 @@ pub fn terminal_width(out: impl AsFd) -> usize {
 
 /// How full the pipe `fd` is, in percent of its size: the buffer between
 /// a meter and its reader (`-T`). `None` if `fd` is not a pipe.
-pub fn pipe_fill(fd: BorrowedFd<'_>) -> Option<u64> {
+pub(crate) fn pipe_fill(fd: BorrowedFd<'_>) -> Option<u64> {
     let size = crate::sys::fcntl_getpipe_size(fd).ok()?;
     let queued = rustix::io::ioctl_fionread(fd).ok()?;
     (size > 0).then(|| queued * 100 / size as u64)

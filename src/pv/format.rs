@@ -11,14 +11,14 @@ mod units;
 
 use items::{fixed_text, growing_text};
 
-pub use items::ratio_text;
-pub use units::size_text;
+pub(crate) use items::ratio_text;
+pub(crate) use units::size_text;
 
 use super::meter::{BarStyle, Items, MAX_COLUMNS, Snapshot};
 
 /// One piece of a format.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Segment {
+pub(crate) enum Segment {
     /// Text shown as it is.
     Literal(String),
     /// `%N`: the name, right-aligned in 9 columns, and a colon.
@@ -59,7 +59,7 @@ pub enum Segment {
 
 /// A bar: which, and how wide.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Bar {
+pub(crate) struct Bar {
     /// Which bar.
     pub kind: BarKind,
     /// Its columns, sides and percentage included; 0: what the other
@@ -69,7 +69,7 @@ pub struct Bar {
 
 /// The bars of pv 1.12's formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BarKind {
+pub(crate) enum BarKind {
     /// `%p`, `%{progress}`: `[bar]` and the percentage, in `-u`'s style.
     Progress,
     /// `%{progress-bar-only}`: the bar alone, in `-u`'s style.
@@ -79,31 +79,31 @@ pub enum BarKind {
 }
 
 /// `ConEmu`'s sequence that ends a display: no progress state.
-pub const CONEMU_END: &str = "\x1b]9;4;0;0\x1b\\";
+pub(crate) const CONEMU_END: &str = "\x1b]9;4;0;0\x1b\\";
 
 /// The most bytes `%A` shows (pv's limit).
-pub const MAX_LAST_WRITTEN: usize = 256;
+pub(crate) const MAX_LAST_WRITTEN: usize = 256;
 
 /// The most bytes `%L` shows: the widest line drawn.
-pub const MAX_PREVIOUS_LINE: usize = MAX_COLUMNS;
+pub(crate) const MAX_PREVIOUS_LINE: usize = MAX_COLUMNS;
 
 /// pv's `-n` output without `-F`: one line of numbers: elapsed seconds
 /// with `-t`, the count with `-b` (in bits with `-8`), the rate with
 /// `-r`, else the percentage.
-pub fn render_numeric(snap: &Snapshot, items: &Items) -> String {
+pub(crate) fn render_numeric(snap: &Snapshot, items: &Items) -> String {
     Format::numeric(items).render_numeric(snap, 80)
 }
 
 /// A parsed format.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Format(Vec<Segment>);
+pub(crate) struct Format(Vec<Segment>);
 
 impl Format {
     /// Parses pv's format language: `%p %t %e %I %r %a %b %T %N %%`, `%NUMA`,
     /// `%NUML`, and the long forms `%{progress}`, `%{timer}`, `%{bar-block}`,
     /// `%{sgr:red,bold}` ... A number before a bar is its width. An
     /// unknown sequence is shown as it is.
-    pub fn parse(text: &str) -> Format {
+    pub(crate) fn parse(text: &str) -> Format {
         let mut segments = Vec::new();
         let mut literal = String::new();
         let mut rest = text;
@@ -152,7 +152,7 @@ impl Format {
     }
 
     /// The format pv builds from the item flags, in pv's order.
-    pub fn from_items(items: &Items) -> Format {
+    pub(crate) fn from_items(items: &Items) -> Format {
         let mut text = Vec::new();
         let flags = [
             (items.name.is_some(), "%N"),
@@ -176,13 +176,14 @@ impl Format {
         Format::parse(&text.join(" "))
     }
 
-    /// The segments.
-    pub fn segments(&self) -> &[Segment] {
+    /// The segments (what the tests check a format parsed into).
+    #[cfg(test)]
+    pub(crate) fn segments(&self) -> &[Segment] {
         &self.0
     }
 
     /// How many of the last bytes written the format shows (0: none).
-    pub fn last_written(&self) -> usize {
+    pub(crate) fn last_written(&self) -> usize {
         self.0
             .iter()
             .filter_map(|s| match s {
@@ -195,13 +196,13 @@ impl Format {
 
     /// This format followed by `more`: `-M both` adds the ratio to the
     /// output side's line when no `-F` is given.
-    pub fn followed_by(mut self, more: Format) -> Format {
+    pub(crate) fn followed_by(mut self, more: Format) -> Format {
         self.0.extend(more.0);
         self
     }
 
     /// Whether the format has `segment`.
-    pub fn has(&self, segment: &Segment) -> bool {
+    pub(crate) fn has(&self, segment: &Segment) -> bool {
         self.0.contains(segment)
     }
 
@@ -211,13 +212,13 @@ impl Format {
     /// is drawn whole, as pv 1.12 draws it). `previous`: the columns of
     /// the line drawn before, which a shorter line pads over (as pv does,
     /// by at most 15 spaces).
-    pub fn render(&self, snap: &Snapshot, width: usize, previous: usize) -> String {
+    pub(crate) fn render(&self, snap: &Snapshot, width: usize, previous: usize) -> String {
         self.render_columns(snap, width, previous).0
     }
 
     /// [`Format::render`]'s line, and the columns it takes (its escape
     /// sequences take none).
-    pub fn render_columns(
+    pub(crate) fn render_columns(
         &self,
         snap: &Snapshot,
         width: usize,
@@ -259,7 +260,7 @@ impl Format {
     /// `-n`'s line in `width` columns: the numbers of `%t %b %r %a` and
     /// the percentage in plain decimal (for scripts), the other items as
     /// drawn.
-    pub fn render_numeric(&self, snap: &Snapshot, width: usize) -> String {
+    pub(crate) fn render_numeric(&self, snap: &Snapshot, width: usize) -> String {
         let snap = Snapshot {
             numeric: true,
             ..snap.clone()
@@ -269,13 +270,13 @@ impl Format {
 
     /// `-n`'s format without `-F`: `%t %b %r %{progress-amount-only}`,
     /// each as its flag says, the percentage only without `-b` and `-r`.
-    pub fn numeric(items: &Items) -> Format {
+    pub(crate) fn numeric(items: &Items) -> Format {
         numeric::from_items(items)
     }
 
     /// The format with `%{progress-conemu}` at its end, unless it has one
     /// (`-9`).
-    pub fn with_conemu(mut self) -> Format {
+    pub(crate) fn with_conemu(mut self) -> Format {
         if !self.has(&Segment::Conemu) {
             self.0.push(Segment::Conemu);
         }
@@ -284,7 +285,7 @@ impl Format {
 
     /// How many bytes of the last line written the format shows: `Some(0)`
     /// for as many as there is room for, `None` without `%L`.
-    pub fn previous_line(&self) -> Option<usize> {
+    pub(crate) fn previous_line(&self) -> Option<usize> {
         self.0
             .iter()
             .filter_map(|s| match s {

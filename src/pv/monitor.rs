@@ -38,7 +38,7 @@
 #[path = "monitor/draw.rs"]
 mod draw;
 
-pub use draw::{Drawn, draw_pair};
+pub(crate) use draw::{Drawn, draw_pair};
 
 use std::ffi::OsString;
 use std::io;
@@ -58,7 +58,7 @@ use crate::copy::{CopyError, Side};
 
 /// Which of the command's streams are metered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Metered {
+pub(crate) enum Metered {
     /// Its standard input.
     Input,
     /// Its standard output.
@@ -69,19 +69,19 @@ pub enum Metered {
 
 impl Metered {
     /// Whether the command's standard input is metered.
-    pub fn input(self) -> bool {
+    pub(crate) fn input(self) -> bool {
         matches!(self, Metered::Input | Metered::Both)
     }
 
     /// Whether the command's standard output is metered.
-    pub fn output(self) -> bool {
+    pub(crate) fn output(self) -> bool {
         matches!(self, Metered::Output | Metered::Both)
     }
 }
 
 /// A command that could not be started, and why.
 #[derive(Debug)]
-pub struct SpawnError {
+pub(crate) struct SpawnError {
     /// The program as given.
     pub program: OsString,
     /// What exec (or fork) said.
@@ -91,7 +91,7 @@ pub struct SpawnError {
 impl SpawnError {
     /// The status a shell, env(1) or timeout(1) gives for it: 127 when the
     /// program is not found, 126 when it is there but cannot be run.
-    pub fn status(&self) -> u8 {
+    pub(crate) fn status(&self) -> u8 {
         if self.error.kind() == io::ErrorKind::NotFound {
             127
         } else {
@@ -103,7 +103,7 @@ impl SpawnError {
 /// Starts `command` (the program, then its arguments) with a pipe for
 /// each metered side; the other streams are ours, inherited, but for an
 /// unmetered standard output given as `stdout` (pv's `-o` or `-X`).
-pub fn spawn(
+pub(crate) fn spawn(
     command: &[OsString],
     metered: Metered,
     stdout: Option<Stdio>,
@@ -145,11 +145,11 @@ fn has_terminal() -> bool {
 
 /// How long the command (and its group) has to end by itself after a
 /// signal sent on to it, before it is killed.
-pub const GRACE: Duration = Duration::from_millis(500);
+pub(crate) const GRACE: Duration = Duration::from_millis(500);
 
 /// A side's end, told to the display as it happens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Event {
+pub(crate) enum Event {
     /// The input side has ended.
     InputEnded,
     /// The output side has ended.
@@ -162,7 +162,7 @@ pub enum Event {
 
 /// The metered sides of a run: each a transfer, and where its bytes come
 /// from (input side) or go (output side).
-pub struct Sides {
+pub(crate) struct Sides {
     /// Our standard input to the command's, with this transfer.
     pub input: Option<(Transfer, Box<dyn AsFd + Send>)>,
     /// The command's standard output to this descriptor (stdout, `-o`,
@@ -172,12 +172,10 @@ pub struct Sides {
 
 /// How a run ended.
 #[derive(Debug)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// The command's status: its exit code, or 128 + the signal that
     /// killed it.
     pub status: u8,
-    /// The signal we caught and sent on to the command, if one came.
-    pub forwarded: Option<i32>,
     /// The input side: `None` if not metered or left waiting for input
     /// nobody could read; an error other than the command not reading.
     pub input: Option<Result<(), CopyError>>,
@@ -193,7 +191,7 @@ const POLL: Duration = Duration::from_millis(50);
 /// Runs the metered sides of `child` until it has exited and its sides
 /// have ended (see the module's doc), sending `events` as sides end and a
 /// signal that `interrupted` reports on to the command.
-pub fn run(
+pub(crate) fn run(
     mut child: Child,
     sides: Sides,
     interrupted: &dyn Fn() -> Option<i32>,
@@ -296,7 +294,6 @@ pub fn run(
     };
     Ok(Outcome {
         status,
-        forwarded,
         input,
         output,
     })
@@ -398,7 +395,7 @@ fn wait_forwarding(
 }
 
 /// A status as a shell gives it: the exit code, or 128 + the signal.
-pub fn shell_status(status: ExitStatus) -> u8 {
+pub(crate) fn shell_status(status: ExitStatus) -> u8 {
     match (status.code(), status.signal()) {
         (Some(code), _) => (code & 0xff) as u8,
         (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,

@@ -24,7 +24,7 @@ use super::meter::Items;
 
 /// What `pv -R` changes; `None` (or no items) leaves a setting as it is.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Changes {
+pub(crate) struct Changes {
     /// The display items, replacing the running ones (and any format).
     pub items: Option<Items>,
     /// `-F`.
@@ -47,7 +47,7 @@ pub struct Changes {
 /// One message to a meter.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Request {
+pub(crate) enum Request {
     /// `-R`: apply these.
     Change(Changes),
     /// `-Q`: say where you are.
@@ -56,7 +56,7 @@ pub enum Request {
 
 /// A meter's answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Reply {
+pub(crate) struct Reply {
     /// `None` when done; else what went wrong.
     pub error: Option<String>,
     /// For a query: the meter's line, in its own format.
@@ -67,7 +67,7 @@ pub struct Reply {
 /// first of `$XDG_RUNTIME_DIR/pipespeed-pv` and `/tmp/pipespeed-pv-UID`
 /// that is a private directory of this user (a runtime directory
 /// inherited from another user, as under `runuser`, is passed over).
-pub fn directory() -> io::Result<PathBuf> {
+pub(crate) fn directory() -> io::Result<PathBuf> {
     let uid = rustix::process::getuid().as_raw();
     let runtime = std::env::var_os("XDG_RUNTIME_DIR")
         .filter(|d| !d.is_empty())
@@ -102,13 +102,13 @@ fn private_directory(dir: &Path, uid: u32) -> io::Result<()> {
 }
 
 /// The socket of the meter of process `pid`.
-pub fn socket_path(pid: u32) -> io::Result<PathBuf> {
+pub(crate) fn socket_path(pid: u32) -> io::Result<PathBuf> {
     Ok(directory()?.join(format!("{pid}.sock")))
 }
 
 /// What the listener changes and reads.
 #[derive(Debug, Clone)]
-pub struct Controls {
+pub(crate) struct Controls {
     /// The display's settings.
     pub settings: Arc<Mutex<Settings>>,
     /// The transfer's rate limit (0: none).
@@ -124,7 +124,7 @@ pub struct Controls {
 /// A meter's listening socket: removed when dropped, and its thread
 /// stopped and joined.
 #[derive(Debug)]
-pub struct Listener {
+pub(crate) struct Listener {
     path: PathBuf,
     /// Removed by a second signal too, which ends pv before `drop`.
     _on_second_signal: Option<crate::sys::process::RemoveOnSecondInterrupt>,
@@ -165,7 +165,7 @@ impl Drop for Listener {
 /// Listens for requests to this process's meter, in a thread of its own
 /// that only ever blocks in `accept` (or serving a client), until the
 /// [`Listener`] is dropped.
-pub fn listen(controls: Controls) -> io::Result<Listener> {
+pub(crate) fn listen(controls: Controls) -> io::Result<Listener> {
     let path = socket_path(std::process::id())?;
     // A socket left by a dead process of the same ID, and those of other
     // meters that died without removing theirs (SIGKILL).
@@ -204,7 +204,7 @@ pub fn listen(controls: Controls) -> io::Result<Listener> {
 /// Removes from the meters' directory `dir` every socket `PID.sock` whose
 /// process no longer exists. A socket whose process ID was taken by
 /// another process stays: it is replaced when that process is a meter.
-pub fn remove_stale(dir: &Path) {
+pub(crate) fn remove_stale(dir: &Path) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
@@ -286,7 +286,7 @@ fn answer(request: Request, controls: &Controls) -> Reply {
 }
 
 /// Applies `changes` to `settings`.
-pub fn apply(settings: &mut Settings, changes: &Changes) {
+pub(crate) fn apply(settings: &mut Settings, changes: &Changes) {
     if changes.whole_display {
         settings.items = Items {
             name: changes.name.clone(),
@@ -319,7 +319,7 @@ pub fn apply(settings: &mut Settings, changes: &Changes) {
 }
 
 /// Sends `request` to the meter of process `pid` and returns its reply.
-pub fn send(pid: u32, request: &Request) -> io::Result<Reply> {
+pub(crate) fn send(pid: u32, request: &Request) -> io::Result<Reply> {
     let path = socket_path(pid)?;
     let mut stream = UnixStream::connect(&path).map_err(|err| {
         let alive = process_exists(pid);

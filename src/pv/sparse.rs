@@ -19,11 +19,11 @@ use crate::wait::write_all;
 
 /// The stretch looked at as a whole: a block of zeros this long (at this
 /// alignment in the file) is a hole, anything shorter is written.
-pub const BLOCK: u64 = 4096;
+pub(crate) const BLOCK: u64 = 4096;
 
 /// Writes to one output, seeking over blocks of zeros.
 #[derive(Debug)]
-pub struct SparseWriter {
+pub(crate) struct SparseWriter {
     /// Where the next byte goes.
     at: u64,
     /// The file's length when the writer was made: below it, every byte
@@ -37,7 +37,7 @@ pub struct SparseWriter {
 impl SparseWriter {
     /// A writer for `output` when it is a regular file opened without
     /// `O_APPEND` (`None`: write it as it is).
-    pub fn for_output(output: BorrowedFd<'_>) -> Option<SparseWriter> {
+    pub(crate) fn for_output(output: BorrowedFd<'_>) -> Option<SparseWriter> {
         let info = fd_info(output).ok()?;
         if info.kind != FdKind::Regular {
             return None;
@@ -57,7 +57,7 @@ impl SparseWriter {
     /// Writes `bytes`, seeking over the blocks of zeros that lie past the
     /// kept length; `written` is told every stretch moved (written or
     /// seeked over).
-    pub fn write_all(
+    pub(crate) fn write_all(
         &mut self,
         output: BorrowedFd<'_>,
         bytes: &[u8],
@@ -115,7 +115,7 @@ impl SparseWriter {
     /// The end of an input: a file whose last bytes were seeked over is
     /// made as long as what was copied (the hole at its end becomes part
     /// of it).
-    pub fn finish(&mut self, output: BorrowedFd<'_>) -> io::Result<()> {
+    pub(crate) fn finish(&mut self, output: BorrowedFd<'_>) -> io::Result<()> {
         if self.hole_at_end {
             let len = u64::try_from(fstat(output)?.st_size).unwrap_or(0);
             if len < self.at {

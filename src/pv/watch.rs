@@ -217,7 +217,7 @@ impl Watch {
 /// the watched descriptors of every `(pid, fd)` target (every regular
 /// file of `pid` without `fd`, those it opens later too), until every
 /// descriptor is closed and every process watched whole has ended.
-pub fn run(
+pub(crate) fn run(
     targets_asked: &[(u32, Option<u32>)],
     settings: &Settings,
     visible: bool,

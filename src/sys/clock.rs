@@ -3,7 +3,7 @@
 
 /// A local date and time of day.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LocalTime {
+pub(crate) struct LocalTime {
     /// The year, as written (2026).
     pub year: i32,
     /// 1 to 12.
@@ -24,7 +24,7 @@ pub struct LocalTime {
 ///
 /// # References
 ///  - [localtime(3)](https://man7.org/linux/man-pages/man3/localtime.3.html)
-pub fn local_time_after(seconds: i64) -> Option<LocalTime> {
+pub(crate) fn local_time_after(seconds: i64) -> Option<LocalTime> {
     // SAFETY: `time` with a null pointer only returns the time.
     let now = unsafe { libc::time(std::ptr::null_mut()) };
     let then = now.checked_add(seconds)?;

@@ -27,7 +27,7 @@ const HELD: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 ///  - [pthread_sigmask(3)](https://man7.org/linux/man-pages/man3/pthread_sigmask.3.html)
 ///  - [setrlimit(2)](https://man7.org/linux/man-pages/man2/setrlimit.2.html) (`RLIMIT_FSIZE`)
 #[doc(alias = "pthread_sigmask")]
-pub fn hold_signals() -> io::Result<HeldSignals> {
+pub(crate) fn hold_signals() -> io::Result<HeldSignals> {
     // SAFETY: sigset_t is plain data; sigemptyset initialises it below.
     let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
     // SAFETY: `set` is a valid, owned sigset_t.
@@ -51,7 +51,7 @@ pub fn hold_signals() -> io::Result<HeldSignals> {
 
 /// What [`hold_signals`] changed, put back on drop.
 #[must_use = "the signals are released when this is dropped"]
-pub struct HeldSignals {
+pub(crate) struct HeldSignals {
     mask: libc::sigset_t,
     xfsz: libc::sighandler_t,
 }

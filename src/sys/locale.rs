@@ -16,7 +16,7 @@ use std::ffi::CStr;
 /// # References
 ///  - [newlocale(3)](https://man7.org/linux/man-pages/man3/newlocale.3.html)
 ///  - [nl_langinfo(3)](https://man7.org/linux/man-pages/man3/nl_langinfo.3.html)
-pub fn ctype_is_utf8() -> bool {
+pub(crate) fn ctype_is_utf8() -> bool {
     // SAFETY: the locale name is a valid C string ("" reads the
     // environment); a null base asks for a new object.
     let locale = unsafe { libc::newlocale(libc::LC_ALL_MASK, c"".as_ptr(), std::ptr::null_mut()) };

@@ -14,7 +14,7 @@ use std::time::Duration;
 /// Where Linux says how large a message may be.
 pub const MSGSIZE_MAX: &str = "/proc/sys/fs/mqueue/msgsize_max";
 /// Where Linux says how many messages a queue may hold.
-pub const MSG_MAX: &str = "/proc/sys/fs/mqueue/msg_max";
+pub(crate) const MSG_MAX: &str = "/proc/sys/fs/mqueue/msg_max";
 
 /// `mq_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600, &attr)`
 /// with room for `max_messages` messages of `msg_size` bytes, then
@@ -22,7 +22,11 @@ pub const MSG_MAX: &str = "/proc/sys/fs/mqueue/msg_max";
 ///
 /// # References
 ///  - [mq_open(3)](https://man7.org/linux/man-pages/man3/mq_open.3.html)
-pub fn mq_open_private(name: &str, max_messages: usize, msg_size: usize) -> io::Result<OwnedFd> {
+pub(crate) fn mq_open_private(
+    name: &str,
+    max_messages: usize,
+    msg_size: usize,
+) -> io::Result<OwnedFd> {
     let cname = CString::new(name).map_err(io::Error::other)?;
     // SAFETY: mq_attr is plain data; all zero is a valid value of it.
     let mut attr: libc::mq_attr = unsafe { std::mem::zeroed() };
@@ -59,7 +63,7 @@ pub fn mq_open_private(name: &str, max_messages: usize, msg_size: usize) -> io::
 ///
 /// # References
 ///  - [mq_send(3)](https://man7.org/linux/man-pages/man3/mq_send.3.html)
-pub fn mq_send(fd: impl AsFd, msg: &[u8], within: Duration) -> io::Result<()> {
+pub(crate) fn mq_send(fd: impl AsFd, msg: &[u8], within: Duration) -> io::Result<()> {
     let deadline = realtime_after(within);
     // SAFETY: `msg` is valid for reading `msg.len()` bytes and `deadline`
     // is a valid timespec, both for the call; an mqd_t is the
@@ -96,7 +100,7 @@ fn realtime_after(within: Duration) -> libc::timespec {
 ///
 /// # References
 ///  - [mq_receive(3)](https://man7.org/linux/man-pages/man3/mq_receive.3.html)
-pub fn mq_receive(fd: impl AsFd, buf: &mut [u8], within: Duration) -> io::Result<usize> {
+pub(crate) fn mq_receive(fd: impl AsFd, buf: &mut [u8], within: Duration) -> io::Result<usize> {
     let deadline = realtime_after(within);
     // SAFETY: `buf` is valid for writing `buf.len()` bytes and `deadline`
     // is a valid timespec, both for the call; an mqd_t is the

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 /// The all-CPU line of `/proc/stat`, in seconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct CpuTimes {
+pub(crate) struct CpuTimes {
     /// Time spent running tasks, user and kernel, interrupts included
     /// (`user nice system irq softirq`).
     pub busy: f64,
@@ -30,7 +30,7 @@ pub struct CpuTimes {
 impl CpuTimes {
     /// Parses the first line of `/proc/stat` (`cpu  user nice system idle
     /// iowait irq softirq steal ...`, in ticks of `ticks_per_s`).
-    pub fn parse(stat: &str, ticks_per_s: f64) -> Option<CpuTimes> {
+    pub(crate) fn parse(stat: &str, ticks_per_s: f64) -> Option<CpuTimes> {
         let line = stat.lines().find(|l| l.starts_with("cpu "))?;
         let fields: Vec<f64> = line
             .split_whitespace()
@@ -49,7 +49,7 @@ impl CpuTimes {
     /// Stolen seconds, and the busy seconds of everything but `own_cpu`
     /// (the run's), since `before`; never below 0 (the counters are whole
     /// ticks, the run's usage is not).
-    pub fn since(&self, before: &CpuTimes, own_cpu: Duration) -> (f64, f64) {
+    pub(crate) fn since(&self, before: &CpuTimes, own_cpu: Duration) -> (f64, f64) {
         (
             (self.steal - before.steal).max(0.0),
             (self.busy - before.busy - own_cpu.as_secs_f64()).max(0.0),
@@ -57,7 +57,7 @@ impl CpuTimes {
     }
 
     /// The machine's counters now, `None` when `/proc/stat` is unreadable.
-    pub fn now() -> Option<CpuTimes> {
+    pub(crate) fn now() -> Option<CpuTimes> {
         let ticks = rustix::param::clock_ticks_per_second() as f64;
         CpuTimes::parse(&fs::read_to_string("/proc/stat").ok()?, ticks.max(1.0))
     }
@@ -65,14 +65,14 @@ impl CpuTimes {
 
 /// A reading before a run, to subtract from one after it.
 #[derive(Debug, Clone, Copy)]
-pub struct NoiseProbe {
+pub(crate) struct NoiseProbe {
     at: Instant,
     cpu: Option<CpuTimes>,
 }
 
 impl NoiseProbe {
     /// Reads the counters now.
-    pub fn start() -> NoiseProbe {
+    pub(crate) fn start() -> NoiseProbe {
         NoiseProbe {
             at: Instant::now(),
             cpu: CpuTimes::now(),
@@ -84,7 +84,12 @@ impl NoiseProbe {
     /// time of the whole machine to leave the other processes';
     /// `involuntary_switches` are the run's own; `cpus` the CPUs it ran on
     /// (for their frequency; empty: every CPU).
-    pub fn finish(self, own_cpu: Duration, involuntary_switches: u64, cpus: &[usize]) -> RunNoise {
+    pub(crate) fn finish(
+        self,
+        own_cpu: Duration,
+        involuntary_switches: u64,
+        cpus: &[usize],
+    ) -> RunNoise {
         let wall_s = self.at.elapsed().as_secs_f64();
         let (steal_s, other_cpu_s) = match (self.cpu, CpuTimes::now()) {
             (Some(before), Some(after)) => after.since(&before, own_cpu),
@@ -142,7 +147,7 @@ fn share(part: f64, whole: f64) -> f64 {
 }
 
 /// The 1-minute load average (0 when unreadable).
-pub fn load_average() -> f64 {
+pub(crate) fn load_average() -> f64 {
     fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|t| t.split_whitespace().next()?.parse().ok())
@@ -151,7 +156,7 @@ pub fn load_average() -> f64 {
 
 /// The mean of `scaling_cur_freq` over `cpus` (every CPU when empty), in
 /// MHz; `None` when no CPU exposes it.
-pub fn cpu_mhz(cpus: &[usize]) -> Option<f64> {
+pub(crate) fn cpu_mhz(cpus: &[usize]) -> Option<f64> {
     let all: Vec<usize>;
     let cpus = if cpus.is_empty() {
         all = crate::sys::available_cpus().unwrap_or_default();

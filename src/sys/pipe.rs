@@ -10,7 +10,7 @@ use crate::units::Size;
 
 /// Where Linux keeps the largest pipe size an unprivileged process may ask
 /// for.
-pub const PIPE_MAX_SIZE_PATH: &str = "/proc/sys/fs/pipe-max-size";
+pub(crate) const PIPE_MAX_SIZE_PATH: &str = "/proc/sys/fs/pipe-max-size";
 
 /// The two ends of a pipe made by [`pipe`].
 #[derive(Debug)]

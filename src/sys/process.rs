@@ -66,7 +66,7 @@ static READING_PATHS: AtomicU32 = AtomicU32::new(0);
 ///  - [prctl(2)](https://man7.org/linux/man-pages/man2/prctl.2.html) (`PR_SET_PDEATHSIG`)
 #[doc(alias = "prctl")]
 #[doc(alias = "PR_SET_PDEATHSIG")]
-pub fn die_with_parent(parent: Option<u32>) -> io::Result<()> {
+pub(crate) fn die_with_parent(parent: Option<u32>) -> io::Result<()> {
     rustix::process::set_parent_process_death_signal(Some(Signal::KILL)).map_err(|e| {
         io::Error::new(
             io::Error::from(e).kind(),
@@ -100,7 +100,7 @@ pub fn die_with_parent(parent: Option<u32>) -> io::Result<()> {
 /// # References
 ///  - [prctl(2)](https://man7.org/linux/man-pages/man2/prctl.2.html) (`PR_SET_PDEATHSIG`)
 #[doc(alias = "PR_SET_PDEATHSIG")]
-pub fn die_with_parent_on_exec(cmd: &mut std::process::Command) {
+pub(crate) fn die_with_parent_on_exec(cmd: &mut std::process::Command) {
     use std::os::unix::process::CommandExt;
     let parent = rustix::process::getpid();
     // SAFETY: the hook runs in the forked child before exec and only
@@ -128,7 +128,7 @@ pub fn die_with_parent_on_exec(cmd: &mut std::process::Command) {
 /// # References
 ///  - [kill(2)](https://man7.org/linux/man-pages/man2/kill.2.html)
 #[doc(alias = "kill")]
-pub fn kill_group(pgid: u32) -> io::Result<()> {
+pub(crate) fn kill_group(pgid: u32) -> io::Result<()> {
     let pid = group_pid(pgid)?;
     match rustix::process::kill_process_group(pid, Signal::KILL) {
         Ok(()) | Err(rustix::io::Errno::SRCH) => Ok(()),
@@ -173,7 +173,7 @@ fn group_pid(pgid: u32) -> io::Result<Pid> {
 ///  - [sigaction(2)](https://man7.org/linux/man-pages/man2/sigaction.2.html)
 ///  - [signal-safety(7)](https://man7.org/linux/man-pages/man7/signal-safety.7.html)
 #[doc(alias = "sigaction")]
-pub fn catch_interrupts() -> io::Result<()> {
+pub(crate) fn catch_interrupts() -> io::Result<()> {
     for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: `sigaction` is plain data; all-zero is a valid value
         // (no flags, an empty mask on Linux).
@@ -264,7 +264,7 @@ extern "C" fn on_interrupt(signal: libc::c_int) {
 /// Has a second interrupt end the process with `status` instead of 128 +
 /// the signal's number (`None`, the default): a command whose statuses
 /// say an interruption their own way (pv's 32, whatever the signals).
-pub fn second_interrupt_status(status: Option<u8>) {
+pub(crate) fn second_interrupt_status(status: Option<u8>) {
     SECOND_STATUS.store(status.map_or(-1, i32::from), Ordering::SeqCst);
 }
 
@@ -272,7 +272,7 @@ pub fn second_interrupt_status(status: Option<u8>) {
 /// takes the file off the list (it does not remove it).
 #[derive(Debug)]
 #[must_use = "the file is unregistered when this is dropped"]
-pub struct RemoveOnSecondInterrupt {
+pub(crate) struct RemoveOnSecondInterrupt {
     slot: usize,
 }
 
@@ -280,7 +280,7 @@ pub struct RemoveOnSecondInterrupt {
 /// this process at once) remove `path` first: a file the command makes
 /// and removes at its end (pv's pidfile and control socket) is not left
 /// behind when a clean-up that blocks is cut short.
-pub fn remove_on_second_interrupt(path: &Path) -> io::Result<RemoveOnSecondInterrupt> {
+pub(crate) fn remove_on_second_interrupt(path: &Path) -> io::Result<RemoveOnSecondInterrupt> {
     let path = CString::new(path.as_os_str().as_bytes())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a path with a NUL byte"))?
         .into_raw();
@@ -325,7 +325,7 @@ impl Drop for RemoveOnSecondInterrupt {
 /// takes the process off the list.
 #[derive(Debug)]
 #[must_use = "the process is unregistered when this is dropped"]
-pub struct KillOnSecondInterrupt<'fd> {
+pub(crate) struct KillOnSecondInterrupt<'fd> {
     slot: usize,
     _pidfd: std::marker::PhantomData<BorrowedFd<'fd>>,
 }
@@ -338,7 +338,7 @@ pub struct KillOnSecondInterrupt<'fd> {
 ///
 /// With `group` (the process leads a process group of its own), its group
 /// is killed too: call it only while the process is not reaped.
-pub fn kill_on_second_interrupt(
+pub(crate) fn kill_on_second_interrupt(
     pidfd: BorrowedFd<'_>,
     group: Option<Pid>,
 ) -> io::Result<KillOnSecondInterrupt<'_>> {
@@ -372,7 +372,7 @@ impl Drop for KillOnSecondInterrupt<'_> {
 
 /// The signal number of the SIGINT, SIGTERM or SIGHUP caught by
 /// [`catch_interrupts`], if one came.
-pub fn interrupted() -> Option<i32> {
+pub(crate) fn interrupted() -> Option<i32> {
     match SIGNALLED.load(Ordering::Relaxed) {
         0 => None,
         signal => Some(signal),
@@ -380,7 +380,7 @@ pub fn interrupted() -> Option<i32> {
 }
 
 /// The name of a signal [`interrupted`] returns.
-pub fn signal_name(signal: i32) -> String {
+pub(crate) fn signal_name(signal: i32) -> String {
     match signal {
         libc::SIGINT => "SIGINT".to_string(),
         libc::SIGTERM => "SIGTERM".to_string(),
@@ -393,14 +393,14 @@ pub fn signal_name(signal: i32) -> String {
 /// takes the group off the list.
 #[derive(Debug)]
 #[must_use = "the group is unregistered when this is dropped"]
-pub struct KillOnInterrupt {
+pub(crate) struct KillOnInterrupt {
     slot: usize,
 }
 
 /// Has the interrupt handler kill the process group `pgid` too. Drop the
 /// returned value before the group's last member is reaped, so a reused
 /// group ID is never killed.
-pub fn kill_on_interrupt(pgid: u32) -> io::Result<KillOnInterrupt> {
+pub(crate) fn kill_on_interrupt(pgid: u32) -> io::Result<KillOnInterrupt> {
     let raw = group_pid(pgid)?.as_raw_nonzero().get();
     for (slot, group) in GROUPS.iter().enumerate() {
         if group
@@ -423,7 +423,7 @@ impl Drop for KillOnInterrupt {
 
 /// The first executable file called `name` in the directories of `path`
 /// (a `PATH`).
-pub fn find_program(name: &str, path: &std::ffi::OsStr) -> Option<std::path::PathBuf> {
+pub(crate) fn find_program(name: &str, path: &std::ffi::OsStr) -> Option<std::path::PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     std::env::split_paths(path)
         .filter(|dir| !dir.as_os_str().is_empty())
@@ -436,7 +436,7 @@ pub fn find_program(name: &str, path: &std::ffi::OsStr) -> Option<std::path::Pat
 
 /// The C library this process runs with, as it names itself (`glibc
 /// 2.36`); `None` where it cannot say (not glibc).
-pub fn libc_version() -> Option<String> {
+pub(crate) fn libc_version() -> Option<String> {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         // SAFETY: gnu_get_libc_version takes nothing and returns a pointer

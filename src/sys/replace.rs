@@ -55,8 +55,7 @@ use rustix::io::Errno;
 mod dirs;
 mod write;
 
-pub use dirs::make_dir_all;
-pub use write::Prepared;
+pub(crate) use dirs::make_dir_all;
 
 /// How many symbolic links one path may go through (the kernel's
 /// `MAXSYMLINKS`).
@@ -81,7 +80,7 @@ const POLL_SLICE: Duration = Duration::from_millis(100);
 /// let _ = pipespeed::sys::replace::dup_descriptor(3);
 /// ```
 #[derive(Debug)]
-pub enum Target {
+pub(crate) enum Target {
     /// One of our descriptors, named by path (`/dev/stdout` is 1).
     Descriptor(Descriptor),
     /// Not a regular file: a FIFO, a terminal, a device.
@@ -94,25 +93,25 @@ pub enum Target {
 /// [`Target::resolve`], from a path in our own `/proc/self/fd`, so that
 /// safe code reaches no descriptor by number that no path asked for.
 #[derive(Debug)]
-pub struct Descriptor(RawFd);
+pub(crate) struct Descriptor(RawFd);
 
 impl Descriptor {
     /// Whether it is standard output (descriptor 1: `/dev/stdout`).
-    pub fn is_stdout(&self) -> bool {
+    pub(crate) fn is_stdout(&self) -> bool {
         self.0 == 1
     }
 
     /// A duplicate of it, sharing its offset and flags (`>>` appends);
     /// closing the duplicate leaves it open. One closed since the path
     /// was walked is `EBADF`.
-    pub fn dup(&self) -> io::Result<OwnedFd> {
+    pub(crate) fn dup(&self) -> io::Result<OwnedFd> {
         dup_descriptor(self.0)
     }
 }
 
 /// A directory entry the walk ended on: `name` in `dir`.
 #[derive(Debug)]
-pub struct Entry {
+pub(crate) struct Entry {
     dir: OwnedFd,
     name: OsString,
     /// What it was when the walk reached it (`None`: nothing yet).
@@ -121,7 +120,7 @@ pub struct Entry {
 
 /// A regular file to write (or to make), and how.
 #[derive(Debug)]
-pub struct FileTarget {
+pub(crate) struct FileTarget {
     entry: Entry,
     /// Written in place rather than replaced (see the module's doc).
     in_place: bool,
@@ -135,7 +134,7 @@ impl Target {
     /// `ENOTDIR`, `ELOOP`, `ENOENT` for a missing directory, the
     /// refusal of a protected symbolic link (`PermissionDenied`, naming
     /// it), and a socket (`ENXIO`, said so).
-    pub fn resolve(path: &Path) -> io::Result<Target> {
+    pub(crate) fn resolve(path: &Path) -> io::Result<Target> {
         let bytes = path.as_os_str().as_bytes();
         if bytes.is_empty() {
             return Err(Errno::NOENT.into());
@@ -393,13 +392,13 @@ impl Entry {
 
     /// Opens a FIFO, a terminal or a device for writing in place, without
     /// blocking: a FIFO no process reads is `ENXIO` at once, never a wait.
-    pub fn open_stream(&self) -> io::Result<OwnedFd> {
+    pub(crate) fn open_stream(&self) -> io::Result<OwnedFd> {
         self.check_not_planted()?;
         self.open()
     }
 
     /// Whether the entry is a FIFO.
-    pub fn is_fifo(&self) -> bool {
+    pub(crate) fn is_fifo(&self) -> bool {
         self.stat
             .is_some_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Fifo)
     }
@@ -415,7 +414,11 @@ impl Entry {
 ///
 /// # References
 ///  - [poll(2)](https://man7.org/linux/man-pages/man2/poll.2.html), [pipe(7)](https://man7.org/linux/man-pages/man7/pipe.7.html) (`O_NONBLOCK`)
-pub fn write_stream(fd: BorrowedFd<'_>, bytes: &[u8], stop: &dyn Fn() -> bool) -> io::Result<()> {
+pub(crate) fn write_stream(
+    fd: BorrowedFd<'_>,
+    bytes: &[u8],
+    stop: &dyn Fn() -> bool,
+) -> io::Result<()> {
     use rustix::event::{PollFd, PollFlags, poll};
     let slice = rustix::time::Timespec {
         tv_sec: 0,
@@ -444,7 +447,7 @@ pub fn write_stream(fd: BorrowedFd<'_>, bytes: &[u8], stop: &dyn Fn() -> bool) -
 }
 
 /// Whether `fd` is open for writing.
-pub fn writable(fd: BorrowedFd<'_>) -> io::Result<()> {
+pub(crate) fn writable(fd: BorrowedFd<'_>) -> io::Result<()> {
     let flags = rustix::fs::fcntl_getfl(fd)?;
     if flags.contains(OFlags::WRONLY) || flags.contains(OFlags::RDWR) {
         Ok(())

@@ -13,7 +13,7 @@ use std::io;
 ///
 /// # References
 ///  - [signal(7)](https://man7.org/linux/man-pages/man7/signal.7.html)
-pub fn default_sigpipe() -> io::Result<()> {
+pub(crate) fn default_sigpipe() -> io::Result<()> {
     // SAFETY: `signal` takes no pointers, and SIG_DFL installs no handler
     // of ours, so no code of ours ever runs in signal context.
     let previous = unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
@@ -31,7 +31,7 @@ pub fn default_sigpipe() -> io::Result<()> {
 /// error, as GNU cat and pv do.
 ///
 /// [`inherited::sigpipe_ignored_at_start`]: super::inherited::sigpipe_ignored_at_start
-pub fn inherited_sigpipe() -> io::Result<()> {
+pub(crate) fn inherited_sigpipe() -> io::Result<()> {
     if super::inherited::sigpipe_ignored_at_start() {
         return Ok(());
     }
@@ -42,7 +42,7 @@ pub fn inherited_sigpipe() -> io::Result<()> {
 ///
 /// # References
 ///  - [signal(7)](https://man7.org/linux/man-pages/man7/signal.7.html)
-pub fn ignore_sigint() -> io::Result<()> {
+pub(crate) fn ignore_sigint() -> io::Result<()> {
     // SAFETY: `signal` takes no pointers, and SIG_IGN installs no handler
     // of ours.
     let previous = unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
@@ -68,7 +68,7 @@ pub fn ignore_sigint() -> io::Result<()> {
 /// # References
 ///  - [setrlimit(2)](https://man7.org/linux/man-pages/man2/setrlimit.2.html) (`RLIMIT_FSIZE`)
 ///  - [signal(7)](https://man7.org/linux/man-pages/man7/signal.7.html)
-pub fn sigxfsz_as_efbig() -> io::Result<()> {
+pub(crate) fn sigxfsz_as_efbig() -> io::Result<()> {
     // SAFETY: `sigaction` is plain data; all-zero is a valid value (no
     // flags, an empty mask on Linux).
     let mut current: libc::sigaction = unsafe { std::mem::zeroed() };

@@ -17,7 +17,7 @@ use rustix::net::{SocketType, sockopt};
 ///  - [socket(7)](https://man7.org/linux/man-pages/man7/socket.7.html) (`SO_TYPE`)
 ///  - [unix(7)](https://man7.org/linux/man-pages/man7/unix.7.html) (`SOCK_SEQPACKET`)
 #[doc(alias = "SO_TYPE")]
-pub fn keeps_records(fd: impl AsFd) -> bool {
+pub(crate) fn keeps_records(fd: impl AsFd) -> bool {
     sockopt::socket_type(fd).is_ok_and(|kind| {
         matches!(
             kind,

@@ -26,7 +26,7 @@ use super::procfs::{Stat, field, parse_stat};
 
 /// A task to read: a process, or one thread of a process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Task {
+pub(crate) struct Task {
     /// The process.
     pub pid: u32,
     /// The thread (`None`: the process's main thread, `/proc/PID`).
@@ -35,12 +35,12 @@ pub struct Task {
 
 impl Task {
     /// A process (a worker process).
-    pub fn process(pid: u32) -> Task {
+    pub(crate) fn process(pid: u32) -> Task {
         Task { pid, tid: None }
     }
 
     /// Thread `tid` of this process (a worker thread).
-    pub fn own_thread(tid: u32) -> Task {
+    pub(crate) fn own_thread(tid: u32) -> Task {
         Task {
             pid: std::process::id(),
             tid: Some(tid),
@@ -64,7 +64,7 @@ impl Task {
 /// of them; one that sleeps and is never woken (or is stopped) changes
 /// neither.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Counters {
+pub(crate) struct Counters {
     /// Time on a CPU: `schedstat`'s first field in nanoseconds, else
     /// `stat`'s utime + stime in clock ticks (kernels without
     /// schedstats).
@@ -75,7 +75,7 @@ pub struct Counters {
 
 /// The task's progress counters, or `None` once it has ended (gone, or a
 /// zombie: it will never run again, so it is not stalled either).
-pub fn counters(task: Task) -> Option<Counters> {
+pub(crate) fn counters(task: Task) -> Option<Counters> {
     let stat = task.read("stat").ok()?;
     let Stat {
         state,
@@ -100,7 +100,7 @@ pub fn counters(task: Task) -> Option<Counters> {
 
 /// Where a task is, read once.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Where {
+pub(crate) struct Where {
     /// `status`'s state: `S (sleeping)`, `T (stopped)`, `D (disk
     /// sleep)`...; `None` once it has ended.
     pub state: Option<String>,
@@ -117,7 +117,7 @@ pub struct Where {
 }
 
 /// Reads where `task` is now.
-pub fn locate(task: Task) -> Where {
+pub(crate) fn locate(task: Task) -> Where {
     let unreadable = |e: io::Error| format!("unreadable: {}", crate::quote::strerror(&e));
     let state = task
         .read("status")

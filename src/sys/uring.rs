@@ -14,7 +14,7 @@ use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use io_uring::{IoUring, opcode, squeue, types};
 
 /// A ring with room for one operation at a time.
-pub struct Uring {
+pub(crate) struct Uring {
     ring: IoUring,
     /// The `user_data` of the next operation, to match its completion.
     next: u64,
@@ -29,7 +29,7 @@ const CURRENT: u64 = u64::MAX;
 impl Uring {
     /// A new ring; the kernel may refuse it (io_uring disabled, seccomp):
     /// the error says so.
-    pub fn new() -> io::Result<Uring> {
+    pub(crate) fn new() -> io::Result<Uring> {
         let ring = IoUring::new(4).map_err(|e| {
             io::Error::new(
                 io::ErrorKind::Unsupported,
@@ -120,7 +120,7 @@ impl Uring {
     }
 
     /// `IORING_OP_WRITE` of `buf` into `fd`: the bytes written.
-    pub fn write(&mut self, fd: &OwnedFd, buf: &[u8]) -> io::Result<usize> {
+    pub(crate) fn write(&mut self, fd: &OwnedFd, buf: &[u8]) -> io::Result<usize> {
         let entry = opcode::Write::new(types::Fd(fd.as_raw_fd()), buf.as_ptr(), len32(buf.len()))
             .offset(CURRENT)
             .build();
@@ -130,7 +130,7 @@ impl Uring {
     }
 
     /// `IORING_OP_READ` from `fd` into `buf`: the bytes read, 0 at the end.
-    pub fn read(&mut self, fd: &OwnedFd, buf: &mut [u8]) -> io::Result<usize> {
+    pub(crate) fn read(&mut self, fd: &OwnedFd, buf: &mut [u8]) -> io::Result<usize> {
         let entry = opcode::Read::new(
             types::Fd(fd.as_raw_fd()),
             buf.as_mut_ptr(),
@@ -145,7 +145,7 @@ impl Uring {
 
     /// `IORING_OP_SPLICE` of up to `len` bytes from the pipe `from` into
     /// `to`, at `to_offset` (`None`: its position): the bytes moved.
-    pub fn splice(
+    pub(crate) fn splice(
         &mut self,
         from: &OwnedFd,
         to: &OwnedFd,
@@ -167,7 +167,7 @@ impl Uring {
     /// `IORING_OP_SPLICE` of up to `len` bytes from the file `from`, at
     /// `from_offset`, into the pipe `to`: the bytes moved (the file's
     /// position is left alone).
-    pub fn splice_from_file(
+    pub(crate) fn splice_from_file(
         &mut self,
         from: BorrowedFd<'_>,
         from_offset: u64,

@@ -23,12 +23,12 @@ const SO_EE_ORIGIN_ZEROCOPY: u8 = 5;
 const SO_EE_CODE_ZEROCOPY_COPIED: u8 = 1;
 
 /// The flag of a zero-copy `send(2)`.
-pub const MSG_ZEROCOPY: SendFlags = SendFlags::from_bits_retain(libc::MSG_ZEROCOPY as u32);
+pub(crate) const MSG_ZEROCOPY: SendFlags = SendFlags::from_bits_retain(libc::MSG_ZEROCOPY as u32);
 
 /// `setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, 1)`: the socket may take
 /// `MSG_ZEROCOPY` sends. A kernel or socket without it gives an error of
 /// kind [`io::ErrorKind::Unsupported`].
-pub fn set_so_zerocopy(fd: impl AsFd) -> io::Result<()> {
+pub(crate) fn set_so_zerocopy(fd: impl AsFd) -> io::Result<()> {
     let one: libc::c_int = 1;
     // SAFETY: `one` is a c_int alive for the call, and its size is passed.
     let r = unsafe {
@@ -60,7 +60,7 @@ pub fn set_so_zerocopy(fd: impl AsFd) -> io::Result<()> {
 /// to `last` (the kernel numbers them from 0), and whether the kernel
 /// copied them after all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Completed {
+pub(crate) struct Completed {
     /// The first send completed.
     pub first: u32,
     /// The last send completed.
@@ -71,7 +71,7 @@ pub struct Completed {
 
 /// Reads one notification from `fd`'s error queue without waiting
 /// (`recvmsg(MSG_ERRQUEUE | MSG_DONTWAIT)`): `None` when there is none.
-pub fn zerocopy_completed(fd: impl AsFd) -> io::Result<Option<Completed>> {
+pub(crate) fn zerocopy_completed(fd: impl AsFd) -> io::Result<Option<Completed>> {
     let mut control = [0u64; 16];
     // SAFETY: msghdr is plain data; all zero is a valid (empty) value.
     let mut msg: libc::msghdr = unsafe { zeroed() };

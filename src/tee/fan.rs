@@ -70,7 +70,7 @@ pub(super) const ROUND_MAX: usize = 4 * 1024 * 1024;
 /// assert_eq!(got, "to both");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn fan_out<'a>(
+pub(crate) fn fan_out<'a>(
     input: BorrowedFd<'a>,
     outputs: &[BorrowedFd<'a>],
     options: TeeOptions,

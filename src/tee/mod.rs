@@ -68,13 +68,12 @@ mod round;
 mod tests;
 
 use std::io;
-use std::os::fd::BorrowedFd;
 
-pub use fan::fan_out;
+pub(crate) use fan::fan_out;
 
 /// What to do when an output fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OnFailure {
+pub(crate) enum OnFailure {
     /// Go on without that output.
     Drop,
     /// Stop the whole copy now.
@@ -83,7 +82,7 @@ pub enum OnFailure {
 
 /// How [`fan_out`] works.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TeeOptions {
+pub(crate) struct TeeOptions {
     /// While waiting for input, watch the outputs that are pipes, and
     /// report one whose reader has gone at once (as `EPIPE`), rather than
     /// at the next write: `tee -p` ends when its last reader goes, even if
@@ -113,7 +112,7 @@ impl Default for TeeOptions {
 
 /// Why a fan-out ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ended {
+pub(crate) enum Ended {
     /// The input ended.
     Input,
     /// Every output failed.
@@ -124,7 +123,7 @@ pub enum Ended {
 
 /// How the input was read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
+pub(crate) enum Method {
     /// `tee(2)` and `splice(2)`, from the input pipe or a private one.
     Splice,
     /// `read(2)` into memory.
@@ -133,7 +132,7 @@ pub enum Method {
 
 /// What [`fan_out`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Teed {
+pub(crate) struct Teed {
     /// Bytes taken from the input (every output still there has them
     /// all).
     pub bytes: u64,
@@ -154,7 +153,7 @@ pub struct Teed {
 /// still there has.
 #[derive(Debug, thiserror::Error)]
 #[error("read error: {error}")]
-pub struct ReadError {
+pub(crate) struct ReadError {
     /// What the input's system call said.
     #[source]
     pub error: io::Error,
@@ -163,7 +162,4 @@ pub struct ReadError {
 }
 
 /// One output of [`fan_out`], by position in its `outputs`.
-pub type OutputIndex = usize;
-
-/// The outputs [`fan_out`] writes to.
-pub type Outputs<'a> = [BorrowedFd<'a>];
+pub(crate) type OutputIndex = usize;

@@ -48,7 +48,7 @@ pub(super) struct Out<'a> {
 
 impl<'a> Out<'a> {
     /// The output `fd`, routed by what it is.
-    pub fn new(fd: BorrowedFd<'a>, splice_ok: bool) -> Out<'a> {
+    pub(super) fn new(fd: BorrowedFd<'a>, splice_ok: bool) -> Out<'a> {
         let info = fd_info(fd);
         let records = keeps_records(fd).then(RecordWriter::default);
         let is_pipe = info.as_ref().is_ok_and(|info| info.kind == FdKind::Pipe);
@@ -81,7 +81,7 @@ impl<'a> Out<'a> {
 
     /// Its own pipe, made (and enlarged to `goal` bytes, at most `max`)
     /// on first need.
-    pub fn mid(&mut self, goal: u64, max: usize) -> io::Result<&PipePair> {
+    pub(super) fn mid(&mut self, goal: u64, max: usize) -> io::Result<&PipePair> {
         let pair = match self.mid.take() {
             Some(pair) => pair,
             None => {
@@ -96,7 +96,7 @@ impl<'a> Out<'a> {
 
     /// Writes all of `buf` into it (in records it takes, for a socket
     /// that keeps them).
-    pub fn write(&mut self, buf: &[u8]) -> io::Result<()> {
+    pub(super) fn write(&mut self, buf: &[u8]) -> io::Result<()> {
         match &mut self.records {
             Some(records) => records.write_all(self.fd, buf, |_| {}),
             None => write_all(self.fd, buf, |_| {}),
@@ -104,7 +104,7 @@ impl<'a> Out<'a> {
     }
 
     /// Forgets what it holds (it failed).
-    pub fn close(&mut self) {
+    pub(super) fn close(&mut self) {
         self.alive = false;
         self.mid = None;
         self.pending = 0;
@@ -112,7 +112,7 @@ impl<'a> Out<'a> {
 
     /// Writes all its own pipe holds into it: by `splice(2)`, or, once
     /// that is refused, by `read(2)` into memory and `write(2)`.
-    pub fn drain(&mut self) -> io::Result<()> {
+    pub(super) fn drain(&mut self) -> io::Result<()> {
         let Some(mid) = &self.mid else {
             return Ok(());
         };

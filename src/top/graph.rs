@@ -69,7 +69,7 @@ pub(crate) struct Link {
 
 impl Link {
     /// `pipe:[INODE]`, or the FIFO's path.
-    pub fn name(&self) -> String {
+    pub(super) fn name(&self) -> String {
         match (&self.path, self.id) {
             (Some(path), _) => path.clone(),
             (None, PipeId::Anonymous(ino)) => format!("pipe:[{ino}]"),

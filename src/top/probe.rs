@@ -39,7 +39,7 @@ pub(super) struct Shares {
 }
 
 impl Shares {
-    pub fn add(&mut self, a: Activity) {
+    pub(super) fn add(&mut self, a: Activity) {
         self.probes += 1;
         match a {
             Activity::Working => self.working += 1,
@@ -49,7 +49,7 @@ impl Shares {
         }
     }
 
-    pub fn pct(&self, n: u32) -> f64 {
+    pub(super) fn pct(&self, n: u32) -> f64 {
         if self.probes == 0 {
             0.0
         } else {
@@ -69,7 +69,7 @@ pub(super) struct FillAcc {
 }
 
 impl FillAcc {
-    pub fn add(&mut self, fill: procfs::Fill) {
+    pub(super) fn add(&mut self, fill: procfs::Fill) {
         let f = if fill.capacity == 0 {
             0.0
         } else {
@@ -86,7 +86,7 @@ impl FillAcc {
         self.last = Some(fill.bytes);
     }
 
-    pub fn pct(&self) -> Option<FillPct> {
+    pub(super) fn pct(&self) -> Option<FillPct> {
         (self.n > 0).then(|| FillPct {
             mean: 100.0 * self.sum / f64::from(self.n),
             min: 100.0 * self.min,
@@ -94,7 +94,7 @@ impl FillAcc {
         })
     }
 
-    pub fn gained(&self) -> Option<i64> {
+    pub(super) fn gained(&self) -> Option<i64> {
         Some(self.last? as i64 - self.first? as i64)
     }
 }

@@ -16,14 +16,14 @@ use super::frame::{Tally, TallyReport, fill_message};
 
 /// Now, in nanoseconds of `CLOCK_MONOTONIC`: one clock for every thread
 /// and process of a run, so their times can be compared.
-pub fn now_ns() -> u64 {
+pub(crate) fn now_ns() -> u64 {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
 /// What an end needs to know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EndSetup {
+pub(crate) struct EndSetup {
     /// Bytes per message.
     pub msg_size: usize,
     /// Writers on the pipe (readers need it to check cells).
@@ -70,14 +70,14 @@ pub struct ReaderEnd {
 
 /// The buffers an end works with, allocated (and faulted in) before the
 /// start so no page fault lands in a measurement.
-pub struct Prepared {
+pub(crate) struct Prepared {
     buf: Buffer,
 }
 
 /// Pins the calling thread (if asked) and maps the end's buffer: the
 /// writer's 16 bytes past a page boundary as malloc places it (as the
 /// ladder's write-read rung does), the reader's page-aligned.
-pub fn prepare(setup: &EndSetup, writer: bool) -> io::Result<Prepared> {
+pub(crate) fn prepare(setup: &EndSetup, writer: bool) -> io::Result<Prepared> {
     if let Some(cpu) = setup.cpu {
         pin_to_cpu(cpu)?;
     }
@@ -100,7 +100,7 @@ pub fn prepare(setup: &EndSetup, writer: bool) -> io::Result<Prepared> {
 
 /// Writes messages into `out` until `stop_ns` (or an interrupt), timing
 /// each message.
-pub fn write_messages(
+pub(crate) fn write_messages(
     out: BorrowedFd<'_>,
     index: usize,
     setup: &EndSetup,
@@ -147,7 +147,7 @@ pub fn write_messages(
 
 /// Reads from `input` until end of file (every writer gone), asking each
 /// time for the rest of the current message, timing each call.
-pub fn read_messages(
+pub(crate) fn read_messages(
     input: BorrowedFd<'_>,
     index: usize,
     setup: &EndSetup,
@@ -199,7 +199,7 @@ mod hist_pairs {
 
     use crate::bench::hist::new_histogram;
 
-    pub fn serialize<S: Serializer>(h: &Histogram<u64>, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(h: &Histogram<u64>, s: S) -> Result<S::Ok, S::Error> {
         let pairs: Vec<[u64; 2]> = h
             .iter_recorded()
             .map(|v| [v.value_iterated_to(), v.count_at_value()])
@@ -207,7 +207,7 @@ mod hist_pairs {
         pairs.serialize(s)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Histogram<u64>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Histogram<u64>, D::Error> {
         let pairs = Vec::<[u64; 2]>::deserialize(d)?;
         let mut h = new_histogram();
         for [value, count] in pairs {

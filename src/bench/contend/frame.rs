@@ -47,7 +47,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Bytes per cell; `--verify` message sizes are multiples of it.
-pub const CELL: usize = 16;
+pub(crate) const CELL: usize = 16;
 
 /// The largest message sequence number a tally accepts: a larger one in
 /// a cell whose check passed by chance is treated as a bad cell rather
@@ -66,7 +66,7 @@ fn check_bits(writer: u16, seq: u64, index: u32) -> u16 {
 
 /// Fills `msg` (a multiple of [`CELL`] bytes) as message `seq` of writer
 /// `writer`.
-pub fn fill_message(msg: &mut [u8], writer: u16, seq: u64) {
+pub(crate) fn fill_message(msg: &mut [u8], writer: u16, seq: u64) {
     for (index, cell) in msg.chunks_exact_mut(CELL).enumerate() {
         let index = index as u32;
         let tag =
@@ -108,7 +108,7 @@ struct Run {
 
 /// One reader's account of what it received.
 #[derive(Debug, Clone)]
-pub struct Tally {
+pub(crate) struct Tally {
     writers: usize,
     cells_per_msg: u32,
     sole_reader: bool,
@@ -144,7 +144,7 @@ impl Tally {
     /// (a multiple of [`CELL`]). A `sole_reader` sees the whole stream, so
     /// its read boundaries hide nothing: interleavings are counted across
     /// them too.
-    pub fn new(writers: usize, msg_size: usize, sole_reader: bool) -> Tally {
+    pub(crate) fn new(writers: usize, msg_size: usize, sole_reader: bool) -> Tally {
         Tally {
             writers,
             cells_per_msg: (msg_size / CELL) as u32,
@@ -160,7 +160,7 @@ impl Tally {
     }
 
     /// Accounts for the bytes one `read` returned.
-    pub fn feed(&mut self, mut data: &[u8]) {
+    pub(crate) fn feed(&mut self, mut data: &[u8]) {
         match &mut self.run {
             // A finished message cannot grow: account for it now, so it
             // does not count as spanning this read.
@@ -255,7 +255,7 @@ impl Tally {
     }
 
     /// The account, once the input has ended.
-    pub fn finish(mut self) -> TallyReport {
+    pub(crate) fn finish(mut self) -> TallyReport {
         self.flush();
         self.report.stray_bytes += self.carry.len() as u64;
         self.report

@@ -22,7 +22,7 @@ use crate::child::{Group, interrupted_error};
 
 /// A memory hog, as a worker process: maps and writes `bytes`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct HogSpec {
+pub(crate) struct HogSpec {
     /// Bytes mapped and written per round.
     pub bytes: u64,
 }
@@ -39,11 +39,11 @@ pub const DEFAULT_SHARE_PERCENT: f64 = 80.0;
 /// The most memory hogs one run may start.
 pub const MAX_HOGS: usize = 64;
 /// The hogs never take more than this share of `MemAvailable`...
-pub const MAX_SHARE_OF_AVAILABLE: f64 = 0.8;
+pub(crate) const MAX_SHARE_OF_AVAILABLE: f64 = 0.8;
 /// ...and always leave this much of it, so the machine stays usable.
-pub const KEEP_AVAILABLE: u64 = GIB;
+pub(crate) const KEEP_AVAILABLE: u64 = GIB;
 /// How long the hogs may take to fill their memory once.
-pub const READY_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const READY_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// How much pressure to make.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -56,7 +56,7 @@ pub struct PressureConfig {
 
 /// The memory the hogs take, worked out from `MemAvailable`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// `MemAvailable` before the hogs, in bytes.
     pub mem_available: u64,
     /// The share asked for, in bytes.
@@ -71,7 +71,7 @@ pub struct Plan {
 
 /// Splits `share_percent` of `mem_available` over `workers`, capped at
 /// [`MAX_SHARE_OF_AVAILABLE`] of it and leaving [`KEEP_AVAILABLE`].
-pub fn plan(mem_available: u64, share_percent: f64, workers: usize) -> io::Result<Plan> {
+pub(crate) fn plan(mem_available: u64, share_percent: f64, workers: usize) -> io::Result<Plan> {
     let requested = (mem_available as f64 * share_percent / 100.0) as u64;
     let cap = ((mem_available as f64 * MAX_SHARE_OF_AVAILABLE) as u64)
         .min(mem_available.saturating_sub(KEEP_AVAILABLE));
@@ -139,7 +139,7 @@ pub struct PressureReport {
 }
 
 /// The running hogs; dropping them kills and reaps them.
-pub struct Hogs {
+pub(crate) struct Hogs {
     group: Group,
     config: PressureConfig,
     plan: Plan,
@@ -158,7 +158,7 @@ fn cpu_ticks(pids: &[u32]) -> u64 {
 impl Hogs {
     /// Starts the hogs (`exe` is the pipespeed binary) and waits until
     /// each has written its share once.
-    pub fn start(config: &PressureConfig, exe: &Path) -> io::Result<Hogs> {
+    pub(crate) fn start(config: &PressureConfig, exe: &Path) -> io::Result<Hogs> {
         let available = mem_available().ok_or_else(|| {
             io::Error::other("cannot read MemAvailable from /proc/meminfo to size the hogs")
         })?;
@@ -199,17 +199,17 @@ impl Hogs {
     }
 
     /// Bytes the hogs hold together.
-    pub fn bytes_total(&self) -> u64 {
+    pub(crate) fn bytes_total(&self) -> u64 {
         self.plan.total
     }
 
     /// Seconds until every hog had written its memory once.
-    pub fn ready_s(&self) -> f64 {
+    pub(crate) fn ready_s(&self) -> f64 {
         self.ready_s
     }
 
     /// Reads the evidence, then kills and reaps the hogs.
-    pub fn finish(mut self) -> PressureReport {
+    pub(crate) fn finish(mut self) -> PressureReport {
         let after = Sample::read();
         let seconds = self.ready_at.elapsed().as_secs_f64();
         let ticks = cpu_ticks(&self.group.pids()).saturating_sub(self.cpu_ticks_before);

@@ -26,9 +26,9 @@ pub const DEFAULT_PIPE_SIZE: usize = MIB as usize;
 /// The most writers (or readers) in one cell: writer ids are 16 bits.
 pub const MAX_ENDS: usize = 4096;
 /// pipe_bench's default grid: writers...
-pub const SWEEP_WRITERS: [usize; 3] = [1, 2, 5];
+pub(crate) const SWEEP_WRITERS: [usize; 3] = [1, 2, 5];
 /// ...times readers.
-pub const SWEEP_READERS: [usize; 3] = [1, 5, 10];
+pub(crate) const SWEEP_READERS: [usize; 3] = [1, 5, 10];
 
 /// One configuration of the grid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,9 +11,9 @@ use std::fs;
 use serde::{Deserialize, Serialize};
 
 /// Where the kernel reports memory stalls.
-pub const PSI_MEMORY_PATH: &str = "/proc/pressure/memory";
+pub(crate) const PSI_MEMORY_PATH: &str = "/proc/pressure/memory";
 /// Where the kernel keeps its reclaim counters.
-pub const VMSTAT_PATH: &str = "/proc/vmstat";
+pub(crate) const VMSTAT_PATH: &str = "/proc/vmstat";
 
 /// The `total=` stall microseconds of `/proc/pressure/memory`, and the
 /// `some avg10` percentage.
@@ -70,7 +70,7 @@ impl Sample {
 
 /// Parses `/proc/pressure/memory`:
 /// `some avg10=0.12 avg60=... avg300=... total=1234` then a `full` line.
-pub fn parse_psi(text: &str) -> Option<Psi> {
+pub(crate) fn parse_psi(text: &str) -> Option<Psi> {
     let field = |kind: &str, key: &str| -> Option<&str> {
         let line = text.lines().find(|l| l.starts_with(kind))?;
         line.split_whitespace()
@@ -86,7 +86,7 @@ pub fn parse_psi(text: &str) -> Option<Psi> {
 }
 
 /// Parses `/proc/vmstat` (`name value` lines) into the reclaim counters.
-pub fn parse_vmstat(text: &str) -> Reclaim {
+pub(crate) fn parse_vmstat(text: &str) -> Reclaim {
     let mut r = Reclaim::default();
     for line in text.lines() {
         let Some((name, value)) = line.split_once(' ') else {
@@ -155,12 +155,12 @@ impl Evidence {
 }
 
 /// `MemAvailable` from `/proc/meminfo`, in bytes.
-pub fn mem_available() -> Option<u64> {
+pub(crate) fn mem_available() -> Option<u64> {
     parse_mem_available(&fs::read_to_string("/proc/meminfo").ok()?)
 }
 
 /// Parses the `MemAvailable:   123456 kB` line.
-pub fn parse_mem_available(text: &str) -> Option<u64> {
+pub(crate) fn parse_mem_available(text: &str) -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     kib.checked_mul(1024)
@@ -168,7 +168,7 @@ pub fn parse_mem_available(text: &str) -> Option<u64> {
 
 /// CPU time (user + system, in clock ticks) process `pid` has used, from
 /// `/proc/PID/stat`.
-pub fn process_cpu_ticks(pid: u32) -> Option<u64> {
+pub(crate) fn process_cpu_ticks(pid: u32) -> Option<u64> {
     parse_stat_cpu_ticks(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
@@ -178,7 +178,7 @@ pub fn process_cpu_ticks(pid: u32) -> Option<u64> {
 ///
 /// # References
 ///  - [proc_pid_stat(5)](https://man7.org/linux/man-pages/man5/proc_pid_stat.5.html)
-pub fn parse_stat_cpu_ticks(text: &str) -> Option<u64> {
+pub(crate) fn parse_stat_cpu_ticks(text: &str) -> Option<u64> {
     let (_, rest) = text.rsplit_once(')')?;
     let mut fields = rest.split_whitespace().skip(11);
     let utime: u64 = fields.next()?.parse().ok()?;

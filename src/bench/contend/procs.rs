@@ -31,7 +31,7 @@ use super::job::{Cell, RawRun, RunSetup};
 
 /// A contend writer, as a worker process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WriterSpec {
+pub(crate) struct WriterSpec {
     /// Writer number (the id in its messages).
     pub index: usize,
     /// Message size and the rest.
@@ -44,7 +44,7 @@ impl RoleSpec for WriterSpec {
 
 /// A contend reader, as a worker process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReaderSpec {
+pub(crate) struct ReaderSpec {
     /// Reader number.
     pub index: usize,
     /// Message size and the rest.
@@ -57,7 +57,7 @@ impl RoleSpec for ReaderSpec {
 
 /// A contend writer worker: `control` is its stdin, a Unix socket to
 /// the parent; it writes messages into `data`, its stdout.
-pub fn serve_writer(
+pub(crate) fn serve_writer(
     control: BorrowedFd<'_>,
     data: BorrowedFd<'_>,
     index: usize,
@@ -68,7 +68,7 @@ pub fn serve_writer(
 
 /// A contend reader worker: `control` is its stdout, a Unix socket to
 /// the parent; it reads messages from `data`, its stdin.
-pub fn serve_reader(
+pub(crate) fn serve_reader(
     control: BorrowedFd<'_>,
     data: BorrowedFd<'_>,
     index: usize,

@@ -166,13 +166,13 @@ pub fn run_contend_on(
 }
 
 /// A cell's name in progress and in `compare`: `WxR`.
-pub fn cell_name(cell: Cell) -> String {
+pub(crate) fn cell_name(cell: Cell) -> String {
     format!("{}x{}", cell.writers, cell.readers)
 }
 
 /// Turns what the ends reported into one run's result: rates over the
 /// measured time, merged histograms, and the verify verdict.
-pub fn summarise_run(raw: &RawRun, msg_size: usize, atomic: bool) -> io::Result<RunResult> {
+pub(crate) fn summarise_run(raw: &RawRun, msg_size: usize, atomic: bool) -> io::Result<RunResult> {
     let merge_failed = |e| io::Error::other(format!("cannot merge latency histograms: {e}"));
     let mut writes = new_histogram();
     let mut reads = new_histogram();

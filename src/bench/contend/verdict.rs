@@ -73,7 +73,12 @@ impl VerifyReport {
 /// `atomic`: messages are at most `PIPE_BUF` bytes. With one writer, or
 /// atomic messages, any interleaving is an error; with atomic messages,
 /// any split is.
-pub fn check(tallies: &[TallyReport], sent: &[u64], msg_size: usize, atomic: bool) -> VerifyReport {
+pub(crate) fn check(
+    tallies: &[TallyReport],
+    sent: &[u64],
+    msg_size: usize,
+    atomic: bool,
+) -> VerifyReport {
     let cells = (msg_size / CELL) as u32;
     let mut r = VerifyReport {
         atomic,

@@ -64,7 +64,7 @@ impl Metric {
 
 /// A kind of result as `compare` reads it: its metrics, what its rows
 /// are, and from one result its rows, facts, settings, notes and noise.
-pub trait Compared {
+pub(crate) trait Compared {
     /// The metrics compared, in the order shown.
     fn metrics() -> &'static [Metric]
     where
@@ -89,7 +89,7 @@ pub trait Compared {
 /// A row's runs: per metric of its kind, each run's value, or why it has
 /// none.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Runs {
+pub(crate) enum Runs {
     /// One vector per metric, one value per run.
     Measured(Vec<Vec<f64>>),
     /// Nothing was measured, and why.
@@ -101,7 +101,7 @@ pub enum Runs {
 
 /// One row of a result.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Row {
+pub(crate) struct Row {
     /// The rung, the message size or the cell.
     pub name: String,
     /// Its runs.
@@ -110,7 +110,7 @@ pub struct Row {
 
 /// Everything `compare` takes from one result.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Extract {
+pub(crate) struct Extract {
     /// The rows, in the file's order.
     pub rows: Vec<Row>,
     /// The machine's facts (and the placement, and the version), by name.
@@ -122,7 +122,7 @@ pub struct Extract {
 }
 
 /// The rows, facts, settings and notes of `result`.
-pub fn extract(result: &dyn Compared) -> Extract {
+pub(crate) fn extract(result: &dyn Compared) -> Extract {
     let mut out = result.extract();
     let header = result.header();
     out.facts.extend(build_facts(header.build.as_ref()));
@@ -137,7 +137,7 @@ pub fn extract(result: &dyn Compared) -> Extract {
 
 /// The writers and readers of a contend row's name (`WxR`), or `None`
 /// for a name that is not one (`contend`'s cells are named `WxR`).
-pub fn parse_cell_name(name: &str) -> Option<(usize, usize)> {
+pub(crate) fn parse_cell_name(name: &str) -> Option<(usize, usize)> {
     let (writers, readers) = name.split_once('x')?;
     Some((writers.parse().ok()?, readers.parse().ok()?))
 }
@@ -158,12 +158,12 @@ fn build_facts(build: Option<&BuildInfo>) -> Vec<(String, String)> {
 
 /// The facts expected to differ between base and patched: shown, not
 /// warned about.
-pub const EXPECTED_TO_DIFFER: [&str; 1] = ["commit"];
+pub(crate) const EXPECTED_TO_DIFFER: [&str; 1] = ["commit"];
 
 /// The value of a fact the file does not record: `virtualization` in
 /// files written before it was measured. A fact neither file records is
 /// left out of the comparison.
-pub const NOT_RECORDED: &str = "not recorded";
+pub(crate) const NOT_RECORDED: &str = "not recorded";
 
 /// The facts every result carries, in a fixed order.
 pub(crate) fn facts(version: &str, s: &SystemFacts, placement: String) -> Vec<(String, String)> {

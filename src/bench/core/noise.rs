@@ -15,16 +15,16 @@ use super::stats::{mean_interval_95, min_max};
 use crate::sys::{NoiseProbe, ResourceUsage, RunNoise, UsageOf, getrusage};
 
 /// Fastest over slowest run above which a row is noisy.
-pub const MAX_OVER_MIN: f64 = 1.25;
+pub(crate) const MAX_OVER_MIN: f64 = 1.25;
 /// Half-width of the 95% interval of the mean, as a share of the mean,
 /// above which a row is noisy.
-pub const MAX_HALF_WIDTH: f64 = 0.10;
+pub(crate) const MAX_HALF_WIDTH: f64 = 0.10;
 
 /// Stolen time, as a share of one CPU, above which steal is a cause.
-pub const STEAL: f64 = 0.02;
+pub(crate) const STEAL: f64 = 0.02;
 /// Other processes' CPU time, as a share of one CPU, above which other
 /// load is a cause.
-pub const OTHER: f64 = 0.10;
+pub(crate) const OTHER: f64 = 0.10;
 /// Preemptions of the ends per second above which they are a cause.
 const PREEMPTIONS_PER_S: f64 = 500.0;
 /// Fastest over slowest CPU frequency above which it is a cause.

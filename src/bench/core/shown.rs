@@ -9,7 +9,7 @@ use crate::bench::core::{Diagnosis, NoiseSummary, Series, Spread, Status};
 /// two runs, and with two only whether they are noisy (`2 runs`, `2 runs
 /// noisy`): Student's t for two runs is 12.7, an interval that says
 /// nothing.
-pub fn spread_cell(series: &Series) -> String {
+pub(crate) fn spread_cell(series: &Series) -> String {
     match series.spread {
         None => "-".into(),
         Some(s) if series.runs.len() < 3 => match s.noisy {
@@ -25,7 +25,7 @@ pub fn spread_cell(series: &Series) -> String {
 /// likely causes (each once, as the noisiest row's diagnosis words it),
 /// what that does to the figures and what to do. Each row's own range
 /// and diagnosis are in `--explain` and the exports.
-pub fn noise_paragraph(rows: &[(String, &Series)]) -> Option<String> {
+pub(crate) fn noise_paragraph(rows: &[(String, &Series)]) -> Option<String> {
     let mut noisy: Vec<&(String, &Series)> = rows.iter().filter(|(_, s)| s.noisy()).collect();
     if noisy.is_empty() {
         return None;
@@ -83,7 +83,11 @@ pub fn noise_paragraph(rows: &[(String, &Series)]) -> Option<String> {
 /// The noisy paragraph of `series` (`None` when it is not noisy): `what`
 /// spread over its runs, from its slowest to its fastest as `value`
 /// writes them, then the likely causes and what to do.
-pub fn noisy_series(what: &str, series: &Series, value: impl Fn(f64) -> String) -> Option<String> {
+pub(crate) fn noisy_series(
+    what: &str,
+    series: &Series,
+    value: impl Fn(f64) -> String,
+) -> Option<String> {
     let s = series.spread.filter(|s| s.noisy)?;
     let range = format!("from {} to {}", value(series.min?), value(series.max?));
     Some(noisy_paragraph(
@@ -98,7 +102,7 @@ pub fn noisy_series(what: &str, series: &Series, value: impl Fn(f64) -> String) 
 /// The CSV columns of a series' summary, after `prefix` (`gib_s_median`,
 /// ...): median, slowest, fastest, the 95% interval's half-width as a
 /// share of the mean, fastest over slowest, and whether it is noisy.
-pub fn series_csv_header(prefix: &str) -> String {
+pub(crate) fn series_csv_header(prefix: &str) -> String {
     [
         "median",
         "min",
@@ -113,7 +117,7 @@ pub fn series_csv_header(prefix: &str) -> String {
 
 /// The fields of [`series_csv_header`] for `series` (empty where it has
 /// no such figure).
-pub fn series_csv(series: &Series) -> Vec<String> {
+pub(crate) fn series_csv(series: &Series) -> Vec<String> {
     let num = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v}"));
     vec![
         num(series.median),
@@ -126,7 +130,7 @@ pub fn series_csv(series: &Series) -> Vec<String> {
 }
 
 /// `n` in one line: steal, other load and the load average.
-pub fn noise_sentence(n: NoiseSummary) -> String {
+pub(crate) fn noise_sentence(n: NoiseSummary) -> String {
     format!(
         "during the runs: CPU steal {:.1}% of a CPU, other processes {:.2} CPUs, load average up to {:.2}",
         n.steal_share * 100.0,
@@ -137,7 +141,7 @@ pub fn noise_sentence(n: NoiseSummary) -> String {
 
 /// One noisy row: `what` spread over `runs` runs `range` (`from 1.00 to
 /// 2.00 GiB/s`) as `s` says, then the likely causes and what to do.
-pub fn noisy_paragraph(
+pub(crate) fn noisy_paragraph(
     what: &str,
     runs: usize,
     range: &str,
@@ -164,7 +168,7 @@ pub fn noisy_paragraph(
 }
 
 /// A status as the JSON and the CSV spell it.
-pub fn status_word(status: Status) -> &'static str {
+pub(crate) fn status_word(status: Status) -> &'static str {
     match status {
         Status::Ok => "ok",
         Status::Unavailable => "unavailable",

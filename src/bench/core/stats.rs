@@ -2,14 +2,14 @@
 
 /// The median of `values` (the mean of the two middle ones for an even
 /// count), or `None` when empty. NaNs sort last.
-pub fn median(values: &[f64]) -> Option<f64> {
+pub(crate) fn median(values: &[f64]) -> Option<f64> {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     median_of_sorted(&sorted)
 }
 
 /// The median of `sorted`, already in order (`None` if empty).
-pub fn median_of_sorted(sorted: &[f64]) -> Option<f64> {
+pub(crate) fn median_of_sorted(sorted: &[f64]) -> Option<f64> {
     if sorted.is_empty() {
         return None;
     }
@@ -22,7 +22,7 @@ pub fn median_of_sorted(sorted: &[f64]) -> Option<f64> {
 }
 
 /// The smallest and largest of `values`, or `None` when empty.
-pub fn min_max(values: &[f64]) -> Option<(f64, f64)> {
+pub(crate) fn min_max(values: &[f64]) -> Option<(f64, f64)> {
     let mut iter = values.iter().copied();
     let first = iter.next()?;
     Some(iter.fold((first, first), |(lo, hi), v| (lo.min(v), hi.max(v))))
@@ -49,7 +49,7 @@ fn t_975(df: usize) -> f64 {
 
 /// The mean of `values` and the half-width of its 95% interval
 /// (Student's t: `t * s / sqrt(n)`), or `None` with fewer than 2 values.
-pub fn mean_interval_95(values: &[f64]) -> Option<(f64, f64)> {
+pub(crate) fn mean_interval_95(values: &[f64]) -> Option<(f64, f64)> {
     let n = values.len();
     if n < 2 {
         return None;

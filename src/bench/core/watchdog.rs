@@ -34,7 +34,7 @@ use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-pub use super::stall::{Stall, StalledTask};
+pub(crate) use super::stall::{Stall, StalledTask};
 use crate::sys::task::{self, Counters, Task};
 
 /// The stall timeout when none is given: a minute. A healthy run makes

@@ -20,7 +20,7 @@ use crate::child::{Group, interrupted_error, last_message};
 
 /// The subcommand that makes the pipespeed binary a worker; the
 /// description follows as JSON.
-pub const WORKER_COMMAND: &str = "worker";
+pub(crate) const WORKER_COMMAND: &str = "worker";
 
 /// What one kind of worker is told: serialized as a JSON object, it is
 /// the worker's description, with `"role": ROLE`.

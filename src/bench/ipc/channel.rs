@@ -26,7 +26,7 @@ use crate::units::Size;
 /// The descriptors of one direction: the sending end's and the
 /// receiving end's (the same object for a socket or a ring file).
 #[derive(Debug)]
-pub struct OneWay {
+pub(crate) struct OneWay {
     /// The sender's descriptor.
     pub send: OwnedFd,
     /// The receiver's descriptor.
@@ -35,7 +35,7 @@ pub struct OneWay {
 
 /// The descriptors of one end of a two-way channel.
 #[derive(Debug)]
-pub struct End {
+pub(crate) struct End {
     /// What it receives on.
     pub recv: OwnedFd,
     /// What it sends on.
@@ -44,7 +44,7 @@ pub struct End {
 
 /// A channel of `mechanism` from a sender to a receiver, for messages of
 /// `size`.
-pub fn one_way(mechanism: Mechanism, size: usize) -> io::Result<OneWay> {
+pub(crate) fn one_way(mechanism: Mechanism, size: usize) -> io::Result<OneWay> {
     match mechanism {
         Mechanism::Pipe | Mechanism::PipeSplice | Mechanism::IoUring | Mechanism::IoUringSplice => {
             if matches!(mechanism, Mechanism::IoUring | Mechanism::IoUringSplice) {
@@ -82,7 +82,7 @@ pub fn one_way(mechanism: Mechanism, size: usize) -> io::Result<OneWay> {
 
 /// A channel of `mechanism` both ways, for round trips: the pinger's end
 /// and the ponger's.
-pub fn two_way(mechanism: Mechanism, size: usize) -> io::Result<(End, End)> {
+pub(crate) fn two_way(mechanism: Mechanism, size: usize) -> io::Result<(End, End)> {
     let both = |fd: OwnedFd| -> io::Result<End> {
         Ok(End {
             recv: fd.try_clone()?,
@@ -226,7 +226,7 @@ fn fits(from: &OwnedFd, to: &OwnedFd, size: usize) -> io::Result<()> {
 /// How long an end may wait for the other without a byte before it
 /// gives up: a datagram socket, a queue or the ring has no end of file
 /// when the other end dies, and a run lasts a fraction of a second.
-pub const SILENCE: Duration = Duration::from_secs(30);
+pub(crate) const SILENCE: Duration = Duration::from_secs(30);
 
 /// `SO_RCVTIMEO` of [`SILENCE`]: a receive that waits longer fails with
 /// `EAGAIN`.

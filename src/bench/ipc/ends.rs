@@ -15,7 +15,7 @@ use rustix::net::{RecvFlags, SendFlags};
 use super::channel::SILENCE;
 use super::mechanism::Mechanism;
 use super::splice::{SpliceReceiver, VmspliceSender};
-pub use super::traits::{Receiver, Sender, Sink, silent};
+pub(crate) use super::traits::{Receiver, Sender, Sink, silent};
 use super::traits::{message_buffer, named};
 use crate::buf::Buffer;
 use crate::ring::{RingWait, ShmReceiver, ShmSender};
@@ -25,7 +25,7 @@ use crate::sys::uring::Uring;
 /// Which of a channel's two directions an end uses: `Forward` from the
 /// sender (pinger) to the receiver (ponger), `Back` the other way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Way {
+pub(crate) enum Way {
     /// Sender to receiver, pinger to ponger.
     Forward,
     /// Ponger to pinger.
@@ -44,7 +44,7 @@ impl Way {
 
 /// What an end needs to know besides its mechanism and descriptor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Setup {
+pub(crate) struct Setup {
     /// Bytes per message.
     pub size: usize,
     /// Which direction it uses.
@@ -82,7 +82,11 @@ enum Call {
 }
 
 /// The sending end of `mechanism` over `fd`.
-pub fn sender(mechanism: Mechanism, fd: OwnedFd, setup: Setup) -> io::Result<Box<dyn Sender>> {
+pub(crate) fn sender(
+    mechanism: Mechanism,
+    fd: OwnedFd,
+    setup: Setup,
+) -> io::Result<Box<dyn Sender>> {
     let size = setup.size;
     if let Some(call) = fd_call(mechanism) {
         return Ok(Box::new(FdSender {
@@ -132,7 +136,11 @@ fn fd_call(mechanism: Mechanism) -> Option<Call> {
 }
 
 /// The receiving end of `mechanism` over `fd`.
-pub fn receiver(mechanism: Mechanism, fd: OwnedFd, setup: Setup) -> io::Result<Box<dyn Receiver>> {
+pub(crate) fn receiver(
+    mechanism: Mechanism,
+    fd: OwnedFd,
+    setup: Setup,
+) -> io::Result<Box<dyn Receiver>> {
     let size = setup.size;
     // A zero-copy send is received as any TCP stream.
     let call = match mechanism {

@@ -21,7 +21,7 @@ use crate::verify::{Verifier, fill_pattern};
 /// What the receiver of a throughput run reports (as JSON, from a
 /// worker).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Received {
+pub(crate) struct Received {
     /// Bytes received in all.
     pub bytes: u64,
     /// Bytes after the first receive, the ones timed.
@@ -53,7 +53,12 @@ fn check(verifier: &mut Verifier, bytes: &[u8]) -> io::Result<()> {
 
 /// Sends `bytes` in messages of `size` (the last one shorter if they do
 /// not divide), then says it is done.
-pub fn send_stream(tx: &mut dyn Sender, size: usize, bytes: u64, verify: bool) -> io::Result<()> {
+pub(crate) fn send_stream(
+    tx: &mut dyn Sender,
+    size: usize,
+    bytes: u64,
+    verify: bool,
+) -> io::Result<()> {
     let mut offset = 0u64;
     while offset < bytes {
         let len = (bytes - offset).min(size as u64) as usize;
@@ -70,7 +75,7 @@ pub fn send_stream(tx: &mut dyn Sender, size: usize, bytes: u64, verify: bool) -
 
 /// Receives until the end, timing from the first receive to the last and
 /// checking every byte with `verify`.
-pub fn receive_stream(rx: &mut dyn Receiver, verify: bool) -> io::Result<Received> {
+pub(crate) fn receive_stream(rx: &mut dyn Receiver, verify: bool) -> io::Result<Received> {
     let mut verifier = verify.then(Verifier::new);
     let mut report = Received {
         bytes: 0,
@@ -151,7 +156,7 @@ fn receive_message(
 
 /// The pinger: round trips of `size`-byte messages, `warmup_s` seconds
 /// not recorded, then `seconds` recorded; says it is done at the end.
-pub fn ping(
+pub(crate) fn ping(
     tx: &mut dyn Sender,
     rx: &mut dyn Receiver,
     size: usize,
@@ -198,7 +203,7 @@ pub fn ping(
 /// The ponger: receives each whole message, checks it with `verify`, and
 /// sends it back, until the pinger is done. Returns the round trips
 /// served.
-pub fn pong(
+pub(crate) fn pong(
     rx: &mut dyn Receiver,
     tx: &mut dyn Sender,
     size: usize,

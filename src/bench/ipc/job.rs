@@ -116,7 +116,7 @@ impl StreamJob {
 
 /// Whether both ends of a run placed so share one CPU: pinned to the same
 /// one, or left to the scheduler with fewer than two `allowed`.
-pub fn one_cpu(placement: Placement, allowed: &[usize]) -> bool {
+pub(crate) fn one_cpu(placement: Placement, allowed: &[usize]) -> bool {
     match placement {
         Placement::Pinned {
             writer_cpu,

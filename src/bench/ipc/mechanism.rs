@@ -193,7 +193,7 @@ pub struct UnknownMechanism {
 }
 
 /// Every mechanism's name, comma-separated.
-pub fn valid_names() -> String {
+pub(crate) fn valid_names() -> String {
     Mechanism::ALL.map(Mechanism::name).join(", ")
 }
 

@@ -32,7 +32,7 @@ use crate::units::GIB;
 
 /// What one `ipc` worker is: an end of a channel of `mechanism`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct EndSpec {
+pub(crate) struct EndSpec {
     /// The mechanism.
     pub mechanism: Mechanism,
     /// Bytes per message.
@@ -52,7 +52,7 @@ impl crate::bench::core::RoleSpec for EndSpec {
 /// Which end of a channel a worker is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum EndKind {
+pub(crate) enum EndKind {
     /// Sends `bytes` into stdout.
     Sender {
         /// Bytes in all.
@@ -66,7 +66,7 @@ pub enum EndKind {
 
 impl EndSpec {
     /// How messages name this end.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self.end {
             EndKind::Sender { .. } => "ipc sender",
             EndKind::Receiver => "ipc receiver",
@@ -75,7 +75,7 @@ impl EndSpec {
     }
 
     /// Does the work, on this process's standard input and output.
-    pub fn serve(&self, stdin: BorrowedFd<'_>, stdout: BorrowedFd<'_>) -> io::Result<()> {
+    pub(crate) fn serve(&self, stdin: BorrowedFd<'_>, stdout: BorrowedFd<'_>) -> io::Result<()> {
         let EndSpec {
             mechanism: m,
             size,

@@ -14,7 +14,7 @@ use crate::units::{GIB, Size};
 
 /// Bytes of a throughput warm-up for messages of `size`: a thousand
 /// messages, from 256 KiB to 64 MiB.
-pub fn warmup_bytes(size: usize) -> u64 {
+pub(crate) fn warmup_bytes(size: usize) -> u64 {
     StreamJob::whole_messages(
         size,
         (size as u64)
@@ -25,13 +25,13 @@ pub fn warmup_bytes(size: usize) -> u64 {
 
 /// Bytes of a measured run at `gib_s` lasting about `seconds`: at least
 /// 16 messages, a whole number of them.
-pub fn bytes_for(size: usize, gib_s: f64, seconds: f64) -> u64 {
+pub(crate) fn bytes_for(size: usize, gib_s: f64, seconds: f64) -> u64 {
     let bytes = (gib_s * seconds * GIB as f64).clamp(0.0, (64u64 << 30) as f64) as u64;
     StreamJob::whole_messages(size, bytes.max((size as u64).saturating_mul(16)))
 }
 
 /// Seconds of round trips before each latency run, not recorded.
-pub const TRIP_WARMUP_S: f64 = 0.01;
+pub(crate) const TRIP_WARMUP_S: f64 = 0.01;
 
 /// Why a spinning mechanism is not run on one CPU.
 pub const SPIN_ON_ONE_CPU: &str = "skipped on one CPU: a spinning end holds the CPU until \

@@ -18,7 +18,7 @@ use crate::wait::Wait;
 /// [`DoubleBuffer`] per message, the pipe sized to one half (a message
 /// rounded up to whole pages), so that a half is refilled only once the
 /// receiver has taken it.
-pub struct VmspliceSender {
+pub(crate) struct VmspliceSender {
     double: DoubleBuffer,
     size: usize,
     /// Halves not yet filled with `X`.
@@ -27,7 +27,7 @@ pub struct VmspliceSender {
 
 impl VmspliceSender {
     /// The sender into the pipe `fd`, for messages of `size`.
-    pub fn new(fd: OwnedFd, size: usize) -> io::Result<VmspliceSender> {
+    pub(crate) fn new(fd: OwnedFd, size: usize) -> io::Result<VmspliceSender> {
         let page = rustix::param::page_size();
         let half = size.checked_next_multiple_of(page).ok_or_else(|| {
             io::Error::new(
@@ -82,7 +82,7 @@ impl Sender for VmspliceSender {
 
 /// Splices what arrives into `/dev/null` (through io_uring when it has a
 /// ring); asked for the bytes, into a memfd and back with `pread`.
-pub struct SpliceReceiver {
+pub(crate) struct SpliceReceiver {
     fd: OwnedFd,
     null: OwnedFd,
     size: usize,
@@ -93,7 +93,11 @@ pub struct SpliceReceiver {
 impl SpliceReceiver {
     /// The receiver from the pipe `fd`, splicing up to `size` at a time,
     /// through `uring` if any.
-    pub fn new(fd: OwnedFd, size: usize, uring: Option<Uring>) -> io::Result<SpliceReceiver> {
+    pub(crate) fn new(
+        fd: OwnedFd,
+        size: usize,
+        uring: Option<Uring>,
+    ) -> io::Result<SpliceReceiver> {
         let null = rustix::fs::open("/dev/null", OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
         Ok(SpliceReceiver {
             fd,

@@ -12,10 +12,10 @@ use crate::ring::silence_error;
 
 /// Where a receiver may hand the bytes it took; `None`: nobody looks at
 /// them (a splice to `/dev/null`, the ring's bytes taken in place).
-pub use crate::ring::Sink;
+pub(crate) use crate::ring::Sink;
 
 /// The sending end of a channel.
-pub trait Sender: Send {
+pub(crate) trait Sender: Send {
     /// Where the next message goes: a message's bytes, filled with `X`
     /// until the caller writes something else.
     fn buffer(&mut self) -> &mut [u8];
@@ -27,7 +27,7 @@ pub trait Sender: Send {
 }
 
 /// The receiving end of a channel.
-pub trait Receiver: Send {
+pub(crate) trait Receiver: Send {
     /// Waits for bytes and takes up to a message's worth (a whole message
     /// where the mechanism keeps them whole), handing them to `sink`;
     /// 0 at the end.
@@ -38,7 +38,7 @@ pub trait Receiver: Send {
 /// `memcpy` is measurably slower from a buffer 16 bytes past a 32-byte
 /// boundary, where a `Vec` may land (`bench/ipc_ref.c` aligns its buffers
 /// the same way).
-pub fn message_buffer(size: usize, fill: u8) -> io::Result<Buffer> {
+pub(crate) fn message_buffer(size: usize, fill: u8) -> io::Result<Buffer> {
     let mut buf = Buffer::new(size, BufferOptions::default())?;
     buf.fill(fill);
     Ok(buf)
@@ -47,7 +47,7 @@ pub fn message_buffer(size: usize, fill: u8) -> io::Result<Buffer> {
 /// `e` as the error of an end that could not `doing`, worded once for
 /// every end: the other end gone, silent for [`SILENCE`], or the call's
 /// own error.
-pub fn named(doing: &str, e: io::Error) -> io::Error {
+pub(crate) fn named(doing: &str, e: io::Error) -> io::Error {
     match e.kind() {
         io::ErrorKind::TimedOut => silent(doing),
         io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset => io::Error::new(
@@ -63,6 +63,6 @@ pub fn named(doing: &str, e: io::Error) -> io::Error {
 
 /// The error of an end that waited [`SILENCE`] for the other in vain,
 /// while trying to `doing` ("send" or "receive").
-pub fn silent(doing: &str) -> io::Error {
+pub(crate) fn silent(doing: &str) -> io::Error {
     silence_error(doing, SILENCE)
 }

@@ -23,7 +23,7 @@ const COMPLETION_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Sends with `MSG_ZEROCOPY`, the buffers' discipline kept by the
 /// completions.
-pub struct ZerocopySender {
+pub(crate) struct ZerocopySender {
     fd: OwnedFd,
     bufs: Vec<Buffer>,
     /// The buffer of the next message.
@@ -38,7 +38,7 @@ pub struct ZerocopySender {
 impl ZerocopySender {
     /// A sender on the TCP socket `fd`, for messages of `size`; a kernel
     /// without `SO_ZEROCOPY` is an [`io::ErrorKind::Unsupported`] error.
-    pub fn new(fd: OwnedFd, size: usize) -> io::Result<ZerocopySender> {
+    pub(crate) fn new(fd: OwnedFd, size: usize) -> io::Result<ZerocopySender> {
         set_so_zerocopy(&fd)?;
         Ok(ZerocopySender {
             fd,

@@ -112,7 +112,7 @@ impl LadderConfig {
 
 /// Bytes of the warm-up run, which also measures the rate used to size
 /// the measured runs.
-pub const WARMUP_BYTES: u64 = 256 * MIB;
+pub(crate) const WARMUP_BYTES: u64 = 256 * MIB;
 
 /// One measurement to make.
 #[derive(Debug, Clone, PartialEq)]
@@ -200,7 +200,7 @@ impl harness::Job for Job {
 /// [`WARMUP_BYTES`] (or `--bytes`, when fewer), and sizes `job`'s measured
 /// runs from its rate (`config.bytes` when given, else about
 /// `config.target_seconds` worth); a measured run runs `job` as it is.
-pub fn sized_run(
+pub(crate) fn sized_run(
     runner: &mut dyn Runner<Job>,
     job: &mut Job,
     config: &LadderConfig,
@@ -326,7 +326,7 @@ pub fn job_for(rung: Rung, config: &LadderConfig, facts: &SystemFacts) -> Result
 /// Bytes for a measured run of a rung that warmed up at `gib_s`: about
 /// `target_seconds` worth, between 64 MiB and 64 GiB, a whole number of
 /// MiB.
-pub fn bytes_for(gib_s: f64, target_seconds: f64) -> u64 {
+pub(crate) fn bytes_for(gib_s: f64, target_seconds: f64) -> u64 {
     let bytes = gib_s * target_seconds * (1u64 << 30) as f64;
     let clamped = bytes.clamp((64 * MIB) as f64, (64u64 << 30) as f64) as u64;
     clamped / MIB * MIB

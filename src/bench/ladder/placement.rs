@@ -151,7 +151,7 @@ impl TotalCmp for Option<f64> {
 /// The placements of this machine: both ends on its first allowed CPU,
 /// on its first two, and unpinned; `None` for different CPUs on a
 /// machine (or affinity mask) of one CPU.
-pub fn placements(facts: &SystemFacts) -> [(&'static str, Option<Placement>); 3] {
+pub(crate) fn placements(facts: &SystemFacts) -> [(&'static str, Option<Placement>); 3] {
     let first = facts.cpus_allowed.first().copied().unwrap_or(0);
     let second = facts.cpus_allowed.get(1).copied();
     [

@@ -30,11 +30,11 @@ pub const MEMCPY_NOT_PROFILED: &str =
     "memcpy runs in a thread of pipespeed bench, not as a command perf could start";
 
 /// Why the splice-limit rung has no profile.
-pub const SPLICE_LIMIT_NOT_PROFILED: &str =
+pub(crate) const SPLICE_LIMIT_NOT_PROFILED: &str =
     "splice-limit runs in a thread of pipespeed bench, not as a command perf could start";
 
 /// The process names of the ends in a profile run (see [`name_link`]).
-pub const PROFILE_NAMES: [&str; 2] = ["ps-writer", "ps-reader"];
+pub(crate) const PROFILE_NAMES: [&str; 2] = ["ps-writer", "ps-reader"];
 
 /// Runs pipe jobs as `EXE worker WRITER | EXE worker READER`, where `EXE`
 /// is the `pipespeed` binary and the reader prints its report as JSON,
@@ -245,7 +245,7 @@ impl ProcessExecutor {
 ///
 /// # References
 ///  - [proc_pid_comm(5)](https://man7.org/linux/man-pages/man5/proc_pid_comm.5.html)
-pub fn name_link(exe: &Path, dir: &Path, name: &str) -> PathBuf {
+pub(crate) fn name_link(exe: &Path, dir: &Path, name: &str) -> PathBuf {
     let link = dir.join(name);
     match std::os::unix::fs::symlink(exe, &link) {
         Ok(()) => link,
@@ -256,7 +256,7 @@ pub fn name_link(exe: &Path, dir: &Path, name: &str) -> PathBuf {
 /// Copies a `buf_size` buffer into another until `bytes` are copied, in a
 /// thread pinned to `cpu`, and times it. The usage is the thread's, from
 /// its start (buffers mapped and touched) to the end of the copying.
-pub fn memcpy(buf_size: usize, bytes: u64, cpu: Option<usize>) -> Result<Sample, RunError> {
+pub(crate) fn memcpy(buf_size: usize, bytes: u64, cpu: Option<usize>) -> Result<Sample, RunError> {
     std::thread::scope(|s| {
         s.spawn(|| {
             let probe = NoiseProbe::start();
@@ -323,7 +323,7 @@ fn thread_usage_since(before: Option<ResourceUsage>) -> Option<ResourceUsage> {
 /// of `half` bytes into a pipe of one half (the vmsplice double-buffer
 /// discipline) and splices each to `/dev/null` before the next, until
 /// `bytes` have moved, and times it from the first call.
-pub fn splice_limit(
+pub(crate) fn splice_limit(
     half: usize,
     options: BufferOptions,
     bytes: u64,

@@ -26,12 +26,12 @@ use super::report::{ReportLine, parse_report};
 /// What `perf record` samples: the `cpu-clock` software event (a VM
 /// has no hardware counters), with call chains (`-g`) as the blog did;
 /// `-N`: no copy of the binaries into the user's `~/.debug` cache.
-pub const RECORD_ARGS: [&str; 5] = ["-e", "cpu-clock", "-g", "-N", "-o"];
+pub(crate) const RECORD_ARGS: [&str; 5] = ["-e", "cpu-clock", "-g", "-N", "-o"];
 
 /// How `perf report` is asked for the symbols: self time only
 /// (`--no-children`), sample counts (`-n`), one line per process and
 /// symbol, no call graphs.
-pub const REPORT_ARGS: [&str; 8] = [
+pub(crate) const REPORT_ARGS: [&str; 8] = [
     "--stdio",
     "--no-children",
     "-n",
@@ -168,7 +168,7 @@ impl Perf {
 
 /// `command` as a shell line: the program and its arguments, separated
 /// by spaces (none of ours holds a space or a quote).
-pub fn command_line(command: &Command) -> String {
+pub(crate) fn command_line(command: &Command) -> String {
     std::iter::once(command.get_program())
         .chain(command.get_args())
         .map(|a| a.to_string_lossy())
@@ -179,7 +179,7 @@ pub fn command_line(command: &Command) -> String {
 /// The first line of perf's messages that says something: not blank, not
 /// a bare `Error:`, not one of perf record's `[ perf record: ... ]`
 /// progress notes.
-pub fn first_useful_line(stderr: &str) -> String {
+pub(crate) fn first_useful_line(stderr: &str) -> String {
     stderr
         .lines()
         .map(str::trim)
@@ -199,7 +199,7 @@ pub fn first_useful_line(stderr: &str) -> String {
 /// So each new one first removes those that are stale: this user's, of
 /// a PID no longer alive.
 #[derive(Debug)]
-pub struct Scratch {
+pub(crate) struct Scratch {
     path: PathBuf,
 }
 
@@ -208,13 +208,13 @@ const SCRATCH_PREFIX: &str = "pipespeed-profile-";
 
 impl Scratch {
     /// `$TMPDIR/pipespeed-profile-PID-N`, mode 0700.
-    pub fn new() -> io::Result<Scratch> {
+    pub(crate) fn new() -> io::Result<Scratch> {
         Scratch::new_in(&std::env::temp_dir())
     }
 
     /// `BASE/pipespeed-profile-PID-N`, mode 0700, after removing the
     /// stale ones in `base`.
-    pub fn new_in(base: &Path) -> io::Result<Scratch> {
+    pub(crate) fn new_in(base: &Path) -> io::Result<Scratch> {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         remove_stale(base);
         loop {
@@ -234,7 +234,7 @@ impl Scratch {
     }
 
     /// The directory.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 }

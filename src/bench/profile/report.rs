@@ -31,7 +31,7 @@ pub struct ReportLine {
 /// The symbol lines of `perf report --stdio --no-children -n --sort
 /// comm,sym` output. Comments (`#`), blank lines and anything else that
 /// is not a symbol line are skipped.
-pub fn parse_report(text: &str) -> Vec<ReportLine> {
+pub(crate) fn parse_report(text: &str) -> Vec<ReportLine> {
     text.lines().filter_map(parse_line).collect()
 }
 
@@ -84,7 +84,7 @@ fn find_marker(text: &str) -> Option<(usize, char)> {
 ///
 /// `--no-children` reports charge each sample to exactly one line, so the
 /// sum of the lines is the number of samples.
-pub fn top_symbols(reports: &[Vec<ReportLine>], n: usize) -> (u64, Vec<SymbolShare>) {
+pub(crate) fn top_symbols(reports: &[Vec<ReportLine>], n: usize) -> (u64, Vec<SymbolShare>) {
     let mut samples: HashMap<(&str, &str, bool), u64> = HashMap::new();
     for line in reports.iter().flatten() {
         *samples

@@ -51,7 +51,7 @@ pub fn check_all() -> Vec<(Path, Option<CopyCheck>)> {
 /// their pipe by vmsplice: where vmsplice copies, the pipe holds no page
 /// of the buffer, and their "copies" says nothing of splice. They are
 /// then unknown, with that reason.
-pub fn weigh(mut found: Vec<(Path, Option<CopyCheck>)>) -> Vec<(Path, Option<CopyCheck>)> {
+pub(crate) fn weigh(mut found: Vec<(Path, Option<CopyCheck>)>) -> Vec<(Path, Option<CopyCheck>)> {
     let vmsplice = found
         .iter()
         .find(|(p, _)| *p == Path::Vmsplice)

@@ -28,7 +28,7 @@ use crate::sys::{PipePair, ResourceUsage, UsageOf, fcntl_setpipe_size, getrusage
 
 /// How a run moves its bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shape {
+pub(crate) struct Shape {
     /// Bytes a run moves.
     pub bytes: u64,
     /// Bytes per call.
@@ -42,7 +42,7 @@ pub struct Shape {
 
 /// What one run took.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Run {
+pub(crate) struct Run {
     /// From the first end's start to the last end's finish.
     pub seconds: f64,
     /// The process's CPU time over the run (user + system): the writer's,
@@ -57,7 +57,7 @@ pub struct Run {
 const FILE_LEN: u64 = 16 << 20;
 
 /// Moves `shape.bytes` through `path` once.
-pub fn run(path: Path, shape: &Shape) -> io::Result<Run> {
+pub(crate) fn run(path: Path, shape: &Shape) -> io::Result<Run> {
     let file_len = FILE_LEN.min(shape.bytes).max(shape.chunk as u64);
     let (writer, reader): (Writer, Reader) = match path {
         Path::ReadWrite | Path::ReusedBuffer => {

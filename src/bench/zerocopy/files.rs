@@ -51,7 +51,7 @@ pub(crate) fn splice_file(
 /// Checks a call that moves a file's page into a pipe: `put(file, pipe,
 /// len)` (splice, or io_uring's splice), then a `pwrite` of new bytes at
 /// that offset, then a read of the pipe.
-pub fn check_file_to_pipe_with(
+pub(crate) fn check_file_to_pipe_with(
     what: &str,
     mut put: impl FnMut(BorrowedFd<'_>, BorrowedFd<'_>, usize) -> io::Result<usize>,
 ) -> CopyCheck {
@@ -77,7 +77,7 @@ pub fn check_file_to_pipe_with(
 /// Checks sendfile: `send(file, socket, len)` of a file's page into one
 /// end of a unix stream socket pair, a `pwrite` of new bytes at that
 /// offset, then a read at the other end.
-pub fn check_sendfile_with(
+pub(crate) fn check_sendfile_with(
     mut send: impl FnMut(BorrowedFd<'_>, BorrowedFd<'_>, usize) -> io::Result<usize>,
 ) -> CopyCheck {
     let (file, (near, far)) = match (scratch_file(page(), BEFORE), socket_pair()) {
@@ -113,7 +113,7 @@ pub(crate) fn sendfile_file(
 /// file at offset 0, the buffer is changed, and the file read back.
 /// (Whether the pipe held the buffer's pages at all is the vmsplice
 /// check's answer: the caller weighs the two.)
-pub fn check_pipe_to_file_with(
+pub(crate) fn check_pipe_to_file_with(
     mut drain: impl FnMut(BorrowedFd<'_>, &File, usize) -> io::Result<usize>,
 ) -> CopyCheck {
     let (file, pipe) = match (scratch_file(0, BEFORE), pipe()) {

@@ -16,7 +16,7 @@ use crate::sys::{SpliceFlags, pipe, set_nonblocking, splice, tee, vmsplice_check
 
 /// What fills the pipe that tee duplicates, and is changed after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TeeSource {
+pub(crate) enum TeeSource {
     /// A page of a file, spliced in (the page cache).
     File,
     /// A page of a buffer, vmspliced in (user memory).
@@ -26,7 +26,7 @@ pub enum TeeSource {
 /// Checks tee from each source in turn, the file first: the answer of the
 /// first source whose pipe held references (a pipe that holds a copy
 /// has no page left to follow, so tee's answer cannot be told from it).
-pub fn check_tee() -> CopyCheck {
+pub(crate) fn check_tee() -> CopyCheck {
     first_told([TeeSource::File, TeeSource::Buffer], |source| {
         check_tee_with(source, |a, b, len| tee(a, b, len, SpliceFlags::empty()))
     })
@@ -50,7 +50,7 @@ fn first_told(sources: [TeeSource; 2], mut check: impl FnMut(TeeSource) -> CopyC
 /// Checks `dup(a, b, len)` (tee) from the pipe `a`, filled from `source`,
 /// into the pipe `b`; then changes the source, reads `b`, and reads `a`
 /// to see whether the first pipe followed the change at all.
-pub fn check_tee_with(
+pub(crate) fn check_tee_with(
     source: TeeSource,
     mut dup: impl FnMut(BorrowedFd<'_>, BorrowedFd<'_>, usize) -> io::Result<usize>,
 ) -> CopyCheck {
@@ -118,7 +118,7 @@ pub fn check_tee_with(
 /// the buffer, vmsplice it again, read both chunks. References: the
 /// first chunk arrives with the refill's bytes (reusing the buffer at
 /// once corrupts the stream); copies: it arrives as it was put.
-pub fn check_reused_buffer_with(
+pub(crate) fn check_reused_buffer_with(
     mut put: impl FnMut(BorrowedFd<'_>, &[u8]) -> io::Result<usize>,
 ) -> CopyCheck {
     let chunk = 4 * page();
@@ -173,7 +173,7 @@ pub fn check_reused_buffer_with(
 /// end of a unix stream socket pair, the buffer is changed, and the other
 /// end read. (Whether the pipe held the buffer's pages is the vmsplice
 /// check's answer: the caller weighs the two.)
-pub fn check_pipe_to_socket_with(
+pub(crate) fn check_pipe_to_socket_with(
     mut drain: impl FnMut(BorrowedFd<'_>, BorrowedFd<'_>, usize) -> io::Result<usize>,
 ) -> CopyCheck {
     let (pipe, (near, far)) = match (pipe(), socket_pair()) {

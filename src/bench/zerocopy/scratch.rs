@@ -14,7 +14,7 @@ use rustix::net::{AddressFamily, SocketFlags, SocketType, socketpair};
 /// no name: `O_TMPFILE` where the filesystem has it, else a file created
 /// and unlinked at once. Its pages are in the page cache once written,
 /// which is what splice and sendfile take from.
-pub fn scratch_file(len: usize, byte: u8) -> io::Result<File> {
+pub(crate) fn scratch_file(len: usize, byte: u8) -> io::Result<File> {
     let dir = std::env::temp_dir();
     let file = unnamed(&dir).map_err(|e| {
         io::Error::new(
@@ -31,7 +31,7 @@ pub fn scratch_file(len: usize, byte: u8) -> io::Result<File> {
 }
 
 /// Writes `len` bytes of `byte` at the start of `file`.
-pub fn fill(file: &File, len: usize, byte: u8) -> io::Result<()> {
+pub(crate) fn fill(file: &File, len: usize, byte: u8) -> io::Result<()> {
     use std::os::unix::fs::FileExt;
     let chunk = vec![byte; len.clamp(1, 1 << 20)];
     let mut done = 0;
@@ -65,7 +65,7 @@ fn unnamed(dir: &std::path::Path) -> io::Result<File> {
 }
 
 /// Two connected unix stream sockets: what one writes, the other reads.
-pub fn socket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
+pub(crate) fn socket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
     socketpair(
         AddressFamily::UNIX,
         SocketType::STREAM,

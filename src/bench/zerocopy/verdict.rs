@@ -8,7 +8,7 @@ use crate::bench::core::CopyCheck;
 /// The verdict's lines: which paths move references and which copy on
 /// `kernel`, which could not be told, and the fastest path against
 /// read/write.
-pub fn verdict(kernel: &str, paths: &[PathResult]) -> Vec<String> {
+pub(crate) fn verdict(kernel: &str, paths: &[PathResult]) -> Vec<String> {
     let named = |want: fn(&CopyCheck) -> bool| -> Vec<&str> {
         paths
             .iter()

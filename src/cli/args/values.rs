@@ -10,13 +10,13 @@ use crate::units::{MAX_BUFFER, MAX_RUN_BYTES, Size, parse_size};
 use super::PlacementArg;
 
 /// A size (`4096`, `256K`, `1G`).
-pub fn size(text: &str) -> Result<u64, String> {
+pub(crate) fn size(text: &str) -> Result<u64, String> {
     parse_size(text).map_err(|e| e.to_string())
 }
 
 /// A rung's name, one of the possible values clap lists in errors and
 /// shell completions.
-pub fn rung() -> impl clap::builder::TypedValueParser<Value = Rung> {
+pub(crate) fn rung() -> impl clap::builder::TypedValueParser<Value = Rung> {
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(Rung::ALL.map(Rung::name)).map(|name| {
         // PossibleValuesParser let only the names of Rung::ALL through.
@@ -29,7 +29,7 @@ pub fn rung() -> impl clap::builder::TypedValueParser<Value = Rung> {
 
 /// A message of `latency --sizes` or `contend --msg-size`: 1 byte to
 /// [`MAX_MESSAGE`].
-pub fn message_size(text: &str) -> Result<usize, String> {
+pub(crate) fn message_size(text: &str) -> Result<usize, String> {
     match size(text)? {
         0 => Err(format!(
             "'{text}' is not a message size: a message holds at least 1 byte"
@@ -43,7 +43,7 @@ pub fn message_size(text: &str) -> Result<usize, String> {
 }
 
 /// A count from `min` to `max` (writers, readers, memory hogs).
-pub fn count(
+pub(crate) fn count(
     min: usize,
     max: usize,
 ) -> impl Fn(&str) -> Result<usize, String> + Clone + Send + Sync + 'static {
@@ -56,11 +56,11 @@ pub fn count(
 /// The largest CPU number any option takes: the last of the kernel's
 /// affinity mask of `CPU_SETSIZE` (1024) CPUs, as sched_setaffinity(2)
 /// and taskset see it.
-pub const MAX_CPU: usize = 1023;
+pub(crate) const MAX_CPU: usize = 1023;
 
 /// A CPU number from 0 to [`MAX_CPU`] (`--cpu`, `--cpus`); whether this
 /// process may use it is checked where the command pins.
-pub fn cpu(text: &str) -> Result<usize, String> {
+pub(crate) fn cpu(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(n) if n <= MAX_CPU => Ok(n),
         _ => Err(format!("'{text}' is not a CPU number from 0 to {MAX_CPU}")),
@@ -70,11 +70,11 @@ pub fn cpu(text: &str) -> Result<usize, String> {
 /// The shortest and longest durations any option takes, in seconds: below
 /// 10 ms a run measures its own start-up (a contend run of 1 ns printed
 /// zeros), above a day it is a mistake (`1e30` ran forever).
-pub const SECONDS_RANGE: (f64, f64) = (0.01, 86_400.0);
+pub(crate) const SECONDS_RANGE: (f64, f64) = (0.01, 86_400.0);
 
 /// A duration in seconds (`2`, `0.5`, `0.5s`) within [`SECONDS_RANGE`]:
 /// the one rule of every command's seconds.
-pub fn seconds(text: &str) -> Result<f64, String> {
+pub(crate) fn seconds(text: &str) -> Result<f64, String> {
     let (min, max) = SECONDS_RANGE;
     match text.strip_suffix('s').unwrap_or(text).parse::<f64>() {
         Ok(s) if (min..=max).contains(&s) => Ok(s),
@@ -87,7 +87,7 @@ pub fn seconds(text: &str) -> Result<f64, String> {
 /// `--cpus A,B` checked against the CPUs this process may use: the one
 /// rule and wording of every command; `ends` names the two sides (`the
 /// writer's and the reader's`).
-pub fn cpu_pair(
+pub(crate) fn cpu_pair(
     cpus: &[usize],
     allowed: &[usize],
     ends: &str,
@@ -112,7 +112,7 @@ pub fn cpu_pair(
 /// Where the two ends of `bench` or `ipc` run: `choice`, else `--cpus`
 /// (`ends` names them, as [`cpu_pair`] words it), else the first two
 /// allowed CPUs.
-pub fn placement(
+pub(crate) fn placement(
     choice: Option<PlacementArg>,
     cpus: &[usize],
     facts: &crate::sys::SystemFacts,
@@ -164,7 +164,7 @@ fn size_at_most(text: &str, max: u64, what: &str) -> Result<u64, String> {
 
 /// A pipe size: at least one byte (the kernel rounds it up to a page), at
 /// most [`MAX_BUFFER`].
-pub fn pipe_size(text: &str) -> Result<usize, String> {
+pub(crate) fn pipe_size(text: &str) -> Result<usize, String> {
     match size_at_most(text, MAX_BUFFER, "a pipe")? {
         0 => Err(format!(
             "'{text}': a pipe holds at least one page: give 4K or more"
@@ -175,12 +175,12 @@ pub fn pipe_size(text: &str) -> Result<usize, String> {
 }
 
 /// Bytes a run moves: 0 to [`MAX_RUN_BYTES`].
-pub fn run_bytes(text: &str) -> Result<u64, String> {
+pub(crate) fn run_bytes(text: &str) -> Result<u64, String> {
     size_at_most(text, MAX_RUN_BYTES, "a run")
 }
 
 /// Bytes a measurement moves: 1 to [`MAX_RUN_BYTES`].
-pub fn positive_size(text: &str) -> Result<u64, String> {
+pub(crate) fn positive_size(text: &str) -> Result<u64, String> {
     match run_bytes(text)? {
         0 => Err(format!("'{text}': a measurement needs at least 1 byte")),
         n => Ok(n),
@@ -188,7 +188,7 @@ pub fn positive_size(text: &str) -> Result<u64, String> {
 }
 
 /// A buffer's size: 1 byte to [`MAX_BUFFER`].
-pub fn buffer_size(text: &str) -> Result<usize, String> {
+pub(crate) fn buffer_size(text: &str) -> Result<usize, String> {
     match size_at_most(text, MAX_BUFFER, "a buffer")? {
         0 => Err(format!("'{text}': a buffer holds at least 1 byte")),
         // At most MAX_BUFFER (1 GiB): fits in usize.
@@ -197,7 +197,7 @@ pub fn buffer_size(text: &str) -> Result<usize, String> {
 }
 
 /// Where a buffer starts past a page boundary: 0 to a page less one byte.
-pub fn buffer_offset(text: &str) -> Result<usize, String> {
+pub(crate) fn buffer_offset(text: &str) -> Result<usize, String> {
     let page = rustix::param::page_size();
     match text.parse::<usize>() {
         Ok(n) if n < page => Ok(n),

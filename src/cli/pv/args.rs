@@ -12,7 +12,7 @@ use crate::pv::meter::BarStyle;
 #[path = "values.rs"]
 mod values;
 use values::{PV_PID, columns, integer, interval, refused, seconds, size, window};
-pub use values::{PV_WATCH, Refused, size_in};
+pub(super) use values::{PV_WATCH, Refused, size_in};
 
 /// `-s`: a size, or `@FILE` for the size of that file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,7 +82,7 @@ pub enum WatchSpec {
 }
 
 /// `-d PID[:FD]|=NAME|@LISTFILE`.
-pub fn watch_spec(text: &str) -> Result<WatchSpec, Refused> {
+pub(super) fn watch_spec(text: &str) -> Result<WatchSpec, Refused> {
     if let Some(name) = text.strip_prefix('=') {
         return match name {
             "" => Err(refused(PV_WATCH, "'=' names no process".into())),
@@ -412,7 +412,7 @@ pub struct PvArgs {
 /// the last given (pv takes the last of every option; `-M both` reads the
 /// first and the last), and a size given after `-k` is read again in
 /// powers of 1000 (pv 1.12: `-k` counts for the options after it).
-pub fn settle(matches: &clap::ArgMatches, args: &mut PvArgs) -> Result<(), String> {
+pub(crate) fn settle(matches: &clap::ArgMatches, args: &mut PvArgs) -> Result<(), String> {
     args.format = args.formats.last().cloned();
     // pv 1.12: -0 implies -l.
     args.line_mode |= args.null;

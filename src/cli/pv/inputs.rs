@@ -21,7 +21,7 @@ use super::{EXIT_ACCESS, EXIT_SAME, EXIT_TRANSFER, Invocation, PvArgs, Reading, 
 use crate::cli::strerror;
 
 /// One run's inputs and how to read them.
-pub struct Meter {
+pub(super) struct Meter {
     pub me: Invocation,
     pub names: Vec<PathBuf>,
     pub direct_io: bool,
@@ -34,7 +34,7 @@ pub struct Meter {
 
 impl Meter {
     /// Copies every input, drawing the display meanwhile; the exit status.
-    pub fn run(
+    pub(super) fn run(
         &self,
         mut transfer: Transfer,
         display: &Display,
@@ -300,7 +300,7 @@ fn set_direct(fd: BorrowedFd<'_>) {
 
 /// What a transfer is told, from the options (every side of `-M` too:
 /// pv 1.12 applies every data transfer modifier to both).
-pub fn transfer_options(
+pub(super) fn transfer_options(
     args: &PvArgs,
     buf_size: usize,
     given_size: Option<u64>,
@@ -353,7 +353,7 @@ pub fn transfer_options(
 /// cannot be opened or read (the transfer then says why), or none holds a
 /// line. Read 64 KiB at a time by pread(2), no offset moved; opened
 /// O_NONBLOCK, so a name swapped for a FIFO cannot hold the count.
-pub fn line_total(names: &[PathBuf], end: u8) -> Option<u64> {
+pub(super) fn line_total(names: &[PathBuf], end: u8) -> Option<u64> {
     let mut buf = vec![0u8; 64 * 1024];
     let mut total = 0u64;
     for name in names {

@@ -26,7 +26,7 @@ use crate::cli::strerror;
 
 /// Runs `-M`: `settings` as `run` made them from the options (without
 /// a size), `size` the one `-s` gave, `show` whether to draw.
-pub fn run(
+pub(super) fn run(
     args: &PvArgs,
     me: &Invocation,
     side: Side,

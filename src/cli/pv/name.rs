@@ -23,7 +23,7 @@ const EXIT_USAGE: u8 = 2;
 
 /// The name messages start with, and whether the binary is called `pv`.
 #[derive(Debug, Clone)]
-pub struct Invocation {
+pub(crate) struct Invocation {
     program: String,
     called_pv: bool,
     /// The command line's arguments after the program's name, to say a
@@ -45,7 +45,7 @@ impl Invocation {
     /// Whether `argv` asks for pv: `pipespeed pv ...`, or any command line
     /// of a binary whose file name is `pv`, rewritten into `pipespeed pv
     /// ...` so that one parser serves both.
-    pub fn detect(argv: &mut Vec<OsString>) -> Option<Invocation> {
+    pub(crate) fn detect(argv: &mut Vec<OsString>) -> Option<Invocation> {
         match argv.first() {
             Some(argv0) if Path::new(argv0).file_name() == Some(OsStr::new("pv")) => {
                 let args = argv[1..].to_vec();
@@ -64,7 +64,7 @@ impl Invocation {
 
     /// Help (pv's layout when called `pv`), or a usage error on one line
     /// (pipespeed's, as `pipespeed pv`).
-    pub fn clap_error(&self, err: clap::Error) -> ExitCode {
+    pub(crate) fn clap_error(&self, err: clap::Error) -> ExitCode {
         use clap::error::ErrorKind;
         if !self.called_pv {
             return crate::cli::clap_error(err);
@@ -187,7 +187,7 @@ impl Invocation {
     }
 
     /// Writes `text` to stdout.
-    pub fn print(&self, text: &str) -> ExitCode {
+    pub(crate) fn print(&self, text: &str) -> ExitCode {
         match write_all(io::stdout().as_fd(), text.as_bytes(), |_| {}) {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) => {
@@ -198,13 +198,13 @@ impl Invocation {
     }
 
     /// One message on stderr, after the program's name.
-    pub fn say(&self, message: &str) {
+    pub(crate) fn say(&self, message: &str) {
         let _ = writeln!(io::stderr(), "{}: {message}", self.program);
     }
 
     /// Bad usage found after parsing: the message and pv's status (64), or
     /// pipespeed's (2).
-    pub fn usage(&self, message: &str) -> ExitCode {
+    pub(crate) fn usage(&self, message: &str) -> ExitCode {
         self.say(message);
         ExitCode::from(if self.called_pv {
             EXIT_PV_USAGE
@@ -215,7 +215,7 @@ impl Invocation {
 
     /// `-R` or `-Q`: sends `request` to the meter of `pid`; a query's
     /// answer is printed.
-    pub fn control(&self, pid: u32, request: &Request) -> ExitCode {
+    pub(crate) fn control(&self, pid: u32, request: &Request) -> ExitCode {
         let verb = match request {
             Request::Change(_) => "-R",
             Request::Query => "-Q",
@@ -253,7 +253,7 @@ fn option_of(named: &str) -> Option<(char, String)> {
 }
 
 /// `pv --version`.
-pub fn version() -> String {
+pub(super) fn version() -> String {
     format!(
         "pv (pipespeed) {}\nA drop-in for pv (Andrew Wood's Pipe Viewer) on the pipespeed copy engine.\n",
         env!("CARGO_PKG_VERSION")
@@ -262,7 +262,7 @@ pub fn version() -> String {
 
 /// pv's `--help`: usage, then one option a line, `  -R, --remote PID`
 /// padded to a column, and its help's first sentence.
-pub fn help() -> String {
+pub(super) fn help() -> String {
     let mut pv = PvArgs::augment_args(clap::Command::new("pv"));
     pv.build();
     let mut text = String::from(

@@ -10,7 +10,7 @@ use crate::cli::strerror;
 
 /// `-P FILE`: holds this process's ID while it runs; removed at the end
 /// if it is still the file written (not one put in its place meanwhile).
-pub struct PidFile {
+pub(super) struct PidFile {
     path: PathBuf,
     id: (u64, u64),
     /// Removed by a second signal too, which ends pv before `drop`.
@@ -20,7 +20,7 @@ pub struct PidFile {
 impl PidFile {
     /// [`PidFile::write`] of `-P`'s `path`, if given; a refusal is said,
     /// and is pv's status 1.
-    pub fn write_asked(
+    pub(super) fn write_asked(
         me: &Invocation,
         path: Option<&Path>,
         names: &[PathBuf],
@@ -43,7 +43,7 @@ impl PidFile {
     /// send the ID into the data or delete a device node as root), and a
     /// file that is an input, the output or the store: told by `fstat` of
     /// what was opened, which is emptied only then.
-    pub fn write(
+    pub(super) fn write(
         path: &Path,
         names: &[PathBuf],
         targets: Option<&targets::Targets>,

@@ -20,16 +20,16 @@ use super::{EXIT_ACCESS, EXIT_CONTROL, EXIT_SAME, Invocation};
 use crate::cli::strerror;
 
 /// pv 1.12's words for an input that is the output.
-pub const SAME: &str = "input file is also the output";
+pub(super) const SAME: &str = "input file is also the output";
 
 /// Where the bytes go: stdout, `-o FILE`, or nowhere (`-X`).
-pub enum Output {
+pub(super) enum Output {
     Stdout(io::Stdout),
     File(File),
 }
 
 impl Output {
-    pub fn fd(&self) -> BorrowedFd<'_> {
+    pub(super) fn fd(&self) -> BorrowedFd<'_> {
         match self {
             Output::Stdout(stdout) => stdout.as_fd(),
             Output::File(file) => file.as_fd(),
@@ -39,7 +39,7 @@ impl Output {
 
 /// The `-U` store: a regular file, read back from its start once every
 /// input is in it.
-pub struct Store {
+pub(super) struct Store {
     /// Its name, for messages (`-` for an unnamed temporary file).
     pub name: PathBuf,
     /// Open for reading and writing.
@@ -47,7 +47,7 @@ pub struct Store {
 }
 
 /// Where the bytes go.
-pub struct Targets {
+pub(super) struct Targets {
     /// `-o FILE`, `-X`'s /dev/null, or stdout.
     pub output: Output,
     /// `-U FILE`.
@@ -57,7 +57,7 @@ pub struct Targets {
 impl Targets {
     /// Whether the file `id` (device, inode) is one of the `names` (the
     /// inputs), the output or the store.
-    pub fn holds(&self, id: (u64, u64), names: &[PathBuf]) -> bool {
+    pub(super) fn holds(&self, id: (u64, u64), names: &[PathBuf]) -> bool {
         let out = match &self.output {
             Output::Stdout(stdout) => fd_info(stdout.as_fd()).ok(),
             Output::File(file) => fd_info(file).ok(),
@@ -107,7 +107,7 @@ fn names_stdout(path: &Path) -> bool {
 /// Why `what` (the `-P` file, the `-U` store) cannot be the file `meta`
 /// describes: a directory as pv 1.12 says it (its open fails with
 /// `EISDIR`), anything else by what it must be.
-pub fn not_regular(meta: &std::fs::Metadata, what: &str) -> String {
+pub(super) fn not_regular(meta: &std::fs::Metadata, what: &str) -> String {
     if meta.is_dir() {
         strerror(&std::io::Error::from_raw_os_error(libc::EISDIR))
     } else {
@@ -252,7 +252,7 @@ fn temporary_store() -> io::Result<File> {
 /// and a store that is not a regular file, and (status 1) a `pidfile`
 /// that is not a regular file or is an input, the output or the store;
 /// only then truncates them. `-o /dev/stdout` is stdout ([`names_stdout`]).
-pub fn open(
+pub(super) fn open(
     me: &Invocation,
     discard: bool,
     output: Option<&Path>,

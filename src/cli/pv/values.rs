@@ -10,7 +10,7 @@ use crate::pv::meter::MAX_COLUMNS;
 /// x: numeric value not understood` when called `pv`), and ours, which
 /// say how to fix it (as `pipespeed pv`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refused {
+pub(crate) struct Refused {
     /// The cause, in pv 1.12's words where pv refuses the value too.
     pub pv: String,
     /// The whole reason, in pipespeed's words.
@@ -39,7 +39,7 @@ pub(super) const PV_DECIMAL: &str = "numeric argument expected";
 /// pv 1.12's words for a whole number (`-m`, `-w`, `-H`, `-A`, `-R`, `-Q`).
 pub(super) const PV_INTEGER: &str = "integer argument expected";
 /// pv 1.12's words for a `-d` it cannot read.
-pub const PV_WATCH: &str = "process ID or pid:fd pair expected";
+pub(crate) const PV_WATCH: &str = "process ID or pid:fd pair expected";
 /// pv 1.12's words for process 0 given to `-d`.
 pub(super) const PV_PID: &str = "invalid process ID";
 
@@ -56,7 +56,7 @@ pub(super) fn digits(s: &str) -> usize {
 /// `unit` (1024; 1000 after `-k`). `1.5K` is 1536; `1KB`, `1KiB`, `1e3`
 /// are refused, as pv 1.12 refuses them ("numeric value not understood").
 /// At most [`MAX_SIZE`] (pv 1.12 wraps a larger one silently).
-pub fn size_in(text: &str, unit: u64) -> Result<u64, Refused> {
+pub(crate) fn size_in(text: &str, unit: u64) -> Result<u64, Refused> {
     let not_understood = || {
         refused(
             PV_SIZE,
@@ -105,7 +105,7 @@ pub fn size_in(text: &str, unit: u64) -> Result<u64, Refused> {
 
 /// The largest size any option takes, 2^64 - 1: every use of a size is
 /// checked arithmetic (pv 1.12 takes larger ones and wraps them).
-pub const MAX_SIZE: u64 = u64::MAX;
+pub(super) const MAX_SIZE: u64 = u64::MAX;
 
 /// A size in powers of 1024; [`super::settle`] reads it again in powers of 1000
 /// when `-k` came before it.

@@ -24,7 +24,7 @@ const MAX_TARGETS: usize = 65536;
 /// Every `(pid, fd)` to watch: the `-d` options, then the operands, each
 /// a spec too; `Err` says which one is wrong and why. A name no process
 /// has adds nothing (pv 1.12: nothing shown, status 0).
-pub fn resolve(
+pub(super) fn resolve(
     specs: &[WatchSpec],
     operands: &[PathBuf],
 ) -> Result<Vec<(u32, Option<u32>)>, String> {

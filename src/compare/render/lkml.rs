@@ -52,7 +52,7 @@ fn legend() -> String {
 }
 
 /// The whole mail text: facts, one block per metric, legend, command.
-pub fn lkml(c: &Comparison) -> String {
+pub(crate) fn lkml(c: &Comparison) -> String {
     let mut out = header(c);
     for grid in grids(c) {
         out.push('\n');

@@ -7,10 +7,10 @@ use std::sync::{Arc, Mutex};
 use crate::pv::meter::PreviousLine;
 
 /// The last bytes written, for `-A`.
-pub type Tail = Arc<Mutex<VecDeque<u8>>>;
+pub(crate) type Tail = Arc<Mutex<VecDeque<u8>>>;
 
 /// The last whole line written, for `%L`.
-pub type Lines = Arc<Mutex<PreviousLine>>;
+pub(crate) type Lines = Arc<Mutex<PreviousLine>>;
 
 /// Appends `bytes` to the kept tail, keeping the last `keep`.
 pub(super) fn keep_tail(tail: &Mutex<VecDeque<u8>>, bytes: &[u8], keep: usize) {

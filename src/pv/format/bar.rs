@@ -16,7 +16,7 @@ const EIGHTHS: [char; 7] = ['▏', '▎', '▍', '▌', '▋', '▊', '▉'];
 /// (past the end when `done` is more). pv 1.12 counts the columns from
 /// the exact fraction, not the rounded percentage: at 995 of 1000 a bar
 /// of 300 has 298 full columns, not 297.
-pub fn filled(style: BarStyle, done: u64, total: u64, width: usize) -> String {
+pub(super) fn filled(style: BarStyle, done: u64, total: u64, width: usize) -> String {
     let total = u128::from(total.max(1));
     // The columns (or eighths, or thirds of them) done, held to a little
     // past the width so the arithmetic stays small.
@@ -69,7 +69,7 @@ pub fn filled(style: BarStyle, done: u64, total: u64, width: usize) -> String {
 
 /// The bar of an unknown size, `width` columns wide, its marker `at`
 /// percent of the way from the left end to the right one.
-pub fn moving(style: BarStyle, at: u64, width: usize) -> String {
+pub(super) fn moving(style: BarStyle, at: u64, width: usize) -> String {
     let (marker, background) = match style {
         BarStyle::Plain => ("<=>", ' '),
         BarStyle::Block | BarStyle::Granular => ("◀▶", ' '),
@@ -87,7 +87,7 @@ pub fn moving(style: BarStyle, at: u64, width: usize) -> String {
 /// Where the marker of an unknown size is, in percent from the left:
 /// `tick` goes up two an update while bytes flow, and the marker goes
 /// from 0 to 100 and back over 200 ticks.
-pub fn bounce(tick: u64) -> u64 {
+pub(super) fn bounce(tick: u64) -> u64 {
     let step = tick % 200;
     if step > 100 { 200 - step } else { step }
 }

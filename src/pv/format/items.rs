@@ -142,7 +142,7 @@ pub(super) fn fineta_text(snap: &Snapshot) -> String {
 /// smaller, C's `%.4g`: `228.6:1`, `1:1.5`, `1.429e+05:1`), `-:-` while
 /// either count is 0. Found by running pv 1.12 on counts chosen for it
 /// (tests/pv/monitor.rs compares).
-pub fn ratio_text(other: u64, this: u64) -> String {
+pub(crate) fn ratio_text(other: u64, this: u64) -> String {
     if other == 0 || this == 0 {
         return "-:-".into();
     }

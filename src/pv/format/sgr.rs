@@ -57,7 +57,7 @@ const PER_SEQUENCE: usize = 16;
 /// The codes of a list of names and numbers, split at `,` and `;`:
 /// names as pv 1.12 spells them (lower case), numbers in decimal below
 /// 255. What is neither is left out (`bold,nope,red` is `1;31`).
-pub fn codes(list: &str) -> Vec<u8> {
+pub(super) fn codes(list: &str) -> Vec<u8> {
     list.split([',', ';'])
         .filter_map(|item| {
             if let Some(&(_, code)) = NAMES.iter().find(|(name, _)| *name == item) {
@@ -82,7 +82,7 @@ fn number(item: &str) -> Option<u8> {
 
 /// The escape sequences for `codes`: `ESC [ 31;1 m`, at most
 /// [`PER_SEQUENCE`] codes to a sequence; nothing for no code.
-pub fn escape(codes: &[u8]) -> String {
+pub(super) fn escape(codes: &[u8]) -> String {
     codes
         .chunks(PER_SEQUENCE)
         .map(|chunk| {
@@ -94,7 +94,7 @@ pub fn escape(codes: &[u8]) -> String {
 
 /// What pv 1.12 ends a line with after its last codes: `ESC [ m` unless
 /// the last code given was a reset (0).
-pub fn closing(last: Option<u8>) -> &'static str {
+pub(super) fn closing(last: Option<u8>) -> &'static str {
     match last {
         Some(code) if code != 0 => "\x1b[m",
         _ => "",

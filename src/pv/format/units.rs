@@ -11,7 +11,7 @@ use crate::pv::meter::Snapshot;
 /// lines) and `suffix`: ` 999KiB`, `1000KiB`, `1.46MiB`, `3.00  B`. The
 /// prefix is chosen so the number is at least 1 and, from 0.97 of the next
 /// power up, moves up (then back down if that made it less than 1).
-pub fn size_text(amount: f64, suffix: &str, binary: bool) -> String {
+pub(crate) fn size_text(amount: f64, suffix: &str, binary: bool) -> String {
     const PREFIXES: &[u8] = b"yzafpnum kMGTPEZY";
     const MIDDLE: usize = 8;
     let ratio = if binary { 1024.0 } else { 1000.0 };

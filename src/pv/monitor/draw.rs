@@ -26,7 +26,7 @@ use crate::pv::display::{Display, Meter, Source, lock, show, terminal_width};
 use crate::pv::format::{Format, Segment, ratio_text, render_numeric};
 
 /// One side of the display: how to draw it and what it counts.
-pub struct Drawn<'a> {
+pub(crate) struct Drawn<'a> {
     /// Its display settings (`-F` and `-N` of its own).
     pub display: &'a Display,
     /// Its count.
@@ -37,7 +37,7 @@ pub struct Drawn<'a> {
 /// every interval until `events` closes, each side's last line when it
 /// ends, then the remaining last lines. `ratio`: add the ratio to the
 /// output side's line (no `-F` given).
-pub fn draw_pair(
+pub(crate) fn draw_pair(
     sides: [Drawn<'_>; 2],
     ratio: bool,
     start: Instant,

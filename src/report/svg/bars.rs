@@ -35,7 +35,7 @@ pub(crate) struct Bar {
 impl Bar {
     /// A row measured `median`, spread from `min` to `max` when both are
     /// known.
-    pub fn measured(label: String, median: f64, min: Option<f64>, max: Option<f64>) -> Bar {
+    pub(crate) fn measured(label: String, median: f64, min: Option<f64>, max: Option<f64>) -> Bar {
         Bar {
             label,
             value: Some((median, min.zip(max))),
@@ -45,7 +45,7 @@ impl Bar {
     }
 
     /// A row with nothing to draw but `note`.
-    pub fn empty(label: String, note: String) -> Bar {
+    pub(crate) fn empty(label: String, note: String) -> Bar {
         Bar {
             label,
             value: None,

@@ -28,7 +28,7 @@ use std::fs;
 
 /// The files read, as text (`None`: absent or unreadable).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Evidence<'a> {
+pub(crate) struct Evidence<'a> {
     /// `/sys/class/dmi/id/product_name`.
     pub product_name: Option<&'a str>,
     /// `/sys/class/dmi/id/sys_vendor`.
@@ -74,7 +74,7 @@ const DMI_VENDORS: [(&str, &str); 17] = [
 const DMI_FIRST: [&str; 5] = ["oracle", "xen", "amazon", "parallels", "google"];
 
 /// Reads the files and names the hypervisor (see [`classify`]).
-pub fn detect() -> Option<String> {
+pub(crate) fn detect() -> Option<String> {
     let read = |path: &str| fs::read_to_string(path).ok();
     let dmi = |field: &str| read(&format!("/sys/class/dmi/id/{field}"));
     let (product_name, sys_vendor, board_vendor, bios_vendor, product_version) = (
@@ -103,7 +103,7 @@ pub fn detect() -> Option<String> {
 /// is none (x86's `hypervisor` flag is absent from `/proc/cpuinfo`'s
 /// `flags`), `Some("vm-other")` for a hypervisor not recognised, `None`
 /// when nothing tells (no `flags` line, as on arm64, and no DMI vendor).
-pub fn classify(e: &Evidence) -> Option<String> {
+pub(crate) fn classify(e: &Evidence) -> Option<String> {
     let dmi = dmi_vendor(e);
     if let Some(name) = dmi.filter(|name| DMI_FIRST.contains(name)) {
         // An EC2 bare-metal instance has the same vendor; systemd tells

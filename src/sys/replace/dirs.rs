@@ -20,7 +20,7 @@ use super::*;
 ///
 /// # References
 ///  - [mkdir(2)](https://man7.org/linux/man-pages/man2/mkdir.2.html), [proc_sys_fs(5)](https://man7.org/linux/man-pages/man5/proc_sys_fs.5.html)
-pub fn make_dir_all(path: &Path) -> io::Result<PathBuf> {
+pub(crate) fn make_dir_all(path: &Path) -> io::Result<PathBuf> {
     if path.as_os_str().is_empty() {
         return Err(Errno::NOENT.into());
     }

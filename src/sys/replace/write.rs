@@ -8,7 +8,7 @@ impl FileTarget {
     /// Checks, changing nothing that is there, that the file can be
     /// written: a temporary file is made beside it and removed, or, for
     /// one written in place, it is opened for writing.
-    pub fn check(&self) -> io::Result<()> {
+    pub(crate) fn check(&self) -> io::Result<()> {
         if self.in_place {
             return self.entry.open().map(drop);
         }
@@ -40,7 +40,7 @@ impl FileTarget {
     /// Hold [`hold_signals`](crate::sys::hold::hold_signals) from before this
     /// until the commit: a signal's default action, or `ulimit -f`'s
     /// SIGXFSZ, would otherwise leave the temporary file behind.
-    pub fn prepare(self, bytes: Vec<u8>) -> io::Result<Prepared> {
+    pub(crate) fn prepare(self, bytes: Vec<u8>) -> io::Result<Prepared> {
         if self.in_place {
             let fd = self.entry.open()?;
             reserve(&fd, bytes.len())?;
@@ -98,7 +98,7 @@ impl FileTarget {
 /// A file made whole and waiting to take its place (see
 /// [`FileTarget::prepare`]).
 #[derive(Debug)]
-pub struct Prepared(How);
+pub(crate) struct Prepared(How);
 
 #[derive(Debug)]
 enum How {
@@ -111,13 +111,13 @@ impl Prepared {
     /// which can fail (an I/O error), rather than rename a finished one
     /// over it, which does not once the file is made: commit these first
     /// when several files must change all together.
-    pub fn in_place(&self) -> bool {
+    pub(crate) fn in_place(&self) -> bool {
         matches!(self.0, How::InPlace(..))
     }
 
     /// Puts the new file in place: renamed over the old one, or written
     /// over it, then cut to its length.
-    pub fn commit(self) -> io::Result<()> {
+    pub(crate) fn commit(self) -> io::Result<()> {
         match self.0 {
             How::Rename(mut temp) => {
                 let name = temp.target.take().unwrap_or_default();

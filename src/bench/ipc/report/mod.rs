@@ -51,7 +51,7 @@ pub(crate) struct Shown {
 
 impl Shown {
     /// The metrics of `r`'s tables.
-    pub fn of(r: &IpcResult) -> Shown {
+    pub(crate) fn of(r: &IpcResult) -> Shown {
         Shown {
             throughput: r.config.throughput || r.rows.iter().any(|row| row.throughput.is_some()),
             latency: r.config.latency || r.rows.iter().any(|row| row.latency.is_some()),
@@ -59,7 +59,7 @@ impl Shown {
     }
 
     /// The headings of the columns, in the order of [`cells`].
-    pub fn headings(self) -> Vec<&'static str> {
+    pub(crate) fn headings(self) -> Vec<&'static str> {
         let mut out = vec!["mechanism"];
         if self.throughput {
             out.extend(["GiB/s", "msgs/s", "spread", "CPU s/GiB"]);
