@@ -93,8 +93,8 @@
 //!   byte from one descriptor to another by the fastest mechanism the
 //!   kernel accepts (copy_file_range, sendfile, splice, read/write),
 //!   falling back without losing a byte.
-//! - [`cat`]: GNU cat's `-b -E -n -s -T -v` as a streaming formatter,
-//!   and cat's engine; [`quote`]: GNU's quoting of file names in messages.
+//! - `cat`: GNU cat's `-b -E -n -s -T -v` as a streaming formatter,
+//!   and cat's engine; `quote`: GNU's quoting of file names in messages.
 //! - [`pv`]: pv as library code: the meter (pv's display items and a
 //!   token bucket), the copy loop with its rate limit and stop size, the
 //!   display thread and `-d`'s watching.
@@ -132,6 +132,9 @@
 //! ([`sys::vmsplice`]).
 
 #![deny(missing_docs)]
+// Without the `cli` feature nothing calls what only the command line uses
+// (the tools' option handling, the ends its worker subcommand serves).
+#![cfg_attr(not(feature = "cli"), allow(dead_code, unused_imports))]
 
 pub mod bench;
 pub mod buf;

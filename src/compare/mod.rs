@@ -5,12 +5,12 @@
 //! - `load`: reading the files and refusing pairs that cannot be
 //!   compared (two commands, two format versions).
 //! - what `compare` takes from a result is what each kind gives it
-//!   ([`Compared`](crate::bench::core::compared::Compared), in `bench/K/compare.rs`).
+//!   (`Compared`, in `bench/K/compare.rs`).
 //! - `bootstrap`: the interval and what it says, and mmtests' rule
 //!   for `--lkml`.
 //! - `conditions`: whether the two files were measured under the same
 //!   noise.
-//! - [`render`]: the table, its Markdown form and the patch-mail form.
+//! - `render`: the table, its Markdown form and the patch-mail form.
 //!
 //! A change is marked only when it is significant: by the bootstrap
 //! interval of the ratio of medians (faster or slower when the interval

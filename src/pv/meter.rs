@@ -1,5 +1,5 @@
 //! What a pipe meter shows, and how it limits a rate: pv's display items,
-//! the [`Snapshot`] a display is drawn from (see [`super::format`]), `-n`'s
+//! the [`Snapshot`] a display is drawn from (see `super::format`), `-n`'s
 //! numbers, and a [`TokenBucket`]. No I/O here: the `pv` command feeds
 //! these from a timer, and tests feed fixed data.
 

@@ -109,7 +109,7 @@ impl RunError {
 ///
 /// Library code never reads a signal itself: a program that wants SIGINT,
 /// SIGTERM and SIGHUP to stop a measurement calls
-/// [`catch_interrupts`](crate::sys::process::catch_interrupts) and passes
+/// `catch_interrupts` and passes
 /// [`Cancel::on_signals`]; any other caller passes its own flag.
 #[derive(Debug, Clone, Default)]
 pub struct Cancel {
@@ -124,7 +124,7 @@ impl Cancel {
     }
 
     /// Cancelled once a signal that
-    /// [`catch_interrupts`](crate::sys::process::catch_interrupts) caught
+    /// `catch_interrupts` caught
     /// has arrived.
     pub fn on_signals() -> Cancel {
         Cancel {

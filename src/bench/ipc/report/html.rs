@@ -20,7 +20,7 @@ const STYLE: &str =
     "table.ipc{display:block;overflow-x:auto}table.ipc td:nth-child(2){min-width:0}";
 
 /// The page: one HTML5 document that needs nothing else, made as the
-/// ladder's is (see [`html`](crate::report::page)).
+/// ladder's is (see `report::page`).
 impl Exporter<IpcResult> for Html {
     fn export(&self, result: &IpcResult) -> io::Result<Vec<u8>> {
         page(result).map(String::into_bytes)

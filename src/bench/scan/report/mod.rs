@@ -186,7 +186,7 @@ impl Exporter<ScanResult> for Markdown {
 }
 
 /// The scan's page: one HTML5 document that needs nothing else, made as
-/// the ladder's is (see [`html`](crate::report::page)): the machine, what was
+/// the ladder's is (see `report::page`): the machine, what was
 /// scanned, the chart, the medians by value, and each value's ladder
 /// table with its placement, runs and noise.
 #[cfg(feature = "cli")]
