@@ -23,7 +23,7 @@
 //! than the pipe holds, the writer always has a piece waiting when room
 //! appears, and the two ends overlap. On the project's VM `vmsplice ->
 //! splice` ran about 1.2x faster with `malloc`ed halves than with
-//! page-aligned ones (`bench/buf-offset.sh`; docs/ladder.md has the
+//! page-aligned ones (`peers/buf-offset.sh`; docs/ladder.md has the
 //! figures).
 //!
 //! # Limits

@@ -21,7 +21,7 @@
 //! that waits its `silence` in vain fails: a ring has no end of file when
 //! the other process dies.
 //!
-//! `bench/ipc_ref.c` has the same ring in C, the reference it is measured
+//! `peers/ipc_ref.c` has the same ring in C, the reference it is measured
 //! against.
 //!
 //! # One producer, one consumer
@@ -140,7 +140,7 @@ pub enum RingWait {
 /// Spins before an end sleeps: with none, the producer paid a
 /// `FUTEX_WAKE` for nearly every 64 KiB message (the consumer, faster,
 /// had just gone to sleep), and the ring ran at 0.41 of the memcpy rung
-/// (`bench/ipc-vs-ref.py`; docs/ipc.md has the figures before and after).
+/// (`peers/ipc-vs-ref.py`; docs/ipc.md has the figures before and after).
 pub const SPINS_BEFORE_SLEEP: u32 = 1000;
 
 /// How long a closing producer repeats its wake-up while the consumer

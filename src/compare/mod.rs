@@ -323,7 +323,7 @@ fn pooled_noise(set: &[Document]) -> Option<crate::bench::core::NoiseSummary> {
 /// row once per resample (10000 by default), so its time grows with the
 /// runs: a file of 2 million runs took 99 s before this bound. Real
 /// results have a few to a few hundred runs; two ladders of 4 measured
-/// rungs with 1000 runs each are compared in 1.95 s (`bench/compare-runs.py`,
+/// rungs with 1000 runs each are compared in 1.95 s (`peers/compare-runs.py`,
 /// docs/compare.md).
 pub const MAX_RUNS: usize = 1_000;
 

@@ -36,7 +36,7 @@ pub(crate) trait Receiver: Send {
 
 /// A page-aligned buffer of one message, filled with `fill`: glibc's
 /// `memcpy` is measurably slower from a buffer 16 bytes past a 32-byte
-/// boundary, where a `Vec` may land (`bench/ipc_ref.c` aligns its buffers
+/// boundary, where a `Vec` may land (`peers/ipc_ref.c` aligns its buffers
 /// the same way).
 pub(crate) fn message_buffer(size: usize, fill: u8) -> io::Result<Buffer> {
     let mut buf = Buffer::new(size, BufferOptions::default())?;
