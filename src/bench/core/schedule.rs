@@ -78,7 +78,7 @@ impl Slot {
 /// equally slow), nor does a fixed time alone see a change later on. The
 /// two together kept the first two runs within 15% of the rest in 8 of 10
 /// tries (never under 0.83 of it), where a single warm-up left them under
-/// 0.61 in 3 of 5 (`bench/ramp.sh`; docs/ipc.md has the figures).
+/// 0.61 in 3 of 5 (`peers/ramp.sh`; docs/ipc.md has the figures).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Warmup {
     /// Seconds of warm-up, over all rows, before any row is warm.
