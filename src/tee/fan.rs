@@ -46,30 +46,6 @@ pub(super) const ROUND_MAX: usize = 4 * 1024 * 1024;
 /// its position in `outputs` and the error; the output is not written to
 /// again. The outputs still there have every byte taken from the input
 /// when this returns, also with a [`ReadError`].
-///
-/// ```
-/// use std::io::{Read, Write};
-/// use std::os::fd::AsFd;
-/// use pipespeed::sys::pipe;
-/// use pipespeed::tee::{Ended, TeeOptions, fan_out};
-///
-/// let input = pipe()?;
-/// std::fs::File::from(input.write).write_all(b"to both")?;
-/// let a = pipe()?;
-/// let b = tempfile::tempfile()?;
-/// let teed = fan_out(
-///     input.read.as_fd(),
-///     &[a.write.as_fd(), b.as_fd()],
-///     TeeOptions::default(),
-///     |_, err| panic!("{err}"),
-/// )?;
-/// assert_eq!((teed.bytes, teed.ended), (7, Ended::Input));
-/// drop(a.write);
-/// let mut got = String::new();
-/// std::fs::File::from(a.read).read_to_string(&mut got)?;
-/// assert_eq!(got, "to both");
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
 pub(crate) fn fan_out<'a>(
     input: BorrowedFd<'a>,
     outputs: &[BorrowedFd<'a>],

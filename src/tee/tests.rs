@@ -383,3 +383,24 @@ fn a_socket_that_keeps_records_gets_records_it_takes() {
     assert!(reader.join().unwrap() == bytes);
     assert!(contents(&f) == bytes);
 }
+
+/// What the function's documentation promises, on a pipe and a file.
+#[test]
+fn a_pipe_and_a_file_get_every_byte() -> Result<(), Box<dyn std::error::Error>> {
+    let input = pipe()?;
+    File::from(input.write).write_all(b"to both")?;
+    let a = pipe()?;
+    let b = tempfile::tempfile()?;
+    let teed = fan_out(
+        input.read.as_fd(),
+        &[a.write.as_fd(), b.as_fd()],
+        TeeOptions::default(),
+        |_, err| panic!("{err}"),
+    )?;
+    assert_eq!((teed.bytes, teed.ended), (7, Ended::Input));
+    drop(a.write);
+    let mut got = String::new();
+    File::from(a.read).read_to_string(&mut got)?;
+    assert_eq!(got, "to both");
+    Ok(())
+}
