@@ -9,7 +9,9 @@ pub mod ladder;
 pub mod latency;
 pub mod profile;
 pub mod reader;
-pub mod scan;
 pub(crate) mod worker;
 pub mod writer;
 pub mod zerocopy;
+
+// The scan is the ladder over one setting; its old path stays for callers.
+pub use ladder::scan;
