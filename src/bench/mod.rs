@@ -7,6 +7,7 @@ pub mod hist;
 pub mod ipc;
 pub mod ladder;
 pub mod latency;
+pub(crate) mod ping;
 pub mod profile;
 pub mod reader;
 pub(crate) mod worker;

@@ -44,7 +44,6 @@ pub(crate) mod tally;
 mod threads;
 pub(crate) mod verdict;
 
-pub use verdict::Verdict;
 #[cfg(test)]
 pub(crate) use ends::EndSetup;
 pub(crate) use hogs::HogSpec;
@@ -59,6 +58,7 @@ pub use result::{ContendResult, Row, RunResult, SCHEMA, SCHEMA_V1};
 pub(crate) use run::summarise_run;
 pub use run::{run_contend, run_contend_on, summarise_row};
 pub use tally::VerifyReport;
+pub use verdict::Verdict;
 
 #[cfg(test)]
 mod tests;

@@ -12,7 +12,7 @@ use super::super::core::harness::{Event, Figure, Processes, Runner, Threads};
 use super::super::core::noise::RunProbe;
 use super::super::core::{Cancel, Phase, Plan, RunError, Sample, Slot, Spawn, pin, schedule};
 use super::super::hist::TripRun;
-use super::exchange::{ping, pong};
+use super::super::ping::{ping, pong};
 use super::job::{Exchange, LatencyConfig, PingConfig, PingJob, Span};
 use super::result::{LatencyResult, LatencyRow, SCHEMA};
 use crate::bench::core::Stall;
