@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::contend::{HogSpec, ReaderSpec, WriterSpec};
 use super::ipc::procs::EndSpec;
-use super::latency::{Exchange, pong};
+use super::ping::{Exchange, pong};
 use super::reader::{ReaderConfig, run_reader};
 use super::writer::{WriterConfig, run_writer};
 use crate::sys::process::die_with_parent;

@@ -2,7 +2,7 @@
 //! writers and readers, its writes per second and p99 write latency.
 
 use super::ContendResult;
-use super::answer::cell_name;
+use super::verdict::cell_name;
 use crate::bench::core::NoiseSummary;
 use crate::bench::core::compared::{
     Better, Compared, Extract, Metric, Row, Runs, Unit, ends_placement, facts, size,

@@ -262,7 +262,7 @@ mod tests {
         assert!(w.messages > 0);
         assert_eq!(r.bytes, w.bytes);
         assert_eq!(w.latency.len(), w.messages);
-        let v = super::super::verdict::check(&[r.tally.unwrap()], &[w.messages], 4096, true);
+        let v = super::super::tally::check(&[r.tally.unwrap()], &[w.messages], 4096, true);
         assert!(v.ok, "{v:?}");
     }
 }

@@ -18,7 +18,7 @@
 //!
 //! Each reader keeps a [`Tally`]: a bitmap per writer of messages it
 //! received whole and in order, plus a list of [`Piece`]s for messages it
-//! got only part of, or in several parts. At the end, `verdict::check`
+//! got only part of, or in several parts. At the end, `tally::check`
 //! merges the tallies of all readers and requires that every message
 //! each writer sent was covered exactly once, cell for cell.
 //!

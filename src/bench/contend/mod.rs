@@ -23,12 +23,11 @@
 //!   runners that make the ends threads (`threads`) or worker processes
 //!   (`procs`);
 //! - `ends`: one writer's and one reader's loop; `frame` and
-//!   `verdict`: `--verify`;
+//!   `tally`: `--verify`;
 //! - `hogs` and `pressure`: `--memory-pressure` and its evidence;
 //! - `result`: [`ContendResult`], what `contend --json` writes;
-//! - `answer`: its answer in a few lines, [`Verdict`].
+//! - `verdict`: its answer in a few lines, [`Verdict`].
 
-pub(crate) mod answer;
 pub(crate) mod compare;
 pub(crate) mod ends;
 pub(crate) mod frame;
@@ -41,10 +40,10 @@ pub(crate) mod report;
 pub use report::contend_svg;
 pub(crate) mod result;
 pub(crate) mod run;
+pub(crate) mod tally;
 mod threads;
 pub(crate) mod verdict;
 
-pub use answer::Verdict;
 #[cfg(test)]
 pub(crate) use ends::EndSetup;
 pub(crate) use hogs::HogSpec;
@@ -58,7 +57,8 @@ pub use result::{ContendResult, Row, RunResult, SCHEMA, SCHEMA_V1};
 #[cfg(test)]
 pub(crate) use run::summarise_run;
 pub use run::{run_contend, run_contend_on, summarise_row};
-pub use verdict::VerifyReport;
+pub use tally::VerifyReport;
+pub use verdict::Verdict;
 
 #[cfg(test)]
 mod tests;

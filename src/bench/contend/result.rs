@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::super::hist::LatencyNs;
 use super::hogs::PressureReport;
 use super::job::Mode;
-use super::verdict::VerifyReport;
+use super::tally::VerifyReport;
 use crate::bench::core::harness::Header;
 
 /// The `schema` of the JSON document.

@@ -16,7 +16,7 @@ use super::super::hist::{LatencyNs, new_histogram};
 use super::hogs::Hogs;
 use super::job::{Cell, CellJob, ContendConfig, PIPE_BUF, RawRun, RunSetup};
 use super::result::{ContendResult, Row, RunResult, SCHEMA};
-use super::verdict::{self, VerifyReport};
+use super::tally::{self, VerifyReport};
 use crate::sys::SystemFacts;
 use crate::units::MIB;
 
@@ -212,7 +212,7 @@ pub(crate) fn summarise_run(raw: &RawRun, msg_size: usize, atomic: bool) -> io::
         bytes_read,
         verify: tallies
             .filter(|t| !t.is_empty())
-            .map(|t| verdict::check(&t, &sent, msg_size, atomic)),
+            .map(|t| tally::check(&t, &sent, msg_size, atomic)),
     })
 }
 

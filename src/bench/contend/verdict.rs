@@ -1,306 +1,237 @@
-//! The verdict of `--verify`: the readers' tallies merged against what
-//! each writer sent (see [`super::frame`] for what is counted).
+//! The answer at a glance: the best and the worst cell, what more writers
+//! and more readers do to the rate, what `--verify` found, and how far to
+//! trust it, in a few lines that agree with the table under them (the
+//! same medians, the same rounding). `--verify`'s judgement of each run
+//! is [`tally`](super::tally).
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 
-use super::frame::{CELL, Piece, TallyReport};
+use super::hogs::PressureReport;
+use super::job::Mode;
+use super::result::{ContendResult, Row};
+use crate::bench::core::harness::Header;
+use crate::bench::core::{NoiseSummary, Placement};
+use crate::bench::core::{Status, Trust};
 
-/// The verdict of `--verify` on one run (or, summed, on several).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct VerifyReport {
-    /// Whether every check passed.
-    pub ok: bool,
-    /// Whether messages are at most `PIPE_BUF` bytes, so atomic.
-    pub atomic: bool,
-    /// Messages the writers finished writing.
-    pub messages_sent: u64,
-    /// Messages received whole, exactly once (across all readers).
-    pub messages_received: u64,
-    /// Messages sent but not entirely received.
-    pub lost: u64,
-    /// Messages some part of which was received more than once.
-    pub duplicated: u64,
-    /// Messages received (in part) that no writer reported sending.
-    pub unexpected: u64,
-    /// Cells that fail their check or name no existing writer or cell.
-    pub bad_cells: u64,
-    /// Bytes left over that do not make a whole cell.
-    pub stray_bytes: u64,
-    /// Messages of a writer received after a newer one of the same writer.
-    pub reordered: u64,
-    /// Places inside one `read` where two messages were woven together.
-    /// Allowed for messages larger than `PIPE_BUF` with several writers.
-    pub interleavings: u64,
-    /// Messages whose bytes came in more than one `read`. For atomic
-    /// messages, these are torn.
-    pub split_messages: u64,
+/// What a contend measurement says, in a few lines.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// How far to trust the figures.
+    pub trust: Trust,
+    /// The answer as the text report prints it, a line each (the text
+    /// wraps the long ones).
+    pub lines: Vec<String>,
 }
 
-impl VerifyReport {
-    /// The sum of several runs' reports (`ok` only if all were).
-    pub fn sum(reports: &[VerifyReport]) -> Option<VerifyReport> {
-        let first = reports.first()?;
-        let mut total = VerifyReport {
-            ok: true,
-            atomic: first.atomic,
-            ..VerifyReport::default()
-        };
-        for r in reports {
-            total.ok &= r.ok;
-            total.messages_sent += r.messages_sent;
-            total.messages_received += r.messages_received;
-            total.lost += r.lost;
-            total.duplicated += r.duplicated;
-            total.unexpected += r.unexpected;
-            total.bad_cells += r.bad_cells;
-            total.stray_bytes += r.stray_bytes;
-            total.reordered += r.reordered;
-            total.interleavings += r.interleavings;
-            total.split_messages += r.split_messages;
-        }
-        Some(total)
-    }
+/// `2x5`, as the table's notes name a cell.
+pub(crate) fn cell_name(row: &Row) -> String {
+    format!("{}x{}", row.writers, row.readers)
+}
 
-    /// Messages torn: split messages, when messages are atomic.
-    pub fn torn(&self) -> u64 {
-        if self.atomic { self.split_messages } else { 0 }
+/// `1x1 40000 writes/s (2500.0 MiB/s)`, as the table rounds them.
+fn figure(row: &Row) -> String {
+    format!(
+        "{} {:.0} writes/s ({:.1} MiB/s)",
+        cell_name(row),
+        row.median_writes_per_s(),
+        row.mib_per_s
+    )
+}
+
+/// `4.0x` or `0.53x`: one decimal from 1 up, two below.
+fn times(x: f64) -> String {
+    match x >= 1.0 {
+        true => format!("{x:.1}x"),
+        false => format!("{x:.2}x"),
     }
 }
 
-/// Merges the readers' tallies against what each writer sent
-/// (`sent[w]` messages, numbered from 0) and judges the run.
-///
-/// `atomic`: messages are at most `PIPE_BUF` bytes. With one writer, or
-/// atomic messages, any interleaving is an error; with atomic messages,
-/// any split is.
-pub(crate) fn check(
-    tallies: &[TallyReport],
-    sent: &[u64],
-    msg_size: usize,
-    atomic: bool,
-) -> VerifyReport {
-    let cells = (msg_size / CELL) as u32;
-    let mut r = VerifyReport {
-        atomic,
-        messages_sent: sent.iter().sum(),
-        ..VerifyReport::default()
+/// How the rate changes from the fewest to the most `what` (writers or
+/// readers), the other count held at its smallest: `1 -> 5 writers (1
+/// reader): 0.53x`.
+fn scaling(rows: &[&Row], writers: bool) -> Option<String> {
+    let counts = |r: &Row| match writers {
+        true => (r.writers, r.readers),
+        false => (r.readers, r.writers),
     };
-    for t in tallies {
-        r.duplicated += t.duplicated_whole;
-        r.bad_cells += t.bad_cells;
-        r.stray_bytes += t.stray_bytes;
-        r.interleavings += t.interleavings;
-        r.reordered += t.reordered;
-        r.split_messages += t.split_whole;
+    let (count, other) = (|r: &Row| counts(r).0, |r: &Row| counts(r).1);
+    let fixed = rows.iter().map(|r| other(r)).min()?;
+    let line: Vec<&&Row> = rows.iter().filter(|r| other(r) == fixed).collect();
+    let low = line.iter().min_by_key(|r| count(r))?;
+    let high = line.iter().max_by_key(|r| count(r))?;
+    let (lo, hi) = (low.median_writes_per_s(), high.median_writes_per_s());
+    if count(low) == count(high) || lo <= 0.0 {
+        return None;
     }
-    let mut pieces: Vec<Piece> = tallies
-        .iter()
-        .flat_map(|t| t.pieces.iter().copied())
+    let (many, held) = match writers {
+        true => ("writers", if fixed == 1 { "reader" } else { "readers" }),
+        false => ("readers", if fixed == 1 { "writer" } else { "writers" }),
+    };
+    Some(format!(
+        "{} -> {} {many} ({fixed} {held}): {}",
+        count(low),
+        count(high),
+        times(hi / lo)
+    ))
+}
+
+/// What `--verify` found over every cell (`None`: not asked).
+fn verify_words(r: &ContendResult) -> Option<String> {
+    let checked: Vec<&Row> = r.rows.iter().filter(|row| row.verify.is_some()).collect();
+    if checked.is_empty() {
+        return None;
+    }
+    let failed: Vec<String> = (checked.iter())
+        .filter(|row| row.verify.is_some_and(|v| !v.ok))
+        .map(|row| cell_name(row))
         .collect();
-    pieces.sort_unstable_by_key(|p| (p.writer, p.seq, p.first));
-    for (w, &sent_w) in sent.iter().enumerate() {
-        let whole = whole_counts(tallies, w);
-        let mine_start = pieces.partition_point(|p| (p.writer as usize) < w);
-        let mine_end = pieces.partition_point(|p| (p.writer as usize) <= w);
-        let mine = &pieces[mine_start..mine_end];
-        let mut next_piece = 0;
-        let seqs = sent_w
-            .max(whole.len() as u64)
-            .max(mine.last().map_or(0, |p| p.seq + 1));
-        for seq in 0..seqs {
-            let start = next_piece;
-            while next_piece < mine.len() && mine[next_piece].seq == seq {
-                next_piece += 1;
-            }
-            let parts = &mine[start..next_piece];
-            let times_whole = whole.get(seq as usize).copied().unwrap_or(0);
-            if seq >= sent_w {
-                r.unexpected += u64::from(times_whole > 0 || !parts.is_empty());
-                continue;
-            }
-            match (times_whole, parts.is_empty()) {
-                (1, true) => r.messages_received += 1,
-                (0, true) => r.lost += 1,
-                (0, false) => {
-                    r.split_messages += 1;
-                    match coverage(parts, cells) {
-                        Coverage::Exact => r.messages_received += 1,
-                        Coverage::Gaps => r.lost += 1,
-                        Coverage::Overlaps => r.duplicated += 1,
-                    }
-                }
-                _ => r.duplicated += 1,
-            }
+    let cells = match checked.len() {
+        1 => "the cell".to_string(),
+        n => format!("all {n} cells"),
+    };
+    Some(match failed.is_empty() {
+        true if r.atomic => {
+            format!("every message received whole and exactly once in {cells}")
         }
-    }
-    let several_writers = sent.len() > 1;
-    r.ok = r.lost == 0
-        && r.duplicated == 0
-        && r.unexpected == 0
-        && r.bad_cells == 0
-        && r.stray_bytes == 0
-        && r.reordered == 0
-        && r.messages_received == r.messages_sent
-        && (r.interleavings == 0 || (several_writers && !atomic))
-        && r.torn() == 0;
-    r
+        true => format!("every message received exactly once in {cells}"),
+        false => format!(
+            "FAILED in {} of {} cells ({}): the verify lines under the table say what",
+            failed.len(),
+            checked.len(),
+            failed.join(", ")
+        ),
+    })
 }
 
-/// How many readers received each message of writer `w` whole.
-fn whole_counts(tallies: &[TallyReport], w: usize) -> Vec<u32> {
-    let mut counts = Vec::new();
-    for bits in tallies.iter().filter_map(|t| t.whole.get(w)) {
-        if counts.len() < bits.len() * 64 {
-            counts.resize(bits.len() * 64, 0);
-        }
-        for (i, &word) in bits.iter().enumerate() {
-            let mut word = word;
-            while word != 0 {
-                let bit = word.trailing_zeros() as usize;
-                counts[i * 64 + bit] += 1;
-                word &= word - 1;
-            }
-        }
-    }
-    counts
-}
-
-enum Coverage {
-    Exact,
-    Gaps,
-    Overlaps,
-}
-
-/// Whether `parts` (sorted by first cell) tile cells `0..cells` exactly.
-fn coverage(parts: &[Piece], cells: u32) -> Coverage {
-    let mut pos = 0u32;
-    let mut overlaps = false;
-    for p in parts {
-        if p.first > pos {
-            return Coverage::Gaps;
-        }
-        overlaps |= p.first < pos;
-        pos = pos.max(p.first + p.cells);
-    }
-    match (pos < cells, overlaps) {
-        (true, _) => Coverage::Gaps,
-        (false, true) => Coverage::Overlaps,
-        (false, false) => Coverage::Exact,
+/// Why a cell is missing, in the table's words.
+fn status_words(status: Status) -> &'static str {
+    match status {
+        Status::Ok => "no runs",
+        Status::Unavailable => "unavailable",
+        Status::Failed => "failed",
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::super::frame::tests::{MSG, msg, tally};
-    use super::*;
-
-    #[test]
-    fn whole_messages_from_one_reader_pass() {
-        let reads: Vec<_> = (0..5).map(|s| msg(0, s)).collect();
-        let r = check(&[tally(&reads, 1)], &[5], MSG, true);
-        assert!(r.ok, "{r:?}");
-        assert_eq!((r.messages_received, r.split_messages), (5, 0));
+impl ContendResult {
+    /// What the figures say, from the rows: the best and the worst cell,
+    /// how the rate changes with more writers and more readers, what
+    /// `--verify` found, the cells that could not be measured, and how
+    /// far to trust it all.
+    pub fn verdict(&self) -> Verdict {
+        let measured: Vec<&Row> = (self.rows.iter())
+            .filter(|r| !r.runs.is_empty() && r.writes_per_s.median.is_some())
+            .collect();
+        let by_rate =
+            |a: &&&Row, b: &&&Row| a.median_writes_per_s().total_cmp(&b.median_writes_per_s());
+        let mut lines = Vec::new();
+        match (
+            measured.iter().max_by(by_rate),
+            measured.iter().min_by(by_rate),
+        ) {
+            (Some(best), Some(worst)) if measured.len() > 1 => {
+                lines.push(format!("best:       {}", figure(best)));
+                lines.push(format!("worst:      {}", figure(worst)));
+            }
+            (Some(only), _) => lines.push(format!(
+                "rate:       {} writers x {} readers: {:.0} writes/s ({:.1} MiB/s)",
+                only.writers,
+                only.readers,
+                only.median_writes_per_s(),
+                only.mib_per_s
+            )),
+            _ => lines.push("rate:       no cell was measured".to_string()),
+        }
+        let scales: Vec<String> = [true, false]
+            .into_iter()
+            .filter_map(|writers| scaling(&measured, writers))
+            .collect();
+        if !scales.is_empty() {
+            lines.push(format!("scaling:    writes/s {}", scales.join("; ")));
+        }
+        if let Some(words) = verify_words(self) {
+            lines.push(format!("verify:     {words}"));
+        }
+        let missing: Vec<String> = (self.rows.iter())
+            .filter(|r| r.status != Status::Ok || r.runs.is_empty())
+            .map(|r| format!("{} {}", cell_name(r), status_words(r.status)))
+            .collect();
+        if !missing.is_empty() {
+            lines.push(format!(
+                "missing:    {} (the notes under the table say why)",
+                missing.join(", ")
+            ));
+        }
+        let rows = (self.rows.iter()).map(|r| (cell_name(r), &r.writes_per_s));
+        let trust = Trust::of(rows, self.noise);
+        lines.push(format!("trust:      {}", trust.line));
+        Verdict { trust, lines }
     }
+}
 
-    #[test]
-    fn a_lost_and_a_duplicated_message_are_found() {
-        let reads = vec![msg(0, 0), msg(0, 2), msg(0, 2)];
-        let r = check(&[tally(&reads, 1)], &[3], MSG, true);
-        assert!(!r.ok);
-        assert_eq!((r.lost, r.duplicated), (1, 1), "{r:?}");
-    }
-
-    #[test]
-    fn duplicates_across_readers_are_found() {
-        let a = tally(&[msg(0, 0), msg(0, 1)], 1);
-        let b = tally(&[msg(0, 1)], 1);
-        let r = check(&[a, b], &[2], MSG, true);
-        assert_eq!((r.duplicated, r.messages_received), (1, 1), "{r:?}");
-    }
-
-    #[test]
-    fn a_message_shared_between_two_readers_is_split_not_lost() {
-        let m = msg(0, 0);
-        let a = tally(&[m[..32].to_vec()], 1);
-        let b = tally(&[[&m[32..], &msg(0, 1)[..]].concat()], 1);
-        let r = check(&[a, b], &[2], MSG, false);
-        assert!(r.ok, "{r:?}");
-        assert_eq!((r.split_messages, r.interleavings), (1, 0));
-        // The same split is tearing when messages are atomic.
-        let a = tally(&[m[..32].to_vec()], 1);
-        let b = tally(&[m[32..].to_vec()], 1);
-        assert!(!check(&[a, b], &[1], MSG, true).ok);
-    }
-
-    #[test]
-    fn interleaving_inside_one_read_is_seen_and_allowed_only_when_it_may_happen() {
-        let (a, b) = (msg(0, 0), msg(1, 0));
-        let woven = [&a[..32], &b[..], &a[32..]].concat();
-        let t = tally(std::slice::from_ref(&woven), 2);
-        assert_eq!(t.interleavings, 2, "{t:?}");
-        let r = check(&[t], &[1, 1], MSG, false);
-        assert!(r.ok, "{r:?}");
-        assert_eq!((r.messages_received, r.split_messages), (2, 1));
-        // Not allowed for atomic sizes.
-        assert!(!check(&[tally(&[woven], 2)], &[1, 1], MSG, true).ok);
-    }
-
-    #[test]
-    fn one_writer_may_not_interleave_with_itself() {
-        let (a, b) = (msg(0, 0), msg(0, 1));
-        let woven = [&a[..32], &b[..], &a[32..]].concat();
-        let r = check(&[tally(&[woven], 1)], &[2], MSG, false);
-        assert!(!r.ok);
-        assert!(r.reordered > 0 && r.interleavings > 0, "{r:?}");
-    }
-
-    #[test]
-    fn corruption_reads_as_bad_cells_and_loss() {
-        let mut m = msg(0, 0);
-        m[40] ^= 0x80;
-        let r = check(&[tally(&[m], 1)], &[1], MSG, true);
-        assert_eq!(r.bad_cells, 1, "{r:?}");
-        assert_eq!(r.lost, 1);
-        assert!(!r.ok);
-    }
-
-    #[test]
-    fn messages_never_sent_are_unexpected() {
-        let r = check(&[tally(&[msg(0, 0), msg(0, 1)], 1)], &[1], MSG, true);
-        assert_eq!((r.unexpected, r.messages_received), (1, 1), "{r:?}");
-        assert!(!r.ok);
-    }
-
-    #[test]
-    fn reads_that_end_inside_a_cell_are_reassembled() {
-        let m = msg(0, 0);
-        let r = check(
-            &[tally(&[m[..5].to_vec(), m[5..].to_vec()], 1)],
-            &[1],
-            MSG,
-            false,
-        );
-        assert!(r.ok, "{r:?}");
-        let t = tally(&[m[..5].to_vec()], 1);
-        assert_eq!(t.stray_bytes, 5);
-    }
-
-    #[test]
-    fn reports_of_runs_add_up() {
-        let one = VerifyReport {
-            ok: true,
-            messages_sent: 3,
-            interleavings: 1,
-            ..VerifyReport::default()
-        };
-        let bad = VerifyReport {
-            ok: false,
-            lost: 2,
-            ..one
-        };
-        let sum = VerifyReport::sum(&[one, bad]).unwrap();
-        assert!(!sum.ok);
-        assert_eq!((sum.messages_sent, sum.lost, sum.interleavings), (6, 2, 2));
-        assert_eq!(VerifyReport::sum(&[]), None);
+/// The fields, in their order, then the verdict the rows give (here, not
+/// in `result`, which the verdict reads).
+impl Serialize for ContendResult {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Document<'a> {
+            #[serde(flatten)]
+            header: &'a Header,
+            mode: &'a Mode,
+            placement: &'a Placement,
+            pipe_size: usize,
+            pipe_size_requested: usize,
+            pipe_size_clamped: bool,
+            msg_size: usize,
+            atomic: bool,
+            duration_s: f64,
+            warmup_duration_s: f64,
+            runs_per_cell: usize,
+            max_runs_per_cell: Option<usize>,
+            seed: Option<u64>,
+            noise: Option<NoiseSummary>,
+            memory_pressure: &'a Option<PressureReport>,
+            rows: &'a [Row],
+            verdict: Verdict,
+        }
+        // Every field by name: one added to ContendResult and not here
+        // does not compile.
+        let ContendResult {
+            header,
+            mode,
+            placement,
+            pipe_size,
+            pipe_size_requested,
+            pipe_size_clamped,
+            msg_size,
+            atomic,
+            duration_s,
+            warmup_duration_s,
+            runs_per_cell,
+            max_runs_per_cell,
+            seed,
+            noise,
+            memory_pressure,
+            rows,
+        } = self;
+        Document {
+            header,
+            mode,
+            placement,
+            pipe_size: *pipe_size,
+            pipe_size_requested: *pipe_size_requested,
+            pipe_size_clamped: *pipe_size_clamped,
+            msg_size: *msg_size,
+            atomic: *atomic,
+            duration_s: *duration_s,
+            warmup_duration_s: *warmup_duration_s,
+            runs_per_cell: *runs_per_cell,
+            max_runs_per_cell: *max_runs_per_cell,
+            seed: *seed,
+            noise: *noise,
+            memory_pressure,
+            rows,
+            verdict: self.verdict(),
+        }
+        .serialize(s)
     }
 }

@@ -31,6 +31,7 @@ pub use report::{html_report, ladder_svg};
 pub(crate) mod result;
 pub(crate) mod run;
 pub(crate) mod rung;
+pub mod scan;
 mod v1;
 pub(crate) mod verdict;
 

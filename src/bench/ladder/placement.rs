@@ -13,7 +13,7 @@ use crate::bench::core::{Cancel, Ends, Placement, Plan, RunError, Series, Slot, 
 use serde::{Deserialize, Serialize};
 
 use super::super::core::harness::{Event, Runner};
-use super::super::latency::{self, Exchange, PingConfig, PingJob, Span};
+use super::super::ping::{Exchange, PingConfig, PingJob, Span};
 use super::job::{Job, LadderConfig, job_for, sized_run};
 use super::rung::Rung;
 use super::v1::Loose;
@@ -292,7 +292,7 @@ fn wakeup(facts: &SystemFacts, pinger: &mut dyn Runner<PingJob>) -> Result<Wakeu
         if placement == Placement::Unpinned {
             return Err("unpinned".into());
         }
-        let job = latency::PingJob {
+        let job = PingJob {
             ping: PingConfig {
                 exchange: Exchange {
                     size: 1,

@@ -1,13 +1,12 @@
 //! What a latency measurement is asked to do, and the job of one run.
 
-use std::io;
 use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::super::core::harness;
 pub use super::super::core::harness::Mode;
 pub use super::super::core::placement::Placement;
+pub use super::super::ping::{Exchange, PingConfig, PingJob, Span};
 use crate::wait::Wait;
 
 /// `placement` in latency's words: the pinger is the writer, the ponger
@@ -55,70 +54,6 @@ fn placement_any_version<'de, D: Deserializer<'de>>(d: D) -> Result<Placement, D
 /// billion, half an hour at 2 us a round trip, seventeen hours at the
 /// 62 us of a busy host's cross-CPU wake-ups.
 pub const MAX_ROUND_TRIPS: u64 = 1_000_000_000;
-
-/// How long a warm-up or a measurement lasts.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Span {
-    /// This many round trips.
-    RoundTrips(u64),
-    /// Round trips until this many seconds have passed.
-    Seconds(f64),
-}
-
-impl Span {
-    /// Whether a span that has done `trips` round trips in `elapsed` is over.
-    pub fn is_over(self, trips: u64, elapsed: Duration) -> bool {
-        match self {
-            Span::RoundTrips(n) => trips >= n,
-            Span::Seconds(s) => elapsed.as_secs_f64() >= s,
-        }
-    }
-}
-
-/// What both sides agree on: the message and how to wait for the pipe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Exchange {
-    /// Bytes per message (at least 1).
-    pub size: usize,
-    /// How both sides wait for their pipes.
-    pub wait: Wait,
-    /// Check every byte of every message, not just the first and last.
-    pub verify: bool,
-}
-
-/// Latency's ponger, as a worker process.
-impl crate::bench::core::RoleSpec for Exchange {
-    const ROLE: &'static str = "ponger";
-}
-
-/// What the pinger does in one run.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PingConfig {
-    /// The messages.
-    pub exchange: Exchange,
-    /// Round trips made, not recorded, before measuring.
-    pub warmup: Span,
-    /// How long the measurement lasts.
-    pub measure: Span,
-}
-
-/// One run: the pinger's job, and where both sides run.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PingJob {
-    /// What the pinger does.
-    pub ping: PingConfig,
-    /// Where pinger and ponger run.
-    pub placement: Placement,
-    /// How long a side may go without progress before the watchdog
-    /// fails the run (`bench::core::watchdog`).
-    pub stall_timeout: Duration,
-}
-
-impl harness::Job for PingJob {
-    type Output = super::super::hist::TripRun;
-    type Error = io::Error;
-}
 
 /// What a latency measurement is asked to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -23,7 +23,6 @@
 //! - `verdict`: its answer in a few lines, [`Verdict`].
 
 pub(crate) mod compare;
-pub(crate) mod exchange;
 pub(crate) mod job;
 pub(crate) mod report;
 #[cfg(feature = "cli")]
@@ -33,7 +32,7 @@ pub(crate) mod run;
 pub(crate) mod verdict;
 
 pub use super::hist::TripRun;
-pub use exchange::{ping, pong};
+pub use super::ping::{ping, pong};
 pub use job::{
     Exchange, LatencyConfig, MAX_ROUND_TRIPS, Mode, PingConfig, PingJob, Placement, Span, describe,
 };

@@ -12,7 +12,7 @@ use super::super::core::harness::{Event, Figure, Processes, Runner, Threads};
 use super::super::core::noise::RunProbe;
 use super::super::core::{Cancel, Phase, Plan, RunError, Sample, Slot, Spawn, pin, schedule};
 use super::super::hist::TripRun;
-use super::exchange::{ping, pong};
+use super::super::ping::{ping, pong};
 use super::job::{Exchange, LatencyConfig, PingConfig, PingJob, Span};
 use super::result::{LatencyResult, LatencyRow, SCHEMA};
 use crate::bench::core::Stall;
@@ -273,7 +273,7 @@ mod tests {
     use super::*;
     use crate::bench::core::{Placement, Status};
     use crate::bench::hist::LatencyNs;
-    use crate::sys::ThpMode;
+    use crate::report::fixtures::machine as facts;
     use crate::wait::Wait;
 
     /// Answers each job at once: size `s`'s runs take the p50s of
@@ -314,21 +314,6 @@ mod tests {
                 warmup_round_trips: 10,
                 noise: None,
             })
-        }
-    }
-
-    fn facts() -> SystemFacts {
-        SystemFacts {
-            kernel: "6.18.0-test".into(),
-            kernel_version: "#1".into(),
-            arch: "x86_64".into(),
-            cpu_model: "Test CPU".into(),
-            cpus_online: 2,
-            cpus_allowed: vec![0, 1],
-            thp: ThpMode::Madvise,
-            pipe_max_size_bytes: 1 << 20,
-            page_size_bytes: 4096,
-            virtualization: None,
         }
     }
 

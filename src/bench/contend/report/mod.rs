@@ -16,7 +16,7 @@ use crate::units::{GIB, Size};
 
 use crate::bench::contend::hogs::PressureReport;
 use crate::bench::contend::pressure::Evidence;
-use crate::bench::contend::verdict::VerifyReport;
+use crate::bench::contend::tally::VerifyReport;
 use crate::bench::contend::{ContendResult, PIPE_BUF, Row};
 use crate::bench::core::shown::{
     noise_paragraph, noise_sentence, noisy_series, series_csv, series_csv_header, spread_cell,
@@ -224,7 +224,7 @@ fn evidence(e: &Evidence) -> String {
 
 /// A cell's name in the notes under the table: `2x5`.
 fn cell(row: &Row) -> String {
-    crate::bench::contend::answer::cell_name(row)
+    crate::bench::contend::verdict::cell_name(row)
 }
 
 fn verify_line(row: &Row, v: &VerifyReport) -> String {

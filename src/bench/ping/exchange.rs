@@ -20,7 +20,7 @@ use rustix::io::Errno;
 
 use super::super::core::harness::MAX_MESSAGE;
 use super::super::hist::{TripRun, Trips};
-use super::job::{Exchange, PingConfig};
+use super::{Exchange, PingConfig};
 
 use crate::wait::{Direction, Wait};
 

@@ -12,8 +12,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::ladder::placement::placements;
-use super::ladder::{LadderConfig, LadderResult, Rung};
+use super::placement::placements;
+use super::{LadderConfig, LadderResult, Rung};
 use crate::sys::SystemFacts;
 use crate::units::{MAX_BUFFER, Size, parse_size};
 

@@ -6,8 +6,8 @@ use std::io;
 
 use plotters::prelude::*;
 
+use crate::bench::ladder::scan::{PLACEMENTS, ScanResult};
 use crate::bench::ladder::{LadderResult, Rung};
-use crate::bench::scan::{PLACEMENTS, ScanResult};
 use crate::report::svg::chart::{FONT, WIDTH, bounds, drawing, series};
 use crate::report::svg::lines::{dotted_line, legend_below, legend_height};
 use crate::units::Size;

@@ -16,7 +16,7 @@ use crate::bench::core::shown::noise_paragraph;
 use crate::bench::core::{NoiseSummary, Series, Trust};
 use crate::bench::ladder::Rung;
 use crate::bench::ladder::report::{csv_header, csv_rows, table as ladder_table};
-use crate::bench::scan::ScanResult;
+use crate::bench::ladder::scan::ScanResult;
 use crate::report::text::{wrap, wrap_paragraph};
 use crate::report::{Csv, Exporter, Markdown, Text};
 use crate::units::Size;
