@@ -60,6 +60,25 @@ pub struct Json;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Csv;
 
+/// `head` (the header line, or nothing) and then each of `rows` as one
+/// CSV line: a row is a serde struct whose fields are its columns in
+/// order, a nested struct or sequence standing for its own columns. A
+/// field is quoted only where it must be (RFC 4180).
+pub(crate) fn csv_lines<R: serde::Serialize>(
+    head: &str,
+    rows: impl IntoIterator<Item = R>,
+) -> io::Result<Vec<u8>> {
+    // The header is written as given: csv cannot name the columns of a
+    // nested struct, and several kinds' headers have per-series columns.
+    let mut out = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(head.as_bytes().to_vec());
+    for row in rows {
+        out.serialize(row)?;
+    }
+    out.into_inner().map_err(|e| e.into_error())
+}
+
 /// A chart (SVG).
 #[cfg(feature = "cli")]
 #[derive(Debug, Clone, Copy, Default)]
