@@ -112,3 +112,22 @@ pub(crate) fn xml_char(c: char) -> char {
         c => c,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `text` as `csv_lines` writes it in a line of its own.
+    fn field(text: &str) -> String {
+        let line = csv_lines("", [(text, "")]).unwrap();
+        let line = String::from_utf8(line).unwrap();
+        line.strip_suffix(",\n").unwrap().to_string()
+    }
+
+    #[test]
+    fn a_field_is_quoted_only_when_it_must_be() {
+        assert_eq!(field("plain words"), "plain words");
+        assert_eq!(field("a, b"), "\"a, b\"");
+        assert_eq!(field("say \"no\""), "\"say \"\"no\"\"\"");
+    }
+}

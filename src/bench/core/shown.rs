@@ -211,6 +211,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_run_s_noise_is_five_columns_empty_without_it() {
+        let noise = RunNoise {
+            steal_s: 0.125,
+            other_cpu_s: 1.5,
+            load_avg_1m: 0.25,
+            involuntary_switches: 7,
+            cpu_mhz: Some(2400.4),
+            ..RunNoise::default()
+        };
+        let line = |n| crate::report::csv_lines("", [NoiseCells::of(n)]).unwrap();
+        assert_eq!(line(Some(&noise)), b"0.125,1.500,0.25,7,2400\n");
+        assert_eq!(line(None), b",,,,\n");
+    }
+
+    #[test]
     fn a_noisy_series_says_how_and_a_quiet_one_nothing() {
         let noisy = Series::of(&[1.0, 2.0, 3.0]);
         let text = noisy_series("pipe 4KiB", &noisy, |v| format!("{v:.2} GiB/s"));
