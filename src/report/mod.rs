@@ -60,6 +60,25 @@ pub struct Json;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Csv;
 
+/// `head` (the header line, or nothing) and then each of `rows` as one
+/// CSV line: a row is a serde struct whose fields are its columns in
+/// order, a nested struct or sequence standing for its own columns. A
+/// field is quoted only where it must be (RFC 4180).
+pub(crate) fn csv_lines<R: serde::Serialize>(
+    head: &str,
+    rows: impl IntoIterator<Item = R>,
+) -> io::Result<Vec<u8>> {
+    // The header is written as given: csv cannot name the columns of a
+    // nested struct, and several kinds' headers have per-series columns.
+    let mut out = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(head.as_bytes().to_vec());
+    for row in rows {
+        out.serialize(row)?;
+    }
+    out.into_inner().map_err(|e| e.into_error())
+}
+
 /// A chart (SVG).
 #[cfg(feature = "cli")]
 #[derive(Debug, Clone, Copy, Default)]
@@ -91,5 +110,24 @@ pub(crate) fn xml_char(c: char) -> char {
         '\t' | '\n' | '\r' => c,
         c if c.is_control() => char::REPLACEMENT_CHARACTER,
         c => c,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `text` as `csv_lines` writes it in a line of its own.
+    fn field(text: &str) -> String {
+        let line = csv_lines("", [(text, "")]).unwrap();
+        let line = String::from_utf8(line).unwrap();
+        line.strip_suffix(",\n").unwrap().to_string()
+    }
+
+    #[test]
+    fn a_field_is_quoted_only_when_it_must_be() {
+        assert_eq!(field("plain words"), "plain words");
+        assert_eq!(field("a, b"), "\"a, b\"");
+        assert_eq!(field("say \"no\""), "\"say \"\"no\"\"\"");
     }
 }

@@ -3,7 +3,10 @@
 //! machine's noise in a sentence, a status word, and a series' CSV
 //! fields.
 
+use serde::Serialize;
+
 use crate::bench::core::{Diagnosis, NoiseSummary, Series, Spread, Status};
+use crate::sys::RunNoise;
 
 /// A series' spread cell: `+-4.2%`, `+-14% noisy`, `-` with fewer than
 /// two runs, and with two only whether they are noisy (`2 runs`, `2 runs
@@ -129,6 +132,33 @@ pub(crate) fn series_csv(series: &Series) -> Vec<String> {
     ]
 }
 
+/// A run's noise as CSV columns,
+/// `steal_s,other_cpu_s,load_avg_1m,involuntary_switches,cpu_mhz`
+/// (all empty for a run without it).
+#[derive(Debug, Clone, Default, Serialize)]
+pub(crate) struct NoiseCells {
+    steal_s: Option<String>,
+    other_cpu_s: Option<String>,
+    load_avg_1m: Option<String>,
+    involuntary_switches: Option<u64>,
+    cpu_mhz: Option<String>,
+}
+
+impl NoiseCells {
+    pub(crate) fn of(noise: Option<&RunNoise>) -> Self {
+        let Some(n) = noise else {
+            return Self::default();
+        };
+        Self {
+            steal_s: Some(format!("{:.3}", n.steal_s)),
+            other_cpu_s: Some(format!("{:.3}", n.other_cpu_s)),
+            load_avg_1m: Some(format!("{:.2}", n.load_avg_1m)),
+            involuntary_switches: Some(n.involuntary_switches),
+            cpu_mhz: n.cpu_mhz.map(|m| format!("{m:.0}")),
+        }
+    }
+}
+
 /// `n` in one line: steal, other load and the load average.
 pub(crate) fn noise_sentence(n: NoiseSummary) -> String {
     format!(
@@ -179,6 +209,21 @@ pub(crate) fn status_word(status: Status) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_s_noise_is_five_columns_empty_without_it() {
+        let noise = RunNoise {
+            steal_s: 0.125,
+            other_cpu_s: 1.5,
+            load_avg_1m: 0.25,
+            involuntary_switches: 7,
+            cpu_mhz: Some(2400.4),
+            ..RunNoise::default()
+        };
+        let line = |n| crate::report::csv_lines("", [NoiseCells::of(n)]).unwrap();
+        assert_eq!(line(Some(&noise)), b"0.125,1.500,0.25,7,2400\n");
+        assert_eq!(line(None), b",,,,\n");
+    }
 
     #[test]
     fn a_noisy_series_says_how_and_a_quiet_one_nothing() {

@@ -4,10 +4,12 @@ use crate::bench::core::{Placement, Status};
 
 use std::io;
 
+use serde::Serialize;
+
 use crate::bench::core::Series;
-use crate::bench::core::shown::{series_csv, status_word};
+use crate::bench::core::shown::{NoiseCells, series_csv, status_word};
 use crate::bench::ipc::{IpcResult, IpcRow, StreamRun, TripRun};
-use crate::report::{Csv, Exporter};
+use crate::report::{Csv, Exporter, csv_lines};
 use crate::sys::RunNoise;
 
 /// The first line of `ipc`'s CSV.
@@ -30,16 +32,82 @@ pub(crate) const CSV_HEADER: &str = "mechanism,size,metric,status,reason,run,cop
 /// not asked for has none.
 impl Exporter<IpcResult> for Csv {
     fn export(&self, result: &IpcResult) -> io::Result<Vec<u8>> {
-        Ok(csv(result).into_bytes())
+        csv_lines(CSV_HEADER, lines(result))
     }
 }
 
-/// Columns of a throughput run.
-const STREAM: usize = 5;
-/// Columns of a round-trip run.
-const TRIP: usize = 9;
-/// Columns of a run's noise.
-const NOISE: usize = 5;
+/// One line of `ipc`'s CSV, in the header's order.
+#[derive(Clone, Serialize)]
+struct Line<'a> {
+    mechanism: String,
+    size: usize,
+    metric: &'static str,
+    status: &'static str,
+    reason: &'a str,
+    run: Option<usize>,
+    copies: u32,
+    stream: StreamCells,
+    trip: TripCells,
+    seconds: Option<String>,
+    noisy: Option<bool>,
+    noise: NoiseCells,
+    sender_cpu: Option<usize>,
+    receiver_cpu: Option<usize>,
+    series: Vec<String>,
+}
+
+/// A throughput run's columns (empty on a round-trip run's line).
+#[derive(Clone, Default, Serialize)]
+struct StreamCells {
+    gib_s: Option<String>,
+    msgs_per_s: Option<String>,
+    timed_bytes: Option<u64>,
+    bytes: Option<u64>,
+    cpu_s: Option<String>,
+}
+
+impl StreamCells {
+    fn of(run: &StreamRun) -> Self {
+        Self {
+            gib_s: Some(format!("{:.4}", run.gib_s)),
+            msgs_per_s: Some(format!("{:.1}", run.msgs_per_s)),
+            timed_bytes: Some(run.timed_bytes),
+            bytes: Some(run.bytes),
+            cpu_s: run.cpu_s.map(|s| format!("{s:.4}")),
+        }
+    }
+}
+
+/// A round-trip run's columns (empty on a throughput run's line).
+#[derive(Clone, Default, Serialize)]
+struct TripCells {
+    round_trips: Option<u64>,
+    round_trips_per_s: Option<String>,
+    rtt_mean_ns: Option<String>,
+    rtt_p50_ns: Option<u64>,
+    rtt_p90_ns: Option<u64>,
+    rtt_p99_ns: Option<u64>,
+    rtt_p999_ns: Option<u64>,
+    rtt_max_ns: Option<u64>,
+    warmup_round_trips: Option<u64>,
+}
+
+impl TripCells {
+    fn of(run: &TripRun) -> Self {
+        let l = &run.rtt_ns;
+        Self {
+            round_trips: Some(run.round_trips),
+            round_trips_per_s: Some(format!("{:.1}", run.round_trips_per_s)),
+            rtt_mean_ns: Some(format!("{:.1}", l.mean)),
+            rtt_p50_ns: Some(l.p50),
+            rtt_p90_ns: Some(l.p90),
+            rtt_p99_ns: Some(l.p99),
+            rtt_p999_ns: Some(l.p999),
+            rtt_max_ns: Some(l.max),
+            warmup_round_trips: Some(run.warmup_round_trips),
+        }
+    }
+}
 
 /// One metric of a row, as the CSV needs it.
 struct Metric<'a> {
@@ -49,7 +117,7 @@ struct Metric<'a> {
     series: &'a Series,
     /// Per run: the throughput and round-trip columns, the seconds and
     /// the noise.
-    runs: Vec<(Vec<String>, f64, Option<&'a RunNoise>)>,
+    runs: Vec<(StreamCells, TripCells, f64, Option<&'a RunNoise>)>,
 }
 
 /// The metrics `row` was asked for.
@@ -60,11 +128,12 @@ fn metrics(row: &IpcRow) -> Vec<Metric<'_>> {
         reason: t.reason.as_deref(),
         series: &t.gib_s,
         runs: (t.runs.iter())
-            .map(|run| {
+            .map(|r| {
                 (
-                    [stream(run), empty(TRIP)].concat(),
-                    run.seconds,
-                    run.noise.as_ref(),
+                    StreamCells::of(r),
+                    TripCells::default(),
+                    r.seconds,
+                    r.noise.as_ref(),
                 )
             })
             .collect(),
@@ -75,11 +144,12 @@ fn metrics(row: &IpcRow) -> Vec<Metric<'_>> {
         reason: l.reason.as_deref(),
         series: &l.p50_ns,
         runs: (l.runs.iter())
-            .map(|run| {
+            .map(|r| {
                 (
-                    [empty(STREAM), trip(run)].concat(),
-                    run.seconds,
-                    run.noise.as_ref(),
+                    StreamCells::default(),
+                    TripCells::of(r),
+                    r.seconds,
+                    r.noise.as_ref(),
                 )
             })
             .collect(),
@@ -87,111 +157,51 @@ fn metrics(row: &IpcRow) -> Vec<Metric<'_>> {
     t.into_iter().chain(l).collect()
 }
 
-fn csv(r: &IpcResult) -> String {
-    let cpus = match r.config.placement {
+fn lines(r: &IpcResult) -> Vec<Line<'_>> {
+    let (sender_cpu, receiver_cpu) = match r.config.placement {
         Placement::Pinned {
             writer_cpu,
             reader_cpu,
-        } => [writer_cpu.to_string(), reader_cpu.to_string()],
-        Placement::Unpinned => Default::default(),
+        } => (Some(writer_cpu), Some(reader_cpu)),
+        Placement::Unpinned => (None, None),
     };
-    let mut out = String::from(CSV_HEADER);
+    let mut out = Vec::new();
     for row in &r.rows {
         for m in metrics(row) {
-            let lead = |run: String| lead(row, m.name, m.status, m.reason, run);
-            let mut lines = Vec::new();
+            let line = Line {
+                mechanism: row.mechanism.to_string(),
+                size: row.size,
+                metric: m.name,
+                status: status_word(m.status),
+                reason: m.reason.unwrap_or(""),
+                run: None,
+                copies: row.copies,
+                stream: StreamCells::default(),
+                trip: TripCells::default(),
+                seconds: None,
+                noisy: None,
+                noise: NoiseCells::default(),
+                sender_cpu,
+                receiver_cpu,
+                series: series_csv(m.series),
+            };
             if m.runs.is_empty() {
-                let blank = empty(STREAM + TRIP + 2 + NOISE);
-                let series = series_csv(m.series);
-                lines.push([lead(String::new()), blank, cpus.to_vec(), series].concat());
+                out.push(line.clone());
             }
-            for (i, (figures, seconds, n)) in m.runs.iter().enumerate() {
-                let tail = vec![format!("{seconds:.6}"), m.series.noisy().to_string()];
-                let run = lead((i + 1).to_string());
-                let (noise, series) = (noise(*n), series_csv(m.series));
-                lines.push([run, figures.clone(), tail, noise, cpus.to_vec(), series].concat());
-            }
-            for fields in lines {
-                out += &fields.join(",");
-                out.push('\n');
+            for (i, (stream, trip, seconds, noise)) in m.runs.into_iter().enumerate() {
+                out.push(Line {
+                    run: Some(i + 1),
+                    stream,
+                    trip,
+                    seconds: Some(format!("{seconds:.6}")),
+                    noisy: Some(m.series.noisy()),
+                    noise: NoiseCells::of(noise),
+                    ..line.clone()
+                });
             }
         }
     }
     out
-}
-
-/// `n` empty fields.
-fn empty(n: usize) -> Vec<String> {
-    vec![String::new(); n]
-}
-
-/// `mechanism,size,metric,status,reason,run,copies`.
-fn lead(
-    row: &IpcRow,
-    metric: &str,
-    status: Status,
-    reason: Option<&str>,
-    run: String,
-) -> Vec<String> {
-    vec![
-        row.mechanism.to_string(),
-        row.size.to_string(),
-        metric.to_string(),
-        status_word(status).to_string(),
-        field(reason.unwrap_or("")),
-        run,
-        row.copies.to_string(),
-    ]
-}
-
-fn stream(run: &StreamRun) -> Vec<String> {
-    vec![
-        format!("{:.4}", run.gib_s),
-        format!("{:.1}", run.msgs_per_s),
-        run.timed_bytes.to_string(),
-        run.bytes.to_string(),
-        run.cpu_s.map(|s| format!("{s:.4}")).unwrap_or_default(),
-    ]
-}
-
-fn trip(run: &TripRun) -> Vec<String> {
-    let l = &run.rtt_ns;
-    vec![
-        run.round_trips.to_string(),
-        format!("{:.1}", run.round_trips_per_s),
-        format!("{:.1}", l.mean),
-        l.p50.to_string(),
-        l.p90.to_string(),
-        l.p99.to_string(),
-        l.p999.to_string(),
-        l.max.to_string(),
-        run.warmup_round_trips.to_string(),
-    ]
-}
-
-/// `steal_s,other_cpu_s,load_avg_1m,involuntary_switches,cpu_mhz`, as
-/// the ladder's CSV writes them.
-fn noise(n: Option<&RunNoise>) -> Vec<String> {
-    let Some(n) = n else {
-        return empty(NOISE);
-    };
-    vec![
-        format!("{:.3}", n.steal_s),
-        format!("{:.3}", n.other_cpu_s),
-        format!("{:.2}", n.load_avg_1m),
-        n.involuntary_switches.to_string(),
-        n.cpu_mhz.map(|m| format!("{m:.0}")).unwrap_or_default(),
-    ]
-}
-
-/// `text` as one CSV field: quoted (and its quotes doubled) when it
-/// holds a comma, a quote or a line break (RFC 4180).
-fn field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
 }
 
 #[cfg(test)]
@@ -199,17 +209,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_field_is_quoted_only_when_it_must_be() {
-        assert_eq!(field("plain words"), "plain words");
-        assert_eq!(field("a, b"), "\"a, b\"");
-        assert_eq!(field("say \"no\""), "\"say \"\"no\"\"\"");
-    }
-
-    #[test]
     fn the_header_has_every_part_s_columns() {
         let columns = CSV_HEADER.trim_end().split(',').count();
-        // lead 7, then seconds, noisy, the CPUs and the series.
-        assert_eq!(columns, 7 + STREAM + TRIP + 2 + NOISE + 2 + 6);
+        // lead 7, a throughput run's 5, a round-trip run's 9, seconds,
+        // noisy, the noise's 5, the CPUs and the series.
+        assert_eq!(columns, 7 + 5 + 9 + 2 + 5 + 2 + 6);
         let series = crate::bench::core::shown::series_csv_header("metric");
         assert!(CSV_HEADER.ends_with(&format!(",receiver_cpu,{series}\n")));
     }

@@ -12,8 +12,8 @@ mod markdown;
 #[cfg(feature = "cli")]
 mod svg;
 
+pub(crate) use self::csv::{csv_header, csv_rows};
 use crate::report::text::{wrap, wrap_hanging, wrap_paragraph};
-pub(crate) use csv::{csv_header, csv_rows};
 #[cfg(feature = "cli")]
 pub use html::html_report;
 #[cfg(feature = "cli")]

@@ -8,13 +8,15 @@
 use std::fmt::Write as _;
 use std::io;
 
+use serde::Serialize;
+
 use crate::bench::core::shown::{
     noise_paragraph, noise_sentence, series_csv, series_csv_header, spread_cell, status_word,
 };
 use crate::bench::core::{CopyCheck, Status};
 use crate::bench::zerocopy::{PathResult, ZeroCopyResult};
 use crate::report::text::{wrap_hanging, wrap_paragraph};
-use crate::report::{Csv, Exporter, Markdown, Text};
+use crate::report::{Csv, Exporter, Markdown, Text, csv_lines};
 use crate::units::Size;
 
 impl Exporter<ZeroCopyResult> for Text {
@@ -47,26 +49,37 @@ impl Exporter<ZeroCopyResult> for Markdown {
 /// One row per measured run of every path.
 impl Exporter<ZeroCopyResult> for Csv {
     fn export(&self, result: &ZeroCopyResult) -> io::Result<Vec<u8>> {
-        let mut out = format!(
+        let head = format!(
             "path,found,status,run,gib_s,cpu_s_per_gib,{}\n",
             series_csv_header("gib_s")
         );
-        for p in &result.paths {
+        let lines = result.paths.iter().flat_map(|p| {
             let runs = p.gib_s.runs.iter().zip(&p.cpu_s_per_gib.runs);
-            for (i, (rate, cpu)) in runs.enumerate() {
-                let _ = writeln!(
-                    out,
-                    "{},{},{},{},{rate},{cpu},{}",
-                    p.name,
-                    found_word(p.found.as_ref()),
-                    status_word(p.status),
-                    i + 1,
-                    series_csv(&p.gib_s).join(",")
-                );
-            }
-        }
-        Ok(out.into_bytes())
+            runs.enumerate().map(|(i, (rate, cpu))| Line {
+                path: &p.name,
+                found: found_word(p.found.as_ref()),
+                status: status_word(p.status),
+                run: i + 1,
+                gib_s: rate.to_string(),
+                cpu_s_per_gib: cpu.to_string(),
+                series: series_csv(&p.gib_s),
+            })
+        });
+        csv_lines(&head, lines)
     }
+}
+
+/// One line of the CSV, in the header's order.
+#[derive(Serialize)]
+struct Line<'a> {
+    path: &'a str,
+    found: &'static str,
+    status: &'static str,
+    run: usize,
+    // As Rust writes an f64 (`2`, not csv's `2.0`).
+    gib_s: String,
+    cpu_s_per_gib: String,
+    series: Vec<String>,
 }
 
 /// What a check found, in a word.

@@ -18,7 +18,7 @@ use crate::bench::ladder::Rung;
 use crate::bench::ladder::report::{csv_header, csv_rows, table as ladder_table};
 use crate::bench::ladder::scan::ScanResult;
 use crate::report::text::{wrap, wrap_paragraph};
-use crate::report::{Csv, Exporter, Markdown, Text};
+use crate::report::{Csv, Exporter, Markdown, Text, csv_lines};
 use crate::units::Size;
 
 /// The scan's answer first: the medians of every rung by value, how far
@@ -97,11 +97,8 @@ fn worst_noise(scan: &ScanResult) -> Option<NoiseSummary> {
 /// and `pipe_size`, so the value scanned is in each).
 impl Exporter<ScanResult> for Csv {
     fn export(&self, result: &ScanResult) -> io::Result<Vec<u8>> {
-        let mut out = csv_header();
-        for point in &result.points {
-            out += &csv_rows(&point.result)?;
-        }
-        Ok(out.into_bytes())
+        let rows = result.points.iter().flat_map(|p| csv_rows(&p.result));
+        csv_lines(&csv_header(), rows)
     }
 }
 
