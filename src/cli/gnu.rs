@@ -11,7 +11,8 @@ use std::process::ExitCode;
 
 use crate::wait::write_all;
 
-use crate::cli::strerror;
+use crate::cli::{Cli, strerror};
+use clap::CommandFactory;
 
 /// Whether a long option takes an argument (as getopt's `has_arg`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,6 +159,22 @@ pub(super) fn parse<A: clap::Args + clap::FromArgMatches>(
     let command = A::augment_args(clap::Command::new(name.to_string_lossy().into_owned()));
     let mut matches = command.try_get_matches_from(argv.get(1..).unwrap_or_default())?;
     A::from_arg_matches_mut(&mut matches)
+}
+
+/// The subcommand `name` of the whole command line, for its `--help`:
+/// its usage line names `program`, the name the tool was called by, as
+/// GNU's does.
+pub(super) fn help_command<A: clap::Args>(name: &'static str, program: &OsStr) -> clap::Command {
+    let mut cli = Cli::command();
+    cli.build();
+    let command = cli
+        .find_subcommand(name)
+        .cloned()
+        .unwrap_or_else(|| A::augment_args(clap::Command::new(name)));
+    command.override_usage(format!(
+        "{} [OPTION]... [FILE]...",
+        program.to_string_lossy()
+    ))
 }
 
 /// `--help` and `--version` in GNU's words, for a tool whose clap flags
