@@ -101,8 +101,6 @@ pub(super) static CAT: Tool = Tool {
         ("show-ends", HasArg::No),
         ("show-tabs", HasArg::No),
         ("show-all", HasArg::No),
-        ("help", HasArg::No),
-        ("version", HasArg::No),
     ],
     short: b"benstuvAET",
     help,
@@ -245,7 +243,7 @@ mod tests {
         let cli = Cli::command();
         let cat = cli.find_subcommand("cat").unwrap();
         let mut longs: Vec<&str> = cat.get_arguments().filter_map(|a| a.get_long()).collect();
-        let mut table: Vec<&str> = CAT.long.iter().map(|(name, _)| *name).collect();
+        let mut table: Vec<&str> = CAT.long_options().map(|(name, _)| *name).collect();
         longs.sort_unstable();
         table.sort_unstable();
         assert_eq!(longs, table);

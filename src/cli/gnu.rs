@@ -28,7 +28,8 @@ pub(super) struct Tool {
     /// The subcommand, and the name a symbolic link to the binary has.
     pub name: &'static str,
     /// The long options, in the order of its getopt table (the order glibc
-    /// lists the candidates of an ambiguous abbreviation in).
+    /// lists the candidates of an ambiguous abbreviation in), but the
+    /// `--help` and `--version` every table ends with ([`Tool::long_options`]).
     pub long: &'static [(&'static str, HasArg)],
     /// The short options (none takes an argument).
     pub short: &'static [u8],
@@ -36,6 +37,19 @@ pub(super) struct Tool {
     pub help: fn(&OsStr) -> String,
     /// `--version`.
     pub version: fn() -> String,
+}
+
+/// The options that end every coreutils getopt table
+/// (`GETOPT_HELP_OPTION_DECL`, `GETOPT_VERSION_OPTION_DECL` in its
+/// system.h).
+const HELP_VERSION: &[(&str, HasArg)] = &[("help", HasArg::No), ("version", HasArg::No)];
+
+impl Tool {
+    /// The whole getopt table, in order: the tool's long options, then
+    /// `--help` and `--version`.
+    pub(super) fn long_options(&self) -> impl Iterator<Item = &(&'static str, HasArg)> {
+        self.long.iter().chain(HELP_VERSION)
+    }
 }
 
 /// How the binary was asked to be a GNU tool: the name its messages
@@ -219,14 +233,12 @@ fn getopt_one<'a>(arg: &'a [u8], tool: &Tool) -> Getopt<'a> {
             None => (long, None),
         };
         let exact = tool
-            .long
-            .iter()
+            .long_options()
             .find(|(option, _)| option.as_bytes() == name);
         let candidates: Vec<(&'static str, HasArg)> = match exact {
             Some(&option) => vec![option],
             None => tool
-                .long
-                .iter()
+                .long_options()
                 .filter(|(option, _)| option.as_bytes().starts_with(name))
                 .copied()
                 .collect(),

@@ -84,8 +84,6 @@ pub(super) static TEE: Tool = Tool {
         ("append", HasArg::No),
         ("ignore-interrupts", HasArg::No),
         ("output-error", HasArg::Optional),
-        ("help", HasArg::No),
-        ("version", HasArg::No),
     ],
     short: b"aip",
     help,
