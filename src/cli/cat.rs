@@ -21,10 +21,11 @@ use crate::quote::quote_file_name;
 use crate::sys::fd_info;
 use crate::sys::inherited::{self, Stdio};
 use crate::sys::signal::inherited_sigpipe;
-use clap::{Args, CommandFactory};
+use clap::Args;
 
-use crate::cli::Cli;
-use crate::cli::gnu::{HasArg, HelpVersion, Invocation, Tool, multibyte_locale, no_splice};
+use crate::cli::gnu::{
+    HasArg, HelpVersion, Invocation, Tool, help_command, multibyte_locale, no_splice,
+};
 use crate::cli::strerror;
 
 /// The layout of `pipespeed cat --help`; the usage and the examples are
@@ -100,8 +101,6 @@ pub(super) static CAT: Tool = Tool {
         ("show-ends", HasArg::No),
         ("show-tabs", HasArg::No),
         ("show-all", HasArg::No),
-        ("help", HasArg::No),
-        ("version", HasArg::No),
     ],
     short: b"benstuvAET",
     help,
@@ -120,13 +119,7 @@ fn sigpipe_kills() {
 /// `--help`: the subcommand's help, with the name cat was called by.
 fn help(program: &OsStr) -> String {
     let name = program.to_string_lossy();
-    let mut cli = Cli::command();
-    cli.build();
-    let cat = cli
-        .find_subcommand("cat")
-        .cloned()
-        .unwrap_or_else(|| CatArgs::augment_args(clap::Command::new("cat")));
-    cat.override_usage(format!("{name} [OPTION]... [FILE]..."))
+    help_command::<CatArgs>("cat", program)
         .after_help(format!(
             "Examples:\n  {name} f - g  Output f's contents, then standard input, then g's contents.\n  \
              {name}        Copy standard input to standard output.\n\n{PAGE_REFERENCES}"
@@ -237,7 +230,8 @@ read or is the output, a write error, a closed standard input or output).
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
+    use crate::cli::Cli;
+    use clap::{CommandFactory, Parser};
 
     fn error_for(args: &[&str]) -> Option<String> {
         let args: Vec<OsString> = args.iter().map(OsString::from).collect();
@@ -249,7 +243,7 @@ mod tests {
         let cli = Cli::command();
         let cat = cli.find_subcommand("cat").unwrap();
         let mut longs: Vec<&str> = cat.get_arguments().filter_map(|a| a.get_long()).collect();
-        let mut table: Vec<&str> = CAT.long.iter().map(|(name, _)| *name).collect();
+        let mut table: Vec<&str> = CAT.long_options().map(|(name, _)| *name).collect();
         longs.sort_unstable();
         table.sort_unstable();
         assert_eq!(longs, table);

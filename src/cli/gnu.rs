@@ -11,7 +11,8 @@ use std::process::ExitCode;
 
 use crate::wait::write_all;
 
-use crate::cli::strerror;
+use crate::cli::{Cli, strerror};
+use clap::CommandFactory;
 
 /// Whether a long option takes an argument (as getopt's `has_arg`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,7 +28,8 @@ pub(super) struct Tool {
     /// The subcommand, and the name a symbolic link to the binary has.
     pub name: &'static str,
     /// The long options, in the order of its getopt table (the order glibc
-    /// lists the candidates of an ambiguous abbreviation in).
+    /// lists the candidates of an ambiguous abbreviation in), but the
+    /// `--help` and `--version` every table ends with ([`Tool::long_options`]).
     pub long: &'static [(&'static str, HasArg)],
     /// The short options (none takes an argument).
     pub short: &'static [u8],
@@ -35,6 +37,19 @@ pub(super) struct Tool {
     pub help: fn(&OsStr) -> String,
     /// `--version`.
     pub version: fn() -> String,
+}
+
+/// The options that end every coreutils getopt table
+/// (`GETOPT_HELP_OPTION_DECL`, `GETOPT_VERSION_OPTION_DECL` in its
+/// system.h).
+const HELP_VERSION: &[(&str, HasArg)] = &[("help", HasArg::No), ("version", HasArg::No)];
+
+impl Tool {
+    /// The whole getopt table, in order: the tool's long options, then
+    /// `--help` and `--version`.
+    pub(super) fn long_options(&self) -> impl Iterator<Item = &(&'static str, HasArg)> {
+        self.long.iter().chain(HELP_VERSION)
+    }
 }
 
 /// How the binary was asked to be a GNU tool: the name its messages
@@ -160,6 +175,22 @@ pub(super) fn parse<A: clap::Args + clap::FromArgMatches>(
     A::from_arg_matches_mut(&mut matches)
 }
 
+/// The subcommand `name` of the whole command line, for its `--help`:
+/// its usage line names `program`, the name the tool was called by, as
+/// GNU's does.
+pub(super) fn help_command<A: clap::Args>(name: &'static str, program: &OsStr) -> clap::Command {
+    let mut cli = Cli::command();
+    cli.build();
+    let command = cli
+        .find_subcommand(name)
+        .cloned()
+        .unwrap_or_else(|| A::augment_args(clap::Command::new(name)));
+    command.override_usage(format!(
+        "{} [OPTION]... [FILE]...",
+        program.to_string_lossy()
+    ))
+}
+
 /// `--help` and `--version` in GNU's words, for a tool whose clap flags
 /// are off (GNU cat and tee have no `-h` and no `-V`).
 #[derive(Debug, clap::Args)]
@@ -202,14 +233,12 @@ fn getopt_one<'a>(arg: &'a [u8], tool: &Tool) -> Getopt<'a> {
             None => (long, None),
         };
         let exact = tool
-            .long
-            .iter()
+            .long_options()
             .find(|(option, _)| option.as_bytes() == name);
         let candidates: Vec<(&'static str, HasArg)> = match exact {
             Some(&option) => vec![option],
             None => tool
-                .long
-                .iter()
+                .long_options()
                 .filter(|(option, _)| option.as_bytes().starts_with(name))
                 .copied()
                 .collect(),

@@ -25,11 +25,11 @@ use crate::sys::inherited::{self, Stdio};
 use crate::sys::signal::{ignore_sigint, inherited_sigpipe};
 use crate::sys::{FdInfo, FdKind, close, fd_info};
 use crate::tee::{Ended, OnFailure, TeeOptions, fan_out};
-use clap::{ArgAction, Args, CommandFactory};
+use clap::{ArgAction, Args};
 
-use crate::cli::Cli;
 use crate::cli::gnu::{
-    Getopt, HasArg, HelpVersion, Invocation, Tool, getopt, multibyte_locale, no_splice,
+    Getopt, HasArg, HelpVersion, Invocation, Tool, getopt, help_command, multibyte_locale,
+    no_splice,
 };
 use crate::cli::strerror;
 
@@ -84,8 +84,6 @@ pub(super) static TEE: Tool = Tool {
         ("append", HasArg::No),
         ("ignore-interrupts", HasArg::No),
         ("output-error", HasArg::Optional),
-        ("help", HasArg::No),
-        ("version", HasArg::No),
     ],
     short: b"aip",
     help,
@@ -248,14 +246,7 @@ pub(super) fn refused(invocation: &Invocation, err: clap::Error, argv: &[OsStrin
 
 /// `--help`: the subcommand's help, with the name tee was called by.
 fn help(program: &OsStr) -> String {
-    let name = program.to_string_lossy();
-    let mut cli = Cli::command();
-    cli.build();
-    let tee = cli
-        .find_subcommand("tee")
-        .cloned()
-        .unwrap_or_else(|| TeeArgs::augment_args(clap::Command::new("tee")));
-    tee.override_usage(format!("{name} [OPTION]... [FILE]..."))
+    help_command::<TeeArgs>("tee", program)
         .about("Copy standard input to each FILE, and also to standard output.")
         .after_help(AFTER_HELP)
         .render_help()

@@ -20,40 +20,38 @@ const CHUNK: usize = 64 << 20;
 /// 64 MiB calls took 2-3 times as long as in 2 GiB calls.
 const RANGE_CHUNK: usize = (i32::MAX as usize) & !4095;
 
+/// The calls that move bytes from one descriptor to another inside the
+/// kernel, each in a loop of its own until the input ends.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum KernelCall {
+    CopyFileRange,
+    Sendfile,
+    Splice,
+}
+
 impl Copier {
-    pub(super) fn copy_file_range(
+    pub(super) fn in_kernel(
         &self,
+        call: KernelCall,
         src: BorrowedFd<'_>,
         dst: BorrowedFd<'_>,
         moved: &mut u64,
     ) -> Outcome {
-        // A 0 before any byte moved is how some filesystems (procfs, and
-        // others without the method) say no.
-        self.kernel_loop(src, dst, moved, RANGE_CHUNK, true, |want| {
-            copy_file_range(src, None, dst, None, want)
-        })
-    }
-
-    pub(super) fn sendfile(
-        &self,
-        src: BorrowedFd<'_>,
-        dst: BorrowedFd<'_>,
-        moved: &mut u64,
-    ) -> Outcome {
-        self.kernel_loop(src, dst, moved, CHUNK, false, |want| {
-            sendfile(dst, src, None, want)
-        })
-    }
-
-    pub(super) fn splice(
-        &self,
-        src: BorrowedFd<'_>,
-        dst: BorrowedFd<'_>,
-        moved: &mut u64,
-    ) -> Outcome {
-        self.kernel_loop(src, dst, moved, CHUNK, false, |want| {
-            splice(src, None, dst, None, want, SpliceFlags::empty())
-        })
+        match call {
+            // A 0 before any byte moved is how some filesystems (procfs,
+            // and others without the method) say no.
+            KernelCall::CopyFileRange => {
+                self.kernel_loop(src, dst, moved, RANGE_CHUNK, true, |want| {
+                    copy_file_range(src, None, dst, None, want)
+                })
+            }
+            KernelCall::Sendfile => self.kernel_loop(src, dst, moved, CHUNK, false, |want| {
+                sendfile(dst, src, None, want)
+            }),
+            KernelCall::Splice => self.kernel_loop(src, dst, moved, CHUNK, false, |want| {
+                splice(src, None, dst, None, want, SpliceFlags::empty())
+            }),
+        }
     }
 
     /// One call after another until the input ends: `call(len)` moves at

@@ -96,6 +96,7 @@ mod rw;
 
 pub(crate) use errors::is_refusal;
 use errors::{Outcome, same_error};
+use kernel::KernelCall;
 pub use pipes::SHOWN_LARGE;
 pub(crate) use pipes::{bytes_ahead, grow_pipe};
 pub(crate) use plan::choose;
@@ -345,9 +346,11 @@ impl Copier {
                     }
                     Outcome::Done
                 }
-                Mechanism::CopyFileRange => self.copy_file_range(src, dst, &mut moved),
-                Mechanism::Sendfile => self.sendfile(src, dst, &mut moved),
-                Mechanism::Splice => self.splice(src, dst, &mut moved),
+                Mechanism::CopyFileRange => {
+                    self.in_kernel(KernelCall::CopyFileRange, src, dst, &mut moved)
+                }
+                Mechanism::Sendfile => self.in_kernel(KernelCall::Sendfile, src, dst, &mut moved),
+                Mechanism::Splice => self.in_kernel(KernelCall::Splice, src, dst, &mut moved),
                 Mechanism::SplicePipe => self.splice_pipe(src, dst, &mut moved),
             };
             let cause = match outcome {

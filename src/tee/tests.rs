@@ -5,7 +5,7 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, Write};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::thread;
 use std::time::Duration;
 
@@ -33,6 +33,44 @@ fn input_pipe(bytes: &[u8]) -> OwnedFd {
     fcntl_setpipe_size(&p.write, bytes.len().max(4096)).unwrap();
     File::from(p.write).write_all(bytes).unwrap();
     p.read
+}
+
+/// The write end of a pipe whose read end is closed: every write to it
+/// fails with `EPIPE`.
+fn readerless() -> OwnedFd {
+    pipe().unwrap().write
+}
+
+/// A fan-out with the default options in which no output fails.
+fn tee(input: BorrowedFd<'_>, outputs: &[BorrowedFd<'_>]) -> Teed {
+    fan_out(input, outputs, TeeOptions::default(), no_failure).unwrap()
+}
+
+/// A fan-out with the default options that drops each output that
+/// fails, and the failures: the output's index and the error's number.
+fn dropping_failures(
+    input: BorrowedFd<'_>,
+    outputs: &[BorrowedFd<'_>],
+) -> (Teed, Vec<(OutputIndex, Option<i32>)>) {
+    let mut failed = Vec::new();
+    let teed = fan_out(input, outputs, TeeOptions::default(), |i, err| {
+        failed.push((i, err.raw_os_error()));
+        OnFailure::Drop
+    })
+    .unwrap();
+    (teed, failed)
+}
+
+/// How a fan-out with the default options ends when every failure is
+/// answered with `answer`.
+fn ended_when_failing(
+    input: BorrowedFd<'_>,
+    outputs: &[BorrowedFd<'_>],
+    answer: OnFailure,
+) -> Ended {
+    fan_out(input, outputs, TeeOptions::default(), |_, _| answer)
+        .unwrap()
+        .ended
 }
 
 /// Everything in `file`, from its start.
@@ -120,21 +158,10 @@ fn a_full_output_pipe_gets_the_rest_of_its_round_written() {
 fn an_output_without_a_reader_fails_alone() {
     let bytes = data(300_000);
     let input = input_pipe(&bytes);
-    let gone = pipe().unwrap();
-    drop(gone.read);
+    let gone = readerless();
     let f = tempfile::tempfile().unwrap();
-    let mut failed = Vec::new();
     // (The test harness ignores SIGPIPE: the write is an EPIPE.)
-    let teed = fan_out(
-        input.as_fd(),
-        &[gone.write.as_fd(), f.as_fd()],
-        TeeOptions::default(),
-        |i, err| {
-            failed.push((i, err.raw_os_error()));
-            OnFailure::Drop
-        },
-    )
-    .unwrap();
+    let (teed, failed) = dropping_failures(input.as_fd(), &[gone.as_fd(), f.as_fd()]);
     assert_eq!(failed, [(0, Some(libc::EPIPE))]);
     assert_eq!((teed.bytes, teed.ended), (300_000, Ended::Input));
     assert!(contents(&f) == bytes);
@@ -143,33 +170,19 @@ fn an_output_without_a_reader_fails_alone() {
 #[test]
 fn stop_ends_the_copy_at_the_first_failure() {
     let input = input_pipe(&data(100_000));
-    let gone = pipe().unwrap();
-    drop(gone.read);
+    let gone = readerless();
     let f = tempfile::tempfile().unwrap();
-    let teed = fan_out(
-        input.as_fd(),
-        &[f.as_fd(), gone.write.as_fd()],
-        TeeOptions::default(),
-        |_, _| OnFailure::Stop,
-    )
-    .unwrap();
-    assert_eq!(teed.ended, Ended::Stopped);
+    let ended = ended_when_failing(input.as_fd(), &[f.as_fd(), gone.as_fd()], OnFailure::Stop);
+    assert_eq!(ended, Ended::Stopped);
 }
 
 #[test]
 fn every_output_failing_ends_the_copy_before_the_input() {
     // An input that never ends: /dev/zero.
     let zero = File::open("/dev/zero").unwrap();
-    let gone = pipe().unwrap();
-    drop(gone.read);
-    let teed = fan_out(
-        zero.as_fd(),
-        &[gone.write.as_fd()],
-        TeeOptions::default(),
-        |_, _| OnFailure::Drop,
-    )
-    .unwrap();
-    assert_eq!(teed.ended, Ended::NoOutputs);
+    let gone = readerless();
+    let ended = ended_when_failing(zero.as_fd(), &[gone.as_fd()], OnFailure::Drop);
+    assert_eq!(ended, Ended::NoOutputs);
 }
 
 #[test]
@@ -181,17 +194,10 @@ fn an_appending_file_and_dev_full_refuse_splice_and_are_written() {
     let append = File::options().append(true).open(appended.path()).unwrap();
     let full = File::options().write(true).open("/dev/full").unwrap();
     let plain = tempfile::tempfile().unwrap();
-    let mut failed = Vec::new();
-    fan_out(
+    let (_, failed) = dropping_failures(
         input.as_fd(),
         &[append.as_fd(), full.as_fd(), plain.as_fd()],
-        TeeOptions::default(),
-        |i, err| {
-            failed.push((i, err.raw_os_error()));
-            OnFailure::Drop
-        },
-    )
-    .unwrap();
+    );
     assert_eq!(failed, [(1, Some(libc::ENOSPC))]);
     let got = contents(appended.as_file());
     assert!(got[..7] == b"before "[..] && got[7..] == bytes[..]);
@@ -209,13 +215,7 @@ fn outputs_that_are_one_pipe_or_dev_null_are_spliced() {
     let out = pipe().unwrap();
     fcntl_setpipe_size(&out.write, 1 << 20).unwrap();
     let again = out.write.try_clone().unwrap();
-    let teed = fan_out(
-        input.as_fd(),
-        &[out.write.as_fd(), again.as_fd()],
-        TeeOptions::default(),
-        no_failure,
-    )
-    .unwrap();
+    let teed = tee(input.as_fd(), &[out.write.as_fd(), again.as_fd()]);
     assert_eq!(
         (teed.bytes, teed.method),
         (bytes.len() as u64, Method::Splice)
@@ -232,13 +232,7 @@ fn outputs_that_are_one_pipe_or_dev_null_are_spliced() {
     let input = input_pipe(&bytes);
     let null = || File::options().write(true).open("/dev/null").unwrap();
     let (a, b) = (null(), null());
-    let teed = fan_out(
-        input.as_fd(),
-        &[a.as_fd(), b.as_fd()],
-        TeeOptions::default(),
-        no_failure,
-    )
-    .unwrap();
+    let teed = tee(input.as_fd(), &[a.as_fd(), b.as_fd()]);
     assert_eq!(
         (teed.bytes, teed.method),
         (bytes.len() as u64, Method::Splice)
@@ -252,13 +246,7 @@ fn a_file_as_input_is_spliced_a_small_one_read() {
         input.write_all(&data(len)).unwrap();
         input.rewind().unwrap();
         let (f, g) = (tempfile::tempfile().unwrap(), tempfile::tempfile().unwrap());
-        let teed = fan_out(
-            input.as_fd(),
-            &[f.as_fd(), g.as_fd()],
-            TeeOptions::default(),
-            no_failure,
-        )
-        .unwrap();
+        let teed = tee(input.as_fd(), &[f.as_fd(), g.as_fd()]);
         assert_eq!((teed.bytes, teed.method), (len as u64, method));
         assert!(contents(&f) == data(len) && contents(&g) == data(len));
     }
@@ -290,7 +278,7 @@ fn read_write_alone_gives_the_same_bytes() {
 #[test]
 fn no_outputs_ends_at_once() {
     let input = input_pipe(&data(70_000));
-    let teed = fan_out(input.as_fd(), &[], TeeOptions::default(), no_failure).unwrap();
+    let teed = tee(input.as_fd(), &[]);
     assert_eq!(teed.ended, Ended::NoOutputs);
 }
 
@@ -332,13 +320,7 @@ fn shared_input_once() {
         })
     };
     let (f, g) = (tempfile::tempfile().unwrap(), tempfile::tempfile().unwrap());
-    let teed = fan_out(
-        input.read.as_fd(),
-        &[f.as_fd(), g.as_fd()],
-        TeeOptions::default(),
-        no_failure,
-    )
-    .unwrap();
+    let teed = tee(input.read.as_fd(), &[f.as_fd(), g.as_fd()]);
     writer.join().unwrap();
     drop(input.read);
     let stolen = thief.join().unwrap();
@@ -372,13 +354,7 @@ fn a_socket_that_keeps_records_gets_records_it_takes() {
         }
     });
     let f = tempfile::tempfile().unwrap();
-    fan_out(
-        input.as_fd(),
-        &[f.as_fd(), ours.as_fd()],
-        TeeOptions::default(),
-        no_failure,
-    )
-    .unwrap();
+    tee(input.as_fd(), &[f.as_fd(), ours.as_fd()]);
     drop(ours);
     assert!(reader.join().unwrap() == bytes);
     assert!(contents(&f) == bytes);
