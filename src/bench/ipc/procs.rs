@@ -1,9 +1,7 @@
-//! `ipc`'s runner: every end a process of its own, pinned as the
-//! placement says. A throughput run is a sender worker and a receiver
-//! worker (the receiver prints what it [`Received`] as JSON); a latency
-//! run is the pinger in a thread of this process and a ponger worker.
-//! Each end gets the channel's descriptors as its standard input and
-//! output, from [`super::channel`].
+//! `ipc`'s runner: a throughput run is a sender worker and a receiver
+//! worker (which prints what it [`Received`] as JSON); a latency run is
+//! the pinger in a thread of this process and a ponger worker. Each
+//! worker has the channel's descriptors as its standard input and output.
 use crate::bench::core::{Placement, RunError, pin};
 
 use std::io;
@@ -112,7 +110,7 @@ impl EndSpec {
 }
 
 /// How long an end may take to exit once its work should be over, and a
-/// sender to send everything (runs are sized to a fraction of a second).
+/// sender to send everything (runs last a fraction of a second).
 const EXIT_TIMEOUT: Duration = Duration::from_secs(10);
 const SEND_TIMEOUT: Duration = Duration::from_secs(300);
 /// How long a receiver whose sender failed may take to say why.
@@ -155,6 +153,11 @@ fn worker(spec: EndSpec, cpu: Option<usize>, exe: &std::path::Path) -> Command {
     let mut cmd = Spawn::new(&spec, cpu).command(exe);
     cmd.stderr(Stdio::piped());
     cmd
+}
+
+/// What `of` used since `before` (`None`: either not measured).
+fn used_since(before: Option<ResourceUsage>, of: UsageOf) -> Option<ResourceUsage> {
+    Some(getrusage(of).ok()?.since(&before?))
 }
 
 fn cpu_seconds(u: &ResourceUsage) -> f64 {
@@ -204,10 +207,7 @@ impl Runner<StreamJob> for Processes {
             Some(stall) => return Err(RunError::Stalled(Box::new(stall))),
             None => ran?,
         };
-        let usage = match (before, getrusage(UsageOf::Children)) {
-            (Some(before), Ok(after)) => Some(after.since(&before)),
-            _ => None,
-        };
+        let usage = used_since(before, UsageOf::Children);
         let ends: Vec<usize> = [send_cpu, recv_cpu].into_iter().flatten().collect();
         let used = usage.unwrap_or_default();
         let noise = probe.finish(used.user + used.system, used.involuntary_switches, &ends);
@@ -327,11 +327,7 @@ impl Runner<TripJob> for Processes {
                     verify,
                 )
             })();
-            let used = match (before, getrusage(UsageOf::Thread)) {
-                (Some(b), Ok(a)) => a.since(&b),
-                _ => ResourceUsage::default(),
-            };
-            (run, used)
+            (run, used_since(before, UsageOf::Thread).unwrap_or_default())
         })
         .map_err(|e| RunError::Failed(format!("cannot start the pinger: {e}")))?;
         // A stalled end: the ponger is killed, and the pinger's next send
@@ -368,10 +364,7 @@ impl Runner<TripJob> for Processes {
             return Err(end_failed("ipc ponger", &ended.stderr, ended.status));
         }
         let mut run = run.map_err(|e| RunError::Failed(crate::quote::strerror(&e)))?;
-        let ponger_used = match (before, getrusage(UsageOf::Children)) {
-            (Some(before), Ok(after)) => after.since(&before),
-            _ => ResourceUsage::default(),
-        };
+        let ponger_used = used_since(before, UsageOf::Children).unwrap_or_default();
         let used = pinger_used + ponger_used;
         let ends: Vec<usize> = [ping_cpu, pong_cpu].into_iter().flatten().collect();
         run.noise = Some(probe.finish(used.user + used.system, used.involuntary_switches, &ends));

@@ -1,7 +1,5 @@
-//! The answer at a glance: the fastest mechanism at each message size,
-//! by throughput and by round trip, pipe's place among them, and how far
-//! to trust it, in a few lines that agree with the tables under them (the
-//! same medians, the same rounding).
+//! The answer at a glance, in a few lines that agree with the tables
+//! under them (the same medians, the same rounding).
 
 use serde::{Deserialize, Serialize};
 
@@ -30,8 +28,7 @@ pub(crate) fn gib_s_cell(v: f64) -> String {
     format!("{v:.decimals$}")
 }
 
-/// The median GiB/s the table shows for `row` (a throughput that ran and
-/// has runs).
+/// The median GiB/s the table shows for `row`.
 pub(crate) fn speed(row: &IpcRow) -> Option<f64> {
     let t = row.throughput.as_ref()?;
     (t.status == Status::Ok && !t.runs.is_empty())
@@ -122,8 +119,7 @@ fn fastest(by_size: &[(usize, Vec<&IpcRow>)], m: &Metric) -> Option<String> {
 }
 
 /// Pipe's rank for `m` at the largest size where it ranks, and how far it
-/// is from the fastest there: `2nd of 5 at 64KiB (shm 2.40x pipe)`. One
-/// size keeps the verdict to a line; the table has the others.
+/// is from the fastest there: `2nd of 5 at 64KiB (shm 2.40x pipe)`.
 fn pipe_place(by_size: &[(usize, Vec<&IpcRow>)], m: &Metric) -> Option<String> {
     let (size, ranked, place) = by_size.iter().rev().find_map(|(size, rows)| {
         let ranked = ranked(rows, m);
@@ -173,10 +169,9 @@ impl IpcResult {
         out
     }
 
-    /// What the figures say, from the rows: the fastest mechanism at each
-    /// message size by throughput and by round trip, pipe's place among
-    /// them, how many rows could not be measured, and how far to trust
-    /// it all.
+    /// What the figures say: the fastest mechanism at each message size,
+    /// pipe's place among them, the rows not measured, and how far to
+    /// trust it all.
     pub fn verdict(&self) -> Verdict {
         let mut by_size: Vec<(usize, Vec<&IpcRow>)> = Vec::new();
         for row in &self.rows {
