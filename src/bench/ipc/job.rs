@@ -110,18 +110,6 @@ impl StreamJob {
     }
 }
 
-/// Whether both ends of a run placed so share one CPU: pinned to the same
-/// one, or left to the scheduler with fewer than two `allowed`.
-pub(crate) fn one_cpu(placement: Placement, allowed: &[usize]) -> bool {
-    match placement {
-        Placement::Pinned {
-            writer_cpu,
-            reader_cpu,
-        } => writer_cpu == reader_cpu,
-        Placement::Unpinned => allowed.len() < 2,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

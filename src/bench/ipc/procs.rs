@@ -16,7 +16,7 @@ use super::super::core::harness::{Processes, Runner};
 use super::channel::{one_way, two_way};
 use super::ends::{Setup, Way, receiver, sender};
 use super::flow::{Received, ping, pong, receive_stream, send_stream};
-use super::job::{StreamJob, TripJob, one_cpu};
+use super::job::{StreamJob, TripJob};
 use super::mechanism::Mechanism;
 use super::record::{StreamRun, TripRun};
 use crate::bench::core::Spawn;
@@ -142,11 +142,16 @@ fn end_failed(who: &str, stderr: &str, status: Option<std::process::ExitStatus>)
     }
 }
 
-/// Whether the ends of a job placed so share one CPU, on the CPUs this
-/// process may use.
+/// Whether both ends of a job placed so share one CPU: pinned to the same
+/// one, or left to the scheduler with fewer than two this process may use.
 fn shared_cpu(placement: Placement) -> bool {
-    let allowed = crate::sys::available_cpus().unwrap_or_default();
-    one_cpu(placement, &allowed)
+    match placement {
+        Placement::Pinned {
+            writer_cpu,
+            reader_cpu,
+        } => writer_cpu == reader_cpu,
+        Placement::Unpinned => crate::sys::available_cpus().unwrap_or_default().len() < 2,
+    }
 }
 
 fn worker(spec: EndSpec, cpu: Option<usize>, exe: &std::path::Path) -> Command {

@@ -1,10 +1,10 @@
 //! Running an `ipc` measurement on the one schedule
 //! ([`crate::bench::core::schedule`]).
 use crate::bench::core::{
-    Cancel, Ends, Event, Figure, Phase, Placement, Plan, RunError, Runner, Sample, Slot, schedule,
+    Cancel, Event, Figure, Phase, Plan, RunError, Runner, Sample, Slot, schedule,
 };
 
-use super::job::{IpcConfig, StreamJob, TripJob, one_cpu};
+use super::job::{IpcConfig, StreamJob, TripJob};
 use super::result::{IpcResult, IpcRow, RoundTrips, SCHEMA, Throughput};
 use crate::sys::SystemFacts;
 use crate::units::{GIB, Size};
@@ -72,13 +72,13 @@ where
             });
         }
     }
-    let shared = one_cpu(config.placement, &facts.cpus_allowed);
+    let ends = config.placement.ends(facts);
     // A slot per row and metric asked for.
     let mut which: Vec<(usize, Metric)> = Vec::new();
     let mut slots: Vec<Slot> = Vec::new();
     for (i, row) in rows.iter().enumerate() {
         let name = format!("{} {}", row.mechanism, Size(row.size as u64));
-        let spin = (row.mechanism.spins() && shared).then_some(SPIN_ON_ONE_CPU);
+        let spin = (row.mechanism.spins() && ends.one_cpu).then_some(SPIN_ON_ONE_CPU);
         if row.throughput.is_some() {
             which.push((i, Metric::Throughput));
             slots.push(Slot {
@@ -99,10 +99,7 @@ where
         runs: config.runs,
         max_runs: config.max_runs,
         seed: config.seed,
-        ends: Ends {
-            unpinned: config.placement == Placement::Unpinned,
-            one_cpu: shared,
-        },
+        ends,
         warmup: config.warmup_rule,
     };
     let schedule = schedule(&slots, &plan, cancel, progress, &mut |k, phase| {
@@ -205,7 +202,7 @@ mod tests {
     use super::super::Mechanism;
     use super::super::record::{StreamRun, TripRun};
     use super::*;
-    use crate::bench::core::{DEFAULT_STALL_TIMEOUT, Status, Warmup};
+    use crate::bench::core::{DEFAULT_STALL_TIMEOUT, Placement, Status, Warmup};
     use crate::bench::hist::LatencyNs;
 
     /// Makes every run at once, keeping the bytes asked for and counting

@@ -1,6 +1,6 @@
 //! `ipc` as CSV: one row per measured run, throughput and round-trip
 //! runs under one header, for spreadsheets and plotting scripts.
-use crate::bench::core::{Placement, Status};
+use crate::bench::core::Status;
 
 use std::io;
 
@@ -158,13 +158,7 @@ fn metrics(row: &IpcRow) -> Vec<Metric<'_>> {
 }
 
 fn lines(r: &IpcResult) -> Vec<Line<'_>> {
-    let (sender_cpu, receiver_cpu) = match r.config.placement {
-        Placement::Pinned {
-            writer_cpu,
-            reader_cpu,
-        } => (Some(writer_cpu), Some(reader_cpu)),
-        Placement::Unpinned => (None, None),
-    };
+    let (sender_cpu, receiver_cpu) = r.config.placement.cpus();
     let mut out = Vec::new();
     for row in &r.rows {
         for m in metrics(row) {
