@@ -165,10 +165,6 @@ fn used_since(before: Option<ResourceUsage>, of: UsageOf) -> Option<ResourceUsag
     Some(getrusage(of).ok()?.since(&before?))
 }
 
-fn cpu_seconds(u: &ResourceUsage) -> f64 {
-    (u.user + u.system).as_secs_f64()
-}
-
 impl Runner<StreamJob> for Processes {
     fn run(&mut self, job: &StreamJob) -> Result<StreamRun, RunError> {
         let ch = one_way(job.mechanism, job.size).map_err(setup_error)?;
@@ -221,7 +217,7 @@ impl Runner<StreamJob> for Processes {
             seconds: got.seconds,
             gib_s: got.gib_s,
             msgs_per_s: got.gib_s * GIB as f64 / job.size.max(1) as f64,
-            cpu_s: usage.as_ref().map(cpu_seconds),
+            cpu_s: usage.map(|u| (u.user + u.system).as_secs_f64()),
             bytes: got.bytes,
             noise: Some(noise),
         })

@@ -43,12 +43,9 @@ enum Metric {
 
 /// Runs every row of `config` with `runner` on the one schedule: a slot
 /// per row and metric, a throughput warm-up per row to size its runs
-/// (round trips warm up inside each run), every measured run in one
-/// shuffled order, more runs of the slots whose interval is too wide.
-///
-/// Once `cancel` is set no run starts, the run it cut short counts for
-/// nothing, and the result holds the runs made before it, marked
-/// `interrupted`.
+/// (round trips warm up inside each run). Once `cancel` is set no run
+/// starts, the run it cut short counts for nothing, and the result holds
+/// the runs made before it, marked `interrupted`.
 pub fn run_ipc<R>(
     config: &IpcConfig,
     facts: &SystemFacts,
@@ -73,7 +70,6 @@ where
         }
     }
     let ends = config.placement.ends(facts);
-    // A slot per row and metric asked for.
     let mut which: Vec<(usize, Metric)> = Vec::new();
     let mut slots: Vec<Slot> = Vec::new();
     for (i, row) in rows.iter().enumerate() {

@@ -66,15 +66,19 @@ struct StreamCells {
     cpu_s: Option<String>,
 }
 
+/// A run's columns (the other metric's empty), its seconds and its noise.
+type RunCells<'a> = (StreamCells, TripCells, f64, Option<&'a RunNoise>);
+
 impl StreamCells {
-    fn of(run: &StreamRun) -> Self {
-        Self {
+    fn of(run: &StreamRun) -> RunCells<'_> {
+        let cells = Self {
             gib_s: Some(format!("{:.4}", run.gib_s)),
             msgs_per_s: Some(format!("{:.1}", run.msgs_per_s)),
             timed_bytes: Some(run.timed_bytes),
             bytes: Some(run.bytes),
             cpu_s: run.cpu_s.map(|s| format!("{s:.4}")),
-        }
+        };
+        (cells, TripCells::default(), run.seconds, run.noise.as_ref())
     }
 }
 
@@ -93,9 +97,9 @@ struct TripCells {
 }
 
 impl TripCells {
-    fn of(run: &TripRun) -> Self {
+    fn of(run: &TripRun) -> RunCells<'_> {
         let l = &run.rtt_ns;
-        Self {
+        let cells = Self {
             round_trips: Some(run.round_trips),
             round_trips_per_s: Some(format!("{:.1}", run.round_trips_per_s)),
             rtt_mean_ns: Some(format!("{:.1}", l.mean)),
@@ -105,7 +109,13 @@ impl TripCells {
             rtt_p999_ns: Some(l.p999),
             rtt_max_ns: Some(l.max),
             warmup_round_trips: Some(run.warmup_round_trips),
-        }
+        };
+        (
+            StreamCells::default(),
+            cells,
+            run.seconds,
+            run.noise.as_ref(),
+        )
     }
 }
 
@@ -115,9 +125,7 @@ struct Metric<'a> {
     status: Status,
     reason: Option<&'a str>,
     series: &'a Series,
-    /// Per run: the throughput and round-trip columns, the seconds and
-    /// the noise.
-    runs: Vec<(StreamCells, TripCells, f64, Option<&'a RunNoise>)>,
+    runs: Vec<RunCells<'a>>,
 }
 
 /// The metrics `row` was asked for.
@@ -127,32 +135,14 @@ fn metrics(row: &IpcRow) -> Vec<Metric<'_>> {
         status: t.status,
         reason: t.reason.as_deref(),
         series: &t.gib_s,
-        runs: (t.runs.iter())
-            .map(|r| {
-                (
-                    StreamCells::of(r),
-                    TripCells::default(),
-                    r.seconds,
-                    r.noise.as_ref(),
-                )
-            })
-            .collect(),
+        runs: t.runs.iter().map(StreamCells::of).collect(),
     });
     let l = row.latency.as_ref().map(|l| Metric {
         name: "round-trip",
         status: l.status,
         reason: l.reason.as_deref(),
         series: &l.p50_ns,
-        runs: (l.runs.iter())
-            .map(|r| {
-                (
-                    StreamCells::default(),
-                    TripCells::of(r),
-                    r.seconds,
-                    r.noise.as_ref(),
-                )
-            })
-            .collect(),
+        runs: l.runs.iter().map(TripCells::of).collect(),
     });
     t.into_iter().chain(l).collect()
 }
