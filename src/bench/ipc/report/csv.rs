@@ -19,17 +19,12 @@ pub(crate) const CSV_HEADER: &str = "mechanism,size,metric,status,reason,run,cop
      steal_s,other_cpu_s,load_avg_1m,involuntary_switches,cpu_mhz,sender_cpu,receiver_cpu,\
      metric_median,metric_min,metric_max,metric_ci95_half_width,metric_max_over_min,metric_noisy\n";
 
-/// One row per run: `mechanism,size,metric,status,reason,run,copies`
-/// (`metric` is `throughput` or `round-trip`), then a throughput run's
-/// `gib_s,msgs_per_s,timed_bytes,bytes,cpu_s` or a round-trip run's
-/// `round_trips,round_trips_per_s,rtt_mean_ns,...,rtt_max_ns,warmup_round_trips`
-/// (the other metric's columns empty), the run's `seconds`, the metric's
-/// `noisy`, the run's noise, the CPUs of the ends, and the metric's
-/// series (GiB/s, or the runs' p50 in nanoseconds) as `series_csv`
-/// writes it (`metric_median`, ..., `metric_noisy`). A metric without
-/// runs (unavailable, failed before its first run, or interrupted) has
-/// one row with its status and reason and no `run` or figures; a metric
-/// not asked for has none.
+/// One row per run under [`CSV_HEADER`] (`metric` is `throughput` or
+/// `round-trip`, the other metric's columns empty; the series is of GiB/s
+/// or of the runs' p50 in nanoseconds). A metric without runs
+/// (unavailable, failed before its first run, or interrupted) has one row
+/// with its status and reason and no `run` or figures; a metric not
+/// asked for has none.
 impl Exporter<IpcResult> for Csv {
     fn export(&self, result: &IpcResult) -> io::Result<Vec<u8>> {
         csv_lines(CSV_HEADER, lines(result))
