@@ -10,7 +10,6 @@ use std::io;
 use plotters::prelude::*;
 
 use super::{Shown, ordered, round_trips, rtt, sizes, speed, throughput};
-use crate::bench::core::shown::status_word;
 use crate::bench::ipc::{IpcResult, IpcRow};
 use crate::report::svg::bars::{Bar, Bars, draw_on, height};
 use crate::report::svg::chart::{WIDTH, clip, drawing};
@@ -162,12 +161,7 @@ fn rows(result: &IpcResult, size: usize, metric: &Metric) -> Vec<Bar> {
 fn missing(label: String, metric: Option<(Status, Option<&str>)>) -> Bar {
     let text = match metric {
         None => "not measured".to_string(),
-        Some((Status::Ok, _)) => "no runs".to_string(),
-        Some((status, reason)) => format!(
-            "{}: {}",
-            status_word(status),
-            reason.unwrap_or("no reason given")
-        ),
+        Some((status, reason)) => super::trouble(status, reason, 0).unwrap_or_default(),
     };
     Bar::empty(label, clip(&text, 75))
 }
