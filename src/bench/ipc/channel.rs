@@ -1,13 +1,8 @@
 //! The descriptors a mechanism's two ends share, made by the parent
-//! before it starts them: a pipe, a FIFO opened by its path, a
-//! socketpair, a loopback TCP connection, a message queue, or the file
-//! the shared-memory rings live in. Each end gets its descriptors as its
-//! standard input and output.
-//!
-//! What a mechanism cannot do at a size (a datagram larger than the send
-//! buffer, a message larger than `msgsize_max`) is found here, before any
-//! process starts, as an error of kind [`io::ErrorKind::Unsupported`]
-//! that says why.
+//! before it starts them. What a mechanism cannot do at a size (a
+//! datagram larger than the send buffer, a message larger than
+//! `msgsize_max`) is found here, before any process starts, as an error
+//! of kind [`io::ErrorKind::Unsupported`] that says why.
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
@@ -71,7 +66,7 @@ pub(crate) fn one_way(mechanism: Mechanism, size: usize) -> io::Result<OneWay> {
             })
         }
         Mechanism::Shm | Mechanism::ShmSpin => {
-            let file = ring_file(size, 1)?;
+            let file = crate::ring::create(size, 1)?;
             Ok(OneWay {
                 send: file.try_clone()?,
                 recv: file,
@@ -99,7 +94,7 @@ pub(crate) fn two_way(mechanism: Mechanism, size: usize) -> io::Result<(End, End
             Ok((both(pair.send)?, both(pair.recv)?))
         }
         Mechanism::Shm | Mechanism::ShmSpin => {
-            let file = ring_file(size, 2)?;
+            let file = crate::ring::create(size, 2)?;
             Ok((both(file.try_clone()?)?, both(file)?))
         }
         _ => {
@@ -131,12 +126,13 @@ fn unique(prefix: &str) -> String {
 
 /// A FIFO made in a private directory and opened by its path, both ends
 /// (the read end without blocking, which a FIFO with no writer yet
-/// needs), then removed: the descriptors stay.
+/// needs), then removed whatever happened: the descriptors stay.
 fn fifo() -> io::Result<OneWay> {
-    let dir = tempfile_dir()?;
-    let ends = fifo_in(&dir);
-    // Removed whatever happened: the descriptors, if any, stay.
-    let removed = std::fs::remove_dir_all(&dir);
+    let dir = tempfile::Builder::new()
+        .prefix("pipespeed-fifo-")
+        .tempdir()?;
+    let ends = fifo_in(dir.path());
+    let removed = dir.close();
     let ends = ends?;
     removed?;
     Ok(ends)
@@ -162,22 +158,13 @@ fn fifo_in(dir: &std::path::Path) -> io::Result<OneWay> {
     Ok(OneWay { send, recv })
 }
 
-/// A new private directory under `$TMPDIR`.
-fn tempfile_dir() -> io::Result<std::path::PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
-    let dir = std::env::temp_dir().join(unique("pipespeed-fifo"));
-    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-    Ok(dir)
-}
-
 /// Where Linux caps what `SO_SNDBUF` may ask for.
 const WMEM_MAX: &str = "/proc/sys/net/core/wmem_max";
 
 /// An `AF_UNIX` socketpair of `kind`. A datagram or a packet must fit
-/// the send buffer whole: for a message larger than the default buffer
-/// takes, the buffer is raised as an application would (`SO_SNDBUF`,
-/// capped by `net.core.wmem_max`); then one message is tried, without
-/// waiting, and taken out again.
+/// the send buffer whole: for a larger message the buffer is raised as an
+/// application would (`SO_SNDBUF`, capped by `net.core.wmem_max`), and
+/// one message tried.
 fn socketpair(kind: SocketType, size: usize) -> io::Result<OneWay> {
     let (send, recv) =
         rustix::net::socketpair(AddressFamily::UNIX, kind, SocketFlags::CLOEXEC, None)?;
@@ -228,8 +215,7 @@ fn fits(from: &OwnedFd, to: &OwnedFd, size: usize) -> io::Result<()> {
 /// when the other end dies, and a run lasts a fraction of a second.
 pub(crate) const SILENCE: Duration = Duration::from_secs(30);
 
-/// `SO_RCVTIMEO` of [`SILENCE`]: a receive that waits longer fails with
-/// `EAGAIN`.
+/// `SO_RCVTIMEO` of [`SILENCE`]: a longer wait fails with `EAGAIN`.
 fn set_silence_timeout(fd: &OwnedFd) -> io::Result<()> {
     rustix::net::sockopt::set_socket_timeout(
         fd,
@@ -287,11 +273,4 @@ fn queue(size: usize) -> io::Result<OwnedFd> {
             _ => io::Error::new(e.kind(), format!("cannot open a message queue: {why}")),
         }
     })
-}
-
-/// A file of `rings` shared-memory rings for messages of `size`
-/// ([`crate::ring::create`]): every position at 0, no end open yet. Each
-/// ring takes one sender and one receiver, wherever they run.
-fn ring_file(size: usize, rings: usize) -> io::Result<OwnedFd> {
-    crate::ring::create(size, rings)
 }

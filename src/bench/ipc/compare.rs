@@ -58,29 +58,19 @@ impl Compared for IpcResult {
         let mut rows = Vec::new();
         for row in &self.rows {
             let name = row_name(row.mechanism.name(), row.size);
-            let throughput = match &row.throughput {
-                Some(t) => metric(
-                    &name,
-                    "throughput",
-                    t.status,
-                    t.reason.as_deref(),
-                    t.gib_s.runs.clone(),
-                ),
+            let measured = [
+                (row.throughput.as_ref()).map(|t| ("throughput", t.status, &t.reason, &t.gib_s)),
+                (row.latency.as_ref()).map(|l| ("round trip", l.status, &l.reason, &l.p50_ns)),
+            ];
+            let runs = measured.map(|m| match m {
+                Some((what, status, reason, series)) => {
+                    metric(&name, what, status, reason.as_deref(), series.runs.clone())
+                }
                 None => Err("not measured".to_string()),
-            };
-            let latency = match &row.latency {
-                Some(l) => metric(
-                    &name,
-                    "round trip",
-                    l.status,
-                    l.reason.as_deref(),
-                    l.p50_ns.runs.clone(),
-                ),
-                None => Err("not measured".to_string()),
-            };
+            });
             rows.push(Row {
                 name,
-                runs: Runs::Each(vec![throughput, latency]),
+                runs: Runs::Each(runs.into()),
             });
         }
         let placement = match c.placement {

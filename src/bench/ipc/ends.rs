@@ -1,9 +1,5 @@
-//! One end's sending and receiving, the same calls over every
-//! [`Mechanism`]: the sender fills [`Sender::buffer`] and sends it, the
-//! receiver takes what has arrived and hands the bytes to a sink when it
-//! is asked to look at them.
-//!
-//! Which system call does the work is decided once, in [`sender`] and
+//! One end's sending and receiving over every [`Mechanism`]: which
+//! system call does the work is decided once, in [`sender`] and
 //! [`receiver`]; the loops in [`super::flow`] are the same for all.
 
 use std::io;
@@ -22,8 +18,7 @@ use crate::ring::{RingWait, ShmReceiver, ShmSender};
 use crate::sys::mq::{mq_receive, mq_send};
 use crate::sys::uring::Uring;
 
-/// Which of a channel's two directions an end uses: `Forward` from the
-/// sender (pinger) to the receiver (ponger), `Back` the other way.
+/// Which of a channel's two directions an end uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Way {
     /// Sender to receiver, pinger to ponger.
@@ -286,13 +281,18 @@ impl Receiver for FdReceiver {
                 Err(e) => return Err(failed("receive", e)),
             }
         };
-        if let Some(sink) = sink
-            && n > 0
-        {
-            sink(&self.buf[..n])?;
-        }
-        Ok(n)
+        hand(sink, &self.buf[..n])
     }
+}
+
+/// Hands `bytes`, if any, to `sink`, if any; their length.
+fn hand(sink: Sink<'_>, bytes: &[u8]) -> io::Result<usize> {
+    if let Some(sink) = sink
+        && !bytes.is_empty()
+    {
+        sink(bytes)?;
+    }
+    Ok(bytes.len())
 }
 
 struct RingSender {
@@ -355,11 +355,6 @@ struct UringReceiver {
 impl Receiver for UringReceiver {
     fn recv(&mut self, sink: Sink<'_>) -> io::Result<usize> {
         let n = self.ring.read(&self.fd, &mut self.buf)?;
-        if let Some(sink) = sink
-            && n > 0
-        {
-            sink(&self.buf[..n])?;
-        }
-        Ok(n)
+        hand(sink, &self.buf[..n])
     }
 }

@@ -1,11 +1,7 @@
-//! What the ends do: the sender and the receiver of a throughput run, the
-//! pinger and the ponger of a latency run, over any mechanism's
-//! [`Sender`] and [`Receiver`].
-//!
-//! With `verify` the sender writes the [`crate::verify`] stream into each
-//! message and every receiving end checks every byte it takes, so a byte
-//! lost, duplicated or reordered anywhere fails the run; without it the
-//! bytes are the sender's `X`s, untouched.
+//! What the ends do over any mechanism: the sender and the receiver of a
+//! throughput run, the pinger and the ponger of a latency run. With
+//! `verify` every byte carries the [`crate::verify`] stream and is checked
+//! where it is received.
 
 use std::io;
 use std::time::Instant;
@@ -20,7 +16,7 @@ use crate::verify::{Verifier, fill_pattern};
 
 /// What the receiver of a throughput run reports (as JSON, from a
 /// worker).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Received {
     /// Bytes received in all.
     pub bytes: u64,
@@ -77,12 +73,7 @@ pub(crate) fn send_stream(
 /// checking every byte with `verify`.
 pub(crate) fn receive_stream(rx: &mut dyn Receiver, verify: bool) -> io::Result<Received> {
     let mut verifier = verify.then(Verifier::new);
-    let mut report = Received {
-        bytes: 0,
-        timed_bytes: 0,
-        seconds: 0.0,
-        gib_s: 0.0,
-    };
+    let mut report = Received::default();
     let mut first: Option<Instant> = None;
     let mut last = Instant::now();
     loop {
@@ -247,16 +238,20 @@ mod tests {
     use super::super::mechanism::Mechanism;
     use super::*;
 
+    /// An end's setup, its ends on CPUs apart.
+    fn setup(size: usize, way: Way) -> Setup {
+        Setup {
+            size,
+            way,
+            shared_cpu: false,
+        }
+    }
+
     /// Every mechanism's ends, in two threads of this process.
     fn stream(mechanism: Mechanism, size: usize, bytes: u64) -> io::Result<Received> {
         let ch = one_way(mechanism, size)?;
-        let setup = Setup {
-            size,
-            way: Way::Forward,
-            shared_cpu: false,
-        };
-        let mut tx = sender(mechanism, ch.send, setup)?;
-        let mut rx = receiver(mechanism, ch.recv, setup)?;
+        let mut tx = sender(mechanism, ch.send, setup(size, Way::Forward))?;
+        let mut rx = receiver(mechanism, ch.recv, setup(size, Way::Forward))?;
         std::thread::scope(|s| {
             let sent = s.spawn(move || send_stream(tx.as_mut(), size, bytes, true));
             let got = receive_stream(rx.as_mut(), true);
@@ -316,11 +311,7 @@ mod tests {
                     }
                     Err(e) => panic!("{m} at {size}: {e}"),
                 };
-                let way = |way| Setup {
-                    size,
-                    way,
-                    shared_cpu: false,
-                };
+                let way = |way| setup(size, way);
                 let mut p_tx = sender(m, pinger.send, way(Way::Forward)).unwrap();
                 let mut p_rx = receiver(m, pinger.recv, way(Way::Back)).unwrap();
                 let mut q_tx = sender(m, ponger.send, way(Way::Back)).unwrap();
@@ -350,11 +341,7 @@ mod tests {
         {
             let size = 100;
             let (pinger, ponger) = two_way(m, size).unwrap();
-            let way = |way| Setup {
-                size,
-                way,
-                shared_cpu: false,
-            };
+            let way = |way| setup(size, way);
             let q_tx = sender(m, ponger.send, way(Way::Back)).unwrap();
             let q_rx = receiver(m, ponger.recv, way(Way::Forward)).unwrap();
             let (done, ended) = std::sync::mpsc::channel();

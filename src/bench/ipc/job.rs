@@ -22,8 +22,7 @@ pub struct IpcConfig {
     pub latency: bool,
     /// Measured runs per row and metric, at least.
     pub runs: usize,
-    /// Runs a noisy row may take, one more at a time while the interval
-    /// of its median is too wide.
+    /// Runs a noisy row may take, while its interval is too wide.
     pub max_runs: usize,
     /// Seconds a measured run lasts, about (throughput runs size their
     /// bytes from the warm-up's rate).
@@ -37,12 +36,11 @@ pub struct IpcConfig {
     pub verify: bool,
     /// Seed of the run order.
     pub seed: u64,
-    /// When a row's warm-up ends (`--warmup-runs`; files written before
-    /// it was recorded: the default).
+    /// When a row's warm-up ends (the default in files that predate it).
     #[serde(default)]
     pub warmup_rule: crate::bench::core::Warmup,
-    /// How long an end may go without progress before the watchdog fails
-    /// its run (not recorded: it changes nothing measured).
+    /// How long an end may go without progress (not recorded: it changes
+    /// nothing measured).
     #[serde(skip, default = "default_stall_timeout")]
     pub stall_timeout: Duration,
 }
@@ -100,29 +98,15 @@ impl harness::Job for TripJob {
 }
 
 impl StreamJob {
-    /// `bytes` rounded up to a whole number of messages, at least two:
-    /// the receiver's clock starts at its first receive, so one message
-    /// times nothing. Rounded down where up does not fit in 64 bits: the
-    /// unchecked product wrapped to 0 for `--bytes 18446744073709551615`,
-    /// and a run of 0 bytes was never made.
+    /// `bytes` rounded up to a whole number of messages, at least two
+    /// (the receiver's clock starts at its first receive); rounded down
+    /// where up does not fit in 64 bits.
     pub fn whole_messages(size: usize, bytes: u64) -> u64 {
         let size = size.max(1) as u64;
         let messages = bytes.div_ceil(size).max(2);
         messages
             .checked_mul(size)
             .unwrap_or((u64::MAX / size).max(2).saturating_mul(size))
-    }
-}
-
-/// Whether both ends of a run placed so share one CPU: pinned to the same
-/// one, or left to the scheduler with fewer than two `allowed`.
-pub(crate) fn one_cpu(placement: Placement, allowed: &[usize]) -> bool {
-    match placement {
-        Placement::Pinned {
-            writer_cpu,
-            reader_cpu,
-        } => writer_cpu == reader_cpu,
-        Placement::Unpinned => allowed.len() < 2,
     }
 }
 

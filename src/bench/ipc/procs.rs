@@ -1,9 +1,7 @@
-//! `ipc`'s runner: every end a process of its own, pinned as the
-//! placement says. A throughput run is a sender worker and a receiver
-//! worker (the receiver prints what it [`Received`] as JSON); a latency
-//! run is the pinger in a thread of this process and a ponger worker.
-//! Each end gets the channel's descriptors as its standard input and
-//! output, from [`super::channel`].
+//! `ipc`'s runner: a throughput run is a sender worker and a receiver
+//! worker (which prints what it [`Received`] as JSON); a latency run is
+//! the pinger in a thread of this process and a ponger worker. Each
+//! worker has the channel's descriptors as its standard input and output.
 use crate::bench::core::{Placement, RunError, pin};
 
 use std::io;
@@ -18,7 +16,7 @@ use super::super::core::harness::{Processes, Runner};
 use super::channel::{one_way, two_way};
 use super::ends::{Setup, Way, receiver, sender};
 use super::flow::{Received, ping, pong, receive_stream, send_stream};
-use super::job::{StreamJob, TripJob, one_cpu};
+use super::job::{StreamJob, TripJob};
 use super::mechanism::Mechanism;
 use super::record::{StreamRun, TripRun};
 use crate::bench::core::Spawn;
@@ -112,7 +110,7 @@ impl EndSpec {
 }
 
 /// How long an end may take to exit once its work should be over, and a
-/// sender to send everything (runs are sized to a fraction of a second).
+/// sender to send everything (runs last a fraction of a second).
 const EXIT_TIMEOUT: Duration = Duration::from_secs(10);
 const SEND_TIMEOUT: Duration = Duration::from_secs(300);
 /// How long a receiver whose sender failed may take to say why.
@@ -144,11 +142,16 @@ fn end_failed(who: &str, stderr: &str, status: Option<std::process::ExitStatus>)
     }
 }
 
-/// Whether the ends of a job placed so share one CPU, on the CPUs this
-/// process may use.
+/// Whether both ends of a job placed so share one CPU: pinned to the same
+/// one, or left to the scheduler with fewer than two this process may use.
 fn shared_cpu(placement: Placement) -> bool {
-    let allowed = crate::sys::available_cpus().unwrap_or_default();
-    one_cpu(placement, &allowed)
+    match placement {
+        Placement::Pinned {
+            writer_cpu,
+            reader_cpu,
+        } => writer_cpu == reader_cpu,
+        Placement::Unpinned => crate::sys::available_cpus().unwrap_or_default().len() < 2,
+    }
 }
 
 fn worker(spec: EndSpec, cpu: Option<usize>, exe: &std::path::Path) -> Command {
@@ -157,8 +160,9 @@ fn worker(spec: EndSpec, cpu: Option<usize>, exe: &std::path::Path) -> Command {
     cmd
 }
 
-fn cpu_seconds(u: &ResourceUsage) -> f64 {
-    (u.user + u.system).as_secs_f64()
+/// What `of` used since `before` (`None`: either not measured).
+fn used_since(before: Option<ResourceUsage>, of: UsageOf) -> Option<ResourceUsage> {
+    Some(getrusage(of).ok()?.since(&before?))
 }
 
 impl Runner<StreamJob> for Processes {
@@ -204,10 +208,7 @@ impl Runner<StreamJob> for Processes {
             Some(stall) => return Err(RunError::Stalled(Box::new(stall))),
             None => ran?,
         };
-        let usage = match (before, getrusage(UsageOf::Children)) {
-            (Some(before), Ok(after)) => Some(after.since(&before)),
-            _ => None,
-        };
+        let usage = used_since(before, UsageOf::Children);
         let ends: Vec<usize> = [send_cpu, recv_cpu].into_iter().flatten().collect();
         let used = usage.unwrap_or_default();
         let noise = probe.finish(used.user + used.system, used.involuntary_switches, &ends);
@@ -216,7 +217,7 @@ impl Runner<StreamJob> for Processes {
             seconds: got.seconds,
             gib_s: got.gib_s,
             msgs_per_s: got.gib_s * GIB as f64 / job.size.max(1) as f64,
-            cpu_s: usage.as_ref().map(cpu_seconds),
+            cpu_s: usage.map(|u| (u.user + u.system).as_secs_f64()),
             bytes: got.bytes,
             noise: Some(noise),
         })
@@ -327,11 +328,7 @@ impl Runner<TripJob> for Processes {
                     verify,
                 )
             })();
-            let used = match (before, getrusage(UsageOf::Thread)) {
-                (Some(b), Ok(a)) => a.since(&b),
-                _ => ResourceUsage::default(),
-            };
-            (run, used)
+            (run, used_since(before, UsageOf::Thread).unwrap_or_default())
         })
         .map_err(|e| RunError::Failed(format!("cannot start the pinger: {e}")))?;
         // A stalled end: the ponger is killed, and the pinger's next send
@@ -368,10 +365,7 @@ impl Runner<TripJob> for Processes {
             return Err(end_failed("ipc ponger", &ended.stderr, ended.status));
         }
         let mut run = run.map_err(|e| RunError::Failed(crate::quote::strerror(&e)))?;
-        let ponger_used = match (before, getrusage(UsageOf::Children)) {
-            (Some(before), Ok(after)) => after.since(&before),
-            _ => ResourceUsage::default(),
-        };
+        let ponger_used = used_since(before, UsageOf::Children).unwrap_or_default();
         let used = pinger_used + ponger_used;
         let ends: Vec<usize> = [ping_cpu, pong_cpu].into_iter().flatten().collect();
         run.noise = Some(probe.finish(used.user + used.system, used.involuntary_switches, &ends));

@@ -1,6 +1,5 @@
-//! What one `ipc` run measured: a throughput run's bytes, time and CPU,
-//! a latency run's round-trip times. The jobs produce them, the results
-//! keep them beside each metric's series.
+//! What one `ipc` run measured, below the jobs that make it and the
+//! results that keep it.
 
 use serde::{Deserialize, Serialize};
 
@@ -18,8 +17,7 @@ pub struct StreamRun {
     pub gib_s: f64,
     /// Messages per second at that rate.
     pub msgs_per_s: f64,
-    /// CPU seconds (user and system) both ends used over their whole
-    /// lives, start-up included (`None`: not measured).
+    /// CPU seconds of both ends, start-up included (`None`: not measured).
     pub cpu_s: Option<f64>,
     /// Bytes the sender sent (all of them arrived).
     pub bytes: u64,

@@ -1,9 +1,7 @@
-//! What an `ipc` measurement found: a row per mechanism and message size,
-//! as `ipc --json` writes it.
+//! What an `ipc` measurement found, as `ipc --json` writes it.
 use crate::bench::core::{Stall, Status};
 
 use serde::{Deserialize, Serialize, Serializer};
-
 use serde_json::Value;
 
 use super::super::core::noise::NoiseSummary;
@@ -35,16 +33,15 @@ pub struct Throughput {
     pub status: Status,
     /// Why it did not run, or failed.
     pub reason: Option<String>,
-    /// Where both ends were when the watchdog failed a run: one made no
-    /// progress for `--stall-timeout` (`None`: no stall).
+    /// Where both ends were when one stalled (`None`: no stall).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall: Option<Stall>,
     /// Bytes per measured run.
     pub bytes_per_run: u64,
     /// The warm-up run's rate, in GiB/s.
     pub warmup_gib_s: Option<f64>,
-    /// Every measured run's rate in GiB/s, in the order run: median,
-    /// range, spread, and for a noisy row the diagnosis.
+    /// Every measured run's rate in GiB/s, in the order run, and their
+    /// statistics.
     pub gib_s: Series,
     /// Every measured run, in the order run.
     pub runs: Vec<StreamRun>,
@@ -61,12 +58,11 @@ pub struct RoundTrips {
     pub status: Status,
     /// Why it did not run, or failed.
     pub reason: Option<String>,
-    /// Where both ends were when the watchdog failed a run: one made no
-    /// progress for `--stall-timeout` (`None`: no stall).
+    /// Where both ends were when one stalled (`None`: no stall).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall: Option<Stall>,
     /// Every measured run's median round trip (p50) in nanoseconds, in
-    /// the order run: their median, range, spread and diagnosis.
+    /// the order run, and their statistics.
     pub p50_ns: Series,
     /// Every measured run, in the order run.
     pub runs: Vec<TripRun>,
@@ -93,12 +89,9 @@ pub struct IpcRow {
     pub latency: Option<RoundTrips>,
 }
 
-/// Everything an `ipc` measurement found, with what it was asked. It
-/// reads documents of [`SCHEMA`] and of [`SCHEMA_V1`].
-///
-/// Its document also has a `verdict` ([`Verdict`], worked out from the
-/// rows as it is written; a document read back gets it worked out
-/// again).
+/// Everything an `ipc` measurement found, with what it was asked; read
+/// from documents of [`SCHEMA`] and of [`SCHEMA_V1`]. Its document also
+/// has the [`Verdict`] of its rows, worked out again when read back.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(try_from = "Value")]
 pub struct IpcResult {
@@ -110,8 +103,7 @@ pub struct IpcResult {
     pub config: IpcConfig,
     /// Steal and other load over all the measured runs.
     pub noise: Option<NoiseSummary>,
-    /// One per mechanism and size: mechanisms in the order asked, and
-    /// each mechanism's sizes in the order asked.
+    /// One per mechanism and size, in the order asked.
     pub rows: Vec<IpcRow>,
 }
 
@@ -156,7 +148,7 @@ impl Throughput {
     }
 
     /// Sets the rate series (its diagnosis kept), the message rate and
-    /// the CPU cost from the runs, for messages of `size` bytes.
+    /// the CPU cost from the runs of messages of `size` bytes.
     pub fn summarize(&mut self, size: usize) {
         self.gib_s.runs = self.runs.iter().map(|r| r.gib_s).collect();
         self.gib_s.noise = self.runs.iter().filter_map(|r| r.noise).collect();
@@ -215,8 +207,7 @@ impl Default for RoundTrips {
 impl TryFrom<Value> for IpcResult {
     type Error = serde_json::Error;
 
-    /// A document of this schema, or of [`SCHEMA_V1`] (its metrics'
-    /// flat fields made into series).
+    /// A document of this schema, or of [`SCHEMA_V1`].
     fn try_from(doc: Value) -> Result<IpcResult, serde_json::Error> {
         use serde::de::Error;
         let header: Header = serde_json::from_value(doc.clone())?;

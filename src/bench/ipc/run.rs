@@ -1,13 +1,10 @@
 //! Running an `ipc` measurement on the one schedule
-//! ([`crate::bench::core::schedule`]): a slot per row and metric, a
-//! throughput warm-up per row to size its runs, then every measured run
-//! of every slot in one shuffled order, more runs of the slots whose
-//! interval is too wide, and the statistics.
+//! ([`crate::bench::core::schedule`]).
 use crate::bench::core::{
-    Cancel, Ends, Event, Figure, Phase, Placement, Plan, RunError, Runner, Sample, Slot, schedule,
+    Cancel, Event, Figure, Phase, Plan, RunError, Runner, Sample, Slot, schedule,
 };
 
-use super::job::{IpcConfig, StreamJob, TripJob, one_cpu};
+use super::job::{IpcConfig, StreamJob, TripJob};
 use super::result::{IpcResult, IpcRow, RoundTrips, SCHEMA, Throughput};
 use crate::sys::SystemFacts;
 use crate::units::{GIB, Size};
@@ -46,12 +43,9 @@ enum Metric {
 
 /// Runs every row of `config` with `runner` on the one schedule: a slot
 /// per row and metric, a throughput warm-up per row to size its runs
-/// (round trips warm up inside each run), every measured run in one
-/// shuffled order, more runs of the slots whose interval is too wide.
-///
-/// Once `cancel` is set no run starts, the run it cut short counts for
-/// nothing, and the result holds the runs made before it, marked
-/// `interrupted`.
+/// (round trips warm up inside each run). Once `cancel` is set no run
+/// starts, the run it cut short counts for nothing, and the result holds
+/// the runs made before it, marked `interrupted`.
 pub fn run_ipc<R>(
     config: &IpcConfig,
     facts: &SystemFacts,
@@ -75,13 +69,12 @@ where
             });
         }
     }
-    let shared = one_cpu(config.placement, &facts.cpus_allowed);
-    // A slot per row and metric asked for.
+    let ends = config.placement.ends(facts);
     let mut which: Vec<(usize, Metric)> = Vec::new();
     let mut slots: Vec<Slot> = Vec::new();
     for (i, row) in rows.iter().enumerate() {
         let name = format!("{} {}", row.mechanism, Size(row.size as u64));
-        let spin = (row.mechanism.spins() && shared).then_some(SPIN_ON_ONE_CPU);
+        let spin = (row.mechanism.spins() && ends.one_cpu).then_some(SPIN_ON_ONE_CPU);
         if row.throughput.is_some() {
             which.push((i, Metric::Throughput));
             slots.push(Slot {
@@ -102,10 +95,7 @@ where
         runs: config.runs,
         max_runs: config.max_runs,
         seed: config.seed,
-        ends: Ends {
-            unpinned: config.placement == Placement::Unpinned,
-            one_cpu: shared,
-        },
+        ends,
         warmup: config.warmup_rule,
     };
     let schedule = schedule(&slots, &plan, cancel, progress, &mut |k, phase| {
@@ -202,87 +192,17 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::super::record::{StreamRun, TripRun};
-    use super::*;
-    use crate::bench::core::Status;
-
-    /// Makes every throughput run at once, keeping the bytes asked for.
-    struct Mock {
-        bytes: Vec<u64>,
-    }
-
-    impl Runner<StreamJob> for Mock {
-        fn run(&mut self, job: &StreamJob) -> Result<StreamRun, RunError> {
-            self.bytes.push(job.bytes);
-            Ok(StreamRun {
-                timed_bytes: job.bytes,
-                seconds: 1.0,
-                gib_s: 1.0,
-                msgs_per_s: 1.0,
-                cpu_s: None,
-                bytes: job.bytes,
-                noise: None,
-            })
-        }
-    }
-
-    impl Runner<TripJob> for Mock {
-        fn run(&mut self, _: &TripJob) -> Result<TripRun, RunError> {
-            Err(RunError::Failed("not here".into()))
-        }
-    }
-
-    #[test]
-    fn the_largest_byte_counts_still_measure() {
-        for bytes in [u64::MAX, u64::MAX - 1, 1 << 63] {
-            let config = IpcConfig {
-                mechanisms: vec![super::super::Mechanism::Pipe],
-                sizes: vec![64, 4096],
-                throughput: true,
-                latency: false,
-                runs: 1,
-                max_runs: 1,
-                duration_s: 0.01,
-                bytes: Some(bytes),
-                placement: Placement::Unpinned,
-                verify: false,
-                seed: 1,
-                warmup_rule: crate::bench::core::Warmup::exactly(1),
-                stall_timeout: crate::bench::core::DEFAULT_STALL_TIMEOUT,
-            };
-            let mut mock = Mock { bytes: Vec::new() };
-            let result = run_ipc(
-                &config,
-                &SystemFacts::collect(),
-                &mut mock,
-                &Cancel::never(),
-                &mut |_| {},
-            );
-            assert!(
-                mock.bytes.iter().all(|&b| b > 0),
-                "{bytes}: {:?}",
-                mock.bytes
-            );
-            for row in &result.rows {
-                let t = row.throughput.as_ref().map(|t| (t.status, t.runs.len()));
-                assert_eq!(t, Some((Status::Ok, 1)), "{bytes} in {}", row.size);
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod schedule_tests {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
 
     use super::super::Mechanism;
     use super::super::record::{StreamRun, TripRun};
     use super::*;
-    use crate::bench::core::Status;
+    use crate::bench::core::{DEFAULT_STALL_TIMEOUT, Placement, Status, Warmup};
     use crate::bench::hist::LatencyNs;
 
-    /// Counts the jobs; sets `stop` after `stop_after` of them.
+    /// Makes every run at once, keeping the bytes asked for and counting
+    /// the round trips; sets `stop` after `stop_after` runs.
     struct Counter {
         streams: Vec<u64>,
         trips: usize,
@@ -291,6 +211,15 @@ mod schedule_tests {
     }
 
     impl Counter {
+        fn new(stop: Arc<AtomicBool>, stop_after: usize) -> Counter {
+            Counter {
+                streams: Vec::new(),
+                trips: 0,
+                stop,
+                stop_after,
+            }
+        }
+
         fn made(&mut self) {
             if self.streams.len() + self.trips >= self.stop_after {
                 self.stop.store(true, Ordering::Relaxed);
@@ -345,20 +274,38 @@ mod schedule_tests {
             placement: Placement::Unpinned,
             verify: false,
             seed: 1,
-            warmup_rule: crate::bench::core::Warmup::exactly(1),
-            stall_timeout: crate::bench::core::DEFAULT_STALL_TIMEOUT,
+            warmup_rule: Warmup::exactly(1),
+            stall_timeout: DEFAULT_STALL_TIMEOUT,
+        }
+    }
+
+    #[test]
+    fn the_largest_byte_counts_still_measure() {
+        for bytes in [u64::MAX, u64::MAX - 1, 1 << 63] {
+            let config = IpcConfig {
+                mechanisms: vec![Mechanism::Pipe],
+                sizes: vec![64, 4096],
+                latency: false,
+                runs: 1,
+                max_runs: 1,
+                bytes: Some(bytes),
+                ..config()
+            };
+            let mut runner = Counter::new(Arc::default(), usize::MAX);
+            let facts = SystemFacts::collect();
+            let result = run_ipc(&config, &facts, &mut runner, &Cancel::never(), &mut |_| {});
+            let made = &runner.streams;
+            assert!(made.iter().all(|&b| b > 0), "{bytes}: {made:?}");
+            for row in &result.rows {
+                let t = row.throughput.as_ref().map(|t| (t.status, t.runs.len()));
+                assert_eq!(t, Some((Status::Ok, 1)), "{bytes} in {}", row.size);
+            }
         }
     }
 
     #[test]
     fn throughput_warms_up_and_sizes_its_runs_round_trips_do_not_warm_up() {
-        let stop = Arc::new(AtomicBool::new(false));
-        let mut runner = Counter {
-            streams: Vec::new(),
-            trips: 0,
-            stop,
-            stop_after: usize::MAX,
-        };
+        let mut runner = Counter::new(Arc::default(), usize::MAX);
         let facts = SystemFacts::collect();
         let r = run_ipc(
             &config(),
@@ -386,12 +333,7 @@ mod schedule_tests {
     #[test]
     fn a_cancel_stops_the_runs_and_marks_the_result_interrupted() {
         let stop = Arc::new(AtomicBool::new(false));
-        let mut runner = Counter {
-            streams: Vec::new(),
-            trips: 0,
-            stop: stop.clone(),
-            stop_after: 3,
-        };
+        let mut runner = Counter::new(stop.clone(), 3);
         let facts = SystemFacts::collect();
         let cancel = Cancel::on_flag(stop);
         let r = run_ipc(&config(), &facts, &mut runner, &cancel, &mut |_| {});

@@ -1,8 +1,5 @@
 //! What an end of a channel is, whatever its mechanism: the [`Sender`]
-//! and [`Receiver`] every mechanism's ends implement, and what every end
-//! uses (its message buffer, its errors worded once). The ends
-//! themselves (`ends`, `splice`, `zerocopy`) build on this module, which
-//! names none of them.
+//! and [`Receiver`] traits, its message buffer and its errors.
 
 use std::io;
 
@@ -44,9 +41,8 @@ pub(crate) fn message_buffer(size: usize, fill: u8) -> io::Result<Buffer> {
     Ok(buf)
 }
 
-/// `e` as the error of an end that could not `doing`, worded once for
-/// every end: the other end gone, silent for [`SILENCE`], or the call's
-/// own error.
+/// `e` as the error of an end that could not `doing`: the other end
+/// gone, silent for [`SILENCE`], or the call's own error.
 pub(crate) fn named(doing: &str, e: io::Error) -> io::Error {
     match e.kind() {
         io::ErrorKind::TimedOut => silent(doing),
@@ -61,8 +57,7 @@ pub(crate) fn named(doing: &str, e: io::Error) -> io::Error {
     }
 }
 
-/// The error of an end that waited [`SILENCE`] for the other in vain,
-/// while trying to `doing` ("send" or "receive").
+/// The error of an end that waited [`SILENCE`] for the other in vain.
 pub(crate) fn silent(doing: &str) -> io::Error {
     silence_error(doing, SILENCE)
 }

@@ -1,16 +1,9 @@
-//! One measured run of a path: a writer thread and a reader thread, each
-//! pinned where the placement says, moving `bytes` through the path's
-//! calls. What the run spent is the process's `getrusage` over the run,
-//! not the two threads' own: io_uring runs a splice from a file in a
-//! worker thread of the process (io-wq), which the writer's
-//! `RUSAGE_THREAD` does not count: counted per thread, the io_uring row
-//! showed 0.024 CPU s/GiB in a first trial, less than the reader's copy
-//! alone. The process does nothing else meanwhile: its main thread waits
-//! for the two ends.
-//!
-//! Each end owns its descriptors and drops them when it stops, so a
-//! failing end ends the other (end of file, or `EPIPE`: the Rust runtime
-//! ignores SIGPIPE) rather than leaving it blocked.
+//! One measured run of a path: a writer thread and a reader thread. What
+//! it spent is the process's `getrusage`, not the two threads': io_uring
+//! splices from a file in a worker thread of the process (io-wq), which
+//! `RUSAGE_THREAD` misses (0.024 CPU s/GiB, less than the reader's copy
+//! alone). Each end drops its descriptors when it stops, so a failing end
+//! ends the other rather than leaving it blocked.
 
 use std::fs::File;
 use std::io;
@@ -34,7 +27,7 @@ pub(crate) struct Shape {
     /// Bytes per call.
     pub chunk: usize,
     /// The pipe size asked for (the vmsplice rows size theirs to one
-    /// chunk: the double buffer's discipline).
+    /// chunk).
     pub pipe_size: usize,
     /// Where the two ends run.
     pub placement: Placement,
@@ -45,8 +38,7 @@ pub(crate) struct Shape {
 pub(crate) struct Run {
     /// From the first end's start to the last end's finish.
     pub seconds: f64,
-    /// The process's CPU time over the run (user + system): the writer's,
-    /// the reader's, and any kernel worker's of the process (io_uring).
+    /// The process's CPU time over the run (user + system).
     pub cpu_seconds: f64,
     /// The process's usage over the run, for the run's noise.
     pub usage: ResourceUsage,

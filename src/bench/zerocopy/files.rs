@@ -2,16 +2,14 @@
 //! io_uring's splice of a file into a pipe, sendfile of a file into a
 //! socket, and splice of a pipe into a file.
 //!
-//! Each is the vmsplice check's test on another path: put one page of
-//! [`BEFORE`] through the call, change the source to [`AFTER`], and see
-//! what comes out at the other end ([`classify`]). Each takes the call
-//! as a closure, so that a test can pass a stand-in that copies
-//! (`pread` and `write`) and see the "copies" answer this kernel does
-//! not give.
+//! Each puts one page of [`BEFORE`] through the call, changes the source
+//! to [`AFTER`], and sees what comes out at the other end ([`classify`]).
+//! Each takes the call as a closure, so that a test can pass a stand-in
+//! that copies and see the "copies" answer this kernel does not give.
 
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::FileExt;
 
 use super::scratch::{scratch_file, socket_pair};
@@ -32,11 +30,24 @@ pub(crate) fn unknown(what: &str, e: io::Error) -> CopyCheck {
     }
 }
 
-/// A call that took nothing: nothing to tell.
-fn took_nothing(what: &str) -> CopyCheck {
-    CopyCheck::Unknown {
-        why: format!("{what} moved no bytes"),
+/// `r`'s value, or the answer "could not tell" naming `what` failed.
+pub(crate) fn or_unknown<T>(what: &str, r: io::Result<T>) -> Result<T, CopyCheck> {
+    r.map_err(|e| unknown(what, e))
+}
+
+/// The bytes a call moved; one that failed or took nothing cannot tell.
+fn took(what: &str, r: io::Result<usize>) -> Result<usize, CopyCheck> {
+    match or_unknown(what, r)? {
+        0 => Err(CopyCheck::Unknown {
+            why: format!("{what} moved no bytes"),
+        }),
+        n => Ok(n),
     }
+}
+
+/// The answer of a check written with `?` on its "could not tell"s.
+pub(crate) fn told(check: impl FnOnce() -> Result<CopyCheck, CopyCheck>) -> CopyCheck {
+    check().unwrap_or_else(|unknown| unknown)
 }
 
 /// `splice(2)` of `len` bytes at offset 0 of `file` into `pipe`.
@@ -53,50 +64,41 @@ pub(crate) fn splice_file(
 /// that offset, then a read of the pipe.
 pub(crate) fn check_file_to_pipe_with(
     what: &str,
-    mut put: impl FnMut(BorrowedFd<'_>, BorrowedFd<'_>, usize) -> io::Result<usize>,
+    put: impl FnMut(BorrowedFd<'_>, BorrowedFd<'_>, usize) -> io::Result<usize>,
 ) -> CopyCheck {
-    let (file, pipe) = match (scratch_file(page(), BEFORE), pipe()) {
-        (Ok(f), Ok(p)) => (f, p),
-        (Err(e), _) => return unknown("scratch file", e),
-        (_, Err(e)) => return unknown("cannot make a pipe", e),
-    };
-    let put = match put(file.as_fd(), pipe.write.as_fd(), page()) {
-        Ok(0) => return took_nothing(what),
-        Ok(n) => n,
-        Err(e) => return unknown(what, e),
-    };
-    if let Err(e) = file.write_all_at(&vec![AFTER; put], 0) {
-        return unknown("pwrite into the scratch file", e);
-    }
-    match read_up_to(pipe.read.as_fd(), put) {
-        Ok(got) => classify(&got, put),
-        Err(e) => unknown("read", e),
-    }
+    let pipe = or_unknown("cannot make a pipe", pipe()).map(|p| (p.write, p.read));
+    check_from_file(what, pipe, "read", put)
 }
 
 /// Checks sendfile: `send(file, socket, len)` of a file's page into one
 /// end of a unix stream socket pair, a `pwrite` of new bytes at that
 /// offset, then a read at the other end.
 pub(crate) fn check_sendfile_with(
-    mut send: impl FnMut(BorrowedFd<'_>, BorrowedFd<'_>, usize) -> io::Result<usize>,
+    send: impl FnMut(BorrowedFd<'_>, BorrowedFd<'_>, usize) -> io::Result<usize>,
 ) -> CopyCheck {
-    let (file, (near, far)) = match (scratch_file(page(), BEFORE), socket_pair()) {
-        (Ok(f), Ok(s)) => (f, s),
-        (Err(e), _) => return unknown("scratch file", e),
-        (_, Err(e)) => return unknown("socket pair", e),
-    };
-    let sent = match send(file.as_fd(), near.as_fd(), page()) {
-        Ok(0) => return took_nothing("sendfile"),
-        Ok(n) => n,
-        Err(e) => return unknown("sendfile", e),
-    };
-    if let Err(e) = file.write_all_at(&vec![AFTER; sent], 0) {
-        return unknown("pwrite into the scratch file", e);
-    }
-    match read_up_to(far.as_fd(), sent) {
-        Ok(got) => classify(&got, sent),
-        Err(e) => unknown("read from the socket", e),
-    }
+    let pair = or_unknown("socket pair", socket_pair());
+    check_from_file("sendfile", pair, "read from the socket", send)
+}
+
+/// Moves a file's page by `put` into `ends.0`, changes the file, and
+/// reads `ends.1` (`reading` names that read).
+fn check_from_file(
+    what: &str,
+    ends: Result<(OwnedFd, OwnedFd), CopyCheck>,
+    reading: &str,
+    mut put: impl FnMut(BorrowedFd<'_>, BorrowedFd<'_>, usize) -> io::Result<usize>,
+) -> CopyCheck {
+    told(|| {
+        let file = or_unknown("scratch file", scratch_file(page(), BEFORE))?;
+        let (near, far) = ends?;
+        let put = took(what, put(file.as_fd(), near.as_fd(), page()))?;
+        or_unknown(
+            "pwrite into the scratch file",
+            file.write_all_at(&vec![AFTER; put], 0),
+        )?;
+        let got = or_unknown(reading, read_up_to(far.as_fd(), put))?;
+        Ok(classify(&got, put))
+    })
 }
 
 /// The real sendfile, at offset 0.
@@ -108,6 +110,14 @@ pub(crate) fn sendfile_file(
     sendfile(socket, file, Some(&mut 0), len)
 }
 
+/// A buffer of `len` bytes of [`BEFORE`] and more, and where its first
+/// whole page starts: vmsplice takes whole pages.
+pub(crate) fn page_aligned(len: usize) -> (Vec<u8>, usize) {
+    let buf = vec![BEFORE; len + page()];
+    let start = buf.as_ptr().align_offset(page());
+    (buf, start)
+}
+
 /// Checks a call that moves a pipe into a file: a buffer's page is
 /// vmspliced into a pipe, `drain(pipe, file, len)` moves it into the
 /// file at offset 0, the buffer is changed, and the file read back.
@@ -116,30 +126,20 @@ pub(crate) fn sendfile_file(
 pub(crate) fn check_pipe_to_file_with(
     mut drain: impl FnMut(BorrowedFd<'_>, &File, usize) -> io::Result<usize>,
 ) -> CopyCheck {
-    let (file, pipe) = match (scratch_file(0, BEFORE), pipe()) {
-        (Ok(f), Ok(p)) => (f, p),
-        (Err(e), _) => return unknown("scratch file", e),
-        (_, Err(e)) => return unknown("cannot make a pipe", e),
-    };
-    let mut buf = vec![BEFORE; 2 * page()];
-    // A page-aligned page of the buffer: vmsplice takes whole pages.
-    let start = buf.as_ptr().align_offset(page());
-    let put = match vmsplice_checked(&pipe.write, &buf[start..start + page()]) {
-        Ok(0) => return took_nothing("vmsplice"),
-        Ok(n) => n,
-        Err(e) => return unknown("vmsplice", e),
-    };
-    let moved = match drain(pipe.read.as_fd(), &file, put) {
-        Ok(0) => return took_nothing("splice into the file"),
-        Ok(n) => n,
-        Err(e) => return unknown("splice into the file", e),
-    };
-    buf[start..start + moved].fill(AFTER);
-    let mut got = vec![0u8; moved];
-    match file.read_at(&mut got, 0) {
-        Ok(n) => classify(&got[..n], moved),
-        Err(e) => unknown("pread of the scratch file", e),
-    }
+    told(|| {
+        let file = or_unknown("scratch file", scratch_file(0, BEFORE))?;
+        let pipe = or_unknown("cannot make a pipe", pipe())?;
+        let (mut buf, start) = page_aligned(page());
+        let put = took(
+            "vmsplice",
+            vmsplice_checked(&pipe.write, &buf[start..start + page()]),
+        )?;
+        let moved = took("splice into the file", drain(pipe.read.as_fd(), &file, put))?;
+        buf[start..start + moved].fill(AFTER);
+        let mut got = vec![0u8; moved];
+        let n = or_unknown("pread of the scratch file", file.read_at(&mut got, 0))?;
+        Ok(classify(&got[..n], moved))
+    })
 }
 
 /// The real splice of a pipe into a file, at offset 0.

@@ -5,21 +5,10 @@
 //!
 //! 2026 kernels are reworking zero-copy (vmsplice as a wrapper of
 //! pwritev2, splice into a pipe copying from the page cache, tee perhaps
-//! a copy): a user of splice needs the answer of this kernel, not of the
-//! documentation. Each check is the vmsplice check's test
+//! a copy): a user of splice needs the answer of this kernel. Each check
+//! is the vmsplice check's test
 //! ([`check_vmsplice`](crate::bench::core::check_vmsplice)): change the
 //! source after the call and see what the reader gets.
-//!
-//! - `path`: the paths, how each is checked and measured, why it matters;
-//! - `files`, `pipes`: the checks, each taking its call as a closure so
-//!   that tests see the answer of a kernel that copies;
-//! - `check`: every path's check, weighed by the one it rests on;
-//! - `ends`: one measured run of a path, a writer and a reader thread;
-//!   `flow`: their loops, the calls of each path;
-//! - `run`: [`run_zero_copy`], the checks, then the timed paths as rows of
-//!   the one schedule; `result`: [`ZeroCopyResult`], what `--json` writes;
-//!   `verdict`: its first lines, made from the findings;
-//! - `scratch`: the unnamed file and the socket pair they move bytes through.
 
 pub(crate) mod check;
 pub(crate) mod ends;

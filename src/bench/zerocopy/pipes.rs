@@ -8,7 +8,7 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::FileExt;
 
-use super::files::{page, splice_file, unknown};
+use super::files::{or_unknown, page, page_aligned, splice_file, told, unknown};
 use super::scratch::{scratch_file, socket_pair};
 use crate::bench::core::CopyCheck;
 use crate::bench::core::copies::{AFTER, BEFORE, classify, read_up_to};
@@ -47,6 +47,14 @@ fn first_told(sources: [TeeSource; 2], mut check: impl FnMut(TeeSource) -> CopyC
     }
 }
 
+/// `r`, with a call that moved nothing as an error of `kind`.
+fn nonzero(r: io::Result<usize>, kind: io::ErrorKind) -> io::Result<usize> {
+    match r? {
+        0 => Err(kind.into()),
+        n => Ok(n),
+    }
+}
+
 /// Checks `dup(a, b, len)` (tee) from the pipe `a`, filled from `source`,
 /// into the pipe `b`; then changes the source, reads `b`, and reads `a`
 /// to see whether the first pipe followed the change at all.
@@ -54,64 +62,46 @@ pub(crate) fn check_tee_with(
     source: TeeSource,
     mut dup: impl FnMut(BorrowedFd<'_>, BorrowedFd<'_>, usize) -> io::Result<usize>,
 ) -> CopyCheck {
-    let (a, b) = match (pipe(), pipe()) {
-        (Ok(a), Ok(b)) => (a, b),
-        (Err(e), _) | (_, Err(e)) => return unknown("cannot make a pipe", e),
-    };
-    let file = match scratch_file(page(), BEFORE) {
-        Ok(f) => f,
-        Err(e) => return unknown("scratch file", e),
-    };
-    let mut buf = vec![BEFORE; 2 * page()];
-    let start = buf.as_ptr().align_offset(page());
-    let (what, put) = match source {
-        TeeSource::File => (
-            "splice from a file",
-            splice_file(file.as_fd(), a.write.as_fd(), page()),
-        ),
-        TeeSource::Buffer => (
-            "vmsplice",
-            vmsplice_checked(&a.write, &buf[start..start + page()]),
-        ),
-    };
-    let put = match put {
-        Ok(0) => return unknown(what, io::Error::from(io::ErrorKind::UnexpectedEof)),
-        Ok(n) => n,
-        Err(e) => return unknown(what, e),
-    };
-    let copied = match dup(a.read.as_fd(), b.write.as_fd(), put) {
-        Ok(n) if n == put => n,
-        Ok(n) => {
-            return CopyCheck::Unknown {
-                why: format!("tee moved {n} of {put} bytes"),
-            };
+    told(|| {
+        let a = or_unknown("cannot make a pipe", pipe())?;
+        let b = or_unknown("cannot make a pipe", pipe())?;
+        let file = or_unknown("scratch file", scratch_file(page(), BEFORE))?;
+        let (mut buf, start) = page_aligned(page());
+        let (what, put) = match source {
+            TeeSource::File => (
+                "splice from a file",
+                splice_file(file.as_fd(), a.write.as_fd(), page()),
+            ),
+            TeeSource::Buffer => (
+                "vmsplice",
+                vmsplice_checked(&a.write, &buf[start..start + page()]),
+            ),
+        };
+        let put = or_unknown(what, nonzero(put, io::ErrorKind::UnexpectedEof))?;
+        let copied = or_unknown("tee", dup(a.read.as_fd(), b.write.as_fd(), put))?;
+        if copied != put {
+            return Err(CopyCheck::Unknown {
+                why: format!("tee moved {copied} of {put} bytes"),
+            });
         }
-        Err(e) => return unknown("tee", e),
-    };
-    let changed = match source {
-        TeeSource::File => file.write_all_at(&vec![AFTER; put], 0),
-        TeeSource::Buffer => {
-            buf[start..start + put].fill(AFTER);
-            Ok(())
-        }
-    };
-    if let Err(e) = changed {
-        return unknown("pwrite into the scratch file", e);
-    }
-    let (teed, first) = match (
-        read_up_to(b.read.as_fd(), copied),
-        read_up_to(a.read.as_fd(), put),
-    ) {
-        (Ok(t), Ok(f)) => (t, f),
-        (Err(e), _) | (_, Err(e)) => return unknown("read", e),
-    };
-    match classify(&first, put) {
-        CopyCheck::References => classify(&teed, copied),
-        CopyCheck::Copies => CopyCheck::Unknown {
-            why: format!("{what} copied, so the pipe had no page to follow"),
-        },
-        unknown => unknown,
-    }
+        let changed = match source {
+            TeeSource::File => file.write_all_at(&vec![AFTER; put], 0),
+            TeeSource::Buffer => {
+                buf[start..start + put].fill(AFTER);
+                Ok(())
+            }
+        };
+        or_unknown("pwrite into the scratch file", changed)?;
+        let teed = or_unknown("read", read_up_to(b.read.as_fd(), copied))?;
+        let first = or_unknown("read", read_up_to(a.read.as_fd(), put))?;
+        Ok(match classify(&first, put) {
+            CopyCheck::References => classify(&teed, copied),
+            CopyCheck::Copies => CopyCheck::Unknown {
+                why: format!("{what} copied, so the pipe had no page to follow"),
+            },
+            unknown => unknown,
+        })
+    })
 }
 
 /// The load generator's pattern: vmsplice a chunk of a buffer, refill
@@ -121,51 +111,44 @@ pub(crate) fn check_tee_with(
 pub(crate) fn check_reused_buffer_with(
     mut put: impl FnMut(BorrowedFd<'_>, &[u8]) -> io::Result<usize>,
 ) -> CopyCheck {
-    let chunk = 4 * page();
-    let pipe = match pipe() {
-        Ok(p) => p,
-        Err(e) => return unknown("cannot make a pipe", e),
-    };
-    // Both chunks are put before anything is read: a pipe that cannot
-    // hold them both (two pages, once the user's pipe budget is spent)
-    // would make the second put wait for ever. Non-blocking, it says so.
-    if let Err(e) = set_nonblocking(&pipe.write, true) {
-        return unknown("cannot make the pipe non-blocking", e);
-    }
-    let mut buf = vec![BEFORE; chunk + page()];
-    let start = buf.as_ptr().align_offset(page());
-    let mut put_all = |buf: &[u8]| -> Result<(), CopyCheck> {
-        let mut done = 0;
-        while done < buf.len() {
-            match put(pipe.write.as_fd(), &buf[done..]) {
-                Ok(0) => return Err(unknown("vmsplice", io::ErrorKind::WriteZero.into())),
-                Ok(n) => done += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    return Err(CopyCheck::Unknown {
-                        why: format!(
-                            "the pipe holds fewer than the {} pages of two chunks (the user's \
-                             pipe budget spent?)",
-                            2 * chunk / page()
-                        ),
-                    });
+    told(|| {
+        let chunk = 4 * page();
+        let pipe = or_unknown("cannot make a pipe", pipe())?;
+        // Both chunks are put before anything is read: a pipe that cannot
+        // hold them both (two pages, once the user's pipe budget is spent)
+        // would make the second put wait for ever. Non-blocking, it says so.
+        or_unknown(
+            "cannot make the pipe non-blocking",
+            set_nonblocking(&pipe.write, true),
+        )?;
+        let (mut buf, start) = page_aligned(chunk);
+        let mut put_all = |buf: &[u8]| -> Result<(), CopyCheck> {
+            let mut done = 0;
+            while done < buf.len() {
+                match put(pipe.write.as_fd(), &buf[done..]) {
+                    Ok(0) => return Err(unknown("vmsplice", io::ErrorKind::WriteZero.into())),
+                    Ok(n) => done += n,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        return Err(CopyCheck::Unknown {
+                            why: format!(
+                                "the pipe holds fewer than the {} pages of two chunks (the \
+                                 user's pipe budget spent?)",
+                                2 * chunk / page()
+                            ),
+                        });
+                    }
+                    Err(e) => return Err(unknown("vmsplice", e)),
                 }
-                Err(e) => return Err(unknown("vmsplice", e)),
             }
-        }
-        Ok(())
-    };
-    // A default pipe (16 pages) holds both chunks.
-    if let Err(found) = put_all(&buf[start..start + chunk]) {
-        return found;
-    }
-    buf[start..start + chunk].fill(AFTER);
-    if let Err(found) = put_all(&buf[start..start + chunk]) {
-        return found;
-    }
-    match read_up_to(pipe.read.as_fd(), chunk) {
-        Ok(first) => classify(&first, chunk),
-        Err(e) => unknown("read", e),
-    }
+            Ok(())
+        };
+        // A default pipe (16 pages) holds both chunks.
+        put_all(&buf[start..start + chunk])?;
+        buf[start..start + chunk].fill(AFTER);
+        put_all(&buf[start..start + chunk])?;
+        let first = or_unknown("read", read_up_to(pipe.read.as_fd(), chunk))?;
+        Ok(classify(&first, chunk))
+    })
 }
 
 /// Checks a call that moves a pipe into a socket: a buffer's page is
@@ -176,28 +159,19 @@ pub(crate) fn check_reused_buffer_with(
 pub(crate) fn check_pipe_to_socket_with(
     mut drain: impl FnMut(BorrowedFd<'_>, BorrowedFd<'_>, usize) -> io::Result<usize>,
 ) -> CopyCheck {
-    let (pipe, (near, far)) = match (pipe(), socket_pair()) {
-        (Ok(p), Ok(s)) => (p, s),
-        (Err(e), _) => return unknown("cannot make a pipe", e),
-        (_, Err(e)) => return unknown("socket pair", e),
-    };
-    let mut buf = vec![BEFORE; 2 * page()];
-    let start = buf.as_ptr().align_offset(page());
-    let put = match vmsplice_checked(&pipe.write, &buf[start..start + page()]) {
-        Ok(0) => return unknown("vmsplice", io::ErrorKind::WriteZero.into()),
-        Ok(n) => n,
-        Err(e) => return unknown("vmsplice", e),
-    };
-    let moved = match drain(pipe.read.as_fd(), near.as_fd(), put) {
-        Ok(0) => return unknown("splice into the socket", io::ErrorKind::WriteZero.into()),
-        Ok(n) => n,
-        Err(e) => return unknown("splice into the socket", e),
-    };
-    buf[start..start + moved].fill(AFTER);
-    match read_up_to(far.as_fd(), moved) {
-        Ok(got) => classify(&got, moved),
-        Err(e) => unknown("read from the socket", e),
-    }
+    told(|| {
+        let pipe = or_unknown("cannot make a pipe", pipe())?;
+        let (near, far) = or_unknown("socket pair", socket_pair())?;
+        let (mut buf, start) = page_aligned(page());
+        let zero = io::ErrorKind::WriteZero;
+        let put = vmsplice_checked(&pipe.write, &buf[start..start + page()]);
+        let put = or_unknown("vmsplice", nonzero(put, zero))?;
+        let moved = nonzero(drain(pipe.read.as_fd(), near.as_fd(), put), zero);
+        let moved = or_unknown("splice into the socket", moved)?;
+        buf[start..start + moved].fill(AFTER);
+        let got = or_unknown("read from the socket", read_up_to(far.as_fd(), moved))?;
+        Ok(classify(&got, moved))
+    })
 }
 
 /// The real splice of a pipe into a socket.

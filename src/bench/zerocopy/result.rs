@@ -1,6 +1,4 @@
-//! What `bench --zero-copy` found: per path, whether it moves page
-//! references or copies on this kernel, and what it costs; as `--json`
-//! writes it.
+//! What `bench --zero-copy` found, as `--json` writes it.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,16 +15,14 @@ pub struct ZeroCopyConfig {
     pub bytes: u64,
     /// Bytes per call (write, read, splice, vmsplice's half).
     pub chunk: usize,
-    /// The pipe size asked for, in bytes (the vmsplice rows size their
-    /// pipe to one chunk, the double buffer's discipline; a user past the
-    /// pipe quota gets less).
+    /// The pipe size asked for, in bytes (the vmsplice rows size theirs
+    /// to one chunk; a user past the pipe quota gets less).
     pub pipe_size: usize,
     /// Where the writer and the reader thread run.
     pub placement: Placement,
     /// Measured runs of every path.
     pub runs: usize,
-    /// The most measured runs of a path whose 95% interval stays wider
-    /// than +-10%.
+    /// The most measured runs of a path whose interval stays too wide.
     pub max_runs: usize,
     /// Seed of the shuffled run order.
     pub seed: u64,
@@ -42,49 +38,42 @@ pub struct PathResult {
     /// Its name in the table.
     pub name: String,
     /// What its check found on this kernel: `references` (the other end
-    /// saw a change made to the source after the call), `copies` (it saw
-    /// the bytes as they were at the call) or `unknown` with why; `null`
-    /// for read/write, which copies by construction and is not checked.
+    /// saw a change made to the source after the call), `copies` or
+    /// `unknown` with why; `null` for read/write, which is not checked.
     pub found: Option<CopyCheck>,
     /// How it is checked and how its runs move bytes.
     pub method: String,
-    /// Whether its runs were made: `ok`, `unavailable` (with `reason`:
-    /// the machine cannot, or the path is not timed) or `failed`.
+    /// Whether its runs were made: `ok`, `unavailable` (the machine
+    /// cannot, or the path is not timed) or `failed`.
     pub status: Status,
     /// Why it did not run, or failed.
     pub reason: Option<String>,
     /// Every measured run's rate in GiB/s (bytes over the wall time from
-    /// the first end's start to the last end's finish), in the order run:
-    /// median, range, spread, and for a noisy path the diagnosis.
+    /// the first end's start to the last end's finish), in the order run.
     pub gib_s: Series,
     /// Every measured run's CPU seconds per GiB, user + system, of the
-    /// process over the run (`getrusage RUSAGE_SELF`): the writer's and
-    /// the reader's threads, and io_uring's worker threads, which do a
-    /// splice from a file for the writer; in the order run.
+    /// whole process over the run (io_uring's workers included).
     pub cpu_s_per_gib: Series,
-    /// The median rate over read/write's median rate at the same chunk
-    /// and pipe size (`null`: either not measured).
+    /// The median rate over read/write's (`null`: either not measured).
     pub vs_read_write: Option<f64>,
-    /// Read/write's median CPU seconds per GiB over this path's: how many
-    /// times less CPU a GiB costs (`null`: either not measured).
+    /// How many times less CPU a GiB costs than by read/write (`null`:
+    /// either not measured).
     pub cpu_vs_read_write: Option<f64>,
 }
 
 /// What `bench --zero-copy` found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ZeroCopyResult {
-    /// The format (`pipespeed.zero-copy/1`), the pipespeed and the
-    /// machine; whether a signal cut it short.
+    /// The format, the pipespeed, the machine, and whether a signal cut
+    /// it short.
     pub header: Header,
     /// What it was asked to do.
     pub config: ZeroCopyConfig,
-    /// The answer in a few lines, made from the findings: first which
-    /// paths move references and which copy, then what that buys.
+    /// The answer in a few lines, made from the findings.
     pub verdict: Vec<String>,
     /// Every path, read/write first.
     pub paths: Vec<PathResult>,
-    /// Steal and other load over every measured run (`null`: not
-    /// measured).
+    /// Steal and other load over every measured run.
     pub noise: Option<NoiseSummary>,
 }
 

@@ -1,7 +1,6 @@
-//! `bench --zero-copy` on the one schedule: every path's check first,
-//! then a slot per timed path ([`schedule`]: warm-ups, every measured
-//! run in one shuffled order, more runs of a path whose interval is too
-//! wide), each run's CPU per GiB kept beside its rate.
+//! `bench --zero-copy`: every path's check first, then a slot per timed
+//! path on the one schedule ([`schedule`]), each run's CPU per GiB kept
+//! beside its rate.
 
 use std::time::Duration;
 

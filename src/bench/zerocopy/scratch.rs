@@ -5,18 +5,16 @@
 use std::fs::File;
 use std::io;
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use rustix::fs::{Mode, OFlags};
 use rustix::net::{AddressFamily, SocketFlags, SocketType, socketpair};
 
 /// A regular file of `len` bytes of `byte`, in `$TMPDIR` (or /tmp), with
-/// no name: `O_TMPFILE` where the filesystem has it, else a file created
-/// and unlinked at once. Its pages are in the page cache once written,
-/// which is what splice and sendfile take from.
+/// no name (`O_TMPFILE`, else created and unlinked at once). Its pages
+/// are in the page cache once written, which is what splice and sendfile
+/// take from.
 pub(crate) fn scratch_file(len: usize, byte: u8) -> io::Result<File> {
     let dir = std::env::temp_dir();
-    let file = unnamed(&dir).map_err(|e| {
+    let file = tempfile::tempfile_in(&dir).map_err(|e| {
         io::Error::new(
             e.kind(),
             format!(
@@ -31,7 +29,7 @@ pub(crate) fn scratch_file(len: usize, byte: u8) -> io::Result<File> {
 }
 
 /// Writes `len` bytes of `byte` at the start of `file`.
-pub(crate) fn fill(file: &File, len: usize, byte: u8) -> io::Result<()> {
+fn fill(file: &File, len: usize, byte: u8) -> io::Result<()> {
     use std::os::unix::fs::FileExt;
     let chunk = vec![byte; len.clamp(1, 1 << 20)];
     let mut done = 0;
@@ -42,26 +40,6 @@ pub(crate) fn fill(file: &File, len: usize, byte: u8) -> io::Result<()> {
         done += n;
     }
     Ok(())
-}
-
-fn unnamed(dir: &std::path::Path) -> io::Result<File> {
-    let flags = OFlags::RDWR | OFlags::CLOEXEC;
-    let mode = Mode::from_raw_mode(0o600);
-    match rustix::fs::open(dir, flags | OFlags::TMPFILE, mode) {
-        Ok(fd) => return Ok(File::from(fd)),
-        // The filesystem has no O_TMPFILE: a name, removed at once.
-        Err(rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::ISDIR) => {}
-        Err(e) => return Err(e.into()),
-    }
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let name = dir.join(format!(
-        ".pipespeed-zero-copy-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    let fd = rustix::fs::open(&name, flags | OFlags::CREATE | OFlags::EXCL, mode)?;
-    rustix::fs::unlink(&name)?;
-    Ok(File::from(fd))
 }
 
 /// Two connected unix stream sockets: what one writes, the other reads.

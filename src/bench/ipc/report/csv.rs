@@ -1,6 +1,6 @@
 //! `ipc` as CSV: one row per measured run, throughput and round-trip
 //! runs under one header, for spreadsheets and plotting scripts.
-use crate::bench::core::{Placement, Status};
+use crate::bench::core::Status;
 
 use std::io;
 
@@ -19,17 +19,12 @@ pub(crate) const CSV_HEADER: &str = "mechanism,size,metric,status,reason,run,cop
      steal_s,other_cpu_s,load_avg_1m,involuntary_switches,cpu_mhz,sender_cpu,receiver_cpu,\
      metric_median,metric_min,metric_max,metric_ci95_half_width,metric_max_over_min,metric_noisy\n";
 
-/// One row per run: `mechanism,size,metric,status,reason,run,copies`
-/// (`metric` is `throughput` or `round-trip`), then a throughput run's
-/// `gib_s,msgs_per_s,timed_bytes,bytes,cpu_s` or a round-trip run's
-/// `round_trips,round_trips_per_s,rtt_mean_ns,...,rtt_max_ns,warmup_round_trips`
-/// (the other metric's columns empty), the run's `seconds`, the metric's
-/// `noisy`, the run's noise, the CPUs of the ends, and the metric's
-/// series (GiB/s, or the runs' p50 in nanoseconds) as `series_csv`
-/// writes it (`metric_median`, ..., `metric_noisy`). A metric without
-/// runs (unavailable, failed before its first run, or interrupted) has
-/// one row with its status and reason and no `run` or figures; a metric
-/// not asked for has none.
+/// One row per run under [`CSV_HEADER`] (`metric` is `throughput` or
+/// `round-trip`, the other metric's columns empty; the series is of GiB/s
+/// or of the runs' p50 in nanoseconds). A metric without runs
+/// (unavailable, failed before its first run, or interrupted) has one row
+/// with its status and reason and no `run` or figures; a metric not
+/// asked for has none.
 impl Exporter<IpcResult> for Csv {
     fn export(&self, result: &IpcResult) -> io::Result<Vec<u8>> {
         csv_lines(CSV_HEADER, lines(result))
@@ -66,15 +61,19 @@ struct StreamCells {
     cpu_s: Option<String>,
 }
 
+/// A run's columns (the other metric's empty), its seconds and its noise.
+type RunCells<'a> = (StreamCells, TripCells, f64, Option<&'a RunNoise>);
+
 impl StreamCells {
-    fn of(run: &StreamRun) -> Self {
-        Self {
+    fn of(run: &StreamRun) -> RunCells<'_> {
+        let cells = Self {
             gib_s: Some(format!("{:.4}", run.gib_s)),
             msgs_per_s: Some(format!("{:.1}", run.msgs_per_s)),
             timed_bytes: Some(run.timed_bytes),
             bytes: Some(run.bytes),
             cpu_s: run.cpu_s.map(|s| format!("{s:.4}")),
-        }
+        };
+        (cells, TripCells::default(), run.seconds, run.noise.as_ref())
     }
 }
 
@@ -93,9 +92,9 @@ struct TripCells {
 }
 
 impl TripCells {
-    fn of(run: &TripRun) -> Self {
+    fn of(run: &TripRun) -> RunCells<'_> {
         let l = &run.rtt_ns;
-        Self {
+        let cells = Self {
             round_trips: Some(run.round_trips),
             round_trips_per_s: Some(format!("{:.1}", run.round_trips_per_s)),
             rtt_mean_ns: Some(format!("{:.1}", l.mean)),
@@ -105,7 +104,13 @@ impl TripCells {
             rtt_p999_ns: Some(l.p999),
             rtt_max_ns: Some(l.max),
             warmup_round_trips: Some(run.warmup_round_trips),
-        }
+        };
+        (
+            StreamCells::default(),
+            cells,
+            run.seconds,
+            run.noise.as_ref(),
+        )
     }
 }
 
@@ -115,9 +120,7 @@ struct Metric<'a> {
     status: Status,
     reason: Option<&'a str>,
     series: &'a Series,
-    /// Per run: the throughput and round-trip columns, the seconds and
-    /// the noise.
-    runs: Vec<(StreamCells, TripCells, f64, Option<&'a RunNoise>)>,
+    runs: Vec<RunCells<'a>>,
 }
 
 /// The metrics `row` was asked for.
@@ -127,44 +130,20 @@ fn metrics(row: &IpcRow) -> Vec<Metric<'_>> {
         status: t.status,
         reason: t.reason.as_deref(),
         series: &t.gib_s,
-        runs: (t.runs.iter())
-            .map(|r| {
-                (
-                    StreamCells::of(r),
-                    TripCells::default(),
-                    r.seconds,
-                    r.noise.as_ref(),
-                )
-            })
-            .collect(),
+        runs: t.runs.iter().map(StreamCells::of).collect(),
     });
     let l = row.latency.as_ref().map(|l| Metric {
         name: "round-trip",
         status: l.status,
         reason: l.reason.as_deref(),
         series: &l.p50_ns,
-        runs: (l.runs.iter())
-            .map(|r| {
-                (
-                    StreamCells::default(),
-                    TripCells::of(r),
-                    r.seconds,
-                    r.noise.as_ref(),
-                )
-            })
-            .collect(),
+        runs: l.runs.iter().map(TripCells::of).collect(),
     });
     t.into_iter().chain(l).collect()
 }
 
 fn lines(r: &IpcResult) -> Vec<Line<'_>> {
-    let (sender_cpu, receiver_cpu) = match r.config.placement {
-        Placement::Pinned {
-            writer_cpu,
-            reader_cpu,
-        } => (Some(writer_cpu), Some(reader_cpu)),
-        Placement::Unpinned => (None, None),
-    };
+    let (sender_cpu, receiver_cpu) = r.config.placement.cpus();
     let mut out = Vec::new();
     for row in &r.rows {
         for m in metrics(row) {

@@ -1,7 +1,5 @@
 //! `ipc` as one self-contained HTML page, on the ladder page's machinery
-//! (its head, policy, style and facts; see [`html`](crate::report::page)):
-//! the verdict, the machine, the ends and runs, the charts inline, a table per message
-//! size, where each mechanism's cost goes and the noisy rows.
+//! ([`crate::report::page`]).
 
 use std::fmt::Write as _;
 use std::io;
@@ -19,16 +17,16 @@ use crate::units::Size;
 const STYLE: &str =
     "table.ipc{display:block;overflow-x:auto}table.ipc td:nth-child(2){min-width:0}";
 
-/// The page: one HTML5 document that needs nothing else, made as the
-/// ladder's is (see `report::page`).
+/// The verdict, the machine, the ends and runs, the charts inline, a
+/// table per message size, where each mechanism's cost goes and the
+/// noisy rows.
 impl Exporter<IpcResult> for Html {
     fn export(&self, result: &IpcResult) -> io::Result<Vec<u8>> {
         page(result).map(String::into_bytes)
     }
 }
 
-/// The whole page: one HTML5 document that needs nothing else. Fails
-/// only if the charts cannot be drawn.
+/// The page; fails only if the charts cannot be drawn.
 fn page(r: &IpcResult) -> io::Result<String> {
     let svg = ipc_svg(r)?;
     let shown = Shown::of(r);

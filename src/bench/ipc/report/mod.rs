@@ -1,9 +1,5 @@
-//! `pipespeed ipc` as people read it: the machine and the runs, then a
-//! table per message size with the mechanisms fastest first, why cells
-//! are empty, where each mechanism's cost goes and what made a row noisy.
-//! The CSV, Markdown and HTML forms are in files of their own and share
-//! the pieces here. Pure functions of an
-//! [`IpcResult`], tested on fixed data.
+//! `pipespeed ipc` as people read it, and the pieces the CSV, Markdown
+//! and HTML forms share: pure functions of an [`IpcResult`].
 #[cfg(feature = "cli")]
 mod svg;
 #[cfg(feature = "cli")]
@@ -85,10 +81,7 @@ pub(crate) fn round_trips(row: &IpcRow) -> Option<&RoundTrips> {
     (row.latency.as_ref()).filter(|l| l.status == Status::Ok && !l.runs.is_empty())
 }
 
-/// The median GiB/s the table shows for `row` (the verdict's too).
-pub(crate) fn speed(row: &IpcRow) -> Option<f64> {
-    crate::bench::ipc::result::verdict::speed(row)
-}
+pub(crate) use crate::bench::ipc::result::verdict::{gib_s_cell as gib_s, speed};
 
 /// The round-trip summary the table shows for `row`.
 pub(crate) fn rtt(row: &IpcRow) -> Option<LatencyNs> {
@@ -248,13 +241,6 @@ fn notes(rows: &[&IpcRow], shown: Shown) -> Vec<String> {
     out
 }
 
-/// A rate in GiB/s: two decimals from 1 up, three significant digits
-/// below (`12.50`, `0.500`, `0.00271`), where small messages' rates are.
-/// The verdict rounds them the same way.
-pub(crate) fn gib_s(v: f64) -> String {
-    crate::bench::ipc::result::verdict::gib_s_cell(v)
-}
-
 /// Where the two ends ran, in the words of `ipc`.
 pub(crate) fn ends(p: Placement) -> String {
     match p {
@@ -349,34 +335,27 @@ pub(crate) fn costs(r: &IpcResult) -> Vec<(Mechanism, &str)> {
 /// A paragraph per noisy metric of a row: how much it spread, the likely
 /// causes and what to do, as the ladder says it.
 pub(crate) fn noisy_lines(r: &IpcResult) -> Vec<String> {
+    type Range = fn(f64, f64) -> String;
+    let gib_s: Range = |lo, hi| format!("from {lo:.2} to {hi:.2} GiB/s");
+    let p50: Range = |lo, hi| format!("with p50 from {} to {}", readable_ns(lo), readable_ns(hi));
     let mut out = Vec::new();
     for row in &r.rows {
-        let what = |metric: &str| format!("{} {} {metric}", row.mechanism, Size(row.size as u64));
-        if let Some(t) = &row.throughput
-            && let Some(s) = t.gib_s.spread.filter(|s| s.noisy)
-            && let (Some(lo), Some(hi)) = (t.gib_s.min, t.gib_s.max)
-        {
-            let range = format!("from {lo:.2} to {hi:.2} GiB/s");
-            out.push(noisy_paragraph(
-                &what("throughput"),
-                t.gib_s.runs.len(),
-                &range,
-                &s,
-                t.gib_s.diagnosis.as_ref(),
-            ));
-        }
-        if let Some(l) = &row.latency
-            && let Some(s) = l.p50_ns.spread.filter(|s| s.noisy)
-            && let (Some(lo), Some(hi)) = (l.p50_ns.min, l.p50_ns.max)
-        {
-            let range = format!("with p50 from {} to {}", readable_ns(lo), readable_ns(hi));
-            out.push(noisy_paragraph(
-                &what("round trip"),
-                l.p50_ns.runs.len(),
-                &range,
-                &s,
-                l.p50_ns.diagnosis.as_ref(),
-            ));
+        let metrics = [
+            (row.throughput.as_ref()).map(|t| ("throughput", &t.gib_s, gib_s)),
+            (row.latency.as_ref()).map(|l| ("round trip", &l.p50_ns, p50)),
+        ];
+        for (metric, series, range) in metrics.into_iter().flatten() {
+            if let Some(s) = series.spread.filter(|s| s.noisy)
+                && let (Some(lo), Some(hi)) = (series.min, series.max)
+            {
+                out.push(noisy_paragraph(
+                    &format!("{} {} {metric}", row.mechanism, Size(row.size as u64)),
+                    series.runs.len(),
+                    &range(lo, hi),
+                    &s,
+                    series.diagnosis.as_ref(),
+                ));
+            }
         }
     }
     out
@@ -407,11 +386,7 @@ pub(crate) fn machine_line(r: &IpcResult) -> String {
     )
 }
 
-/// The text: the machine, the ends and runs, what the figures are, the
-/// machine's noise and whether the run was interrupted; the verdict; a
-/// table per message size with the reasons for its empty cells under it;
-/// what the columns mean; a paragraph per mechanism on where its cost
-/// goes; the noise said once; with `explain`, the noisy rows' diagnoses.
+/// The text, as its [`Exporter`] says.
 fn text(r: &IpcResult, explain: bool) -> String {
     let shown = Shown::of(r);
     let mut out = String::new();

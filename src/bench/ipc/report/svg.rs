@@ -1,13 +1,8 @@
-//! `ipc`: per metric, a panel per message size, stacked in one document,
-//! each a bar per mechanism on the panel's own linear axis: the median
-//! GiB/s with a whisker from the slowest run to the fastest; the round
-//! trip's median (p50) with a whisker to its p99; the CPU seconds per GiB.
-//!
-//! A panel per size, not one axis for all: 64-byte messages move about a
-//! thousandth of 1 MiB ones' GiB/s, so on one axis their bars were under
-//! a pixel. A log axis would show them, but a bar's length on it means
-//! nothing (twice as long is not twice as fast), and within a size is
-//! where mechanisms are compared; the tables are per size too.
+//! `ipc`'s chart: per metric, a panel per message size, each on its own
+//! linear axis. 64-byte messages move about a thousandth of 1 MiB ones'
+//! GiB/s, so on one axis their bars would be under a pixel, and on a log
+//! axis a bar's length means nothing; within a size is where mechanisms
+//! are compared.
 use crate::bench::core::Status;
 
 use std::io;
@@ -15,7 +10,6 @@ use std::io;
 use plotters::prelude::*;
 
 use super::{Shown, ordered, round_trips, rtt, sizes, speed, throughput};
-use crate::bench::core::shown::status_word;
 use crate::bench::ipc::{IpcResult, IpcRow};
 use crate::report::svg::bars::{Bar, Bars, draw_on, height};
 use crate::report::svg::chart::{WIDTH, clip, drawing};
@@ -24,12 +18,9 @@ use crate::units::{Size, readable_ns};
 /// Pixels per bar in a panel.
 const ROW_PX: u32 = 28;
 
-/// `ipc`'s result as one SVG document, 900 pixels wide: the throughput
-/// panels, the round-trip panels and the CPU panels, one under the other,
-/// a panel per message size, each 80 pixels and 28 per bar high. A
-/// metric's panels are there when it was asked for (the CPU panels when
-/// a row has its cost); a row whose metric did not run is an empty bar
-/// saying why.
+/// `ipc`'s result as one SVG document: the throughput, round-trip and
+/// CPU panels one under the other, a panel per message size; a row whose
+/// metric did not run is an empty bar saying why.
 pub fn ipc_svg(result: &IpcResult) -> io::Result<String> {
     let fail = drawing("ipc");
     let charts = charts(result);
@@ -79,16 +70,17 @@ fn charts(result: &IpcResult) -> Vec<Bars<'static>> {
         .rows
         .iter()
         .any(|r| throughput(r).is_some_and(|t| t.cpu_s_per_gib.is_some()));
+    let rates = Metric {
+        chart: "ipc throughput",
+        name: "throughput",
+        x_desc: "GiB/s: median of runs; whisker from the slowest run to the fastest",
+        has: |r| r.throughput.is_some(),
+        key: |r| speed(r).map(|g| -g),
+        bar: gib_s,
+    };
     let mut metrics: Vec<Metric> = Vec::new();
     if shown.throughput || !shown.latency {
-        metrics.push(Metric {
-            chart: "ipc throughput",
-            name: "throughput",
-            x_desc: "GiB/s: median of runs; whisker from the slowest run to the fastest",
-            has: |r| r.throughput.is_some(),
-            key: |r| speed(r).map(|g| -g),
-            bar: gib_s,
-        });
+        metrics.push(rates);
     }
     if shown.latency {
         metrics.push(Metric {
@@ -110,6 +102,15 @@ fn charts(result: &IpcResult) -> Vec<Bars<'static>> {
             bar: cpu,
         });
     }
+    let panel = |metric: &Metric, title: String, rows| Bars {
+        chart: metric.chart,
+        title,
+        x_desc: metric.x_desc,
+        rows,
+        limit: None,
+        ticks: tick,
+        row_px: ROW_PX,
+    };
     let mut out = Vec::new();
     for metric in &metrics {
         for size in sizes(result) {
@@ -117,37 +118,24 @@ fn charts(result: &IpcResult) -> Vec<Bars<'static>> {
             if rows.is_empty() {
                 continue;
             }
-            let panel = format!("{}, {} messages", metric.name, Size(size as u64));
-            out.push(Bars {
-                chart: metric.chart,
-                title: match out.is_empty() {
-                    true => clip(&format!("{machine}: {panel}"), 100),
-                    false => panel,
-                },
-                x_desc: metric.x_desc,
-                rows,
-                limit: None,
-                ticks: tick,
-                row_px: ROW_PX,
-            });
+            let title = format!("{}, {} messages", metric.name, Size(size as u64));
+            let title = match out.is_empty() {
+                true => clip(&format!("{machine}: {title}"), 100),
+                false => title,
+            };
+            out.push(panel(metric, title, rows));
         }
     }
     if out.is_empty() {
-        out.push(Bars {
-            chart: "ipc throughput",
-            title: clip(&format!("{machine}: throughput"), 100),
-            x_desc: "GiB/s: median of runs; whisker from the slowest run to the fastest",
-            rows: Vec::new(),
-            limit: None,
-            ticks: tick,
-            row_px: ROW_PX,
-        });
+        let title = clip(&format!("{machine}: throughput"), 100);
+        out.push(panel(&rates, title, Vec::new()));
     }
     out
 }
 
 /// One metric's panels: what they are called, which rows have it, the
 /// order of its bars (smallest `key` first) and how a bar is drawn.
+#[derive(Clone, Copy)]
 struct Metric {
     chart: &'static str,
     name: &'static str,
@@ -168,31 +156,25 @@ fn rows(result: &IpcResult, size: usize, metric: &Metric) -> Vec<Bar> {
         .collect()
 }
 
-/// Why a row's metric (its status and reason) has no bar, as the
-/// table's notes say it.
-fn missing(metric: Option<(Status, Option<&str>)>) -> Bar {
+/// An empty bar saying why a row's metric (its status and reason) has
+/// none, as the table's notes say it.
+fn missing(label: String, metric: Option<(Status, Option<&str>)>) -> Bar {
     let text = match metric {
         None => "not measured".to_string(),
-        Some((Status::Ok, _)) => "no runs".to_string(),
-        Some((status, reason)) => format!(
-            "{}: {}",
-            status_word(status),
-            reason.unwrap_or("no reason given")
-        ),
+        Some((status, reason)) => super::trouble(status, reason, 0).unwrap_or_default(),
     };
-    Bar::empty(String::new(), clip(&text, 75))
+    Bar::empty(label, clip(&text, 75))
 }
 
-/// `bar` with `label`.
-fn labelled(mut bar: Bar, label: String) -> Bar {
-    bar.label = label;
-    bar
+/// The empty bar of a row whose throughput has none.
+fn no_throughput(row: &IpcRow, label: String) -> Bar {
+    let t = row.throughput.as_ref();
+    missing(label, t.map(|t| (t.status, t.reason.as_deref())))
 }
 
 fn gib_s(row: &IpcRow, label: String) -> Bar {
     let (Some(t), Some(median)) = (throughput(row), speed(row)) else {
-        let t = row.throughput.as_ref();
-        return labelled(missing(t.map(|t| (t.status, t.reason.as_deref()))), label);
+        return no_throughput(row, label);
     };
     let mut bar = Bar::measured(label, median, t.gib_s.min, t.gib_s.max);
     bar.note = format!("{} GiB/s", super::gib_s(median));
@@ -205,7 +187,7 @@ fn gib_s(row: &IpcRow, label: String) -> Bar {
 fn round_trip(row: &IpcRow, label: String) -> Bar {
     let (Some(trips), Some(l)) = (round_trips(row), rtt(row)) else {
         let l = row.latency.as_ref();
-        return labelled(missing(l.map(|l| (l.status, l.reason.as_deref()))), label);
+        return missing(label, l.map(|l| (l.status, l.reason.as_deref())));
     };
     let us = |ns: u64| ns as f64 / 1e3;
     let mut bar = Bar::measured(label, us(l.p50), Some(us(l.p50)), Some(us(l.p99)));
@@ -227,11 +209,8 @@ fn cpu(row: &IpcRow, label: String) -> Bar {
             bar.note = format!("{c:.3} s/GiB, {} copies", row.copies);
             bar
         }
-        Some(None) => labelled(missing(None), label),
-        None => {
-            let t = row.throughput.as_ref();
-            labelled(missing(t.map(|t| (t.status, t.reason.as_deref()))), label)
-        }
+        Some(None) => missing(label, None),
+        None => no_throughput(row, label),
     }
 }
 

@@ -1,7 +1,5 @@
-//! The answer at a glance: the fastest mechanism at each message size,
-//! by throughput and by round trip, pipe's place among them, and how far
-//! to trust it, in a few lines that agree with the tables under them (the
-//! same medians, the same rounding).
+//! The answer at a glance, in a few lines that agree with the tables
+//! under them (the same medians, the same rounding).
 
 use serde::{Deserialize, Serialize};
 
@@ -30,8 +28,7 @@ pub(crate) fn gib_s_cell(v: f64) -> String {
     format!("{v:.decimals$}")
 }
 
-/// The median GiB/s the table shows for `row` (a throughput that ran and
-/// has runs).
+/// The median GiB/s the table shows for `row`.
 pub(crate) fn speed(row: &IpcRow) -> Option<f64> {
     let t = row.throughput.as_ref()?;
     (t.status == Status::Ok && !t.runs.is_empty())
@@ -98,17 +95,13 @@ fn ranked<'a>(rows: &[&'a IpcRow], m: &Metric) -> Vec<(&'a IpcRow, f64)> {
 /// mechanism: `fastest shm: 64B 1.20 GiB/s; pipe-splice: 64KiB 20.00
 /// GiB/s`.
 fn fastest(by_size: &[(usize, Vec<&IpcRow>)], m: &Metric) -> Option<String> {
-    let mut groups: Vec<(Mechanism, Vec<String>)> = Vec::new();
-    for (size, rows) in by_size {
-        let Some(&(row, v)) = ranked(rows, m).first() else {
-            continue;
-        };
-        let figure = format!("{} {}", Size(*size as u64), (m.show)(v));
-        match groups.iter_mut().find(|(mech, _)| *mech == row.mechanism) {
-            Some((_, figures)) => figures.push(figure),
-            None => groups.push((row.mechanism, vec![figure])),
-        }
-    }
+    let groups = grouped(by_size.iter().filter_map(|(size, rows)| {
+        let &(row, v) = ranked(rows, m).first()?;
+        Some((
+            row.mechanism,
+            format!("{} {}", Size(*size as u64), (m.show)(v)),
+        ))
+    }));
     let groups: Vec<String> = (groups.iter())
         .map(|(mech, figures)| format!("{mech}: {}", figures.join(", ")))
         .collect();
@@ -121,9 +114,21 @@ fn fastest(by_size: &[(usize, Vec<&IpcRow>)], m: &Metric) -> Option<String> {
     })
 }
 
+/// `items`' values grouped by their keys, in the order each key first
+/// comes.
+fn grouped<K: PartialEq, V>(items: impl IntoIterator<Item = (K, V)>) -> Vec<(K, Vec<V>)> {
+    let mut out: Vec<(K, Vec<V>)> = Vec::new();
+    for (key, value) in items {
+        match out.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, values)) => values.push(value),
+            None => out.push((key, vec![value])),
+        }
+    }
+    out
+}
+
 /// Pipe's rank for `m` at the largest size where it ranks, and how far it
-/// is from the fastest there: `2nd of 5 at 64KiB (shm 2.40x pipe)`. One
-/// size keeps the verdict to a line; the table has the others.
+/// is from the fastest there: `2nd of 5 at 64KiB (shm 2.40x pipe)`.
 fn pipe_place(by_size: &[(usize, Vec<&IpcRow>)], m: &Metric) -> Option<String> {
     let (size, ranked, place) = by_size.iter().rev().find_map(|(size, rows)| {
         let ranked = ranked(rows, m);
@@ -173,18 +178,11 @@ impl IpcResult {
         out
     }
 
-    /// What the figures say, from the rows: the fastest mechanism at each
-    /// message size by throughput and by round trip, pipe's place among
-    /// them, how many rows could not be measured, and how far to trust
-    /// it all.
+    /// What the figures say: the fastest mechanism at each message size,
+    /// pipe's place among them, the rows not measured, and how far to
+    /// trust it all.
     pub fn verdict(&self) -> Verdict {
-        let mut by_size: Vec<(usize, Vec<&IpcRow>)> = Vec::new();
-        for row in &self.rows {
-            match by_size.iter_mut().find(|(size, _)| *size == row.size) {
-                Some((_, rows)) => rows.push(row),
-                None => by_size.push((row.size, vec![row])),
-            }
-        }
+        let by_size = grouped(self.rows.iter().map(|row| (row.size, row)));
         let metrics = [THROUGHPUT, ROUND_TRIP];
         let mut lines: Vec<String> = metrics
             .iter()
@@ -201,7 +199,7 @@ impl IpcResult {
         }
         let mut failed: Vec<String> = Vec::new();
         // Each mechanism unavailable somewhere, with the sizes.
-        let mut unavailable: Vec<(Mechanism, Vec<String>)> = Vec::new();
+        let mut unavailable = Vec::new();
         for row in &self.rows {
             let statuses = [
                 row.throughput.as_ref().map(|t| t.status),
@@ -214,13 +212,10 @@ impl IpcResult {
             if statuses.contains(&Some(Status::Failed)) {
                 failed.push(format!("{} {size}", row.mechanism));
             } else if statuses.contains(&Some(Status::Unavailable)) {
-                match unavailable.iter_mut().find(|(m, _)| *m == row.mechanism) {
-                    Some((_, sizes)) => sizes.push(size),
-                    None => unavailable.push((row.mechanism, vec![size])),
-                }
+                unavailable.push((row.mechanism, size));
             }
         }
-        let unavailable: Vec<String> = (unavailable.iter())
+        let unavailable: Vec<String> = (grouped(unavailable).iter())
             .map(|(m, sizes)| {
                 let everywhere =
                     sizes.len() == self.rows.iter().filter(|r| r.mechanism == *m).count();

@@ -1,9 +1,6 @@
-//! `bench --zero-copy`'s table, Markdown and CSV, tested on fixed data.
-//!
-//! The verdict comes first (made from the findings by
-//! `bench::zerocopy::verdict`), then one row per path: what it moves,
-//! its rate, its CPU per GiB and its ratio to read/write; with
-//! `--explain`, how each path is checked and why its answer matters.
+//! `bench --zero-copy`'s table, Markdown and CSV: the verdict, then one
+//! row per path; with `--explain`, how each path is checked and why its
+//! answer matters.
 
 use std::fmt::Write as _;
 use std::io;
