@@ -1,12 +1,10 @@
 //! `-R PID` and `-Q PID`: change or ask a running meter.
 //!
 //! Every meter listens on a Unix socket named after its process ID in a
-//! directory only its user can enter: `$XDG_RUNTIME_DIR/pipespeed-pv/`, or
-//! `/tmp/pipespeed-pv-UID/` without one. A client sends one JSON line, a
-//! [`Request`], and reads one line back. The meter also checks the
-//! client's user with `SO_PEERCRED`, so only the same user (or root) is
-//! heard. (pv uses a SysV message queue; a socket needs no key file and
-//! goes away with the meter.)
+//! directory only its user can enter ([`directory`]). A client sends one
+//! JSON [`Request`] line and reads one line back; `SO_PEERCRED` lets only
+//! the same user (or root) be heard. (pv uses a SysV message queue; a
+//! socket needs no key file and goes away with the meter.)
 
 use std::fs;
 use std::io::{self, BufRead, BufReader, Write};
