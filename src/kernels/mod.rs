@@ -1,17 +1,9 @@
 //! `pipespeed kernels A B`: two kernel images booted in turn (A, B, A,
-//! B, ...) in qemu, the same measurements run in each boot by the
-//! pipespeed binary inside, each kernel's runs pooled over its boots and
-//! the two compared as `compare --lkml` does.
+//! B, ...) in qemu, the same measurements run in each boot, each kernel's
+//! runs pooled over its boots and compared as `compare --lkml` does.
 //!
-//! - `initramfs`: the guest's root: busybox, pipespeed and `/init`.
-//! - `qemu`: one boot, watched: `/init` reached, results, panics, time
-//!   limits.
-//! - `result`: what the command writes with `--json`.
-//!
-//! qemu runs the guest with KVM where KVM boots a stock kernel (probed by
-//! the first boot) and with its emulator (TCG) otherwise: figures measured
-//! under TCG are marked emulated everywhere, as they are many times slower
-//! and noisier than the machine's.
+//! qemu uses KVM where KVM boots a stock kernel (probed by the first
+//! boot), else its emulator (TCG): TCG's figures are marked emulated.
 
 mod console;
 pub(crate) mod initramfs;

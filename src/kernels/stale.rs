@@ -1,15 +1,12 @@
 //! What a run leaves when it dies without a chance to clean (SIGKILL, a
-//! crash, a power cut): its work directory, the initramfs being staged
-//! and packed. Each is a directory [`make`] names `PREFIX` and
-//! [`RANDOM`] random letters and digits, holding a lock file that its run
-//! keeps locked (flock(2), exclusive) for its whole life; the next run
-//! removes those whose lock it can take ([`remove`]).
+//! crash): its work directory, the initramfs being staged. Each is a
+//! directory [`make`] names `PREFIX` and [`RANDOM`] random characters,
+//! holding a lock file its run keeps flock(2)-locked for its whole life;
+//! the next run removes those whose lock it can take ([`remove`]).
 //!
-//! A lock, not a process ID, says whether a run lives: an ID and its
-//! start time name a process of this host and PID namespace only, and a
-//! `/tmp` shared with a container or a home on NFS is seen by runs of
-//! others. flock(2) locks hold there too (NFS carries them to the
-//! server), and the kernel drops them when their process dies, however.
+//! A lock, not a process ID, says whether a run lives: a PID names a
+//! process of this host and PID namespace only, while a `/tmp` shared
+//! with a container or a home on NFS holds flock(2) locks too.
 //!
 //! # References
 //!  - [flock(2)](https://man7.org/linux/man-pages/man2/flock.2.html)

@@ -2,11 +2,9 @@
 //! held to `-L` (a rate limit), stopped at `-S` (a size), counting bytes
 //! or, with `-l`, lines for the display.
 //!
-//! The rate limit is a [`TokenBucket`]: before each stretch of copying the
-//! loop takes what the bucket holds and lets the copy engine move that
-//! much and no more, then sleeps until the bucket has a byte again.
-//! Copying time earns tokens as much as sleeping does. The clock is a
-//! [`Clock`], so tests can run a limit without waiting for it.
+//! Before each stretch the loop takes what the [`TokenBucket`] holds and
+//! lets the engine move that much, then sleeps until it has a byte again;
+//! the [`Clock`] lets tests run a limit without waiting for it.
 
 use std::collections::VecDeque;
 use std::io;

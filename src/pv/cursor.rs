@@ -1,13 +1,10 @@
 //! `-c`: several meters of one pipeline on a terminal, each on its own
-//! line.
-//!
-//! The meters of a pipeline share its process group. Each takes the next
-//! row from a counter in a small file named after the group, under
-//! `flock`, and draws on that row relative to where the cursor was when
-//! the pipeline started: `row` newlines down (scrolling the screen if the
-//! row is below its bottom, which keeps the rows lined up), the line, and
-//! back up. The cursor is thus always left on the first row. The last
-//! meter to finish moves it below all the rows and removes the file.
+//! line. The meters share the pipeline's process group; each takes the
+//! next row from a counter in a file named after the group, under
+//! `flock`, and draws `row` newlines below where the cursor was at the
+//! start (scrolling keeps the rows lined up), then goes back up. The
+//! last meter to finish moves the cursor below all rows and removes the
+//! file.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, Write};

@@ -365,10 +365,9 @@ pub(crate) fn lock(settings: &Mutex<Settings>) -> std::sync::MutexGuard<'_, Sett
 }
 
 /// Writes `text` to `stderr` if it can take it within `patience`, and no
-/// signal has stopped the meter: a
-/// reader of stderr that stops reading must not stall the display thread
-/// (holding stderr's lock, which the copying thread needs for its
-/// messages).
+/// signal has stopped the meter: a reader of stderr that stops reading
+/// must not stall the display thread (holding stderr's lock, which the
+/// copying thread needs for its messages).
 pub(crate) fn show(stderr: &io::Stderr, text: &str, patience: Duration) {
     let timeout = Timespec {
         tv_sec: patience.as_secs() as i64,

@@ -153,7 +153,6 @@ impl Format {
 
     /// The format pv builds from the item flags, in pv's order.
     pub(crate) fn from_items(items: &Items) -> Format {
-        let mut text = Vec::new();
         let flags = [
             (items.name.is_some(), "%N"),
             (items.bytes, "%b"),
@@ -165,11 +164,11 @@ impl Format {
             (items.eta, "%e"),
             (items.fineta, "%I"),
         ];
-        for (on, spec) in flags {
-            if on {
-                text.push(spec.to_owned());
-            }
-        }
+        let mut text: Vec<String> = flags
+            .into_iter()
+            .filter(|&(on, _)| on)
+            .map(|(_, spec)| spec.to_owned())
+            .collect();
         if items.last_written > 0 {
             text.push(format!("%{}A", items.last_written));
         }

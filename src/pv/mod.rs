@@ -1,14 +1,7 @@
-//! pv as library code: what the meter shows and how it limits a rate
-//! ([`meter`]), the display line from a format (`format`), the copy
-//! loop with `-L`, `-S` and `-l` (`copy`) and its holes with `-O`
-//! (`sparse`), the display thread
-//! (`display`) and its rows with `-c` (`cursor`), the remote control
-//! of a running meter (`remote`), `-d`, the watching of another
-//! process's files (`watch`), and `-M`, the metering of a command's
-//! standard input and output (`monitor`).
-//!
-//! The display is drawn only on the standard error the caller hands in:
-//! pv's display goes there, and nothing here prints on its own.
+//! pv as library code: the meter, the display line's format, the copy
+//! loop, the display thread and its rows, the remote control (`-R`), the
+//! watching of another process's files (`-d`) and `-M`. Nothing here
+//! prints on its own: the display goes to the standard error handed in.
 
 pub(crate) mod copy;
 pub(crate) mod cursor;

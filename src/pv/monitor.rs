@@ -1,39 +1,17 @@
 //! `pv -M`: runs a command and meters its standard input, its standard
-//! output, or both. Each metered side is a pipe between us and the
-//! command, copied by its own [`Transfer`] in its own thread (so at pipe
-//! speed, by splice where the descriptors allow), with its own count; a
-//! side not metered is the command's own, inherited.
+//! output, or both; each metered side is a pipe copied by its own
+//! [`Transfer`] in its own thread, a side not metered is inherited.
 //!
-//! How a run ends:
-//! - the input side ends when our standard input does, or when the
-//!   command (and whatever shares its standard input) no longer reads it
-//!   (`EPIPE`: not an error; our SIGPIPE is ignored by the Rust runtime);
-//!   the command's standard input is closed then, so it sees the end;
-//! - the output side copies until the pipe's end, that is until every
-//!   process holding it has closed it: a background grandchild that keeps
-//!   the command's standard output is waited for, as pv 1.12 and a shell
-//!   pipeline do, and nothing it writes is lost;
-//! - the command is reaped as soon as it exits (no zombie); once it has
-//!   and the output side has ended, an input side still waiting for our
-//!   standard input is left behind if nobody can read what it would
-//!   copy (no reader left on the command's standard input), instead of
-//!   waiting for input that could only fail, or once a signal came;
-//! - a SIGINT, SIGTERM or SIGHUP we catch is sent on to the command's
-//!   process group, once; what is left of the group [`GRACE`] later is
-//!   killed, the command is reaped, and the sides are let go: the run
-//!   ends within a second, nothing of the command left running.
+//! The input side ends at our input's end or when nobody reads the
+//! command's input (`EPIPE`, not an error); the output side copies until
+//! every holder of the pipe has closed it, as pv 1.12 does. A SIGINT,
+//! SIGTERM or SIGHUP is sent on to the command's group once, and what is
+//! left of it [`GRACE`] later is killed.
 //!
-//! The command runs in a process group of its own, so that its children
-//! go with it, unless we have a controlling terminal: there a group of
-//! its own could not read the terminal (SIGTTIN) and would be left
-//! behind by the shell's job control (`fg` after `&`); the terminal's
-//! Ctrl-C reaches the whole group anyway, so it shares ours, and a
-//! `kill` of pv signals and kills only the command itself (its own
-//! children may outlive it there).
-//!
-//! The status is the command's: its exit code, or 128 + N when it was
-//! killed by signal N (as a shell says it); 128 + N of the signal we
-//! caught when it had to be killed.
+//! The command gets a process group of its own unless we have a
+//! controlling terminal: there it could not read the terminal (SIGTTIN)
+//! and job control (`fg` after `&`) would leave it behind. The status is
+//! the command's, as a shell gives it (128 + N for signal N).
 
 #[path = "monitor/draw.rs"]
 mod draw;

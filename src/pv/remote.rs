@@ -1,12 +1,10 @@
 //! `-R PID` and `-Q PID`: change or ask a running meter.
 //!
 //! Every meter listens on a Unix socket named after its process ID in a
-//! directory only its user can enter: `$XDG_RUNTIME_DIR/pipespeed-pv/`, or
-//! `/tmp/pipespeed-pv-UID/` without one. A client sends one JSON line, a
-//! [`Request`], and reads one line back. The meter also checks the
-//! client's user with `SO_PEERCRED`, so only the same user (or root) is
-//! heard. (pv uses a SysV message queue; a socket needs no key file and
-//! goes away with the meter.)
+//! directory only its user can enter ([`directory`]). A client sends one
+//! JSON [`Request`] line and reads one line back; `SO_PEERCRED` lets only
+//! the same user (or root) be heard. (pv uses a SysV message queue; a
+//! socket needs no key file and goes away with the meter.)
 
 use std::fs;
 use std::io::{self, BufRead, BufReader, Write};
@@ -55,12 +53,22 @@ pub(crate) enum Request {
 }
 
 /// A meter's answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Reply {
     /// `None` when done; else what went wrong.
     pub error: Option<String>,
     /// For a query: the meter's line, in its own format.
     pub line: Option<String>,
+}
+
+impl Reply {
+    /// A request refused, and why.
+    fn refused(why: String) -> Reply {
+        Reply {
+            error: Some(why),
+            line: None,
+        }
+    }
 }
 
 /// The directory of the meters' sockets, made (0700) if missing: the
@@ -235,19 +243,13 @@ fn serve(stream: UnixStream, controls: &Controls) -> io::Result<()> {
     let me = rustix::process::getuid();
     let mut writer = stream.try_clone()?;
     let reply = if peer.uid != me && !peer.uid.is_root() {
-        Reply {
-            error: Some("permission denied: another user's meter".into()),
-            line: None,
-        }
+        Reply::refused("permission denied: another user's meter".into())
     } else {
         let mut text = String::new();
         BufReader::new(&stream).read_line(&mut text)?;
         match serde_json::from_str::<Request>(&text) {
             Ok(request) => answer(request, controls),
-            Err(err) => Reply {
-                error: Some(format!("bad request: {err}")),
-                line: None,
-            },
+            Err(err) => Reply::refused(format!("bad request: {err}")),
         }
     };
     let mut text = serde_json::to_string(&reply).map_err(io::Error::other)?;
@@ -263,10 +265,7 @@ fn answer(request: Request, controls: &Controls) -> Reply {
             if let Some(rate) = changes.rate_limit {
                 controls.rate_limit.store(rate, Ordering::Relaxed);
             }
-            Reply {
-                error: None,
-                line: None,
-            }
+            Reply::default()
         }
         Request::Query => {
             let settings = lock(&controls.settings).clone();
@@ -278,8 +277,8 @@ fn answer(request: Request, controls: &Controls) -> Reply {
             snap.done = false;
             let line = meter.line(&settings.format(), &snap, settings.width.unwrap_or(80));
             Reply {
-                error: None,
                 line: Some(line.trim_end().to_owned()),
+                ..Reply::default()
             }
         }
     }

@@ -2,8 +2,8 @@
 //! through its files, from `/proc/PID/fdinfo/FD` (`pos:`) and the size of
 //! the file behind `/proc/PID/fd/FD`. Ends when every watched descriptor
 //! is closed and every process watched whole (`-d PID`, whose files are
-//! looked for again every frame, as pv 1.12 does) has ended. As pv, only regular files and block devices can be watched:
-//! a pipe, socket or character device has no position to follow.
+//! looked for again every frame, as pv 1.12 does) has ended. As pv, only
+//! regular files and block devices can be watched.
 
 use std::fs::{self, File};
 use std::io::{self, Seek, SeekFrom};

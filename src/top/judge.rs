@@ -1,20 +1,13 @@
-//! Which stage limits a pipeline, by two rules that look at different
-//! things, and what to do about it.
+//! Which stage limits a pipeline, by two rules, and what to do about it.
 //!
-//! - **The pipes' fill.** A stage that limits the others has its input
-//!   pipe full (the writer before it waits for room) and its output pipe
-//!   empty (the reader after it waits for data). The first stage has no
-//!   input to be full and the last no output to be empty.
-//! - **The waits.** Every stage but the slowest spends part of its time
-//!   blocked on a pipe; the slowest is the one least often blocked on its
-//!   pipes, whatever it does with the rest of its time: computing (CPU%
-//!   shows it) or sleeping (a rate limit at 0% CPU, which CPU% alone would
-//!   miss).
+//! - **The pipes' fill**: the limiting stage has its input pipe full and
+//!   its output pipe empty.
+//! - **The waits**: the limiting stage is the one least often blocked on
+//!   its pipes, whether it computes or sleeps (a rate limit at 0% CPU,
+//!   which CPU% alone would miss).
 //!
-//! Where both name the same stage, it is the bottleneck. Where they name
-//! different stages, or neither names one (a balanced pipeline; more busy
-//! stages than CPUs), there is no single bottleneck, and the verdict says
-//! why.
+//! Where both name the same stage, it is the bottleneck; otherwise the
+//! verdict says why there is no single one.
 
 use serde::Serialize;
 
@@ -103,6 +96,19 @@ pub struct Verdict {
     pub advice: Vec<String>,
 }
 
+impl Verdict {
+    /// A verdict that names no stage, for this reason.
+    fn undecided(why: String) -> Verdict {
+        Verdict {
+            bottleneck: None,
+            stage: None,
+            why,
+            rules: "none".to_string(),
+            advice: Vec::new(),
+        }
+    }
+}
+
 /// The stage the fill rule names, if exactly one qualifies; `Err` when
 /// the fills cannot be read.
 fn by_fill(stages: &[StageView], pipes: &[PipeView]) -> Result<Option<usize>, ()> {
@@ -146,13 +152,7 @@ fn by_waits(stages: &[StageView]) -> Result<Option<usize>, ()> {
 /// run on.
 pub fn judge(stages: &[StageView], pipes: &[PipeView], cpus: usize) -> Verdict {
     if stages.iter().all(|s| s.exited) {
-        return Verdict {
-            bottleneck: None,
-            stage: None,
-            why: "the pipeline has ended".to_string(),
-            rules: "none".to_string(),
-            advice: Vec::new(),
-        };
+        return Verdict::undecided("the pipeline has ended".to_string());
     }
     let fill = by_fill(stages, pipes);
     let waits = by_waits(stages);
@@ -183,15 +183,11 @@ pub fn judge(stages: &[StageView], pipes: &[PipeView], cpus: usize) -> Verdict {
         (Ok(Some(a)), Ok(None)) => (Some(a), "fill"),
         (Ok(None), Ok(Some(b))) => (Some(b), "waits"),
         (Err(()), Err(())) => {
-            return Verdict {
-                bottleneck: None,
-                stage: None,
-                why: "cannot tell: neither the pipes nor the stages' states can be read \
-                      (another user's processes: run as root or as their user)"
+            return Verdict::undecided(
+                "cannot tell: neither the pipes nor the stages' states can be read \
+                 (another user's processes: run as root or as their user)"
                     .to_string(),
-                rules: "none".to_string(),
-                advice: Vec::new(),
-            };
+            );
         }
         _ => (None, "none"),
     };
@@ -296,20 +292,13 @@ fn none(why: String, stages: &[StageView], cpus: usize) -> Verdict {
         .count();
     let waiting = stages.iter().any(|s| s.runq >= 0.1);
     let crowd = crowded(stages, cpus);
-    let why = if busy > cpus && waiting {
+    Verdict::undecided(if busy > cpus && waiting {
         format!("{why}; {busy} busy stages compete for {cpus} CPUs (they wait for a CPU)")
     } else if !crowd.is_empty() {
         format!("{why}{crowd}")
     } else {
         why
-    };
-    Verdict {
-        bottleneck: None,
-        stage: None,
-        why,
-        rules: "none".to_string(),
-        advice: Vec::new(),
-    }
+    })
 }
 
 #[cfg(test)]

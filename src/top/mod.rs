@@ -1,13 +1,7 @@
 //! `pipespeed top`: watch a running pipeline from outside and name the
-//! stage that limits it.
-//!
-//! Nothing is inserted in the pipeline and nothing is written anywhere in
-//! `/proc`: the stages and the pipes between them are found through
-//! `/proc/PID/fd` (in `graph`), each stage's CPU, run-queue wait and I/O
-//! counters are read every window, and several times a window a *probe*
-//! reads what every thread sleeps in (`wchan`: a pipe read or write, or
-//! something else) and how full every pipe is (FIONREAD on a descriptor
-//! opened through `/proc` for reading, without blocking, closed at once).
+//! stage that limits it. Nothing is inserted in the pipeline: stages and
+//! pipes are found through `/proc/PID/fd`, and several times a window a
+//! probe reads each thread's `wchan` and each pipe's fill (FIONREAD).
 //! [`judge`] turns a window into a verdict; [`rates`] estimates the bytes
 //! of a stage that splices, which `/proc/PID/io` does not count.
 //!

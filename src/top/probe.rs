@@ -252,27 +252,18 @@ mod tests {
 
     #[test]
     fn pipe_sleeps_are_input_or_output_and_others_are_other() {
-        assert_eq!(
-            activity(&[task('S', Some("anon_pipe_read"))], false, false),
-            Activity::Input
-        );
-        assert_eq!(
-            activity(&[task('S', Some("pipe_wait_readable"))], false, false),
-            Activity::Input
-        );
-        assert_eq!(
-            activity(&[task('S', Some("anon_pipe_write"))], false, false),
-            Activity::Output
-        );
-        assert_eq!(
-            activity(&[task('S', Some("pipe_wait_writable"))], false, false),
-            Activity::Output
-        );
-        assert_eq!(
-            activity(&[task('S', Some("hrtimer_nanosleep"))], true, true),
-            Activity::Other
-        );
-        assert_eq!(activity(&[task('D', None)], true, true), Activity::Other);
+        let cases = [
+            ('S', Some("anon_pipe_read"), false, Activity::Input),
+            ('S', Some("pipe_wait_readable"), false, Activity::Input),
+            ('S', Some("anon_pipe_write"), false, Activity::Output),
+            ('S', Some("pipe_wait_writable"), false, Activity::Output),
+            ('S', Some("hrtimer_nanosleep"), true, Activity::Other),
+            ('D', None, true, Activity::Other),
+        ];
+        for (state, wchan, empty_and_full, expected) in cases {
+            let got = activity(&[task(state, wchan)], empty_and_full, empty_and_full);
+            assert_eq!(got, expected, "{state} {wchan:?}");
+        }
     }
 
     #[test]

@@ -1,16 +1,11 @@
 //! Each stage's bytes in and out over a window, where `/proc/PID/io`
 //! counts them, and estimated where it does not.
 //!
-//! `rchar`/`wchar` count read(2), write(2), sendfile and
-//! copy_file_range, not splice or vmsplice: a stage that splices (pv,
-//! pipespeed's cat, a splicing tee) shows 0 there. Its rate is then
-//! worked out from what its neighbours counted across the pipe they
-//! share: what its reader took out plus what the pipe gained is what it
-//! put in, and what its writer put in less what the pipe gained is what
-//! it took out; a regular file it reads or writes gives its position
-//! (`pos:` in fdinfo moves under splice too). A stage that splices is a
-//! pass-through, so what goes in of it comes out. Estimated figures are
-//! marked.
+//! `rchar`/`wchar` do not count splice or vmsplice: a stage that splices
+//! gets its rate from its neighbours across the pipe they share (what its
+//! reader took out plus what the pipe gained) or from a regular file's
+//! `pos:` in fdinfo, and a splicing stage passes through what it takes
+//! in. Estimated figures are marked.
 
 use serde::Serialize;
 

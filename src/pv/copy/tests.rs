@@ -53,6 +53,11 @@ fn data(n: u32) -> Vec<u8> {
     (0..n).map(|i| (i % 251) as u8).collect()
 }
 
+/// Copies `input` to `out` whole, skipping no error.
+fn copy_all(transfer: &mut Transfer, input: impl AsFd, out: &File) -> Ended {
+    transfer.copy(input, out, &mut |_| {}).unwrap()
+}
+
 /// A transfer on a fake clock, and what the clock saw.
 fn faked(options: TransferOptions) -> (Transfer, Arc<Mutex<Seen>>) {
     let seen = Arc::new(Mutex::new(Seen::default()));
@@ -76,10 +81,7 @@ fn a_rate_limit_holds_the_copy_to_the_rate_and_loses_nothing() {
         rate_limit: Some(rate),
         ..TransferOptions::default()
     });
-    assert_eq!(
-        transfer.copy(&input, &out, &mut |_| {}).unwrap(),
-        Ended::Input
-    );
+    assert_eq!(copy_all(&mut transfer, &input, &out), Ended::Input);
     assert_eq!(transfer.count().load(Ordering::Relaxed), 100_000);
     assert_eq!(contents(out), bytes);
     let seen = seen.lock().unwrap();
@@ -104,16 +106,13 @@ fn the_stop_size_ends_the_copy_exactly_there_over_all_inputs() {
         stop_at: Some(4000),
         ..TransferOptions::default()
     });
+    assert_eq!(copy_all(&mut transfer, file_of(&first), &out), Ended::Input);
     assert_eq!(
-        transfer.copy(file_of(&first), &out, &mut |_| {}).unwrap(),
-        Ended::Input
-    );
-    assert_eq!(
-        transfer.copy(file_of(&second), &out, &mut |_| {}).unwrap(),
+        copy_all(&mut transfer, file_of(&second), &out),
         Ended::StopSize
     );
     assert_eq!(
-        transfer.copy(file_of(&second), &out, &mut |_| {}).unwrap(),
+        copy_all(&mut transfer, file_of(&second), &out),
         Ended::StopSize
     );
     let expected = [&first[..], &second[..1000]].concat();
@@ -130,7 +129,7 @@ fn a_stop_size_and_a_rate_limit_together() {
         ..TransferOptions::default()
     });
     assert_eq!(
-        transfer.copy(file_of(&bytes), &out, &mut |_| {}).unwrap(),
+        copy_all(&mut transfer, file_of(&bytes), &out),
         Ended::StopSize
     );
     assert_eq!(contents(out), &bytes[..20_000]);
@@ -146,10 +145,7 @@ fn line_mode_counts_lines_and_copies_every_byte() {
         lines: true,
         ..TransferOptions::default()
     });
-    assert_eq!(
-        transfer.copy(file_of(&text), &out, &mut |_| {}).unwrap(),
-        Ended::Input
-    );
+    assert_eq!(copy_all(&mut transfer, file_of(&text), &out), Ended::Input);
     assert_eq!(transfer.count().load(Ordering::Relaxed), 3000);
     assert_eq!(contents(out), text);
 }
@@ -167,9 +163,7 @@ fn a_line_limit_counts_lines_not_bytes() {
         ..TransferOptions::default()
     });
     assert_eq!(
-        transfer
-            .copy(file_of(text.as_bytes()), &out, &mut |_| {})
-            .unwrap(),
+        copy_all(&mut transfer, file_of(text.as_bytes()), &out),
         Ended::Input
     );
     assert_eq!(transfer.count().load(Ordering::Relaxed), 20);

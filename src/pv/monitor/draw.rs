@@ -1,19 +1,7 @@
 //! `-M both`'s display: the input side's meter above the output side's,
-//! drawn by one thread from the two counts, each side with its own
-//! [`Meter`] (rate, average, bounce) and settings (`-F` and `-N` may be
-//! given one for each side).
-//!
-//! Where the two lines go:
-//! - `-c`: on the two rows the caller joined, one [`Cursor`] for each
-//!   side (pv 1.12: "pv --cursor --monitor both -- gzip -9" is "pv
-//!   --cursor | gzip -9 | pv --cursor");
-//! - a terminal without `-c`: on two rows, the cursor brought back up to
-//!   the first after each frame, the two lines left below each other at
-//!   the end (pv 1.12 draws both on the one row in turn there, each over
-//!   the other, and only the last lines stay);
-//! - anything else (`-f` to a file, `-n`): as pv 1.12 writes it, each
-//!   side's line ended by `\r` (`\n` with `-n`), a side's last line by
-//!   `\r\n` as soon as that side ends.
+//! each with its own [`Meter`] and settings. With `-c` each side has its
+//! own [`Cursor`] row; on a terminal the two rows are redrawn in place;
+//! elsewhere (`-f` to a file, `-n`) each line ends as pv 1.12 ends it.
 //!
 //! [`Cursor`]: crate::pv::cursor::Cursor
 
