@@ -155,10 +155,8 @@ fn prepare(end: &EndArgs, offset: usize) -> anyhow::Result<BufferOptions> {
 }
 
 /// The most CPUs on which an unpinned busy-looping end says how to pin
-/// the two: the blog's pair needs one CPU each, and on 2 the scheduler may
-/// put both on one (another task on the other, or a wake-up placed beside
-/// its waker), where each spins through the other's time slice. With 3 or
-/// more, a CPU is left over for the rest of the machine.
+/// the two (why: `--busy-loop`'s help); the scheduler may put both on one
+/// (another task on the other, or a wake-up placed beside its waker).
 const BUSY_HINT_CPUS: usize = 2;
 
 /// The line a busy-looping end without `--cpu` prints when it may run on

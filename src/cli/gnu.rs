@@ -293,6 +293,21 @@ pub(super) fn long_option_refused(arg: &[u8], candidates: &[&str]) -> Vec<u8> {
     line
 }
 
+/// `EBADF` if `fd` was closed when we started (see
+/// [`crate::sys::inherited`]).
+pub(super) fn closed_error(fd: crate::sys::inherited::Stdio) -> Option<io::Error> {
+    crate::sys::inherited::closed_at_start(fd).then(|| io::Error::from_raw_os_error(libc::EBADF))
+}
+
+/// GNU's status: 0 if all went well, else 1.
+pub(super) fn status(ok: bool) -> ExitCode {
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
 /// Whether the locale's character set is UTF-8, as setlocale would find
 /// from the environment (which decides how file names are quoted). A
 /// locale named in the environment but not installed counts as UTF-8 here

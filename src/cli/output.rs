@@ -1,12 +1,8 @@
-//! Where results go: files written whole or not at all, FIFOs and devices
-//! written in place as streams, and standard output, whose reader going
-//! away is the one broken pipe that ends a command quietly.
-//!
-//! How a path is written is `crate::sys::replace`'s: a regular file
-//! is replaced by renaming a finished temporary file over it (keeping its
-//! mode and owner), one with hard links is written in place, anything
-//! else (a FIFO, a terminal, a device) is written in place, and
-//! `/dev/stdout` is standard output, like `-`.
+//! Where results go: files written whole or not at all (how is
+//! `crate::sys::replace`'s: see [`write_whole`]), FIFOs and devices
+//! written in place as streams, and standard output (`-`, `/dev/stdout`),
+//! whose reader going away is the one broken pipe that ends a command
+//! quietly.
 
 use std::io::{self, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};

@@ -124,20 +124,8 @@ pub(super) fn run(
     };
     let (input, output) = (transfer(&displays[0]), transfer(&displays[1]));
     let readings = [
-        Reading {
-            count: input.count(),
-            tail: input.tail(),
-            asked: Default::default(),
-            lines: input.previous_line(),
-            out: None,
-        },
-        Reading {
-            count: output.count(),
-            tail: output.tail(),
-            asked: Default::default(),
-            lines: output.previous_line(),
-            out: targets.output.fd().try_clone_to_owned().ok(),
-        },
+        Reading::of(&input, None),
+        Reading::of(&output, Some(targets.output.fd())),
     ];
     let sides = Sides {
         input: metered
