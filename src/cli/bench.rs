@@ -21,7 +21,7 @@ use indicatif::ProgressBar;
 use crate::cli::UsageError;
 use crate::cli::args::{
     PlacementArg, RunsArgs, RunsWords, StallArgs, WarmupArgs, buffer_size, clock_seed, count, cpu,
-    pipe_size, positive_size, rung, seconds,
+    pinned, pipe_size, positive_size, rung, seconds,
 };
 use crate::cli::output::{ResultFile, deliver};
 use crate::cli::progress;
@@ -450,10 +450,7 @@ fn alternative(args: &BenchArgs, facts: &SystemFacts) -> Option<Placement> {
         return None;
     }
     match (chosen, Placement::default_for(facts)) {
-        (false, Placement::Pinned { writer_cpu, .. }) => Some(Placement::Pinned {
-            writer_cpu,
-            reader_cpu: writer_cpu,
-        }),
+        (false, Placement::Pinned { writer_cpu, .. }) => Some(pinned(writer_cpu, writer_cpu)),
         _ => None,
     }
 }
