@@ -19,7 +19,9 @@ use anyhow::Context;
 use clap::Args;
 
 use crate::cli::UsageError;
-use crate::cli::args::{buffer_offset, buffer_size, cpu, pipe_size, positive_size, run_bytes};
+use crate::cli::args::{
+    buffer_offset, buffer_size, cpu, cpu_list, pipe_size, positive_size, run_bytes,
+};
 use crate::cli::output::{check_outputs, print_table, write_file};
 
 /// Options both ends share (the blog's programs share one option parser).
@@ -191,13 +193,7 @@ fn announce(end: &str, args: &EndArgs, settings: &dyn std::fmt::Display) {
         let placement = match (args.cpu, cpus.as_slice()) {
             (Some(cpu), _) => format!("pinned to CPU {cpu}"),
             (None, [one]) => format!("on CPU {one} only"),
-            (None, list) => format!(
-                "unpinned (CPUs {})",
-                list.iter()
-                    .map(|c| c.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            ),
+            (None, list) => format!("unpinned (CPUs {})", cpu_list(list)),
         };
         eprintln!("pipespeed {end}: {settings}, {placement}");
     }

@@ -26,10 +26,7 @@ use crate::sys::inherited::{self, Stdio};
 
 use clap::{Args, Parser, Subcommand};
 
-/// How fast are Linux pipes on this machine? The fast-pipes ladder,
-/// measured honestly.
-///
-/// With no command, runs `pipespeed bench` with its defaults.
+/// The whole command line (its about is the package's description).
 #[derive(Debug, Parser)]
 #[command(
     name = "pipespeed",

@@ -268,19 +268,7 @@ pub(super) fn run(args: PvArgs, me: &Invocation) -> ExitCode {
         Ok(pidfile) => pidfile,
         Err(status) => return status,
     };
-    // Without the shared row counter each meter still shows, on one line.
-    let cursor = (show && args.cursor)
-        .then(|| Cursor::join(io::stderr()).map(Arc::new))
-        .transpose()
-        .unwrap_or_default();
-    let display = Display {
-        cursor,
-        settings,
-        wait: args.wait,
-        delay: args.delay_start.unwrap_or_default(),
-        lines: args.line_mode,
-        stats: args.stats,
-    };
+    let display = display(&args, show, settings);
     let cursor = display.cursor.clone();
     let meter = Meter {
         me: me.clone(),
@@ -319,6 +307,22 @@ fn changes(args: &PvArgs) -> Changes {
             None => None,
         },
         rate_limit: args.rate_limit,
+    }
+}
+
+/// A meter's display, with its own row among the pipeline's meters when
+/// `-c` asks and it is shown (without the shared row counter it still
+/// shows, on one line).
+fn display(args: &PvArgs, show: bool, settings: Arc<Mutex<Settings>>) -> Display {
+    Display {
+        cursor: (show && args.cursor)
+            .then(|| Cursor::join(io::stderr()).ok().map(Arc::new))
+            .flatten(),
+        settings,
+        wait: args.wait,
+        delay: args.delay_start.unwrap_or_default(),
+        lines: args.line_mode,
+        stats: args.stats,
     }
 }
 

@@ -199,20 +199,16 @@ fn invalid_mode(invocation: &Invocation, value: &OsStr, ambiguous: bool) -> Exit
     } else {
         b"invalid argument "
     };
-    let option: &[u8] = b"--output-error";
+    let quoted = |text: &[u8]| [open, text, close].concat();
     invocation.say(&[
         what,
-        open,
-        value.as_bytes(),
-        close,
+        &quoted(value.as_bytes()),
         b" for ",
-        open,
-        option,
-        close,
+        &quoted(b"--output-error"),
     ]);
     let mut valid = b"Valid arguments are:\n".to_vec();
     for (name, _) in MODES {
-        valid.extend_from_slice(&[b"  - ", open, name.as_bytes(), close, b"\n"].concat());
+        valid.extend_from_slice(&[b"  - ", &quoted(name.as_bytes())[..], b"\n"].concat());
     }
     let _ = io::Write::write_all(&mut io::stderr(), &valid);
     invocation.usage_hint()

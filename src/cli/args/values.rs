@@ -106,15 +106,18 @@ pub(crate) fn cpu_pair(
         )));
     };
     match [a, b].into_iter().find(|c| !allowed.contains(c)) {
-        Some(cpu) => {
-            let list: Vec<String> = allowed.iter().map(usize::to_string).collect();
-            Err(crate::cli::UsageError(format!(
-                "--cpus: CPU {cpu} is not one this process may use (allowed: {})",
-                list.join(",")
-            )))
-        }
+        Some(cpu) => Err(crate::cli::UsageError(format!(
+            "--cpus: CPU {cpu} is not one this process may use (allowed: {})",
+            cpu_list(allowed)
+        ))),
         None => Ok(pinned(a, b)),
     }
+}
+
+/// CPU numbers as a list `0,1,3`.
+pub(crate) fn cpu_list(cpus: &[usize]) -> String {
+    let cpus: Vec<String> = cpus.iter().map(usize::to_string).collect();
+    cpus.join(",")
 }
 
 /// Where the two ends of `bench` or `ipc` run: `choice`, else `--cpus`

@@ -13,7 +13,6 @@ use std::time::Instant;
 
 use crate::copy::{CopyError, Side as CopySide};
 use crate::pv::copy::Transfer;
-use crate::pv::cursor::Cursor;
 use crate::pv::display::{Display, Settings, draw, lock};
 use crate::pv::monitor::{self, Drawn, Event, Metered, Sides};
 use crate::sys::process;
@@ -101,16 +100,7 @@ pub(super) fn run(
         };
         settings.format = pick(&args.formats);
         settings.items.name = pick(&args.names);
-        Display {
-            cursor: (show && args.cursor)
-                .then(|| Cursor::join(io::stderr()).ok().map(Arc::new))
-                .flatten(),
-            settings: Arc::new(Mutex::new(settings)),
-            wait: args.wait,
-            delay: args.delay_start.unwrap_or_default(),
-            lines: args.line_mode,
-            stats: args.stats,
-        }
+        super::display(args, show, Arc::new(Mutex::new(settings)))
     });
     let transfer = |display: &Display| {
         let format = lock(&display.settings).format();
