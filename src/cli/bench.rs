@@ -209,15 +209,13 @@ pub(super) fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         )?;
         return Ok(exit_status(&[&result], !args.rungs.is_empty()));
     };
-    for &value in &scan.values {
-        if scan.param == ScanParam::BufSize {
-            check_buf_size(value as usize)?;
-        }
-    }
     // Every value's configuration before the first run: a value this
     // machine cannot have is a usage error, not a failure half-way.
     let mut configs = Vec::with_capacity(scan.values.len());
     for &value in &scan.values {
+        if scan.param == ScanParam::BufSize {
+            check_buf_size(value as usize)?;
+        }
         let label = scan.param.label(value);
         let Some(config) = scan.param.apply(&config, value, &facts) else {
             return Err(UsageError(format!(

@@ -161,11 +161,9 @@ impl Invocation {
 }
 
 /// A tool's command line (`argv` as [`Invocation::detect`] left it:
-/// `pipespeed NAME ARGS...`), parsed by the tool's own options alone. The
-/// whole command line's parser builds every subcommand's options and the
-/// build description first, which made `pipespeed cat`'s start 0.3-0.5 ms
-/// slower than uutils cat's, time a reader waiting for the first byte
-/// counts (docs/cat.md).
+/// `pipespeed NAME ARGS...`), parsed by the tool's own options alone: the
+/// whole command line's parser would build every subcommand first, 0.3-0.5
+/// ms a reader waiting for the first byte counts (docs/cat.md).
 pub(super) fn parse<A: clap::Args + clap::FromArgMatches>(
     argv: &[OsString],
 ) -> Result<A, clap::Error> {

@@ -402,8 +402,7 @@ fn report(err: &anyhow::Error) -> ExitCode {
         .find_map(|e| e.downcast_ref::<output::StdoutError>())
         .is_some_and(|e| e.0.kind() == io::ErrorKind::BrokenPipe);
     if stdout_broken {
-        // Our reader went away: end quietly, as GNU tools do. A broken
-        // pipe anywhere else (a child's pipe) is an error like any other.
+        // Our reader went away (see `output::StdoutError`).
         return ExitCode::SUCCESS;
     }
     eprintln!("pipespeed: {}", message(err));

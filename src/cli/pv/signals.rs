@@ -12,12 +12,10 @@ use crate::cli::strerror;
 
 /// Runs `work` (opening the targets, the copy, or -d's watch) in a thread
 /// of its own, and returns what it returns, or `Err` with pv's status 32
-/// as soon as SIGINT, SIGTERM or SIGHUP comes (said on stderr, after
-/// `before_saying` has run): the caller then
-/// returns from `main`, dropping the pidfile and the control socket (which
-/// removes them), while the thread may still be blocked in an open, a read
-/// or a write. pv 1.12 says "interrupted by a signal: Terminated" and
-/// exits 32 too.
+/// as soon as SIGINT, SIGTERM or SIGHUP comes (said on stderr, as pv 1.12
+/// says it, after `before_saying` has run): the caller then returns from
+/// `main`, removing the pidfile and the control socket, while the thread
+/// may still be blocked in an open, a read or a write.
 pub(super) fn until_signalled<T: Send + 'static>(
     me: &Invocation,
     before_saying: impl FnOnce(),
