@@ -159,17 +159,9 @@ pub(super) fn run(args: PvArgs, me: &Invocation) -> ExitCode {
             Err(err) => return me.usage(&err),
         };
         // -d copies nothing: the pidfile has no file of a copy to be.
-        let _pidfile = match args
-            .pidfile
-            .as_deref()
-            .map(|p| PidFile::write(p, &[], None))
-        {
-            None => None,
-            Some(Ok(pidfile)) => Some(pidfile),
-            Some(Err(err)) => {
-                me.say(&err);
-                return ExitCode::from(EXIT_CONTROL);
-            }
+        let _pidfile = match PidFile::write_asked(me, args.pidfile.as_deref(), &[], None) {
+            Ok(pidfile) => pidfile,
+            Err(status) => return status,
         };
         // pv 1.12: a name no process has watches nothing, and ends at once.
         if watched.is_empty() {
@@ -264,7 +256,7 @@ pub(super) fn run(args: PvArgs, me: &Invocation) -> ExitCode {
     // pidfile that is one of the files copied, or not a regular file,
     // was refused by targets::open before any target was emptied, and is
     // checked again here on what is opened.
-    let _pidfile = match PidFile::write_asked(me, args.pidfile.as_deref(), &names, &targets) {
+    let _pidfile = match PidFile::write_asked(me, args.pidfile.as_deref(), &names, Some(&targets)) {
         Ok(pidfile) => pidfile,
         Err(status) => return status,
     };

@@ -60,7 +60,7 @@ pub(super) fn run(
         Ok(targets) => targets,
         Err(status) => return ExitCode::from(status),
     };
-    let _pidfile = match PidFile::write_asked(me, args.pidfile.as_deref(), &stdin, &targets) {
+    let _pidfile = match PidFile::write_asked(me, args.pidfile.as_deref(), &stdin, Some(&targets)) {
         Ok(pidfile) => pidfile,
         Err(status) => return status,
     };

@@ -24,12 +24,12 @@ impl PidFile {
         me: &Invocation,
         path: Option<&Path>,
         names: &[PathBuf],
-        targets: &targets::Targets,
+        targets: Option<&targets::Targets>,
     ) -> Result<Option<PidFile>, ExitCode> {
         let Some(path) = path else {
             return Ok(None);
         };
-        PidFile::write(path, names, Some(targets))
+        PidFile::write(path, names, targets)
             .map(Some)
             .map_err(|err| {
                 me.say(&err);
@@ -43,7 +43,7 @@ impl PidFile {
     /// send the ID into the data or delete a device node as root), and a
     /// file that is an input, the output or the store: told by `fstat` of
     /// what was opened, which is emptied only then.
-    pub(super) fn write(
+    fn write(
         path: &Path,
         names: &[PathBuf],
         targets: Option<&targets::Targets>,
