@@ -21,7 +21,7 @@ use indicatif::ProgressBar;
 use crate::cli::UsageError;
 use crate::cli::args::{
     PlacementArg, RunsArgs, RunsWords, StallArgs, WarmupArgs, buffer_size, clock_seed, count, cpu,
-    pipe_size, positive_size, rung, seconds,
+    pinned, pipe_size, positive_size, rung, seconds,
 };
 use crate::cli::output::{ResultFile, deliver};
 use crate::cli::progress;
@@ -209,15 +209,13 @@ pub(super) fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         )?;
         return Ok(exit_status(&[&result], !args.rungs.is_empty()));
     };
-    for &value in &scan.values {
-        if scan.param == ScanParam::BufSize {
-            check_buf_size(value as usize)?;
-        }
-    }
     // Every value's configuration before the first run: a value this
     // machine cannot have is a usage error, not a failure half-way.
     let mut configs = Vec::with_capacity(scan.values.len());
     for &value in &scan.values {
+        if scan.param == ScanParam::BufSize {
+            check_buf_size(value as usize)?;
+        }
         let label = scan.param.label(value);
         let Some(config) = scan.param.apply(&config, value, &facts) else {
             return Err(UsageError(format!(
@@ -450,10 +448,7 @@ fn alternative(args: &BenchArgs, facts: &SystemFacts) -> Option<Placement> {
         return None;
     }
     match (chosen, Placement::default_for(facts)) {
-        (false, Placement::Pinned { writer_cpu, .. }) => Some(Placement::Pinned {
-            writer_cpu,
-            reader_cpu: writer_cpu,
-        }),
+        (false, Placement::Pinned { writer_cpu, .. }) => Some(pinned(writer_cpu, writer_cpu)),
         _ => None,
     }
 }

@@ -2,12 +2,8 @@
 //! that is both input and output, stricter where that rule destroys the
 //! file: see [`input_is_output`](crate::copy::input_is_output)), byte
 //! for byte, with the same messages and exit status, also when the binary
-//! is called by the name `cat`.
-//!
-//! Each file is opened, checked, and either handed to the copy engine (no
-//! option changes the bytes) or read in chunks, run through the library's
-//! [`Formatter`] and written out after each chunk. A read error names the
-//! file and cat goes on; a write error ends it at once, as GNU's does.
+//! is called by the name `cat`. A read error names the file and cat goes
+//! on; a write error ends it at once, as GNU's does.
 
 use std::ffi::{OsStr, OsString};
 use std::io;
@@ -19,12 +15,13 @@ use crate::cat::engine::{Engine, Failure, cat_file};
 use crate::cat::format::FormatOptions;
 use crate::quote::quote_file_name;
 use crate::sys::fd_info;
-use crate::sys::inherited::{self, Stdio};
+use crate::sys::inherited::Stdio;
 use crate::sys::signal::inherited_sigpipe;
 use clap::Args;
 
 use crate::cli::gnu::{
-    HasArg, HelpVersion, Invocation, Tool, help_command, multibyte_locale, no_splice,
+    HasArg, HelpVersion, Invocation, Tool, closed_error, help_command, multibyte_locale, no_splice,
+    status,
 };
 use crate::cli::strerror;
 
@@ -107,15 +104,6 @@ pub(super) static CAT: Tool = Tool {
     version,
 };
 
-/// GNU cat dies of `SIGPIPE` when its reader goes away, silently; so must
-/// a drop-in, unless its parent ignored `SIGPIPE`: then the reader going
-/// away is a write error ("write error: Broken pipe", status 1), as in
-/// GNU. Restoring the default action cannot fail for `SIGPIPE`, and if it
-/// did, a reader going away would be reported as a write error.
-fn sigpipe_kills() {
-    let _ = inherited_sigpipe();
-}
-
 /// `--help`: the subcommand's help, with the name cat was called by.
 fn help(program: &OsStr) -> String {
     let name = program.to_string_lossy();
@@ -151,7 +139,10 @@ fn format_options(args: &CatArgs) -> FormatOptions {
 
 /// Runs cat: every file in turn to stdout.
 pub(super) fn run(invocation: &Invocation, args: CatArgs) -> ExitCode {
-    sigpipe_kills();
+    // GNU cat dies of SIGPIPE when its reader goes away, unless its parent
+    // ignored SIGPIPE: then it is a write error, as it is here if the
+    // default action could not be restored.
+    let _ = inherited_sigpipe();
     let stdout = io::stdout();
     let out = stdout.as_fd();
     // GNU examines stdout first: closed, it is an error before any input.
@@ -195,17 +186,7 @@ pub(super) fn run(invocation: &Invocation, args: CatArgs) -> ExitCode {
         invocation.say(&[b"closing standard input: ", strerror(&err).as_bytes()]);
         ok = false;
     }
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
-}
-
-/// `EBADF` if `fd` was closed when we started (see
-/// [`crate::sys::inherited`]).
-fn closed_error(fd: Stdio) -> Option<io::Error> {
-    inherited::closed_at_start(fd).then(|| io::Error::from_raw_os_error(libc::EBADF))
+    status(ok)
 }
 
 /// What `--help` says of page references; docs/cat.md has the details.

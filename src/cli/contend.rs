@@ -146,15 +146,8 @@ fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConf
     let placement = if args.cpus.is_empty() {
         Placement::Unpinned
     } else {
-        let (writer_cpu, reader_cpu) = crate::cli::args::cpu_pair(
-            &args.cpus,
-            &facts.cpus_allowed,
-            "the writers' and the readers'",
-        )?;
-        Placement::Pinned {
-            writer_cpu,
-            reader_cpu,
-        }
+        let ends = "the writers' and the readers'";
+        crate::cli::args::cpu_pair(&args.cpus, &facts.cpus_allowed, ends)?
     };
     let pipe_size =
         resolve_pipe_size(args.pipe_size).map_err(|e| usage(format!("--pipe-size: {e}")))?;

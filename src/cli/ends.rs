@@ -19,7 +19,9 @@ use anyhow::Context;
 use clap::Args;
 
 use crate::cli::UsageError;
-use crate::cli::args::{buffer_offset, buffer_size, cpu, pipe_size, positive_size, run_bytes};
+use crate::cli::args::{
+    buffer_offset, buffer_size, cpu, cpu_list, pipe_size, positive_size, run_bytes,
+};
 use crate::cli::output::{check_outputs, print_table, write_file};
 
 /// Options both ends share (the blog's programs share one option parser).
@@ -155,10 +157,8 @@ fn prepare(end: &EndArgs, offset: usize) -> anyhow::Result<BufferOptions> {
 }
 
 /// The most CPUs on which an unpinned busy-looping end says how to pin
-/// the two: the blog's pair needs one CPU each, and on 2 the scheduler may
-/// put both on one (another task on the other, or a wake-up placed beside
-/// its waker), where each spins through the other's time slice. With 3 or
-/// more, a CPU is left over for the rest of the machine.
+/// the two (why: `--busy-loop`'s help); the scheduler may put both on one
+/// (another task on the other, or a wake-up placed beside its waker).
 const BUSY_HINT_CPUS: usize = 2;
 
 /// The line a busy-looping end without `--cpu` prints when it may run on
@@ -193,13 +193,7 @@ fn announce(end: &str, args: &EndArgs, settings: &dyn std::fmt::Display) {
         let placement = match (args.cpu, cpus.as_slice()) {
             (Some(cpu), _) => format!("pinned to CPU {cpu}"),
             (None, [one]) => format!("on CPU {one} only"),
-            (None, list) => format!(
-                "unpinned (CPUs {})",
-                list.iter()
-                    .map(|c| c.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            ),
+            (None, list) => format!("unpinned (CPUs {})", cpu_list(list)),
         };
         eprintln!("pipespeed {end}: {settings}, {placement}");
     }

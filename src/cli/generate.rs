@@ -90,8 +90,6 @@ pub(super) fn run(args: GenerateArgs) -> anyhow::Result<ExitCode> {
 /// -f` leaves the old pages as they were), and returns their paths.
 /// A page is replaced as a result file is (its mode and owner kept,
 /// `crate::sys::replace`); one that is not a regular file is refused.
-/// Pages written in place (hard links) are written before any is
-/// renamed: their writes can fail, renames cannot.
 fn man_pages(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let cannot = || format!("cannot write the manual pages in {}", dir.display());
     match fs::metadata(dir) {

@@ -161,11 +161,9 @@ impl Invocation {
 }
 
 /// A tool's command line (`argv` as [`Invocation::detect`] left it:
-/// `pipespeed NAME ARGS...`), parsed by the tool's own options alone. The
-/// whole command line's parser builds every subcommand's options and the
-/// build description first, which made `pipespeed cat`'s start 0.3-0.5 ms
-/// slower than uutils cat's, time a reader waiting for the first byte
-/// counts (docs/cat.md).
+/// `pipespeed NAME ARGS...`), parsed by the tool's own options alone: the
+/// whole command line's parser would build every subcommand first, 0.3-0.5
+/// ms a reader waiting for the first byte counts (docs/cat.md).
 pub(super) fn parse<A: clap::Args + clap::FromArgMatches>(
     argv: &[OsString],
 ) -> Result<A, clap::Error> {
@@ -291,6 +289,21 @@ pub(super) fn long_option_refused(arg: &[u8], candidates: &[&str]) -> Vec<u8> {
         line.push(b'\'');
     }
     line
+}
+
+/// `EBADF` if `fd` was closed when we started (see
+/// [`crate::sys::inherited`]).
+pub(super) fn closed_error(fd: crate::sys::inherited::Stdio) -> Option<io::Error> {
+    crate::sys::inherited::closed_at_start(fd).then(|| io::Error::from_raw_os_error(libc::EBADF))
+}
+
+/// GNU's status: 0 if all went well, else 1.
+pub(super) fn status(ok: bool) -> ExitCode {
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 /// Whether the locale's character set is UTF-8, as setlocale would find

@@ -181,20 +181,15 @@ fn work_dir(out: Option<&Path>, vng: bool) -> anyhow::Result<Work> {
     };
     // Made without following a link or using a directory another user
     // planted in /tmp (as the result files are written).
-    let path = replace::make_dir_all(dir).map_err(|e| {
+    let refused = |e: std::io::Error| {
         UsageError(format!(
             "--out {}: {}",
             dir.display(),
             crate::cli::strerror(&e)
         ))
-    })?;
-    let mut entries = std::fs::read_dir(&path).map_err(|e| {
-        UsageError(format!(
-            "--out {}: {}",
-            dir.display(),
-            crate::cli::strerror(&e)
-        ))
-    })?;
+    };
+    let path = replace::make_dir_all(dir).map_err(refused)?;
+    let mut entries = std::fs::read_dir(&path).map_err(refused)?;
     if entries.next().is_some() {
         return Err(UsageError(format!(
             "--out {}: not empty (its files would be replaced)",

@@ -16,7 +16,7 @@ use clap::{Args, ValueEnum};
 use crate::cli::UsageError;
 use crate::cli::args::{
     PlacementArg, PlacementArgs, PlacementWords, ReportArgs, ReportWords, RunsArgs, RunsWords,
-    WarmupArgs, message_size, seconds,
+    WarmupArgs, cpu_pair, message_size, pinned, seconds,
 };
 use crate::cli::progress;
 
@@ -158,13 +158,8 @@ fn placement(
     allowed: &[usize],
 ) -> Result<Placement, UsageError> {
     // The pinger writes first: it is the writer, the ponger the reader.
-    let pinned = |writer_cpu, reader_cpu| Placement::Pinned {
-        writer_cpu,
-        reader_cpu,
-    };
     if !cpus.is_empty() {
-        let (a, b) = crate::cli::args::cpu_pair(cpus, allowed, "the pinger's and the ponger's")?;
-        return Ok(pinned(a, b));
+        return cpu_pair(cpus, allowed, "the pinger's and the ponger's");
     }
     match (cpus, choice, allowed) {
         (_, _, []) => Err(UsageError("this process may run on no CPU at all".into())),

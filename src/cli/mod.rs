@@ -26,10 +26,7 @@ use crate::sys::inherited::{self, Stdio};
 
 use clap::{Args, Parser, Subcommand};
 
-/// How fast are Linux pipes on this machine? The fast-pipes ladder,
-/// measured honestly.
-///
-/// With no command, runs `pipespeed bench` with its defaults.
+/// The whole command line (its about is the package's description).
 #[derive(Debug, Parser)]
 #[command(
     name = "pipespeed",
@@ -405,8 +402,7 @@ fn report(err: &anyhow::Error) -> ExitCode {
         .find_map(|e| e.downcast_ref::<output::StdoutError>())
         .is_some_and(|e| e.0.kind() == io::ErrorKind::BrokenPipe);
     if stdout_broken {
-        // Our reader went away: end quietly, as GNU tools do. A broken
-        // pipe anywhere else (a child's pipe) is an error like any other.
+        // Our reader went away (see `output::StdoutError`).
         return ExitCode::SUCCESS;
     }
     eprintln!("pipespeed: {}", message(err));

@@ -1,12 +1,6 @@
-//! Where results go: files written whole or not at all, FIFOs and devices
-//! written in place as streams, and standard output, whose reader going
-//! away is the one broken pipe that ends a command quietly.
-//!
-//! How a path is written is `crate::sys::replace`'s: a regular file
-//! is replaced by renaming a finished temporary file over it (keeping its
-//! mode and owner), one with hard links is written in place, anything
-//! else (a FIFO, a terminal, a device) is written in place, and
-//! `/dev/stdout` is standard output, like `-`.
+//! Where results go: files written whole or not at all (how is
+//! `crate::sys::replace`'s: see [`write_whole`]), FIFOs and devices
+//! written in place as streams, and standard output (`-`, `/dev/stdout`).
 
 use std::io::{self, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -67,13 +61,10 @@ fn stream(fd: BorrowedFd<'_>, bytes: &[u8]) -> io::Result<()> {
     })
 }
 
-/// Writes `bytes` to standard output, all of them.
-///
-/// `std`'s `Stdout` takes `EBADF` for success; a standard output that was
-/// closed when we started is therefore checked here. The bytes go
-/// straight to descriptor 1 (nothing else of ours buffers in `std`'s
-/// `Stdout`), so a reader that stops reading holds us only until a
-/// signal says to stop.
+/// Writes `bytes` to standard output, all of them, straight to descriptor
+/// 1, so that a reader that stops reading holds us only until a signal
+/// says to stop. `std`'s `Stdout` takes `EBADF` for success: a standard
+/// output closed when we started is checked here.
 pub(super) fn print(bytes: &[u8]) -> Result<(), StdoutError> {
     if inherited::closed_at_start(Stdio::Stdout) {
         return Err(StdoutError(io::Error::from_raw_os_error(libc::EBADF)));
@@ -306,11 +297,10 @@ fn open_special(entry: &Entry) -> io::Result<OwnedFd> {
     }
 }
 
-/// Writes `bytes` to `path`: a regular file whole or not at all (into a
-/// temporary file beside it, given the old file's mode and owner, synced,
-/// then renamed over it; a failure removes the temporary file and leaves
-/// `path` as it was); a file with several hard links, a FIFO, a device
-/// or a descriptor (`/dev/fd/N`) in place.
+/// Writes `bytes` to `path`: a regular file whole or not at all (a
+/// temporary file beside it, with the old one's mode and owner, synced,
+/// renamed over it); a file with several hard links, a FIFO, a device or
+/// a descriptor (`/dev/fd/N`) in place.
 pub(super) fn write_whole(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let opened = {
         let mut opened = lock_opened();

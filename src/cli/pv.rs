@@ -3,23 +3,14 @@
 //! draws the display from the engine's byte counter, so the data path
 //! never waits for it.
 
-#[path = "pv/args.rs"]
 mod args;
-#[path = "pv/buffer.rs"]
 mod buffer;
-#[path = "pv/inputs.rs"]
 mod inputs;
-#[path = "pv/monitor.rs"]
 mod monitor;
-#[path = "pv/name.rs"]
 mod name;
-#[path = "pv/pidfile.rs"]
 mod pidfile;
-#[path = "pv/signals.rs"]
 mod signals;
-#[path = "pv/targets.rs"]
 mod targets;
-#[path = "pv/watched.rs"]
 mod watched;
 
 use std::io;
@@ -74,6 +65,19 @@ fn items(args: &PvArgs) -> Items {
     }
 }
 
+/// [`items`], or pv's default ones (`-p -t -e -r -b`) when none is named,
+/// `-n` is not given and `default` holds.
+fn items_or_default(args: &PvArgs, default: bool) -> Items {
+    let items = items(args);
+    if items.is_empty() && !args.numeric && default {
+        return Items {
+            name: args.name.clone(),
+            ..Items::pv_default()
+        };
+    }
+    items
+}
+
 /// `SIGPIPE` stays ignored (as the runtime set it), whatever the parent
 /// left: pv 1.6 catches it itself, so a reader going away ends pv quietly
 /// with 0 whether the parent ignored it or not (tests/pv/stdio.rs). cat
@@ -118,13 +122,7 @@ pub(super) fn run(args: PvArgs, me: &Invocation) -> ExitCode {
     // -n writes numbers for scripts: to a file too, as pv's does.
     let show =
         !args.quiet && (args.force || args.numeric || rustix::termios::isatty(stderr.as_fd()));
-    let mut items = items(&args);
-    if items.is_empty() && !args.numeric && args.format.is_none() {
-        items = Items {
-            name: args.name.clone(),
-            ..Items::pv_default()
-        };
-    }
+    let items = items_or_default(&args, args.format.is_none());
     let (window_title, process_title) = args.extra_display.unwrap_or_default();
     let mut settings = Settings {
         items,
@@ -161,17 +159,9 @@ pub(super) fn run(args: PvArgs, me: &Invocation) -> ExitCode {
             Err(err) => return me.usage(&err),
         };
         // -d copies nothing: the pidfile has no file of a copy to be.
-        let _pidfile = match args
-            .pidfile
-            .as_deref()
-            .map(|p| PidFile::write(p, &[], None))
-        {
-            None => None,
-            Some(Ok(pidfile)) => Some(pidfile),
-            Some(Err(err)) => {
-                me.say(&err);
-                return ExitCode::from(EXIT_CONTROL);
-            }
+        let _pidfile = match PidFile::write_asked(me, args.pidfile.as_deref(), &[], None) {
+            Ok(pidfile) => pidfile,
+            Err(status) => return status,
         };
         // pv 1.12: a name no process has watches nothing, and ends at once.
         if watched.is_empty() {
@@ -266,23 +256,11 @@ pub(super) fn run(args: PvArgs, me: &Invocation) -> ExitCode {
     // pidfile that is one of the files copied, or not a regular file,
     // was refused by targets::open before any target was emptied, and is
     // checked again here on what is opened.
-    let _pidfile = match PidFile::write_asked(me, args.pidfile.as_deref(), &names, &targets) {
+    let _pidfile = match PidFile::write_asked(me, args.pidfile.as_deref(), &names, Some(&targets)) {
         Ok(pidfile) => pidfile,
         Err(status) => return status,
     };
-    // Without the shared row counter each meter still shows, on one line.
-    let cursor = (show && args.cursor)
-        .then(|| Cursor::join(io::stderr()).map(Arc::new))
-        .transpose()
-        .unwrap_or_default();
-    let display = Display {
-        cursor,
-        settings,
-        wait: args.wait,
-        delay: args.delay_start.unwrap_or_default(),
-        lines: args.line_mode,
-        stats: args.stats,
-    };
+    let display = display(&args, show, settings);
     let cursor = display.cursor.clone();
     let meter = Meter {
         me: me.clone(),
@@ -306,19 +284,11 @@ pub(super) fn run(args: PvArgs, me: &Invocation) -> ExitCode {
     ExitCode::from(status.unwrap_or_else(|status| status))
 }
 
-/// What `-R` sends: the options given, and the display items if any.
 /// What `pv -R` sends: as pv 1.12's, the whole display, pv's default
 /// (`-p -t -e -r -b`) when no item is named, whatever else is changed.
 fn changes(args: &PvArgs) -> Changes {
-    let mut items = items(args);
-    if items.is_empty() && !args.numeric && !args.quiet {
-        items = Items {
-            name: args.name.clone(),
-            ..Items::pv_default()
-        };
-    }
     Changes {
-        items: Some(items),
+        items: Some(items_or_default(args, !args.quiet)),
         whole_display: true,
         format: args.format.clone(),
         name: args.name.clone(),
@@ -329,6 +299,22 @@ fn changes(args: &PvArgs) -> Changes {
             None => None,
         },
         rate_limit: args.rate_limit,
+    }
+}
+
+/// A meter's display, with its own row among the pipeline's meters when
+/// `-c` asks and it is shown (without the shared row counter it still
+/// shows, on one line).
+fn display(args: &PvArgs, show: bool, settings: Arc<Mutex<Settings>>) -> Display {
+    Display {
+        cursor: (show && args.cursor)
+            .then(|| Cursor::join(io::stderr()).ok().map(Arc::new))
+            .flatten(),
+        settings,
+        wait: args.wait,
+        delay: args.delay_start.unwrap_or_default(),
+        lines: args.line_mode,
+        stats: args.stats,
     }
 }
 
@@ -356,6 +342,20 @@ struct Reading {
     asked: std::sync::atomic::AtomicBool,
     lines: Option<Lines>,
     out: Option<std::os::fd::OwnedFd>,
+}
+
+impl Reading {
+    /// The reading of `transfer`; `out` is where its bytes go, for `-T`'s
+    /// fill (`None`: none shown).
+    fn of(transfer: &Transfer, out: Option<std::os::fd::BorrowedFd<'_>>) -> Reading {
+        Reading {
+            count: transfer.count(),
+            tail: transfer.tail(),
+            asked: Default::default(),
+            lines: transfer.previous_line(),
+            out: out.and_then(|fd| fd.try_clone_to_owned().ok()),
+        }
+    }
 }
 
 impl Source for Reading {

@@ -1,14 +1,9 @@
 //! `pipespeed tee`: GNU tee (coreutils 9.10), with the same options,
 //! messages and exit statuses, also when the binary is called by the name
-//! `tee`, on the library's fan-out ([`crate::tee`]): page references
-//! moved by `tee(2)` and `splice(2)` where the descriptors allow.
-//!
-//! Files are opened in order (`-` is a file named `-`, as POSIX wants),
-//! each failure said and the rest opened; standard output is the first
-//! output. Where GNU tee would destroy a file it also reads (`tee f <f`
-//! truncates `f` before reading it; `tee -a f <f` appends to it without
-//! end), that file is refused instead ("input file is output file", as
-//! cat says), and the others are written.
+//! `tee`, on the library's fan-out ([`crate::tee`]). Where GNU tee would
+//! destroy a file it also reads (`tee f <f` truncates it, `tee -a f <f`
+//! appends to it without end), that file is refused instead ("input file
+//! is output file", as cat says), and the others are written.
 
 use std::cell::Cell;
 use std::ffi::{OsStr, OsString};
@@ -21,15 +16,15 @@ use std::process::ExitCode;
 
 use crate::copy::{Rewrite, input_is_output};
 use crate::quote::quote_file_name;
-use crate::sys::inherited::{self, Stdio};
+use crate::sys::inherited::Stdio;
 use crate::sys::signal::{ignore_sigint, inherited_sigpipe};
 use crate::sys::{FdInfo, FdKind, close, fd_info};
 use crate::tee::{Ended, OnFailure, TeeOptions, fan_out};
 use clap::{ArgAction, Args};
 
 use crate::cli::gnu::{
-    Getopt, HasArg, HelpVersion, Invocation, Tool, getopt, help_command, multibyte_locale,
-    no_splice,
+    Getopt, HasArg, HelpVersion, Invocation, Tool, closed_error, getopt, help_command,
+    multibyte_locale, no_splice, status,
 };
 use crate::cli::strerror;
 
@@ -204,20 +199,16 @@ fn invalid_mode(invocation: &Invocation, value: &OsStr, ambiguous: bool) -> Exit
     } else {
         b"invalid argument "
     };
-    let option: &[u8] = b"--output-error";
+    let quoted = |text: &[u8]| [open, text, close].concat();
     invocation.say(&[
         what,
-        open,
-        value.as_bytes(),
-        close,
+        &quoted(value.as_bytes()),
         b" for ",
-        open,
-        option,
-        close,
+        &quoted(b"--output-error"),
     ]);
     let mut valid = b"Valid arguments are:\n".to_vec();
     for (name, _) in MODES {
-        valid.extend_from_slice(&[b"  - ", open, name.as_bytes(), close, b"\n"].concat());
+        valid.extend_from_slice(&[b"  - ", &quoted(name.as_bytes())[..], b"\n"].concat());
     }
     let _ = io::Write::write_all(&mut io::stderr(), &valid);
     invocation.usage_hint()
@@ -392,16 +383,11 @@ pub(super) fn run(invocation: &Invocation, args: TeeArgs, argv: &[OsString]) -> 
             ok = false;
         }
     }
-    if inherited::closed_at_start(Stdio::Stdin) {
-        let err = io::Error::from_raw_os_error(libc::EBADF);
+    if let Some(err) = closed_error(Stdio::Stdin) {
         invocation.say(&[b"standard input: ", strerror(&err).as_bytes()]);
         return ExitCode::FAILURE;
     }
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    status(ok)
 }
 
 /// Opens `name` for writing as GNU tee does (created with mode 0666 less

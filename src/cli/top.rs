@@ -137,15 +137,8 @@ pub(super) fn run(args: TopArgs) -> anyhow::Result<ExitCode> {
         (None, true) => Scope::Session,
         (None, false) => Scope::Targets(args.targets.clone()),
     };
-    let mut watcher = match Watcher::new(scope) {
-        Ok(w) => w,
-        Err(e) => {
-            if let Some(s) = &mut started {
-                s.kill();
-            }
-            return Err(NothingToWatch(e.to_string()).into());
-        }
-    };
+    // On the way out, dropping `started` kills the pipeline.
+    let mut watcher = Watcher::new(scope).map_err(|e| NothingToWatch(e.to_string()))?;
     let window = Duration::from_secs_f64(args.interval);
     let cancel = Cancel::on_signals();
     let mut lines: Vec<u8> = Vec::new();
@@ -188,10 +181,7 @@ pub(super) fn run(args: TopArgs) -> anyhow::Result<ExitCode> {
         output::write_file(&Some(path.clone()), || Ok(lines))?;
     }
     if let Some(signal) = interrupted() {
-        if let Some(s) = &mut started {
-            s.kill();
-        }
-        return Ok(ExitCode::from(128 + signal as u8));
+        return Ok(crate::cli::signal_status(signal));
     }
     match &mut started {
         Some(s) => {

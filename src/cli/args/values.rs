@@ -84,6 +84,14 @@ pub(crate) fn seconds(text: &str) -> Result<f64, String> {
     }
 }
 
+/// The writer (or pinger, or sender) on one CPU, the other end on another.
+pub(crate) fn pinned(writer_cpu: usize, reader_cpu: usize) -> Placement {
+    Placement::Pinned {
+        writer_cpu,
+        reader_cpu,
+    }
+}
+
 /// `--cpus A,B` checked against the CPUs this process may use: the one
 /// rule and wording of every command; `ends` names the two sides (`the
 /// writer's and the reader's`).
@@ -91,22 +99,25 @@ pub(crate) fn cpu_pair(
     cpus: &[usize],
     allowed: &[usize],
     ends: &str,
-) -> Result<(usize, usize), crate::cli::UsageError> {
+) -> Result<Placement, crate::cli::UsageError> {
     let [a, b] = cpus[..] else {
         return Err(crate::cli::UsageError(format!(
             "--cpus takes two CPUs, {ends} (e.g. --cpus 0,1)"
         )));
     };
     match [a, b].into_iter().find(|c| !allowed.contains(c)) {
-        Some(cpu) => {
-            let list: Vec<String> = allowed.iter().map(usize::to_string).collect();
-            Err(crate::cli::UsageError(format!(
-                "--cpus: CPU {cpu} is not one this process may use (allowed: {})",
-                list.join(",")
-            )))
-        }
-        None => Ok((a, b)),
+        Some(cpu) => Err(crate::cli::UsageError(format!(
+            "--cpus: CPU {cpu} is not one this process may use (allowed: {})",
+            cpu_list(allowed)
+        ))),
+        None => Ok(pinned(a, b)),
     }
+}
+
+/// CPU numbers as a list `0,1,3`.
+pub(crate) fn cpu_list(cpus: &[usize]) -> String {
+    let cpus: Vec<String> = cpus.iter().map(usize::to_string).collect();
+    cpus.join(",")
 }
 
 /// Where the two ends of `bench` or `ipc` run: `choice`, else `--cpus`
@@ -122,14 +133,8 @@ pub(crate) fn placement(
     let allowed = &facts.cpus_allowed;
     match (choice, &allowed[..]) {
         (Some(PlacementArg::Unpinned), _) => Ok(Placement::Unpinned),
-        (Some(PlacementArg::SameCpu), [a, ..]) => Ok(Placement::Pinned {
-            writer_cpu: *a,
-            reader_cpu: *a,
-        }),
-        (Some(PlacementArg::DifferentCpu), [a, b, ..]) => Ok(Placement::Pinned {
-            writer_cpu: *a,
-            reader_cpu: *b,
-        }),
+        (Some(PlacementArg::SameCpu), [a, ..]) => Ok(pinned(*a, *a)),
+        (Some(PlacementArg::DifferentCpu), [a, b, ..]) => Ok(pinned(*a, *b)),
         (Some(PlacementArg::DifferentCpu), _) => Err(UsageError(
             "--placement different-cpu needs two CPUs, and this process may run on one \
              (its affinity mask, as set by taskset or a cpuset)"
@@ -140,13 +145,7 @@ pub(crate) fn placement(
             Err(UsageError("this process may run on no CPU at all".into()).into())
         }
         (None, _) if cpus.is_empty() => Ok(Placement::default_for(facts)),
-        (None, _) => {
-            let (writer_cpu, reader_cpu) = cpu_pair(cpus, allowed, ends)?;
-            Ok(Placement::Pinned {
-                writer_cpu,
-                reader_cpu,
-            })
-        }
+        (None, _) => Ok(cpu_pair(cpus, allowed, ends)?),
     }
 }
 

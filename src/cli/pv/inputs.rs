@@ -49,13 +49,7 @@ impl Meter {
                 return EXIT_ACCESS;
             }
         };
-        let reading = Reading {
-            count: transfer.count(),
-            tail: transfer.tail(),
-            asked: Default::default(),
-            lines: transfer.previous_line(),
-            out: out.try_clone_to_owned().ok(),
-        };
+        let reading = Reading::of(&transfer, Some(out));
         let stderr = io::stderr();
         let (done_tx, done_rx) = mpsc::channel::<()>();
         let mut status = 0u8;

@@ -13,7 +13,6 @@ use std::time::Instant;
 
 use crate::copy::{CopyError, Side as CopySide};
 use crate::pv::copy::Transfer;
-use crate::pv::cursor::Cursor;
 use crate::pv::display::{Display, Settings, draw, lock};
 use crate::pv::monitor::{self, Drawn, Event, Metered, Sides};
 use crate::sys::process;
@@ -61,7 +60,7 @@ pub(super) fn run(
         Ok(targets) => targets,
         Err(status) => return ExitCode::from(status),
     };
-    let _pidfile = match PidFile::write_asked(me, args.pidfile.as_deref(), &stdin, &targets) {
+    let _pidfile = match PidFile::write_asked(me, args.pidfile.as_deref(), &stdin, Some(&targets)) {
         Ok(pidfile) => pidfile,
         Err(status) => return status,
     };
@@ -101,16 +100,7 @@ pub(super) fn run(
         };
         settings.format = pick(&args.formats);
         settings.items.name = pick(&args.names);
-        Display {
-            cursor: (show && args.cursor)
-                .then(|| Cursor::join(io::stderr()).ok().map(Arc::new))
-                .flatten(),
-            settings: Arc::new(Mutex::new(settings)),
-            wait: args.wait,
-            delay: args.delay_start.unwrap_or_default(),
-            lines: args.line_mode,
-            stats: args.stats,
-        }
+        super::display(args, show, Arc::new(Mutex::new(settings)))
     });
     let transfer = |display: &Display| {
         let format = lock(&display.settings).format();
@@ -124,20 +114,8 @@ pub(super) fn run(
     };
     let (input, output) = (transfer(&displays[0]), transfer(&displays[1]));
     let readings = [
-        Reading {
-            count: input.count(),
-            tail: input.tail(),
-            asked: Default::default(),
-            lines: input.previous_line(),
-            out: None,
-        },
-        Reading {
-            count: output.count(),
-            tail: output.tail(),
-            asked: Default::default(),
-            lines: output.previous_line(),
-            out: targets.output.fd().try_clone_to_owned().ok(),
-        },
+        Reading::of(&input, None),
+        Reading::of(&output, Some(targets.output.fd())),
     ];
     let sides = Sides {
         input: metered

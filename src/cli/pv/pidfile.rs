@@ -24,12 +24,12 @@ impl PidFile {
         me: &Invocation,
         path: Option<&Path>,
         names: &[PathBuf],
-        targets: &targets::Targets,
+        targets: Option<&targets::Targets>,
     ) -> Result<Option<PidFile>, ExitCode> {
         let Some(path) = path else {
             return Ok(None);
         };
-        PidFile::write(path, names, Some(targets))
+        PidFile::write(path, names, targets)
             .map(Some)
             .map_err(|err| {
                 me.say(&err);
@@ -43,7 +43,7 @@ impl PidFile {
     /// send the ID into the data or delete a device node as root), and a
     /// file that is an input, the output or the store: told by `fstat` of
     /// what was opened, which is emptied only then.
-    pub(super) fn write(
+    fn write(
         path: &Path,
         names: &[PathBuf],
         targets: Option<&targets::Targets>,
@@ -51,6 +51,7 @@ impl PidFile {
         use std::io::Write;
         use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
         let named = path.display();
+        let failed = |err: std::io::Error| format!("{named}: {}", strerror(&err));
         // Not opened at all if it can be told by name (opening a device
         // can do things).
         if let Some(meta) = std::fs::symlink_metadata(path)
@@ -67,10 +68,8 @@ impl PidFile {
             .create(true)
             .custom_flags(libc::O_NOFOLLOW | libc::O_NOCTTY | libc::O_NONBLOCK)
             .open(path)
-            .map_err(|err| format!("{named}: {}", strerror(&err)))?;
-        let meta = file
-            .metadata()
-            .map_err(|err| format!("{named}: {}", strerror(&err)))?;
+            .map_err(failed)?;
+        let meta = file.metadata().map_err(failed)?;
         let id = (meta.dev(), meta.ino());
         if !meta.is_file() {
             return Err(format!("{named}: the pidfile (-P) must be a regular file"));
@@ -80,15 +79,13 @@ impl PidFile {
                 "{named}: the pidfile (-P) is also an input or the output"
             ));
         }
-        file.set_len(0)
-            .map_err(|err| format!("{named}: {}", strerror(&err)))?;
+        file.set_len(0).map_err(failed)?;
         let pidfile = PidFile {
             path: path.to_owned(),
             id,
             _on_second_signal: crate::sys::process::remove_on_second_interrupt(path).ok(),
         };
-        writeln!(file, "{}", std::process::id())
-            .map_err(|err| format!("{named}: {}", strerror(&err)))?;
+        writeln!(file, "{}", std::process::id()).map_err(failed)?;
         Ok(pidfile)
     }
 }

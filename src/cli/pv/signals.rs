@@ -12,31 +12,24 @@ use crate::cli::strerror;
 
 /// Runs `work` (opening the targets, the copy, or -d's watch) in a thread
 /// of its own, and returns what it returns, or `Err` with pv's status 32
-/// as soon as SIGINT, SIGTERM or SIGHUP comes (said on stderr, after
-/// `before_saying` has run): the caller then
-/// returns from `main`, dropping the pidfile and the control socket (which
-/// removes them), while the thread may still be blocked in an open, a read
-/// or a write. pv 1.12 says "interrupted by a signal: Terminated" and
-/// exits 32 too.
+/// as soon as SIGINT, SIGTERM or SIGHUP comes (said on stderr, as pv 1.12
+/// says it, after `before_saying` has run): the caller then returns from
+/// `main`, removing the pidfile and the control socket, while the thread
+/// may still be blocked in an open, a read or a write.
 pub(super) fn until_signalled<T: Send + 'static>(
     me: &Invocation,
     before_saying: impl FnOnce(),
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, u8> {
     use rustix::event::{EventfdFlags, PollFd, PollFlags, eventfd, poll};
+    let cannot_start = |err: std::io::Error| {
+        me.say(&format!("cannot start the transfer: {}", strerror(&err)));
+        EXIT_MEMORY
+    };
     // Told through an eventfd, not a channel: a blocking receive would
     // give the main thread a `Thread` handle that valgrind, at exit,
     // calls "possibly lost" (pv's memory-safety tests).
-    let finished = match eventfd(0, EventfdFlags::CLOEXEC) {
-        Ok(fd) => Arc::new(fd),
-        Err(err) => {
-            me.say(&format!(
-                "cannot start the transfer: {}",
-                strerror(&err.into())
-            ));
-            return Err(EXIT_MEMORY);
-        }
-    };
+    let finished = Arc::new(eventfd(0, EventfdFlags::CLOEXEC).map_err(|e| cannot_start(e.into()))?);
     let tell = Arc::clone(&finished);
     let worker = std::thread::Builder::new()
         .name("pv-transfer".into())
@@ -44,14 +37,8 @@ pub(super) fn until_signalled<T: Send + 'static>(
             let done = work();
             let _ = rustix::io::write(&*tell, &1u64.to_ne_bytes());
             done
-        });
-    let worker = match worker {
-        Ok(worker) => worker,
-        Err(err) => {
-            me.say(&format!("cannot start the transfer: {}", strerror(&err)));
-            return Err(EXIT_MEMORY);
-        }
-    };
+        })
+        .map_err(cannot_start)?;
     let timeout = rustix::time::Timespec {
         tv_sec: 0,
         tv_nsec: SIGNAL_POLL.as_nanos() as i64,

@@ -58,10 +58,7 @@ impl Targets {
     /// Whether the file `id` (device, inode) is one of the `names` (the
     /// inputs), the output or the store.
     pub(super) fn holds(&self, id: (u64, u64), names: &[PathBuf]) -> bool {
-        let out = match &self.output {
-            Output::Stdout(stdout) => fd_info(stdout.as_fd()).ok(),
-            Output::File(file) => fd_info(file).ok(),
-        };
+        let out = fd_info(self.output.fd()).ok();
         let store = self.store.as_ref().and_then(|s| fd_info(&s.file).ok());
         let targets = [out, store]
             .into_iter()
