@@ -8,8 +8,7 @@ use std::io;
 use std::time::Duration;
 
 use super::super::core::harness::{Event, Figure, Processes, Runner, Threads};
-use super::super::core::noise::RunProbe;
-use super::super::core::schedule::{Phase, Plan, Sample, Slot, schedule};
+use super::super::core::schedule::{Phase, Plan, Slot, measure};
 use super::super::core::stats::median;
 use super::super::core::{Cancel, RunError, Series, Status};
 use super::super::hist::{LatencyNs, new_histogram};
@@ -103,8 +102,7 @@ pub fn run_contend_on(
         warmup: config.warmup_rule,
     };
     let cpus = config.placement.cpu_list();
-    let mut per_cell: Vec<Vec<RunResult>> = vec![Vec::new(); config.cells.len()];
-    let done = schedule(&slots, &plan, cancel, on_event, &mut |i, phase| {
+    let done = measure(&slots, &plan, &cpus, cancel, on_event, &mut |i, phase| {
         let job = CellJob {
             cell: config.cells[i],
             setup: match phase {
@@ -112,31 +110,15 @@ pub fn run_contend_on(
                 Phase::Measure => measured.clone(),
             },
         };
-        let probe = RunProbe::start();
-        let raw = runner.run(&job)?;
-        let noise = probe.finish(&cpus);
-        let result = summarise_run(&raw, config.msg_size, atomic)
+        let result = summarise_run(&runner.run(&job)?, config.msg_size, atomic)
             .map_err(|e| RunError::Failed(crate::quote::strerror(&e)))?;
-        let sample = Sample {
-            value: result.writes_per_s,
-            figure: Figure::WritesPerS(result.writes_per_s),
-            noise: Some(noise),
-        };
-        if phase == Phase::Measure {
-            per_cell[i].push(result);
-        }
-        Ok(sample)
+        Ok((Figure::WritesPerS(result.writes_per_s), result))
     });
-    let header = done.header(SCHEMA, system);
-    let rows = config
-        .cells
-        .iter()
-        .zip(per_cell)
-        .zip(done.rows)
-        // Cut short: a cell the schedule never reached was not measured.
-        .filter(|(_, outcome)| outcome.reached(done.interrupted))
-        .map(|((&cell, runs), outcome)| {
-            let mut row = summarise_row(cell, runs);
+    let header = done.schedule.header(SCHEMA, system);
+    let noise = done.schedule.noise.clone();
+    let rows = (done.reached())
+        .map(|(i, outcome, runs)| {
+            let mut row = summarise_row(config.cells[i], runs);
             row.status = outcome.status;
             row.reason = outcome.reason;
             row.stall = outcome.stall;
@@ -159,7 +141,7 @@ pub fn run_contend_on(
         runs_per_cell: config.runs,
         max_runs_per_cell: Some(plan.max_runs),
         seed: Some(config.seed),
-        noise: done.noise,
+        noise,
         memory_pressure: hogs.map(Hogs::finish),
         rows,
     })

@@ -9,8 +9,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use super::super::core::harness::{Event, Figure, Processes, Runner, Threads};
-use super::super::core::noise::RunProbe;
-use super::super::core::{Cancel, Phase, Plan, RunError, Sample, Slot, Spawn, pin, schedule};
+use super::super::core::schedule::measure;
+use super::super::core::{Cancel, Phase, Plan, RunError, Slot, Spawn, pin};
 use super::super::hist::TripRun;
 use super::super::ping::{ping, pong};
 use super::job::{Exchange, LatencyConfig, PingConfig, PingJob, Span};
@@ -195,57 +195,54 @@ pub fn run_latency(
         warmup: config.warmup_rule,
     };
     let on = config.placement.cpu_list();
-    let mut runs: Vec<Vec<TripRun>> = vec![Vec::new(); config.sizes.len()];
-    let schedule = schedule(&slots(config), &plan, cancel, progress, &mut |i, phase| {
-        let size = config.sizes[i];
-        let job = PingJob {
-            ping: PingConfig {
-                exchange: Exchange {
-                    size,
-                    wait: config.wait,
-                    verify: config.verify,
+    let done = measure(
+        &slots(config),
+        &plan,
+        &on,
+        cancel,
+        progress,
+        &mut |i, phase| {
+            let size = config.sizes[i];
+            let job = PingJob {
+                ping: PingConfig {
+                    exchange: Exchange {
+                        size,
+                        wait: config.wait,
+                        verify: config.verify,
+                    },
+                    warmup: config.warmup,
+                    measure: match phase {
+                        Phase::WarmUp => short(config.measure),
+                        Phase::Measure => config.measure,
+                    },
                 },
-                warmup: config.warmup,
-                measure: match phase {
-                    Phase::WarmUp => short(config.measure),
-                    Phase::Measure => config.measure,
-                },
-            },
-            placement: config.placement,
-            stall_timeout: config.stall_timeout,
-        };
-        let probe = RunProbe::start();
-        let mut run = runner.run(&job).map_err(|e| {
-            if let Some(stall) = Stall::of_io(&e) {
-                return RunError::Stalled(Box::new(stall.clone()));
+                placement: config.placement,
+                stall_timeout: config.stall_timeout,
+            };
+            let run = runner.run(&job).map_err(|e| {
+                if let Some(stall) = Stall::of_io(&e) {
+                    return RunError::Stalled(Box::new(stall.clone()));
+                }
+                let err = RunError::from_io(&e);
+                let (_, why) = err.status();
+                let why = format!("{size}-byte messages: {why}");
+                match err {
+                    RunError::Unavailable(_) => RunError::Unavailable(why),
+                    RunError::Failed(_) | RunError::Stalled(_) => RunError::Failed(why),
+                }
+            })?;
+            Ok((Figure::RoundTripNs(run.rtt_ns.p50 as f64), run))
+        },
+    );
+    let header = done.schedule.header(SCHEMA, system);
+    let rows = (done.reached())
+        .map(|(i, outcome, mut runs)| {
+            // Each measured run's noise, as the schedule recorded it.
+            for (run, noise) in runs.iter_mut().zip(&outcome.series.noise) {
+                run.noise = Some(*noise);
             }
-            let err = RunError::from_io(&e);
-            let (_, why) = err.status();
-            let why = format!("{size}-byte messages: {why}");
-            match err {
-                RunError::Unavailable(_) => RunError::Unavailable(why),
-                RunError::Failed(_) | RunError::Stalled(_) => RunError::Failed(why),
-            }
-        })?;
-        let p50 = run.rtt_ns.p50 as f64;
-        let sample = Sample {
-            value: p50,
-            figure: Figure::RoundTripNs(p50),
-            noise: (phase == Phase::Measure).then(|| probe.finish(&on)),
-        };
-        if phase == Phase::Measure {
-            run.noise = sample.noise;
-            runs[i].push(run);
-        }
-        Ok(sample)
-    });
-    let header = schedule.header(SCHEMA, system);
-    // Interrupted, the sizes not measured yet are left out.
-    let rows = (config.sizes.iter().zip(schedule.rows).zip(runs))
-        .filter(|((_, outcome), _)| outcome.reached(schedule.interrupted))
-        .map(|((&size, outcome), runs)| {
             let mut row = LatencyRow::of(
-                size,
+                config.sizes[i],
                 outcome.status,
                 outcome.reason,
                 outcome.series,
