@@ -1,7 +1,5 @@
-//! Running contend: every cell by the one schedule of `bench::core` (a
-//! warm-up run per cell, every measured run of every cell in one shuffled
-//! order, runs added to a cell whose interval stays wide), each run by a
-//! runner that makes the ends threads or processes, under memory
+//! Running contend: every cell by the one schedule of `bench::core`, each
+//! run by a runner that makes the ends threads or processes, under memory
 //! pressure if asked; and the statistics of the runs.
 
 use std::io;
@@ -46,21 +44,16 @@ pub fn run_contend(
     run_contend_on(config, system, runner.as_mut(), cancel, on_event)
 }
 
-/// Runs every cell by `config` with `runner`: a warm-up run per cell (a
-/// third of `config.duration`, not recorded), then `config.runs`
-/// measured runs of every cell in one order shuffled by `config.seed`,
-/// then one more run of each cell whose 95% interval is wider than
-/// +-10%, until it narrows or the cell has `config.max_runs`. The
-/// machine's noise is read around every run, for the diagnosis of a
-/// noisy cell. Memory hogs, if asked, run for the whole schedule.
+/// Runs every cell by `config` with `runner`, by
+/// [`measure`](super::super::core::schedule::measure): a warm-up run per
+/// cell (a third of `config.duration`), then the measured runs; memory
+/// hogs, if asked, run for the whole schedule.
 ///
-/// A run that fails stops its cell (its row says why, the runs before
-/// are kept); the other cells go on. Once `cancel` is set no run starts,
-/// the run it cut short counts for nothing, and the result holds the
-/// cells measured before it (with the runs they had), marked
-/// `interrupted`; every worker and hog is killed and reaped before this
-/// returns, whatever happens. The error is for what stops everything: a
-/// bad configuration, or hogs that could not start.
+/// A run that fails stops its cell; the others go on. Once `cancel` is
+/// set the result holds the cells measured before, marked `interrupted`;
+/// every worker and hog is killed and reaped before this returns. The
+/// error is for what stops everything: a bad configuration, or hogs that
+/// could not start.
 pub fn run_contend_on(
     config: &ContendConfig,
     system: SystemFacts,

@@ -1,7 +1,6 @@
-//! Running a latency measurement: a slot per size in the one
-//! [`schedule()`] (a short warm-up run, shuffled runs, more runs while a
-//! size's median round trip spreads), each run by a runner that places
-//! pinger and ponger in threads or processes.
+//! Running a latency measurement: a slot per size in the one schedule,
+//! each run by a runner that places pinger and ponger in threads or
+//! processes.
 
 use std::io;
 use std::process::Stdio;
@@ -171,14 +170,10 @@ fn slots(config: &LatencyConfig) -> Vec<Slot> {
 }
 
 /// Measures every size of `config` with `runner` by the one
-/// [`schedule()`]: a short warm-up run per size, then `config.runs` runs of
-/// every size in a shuffled order seeded by `config.seed`, then one more
-/// run of each size whose runs' median round trip spreads too much, up to
-/// `config.max_runs`. A run that fails stops its size (status `failed`,
-/// the runs before it kept); the other sizes go on. Progress goes to
-/// `progress`; once `cancel` is set no run starts, the run it cut short
-/// counts for nothing, and the result holds the runs made before it,
-/// marked `interrupted`.
+/// [`schedule()`](super::super::core::schedule()), a short warm-up run
+/// first. A run that fails stops its size (`failed`, the runs before
+/// kept); the other sizes go on. Once `cancel` is set the result holds the
+/// runs made before, marked `interrupted`.
 pub fn run_latency(
     config: &LatencyConfig,
     system: SystemFacts,
