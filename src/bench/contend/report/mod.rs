@@ -41,12 +41,11 @@ fn latency_cells(l: &LatencyNs) -> String {
 }
 
 fn placement(p: &Placement) -> String {
-    match p {
-        Placement::Pinned {
-            writer_cpu,
-            reader_cpu,
-        } => format!("writers pinned to CPU {writer_cpu}, readers to CPU {reader_cpu}"),
-        Placement::Unpinned => "unpinned".to_string(),
+    match p.cpus() {
+        (Some(writers), Some(readers)) => {
+            format!("writers pinned to CPU {writers}, readers to CPU {readers}")
+        }
+        _ => "unpinned".to_string(),
     }
 }
 
@@ -60,18 +59,11 @@ fn text(r: &ContendResult, explain: bool) -> String {
     } else {
         format!("> PIPE_BUF {PIPE_BUF}: writes of several writers may interleave")
     };
+    let (granted, asked) = (Size(r.pipe_size as u64), Size(r.pipe_size_requested as u64));
     let pipe = if r.pipe_size_clamped {
-        format!(
-            "pipe {} (default {} cut to pipe-max-size)",
-            Size(r.pipe_size as u64),
-            Size(r.pipe_size_requested as u64)
-        )
+        format!("pipe {granted} (default {asked} cut to pipe-max-size)")
     } else {
-        format!(
-            "pipe {} (asked {})",
-            Size(r.pipe_size as u64),
-            Size(r.pipe_size_requested as u64)
-        )
+        format!("pipe {granted} (asked {asked})")
     };
     let _ = writeln!(
         out,
