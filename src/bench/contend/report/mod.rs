@@ -17,6 +17,7 @@ use crate::units::{GIB, Size};
 use crate::bench::contend::hogs::PressureReport;
 use crate::bench::contend::pressure::Evidence;
 use crate::bench::contend::tally::VerifyReport;
+use crate::bench::contend::verdict::cell_name;
 use crate::bench::contend::{ContendResult, PIPE_BUF, Row};
 use crate::bench::core::shown::{
     noise_paragraph, noise_sentence, noisy_series, series_csv, series_csv_header, spread_cell,
@@ -137,7 +138,7 @@ fn text(r: &ContendResult, explain: bool) -> String {
     }
     for row in &r.rows {
         if let Some(why) = &row.reason {
-            let _ = writeln!(out, "{}: {}: {why}", cell(row), status_word(row.status));
+            let _ = writeln!(out, "{}: {}: {why}", cell_name(row), status_word(row.status));
         }
     }
     for row in &r.rows {
@@ -146,14 +147,14 @@ fn text(r: &ContendResult, explain: bool) -> String {
         }
     }
     let rows: Vec<(String, &crate::bench::core::Series)> = (r.rows.iter())
-        .map(|row| (cell(row), &row.writes_per_s))
+        .map(|row| (cell_name(row), &row.writes_per_s))
         .collect();
     if let Some(paragraph) = noise_paragraph(&rows) {
         let _ = writeln!(out, "\n{}", wrap_paragraph(&paragraph, 100));
     }
     if explain {
         for row in &r.rows {
-            let what = format!("{} writes/s", cell(row));
+            let what = format!("{} writes/s", cell_name(row));
             if let Some(text) = noisy_series(&what, &row.writes_per_s, |v| format!("{v:.0}")) {
                 let _ = writeln!(out, "{text}");
             }
@@ -212,11 +213,6 @@ fn evidence(e: &Evidence) -> String {
         "NO pressure seen"
     };
     format!("{verdict}: {}", facts.join("; "))
-}
-
-/// A cell's name in the notes under the table: `2x5`.
-fn cell(row: &Row) -> String {
-    crate::bench::contend::verdict::cell_name(row)
 }
 
 fn verify_line(row: &Row, v: &VerifyReport) -> String {
