@@ -162,13 +162,6 @@ fn short(span: Span) -> Span {
     }
 }
 
-/// The slots of a measurement: one per size, each warmed up.
-fn slots(config: &LatencyConfig) -> Vec<Slot> {
-    (config.sizes.iter())
-        .map(|&size| Slot::new(Size(size as u64).to_string()))
-        .collect()
-}
-
 /// Measures every size of `config` with `runner` by the one
 /// [`schedule()`](super::super::core::schedule()), a short warm-up run
 /// first. A run that fails stops its size (`failed`, the runs before
@@ -189,46 +182,42 @@ pub fn run_latency(
         ends,
         warmup: config.warmup_rule,
     };
+    let slots: Vec<Slot> = (config.sizes.iter())
+        .map(|&size| Slot::new(Size(size as u64).to_string()))
+        .collect();
     let on = config.placement.cpu_list();
-    let done = measure(
-        &slots(config),
-        &plan,
-        &on,
-        cancel,
-        progress,
-        &mut |i, phase| {
-            let size = config.sizes[i];
-            let job = PingJob {
-                ping: PingConfig {
-                    exchange: Exchange {
-                        size,
-                        wait: config.wait,
-                        verify: config.verify,
-                    },
-                    warmup: config.warmup,
-                    measure: match phase {
-                        Phase::WarmUp => short(config.measure),
-                        Phase::Measure => config.measure,
-                    },
+    let done = measure(&slots, &plan, &on, cancel, progress, &mut |i, phase| {
+        let size = config.sizes[i];
+        let job = PingJob {
+            ping: PingConfig {
+                exchange: Exchange {
+                    size,
+                    wait: config.wait,
+                    verify: config.verify,
                 },
-                placement: config.placement,
-                stall_timeout: config.stall_timeout,
-            };
-            let run = runner.run(&job).map_err(|e| {
-                if let Some(stall) = Stall::of_io(&e) {
-                    return RunError::Stalled(Box::new(stall.clone()));
-                }
-                let err = RunError::from_io(&e);
-                let (_, why) = err.status();
-                let why = format!("{size}-byte messages: {why}");
-                match err {
-                    RunError::Unavailable(_) => RunError::Unavailable(why),
-                    RunError::Failed(_) | RunError::Stalled(_) => RunError::Failed(why),
-                }
-            })?;
-            Ok((Figure::RoundTripNs(run.rtt_ns.p50 as f64), run))
-        },
-    );
+                warmup: config.warmup,
+                measure: match phase {
+                    Phase::WarmUp => short(config.measure),
+                    Phase::Measure => config.measure,
+                },
+            },
+            placement: config.placement,
+            stall_timeout: config.stall_timeout,
+        };
+        let run = runner.run(&job).map_err(|e| {
+            if let Some(stall) = Stall::of_io(&e) {
+                return RunError::Stalled(Box::new(stall.clone()));
+            }
+            let err = RunError::from_io(&e);
+            let (_, why) = err.status();
+            let why = format!("{size}-byte messages: {why}");
+            match err {
+                RunError::Unavailable(_) => RunError::Unavailable(why),
+                RunError::Failed(_) | RunError::Stalled(_) => RunError::Failed(why),
+            }
+        })?;
+        Ok((Figure::RoundTripNs(run.rtt_ns.p50 as f64), run))
+    });
     let header = done.schedule.header(SCHEMA, system);
     let rows = (done.reached())
         .map(|(i, outcome, mut runs)| {

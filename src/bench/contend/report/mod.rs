@@ -138,7 +138,12 @@ fn text(r: &ContendResult, explain: bool) -> String {
     }
     for row in &r.rows {
         if let Some(why) = &row.reason {
-            let _ = writeln!(out, "{}: {}: {why}", cell_name(row), status_word(row.status));
+            let _ = writeln!(
+                out,
+                "{}: {}: {why}",
+                cell_name(row),
+                status_word(row.status)
+            );
         }
     }
     for row in &r.rows {
