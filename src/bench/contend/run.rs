@@ -108,7 +108,7 @@ pub fn run_contend_on(
         Ok((Figure::WritesPerS(result.writes_per_s), result))
     });
     let header = done.schedule.header(SCHEMA, system);
-    let noise = done.schedule.noise.clone();
+    let noise = done.schedule.noise;
     let rows = (done.reached())
         .map(|(i, outcome, runs)| {
             let mut row = summarise_row(config.cells[i], runs);
