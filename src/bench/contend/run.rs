@@ -44,10 +44,10 @@ pub fn run_contend(
     run_contend_on(config, system, runner.as_mut(), cancel, on_event)
 }
 
-/// Runs every cell by `config` with `runner`, by
-/// [`measure`](super::super::core::schedule::measure): a warm-up run per
-/// cell (a third of `config.duration`), then the measured runs; memory
-/// hogs, if asked, run for the whole schedule.
+/// Runs every cell by `config` with `runner`, by the one
+/// [`schedule()`](super::super::core::schedule()): a warm-up run per cell
+/// (a third of `config.duration`), then the measured runs; memory hogs,
+/// if asked, run for the whole schedule.
 ///
 /// A run that fails stops its cell; the others go on. Once `cancel` is
 /// set the result holds the cells measured before, marked `interrupted`;
