@@ -5,7 +5,7 @@ use super::ContendResult;
 use super::verdict::cell_name;
 use crate::bench::core::NoiseSummary;
 use crate::bench::core::compared::{
-    Better, Compared, Extract, Metric, Row, Runs, Unit, ends_placement, facts, size,
+    Better, Compared, Extract, Metric, Row, Runs, Unit, ends_placement, size,
 };
 use crate::bench::core::harness::Header;
 
@@ -60,11 +60,7 @@ impl Compared for ContendResult {
         };
         Extract {
             rows: rows.collect(),
-            facts: facts(
-                &r.header.pipespeed_version,
-                &r.header.system,
-                ends_placement(&r.placement, "s"),
-            ),
+            facts: self.facts(ends_placement(&r.placement, "s")),
             settings: vec![
                 ("mode".into(), r.mode.to_string()),
                 ("msg_size".into(), size(r.msg_size)),

@@ -1,48 +1,12 @@
 //! `--verify` for many writers and readers on one pipe: self-describing
-//! messages, and the accounting that proves none was lost, duplicated or
-//! torn.
+//! messages, and each reader's account of them.
 //!
-//! A message of `msg_size` bytes is a run of 16-byte *cells*. Cell `i` of
-//! message `seq` of writer `w` holds `seq` (8 bytes, little-endian), then
-//! `w` (16 bits), `i` (32 bits) and a 16-bit check computed from all
-//! three. Every cell therefore says where it belongs, wherever it lands:
-//! a reader that receives any slice of the stream (part of a message,
-//! the end of one and the start of the next, pieces of two writers'
-//! messages woven together) can attribute every cell it got.
-//!
-//! Why cells and not one header per message: with several readers on one
-//! pipe, a message larger than what one `read` returns is shared out:
-//! reader A gets its first 40 KiB, reader B the rest. No reader can then
-//! find message boundaries by counting bytes, but every cell still names
-//! its message.
-//!
-//! Each reader keeps a [`Tally`]: a bitmap per writer of messages it
-//! received whole and in order, plus a list of [`Piece`]s for messages it
-//! got only part of, or in several parts. At the end, `tally::check`
-//! merges the tallies of all readers and requires that every message
-//! each writer sent was covered exactly once, cell for cell.
-//!
-//! What counts as what:
-//! - *interleaving*: a message stops before its last cell and another
-//!   one's cells follow (or a message starts with a cell other than its
-//!   first), inside the bytes of **one** `read` or, with a single reader
-//!   (who sees the whole stream), across its reads. The pipe held two
-//!   writers' data woven together. Writes of up to `PIPE_BUF` (4096)
-//!   bytes are atomic (pipe(7)), so this may only happen to larger
-//!   messages, and only with several writers. With several readers the
-//!   count is a lower bound: when a read ends inside a message, the rest
-//!   may have gone to another reader, so a switch at a read boundary
-//!   proves nothing.
-//! - *split*: a message whose cells came in more than one `read` (of one
-//!   reader or of several). Normal for large messages; for messages of up
-//!   to `PIPE_BUF` bytes, a split message is *torn*: each `read` of
-//!   exactly `msg_size` bytes must return one whole message.
-//! - *lost*, *duplicated*: a message sent whose cells were not all
-//!   received, or some received twice. *unexpected*: cells of a message
-//!   the writer never finished sending. *bad cells*: cells whose check
-//!   fails, or that name a writer or a position that does not exist.
-//! - *reordered*: a reader got a message of writer `w` older than one it
-//!   had already seen of `w` (a pipe is first in, first out).
+//! A message is a run of 16-byte cells, each naming its writer, message
+//! and position with a check: with several readers a large message is
+//! shared out between their reads, so no reader can find message
+//! boundaries by counting bytes, but every cell still names its message.
+//! Each reader keeps a [`Tally`]; `tally::check` merges them. What counts
+//! as interleaved, split, torn, lost or reordered: docs/contend.md.
 
 use serde::{Deserialize, Serialize};
 

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::buf::{Buffer, BufferOptions};
 use crate::units::{GIB, Size};
 
-use super::pressure::{Evidence, Sample, mem_available, process_cpu_ticks};
+use super::pressure::{Evidence, Sample, mem_available};
 use crate::bench::core::worker::failure;
 use crate::bench::core::{RoleSpec, Spawn};
 use crate::child::{Group, interrupted_error};
@@ -152,7 +152,9 @@ pub(crate) struct Hogs {
 
 /// CPU ticks all of `pids` have used so far.
 fn cpu_ticks(pids: &[u32]) -> u64 {
-    pids.iter().filter_map(|&p| process_cpu_ticks(p)).sum()
+    pids.iter()
+        .filter_map(|&p| Some(crate::sys::procfs::stat(p)?.cpu_ticks))
+        .sum()
 }
 
 impl Hogs {

@@ -70,20 +70,14 @@ pub struct PipeSize {
 /// the error, naming the limit.
 pub fn resolve_pipe_size(requested: Option<usize>) -> io::Result<PipeSize> {
     let scratch = pipe()?;
-    if let Some(size) = requested {
-        let granted = fcntl_setpipe_size(&scratch.write, size)?;
-        return Ok(PipeSize {
+    let size = requested.unwrap_or(DEFAULT_PIPE_SIZE);
+    match fcntl_setpipe_size(&scratch.write, size) {
+        Ok(granted) => Ok(PipeSize {
             requested: size,
             granted,
             clamped: false,
-        });
-    }
-    match fcntl_setpipe_size(&scratch.write, DEFAULT_PIPE_SIZE) {
-        Ok(granted) => Ok(PipeSize {
-            requested: DEFAULT_PIPE_SIZE,
-            granted,
-            clamped: false,
         }),
+        Err(err) if requested.is_some() => Err(err),
         Err(err) => match pipe_max_size() {
             Ok(max) if max < DEFAULT_PIPE_SIZE => Ok(PipeSize {
                 requested: DEFAULT_PIPE_SIZE,
@@ -106,13 +100,10 @@ pub struct ContendConfig {
     pub pipe_size: PipeSize,
     /// How long writers write, per run.
     pub duration: Duration,
-    /// Measured runs every cell gets (after its warm-up run), all cells'
-    /// runs in one shuffled order so that a drift of the machine falls on
-    /// every cell alike.
+    /// Measured runs every cell gets (after its warm-up run).
     pub runs: usize,
-    /// Measured runs a cell may get: one more at a time while the 95%
-    /// interval of its mean is wider than +-10% (at most `runs`: none
-    /// added).
+    /// Measured runs a cell may get while its interval stays wide (at
+    /// most `runs`: none added).
     pub max_runs: usize,
     /// Seed of the order of the runs.
     pub seed: u64,
@@ -215,12 +206,9 @@ impl RunSetup {
             writers: cell.writers,
             readers: cell.readers,
             verify: self.verify,
-            cpu: match self.placement {
-                Placement::Pinned {
-                    writer_cpu,
-                    reader_cpu,
-                } => Some(if writer { writer_cpu } else { reader_cpu }),
-                Placement::Unpinned => None,
+            cpu: match self.placement.cpus() {
+                (writer_cpu, _) if writer => writer_cpu,
+                (_, reader_cpu) => reader_cpu,
             },
         }
     }

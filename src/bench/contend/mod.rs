@@ -1,32 +1,15 @@
 //! `contend`: N writers and M readers on one pipe, as the kernel's
 //! `tools/testing/selftests/pipe/pipe_bench` runs them: fixed-size
-//! messages, writes per second, and the latency of every write and read,
-//! optionally under memory pressure.
+//! messages, writes per second over the measured time (first write to
+//! last), and the latency of every write and read, optionally under
+//! memory pressure. Writers stop at the end of the duration; readers then
+//! drain the pipe, so every byte written is read (docs/contend.md).
 //!
-//! What is measured, per run of one cell (writers x readers):
-//! - *writes/s* and *MiB/s*: messages (bytes) written, divided by the
-//!   measured time from the start of the first write to the return of
-//!   the last one (of any writer), not by the nominal duration;
-//! - *write latency*: per message, from the first `write(2)` to the
-//!   return of the one that put its last byte in (partial writes
-//!   continue until the whole message is in);
-//! - *read latency*: per `read(2)` call that returned data, blocking
-//!   included: readers ask for the rest of the current message each time.
-//!
-//! Writers stop at the end of the duration; readers then drain the pipe
-//! to end of file, so every byte written is read.
-
-//!
-//! - `job`: what a measurement is asked to do, one run's [`CellJob`]
-//!   and what its ends report ([`RawRun`]);
-//! - `run`: [`run_contend`], on `bench::core`'s schedule, and the
-//!   runners that make the ends threads (`threads`) or worker processes
-//!   (`procs`);
-//! - `ends`: one writer's and one reader's loop; `frame` and
-//!   `tally`: `--verify`;
-//! - `hogs` and `pressure`: `--memory-pressure` and its evidence;
-//! - `result`: [`ContendResult`], what `contend --json` writes;
-//! - `verdict`: its answer in a few lines, [`Verdict`].
+//! `job` holds the configuration and one run's [`CellJob`], `run` the
+//! schedule and the runners (`threads`, `procs`), `ends` the writer's and
+//! reader's loops, `frame` and `tally` `--verify`, `hogs` and `pressure`
+//! `--memory-pressure`, `result` what `contend --json` writes, `verdict`
+//! its answer in a few lines.
 
 pub(crate) mod compare;
 pub(crate) mod ends;

@@ -166,26 +166,6 @@ pub(crate) fn parse_mem_available(text: &str) -> Option<u64> {
     kib.checked_mul(1024)
 }
 
-/// CPU time (user + system, in clock ticks) process `pid` has used, from
-/// `/proc/PID/stat`.
-pub(crate) fn process_cpu_ticks(pid: u32) -> Option<u64> {
-    parse_stat_cpu_ticks(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
-}
-
-/// `utime + stime` (fields 14 and 15) of a `/proc/PID/stat` line. The
-/// command name (field 2) may hold spaces and parentheses, so fields are
-/// counted from the last `)`.
-///
-/// # References
-///  - [proc_pid_stat(5)](https://man7.org/linux/man-pages/man5/proc_pid_stat.5.html)
-pub(crate) fn parse_stat_cpu_ticks(text: &str) -> Option<u64> {
-    let (_, rest) = text.rsplit_once(')')?;
-    let mut fields = rest.split_whitespace().skip(11);
-    let utime: u64 = fields.next()?.parse().ok()?;
-    let stime: u64 = fields.next()?.parse().ok()?;
-    Some(utime + stime)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,10 +217,12 @@ mod tests {
 
     #[test]
     fn reads_cpu_time_past_a_tricky_command_name() {
-        let stat = "4242 (a) b (c) R 1 4242 4242 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 1 0";
-        assert_eq!(parse_stat_cpu_ticks(stat), Some(325));
-        assert_eq!(parse_stat_cpu_ticks("4242 (x) R 1"), None);
-        assert!(process_cpu_ticks(std::process::id()).is_some());
+        // The hogs' CPU time is read by `sys::procfs`, the one parser.
+        use crate::sys::procfs::{parse_stat, stat};
+        let line = "4242 (a) b (c) R 1 4242 4242 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 1 0 9";
+        assert_eq!(parse_stat(line).map(|s| s.cpu_ticks), Some(325));
+        assert_eq!(parse_stat("4242 (x) R 1"), None);
+        assert!(stat(std::process::id()).is_some());
     }
 
     #[test]

@@ -136,31 +136,21 @@ pub(super) fn run(cell: Cell, setup: &RunSetup, exe: &Path) -> Result<RawRun, Ru
         let is_writer = i >= cell.readers;
         let (ours, theirs) = UnixStream::pair().map_err(io)?;
         let theirs = Stdio::from(OwnedFd::from(theirs));
-        let (spec, label, stdin, stdout) = if is_writer {
+        let (spec, label, data) = if is_writer {
             let index = i - cell.readers;
-            let end = setup.end(cell, true);
-            let spec = Spawn::new(&WriterSpec { index, setup: end }, None);
-            (
-                spec,
-                format!("writer {index}"),
-                theirs,
-                Stdio::from(write.try_clone().map_err(io)?),
-            )
+            let setup = setup.end(cell, true);
+            let spec = Spawn::new(&WriterSpec { index, setup }, None);
+            (spec, format!("writer {index}"), &write)
         } else {
-            let end = setup.end(cell, false);
-            let spec = Spawn::new(
-                &ReaderSpec {
-                    index: i,
-                    setup: end,
-                },
-                None,
-            );
-            (
-                spec,
-                format!("reader {i}"),
-                Stdio::from(read.try_clone().map_err(io)?),
-                theirs,
-            )
+            let setup = setup.end(cell, false);
+            let spec = Spawn::new(&ReaderSpec { index: i, setup }, None);
+            (spec, format!("reader {i}"), &read)
+        };
+        let data = Stdio::from(data.try_clone().map_err(io)?);
+        let (stdin, stdout) = if is_writer {
+            (theirs, data)
+        } else {
+            (data, theirs)
         };
         let mut cmd = spec.command(exe);
         cmd.stdin(stdin).stdout(stdout).stderr(Stdio::piped());

@@ -1,15 +1,12 @@
-//! Running contend: every cell by the one schedule of `bench::core` (a
-//! warm-up run per cell, every measured run of every cell in one shuffled
-//! order, runs added to a cell whose interval stays wide), each run by a
-//! runner that makes the ends threads or processes, under memory
+//! Running contend: every cell by the one schedule of `bench::core`, each
+//! run by a runner that makes the ends threads or processes, under memory
 //! pressure if asked; and the statistics of the runs.
 
 use std::io;
 use std::time::Duration;
 
 use super::super::core::harness::{Event, Figure, Processes, Runner, Threads};
-use super::super::core::noise::RunProbe;
-use super::super::core::schedule::{Phase, Plan, Sample, Slot, schedule};
+use super::super::core::schedule::{Phase, Plan, Slot, measure};
 use super::super::core::stats::median;
 use super::super::core::{Cancel, RunError, Series, Status};
 use super::super::hist::{LatencyNs, new_histogram};
@@ -47,21 +44,16 @@ pub fn run_contend(
     run_contend_on(config, system, runner.as_mut(), cancel, on_event)
 }
 
-/// Runs every cell by `config` with `runner`: a warm-up run per cell (a
-/// third of `config.duration`, not recorded), then `config.runs`
-/// measured runs of every cell in one order shuffled by `config.seed`,
-/// then one more run of each cell whose 95% interval is wider than
-/// +-10%, until it narrows or the cell has `config.max_runs`. The
-/// machine's noise is read around every run, for the diagnosis of a
-/// noisy cell. Memory hogs, if asked, run for the whole schedule.
+/// Runs every cell by `config` with `runner`, by the one
+/// [`schedule()`](super::super::core::schedule()): a warm-up run per cell
+/// (a third of `config.duration`), then the measured runs; memory hogs,
+/// if asked, run for the whole schedule.
 ///
-/// A run that fails stops its cell (its row says why, the runs before
-/// are kept); the other cells go on. Once `cancel` is set no run starts,
-/// the run it cut short counts for nothing, and the result holds the
-/// cells measured before it (with the runs they had), marked
-/// `interrupted`; every worker and hog is killed and reaped before this
-/// returns, whatever happens. The error is for what stops everything: a
-/// bad configuration, or hogs that could not start.
+/// A run that fails stops its cell; the others go on. Once `cancel` is
+/// set the result holds the cells measured before, marked `interrupted`;
+/// every worker and hog is killed and reaped before this returns. The
+/// error is for what stops everything: a bad configuration, or hogs that
+/// could not start.
 pub fn run_contend_on(
     config: &ContendConfig,
     system: SystemFacts,
@@ -103,8 +95,7 @@ pub fn run_contend_on(
         warmup: config.warmup_rule,
     };
     let cpus = config.placement.cpu_list();
-    let mut per_cell: Vec<Vec<RunResult>> = vec![Vec::new(); config.cells.len()];
-    let done = schedule(&slots, &plan, cancel, on_event, &mut |i, phase| {
+    let done = measure(&slots, &plan, &cpus, cancel, on_event, &mut |i, phase| {
         let job = CellJob {
             cell: config.cells[i],
             setup: match phase {
@@ -112,31 +103,15 @@ pub fn run_contend_on(
                 Phase::Measure => measured.clone(),
             },
         };
-        let probe = RunProbe::start();
-        let raw = runner.run(&job)?;
-        let noise = probe.finish(&cpus);
-        let result = summarise_run(&raw, config.msg_size, atomic)
+        let result = summarise_run(&runner.run(&job)?, config.msg_size, atomic)
             .map_err(|e| RunError::Failed(crate::quote::strerror(&e)))?;
-        let sample = Sample {
-            value: result.writes_per_s,
-            figure: Figure::WritesPerS(result.writes_per_s),
-            noise: Some(noise),
-        };
-        if phase == Phase::Measure {
-            per_cell[i].push(result);
-        }
-        Ok(sample)
+        Ok((Figure::WritesPerS(result.writes_per_s), result))
     });
-    let header = done.header(SCHEMA, system);
-    let rows = config
-        .cells
-        .iter()
-        .zip(per_cell)
-        .zip(done.rows)
-        // Cut short: a cell the schedule never reached was not measured.
-        .filter(|(_, outcome)| outcome.reached(done.interrupted))
-        .map(|((&cell, runs), outcome)| {
-            let mut row = summarise_row(cell, runs);
+    let header = done.schedule.header(SCHEMA, system);
+    let noise = done.schedule.noise;
+    let rows = (done.reached())
+        .map(|(i, outcome, runs)| {
+            let mut row = summarise_row(config.cells[i], runs);
             row.status = outcome.status;
             row.reason = outcome.reason;
             row.stall = outcome.stall;
@@ -159,7 +134,7 @@ pub fn run_contend_on(
         runs_per_cell: config.runs,
         max_runs_per_cell: Some(plan.max_runs),
         seed: Some(config.seed),
-        noise: done.noise,
+        noise,
         memory_pressure: hogs.map(Hogs::finish),
         rows,
     })

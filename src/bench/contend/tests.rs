@@ -10,29 +10,29 @@ use crate::bench::hist::{LatencyNs, new_histogram, record};
 use crate::sys::SystemFacts;
 use ends::{ReaderEnd, WriterEnd};
 
-fn writer(messages: u64, first: u64, last: u64, ns: &[u64]) -> WriterEnd {
+fn histogram(ns: &[u64]) -> hdrhistogram::Histogram<u64> {
     let mut latency = new_histogram();
     for &n in ns {
         record(&mut latency, n);
     }
+    latency
+}
+
+fn writer(messages: u64, first: u64, last: u64, ns: &[u64]) -> WriterEnd {
     WriterEnd {
         messages,
         bytes: messages * 1024,
         first_ns: Some(first),
         last_ns: Some(last),
-        latency,
+        latency: histogram(ns),
     }
 }
 
 fn reader(bytes: u64, ns: &[u64]) -> ReaderEnd {
-    let mut latency = new_histogram();
-    for &n in ns {
-        record(&mut latency, n);
-    }
     ReaderEnd {
         bytes,
         calls: ns.len() as u64,
-        latency,
+        latency: histogram(ns),
         tally: None,
     }
 }
@@ -142,33 +142,15 @@ fn config(cells: Vec<Cell>, msg_size: usize) -> ContendConfig {
 
 #[test]
 fn bad_configurations_are_refused_naming_the_value() {
-    let c = config(
-        vec![Cell {
-            writers: 0,
-            readers: 1,
-        }],
-        1024,
-    );
-    assert!(c.validate().unwrap_err().to_string().contains("0 writers"));
-    let c = config(
-        vec![Cell {
-            writers: 1,
-            readers: 1,
-        }],
-        1000,
-    );
-    assert!(
-        c.validate()
-            .unwrap_err()
-            .to_string()
-            .contains("multiple of 16")
-    );
-    let cell = Cell {
-        writers: 1,
+    let no_writer = Cell {
+        writers: 0,
         readers: 1,
     };
+    let refused = |c: ContendConfig| c.validate().unwrap_err().to_string();
+    assert!(refused(config(vec![no_writer], 1024)).contains("0 writers"));
+    assert!(refused(config(vec![TIGHT], 1000)).contains("multiple of 16"));
     for runs in [0, 1001, usize::MAX] {
-        let mut c = config(vec![cell], 1024);
+        let mut c = config(vec![TIGHT], 1024);
         c.runs = runs;
         let err = c.validate().unwrap_err().to_string();
         assert!(err.contains(&format!("(runs {runs})")), "{err}");

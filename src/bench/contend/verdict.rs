@@ -10,6 +10,7 @@ use super::hogs::PressureReport;
 use super::job::Mode;
 use super::result::{ContendResult, Row};
 use crate::bench::core::harness::Header;
+use crate::bench::core::shown::status_word;
 use crate::bench::core::{NoiseSummary, Placement};
 use crate::bench::core::{Status, Trust};
 
@@ -107,8 +108,7 @@ fn verify_words(r: &ContendResult) -> Option<String> {
 fn status_words(status: Status) -> &'static str {
     match status {
         Status::Ok => "no runs",
-        Status::Unavailable => "unavailable",
-        Status::Failed => "failed",
+        other => status_word(other),
     }
 }
 

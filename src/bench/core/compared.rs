@@ -1,15 +1,7 @@
 //! What `compare` compares in each kind of result: its rows, the metrics
-//! of a row with each run's value, the machine's facts and the
-//! measurement's settings.
-//!
-//! The metrics are the ones each command leads with: the ladder's rate
-//! per rung; the round trip's median and tail (p50, p99) and round trips
-//! per second per message size; writes per second and the p99 write
-//! latency per cell of writers and readers; the rate and the round
-//! trip's median per mechanism and message size of `ipc`.
-//!
-//! Each kind says it by implementing [`Compared`] in its own folder
-//! (`bench/K/compare.rs`); what is here is shared by them.
+//! each command leads with (each run's value), the machine's facts and
+//! the measurement's settings. Each kind implements [`Compared`] in its
+//! own folder (`bench/K/compare.rs`); what is here is shared by them.
 use crate::bench::core::harness::Header;
 use crate::bench::core::{NoiseSummary, Placement};
 use crate::build_info::BuildInfo;
@@ -77,6 +69,13 @@ pub(crate) trait Compared {
 
     /// The header every result starts with.
     fn header(&self) -> &Header;
+
+    /// The facts every result carries, its ends placed as `placement`
+    /// says.
+    fn facts(&self, placement: String) -> Vec<(String, String)> {
+        let header = self.header();
+        facts(&header.pipespeed_version, &header.system, placement)
+    }
 
     /// What else the machine did during the runs, where it records it.
     fn noise(&self) -> Option<NoiseSummary>;

@@ -1,12 +1,7 @@
 //! What every measurement shares: a [`Job`] is one run's work, a
-//! [`Runner`] makes it (in threads of this process, in worker processes,
-//! or a mock in tests), progress goes out as one [`Event`] type, and
-//! every result document starts with one [`Header`].
-//!
-//! A measurement (`bench/<kind>/`) is a `job` module (its configuration
-//! and the job of one run), a `run` module (the loop over runs and the
-//! runners) and a `result` module (what it writes); `docs/architecture.md`
-//! has the checklist for adding one.
+//! [`Runner`] makes it (in threads, in worker processes, or a mock in
+//! tests), progress goes out as one [`Event`] type, and every result
+//! document starts with one [`Header`].
 
 use std::fmt;
 use std::path::PathBuf;
@@ -107,6 +102,15 @@ pub enum Figure {
     RoundTripNs(f64),
     /// Writes per second (contend).
     WritesPerS(f64),
+}
+
+impl Figure {
+    /// The number, whatever it measures.
+    pub(crate) fn value(self) -> f64 {
+        match self {
+            Figure::GibPerS(v) | Figure::RoundTripNs(v) | Figure::WritesPerS(v) => v,
+        }
+    }
 }
 
 /// Progress reported while a measurement runs. `row` names the row of

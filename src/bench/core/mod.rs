@@ -1,14 +1,8 @@
-//! What every measurement is made of, whatever it measures: where the
-//! ends run ([`Placement`]), what became of a row ([`Status`],
-//! [`RunError`]), how a caller stops it ([`Cancel`]), the runners and
-//! progress events (`harness`), the one [`schedule()`] of warm-up,
-//! shuffled and added runs, and the one [`Series`] every result is made
-//! of, with its spread and the machine's noise (`noise`); the watchdog
-//! that fails a run whose tasks stop making progress (`watchdog`).
-//!
-//! The kinds (`ladder`, `latency`, `contend`, `ipc`) build on this module
-//! and never on each other's vocabulary; `docs/architecture.md` has the
-//! checklist for adding one.
+//! What every measurement is made of, whatever it measures: placement,
+//! outcomes and cancelling, the runners and progress events, the one
+//! [`schedule()`], the [`Series`] every result is made of with its noise,
+//! and the watchdog. The kinds build on it, never on each other
+//! (`docs/architecture.md` has the checklist for adding one).
 
 pub(crate) mod compared;
 pub(crate) mod copies;

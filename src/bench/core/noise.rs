@@ -67,17 +67,22 @@ impl Spread {
 
     /// `+-4.2%`, or `+-14% noisy`.
     pub fn cell(&self) -> String {
-        let pct = self.ci95_half_width * 100.0;
-        let pct = if pct < 10.0 {
-            format!("+-{pct:.1}%")
-        } else {
-            format!("+-{pct:.0}%")
-        };
+        let pct = format!("+-{}", percent(self.ci95_half_width));
         if self.noisy {
             format!("{pct} noisy")
         } else {
             pct
         }
+    }
+}
+
+/// `4.2%` below 10%, `14%` from there.
+pub(crate) fn percent(share: f64) -> String {
+    let pct = share * 100.0;
+    if pct < 10.0 {
+        format!("{pct:.1}%")
+    } else {
+        format!("{pct:.0}%")
     }
 }
 

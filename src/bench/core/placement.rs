@@ -34,13 +34,10 @@ impl Placement {
 
     /// `same-cpu`, `different-cpu` or `unpinned`, as `--placement` names it.
     pub fn kind(self) -> &'static str {
-        match self {
-            Placement::Pinned {
-                writer_cpu,
-                reader_cpu,
-            } if writer_cpu == reader_cpu => "same-cpu",
-            Placement::Pinned { .. } => "different-cpu",
-            Placement::Unpinned => "unpinned",
+        match self.cpus() {
+            (Some(writer), Some(reader)) if writer == reader => "same-cpu",
+            (Some(_), _) => "different-cpu",
+            _ => "unpinned",
         }
     }
 
@@ -59,12 +56,9 @@ impl Placement {
     /// Whether the two ends run on two CPUs: pinned to different ones, or
     /// unpinned with at least two allowed.
     pub fn distinct_cpus(self, facts: &SystemFacts) -> bool {
-        match self {
-            Placement::Pinned {
-                writer_cpu,
-                reader_cpu,
-            } => writer_cpu != reader_cpu,
-            Placement::Unpinned => facts.cpus_allowed.len() >= 2,
+        match self.cpus() {
+            (Some(writer), Some(reader)) => writer != reader,
+            _ => facts.cpus_allowed.len() >= 2,
         }
     }
 
@@ -89,20 +83,14 @@ impl Placement {
 
 impl std::fmt::Display for Placement {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Placement::Pinned {
-                writer_cpu,
-                reader_cpu,
-            } if writer_cpu == reader_cpu => {
-                write!(f, "writer and reader both on CPU {writer_cpu}")
+        match self.cpus() {
+            (Some(writer), Some(reader)) if writer == reader => {
+                write!(f, "writer and reader both on CPU {writer}")
             }
-            Placement::Pinned {
-                writer_cpu,
-                reader_cpu,
-            } => {
-                write!(f, "writer on CPU {writer_cpu}, reader on CPU {reader_cpu}")
+            (Some(writer), Some(reader)) => {
+                write!(f, "writer on CPU {writer}, reader on CPU {reader}")
             }
-            Placement::Unpinned => f.write_str("unpinned (left to the scheduler)"),
+            _ => f.write_str("unpinned (left to the scheduler)"),
         }
     }
 }

@@ -1,21 +1,13 @@
-//! The one schedule every measurement runs by: warm-up runs per row,
-//! which size its runs and find what this machine cannot do; then every
-//! measured run of every row in one seeded, shuffled order, so that a
-//! drift of the machine falls on all rows alike; then, while some rows'
-//! 95% interval is wider than +-10% ([`Spread::wide`]), one more run of
-//! each of them, shuffled again, up to `max_runs`; then each row's
-//! median, spread and, for a noisy row, the diagnosis.
-//!
-//! The kind of measurement (the ladder, `latency`, `contend`, `ipc`, the
-//! placement check) says what a row is and makes its runs, through one
-//! closure; the schedule decides when.
-//!
-//! [`Spread::wide`]: super::noise::Spread::wide
+//! The one schedule every measurement runs by: warm-up runs per row, then
+//! every measured run of every row in one seeded, shuffled order (a drift
+//! of the machine falls on all rows alike), then more runs of a row whose
+//! 95% interval stays wider than +-10%. A kind says what a row is and
+//! makes its runs through one closure; the schedule decides when.
 
 use super::harness::{Event, Figure, Header};
 use std::time::Instant;
 
-use super::noise::{Ends, NoiseSummary};
+use super::noise::{Ends, NoiseSummary, RunProbe};
 use super::outcome::{Cancel, RunError, Status};
 use super::series::Series;
 use super::stall::Stall;
@@ -65,20 +57,13 @@ impl Slot {
 
 /// When warm-up ends. Every row gets one warm-up run (it sizes the
 /// row's runs and finds what the machine cannot do); then more, until
-/// the warm-ups have lasted `min_seconds` in all (so only the first rows
-/// wait for it) and the row's last two agree within `agree` (the faster
-/// over the slower, minus one); a row stops after `max_runs`, and every
-/// row after its first once the warm-ups have lasted `max_seconds`.
+/// the warm-ups have lasted `min_seconds` in all and the row's last two
+/// agree within `agree`; a row stops after `max_runs`, and every row
+/// after its first once the warm-ups have lasted `max_seconds`.
 ///
-/// What made the first measured runs of a fast row half as fast as the
-/// rest (`ipc`, shm 4K: 24.5 25.0 23.2 46.2 47.4 GiB/s) was the program
-/// reading the result from a pipe (`| python3 ...`): started with the
-/// measurement, it spends its 0.15 s of start-up on the CPUs the ends
-/// run on. Agreement alone does not see it (two runs beside it are
-/// equally slow), nor does a fixed time alone see a change later on. The
-/// two together kept the first two runs within 15% of the rest in 8 of 10
-/// tries (never under 0.83 of it), where a single warm-up left them under
-/// 0.61 in 3 of 5 (`peers/ramp.sh`; docs/ipc.md has the figures).
+/// Both conditions are needed: a program reading the result from a pipe
+/// spends its start-up on the ends' CPUs, which agreement alone does not
+/// see and a fixed time alone does not see later on (docs/ipc.md).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Warmup {
     /// Seconds of warm-up, over all rows, before any row is warm.
@@ -392,6 +377,57 @@ pub fn schedule(
         interrupted,
         noise: (noise.runs > 0).then_some(noise),
     }
+}
+
+/// What [`measure`] made of a schedule: the schedule, and what the kind
+/// kept of each row's measured runs, in the order made.
+pub(crate) struct Measured<T> {
+    /// The rows, whether they were interrupted, and the noise.
+    pub(crate) schedule: Schedule,
+    /// Per slot, what the kind kept of each measured run.
+    pub(crate) kept: Vec<Vec<T>>,
+}
+
+impl<T> Measured<T> {
+    /// Each row the schedule reached ([`Outcome::reached`]: interrupted,
+    /// a row never measured is left out), with its slot's index and what
+    /// was kept of its runs.
+    pub(crate) fn reached(self) -> impl Iterator<Item = (usize, Outcome, Vec<T>)> {
+        let interrupted = self.schedule.interrupted;
+        (self.schedule.rows.into_iter().zip(self.kept).enumerate())
+            .filter(move |(_, (outcome, _))| outcome.reached(interrupted))
+            .map(|(i, (outcome, kept))| (i, outcome, kept))
+    }
+}
+
+/// Runs `slots` by `plan` through [`schedule()`], reading the machine's
+/// noise around every measured run of ends on `cpus`: `run(i, phase)`
+/// makes one run of slot `i` and gives its figure and what the kind
+/// keeps of it when measured.
+pub(crate) fn measure<T>(
+    slots: &[Slot],
+    plan: &Plan,
+    cpus: &[usize],
+    cancel: &Cancel,
+    progress: &mut dyn FnMut(Event<'_>),
+    run: &mut dyn FnMut(usize, Phase) -> Result<(Figure, T), RunError>,
+) -> Measured<T> {
+    let mut kept: Vec<Vec<T>> = slots.iter().map(|_| Vec::new()).collect();
+    let schedule = schedule(slots, plan, cancel, progress, &mut |i, phase| {
+        let probe = RunProbe::start();
+        let (figure, record) = run(i, phase)?;
+        let measured = phase == Phase::Measure;
+        let noise = measured.then(|| probe.finish(cpus));
+        if measured {
+            kept[i].push(record);
+        }
+        Ok(Sample {
+            value: figure.value(),
+            figure,
+            noise,
+        })
+    });
+    Measured { schedule, kept }
 }
 
 /// Whether `a` and `b` are within `within` of each other (the larger over

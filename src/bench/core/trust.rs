@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::noise::{NoiseSummary, OTHER, STEAL};
+use super::noise::{NoiseSummary, OTHER, STEAL, percent};
 use super::series::Series;
 
 /// How far a measurement's figures can be trusted.
@@ -95,16 +95,6 @@ impl Trust {
             widest_row,
             line,
         }
-    }
-}
-
-/// `4.2%` below 10%, `14%` from there.
-fn percent(share: f64) -> String {
-    let pct = share * 100.0;
-    if pct < 10.0 {
-        format!("{pct:.1}%")
-    } else {
-        format!("{pct:.0}%")
     }
 }
 

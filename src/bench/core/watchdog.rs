@@ -1,33 +1,16 @@
-//! The watchdog of every run: the tasks of a run (worker processes, or
-//! worker threads) watched from `/proc` while it lasts; a run none of
-//! whose tasks makes progress for the stall timeout is stopped, and the
-//! run's error says where every task sleeps ([`Stall`]), instead of a hang.
+//! The watchdog of every run: its tasks (worker processes or threads)
+//! are watched from `/proc`; a run none of whose live tasks makes progress
+//! (CPU time or context switches, [`crate::sys::task::counters`]) for the
+//! stall timeout is stopped, and its error says where every task sleeps
+//! ([`Stall`]) rather than hanging: a pipe_read wake-up bug that hangs a
+//! test kernel (`pipespeed kernels`) must end in that evidence and a
+//! failed row. The rule in full: docs/contend.md, "The watchdog".
 //!
-//! Why: in 2025 a change to pipe_read's wake-ups made hackbench hang,
-//! and the first thing the maintainer asked for was `/proc/PID/stack` of
-//! the sleepers. A run on a kernel with such a bug (`pipespeed kernels`
-//! boots test kernels and runs `contend` in them) must end with that
-//! evidence and a failed row, not wait for ever.
-//!
-//! Progress is seen without changing the workers: a task progresses
-//! when its time on a CPU or its context switches change
-//! ([`crate::sys::task::counters`]); one that sleeps and is never woken,
-//! or is stopped, changes neither. A task that has ended is not stalled.
-//! The run is stalled when no task still alive has progressed for the
-//! timeout: a task waiting while another works (a worker ready before its
-//! peers, a reader behind a slow writer) is not, and a task that stops
-//! for good stalls the run as soon as the others wait for it.
-//! The tasks are read every tenth of the timeout (at least every second,
-//! at most every 10 ms), so a stall is seen within 1.1 timeouts.
-//!
-//! What then happens to the tasks is the runner's part (`on_stall`):
-//! worker processes are killed (SIGKILL ends a stopped process too), so
-//! the parent's reads end; worker threads cannot be killed, so the run,
-//! itself in a thread of its own (`threads`), returns the stall at once
-//! and leaves them where they sleep. A task in uninterruptible sleep
-//! (`D`) cannot be woken by anything: a thread stuck there keeps its
-//! process alive until the kernel lets it go, and only the report says
-//! so.
+//! What then happens is the runner's part (`on_stall`): worker processes
+//! are killed, so the parent's reads end; threads cannot be killed, so
+//! the run, in a thread of its own (`threads`), returns the stall at once
+//! and leaves them where they sleep (a `D` sleeper keeps the process
+//! alive until the kernel lets it go).
 
 use std::io;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
@@ -121,10 +104,8 @@ impl Progress {
     }
 
     /// Whether the run is stalled: no task still alive has made progress
-    /// for `timeout` (a task that waits while another works, an end
-    /// ready before its peers or a reader behind a slow writer, is
-    /// waiting, not stalled); then the task that has gone longest without
-    /// progress.
+    /// for `timeout` (one waiting while another works is not); then the
+    /// task that has gone longest without progress.
     pub(crate) fn stalled(&self, now: Instant, timeout: Duration) -> Option<usize> {
         let idle: Vec<(usize, Duration)> = (0..self.tasks.len())
             .filter_map(|i| Some((i, self.idle(i, now)?)))
@@ -213,11 +194,7 @@ impl Drop for Watch {
     }
 }
 
-/// Where every task still alive is: a stopped one (`T`) or one in
-/// uninterruptible sleep (`D`) first, since the others, asleep, wait for
-/// it (it may have stopped after they began to wait: a ponger stopped
-/// while the pinger waited for its first answer); then by time without
-/// progress, longest first.
+/// Where every task still alive is, in [`order`].
 fn dump(tasks: &[Watched], progress: &Progress, timeout: Duration, now: Instant) -> Stall {
     let mut read: Vec<StalledTask> = (0..tasks.len())
         .filter_map(|i| {
@@ -233,7 +210,8 @@ fn dump(tasks: &[Watched], progress: &Progress, timeout: Duration, now: Instant)
 }
 
 /// A stopped task (`T`, `t`) or one in uninterruptible sleep (`D`)
-/// first, then the longest without progress.
+/// first, since the others wait for it (even when it stopped after they
+/// began to wait), then the longest without progress.
 fn order(tasks: &mut [StalledTask]) {
     let waits = |t: &StalledTask| {
         let state = t.state.as_deref().and_then(|s| s.chars().next());

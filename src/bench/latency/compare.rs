@@ -3,9 +3,7 @@
 
 use super::report::span;
 use super::{LatencyResult, describe};
-use crate::bench::core::compared::{
-    Better, Compared, Extract, Metric, Row, Runs, Unit, facts, size,
-};
+use crate::bench::core::compared::{Better, Compared, Extract, Metric, Row, Runs, Unit, size};
 use crate::bench::core::harness::Header;
 use crate::bench::core::{NoiseSummary, Status};
 use crate::bench::hist::LatencyNs;
@@ -72,11 +70,7 @@ impl Compared for LatencyResult {
         let rows = rows.collect();
         Extract {
             rows,
-            facts: facts(
-                &self.header.pipespeed_version,
-                &self.header.system,
-                describe(c.placement),
-            ),
+            facts: self.facts(describe(c.placement)),
             settings: vec![
                 ("mode".into(), serde_name(c.mode)),
                 ("wait".into(), serde_name(c.wait)),

@@ -1,7 +1,6 @@
-//! Running a latency measurement: a slot per size in the one
-//! [`schedule()`] (a short warm-up run, shuffled runs, more runs while a
-//! size's median round trip spreads), each run by a runner that places
-//! pinger and ponger in threads or processes.
+//! Running a latency measurement: a slot per size in the one schedule,
+//! each run by a runner that places pinger and ponger in threads or
+//! processes.
 
 use std::io;
 use std::process::Stdio;
@@ -9,8 +8,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use super::super::core::harness::{Event, Figure, Processes, Runner, Threads};
-use super::super::core::noise::RunProbe;
-use super::super::core::{Cancel, Phase, Plan, RunError, Sample, Slot, Spawn, pin, schedule};
+use super::super::core::schedule::measure;
+use super::super::core::{Cancel, Phase, Plan, RunError, Slot, Spawn, pin};
 use super::super::hist::TripRun;
 use super::super::ping::{ping, pong};
 use super::job::{Exchange, LatencyConfig, PingConfig, PingJob, Span};
@@ -163,22 +162,11 @@ fn short(span: Span) -> Span {
     }
 }
 
-/// The slots of a measurement: one per size, each warmed up.
-fn slots(config: &LatencyConfig) -> Vec<Slot> {
-    (config.sizes.iter())
-        .map(|&size| Slot::new(Size(size as u64).to_string()))
-        .collect()
-}
-
 /// Measures every size of `config` with `runner` by the one
-/// [`schedule()`]: a short warm-up run per size, then `config.runs` runs of
-/// every size in a shuffled order seeded by `config.seed`, then one more
-/// run of each size whose runs' median round trip spreads too much, up to
-/// `config.max_runs`. A run that fails stops its size (status `failed`,
-/// the runs before it kept); the other sizes go on. Progress goes to
-/// `progress`; once `cancel` is set no run starts, the run it cut short
-/// counts for nothing, and the result holds the runs made before it,
-/// marked `interrupted`.
+/// [`schedule()`](super::super::core::schedule()), a short warm-up run
+/// first. A run that fails stops its size (`failed`, the runs before
+/// kept); the other sizes go on. Once `cancel` is set the result holds the
+/// runs made before, marked `interrupted`.
 pub fn run_latency(
     config: &LatencyConfig,
     system: SystemFacts,
@@ -194,9 +182,11 @@ pub fn run_latency(
         ends,
         warmup: config.warmup_rule,
     };
+    let slots: Vec<Slot> = (config.sizes.iter())
+        .map(|&size| Slot::new(Size(size as u64).to_string()))
+        .collect();
     let on = config.placement.cpu_list();
-    let mut runs: Vec<Vec<TripRun>> = vec![Vec::new(); config.sizes.len()];
-    let schedule = schedule(&slots(config), &plan, cancel, progress, &mut |i, phase| {
+    let done = measure(&slots, &plan, &on, cancel, progress, &mut |i, phase| {
         let size = config.sizes[i];
         let job = PingJob {
             ping: PingConfig {
@@ -214,8 +204,7 @@ pub fn run_latency(
             placement: config.placement,
             stall_timeout: config.stall_timeout,
         };
-        let probe = RunProbe::start();
-        let mut run = runner.run(&job).map_err(|e| {
+        let run = runner.run(&job).map_err(|e| {
             if let Some(stall) = Stall::of_io(&e) {
                 return RunError::Stalled(Box::new(stall.clone()));
             }
@@ -227,25 +216,17 @@ pub fn run_latency(
                 RunError::Failed(_) | RunError::Stalled(_) => RunError::Failed(why),
             }
         })?;
-        let p50 = run.rtt_ns.p50 as f64;
-        let sample = Sample {
-            value: p50,
-            figure: Figure::RoundTripNs(p50),
-            noise: (phase == Phase::Measure).then(|| probe.finish(&on)),
-        };
-        if phase == Phase::Measure {
-            run.noise = sample.noise;
-            runs[i].push(run);
-        }
-        Ok(sample)
+        Ok((Figure::RoundTripNs(run.rtt_ns.p50 as f64), run))
     });
-    let header = schedule.header(SCHEMA, system);
-    // Interrupted, the sizes not measured yet are left out.
-    let rows = (config.sizes.iter().zip(schedule.rows).zip(runs))
-        .filter(|((_, outcome), _)| outcome.reached(schedule.interrupted))
-        .map(|((&size, outcome), runs)| {
+    let header = done.schedule.header(SCHEMA, system);
+    let rows = (done.reached())
+        .map(|(i, outcome, mut runs)| {
+            // Each measured run's noise, as the schedule recorded it.
+            for (run, noise) in runs.iter_mut().zip(&outcome.series.noise) {
+                run.noise = Some(*noise);
+            }
             let mut row = LatencyRow::of(
-                size,
+                config.sizes[i],
                 outcome.status,
                 outcome.reason,
                 outcome.series,

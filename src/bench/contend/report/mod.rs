@@ -17,6 +17,7 @@ use crate::units::{GIB, Size};
 use crate::bench::contend::hogs::PressureReport;
 use crate::bench::contend::pressure::Evidence;
 use crate::bench::contend::tally::VerifyReport;
+use crate::bench::contend::verdict::cell_name;
 use crate::bench::contend::{ContendResult, PIPE_BUF, Row};
 use crate::bench::core::shown::{
     noise_paragraph, noise_sentence, noisy_series, series_csv, series_csv_header, spread_cell,
@@ -41,12 +42,11 @@ fn latency_cells(l: &LatencyNs) -> String {
 }
 
 fn placement(p: &Placement) -> String {
-    match p {
-        Placement::Pinned {
-            writer_cpu,
-            reader_cpu,
-        } => format!("writers pinned to CPU {writer_cpu}, readers to CPU {reader_cpu}"),
-        Placement::Unpinned => "unpinned".to_string(),
+    match p.cpus() {
+        (Some(writers), Some(readers)) => {
+            format!("writers pinned to CPU {writers}, readers to CPU {readers}")
+        }
+        _ => "unpinned".to_string(),
     }
 }
 
@@ -60,18 +60,11 @@ fn text(r: &ContendResult, explain: bool) -> String {
     } else {
         format!("> PIPE_BUF {PIPE_BUF}: writes of several writers may interleave")
     };
+    let (granted, asked) = (Size(r.pipe_size as u64), Size(r.pipe_size_requested as u64));
     let pipe = if r.pipe_size_clamped {
-        format!(
-            "pipe {} (default {} cut to pipe-max-size)",
-            Size(r.pipe_size as u64),
-            Size(r.pipe_size_requested as u64)
-        )
+        format!("pipe {granted} (default {asked} cut to pipe-max-size)")
     } else {
-        format!(
-            "pipe {} (asked {})",
-            Size(r.pipe_size as u64),
-            Size(r.pipe_size_requested as u64)
-        )
+        format!("pipe {granted} (asked {asked})")
     };
     let _ = writeln!(
         out,
@@ -145,7 +138,12 @@ fn text(r: &ContendResult, explain: bool) -> String {
     }
     for row in &r.rows {
         if let Some(why) = &row.reason {
-            let _ = writeln!(out, "{}: {}: {why}", cell(row), status_word(row.status));
+            let _ = writeln!(
+                out,
+                "{}: {}: {why}",
+                cell_name(row),
+                status_word(row.status)
+            );
         }
     }
     for row in &r.rows {
@@ -154,14 +152,14 @@ fn text(r: &ContendResult, explain: bool) -> String {
         }
     }
     let rows: Vec<(String, &crate::bench::core::Series)> = (r.rows.iter())
-        .map(|row| (cell(row), &row.writes_per_s))
+        .map(|row| (cell_name(row), &row.writes_per_s))
         .collect();
     if let Some(paragraph) = noise_paragraph(&rows) {
         let _ = writeln!(out, "\n{}", wrap_paragraph(&paragraph, 100));
     }
     if explain {
         for row in &r.rows {
-            let what = format!("{} writes/s", cell(row));
+            let what = format!("{} writes/s", cell_name(row));
             if let Some(text) = noisy_series(&what, &row.writes_per_s, |v| format!("{v:.0}")) {
                 let _ = writeln!(out, "{text}");
             }
@@ -220,11 +218,6 @@ fn evidence(e: &Evidence) -> String {
         "NO pressure seen"
     };
     format!("{verdict}: {}", facts.join("; "))
-}
-
-/// A cell's name in the notes under the table: `2x5`.
-fn cell(row: &Row) -> String {
-    crate::bench::contend::verdict::cell_name(row)
 }
 
 fn verify_line(row: &Row, v: &VerifyReport) -> String {

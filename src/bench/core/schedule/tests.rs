@@ -29,6 +29,14 @@ fn sample(value: f64) -> Result<Sample, RunError> {
     })
 }
 
+fn quietly(
+    slots: &[Slot],
+    plan: &Plan,
+    run: &mut dyn FnMut(usize, Phase) -> Result<Sample, RunError>,
+) -> Schedule {
+    schedule(slots, plan, &Cancel::never(), &mut |_| {}, run)
+}
+
 fn slots(names: &[&str]) -> Vec<Slot> {
     names.iter().map(|n| Slot::new(*n)).collect()
 }
@@ -36,16 +44,10 @@ fn slots(names: &[&str]) -> Vec<Slot> {
 #[test]
 fn every_row_warms_up_then_runs_in_one_shuffled_order() {
     let mut calls = Vec::new();
-    let done = schedule(
-        &slots(&["a", "b", "c"]),
-        &plan(4, 4),
-        &Cancel::never(),
-        &mut |_| {},
-        &mut |i, phase| {
-            calls.push((i, phase));
-            sample(10.0)
-        },
-    );
+    let done = quietly(&slots(&["a", "b", "c"]), &plan(4, 4), &mut |i, phase| {
+        calls.push((i, phase));
+        sample(10.0)
+    });
     let warmups: Vec<usize> = calls
         .iter()
         .take_while(|c| c.1 == Phase::WarmUp)
@@ -78,18 +80,12 @@ fn the_order_follows_the_seed() {
         let mut measured = Vec::new();
         let mut p = plan(3, 3);
         p.seed = seed;
-        schedule(
-            &slots(&["a", "b", "c", "d"]),
-            &p,
-            &Cancel::never(),
-            &mut |_| {},
-            &mut |i, phase| {
-                if phase == Phase::Measure {
-                    measured.push(i);
-                }
-                sample(1.0)
-            },
-        );
+        quietly(&slots(&["a", "b", "c", "d"]), &p, &mut |i, phase| {
+            if phase == Phase::Measure {
+                measured.push(i);
+            }
+            sample(1.0)
+        });
         measured
     };
     assert_eq!(order(1), order(1));
@@ -99,22 +95,16 @@ fn the_order_follows_the_seed() {
 #[test]
 fn a_wide_row_gets_runs_added_up_to_max_runs_and_a_tight_one_none() {
     let (mut wide, mut tight) = (0.0, 0);
-    let done = schedule(
-        &slots(&["wide", "tight"]),
-        &plan(3, 7),
-        &Cancel::never(),
-        &mut |_| {},
-        &mut |i, _| {
-            if i == 0 {
-                // 1, 3, 1, 3, ...: an interval that never narrows.
-                wide = if wide == 1.0 { 3.0 } else { 1.0 };
-                sample(wide)
-            } else {
-                tight += 1;
-                sample(5.0)
-            }
-        },
-    );
+    let done = quietly(&slots(&["wide", "tight"]), &plan(3, 7), &mut |i, _| {
+        if i == 0 {
+            // 1, 3, 1, 3, ...: an interval that never narrows.
+            wide = if wide == 1.0 { 3.0 } else { 1.0 };
+            sample(wide)
+        } else {
+            tight += 1;
+            sample(5.0)
+        }
+    });
     assert_eq!(done.rows[0].series.runs.len(), 7);
     assert_eq!(done.rows[1].series.runs.len(), 3);
     assert!(done.rows[0].series.noisy() && done.rows[0].series.diagnosis.is_some());
@@ -126,16 +116,10 @@ fn a_row_with_its_own_max_runs_gets_no_more_than_that() {
     let mut all = slots(&["wide", "wide, capped"]);
     all[1].max_runs = Some(3);
     let mut last = [0.0; 2];
-    let done = schedule(
-        &all,
-        &plan(3, 7),
-        &Cancel::never(),
-        &mut |_| {},
-        &mut |i, _| {
-            last[i] = if last[i] == 1.0 { 3.0 } else { 1.0 };
-            sample(last[i])
-        },
-    );
+    let done = quietly(&all, &plan(3, 7), &mut |i, _| {
+        last[i] = if last[i] == 1.0 { 3.0 } else { 1.0 };
+        sample(last[i])
+    });
     assert_eq!(done.rows[0].series.runs.len(), 7);
     assert_eq!(done.rows[1].series.runs.len(), 3);
     assert!(done.rows[1].series.noisy(), "still marked");
@@ -178,11 +162,9 @@ fn unavailable_rows_never_run_and_a_failed_row_keeps_its_runs_and_stops() {
 #[test]
 fn a_row_the_machine_refuses_at_warm_up_is_unavailable_and_never_measured() {
     let mut measured = 0;
-    let done = schedule(
+    let done = quietly(
         &slots(&["refused"]),
         &plan(3, 3),
-        &Cancel::never(),
-        &mut |_| {},
         &mut |_, phase| match phase {
             Phase::WarmUp => Err(RunError::Unavailable("vmsplice refused".into())),
             Phase::Measure => {
@@ -233,13 +215,7 @@ fn cancelling_stops_every_run_and_the_cut_run_counts_for_nothing() {
 
 #[test]
 fn a_row_with_no_run_is_failed_unless_cancelled() {
-    let done = schedule(
-        &slots(&["empty"]),
-        &plan(0, 0),
-        &Cancel::never(),
-        &mut |_| {},
-        &mut |_, _| sample(1.0),
-    );
+    let done = quietly(&slots(&["empty"]), &plan(0, 0), &mut |_, _| sample(1.0));
     assert_eq!(done.rows[0].status, Status::Failed);
     assert_eq!(done.rows[0].reason.as_deref(), Some("no run was made"));
 }
@@ -255,16 +231,10 @@ fn warm_up_repeats_until_two_runs_agree_within_its_cap() {
             max_seconds: f64::INFINITY,
         };
         let mut values = values.into_iter();
-        let done = schedule(
-            &slots(&["a"]),
-            &p,
-            &Cancel::never(),
-            &mut |_| {},
-            &mut |_, phase| match phase {
-                Phase::WarmUp => sample(values.next().unwrap_or(1.0)),
-                Phase::Measure => sample(1.0),
-            },
-        );
+        let done = quietly(&slots(&["a"]), &p, &mut |_, phase| match phase {
+            Phase::WarmUp => sample(values.next().unwrap_or(1.0)),
+            Phase::Measure => sample(1.0),
+        });
         (done.rows[0].warmup_runs, done.rows[0].warmup)
     };
     // Doubling, then steady: warm once 20 and 21 agree.
@@ -279,17 +249,11 @@ fn past_its_time_every_row_gets_its_one_warm_up_only() {
     let mut p = plan(1, 1);
     p.warmup.max_seconds = 0.0;
     let mut warmups = [0; 3];
-    schedule(
-        &slots(&["a", "b", "c"]),
-        &p,
-        &Cancel::never(),
-        &mut |_| {},
-        &mut |i, phase| {
-            warmups[i] += usize::from(phase == Phase::WarmUp);
-            // Never agreeing: only the cap stops them.
-            sample(if warmups[i] % 2 == 0 { 1.0 } else { 2.0 })
-        },
-    );
+    quietly(&slots(&["a", "b", "c"]), &p, &mut |i, phase| {
+        warmups[i] += usize::from(phase == Phase::WarmUp);
+        // Never agreeing: only the cap stops them.
+        sample(if warmups[i] % 2 == 0 { 1.0 } else { 2.0 })
+    });
     assert_eq!(warmups, [1, 1, 1]);
 }
 
@@ -298,16 +262,10 @@ fn exactly_n_warm_ups_are_made_whatever_they_measure() {
     let mut p = plan(1, 1);
     p.warmup = Warmup::exactly(3);
     let mut warmups = 0;
-    schedule(
-        &slots(&["a"]),
-        &p,
-        &Cancel::never(),
-        &mut |_| {},
-        &mut |_, phase| {
-            warmups += usize::from(phase == Phase::WarmUp);
-            sample(1.0)
-        },
-    );
+    quietly(&slots(&["a"]), &p, &mut |_, phase| {
+        warmups += usize::from(phase == Phase::WarmUp);
+        sample(1.0)
+    });
     assert_eq!(warmups, 3);
     assert_eq!(Warmup::exactly(0).max_runs, 1);
 }

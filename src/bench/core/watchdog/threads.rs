@@ -49,13 +49,9 @@ enum Ended<T> {
 
 /// Runs `work`, a run whose ends are threads of this process, in a
 /// thread of its own, so that a stall cannot hang the caller: once the
-/// watchdog sees one of the enlisted threads make no progress for
-/// `timeout`, this returns the stall at once. The run's threads are then
-/// left behind, blocked where the dump says: a thread cannot be killed,
-/// and one blocked in a system call returns only when the kernel wakes
-/// it (never, in `D`, or when the wake-up was lost). They end with the
-/// process; until then they hold their own descriptors and nothing of
-/// the caller's.
+/// watchdog sees the enlisted threads make no progress for `timeout`,
+/// this returns the stall at once and leaves them where they sleep (a
+/// thread cannot be killed); they hold only their own descriptors.
 pub(crate) fn run_threads<T: Send + 'static>(
     timeout: Duration,
     work: impl FnOnce(&Roster) -> T + Send + 'static,
