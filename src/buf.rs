@@ -10,6 +10,7 @@ use std::ptr::NonNull;
 
 use rustix::mm::{Advice, MapFlags, ProtFlags, madvise, mlock, mmap_anonymous, munmap};
 
+use crate::sys::failed;
 use crate::units::MIB;
 
 /// The size of a transparent huge page on x86-64 and most arm64 kernels.
@@ -154,17 +155,8 @@ impl Buffer {
         if options.huge_pages {
             // SAFETY: the range is exactly our mapping; advice changes no
             // contents.
-            unsafe { madvise(start as *mut c_void, map_len, Advice::LinuxHugepage) }.map_err(
-                |e| {
-                    io::Error::new(
-                        io::Error::from(e).kind(),
-                        format!(
-                            "cannot ask for huge pages (madvise MADV_HUGEPAGE): {}",
-                            io::Error::from(e)
-                        ),
-                    )
-                },
-            )?;
+            unsafe { madvise(start as *mut c_void, map_len, Advice::LinuxHugepage) }
+                .map_err(|e| failed("cannot ask for huge pages (madvise MADV_HUGEPAGE)", e))?;
         }
         if options.lock {
             // SAFETY: the range is exactly our mapping.

@@ -37,6 +37,15 @@ pub(crate) use rusage::UsageOf;
 pub use rusage::{ResourceUsage, getrusage};
 pub use splice::{SpliceFlags, ensure_write_end, splice, tee, vmsplice, vmsplice_checked};
 
+/// `err`, of its kind, with what was being done in front: `{doing}: {err}`.
+pub(crate) fn failed(
+    doing: impl std::fmt::Display,
+    err: impl Into<std::io::Error>,
+) -> std::io::Error {
+    let err = err.into();
+    std::io::Error::new(err.kind(), format!("{doing}: {err}"))
+}
+
 /// For unit tests: `result`'s value, or `None` when the error says this
 /// machine cannot (kind [`std::io::ErrorKind::Unsupported`]: what makes
 /// an `ipc` row unavailable and an end exit with `EXIT_UNSUPPORTED`).

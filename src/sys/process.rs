@@ -24,6 +24,8 @@ use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, Ordering};
 
 use rustix::process::{Pid, Signal};
 
+use super::failed;
+
 /// The signal that interrupted us (0: none yet).
 static SIGNALLED: AtomicI32 = AtomicI32::new(0);
 
@@ -68,9 +70,9 @@ static READING_PATHS: AtomicU32 = AtomicU32::new(0);
 #[doc(alias = "PR_SET_PDEATHSIG")]
 pub(crate) fn die_with_parent(parent: Option<u32>) -> io::Result<()> {
     rustix::process::set_parent_process_death_signal(Some(Signal::KILL)).map_err(|e| {
-        io::Error::new(
-            io::Error::from(e).kind(),
-            format!("cannot ask to die with the parent (prctl PR_SET_PDEATHSIG): {e}"),
+        failed(
+            "cannot ask to die with the parent (prctl PR_SET_PDEATHSIG)",
+            e,
         )
     })?;
     let Some(parent) = parent else {
@@ -132,10 +134,7 @@ pub(crate) fn kill_group(pgid: u32) -> io::Result<()> {
     let pid = group_pid(pgid)?;
     match rustix::process::kill_process_group(pid, Signal::KILL) {
         Ok(()) | Err(rustix::io::Errno::SRCH) => Ok(()),
-        Err(e) => Err(io::Error::new(
-            io::Error::from(e).kind(),
-            format!("cannot kill process group {pgid}: {e}"),
-        )),
+        Err(e) => Err(failed(format_args!("cannot kill process group {pgid}"), e)),
     }
 }
 
@@ -194,9 +193,9 @@ pub(crate) fn catch_interrupts() -> io::Result<()> {
         let rc = unsafe { libc::sigaction(signal, &action, std::ptr::null_mut()) };
         if rc != 0 {
             let err = io::Error::last_os_error();
-            return Err(io::Error::new(
-                err.kind(),
-                format!("cannot catch signal {signal} (sigaction): {err}"),
+            return Err(failed(
+                format_args!("cannot catch signal {signal} (sigaction)"),
+                err,
             ));
         }
     }

@@ -112,10 +112,8 @@ pub fn getrusage(who: UsageOf) -> io::Result<ResourceUsage> {
     let rc = unsafe { libc::getrusage(raw_who, usage.as_mut_ptr()) };
     if rc != 0 {
         let err = io::Error::last_os_error();
-        return Err(io::Error::new(
-            err.kind(),
-            format!("cannot read resource usage ({who:?}, getrusage): {err}"),
-        ));
+        let doing = format_args!("cannot read resource usage ({who:?}, getrusage)");
+        return Err(super::failed(doing, err));
     }
     // SAFETY: zeroed is a valid `struct rusage` (plain integers), and
     // getrusage filled it in on success.
