@@ -140,7 +140,7 @@ fn group_pid(pgid: u32) -> io::Result<Pid> {
 /// signal number (so a stuck clean-up can still be interrupted).
 ///
 /// A signal the parent left ignored stays ignored (`&` in a script,
-/// `nohup`), as in every well-behaved Unix tool. Without `SA_RESTART`, a
+/// `nohup`). Without `SA_RESTART`, a
 /// blocking call in the thread that takes the signal returns `EINTR`, so
 /// loops that check [`interrupted`] then notice at once.
 ///
@@ -150,30 +150,10 @@ fn group_pid(pgid: u32) -> io::Result<Pid> {
 #[doc(alias = "sigaction")]
 pub(crate) fn catch_interrupts() -> io::Result<()> {
     for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: `sigaction` is plain data; all-zero is a valid value
-        // (no flags, an empty mask on Linux).
-        let mut current: libc::sigaction = unsafe { std::mem::zeroed() };
-        // SAFETY: a null new action only queries; `current` is valid.
-        let rc = unsafe { libc::sigaction(signal, std::ptr::null(), &mut current) };
-        if rc == 0 && current.sa_sigaction == libc::SIG_IGN {
-            continue;
-        }
-        // SAFETY: as above.
-        let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
-        action.sa_sigaction = on_interrupt as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        // SAFETY: the pointer is to our own, valid mask.
-        unsafe { libc::sigemptyset(&mut action.sa_mask) };
         // SAFETY: the handler only does async-signal-safe things (atomic
-        // loads and stores, kill(2), _exit(2)), and `action` is valid for
-        // the call.
-        let rc = unsafe { libc::sigaction(signal, &action, std::ptr::null_mut()) };
-        if rc != 0 {
-            let err = io::Error::last_os_error();
-            return Err(failed(
-                format_args!("cannot catch signal {signal} (sigaction)"),
-                err,
-            ));
-        }
+        // loads and stores, kill(2), _exit(2)).
+        unsafe { super::signal::catch_unless_ignored(signal, on_interrupt, 0) }
+            .map_err(|e| failed(format_args!("cannot catch signal {signal} (sigaction)"), e))?;
     }
     Ok(())
 }

@@ -53,28 +53,43 @@ pub(crate) fn ignore_sigint() -> io::Result<()> {
 }
 
 /// Makes a write past the file size limit (`ulimit -f`, `RLIMIT_FSIZE`)
-/// fail with `EFBIG` instead of killing the process with SIGXFSZ (its
-/// default action: status 153, nothing said, no result): the command
-/// then reports the write that failed, with its documented status.
+/// fail with `EFBIG` instead of killing the process with SIGXFSZ (status
+/// 153, nothing said, no result): the command then reports the write.
 ///
 /// SIGXFSZ gets a handler that does nothing rather than `SIG_IGN`: a
 /// caught signal goes back to its default action at `execve`, an ignored
 /// one would stay ignored in every program we run (`pv -M`'s command,
-/// `top --run`'s pipeline, qemu), which must get SIGXFSZ as we got it.
-/// One the parent left ignored stays ignored. `SA_RESTART`: the signal
-/// comes only to the thread whose write failed, and that write returns
-/// `EFBIG` whatever the flag; no other call is cut short.
+/// `top --run`'s pipeline, qemu). `SA_RESTART`: the signal comes only to
+/// the thread whose write failed, which returns `EFBIG` whatever the flag.
 ///
 /// # References
 ///  - [setrlimit(2)](https://man7.org/linux/man-pages/man2/setrlimit.2.html) (`RLIMIT_FSIZE`)
 ///  - [signal(7)](https://man7.org/linux/man-pages/man7/signal.7.html)
 pub(crate) fn sigxfsz_as_efbig() -> io::Result<()> {
+    // SAFETY: the handler does nothing, trivially async-signal-safe.
+    unsafe { catch_unless_ignored(libc::SIGXFSZ, on_sigxfsz, libc::SA_RESTART) }
+}
+
+/// Has `handler` catch `signal` (with `flags` and an empty mask), unless
+/// the parent left it ignored: then it stays ignored, as in every
+/// well-behaved Unix tool.
+///
+/// # Safety
+///
+/// `handler` must do only async-signal-safe things (signal-safety(7)).
+///
+/// # References
+///  - [sigaction(2)](https://man7.org/linux/man-pages/man2/sigaction.2.html)
+pub(crate) unsafe fn catch_unless_ignored(
+    signal: libc::c_int,
+    handler: extern "C" fn(libc::c_int),
+    flags: libc::c_int,
+) -> io::Result<()> {
     // SAFETY: `sigaction` is plain data; all-zero is a valid value (no
     // flags, an empty mask on Linux).
     let mut current: libc::sigaction = unsafe { std::mem::zeroed() };
     // SAFETY: a null new action only queries; `current` is valid.
-    let rc = unsafe { libc::sigaction(libc::SIGXFSZ, std::ptr::null(), &mut current) };
-    if rc != 0 {
+    if unsafe { libc::sigaction(signal, std::ptr::null(), &mut current) } != 0 {
         return Err(io::Error::last_os_error());
     }
     if current.sa_sigaction == libc::SIG_IGN {
@@ -82,14 +97,13 @@ pub(crate) fn sigxfsz_as_efbig() -> io::Result<()> {
     }
     // SAFETY: as above.
     let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
-    action.sa_sigaction = on_sigxfsz as extern "C" fn(libc::c_int) as libc::sighandler_t;
-    action.sa_flags = libc::SA_RESTART;
+    action.sa_sigaction = handler as libc::sighandler_t;
+    action.sa_flags = flags;
     // SAFETY: the pointer is to our own, valid mask.
     unsafe { libc::sigemptyset(&mut action.sa_mask) };
-    // SAFETY: the handler does nothing (trivially async-signal-safe), and
-    // `action` is valid for the call.
-    let rc = unsafe { libc::sigaction(libc::SIGXFSZ, &action, std::ptr::null_mut()) };
-    if rc != 0 {
+    // SAFETY: the handler is async-signal-safe (the caller's contract),
+    // and `action` is valid for the call.
+    if unsafe { libc::sigaction(signal, &action, std::ptr::null_mut()) } != 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())
