@@ -4,12 +4,9 @@
 use std::io;
 
 /// Restores the default action of `SIGPIPE` (terminate), which the Rust
-/// runtime sets to "ignore" before `main`.
-///
-/// GNU tools die of `SIGPIPE` when their reader goes away: the shell then
-/// sees status 141 and prints nothing. A drop-in replacement must too.
-/// With the default action, a write (or splice) to a pipe without readers
-/// kills the process instead of returning `EPIPE`.
+/// runtime sets to "ignore" before `main`: GNU tools die of it when their
+/// reader goes away (status 141, nothing printed), and so must a drop-in
+/// replacement.
 ///
 /// # References
 ///  - [signal(7)](https://man7.org/linux/man-pages/man7/signal.7.html)
@@ -23,12 +20,9 @@ pub(crate) fn default_sigpipe() -> io::Result<()> {
     Ok(())
 }
 
-/// Gives `SIGPIPE` back the action the parent left it with, which the Rust
-/// runtime replaced by "ignore" before `main`: the default (terminate),
+/// Gives `SIGPIPE` back the action the parent left it with: the default,
 /// unless the parent ignored it ([`inherited::sigpipe_ignored_at_start`],
-/// as systemd's `IgnoreSIGPIPE=` and `trap '' PIPE` do). Then it stays
-/// ignored, and a reader going away is an `EPIPE` to report as a write
-/// error, as GNU cat and pv do.
+/// `trap '' PIPE`); then a reader going away is an `EPIPE` to report.
 ///
 /// [`inherited::sigpipe_ignored_at_start`]: super::inherited::sigpipe_ignored_at_start
 pub(crate) fn inherited_sigpipe() -> io::Result<()> {

@@ -93,9 +93,7 @@ impl Uring {
             }
             // Only the own completion ends the wait: returning on another
             // would let the kernel write into a buffer whose borrow has
-            // ended. Another is not expected (one operation at a time);
-            // it is taken out of the way and reported once the own
-            // operation is over.
+            // ended. Another (not expected) is reported after it.
             let mut own = None;
             for done in self.ring.completion() {
                 if done.user_data() == tag {
