@@ -408,10 +408,9 @@ pub struct ShmReceiver {
 }
 
 impl ShmReceiver {
-    /// The consumer of the `index`th ring of `fd`, a file made by
-    /// [`create`] for messages of `size`, taking at most `size` bytes at a
-    /// time. The ring's only consumer: a second one, in any process, is
-    /// refused (an error of kind [`io::ErrorKind::AlreadyExists`]).
+    /// The consumer of the `index`th ring of `fd`, taking at most `size`
+    /// bytes at a time; its only one, as [`ShmSender::open`] is its only
+    /// producer.
     pub fn open(
         fd: impl AsFd,
         size: usize,

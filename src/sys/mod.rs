@@ -47,12 +47,10 @@ pub(crate) fn failed(
 }
 
 /// For unit tests: `result`'s value, or `None` when the error says this
-/// machine cannot (kind [`std::io::ErrorKind::Unsupported`]: what makes
-/// an `ipc` row unavailable and an end exit with `EXIT_UNSUPPORTED`).
-/// The skip is then written where `cargo test` shows it, `skipped: TEST:
-/// WHY` (libtest captures `eprintln!`, not the stderr handle), and with
-/// `PIPESPEED_REQUIRE_<WHAT>=1` it is a failure, as tests/common's `skip`
-/// does. Any other error fails the test.
+/// machine cannot (kind [`std::io::ErrorKind::Unsupported`]), after
+/// writing `skipped: TEST: WHY` to the stderr handle (libtest captures
+/// `eprintln!`); a failure with `PIPESPEED_REQUIRE_<WHAT>=1`, as
+/// tests/common's `skip`, and for any other error.
 #[cfg(test)]
 pub(crate) fn available<T>(what: &str, result: std::io::Result<T>) -> Option<T> {
     use std::io::Write;
