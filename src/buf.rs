@@ -10,6 +10,7 @@ use std::ptr::NonNull;
 
 use rustix::mm::{Advice, MapFlags, ProtFlags, madvise, mlock, mmap_anonymous, munmap};
 
+use crate::sys::failed;
 use crate::units::MIB;
 
 /// The size of a transparent huge page on x86-64 and most arm64 kernels.
@@ -76,10 +77,8 @@ impl Buffer {
         } else {
             page
         };
-        // Every length is checked: a sum that wrapped would map less than
-        // `len` and hand out a slice past the mapping (`--buf-size
-        // 18446744073709551615` mapped one page and wrote past it). A slice
-        // may not exceed isize::MAX bytes either.
+        // A sum that wrapped would map less than `len` and hand out a
+        // slice past the mapping; a slice may not exceed isize::MAX bytes.
         let too_large = || {
             io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -154,17 +153,8 @@ impl Buffer {
         if options.huge_pages {
             // SAFETY: the range is exactly our mapping; advice changes no
             // contents.
-            unsafe { madvise(start as *mut c_void, map_len, Advice::LinuxHugepage) }.map_err(
-                |e| {
-                    io::Error::new(
-                        io::Error::from(e).kind(),
-                        format!(
-                            "cannot ask for huge pages (madvise MADV_HUGEPAGE): {}",
-                            io::Error::from(e)
-                        ),
-                    )
-                },
-            )?;
+            unsafe { madvise(start as *mut c_void, map_len, Advice::LinuxHugepage) }
+                .map_err(|e| failed("cannot ask for huge pages (madvise MADV_HUGEPAGE)", e))?;
         }
         if options.lock {
             // SAFETY: the range is exactly our mapping.
@@ -356,11 +346,7 @@ mod tests {
     #[test]
     fn malloc_like_buffers_start_past_the_page_boundary() {
         let page = rustix::param::page_size();
-        let options = BufferOptions {
-            offset: MALLOC_OFFSET,
-            ..Default::default()
-        };
-        let mut b = Buffer::new(2 * page, options).unwrap();
+        let mut b = Buffer::new(2 * page, MALLOC_LIKE).unwrap();
         assert_eq!(b.as_ptr() as usize % page, MALLOC_OFFSET);
         assert_eq!(b.len(), 2 * page);
         // Every byte is ours to write, up to the last.
@@ -368,35 +354,40 @@ mod tests {
         assert!(b[..2 * page - 1].iter().all(|&c| c == b'X'));
         let too_far = BufferOptions {
             offset: page,
-            ..Default::default()
+            ..PLAIN
         };
         let err = Buffer::new(page, too_far).unwrap_err();
         assert!(err.to_string().contains("less than a page"), "{err}");
     }
 
+    const PLAIN: BufferOptions = BufferOptions {
+        huge_pages: false,
+        lock: false,
+        dont_touch: false,
+        offset: 0,
+    };
+    const HUGE: BufferOptions = BufferOptions {
+        huge_pages: true,
+        ..PLAIN
+    };
+    const MALLOC_LIKE: BufferOptions = BufferOptions {
+        offset: MALLOC_OFFSET,
+        ..PLAIN
+    };
+
     #[test]
     fn untouched_buffers_read_as_zero() {
-        let b = Buffer::new(
-            4096,
-            BufferOptions {
-                dont_touch: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let untouched = BufferOptions {
+            dont_touch: true,
+            ..PLAIN
+        };
+        let b = Buffer::new(4096, untouched).unwrap();
         assert!(b.iter().all(|&c| c == 0));
     }
 
     #[test]
     fn huge_buffers_are_2mib_aligned_and_say_what_they_got() {
-        let b = Buffer::new(
-            HUGE_PAGE_SIZE,
-            BufferOptions {
-                huge_pages: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let b = Buffer::new(HUGE_PAGE_SIZE, HUGE).unwrap();
         assert_eq!(b.as_ptr() as usize % HUGE_PAGE_SIZE, 0);
         let got = b.huge_pages().unwrap();
         assert_eq!(got.mapped_bytes, HUGE_PAGE_SIZE as u64);
@@ -411,23 +402,15 @@ mod tests {
     #[test]
     fn lengths_past_the_address_space_are_refused_not_wrapped() {
         let page = rustix::param::page_size();
-        let malloc_like = BufferOptions {
-            offset: MALLOC_OFFSET,
-            ..Default::default()
-        };
-        let huge = BufferOptions {
-            huge_pages: true,
-            ..Default::default()
-        };
         for (len, options) in [
-            (usize::MAX, BufferOptions::default()),
-            (usize::MAX, malloc_like),
-            (usize::MAX - MALLOC_OFFSET + 1, malloc_like),
-            (usize::MAX - page + 2, BufferOptions::default()),
-            (usize::MAX - HUGE_PAGE_SIZE + 2, huge),
-            (usize::MAX - 2 * HUGE_PAGE_SIZE + 1, huge),
-            (isize::MAX as usize + 1, BufferOptions::default()),
-            (1 << 62, BufferOptions::default()),
+            (usize::MAX, PLAIN),
+            (usize::MAX, MALLOC_LIKE),
+            (usize::MAX - MALLOC_OFFSET + 1, MALLOC_LIKE),
+            (usize::MAX - page + 2, PLAIN),
+            (usize::MAX - HUGE_PAGE_SIZE + 2, HUGE),
+            (usize::MAX - 2 * HUGE_PAGE_SIZE + 1, HUGE),
+            (isize::MAX as usize + 1, PLAIN),
+            (1 << 62, PLAIN),
         ] {
             match Buffer::new(len, options) {
                 Err(err) => assert!(err.to_string().contains("cannot map"), "{len}: {err}"),
@@ -440,11 +423,7 @@ mod tests {
     fn a_buffer_maps_at_least_its_length_past_its_offset() {
         let page = rustix::param::page_size();
         for len in [0, 1, page - 17, page - 16, page - 15, page, page + 1] {
-            let options = BufferOptions {
-                offset: MALLOC_OFFSET,
-                ..Default::default()
-            };
-            let b = Buffer::new(len, options).unwrap();
+            let b = Buffer::new(len, MALLOC_LIKE).unwrap();
             assert!(
                 b.map_len >= len + MALLOC_OFFSET && b.map_len >= page,
                 "{len}"

@@ -1,12 +1,8 @@
-//! The child processes of a measurement, one way for every measurement:
-//! started in a process group of their own, finished within a deadline,
-//! heard through their last message, and killed with their group when
-//! the [`Group`] is dropped: on success, on error and, through the
-//! interrupt handler, on SIGINT, SIGTERM or SIGHUP.
-//!
-//! What the children are (the ends of a ladder rung, latency's ponger,
-//! contend's workers and memory hogs) is [`crate::bench::worker`]'s
-//! business; this module only runs processes.
+//! The child processes of a measurement (what they are is
+//! [`crate::bench::worker`]'s business): started in a process group of
+//! their own, finished within a deadline, heard through their last
+//! message, and killed with their group when the [`Group`] is dropped or,
+//! through the interrupt handler, on SIGINT, SIGTERM or SIGHUP.
 
 use std::io::{self, Read};
 use std::os::unix::process::CommandExt;
@@ -124,10 +120,8 @@ impl Group {
     pub(crate) fn spawn(&mut self, cmd: &mut Command, label: String) -> io::Result<usize> {
         cmd.process_group(self.pgid.map_or(0, |p| p as i32));
         let child = cmd.spawn().map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("cannot start {label}: {}", crate::quote::strerror(&e)),
-            )
+            let why = crate::quote::strerror(&e);
+            io::Error::new(e.kind(), format!("cannot start {label}: {why}"))
         })?;
         let pid = child.id();
         self.members.push(Member {
@@ -170,14 +164,8 @@ impl Group {
         self.before_reaping_one();
         let m = &mut self.members[index];
         let status = m.child.wait().map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!(
-                    "cannot wait for {}: {}",
-                    m.label,
-                    crate::quote::strerror(&e)
-                ),
-            )
+            let why = crate::quote::strerror(&e);
+            io::Error::new(e.kind(), format!("cannot wait for {}: {why}", m.label))
         })?;
         m.status = Some(status);
         Ok(status)
@@ -207,9 +195,8 @@ impl Group {
         let deadline = Instant::now() + within;
         let mut killed = false;
         // Checked after 1 ms, then ever less often, up to every 50 ms: a
-        // parent waking a thousand times a second while the child still
-        // works takes CPU time from the measurement on a small machine
-        // (`ipc` waits here for a sender while both CPUs are busy).
+        // parent waking a thousand times a second takes CPU time from the
+        // measurement on a small machine.
         let mut pause = Duration::from_millis(1);
         let status = loop {
             match self.members[index].child.try_wait() {

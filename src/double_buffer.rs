@@ -1,41 +1,29 @@
 //! The vmsplice double-buffer discipline, in one type.
 //!
 //! `vmsplice` puts references to the caller's pages into the pipe, not
-//! copies. Writing to a page that is still in the pipe changes what the
-//! reader will get. The discipline from the FizzBuzz answer the blog
-//! borrows makes reuse safe without asking the reader anything:
+//! copies: writing a page still in the pipe changes what the reader gets.
+//! The discipline (from the FizzBuzz answer the blog borrows) makes reuse
+//! safe without asking the reader anything: split the buffer into two
+//! halves of whole pages, size the pipe to one half, and alternately fill
+//! a half and vmsplice all of it. Once a whole half `B` is spliced in, the
+//! pipe (one slot per page) holds nothing but `B`'s pages, so the reader
+//! has taken every page of the other half out: it may be refilled.
 //!
-//! 1. split the buffer into two halves, each a whole number of pages;
-//! 2. size the pipe to exactly one half;
-//! 3. alternately fill a half and vmsplice all of it.
-//!
-//! When a whole half `B` has been spliced in, the pipe (one half big, one
-//! slot per page) holds nothing but `B`'s pages, so every page of the other
-//! half `A` has been taken out by the reader: `A` may be refilled.
-//!
-//! The argument only needs a half to span at least as many pages as the
-//! pipe has slots, so it also holds for halves that start past a page
-//! boundary ([`BufferOptions::offset`]), as the blog's `malloc`ed buffers
-//! do: such a half spans one page more than the pipe has slots. That is
-//! not a detail. With page-aligned halves a half fills the pipe exactly,
-//! and writer and reader take turns: one call fills the pipe, the writer
-//! sleeps, the reader empties it, the reader sleeps. With one piece more
-//! than the pipe holds, the writer always has a piece waiting when room
-//! appears, and the two ends overlap. On the project's VM `vmsplice ->
-//! splice` ran about 1.2x faster with `malloc`ed halves than with
-//! page-aligned ones (`peers/buf-offset.sh`; docs/ladder.md has the
-//! figures).
+//! This needs a half to span at least as many pages as the pipe has
+//! slots, so it holds for halves that start past a page boundary
+//! ([`BufferOptions::offset`]), as the blog's `malloc`ed ones do. They
+//! span one page more than the pipe holds, so the writer always has a
+//! piece waiting when room appears and the ends overlap instead of taking
+//! turns: about 1.2x faster on the project's VM (docs/ladder.md).
 //!
 //! # Limits
 //!
-//! "Taken out of the pipe" is not "no longer referenced". A reader that
-//! `read`s (copies) or splices to `/dev/null` lets go of the pages; a
-//! reader that splices them into another pipe, or `tee`s them, passes the
+//! "Taken out of the pipe" is not "no longer referenced": a reader that
+//! splices the pages into another pipe, or `tee`s them, passes the
 //! references on (Travis Downs' objection, footnoted in the blog), and a
-//! refill can then show up downstream. Only a reader that copies is safe
-//! in every case. The discipline also assumes the kernel grants the pipe
-//! size asked for exactly: [`DoubleBuffer::new`] checks it and refuses
-//! otherwise.
+//! refill can show up downstream. Only a reader that copies is safe in
+//! every case. [`DoubleBuffer::new`] checks that the kernel granted the
+//! pipe size exactly, and refuses otherwise.
 #![allow(unsafe_code)]
 
 use std::io;
@@ -92,15 +80,12 @@ impl Reuse {
 /// Two page-aligned halves vmspliced in turn into the write end of a
 /// pipe sized to one half.
 ///
-/// The write end is checked once, in [`DoubleBuffer::new`], and used for
-/// every vmsplice after, as a descriptor of its own: `new` duplicates the
-/// caller's descriptor and checks the duplicate. Asking the caller's
-/// `AsFd` again could give another descriptor (an `AsFd` may answer as it
-/// likes, and safe code may `dup2` another file over a standard
-/// descriptor while it is borrowed: `rustix::stdio::dup2_stdout`), and a
-/// vmsplice into a read end would copy pipe data into a half that is only
-/// borrowed for reading. The duplicate shares the caller's open file
-/// description: its `O_NONBLOCK` and its pipe are the caller's.
+/// `new` duplicates the caller's descriptor, checks that the duplicate is
+/// a write end, and uses it for every vmsplice after: asking the caller's
+/// `AsFd` again could give another descriptor (safe code may `dup2` over a
+/// borrowed standard descriptor), and a vmsplice into a read end would
+/// copy pipe data into a half only borrowed for reading. The duplicate
+/// shares the caller's open file description (`O_NONBLOCK`, the pipe).
 #[derive(Debug)]
 pub struct DoubleBuffer {
     /// The write end checked in `new`: a duplicate nobody else holds.
@@ -119,16 +104,14 @@ enum Halves {
 }
 
 impl DoubleBuffer {
-    /// Maps two halves of `half_len` bytes and sizes `pipe` to one half.
-    ///
-    /// `gift` adds `SPLICE_F_GIFT` to the vmsplices of whole pages (see
-    /// [`DoubleBuffer::splice_next`]).
+    /// Maps two halves of `half_len` bytes and sizes `pipe` to one half;
+    /// `gift` adds `SPLICE_F_GIFT` (see [`DoubleBuffer::splice_next`]).
     ///
     /// Fails when `pipe` is not open for writing, `half_len` is not a whole
-    /// number of pages, `gift` comes with [`Reuse::Early`] (an error of
-    /// kind [`io::ErrorKind::InvalidInput`]), or the kernel
-    /// grants a different pipe size (it rounds up to a power-of-two number
-    /// of pages, and caps at `/proc/sys/fs/pipe-max-size`).
+    /// number of pages, `gift` comes with [`Reuse::Early`] (kind
+    /// [`io::ErrorKind::InvalidInput`]), or the kernel grants another pipe
+    /// size (it rounds up to a power-of-two number of pages, and caps at
+    /// `/proc/sys/fs/pipe-max-size`).
     pub fn new(
         pipe: impl AsFd,
         half_len: usize,
@@ -138,7 +121,6 @@ impl DoubleBuffer {
         gift: bool,
     ) -> io::Result<DoubleBuffer> {
         reuse.allows_gift(gift)?;
-        // Asked once: the duplicate is what is checked and what is used.
         let pipe = pipe.as_fd().try_clone_to_owned()?;
         ensure_write_end(&pipe)?;
         let page = rustix::param::page_size();
@@ -252,12 +234,11 @@ impl DoubleBuffer {
                 flags |= SpliceFlags::GIFT;
             }
             // SAFETY: `pipe` is a write end: `new` checked this very
-            // descriptor, which only this type holds (the access mode of
-            // its open file description never changes). GIFT is only
-            // passed for a page-aligned start and a whole number of pages
-            // (checked just above), and only with `Reuse::AfterConsumed`
-            // (`new` refuses it with `Early`), under which this type
-            // leaves a half untouched until the pipe has let go of its
+            // descriptor, which only this type holds (an open file's
+            // access mode never changes). GIFT is passed only for whole,
+            // page-aligned pages (checked above) and only with
+            // `Reuse::AfterConsumed` (`new` refuses `Early`), under which
+            // a half stays untouched until the pipe has let go of its
             // pages (see the module documentation).
             match unsafe { vmsplice(&self.pipe, half, flags) } {
                 Ok(n) => done += n,
@@ -281,6 +262,18 @@ mod tests {
     use crate::sys::pipe;
     use crate::verify::{Verifier, fill_pattern};
 
+    /// A double buffer of halves of `half_len` bytes, separate and with
+    /// default options.
+    fn make(
+        pipe: impl AsFd,
+        half_len: usize,
+        reuse: Reuse,
+        gift: bool,
+    ) -> io::Result<DoubleBuffer> {
+        let options = BufferOptions::default();
+        DoubleBuffer::new(pipe, half_len, options, Layout::Separate, reuse, gift)
+    }
+
     /// The standard descriptors may be replaced by safe code
     /// (`rustix::stdio::dup2_stdin`) while borrowed: a double buffer over
     /// stdin, a pipe's write end when it is made, keeps splicing into
@@ -292,14 +285,7 @@ mod tests {
         let (checked, other) = (pipe().unwrap(), pipe().unwrap());
         rustix::stdio::dup2_stdin(&checked.write).unwrap();
         let stdin = std::io::stdin();
-        let made = DoubleBuffer::new(
-            stdin.as_fd(),
-            4096,
-            BufferOptions::default(),
-            Layout::Separate,
-            Reuse::AfterConsumed,
-            false,
-        );
+        let made = make(stdin.as_fd(), 4096, Reuse::AfterConsumed, false);
         // Stdin is now a read end with bytes waiting.
         rustix::io::write(&other.write, &[7; 4096]).unwrap();
         rustix::stdio::dup2_stdin(&other.read).unwrap();
@@ -344,10 +330,7 @@ mod tests {
             read: &p.read,
             asked: std::cell::Cell::new(0),
         };
-        let options = BufferOptions::default();
-        let after = Reuse::AfterConsumed;
-        let mut db =
-            DoubleBuffer::new(&fickle, 4096, options, Layout::Separate, after, false).unwrap();
+        let mut db = make(&fickle, 4096, Reuse::AfterConsumed, false).unwrap();
         db.next_half().fill(b'X');
         db.splice_next(4096, Wait::Block).unwrap();
         assert_eq!(fickle.asked.get(), 1);
@@ -359,15 +342,7 @@ mod tests {
     #[test]
     fn halves_must_be_whole_pages() {
         let p = pipe().unwrap();
-        let err = DoubleBuffer::new(
-            &p.write,
-            1000,
-            BufferOptions::default(),
-            Layout::Separate,
-            Reuse::AfterConsumed,
-            false,
-        )
-        .unwrap_err();
+        let err = make(&p.write, 1000, Reuse::AfterConsumed, false).unwrap_err();
         assert!(err.to_string().contains("whole number of pages"), "{err}");
     }
 
@@ -377,18 +352,15 @@ mod tests {
         let early = Reuse::Early {
             pipe_size: 64 * 1024,
         };
-        let options = BufferOptions::default();
-        let err =
-            DoubleBuffer::new(&p.write, 4096, options, Layout::Separate, early, true).unwrap_err();
+        let err = make(&p.write, 4096, early, true).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
         assert!(
             err.to_string().contains("SPLICE_F_GIFT and early reuse"),
             "{err}"
         );
         // Each alone is allowed.
-        DoubleBuffer::new(&p.write, 4096, options, Layout::Separate, early, false).unwrap();
-        let after = Reuse::AfterConsumed;
-        DoubleBuffer::new(&p.write, 4096, options, Layout::Separate, after, true).unwrap();
+        make(&p.write, 4096, early, false).unwrap();
+        make(&p.write, 4096, Reuse::AfterConsumed, true).unwrap();
     }
 
     /// Two halves of a contiguous mapping are counted without wrapping:
@@ -407,15 +379,7 @@ mod tests {
     fn pipe_granted_larger_than_a_half_is_refused() {
         let p = pipe().unwrap();
         // 3 pages round up to a 4-page pipe.
-        let err = DoubleBuffer::new(
-            &p.write,
-            3 * 4096,
-            BufferOptions::default(),
-            Layout::Separate,
-            Reuse::AfterConsumed,
-            false,
-        )
-        .unwrap_err();
+        let err = make(&p.write, 3 * 4096, Reuse::AfterConsumed, false).unwrap_err();
         assert!(err.to_string().contains("granted 16KiB"), "{err}");
     }
 

@@ -101,19 +101,16 @@
 //! - [`wait`]: blocking, polling and busy-looping ends.
 //! - `verify`: a checkable byte stream for `--verify`.
 //! - [`bench`](mod@bench): the measurements. [`bench::core`] is what
-//!   every kind is made of: where the ends run, what became of a row, how
-//!   a caller cancels, the one [`schedule`](bench::core::schedule()) of
-//!   warm-up, shuffled and added runs, and the [`Series`](bench::core::Series)
-//!   every result holds. On it: the writer and reader ends, and the
-//!   [ladder](bench::ladder) that runs them as separate processes; round-trip [latency](bench::latency) and many
-//!   writers and readers on one pipe ([contend](bench::contend)), pipes
-//!   beside sockets, message queues, shared memory and io_uring
-//!   ([ipc](bench::ipc)), with
-//!   percentiles from HDR histograms ([hist](bench::hist)); a
-//!   [scan](bench::scan) of one setting; per-rung [cost and
-//!   profile](bench::profile); which paths (splice, tee, sendfile,
-//!   vmsplice, io_uring) still pass page references on the running
-//!   kernel, and what each buys ([zerocopy](bench::zerocopy)).
+//!   every kind is made of (where the ends run, cancelling, the one
+//!   [`schedule`](bench::core::schedule()) of runs, the
+//!   [`Series`](bench::core::Series) every result holds); on it the
+//!   [ladder](bench::ladder) of writer and reader processes and its
+//!   [scan](bench::scan) of one setting, round-trip
+//!   [latency](bench::latency), many ends on one pipe
+//!   ([contend](bench::contend)), pipes beside other IPC
+//!   ([ipc](bench::ipc)), percentiles ([hist](bench::hist)), per-rung
+//!   [cost and profile](bench::profile), and which paths still pass page
+//!   references on the running kernel ([zerocopy](bench::zerocopy)).
 //! - [`report`]: every result as a table, JSON, CSV or Markdown; with
 //!   the `cli` feature, SVG charts of every result (`report::svg`) and a
 //!   self-contained HTML page (`report::html`).

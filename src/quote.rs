@@ -1,11 +1,6 @@
 //! File names quoted as GNU tools quote them in messages (gnulib's
-//! `quotef`), so that `pipespeed cat`'s diagnostics match GNU cat's,
-//! errors worded as `strerror` words them, and text read from a file made
-//! harmless to show ([`escape_controls`]).
-//!
-//! # References
-//!  - gnulib `lib/quotearg.c` (`quotearg_buffer_restyled`), which this
-//!    module follows.
+//! `quotef`, in `lib/quotearg.c`), errors worded as `strerror` words them,
+//! and text read from a file made harmless to show ([`escape_controls`]).
 
 /// The system's text for an error, as `strerror` gives it: without the
 /// ` (os error N)` Rust adds.
@@ -26,11 +21,9 @@ pub fn strerror(err: &std::io::Error) -> String {
 /// with `$'\n'`-style escapes for unprintable bytes, or in double quotes
 /// when that avoids escaping a single quote.
 ///
-/// `multibyte` says whether the locale's character set is UTF-8 (as in
-/// `C.UTF-8`): printable non-ASCII characters then stay as they are. A
-/// character counts as printable unless it is a control character or a
-/// line or paragraph separator (GNU also escapes unassigned code points,
-/// which this does not know).
+/// With `multibyte` (a UTF-8 locale), printable non-ASCII characters stay
+/// as they are: all but control characters and line or paragraph
+/// separators (GNU also escapes unassigned code points, unknown here).
 pub(crate) fn quote_file_name(name: &[u8], multibyte: bool) -> Vec<u8> {
     if !needs_quotes(name, multibyte) {
         return name.to_vec();
@@ -219,12 +212,9 @@ impl ShellQuoted {
 }
 
 /// `text` with its control characters escaped, to be shown on a
-/// terminal: text read from a file (a result's kernel name, a reason)
-/// may hold `ESC[2J` or a bidirectional override, which a terminal would
-/// obey (clear the screen, colour or reorder what follows). C0 controls,
-/// DEL and C1 controls become `\t`, `\n`, `\r` or `\xHH` (`\u{9b}`
-/// above `\x7f`), the bidirectional marks, embeddings, overrides and
-/// isolates `\u{202e}`; everything else stays as it is.
+/// terminal, which would obey `ESC[2J` or a bidirectional override read
+/// from a file: controls become `\t`, `\n`, `\r`, `\xHH` or (above
+/// `\x7f`, and the bidirectional marks) `\u{202e}`.
 pub(crate) fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
     let special = |c: char| c.is_control() || bidi(c);
     if !text.chars().any(special) {

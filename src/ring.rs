@@ -1,55 +1,37 @@
 //! A byte ring in shared memory: one producer, one consumer, each in its
-//! own process, the physical limit of copying IPC.
+//! own process, the physical limit of copying IPC (`peers/ipc_ref.c` is
+//! the same ring in C, its reference).
 //!
-//! The producer copies each message into the ring (one `memcpy` per
-//! byte); the consumer takes the bytes in place (reads them only to hand
-//! them on, with `--verify` or to echo them). Positions are `u32` byte
-//! counts that wrap: `head` is what the producer has written, `tail` what
-//! the consumer has taken, and `head - tail` (wrapping) is in the ring.
-//! Each sits on a cache line of its own, so the ends do not bounce one
-//! line between their CPUs.
+//! The producer copies each message in; the consumer takes the bytes in
+//! place. Positions are wrapping `u32` byte counts (`head` written, `tail`
+//! taken), each on a cache line of its own so that the ends do not bounce
+//! one line between their CPUs.
 //!
-//! An end that has to wait spins on the other's position
-//! (`pipespeed ipc`'s `shm-spin`), or spins briefly
-//! and then sleeps in `futex(FUTEX_WAIT)` on it after raising its
-//! `waiting` flag (at once, when both ends share one CPU); the other end
-//! calls `futex(FUTEX_WAKE)` only when that flag is up, so a ring that
-//! never runs full or empty for long makes no system call at all. The
-//! flag and the position are each stored before the other is loaded,
-//! with `SeqCst` between them (Dekker's handshake), so a wake-up cannot
-//! be missed; `FUTEX_WAIT` rechecks the position in the kernel. An end
-//! that waits its `silence` in vain fails: a ring has no end of file when
-//! the other process dies.
-//!
-//! `peers/ipc_ref.c` has the same ring in C, the reference it is measured
-//! against.
+//! A waiting end spins on the other's position, or spins briefly and then
+//! sleeps in `FUTEX_WAIT` after raising its `waiting` flag; the other end
+//! calls `FUTEX_WAKE` only when that flag is up, so a ring that never runs
+//! full or empty for long makes no system call. Flag and position are each
+//! stored before the other is loaded, with `SeqCst` between (Dekker's
+//! handshake), so no wake-up is missed. An end that waits its `silence` in
+//! vain fails: a ring has no end of file when the other process dies.
 //!
 //! # One producer, one consumer
 //!
-//! The protocol is sound only with one producer and one consumer per
-//! ring, each in whatever process, and nothing else writing the ring's
-//! memory: two producers would copy into the same bytes at once, and a
-//! consumer hands the bytes on in place, as `&[u8]`. The ends are opened
-//! from a descriptor that may travel to other processes, so the file
-//! itself enforces this rather than the caller:
+//! The protocol is sound only with one producer and one consumer per ring
+//! and nothing else writing its memory (a consumer hands the bytes on in
+//! place, as `&[u8]`). The ends are opened from a descriptor that may
+//! travel to other processes, so the file itself enforces this:
 //!
 //! - only a file made by [`create`] is opened: a memfd whose size is
-//!   sealed (it can neither shrink under a mapping, which would fault,
-//!   nor be read past) and whose first page says the message size and
-//!   the number of rings every end must use;
-//! - each ring has a producer's and a consumer's claim word: an end
-//!   takes its claim with a compare-and-swap when it opens, and a second
-//!   producer or consumer of the ring, in any process, is refused;
-//! - once every end of every ring has claimed, the end that completes
-//!   the set seals the file against writes (`F_SEAL_FUTURE_WRITE`): no
-//!   `write(2)` and no new writable mapping from then on, while the ends'
-//!   own mappings keep working. A consumer hands bytes on in place only
-//!   once it has seen that seal.
-//!
-//! Claims are never given back: a ring has one producer and one consumer
-//! for its life. Before the seal, a `write(2)` to the file could change
-//! its bytes under the ends; they touch them then only through atomics
-//! and raw copies, never through a reference to the bytes.
+//!   sealed (it can neither shrink under a mapping nor be read past) and
+//!   whose first page says the message size and the number of rings;
+//! - an end claims its ring's producer or consumer word with a
+//!   compare-and-swap when it opens: a second one, in any process, is
+//!   refused; claims are never given back;
+//! - the end that completes the set of claims seals the file against
+//!   writes (`F_SEAL_FUTURE_WRITE`); a consumer hands bytes on in place
+//!   only once it has seen that seal. Before it, the ends touch the bytes
+//!   only through atomics and raw copies, never through a reference.
 #![allow(unsafe_code)]
 
 use std::io;
@@ -112,8 +94,7 @@ pub fn ring_bytes(size: usize) -> usize {
     HEADER + capacity(size)
 }
 
-/// One ring, mapped from a shared file: the `index`th of the file's
-/// rings.
+/// One ring, mapped from a shared file.
 struct Ring {
     base: NonNull<u8>,
     len: usize,
@@ -138,14 +119,13 @@ pub enum RingWait {
 }
 
 /// Spins before an end sleeps: with none, the producer paid a
-/// `FUTEX_WAKE` for nearly every 64 KiB message (the consumer, faster,
-/// had just gone to sleep), and the ring ran at 0.41 of the memcpy rung
-/// (`peers/ipc-vs-ref.py`; docs/ipc.md has the figures before and after).
+/// `FUTEX_WAKE` for nearly every 64 KiB message (docs/ipc.md has the
+/// figures).
 pub const SPINS_BEFORE_SLEEP: u32 = 1000;
 
 /// How long a closing producer repeats its wake-up while the consumer
 /// says it is about to sleep.
-const CLOSE_WAKE_FOR: std::time::Duration = std::time::Duration::from_millis(100);
+const CLOSE_WAKE_FOR: Duration = Duration::from_millis(100);
 
 // SAFETY: the mapping is shared memory reached only through atomics and
 // the ring protocol; the pointer may move to another thread with it.
@@ -153,7 +133,8 @@ unsafe impl Send for Ring {}
 
 impl Ring {
     /// Maps the `index`th ring of `fd`, a file made by [`create`] for
-    /// messages of `size`, and claims it as `role`.
+    /// messages of `size`, and claims it as `role`; with the position
+    /// that end writes.
     fn open(
         fd: BorrowedFd<'_>,
         size: usize,
@@ -161,7 +142,7 @@ impl Ring {
         wait: RingWait,
         silence: Duration,
         role: Role,
-    ) -> io::Result<Ring> {
+    ) -> io::Result<(Ring, u32)> {
         check_size(size)?;
         let rings = layout(fd, size, index)?;
         let len = ring_bytes(size);
@@ -179,13 +160,12 @@ impl Ring {
         if read_word(fd, index * len + role.claim())? != 0 {
             return Err(taken());
         }
-        // SAFETY: a new shared mapping, at an address the kernel picks,
-        // so it aliases nothing of this process; of `len` bytes at
-        // `index * len`, a multiple of the page size, inside the file
-        // (`layout` checked its length, sealed against shrinking, so no
-        // access faults). It is unmapped only in Drop. What other
-        // processes do with it is the protocol of the module
-        // documentation, enforced by the claims and seals.
+        // SAFETY: a new shared mapping at an address the kernel picks, so
+        // it aliases nothing of ours; `len` bytes at `index * len`, page
+        // aligned, inside the file (`layout` checked its length, sealed
+        // against shrinking, so no access faults); unmapped only in Drop.
+        // Other processes keep to the module's protocol, enforced by the
+        // claims and seals.
         let ptr = unsafe {
             rustix::mm::mmap(
                 std::ptr::null_mut(),
@@ -214,7 +194,12 @@ impl Ring {
             return Err(taken());
         }
         seal_when_complete(fd, size, rings)?;
-        Ok(ring)
+        let own = match role {
+            Role::Producer => HEAD,
+            Role::Consumer => TAIL,
+        };
+        let position = ring.word(own).load(Ordering::Acquire);
+        Ok((ring, position))
     }
 
     fn word(&self, offset: usize) -> &AtomicU32 {
@@ -231,9 +216,7 @@ impl Ring {
     }
 
     /// Waits until `word` no longer holds `seen` (or the producer has
-    /// closed), as `self.wait` says: spinning, sleeping in `FUTEX_WAIT`
-    /// announced by the `waiting` flag, or spinning a little first. An
-    /// end that waits `silence` in vain fails: the other end is gone.
+    /// closed), as `self.wait` says; fails after `silence` in vain.
     fn wait(&self, word: usize, seen: u32, waiting: usize) -> io::Result<()> {
         let moved = || {
             self.word(word).load(Ordering::SeqCst) != seen
@@ -303,7 +286,7 @@ impl Ring {
 
 impl Drop for Ring {
     fn drop(&mut self) {
-        // SAFETY: the mapping made in `map`, not used after this.
+        // SAFETY: the mapping made in `open`, not used after this.
         let _ = unsafe { rustix::mm::munmap(self.base.as_ptr().cast(), self.len) };
     }
 }
@@ -331,10 +314,10 @@ impl ShmSender {
         wait: RingWait,
         silence: Duration,
     ) -> io::Result<ShmSender> {
-        let ring = Ring::open(fd.as_fd(), size, index, wait, silence, Role::Producer)?;
+        let (ring, head) = Ring::open(fd.as_fd(), size, index, wait, silence, Role::Producer)?;
         Ok(ShmSender {
-            head: ring.word(HEAD).load(Ordering::Acquire),
             ring,
+            head,
             closed: false,
             size,
         })
@@ -381,11 +364,9 @@ impl ShmSender {
     /// Says there is no more: the consumer sees the end once it has taken
     /// everything. Also done on drop.
     ///
-    /// `closed` is not the word the consumer sleeps on: a consumer that
-    /// saw it unset just before it was set may enter `FUTEX_WAIT` just
-    /// after a wake-up, and sleep for ever. So the wake-up is repeated
-    /// while the consumer says it is about to sleep and none was woken;
-    /// once it lowers its flag, its next look at `closed` sees it.
+    /// The consumer sleeps on `head`, not `closed`: one that saw `closed`
+    /// unset may enter `FUTEX_WAIT` just after a wake-up. So the wake-up is
+    /// repeated while its flag is up and none was woken.
     pub fn close(&mut self) -> io::Result<()> {
         if std::mem::replace(&mut self.closed, true) {
             return Ok(());
@@ -427,10 +408,9 @@ pub struct ShmReceiver {
 }
 
 impl ShmReceiver {
-    /// The consumer of the `index`th ring of `fd`, a file made by
-    /// [`create`] for messages of `size`, taking at most `size` bytes at a
-    /// time. The ring's only consumer: a second one, in any process, is
-    /// refused (an error of kind [`io::ErrorKind::AlreadyExists`]).
+    /// The consumer of the `index`th ring of `fd`, taking at most `size`
+    /// bytes at a time; its only one, as [`ShmSender::open`] is its only
+    /// producer.
     pub fn open(
         fd: impl AsFd,
         size: usize,
@@ -438,10 +418,10 @@ impl ShmReceiver {
         wait: RingWait,
         silence: Duration,
     ) -> io::Result<ShmReceiver> {
-        let ring = Ring::open(fd.as_fd(), size, index, wait, silence, Role::Consumer)?;
+        let (ring, tail) = Ring::open(fd.as_fd(), size, index, wait, silence, Role::Consumer)?;
         Ok(ShmReceiver {
-            tail: ring.word(TAIL).load(Ordering::Acquire),
             ring,
+            tail,
             max: size,
             sealed: false,
         })
@@ -449,12 +429,8 @@ impl ShmReceiver {
 
     /// Takes up to `size` bytes as soon as there are any, handing them in
     /// place to `sink` if there is one; 0 once the producer has closed
-    /// and everything is taken.
-    ///
-    /// Bytes are handed on only from a file sealed against writes (every
-    /// end of its rings open): otherwise something other than the
-    /// producer could change them while `sink` looks at them, and this
-    /// fails.
+    /// and everything is taken. Fails to hand them on from a file not yet
+    /// sealed against writes, where others could change them meanwhile.
     pub fn recv(&mut self, sink: Sink<'_>) -> io::Result<usize> {
         let r = &self.ring;
         let tail = self.tail;
@@ -486,12 +462,11 @@ impl ShmReceiver {
             let at = tail as usize & (r.cap - 1);
             let first = n.min(r.cap - at);
             // SAFETY: [tail, tail + n) lies in the data area (`at` is
-            // masked, `first` is at most `cap - at`, `n` at most `max` <=
-            // `cap`); it was published by the producer's Release store of
-            // `head` (Acquire above) and is not written again until `tail`
-            // moves past it below: the ring's one producer (claimed) keeps
-            // to that, and nothing else writes the file (sealed, checked
-            // above).
+            // masked, `first` <= `cap - at`, `n` <= `max` <= `cap`); it was
+            // published by the producer's Release store of `head` (Acquire
+            // above) and is not written again until `tail` moves past it:
+            // the one producer (claimed) keeps to that, and nothing else
+            // writes the file (sealed, checked above).
             let (a, b) = unsafe {
                 (
                     std::slice::from_raw_parts(r.data().add(at), first),
@@ -516,13 +491,21 @@ mod tests {
     use super::*;
     use rustix::fs::MemfdFlags;
 
+    const SILENCE: Duration = Duration::from_secs(30);
+
+    /// The producer and the consumer of ring `index` of `fd`.
+    fn ends(fd: &OwnedFd, size: usize, index: usize, wait: RingWait) -> (ShmSender, ShmReceiver) {
+        let tx = ShmSender::open(fd, size, index, wait, SILENCE).unwrap();
+        let rx = ShmReceiver::open(fd, size, index, wait, SILENCE).unwrap();
+        (tx, rx)
+    }
+
     #[test]
     fn bytes_cross_the_ring_in_order_past_its_wrap() {
         for wait in [RingWait::Sleep, RingWait::SpinThenSleep, RingWait::Spin] {
             let size = 300_001;
             let fd = create(size, 1).unwrap();
-            let mut tx = ShmSender::open(&fd, size, 0, wait, Duration::from_secs(30)).unwrap();
-            let mut rx = ShmReceiver::open(&fd, size, 0, wait, Duration::from_secs(30)).unwrap();
+            let (mut tx, mut rx) = ends(&fd, size, 0, wait);
             // More than the 2 MiB ring, so it wraps, from another thread.
             let messages = 20u32;
             let got = std::thread::scope(|s| {
@@ -556,15 +539,13 @@ mod tests {
     /// same bytes at once).
     #[test]
     fn a_ring_takes_one_producer_and_one_consumer() {
-        let silence = Duration::from_secs(30);
         let fd = create(64, 1).unwrap();
-        let _tx = ShmSender::open(&fd, 64, 0, RingWait::Sleep, silence).unwrap();
-        let _rx = ShmReceiver::open(&fd, 64, 0, RingWait::Sleep, silence).unwrap();
-        let err = ShmSender::open(&fd, 64, 0, RingWait::Sleep, silence)
+        let _ends = ends(&fd, 64, 0, RingWait::Sleep);
+        let err = ShmSender::open(&fd, 64, 0, RingWait::Sleep, SILENCE)
             .err()
             .expect("a second producer was let in");
         assert!(err.to_string().contains("already has a producer"), "{err}");
-        let err = ShmReceiver::open(&fd, 64, 0, RingWait::Sleep, silence)
+        let err = ShmReceiver::open(&fd, 64, 0, RingWait::Sleep, SILENCE)
             .err()
             .expect("a second consumer was let in");
         assert!(err.to_string().contains("already has a consumer"), "{err}");
@@ -575,9 +556,8 @@ mod tests {
     /// other's bytes, and a file that can shrink faults its mappings.
     #[test]
     fn only_a_ring_file_of_the_same_layout_is_opened() {
-        let silence = Duration::from_secs(30);
         let open = |fd: &OwnedFd, size, index| {
-            ShmSender::open(fd, size, index, RingWait::Sleep, silence)
+            ShmSender::open(fd, size, index, RingWait::Sleep, SILENCE)
                 .err()
                 .expect("opened")
                 .to_string()
@@ -598,10 +578,8 @@ mod tests {
     /// file; before that, a consumer does not hand on bytes in place.
     #[test]
     fn the_file_is_sealed_once_every_end_is_open() {
-        let silence = Duration::from_secs(30);
         let fd = create(64, 2).unwrap();
-        let mut tx = ShmSender::open(&fd, 64, 0, RingWait::Sleep, silence).unwrap();
-        let mut rx = ShmReceiver::open(&fd, 64, 0, RingWait::Sleep, silence).unwrap();
+        let (mut tx, mut rx) = ends(&fd, 64, 0, RingWait::Sleep);
         // Ring 1 has no end yet: the file may still be written.
         assert_eq!(rustix::io::pwrite(&fd, &[0], 4096 - 1), Ok(1));
         tx.send(b"hello").unwrap();
@@ -610,8 +588,7 @@ mod tests {
         assert!(err.to_string().contains("not sealed"), "{err}");
         let err = tx.send(&[0; 65]).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
-        let _back_tx = ShmSender::open(&fd, 64, 1, RingWait::Sleep, silence).unwrap();
-        let _back_rx = ShmReceiver::open(&fd, 64, 1, RingWait::Sleep, silence).unwrap();
+        let _back = ends(&fd, 64, 1, RingWait::Sleep);
         assert_eq!(
             rustix::io::pwrite(&fd, &[0], 4096 - 1),
             Err(Errno::PERM),
@@ -636,8 +613,7 @@ mod tests {
     #[test]
     fn a_producer_closes_even_when_the_consumer_died_asleep() {
         let fd = create(64, 1).unwrap();
-        let tx = ShmSender::open(&fd, 64, 0, RingWait::Sleep, Duration::from_secs(30)).unwrap();
-        let rx = ShmReceiver::open(&fd, 64, 0, RingWait::Sleep, Duration::from_secs(30)).unwrap();
+        let (tx, rx) = ends(&fd, 64, 0, RingWait::Sleep);
         // A consumer killed in FUTEX_WAIT leaves its flag up.
         rx.ring.word(CONSUMER_WAITING).store(1, Ordering::SeqCst);
         let (done, closed) = std::sync::mpsc::channel();
@@ -645,7 +621,7 @@ mod tests {
             drop(tx);
             let _ = done.send(());
         });
-        let waited = closed.recv_timeout(std::time::Duration::from_secs(5));
+        let waited = closed.recv_timeout(Duration::from_secs(5));
         assert!(waited.is_ok(), "the close never returned");
     }
 }

@@ -1,8 +1,5 @@
-//! The file a ring lives in: its layout (the message size and the number
-//! of rings, written once by [`create`]), the claim words that give each
-//! ring one producer and one consumer, and the seals that keep the file's
-//! size and, once every end is open, its bytes (see the parent module's
-//! "One producer, one consumer").
+//! The file a ring lives in: its layout, the claim words and the seals
+//! (see the parent module's "One producer, one consumer").
 
 use std::io;
 use std::os::fd::{BorrowedFd, OwnedFd};

@@ -1,12 +1,5 @@
-//! Signals held while a file of ours is half made.
-//!
-//! A temporary file that a signal's default action kills us beside stays
-//! there for ever: SIGINT, SIGTERM or SIGHUP arriving while a result is
-//! written, or SIGXFSZ when the file passes `ulimit -f` (whose default
-//! action kills the process instead of failing the write with `EFBIG`).
-//! [`hold_signals`] blocks the first three in the calling thread and
-//! ignores the last, for as long as its guard lives: the file is finished
-//! or removed, and only then does a pending signal act.
+//! Signals held while a file of ours is half made: a temporary file that
+//! a signal's default action kills us beside would stay there for ever.
 #![allow(unsafe_code)]
 
 use std::io;
@@ -16,12 +9,10 @@ const HELD: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 /// Blocks SIGINT, SIGTERM and SIGHUP in the calling thread and ignores
 /// SIGXFSZ (so a write past `RLIMIT_FSIZE` fails with `EFBIG`) until the
-/// guard is dropped, which puts both back as they were; a signal that
-/// came meanwhile is then delivered. Hold it only around work that ends
-/// by itself (writing a regular file), never around a wait.
-///
-/// SIGXFSZ's disposition is the process's: hold this from one thread at
-/// a time.
+/// guard is dropped, which puts both back; a signal that came meanwhile
+/// is then delivered. Hold it only around work that ends by itself, never
+/// around a wait, and from one thread at a time (SIGXFSZ's disposition is
+/// the process's).
 ///
 /// # References
 ///  - [pthread_sigmask(3)](https://man7.org/linux/man-pages/man3/pthread_sigmask.3.html)

@@ -1,15 +1,8 @@
 //! What the process inherited from its parent, read before Rust's runtime
-//! changes it.
-//!
-//! Before `main`, the Rust runtime opens `/dev/null` on any of the
-//! descriptors 0, 1 and 2 that the parent left closed, and sets `SIGPIPE`
-//! to "ignore" (FACTS.md). From `main` on, `cat f >&-` and
-//! `cat f >/dev/null` look the same, and a `SIGPIPE` that the parent ignored
-//! (systemd's `IgnoreSIGPIPE=`, a shell's `trap '' PIPE`) looks like one
-//! it did not. GNU cat and pv see both: a closed standard output is an
-//! error ("standard output: Bad file descriptor"), and an ignored
-//! `SIGPIPE` turns a reader going away into a write error (`EPIPE`)
-//! instead of death by signal.
+//! opens `/dev/null` on a closed descriptor 0, 1 or 2 and ignores
+//! `SIGPIPE` (FACTS.md). GNU cat and pv see both: a closed standard output
+//! is an error, and an ignored `SIGPIPE` makes a reader going away a write
+//! error (`EPIPE`) instead of death by signal.
 //!
 //! [`record`] reads both; a binary calls it from its `.init_array`, which
 //! the C library runs before the Rust runtime's own start-up:
@@ -106,12 +99,9 @@ pub fn sigpipe_ignored_at_start() -> bool {
 }
 
 /// Points each descriptor that was closed at start at `/dev/null` opened
-/// the wrong way round (stdin write-only, stdout and stderr read-only),
-/// where the runtime had opened it for both: any read of that stdin and
-/// any write to that stdout then fails with `EBADF`, as it would have on
-/// the closed descriptor, instead of reading nothing or writing into
-/// nothing. The descriptor stays occupied, so no file opened later can
-/// land on it and be taken for standard output.
+/// the wrong way round (stdin write-only, stdout and stderr read-only):
+/// using it then fails with `EBADF`, as on the closed descriptor, while it
+/// stays occupied, so no file opened later is taken for standard output.
 ///
 /// Note that `std`'s own `Stdout` and `Stderr` treat `EBADF` as success:
 /// a caller that writes through them checks [`closed_at_start`] first.

@@ -4,14 +4,10 @@
 
 use std::ffi::CStr;
 
-/// Whether the user's locale has the codeset UTF-8, by pv 1.12's rule:
-/// `setlocale(LC_ALL, "")` then `nl_langinfo(CODESET)`. Every category
-/// (`LC_ALL`, else `LC_CTYPE`, `LC_MESSAGES`..., else `LANG`) must name a
-/// locale this machine has, or the C library keeps "C", which is not
-/// UTF-8: `LC_CTYPE=C.UTF-8 LC_MESSAGES=xx_XX.UTF-8` is not UTF-8 for pv
-/// 1.12 (nor here). Done with `newlocale(LC_ALL_MASK, "", 0)` and
-/// `nl_langinfo_l`, which give the same answer without changing the
-/// process's locale.
+/// Whether the user's locale has the codeset UTF-8, by pv 1.12's rule
+/// (`setlocale(LC_ALL, "")`, `nl_langinfo(CODESET)`): every category must
+/// name a locale this machine has, or it stays "C", not UTF-8. Asked with
+/// `newlocale` and `nl_langinfo_l`, which leave the process's locale be.
 ///
 /// # References
 ///  - [newlocale(3)](https://man7.org/linux/man-pages/man3/newlocale.3.html)

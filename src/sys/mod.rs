@@ -37,13 +37,20 @@ pub(crate) use rusage::UsageOf;
 pub use rusage::{ResourceUsage, getrusage};
 pub use splice::{SpliceFlags, ensure_write_end, splice, tee, vmsplice, vmsplice_checked};
 
+/// `err`, of its kind, with what was being done in front: `{doing}: {err}`.
+pub(crate) fn failed(
+    doing: impl std::fmt::Display,
+    err: impl Into<std::io::Error>,
+) -> std::io::Error {
+    let err = err.into();
+    std::io::Error::new(err.kind(), format!("{doing}: {err}"))
+}
+
 /// For unit tests: `result`'s value, or `None` when the error says this
-/// machine cannot (kind [`std::io::ErrorKind::Unsupported`]: what makes
-/// an `ipc` row unavailable and an end exit with `EXIT_UNSUPPORTED`).
-/// The skip is then written where `cargo test` shows it, `skipped: TEST:
-/// WHY` (libtest captures `eprintln!`, not the stderr handle), and with
-/// `PIPESPEED_REQUIRE_<WHAT>=1` it is a failure, as tests/common's `skip`
-/// does. Any other error fails the test.
+/// machine cannot (kind [`std::io::ErrorKind::Unsupported`]), after
+/// writing `skipped: TEST: WHY` to the stderr handle (libtest captures
+/// `eprintln!`); a failure with `PIPESPEED_REQUIRE_<WHAT>=1`, as
+/// tests/common's `skip`, and for any other error.
 #[cfg(test)]
 pub(crate) fn available<T>(what: &str, result: std::io::Result<T>) -> Option<T> {
     use std::io::Write;

@@ -1,9 +1,6 @@
-//! POSIX message queues: mq_open(3), mq_send(3), mq_receive(3).
-//!
-//! rustix has no message queues, so this is the one place that calls
-//! libc's, behind safe functions. On Linux a queue descriptor is a file
-//! descriptor (mq_overview(7)): it is returned as an [`OwnedFd`], passes
-//! to a child like any other, and closes with it.
+//! POSIX message queues, through libc's calls (rustix has none). On Linux
+//! a queue descriptor is a file descriptor (mq_overview(7)): an
+//! [`OwnedFd`], passed to a child and closed like any other.
 #![allow(unsafe_code)]
 
 use std::ffi::CString;

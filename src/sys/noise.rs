@@ -1,10 +1,7 @@
-//! What else the machine did during a measured run: CPU time stolen by
-//! the hypervisor, CPU time of every other process, the load average and
-//! the CPU frequency, read from `/proc` and `/sys` before and after.
-//!
-//! The counters of `/proc/stat` are whole clock ticks (10 ms at the usual
-//! `USER_HZ` of 100), summed over all CPUs: a run of 0.4 s on two CPUs
-//! reads them to about 2.5%.
+//! What else the machine did during a measured run (stolen time, other
+//! processes' CPU time, load, CPU frequency), read before and after. The
+//! counters of `/proc/stat` are whole ticks (10 ms at `USER_HZ` 100) over
+//! all CPUs: a run of 0.4 s on two CPUs reads them to about 2.5%.
 //!
 //! # References
 //!  - [proc_stat(5)](https://man7.org/linux/man-pages/man5/proc_stat.5.html)

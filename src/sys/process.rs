@@ -1,18 +1,9 @@
-//! Child processes that must not outlive us: the parent-death signal,
-//! killing a process group, and SIGINT/SIGTERM/SIGHUP turned into a flag plus
-//! the killing of registered process groups.
-//!
-//! Every measurement starts its children as workers in a
-//! `Group`: the ladder's ends, latency's ponger,
-//! contend's ends and memory hogs. They are stopped three ways, so that
-//! none survives the command:
-//! - normally, by the group that started them (kill, then wait);
-//! - on SIGINT, SIGTERM or SIGHUP, by [`catch_interrupts`]'s handler, which kills
-//!   every group registered with [`kill_on_interrupt`] at once and sets
-//!   the flag [`interrupted`] that the runner polls to unwind (and so
-//!   reach the guards);
-//! - if we die without unwinding (SIGKILL), by the kernel: each child
-//!   calls [`die_with_parent`] first thing.
+//! Child processes that must not outlive us. A measurement's workers are
+//! stopped by the group that started them (kill, then wait); on SIGINT,
+//! SIGTERM or SIGHUP by [`catch_interrupts`]'s handler, which kills every
+//! group registered with [`kill_on_interrupt`] and sets [`interrupted`]
+//! for the runner to unwind; and if we die without unwinding (SIGKILL), by
+//! the kernel: each child calls [`die_with_parent`] first thing.
 #![allow(unsafe_code)]
 
 use std::ffi::CString;
@@ -23,6 +14,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, Ordering};
 
 use rustix::process::{Pid, Signal};
+
+use super::failed;
 
 /// The signal that interrupted us (0: none yet).
 static SIGNALLED: AtomicI32 = AtomicI32::new(0);
@@ -55,12 +48,9 @@ static READING_PATHS: AtomicU32 = AtomicU32::new(0);
 
 /// `prctl(PR_SET_PDEATHSIG, SIGKILL)`, then, given a `parent`, a check
 /// that it is still our parent: the calling process is killed when the
-/// thread that started it exits, and fails here if that already happened.
-/// Without one (a worker under `perf record`, whose child it is), the
-/// signal is tied to whatever process started us.
-///
-/// The signal is tied to the parent *thread*: start such children from a
-/// thread that lives as long as they should.
+/// *thread* that started it exits, and fails here if that already
+/// happened. Without one (a worker under `perf record`), the signal is
+/// tied to whatever process started us.
 ///
 /// # References
 ///  - [prctl(2)](https://man7.org/linux/man-pages/man2/prctl.2.html) (`PR_SET_PDEATHSIG`)
@@ -68,9 +58,9 @@ static READING_PATHS: AtomicU32 = AtomicU32::new(0);
 #[doc(alias = "PR_SET_PDEATHSIG")]
 pub(crate) fn die_with_parent(parent: Option<u32>) -> io::Result<()> {
     rustix::process::set_parent_process_death_signal(Some(Signal::KILL)).map_err(|e| {
-        io::Error::new(
-            io::Error::from(e).kind(),
-            format!("cannot ask to die with the parent (prctl PR_SET_PDEATHSIG): {e}"),
+        failed(
+            "cannot ask to die with the parent (prctl PR_SET_PDEATHSIG)",
+            e,
         )
     })?;
     let Some(parent) = parent else {
@@ -86,16 +76,10 @@ pub(crate) fn die_with_parent(parent: Option<u32>) -> io::Result<()> {
     Ok(())
 }
 
-/// Has the program `cmd` starts die with us: between fork and exec the
-/// child asks for SIGKILL when its parent dies
-/// (`prctl(PR_SET_PDEATHSIG)`, which exec keeps), then checks that its
-/// parent is still this process (else it fails to start). A SIGKILL of
-/// ours, which no handler sees, so takes qemu along at once instead of
-/// leaving it to run its guest to the end.
-///
-/// The signal comes when the *thread* that spawns the child ends: call
-/// `spawn` from a thread that lives as long as the child should (the
-/// main thread, say).
+/// Has the program `cmd` starts die with us (as [`die_with_parent`],
+/// between fork and exec; exec keeps it): a SIGKILL of ours, which no
+/// handler sees, so takes qemu along at once. Call `spawn` from a thread
+/// that lives as long as the child should.
 ///
 /// # References
 ///  - [prctl(2)](https://man7.org/linux/man-pages/man2/prctl.2.html) (`PR_SET_PDEATHSIG`)
@@ -104,10 +88,9 @@ pub(crate) fn die_with_parent_on_exec(cmd: &mut std::process::Command) {
     use std::os::unix::process::CommandExt;
     let parent = rustix::process::getpid();
     // SAFETY: the hook runs in the forked child before exec and only
-    // makes two system calls (prctl, getppid) through rustix, which
-    // neither allocates nor takes a lock: async-signal-safe, as a hook
-    // between fork and exec must be; the error it may build is a raw OS
-    // error, which allocates nothing.
+    // makes two system calls through rustix, which neither allocates nor
+    // takes a lock (async-signal-safe, as such a hook must be); its error
+    // is a raw OS error, which allocates nothing.
     unsafe {
         cmd.pre_exec(move || {
             rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
@@ -132,10 +115,7 @@ pub(crate) fn kill_group(pgid: u32) -> io::Result<()> {
     let pid = group_pid(pgid)?;
     match rustix::process::kill_process_group(pid, Signal::KILL) {
         Ok(()) | Err(rustix::io::Errno::SRCH) => Ok(()),
-        Err(e) => Err(io::Error::new(
-            io::Error::from(e).kind(),
-            format!("cannot kill process group {pgid}: {e}"),
-        )),
+        Err(e) => Err(failed(format_args!("cannot kill process group {pgid}"), e)),
     }
 }
 
@@ -154,20 +134,15 @@ fn group_pid(pgid: u32) -> io::Result<Pid> {
         })
 }
 
-/// Catches SIGINT, SIGTERM and SIGHUP (a closed terminal or a dropped ssh
-/// session) for the rest of the process's life: the
-/// first one sets [`interrupted`] and kills the registered groups; a
+/// Catches SIGINT, SIGTERM and SIGHUP for the rest of the process's life:
+/// the first one sets [`interrupted`] and kills the registered groups; a
 /// second one kills them again and exits at once with status 128 + the
 /// signal number (so a stuck clean-up can still be interrupted).
 ///
-/// A signal the parent left ignored stays ignored, as in every
-/// well-behaved Unix tool: a shell ignores SIGINT for a command started
-/// with `&` in a script, `nohup` and supervisors ignore others, and the
-/// command must not become interruptible behind their back.
-///
-/// The handler is installed without `SA_RESTART`: a blocking call in the
-/// thread that takes the signal returns `EINTR`, so loops that check
-/// [`interrupted`] after `EINTR` notice at once.
+/// A signal the parent left ignored stays ignored (`&` in a script,
+/// `nohup`). Without `SA_RESTART`, a
+/// blocking call in the thread that takes the signal returns `EINTR`, so
+/// loops that check [`interrupted`] then notice at once.
 ///
 /// # References
 ///  - [sigaction(2)](https://man7.org/linux/man-pages/man2/sigaction.2.html)
@@ -175,30 +150,10 @@ fn group_pid(pgid: u32) -> io::Result<Pid> {
 #[doc(alias = "sigaction")]
 pub(crate) fn catch_interrupts() -> io::Result<()> {
     for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: `sigaction` is plain data; all-zero is a valid value
-        // (no flags, an empty mask on Linux).
-        let mut current: libc::sigaction = unsafe { std::mem::zeroed() };
-        // SAFETY: a null new action only queries; `current` is valid.
-        let rc = unsafe { libc::sigaction(signal, std::ptr::null(), &mut current) };
-        if rc == 0 && current.sa_sigaction == libc::SIG_IGN {
-            continue;
-        }
-        // SAFETY: as above.
-        let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
-        action.sa_sigaction = on_interrupt as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        // SAFETY: the pointer is to our own, valid mask.
-        unsafe { libc::sigemptyset(&mut action.sa_mask) };
         // SAFETY: the handler only does async-signal-safe things (atomic
-        // loads and stores, kill(2), _exit(2)), and `action` is valid for
-        // the call.
-        let rc = unsafe { libc::sigaction(signal, &action, std::ptr::null_mut()) };
-        if rc != 0 {
-            let err = io::Error::last_os_error();
-            return Err(io::Error::new(
-                err.kind(),
-                format!("cannot catch signal {signal} (sigaction): {err}"),
-            ));
-        }
+        // loads and stores, kill(2), _exit(2)).
+        unsafe { super::signal::catch_unless_ignored(signal, on_interrupt, 0) }
+            .map_err(|e| failed(format_args!("cannot catch signal {signal} (sigaction)"), e))?;
     }
     Ok(())
 }
@@ -276,26 +231,19 @@ pub(crate) struct RemoveOnSecondInterrupt {
     slot: usize,
 }
 
-/// Has the second interrupt of [`catch_interrupts`] (the one that ends
-/// this process at once) remove `path` first: a file the command makes
-/// and removes at its end (pv's pidfile and control socket) is not left
-/// behind when a clean-up that blocks is cut short.
+/// Has the second interrupt of [`catch_interrupts`] remove `path` first,
+/// so that a file removed at the command's end (pv's pidfile and control
+/// socket) is not left behind when a blocked clean-up is cut short.
 pub(crate) fn remove_on_second_interrupt(path: &Path) -> io::Result<RemoveOnSecondInterrupt> {
     let path = CString::new(path.as_os_str().as_bytes())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a path with a NUL byte"))?
         .into_raw();
-    for (slot, entry) in PATHS.iter().enumerate() {
-        if entry
-            .compare_exchange(
-                std::ptr::null_mut(),
-                path,
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            )
-            .is_ok()
-        {
-            return Ok(RemoveOnSecondInterrupt { slot });
-        }
+    let null = std::ptr::null_mut();
+    if let Some(slot) = PATHS.iter().position(|entry| {
+        let taken = entry.compare_exchange(null, path, Ordering::SeqCst, Ordering::SeqCst);
+        taken.is_ok()
+    }) {
+        return Ok(RemoveOnSecondInterrupt { slot });
     }
     // SAFETY: `path` came from `CString::into_raw` above and was shared
     // with nobody.
@@ -330,37 +278,26 @@ pub(crate) struct KillOnSecondInterrupt<'fd> {
     _pidfd: std::marker::PhantomData<BorrowedFd<'fd>>,
 }
 
-/// Has the second interrupt of [`catch_interrupts`] (the one that ends
-/// this process at once) kill the process behind `pidfd` first: a child
-/// the first interrupt was only passed on to (`pv -M`'s command) does not
-/// outlive us. A pidfd names that one process, never one that reuses its
-/// ID after it is reaped.
-///
-/// With `group` (the process leads a process group of its own), its group
-/// is killed too: call it only while the process is not reaped.
+/// Has the second interrupt of [`catch_interrupts`] kill the process
+/// behind `pidfd` first (a pidfd never names a process that reuses the
+/// ID), so that a child the first one was only passed on to (`pv -M`'s
+/// command) does not outlive us. With `group` (the process leads its own
+/// group), the group is killed too: call it only while it is not reaped.
 pub(crate) fn kill_on_second_interrupt(
     pidfd: BorrowedFd<'_>,
     group: Option<Pid>,
 ) -> io::Result<KillOnSecondInterrupt<'_>> {
-    let raw = pidfd.as_raw_fd();
-    for (slot, entry) in PIDFDS.iter().enumerate() {
-        if entry
-            .compare_exchange(-1, raw, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
-        {
-            PIDFD_GROUPS[slot].store(
-                group.map_or(0, |pid| pid.as_raw_nonzero().get()),
-                Ordering::SeqCst,
-            );
-            return Ok(KillOnSecondInterrupt {
-                slot,
-                _pidfd: std::marker::PhantomData,
-            });
-        }
-    }
-    Err(io::Error::other(format!(
-        "cannot register a process: {GROUP_SLOTS} are registered already"
-    )))
+    let slot = take_slot(&PIDFDS, -1, pidfd.as_raw_fd()).ok_or_else(|| {
+        io::Error::other(format!(
+            "cannot register a process: {GROUP_SLOTS} are registered already"
+        ))
+    })?;
+    let group = group.map_or(0, |pid| pid.as_raw_nonzero().get());
+    PIDFD_GROUPS[slot].store(group, Ordering::SeqCst);
+    Ok(KillOnSecondInterrupt {
+        slot,
+        _pidfd: std::marker::PhantomData,
+    })
 }
 
 impl Drop for KillOnSecondInterrupt<'_> {
@@ -402,17 +339,20 @@ pub(crate) struct KillOnInterrupt {
 /// group ID is never killed.
 pub(crate) fn kill_on_interrupt(pgid: u32) -> io::Result<KillOnInterrupt> {
     let raw = group_pid(pgid)?.as_raw_nonzero().get();
-    for (slot, group) in GROUPS.iter().enumerate() {
-        if group
-            .compare_exchange(0, raw, Ordering::SeqCst, Ordering::SeqCst)
+    let slot = take_slot(&GROUPS, 0, raw).ok_or_else(|| {
+        io::Error::other(format!(
+            "cannot register process group {pgid}: {GROUP_SLOTS} groups are registered already"
+        ))
+    })?;
+    Ok(KillOnInterrupt { slot })
+}
+
+/// The first of `slots` that held `free`, now holding `value`.
+fn take_slot(slots: &[AtomicI32], free: i32, value: i32) -> Option<usize> {
+    slots.iter().position(|slot| {
+        slot.compare_exchange(free, value, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()
-        {
-            return Ok(KillOnInterrupt { slot });
-        }
-    }
-    Err(io::Error::other(format!(
-        "cannot register process group {pgid}: {GROUP_SLOTS} groups are registered already"
-    )))
+    })
 }
 
 impl Drop for KillOnInterrupt {

@@ -1,19 +1,13 @@
-//! What `/proc` says about a process, read without changing anything:
-//! its status line, threads, scheduler times, I/O counters and the pipes
-//! and files behind its descriptors. Every read is of a file another
-//! user's process may refuse (`EACCES`): those come back as `None`, and
-//! the caller says what it could not see.
-//!
-//! Which files need which right (proc(5)): `stat`, `status` and
-//! `schedstat` anyone may read; `io`, `fd/`, `fdinfo/` and `wchan` need
-//! the right to ptrace-read the process (its owner, or root).
+//! What `/proc` says about a process, read without changing anything.
+//! `stat`, `status` and `schedstat` anyone may read; `io`, `fd/`, `fdinfo/`
+//! and `wchan` need the right to ptrace-read the process (proc(5)): a
+//! refused read comes back as `None`, and the caller says what it could
+//! not see.
 //!
 //! # References
 //!  - [proc_pid_stat(5)](https://man7.org/linux/man-pages/man5/proc_pid_stat.5.html),
 //!    [proc_pid_io(5)](https://man7.org/linux/man-pages/man5/proc_pid_io.5.html),
 //!    [proc_pid_fdinfo(5)](https://man7.org/linux/man-pages/man5/proc_pid_fdinfo.5.html)
-//!  - Documentation/scheduler/sched-stats.rst (`schedstat`: time on the
-//!    CPU and waiting on a run queue, in nanoseconds)
 
 use std::fs;
 use std::io;
@@ -103,14 +97,18 @@ pub(crate) struct TaskState {
 /// The state of thread `tid` of process `pid`, or `None` once it is gone.
 pub(crate) fn task_state(pid: u32, tid: u32) -> Option<TaskState> {
     let stat = parse_stat(&fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).ok()?)?;
-    let wchan = fs::read_to_string(format!("/proc/{pid}/task/{tid}/wchan"))
-        .ok()
-        .map(|w| w.trim().to_string())
-        .filter(|w| !w.is_empty() && w != "0");
     Some(TaskState {
         state: stat.state,
-        wchan,
+        wchan: wchan(&format!("/proc/{pid}/task/{tid}/wchan")),
     })
+}
+
+/// The kernel function named in the `wchan` file at `path`; `None` when
+/// running or not readable.
+pub(crate) fn wchan(path: &str) -> Option<String> {
+    let text = fs::read_to_string(path).ok()?;
+    let name = text.trim();
+    (!name.is_empty() && name != "0").then(|| name.to_string())
 }
 
 /// A thread's time on a CPU and waiting for one, in nanoseconds
@@ -127,11 +125,7 @@ pub(crate) fn schedstat(pid: u32, tid: u32) -> Option<(u64, u64)> {
 /// user's process).
 pub(crate) fn io_counters(pid: u32) -> Option<(u64, u64)> {
     let text = fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
-    let value = |key: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(key))
-            .and_then(|v| v.trim().parse::<u64>().ok())
-    };
+    let value = |key: &str| field(&text, key)?.parse::<u64>().ok();
     Some((value("rchar:")?, value("wchar:")?))
 }
 
@@ -152,14 +146,12 @@ pub(crate) fn command_line(pid: u32, comm: &str) -> String {
 /// The file name of the program a process runs (its argv\[0\]'s last
 /// component), as ps -C matches it.
 pub(crate) fn program(pid: u32) -> String {
-    fs::read(format!("/proc/{pid}/cmdline"))
-        .ok()
-        .and_then(|b| {
-            let first = b.split(|c| *c == 0).next()?.to_vec();
-            let first = String::from_utf8_lossy(&first).into_owned();
-            Some(first.rsplit('/').next().unwrap_or("").to_string())
-        })
-        .unwrap_or_default()
+    let Ok(bytes) = fs::read(format!("/proc/{pid}/cmdline")) else {
+        return String::new();
+    };
+    let first = bytes.split(|c| *c == 0).next().unwrap_or_default();
+    let name = first.rsplit(|c| *c == b'/').next().unwrap_or_default();
+    String::from_utf8_lossy(name).into_owned()
 }
 
 /// A pipe, anonymous or named: the identity both ends share.
@@ -303,16 +295,13 @@ pub(crate) struct Fill {
 }
 
 /// The fill of the pipe behind descriptor `fd` of `pid`, which must be
-/// `id`.
+/// `id` (checked on the open descriptor, so one reused since the listing
+/// is not measured).
 ///
-/// The pipe is opened through `/proc` for reading, never for writing
-/// (a writer of ours would hold its reader's end of file back), without
-/// blocking, and closed at once: for the microseconds it is open, a
-/// writer whose last reader is gone gets its SIGPIPE that much later.
-/// The caller opens only pipes it has seen a reader of: opening a FIFO
-/// that has none would let a writer blocked in open(2) through. The
-/// inode is checked on the open descriptor, so a descriptor that was
-/// closed and reused between the listing and the open is not measured.
+/// The pipe is opened through `/proc` for reading (a writer of ours would
+/// hold its reader's end of file back), without blocking, and closed at
+/// once. The caller opens only pipes it has seen a reader of: opening a
+/// FIFO that has none would let a writer blocked in open(2) through.
 ///
 /// # References
 ///  - [pipe(7)](https://man7.org/linux/man-pages/man7/pipe.7.html):

@@ -1,41 +1,25 @@
 //! Writing the file a user named: a regular file replaced whole or not at
-//! all, keeping its mode and owner; anything else written in place; and
-//! the symbolic links on the way followed only where
-//! `fs.protected_symlinks` would follow them, whatever that setting is.
+//! all, keeping its mode and owner; anything else written in place.
 //!
 //! A path is walked one component at a time from a directory descriptor
-//! (as `openat2`'s `RESOLVE_` flags would, by hand): every symbolic link
-//! met is checked, then read and walked in its turn, and what the walk
-//! ends on (a [`Target`]) is written in one of these ways:
-//! - one of our own descriptors named by path (`/dev/stdout`, `/dev/fd/N`,
-//!   `/proc/self/fd/N`): written there, at its offset and with its flags,
-//!   so a shell's `>>` appends; reopening it would start at offset 0;
-//! - not a regular file (a FIFO, a terminal, a device): opened without
-//!   blocking and written in place as a stream, never renamed over;
-//! - a regular file, or none yet: a temporary file made beside it with
-//!   `O_CREAT|O_EXCL|O_NOFOLLOW` in the directory the walk ended in, given
-//!   the old file's owner and mode, written, synced and renamed over it
-//!   with `renameat` in that same directory, as `sed -i` and `install` do;
-//! - a regular file with several names (hard links), or whose owner we
-//!   cannot give a new file (another user's, writable by us): written in
-//!   place, as `cp` does, so its links and owner stay; the room is
-//!   reserved first (`RLIMIT_FSIZE` checked, `fallocate`), so a full disk
-//!   or a size limit fails before its first byte changes;
-//! - a regular file in a directory we may not write (no temporary file
-//!   can be made beside it: `EACCES`, `EPERM`, `EROFS`): in place too,
-//!   as `cp` does, if the file itself is writable.
+//! (`openat2`'s `RESOLVE_` flags, by hand), each symbolic link checked,
+//! read and walked in its turn. What the walk ends on (a [`Target`]) is:
+//! - one of our own descriptors (`/dev/stdout`, `/dev/fd/N`): written
+//!   there, at its offset, so a shell's `>>` appends;
+//! - a FIFO, a terminal, a device: written in place as a stream;
+//! - a regular file, or none yet: a temporary file made beside it
+//!   (`O_EXCL|O_NOFOLLOW`), given the old file's owner and mode, written,
+//!   synced and renamed over it, as `sed -i` and `install` do;
+//! - a file with several hard links, one whose owner we cannot give a new
+//!   file, or one in a directory we may not write: written in place, as
+//!   `cp` does, after reserving the room (`RLIMIT_FSIZE`, `fallocate`) so
+//!   that a full disk fails before its first byte changes.
 //!
-//! The rule of `fs.protected_symlinks` (proc_sys_fs(5)): in a directory
-//! that is sticky and writable by all (`/tmp`), a symbolic link is followed
-//! only by its owner or when the directory's owner made it. Anyone may
-//! plant a link there; root following it would write where its maker
-//! chose. With the setting off (0, as on this project's VMs), the kernel
-//! follows them all: we check it ourselves.
-//!
-//! `fs.protected_hardlinks`, likewise: with it off, anyone may link any
-//! file (`ln /etc/shadow /tmp/r.json`), and nothing in the link says who
-//! made it, so in such a directory a file with several links is never
-//! written in place (nor replaced: it is refused).
+//! Whatever `fs.protected_symlinks` and `fs.protected_hardlinks` say (off
+//! on this project's VMs), their rules hold here: in a sticky directory
+//! writable by all (`/tmp`), where anyone may plant a link, a symbolic
+//! link is followed only if we or the directory's owner made it, and a
+//! file with several links is refused.
 //!
 //! # References
 //!  - [openat2(2)](https://man7.org/linux/man-pages/man2/openat2.2.html), [rename(2)](https://man7.org/linux/man-pages/man2/rename.2.html)
@@ -64,8 +48,7 @@ const MAX_LINKS: usize = 40;
 /// The longest name of a directory entry, in bytes (`NAME_MAX`).
 const NAME_MAX: usize = 255;
 
-/// How long a wait for a stream to take more bytes lasts before the
-/// caller's `stop` is asked again.
+/// How long a stream is waited on before the caller's `stop` is asked.
 const POLL_SLICE: Duration = Duration::from_millis(100);
 
 /// Where the bytes for a path go, found before they exist.
@@ -127,13 +110,11 @@ pub(crate) struct FileTarget {
 }
 
 impl Target {
-    /// Walks `path` (see the module's doc) without opening or changing
-    /// what it ends on.
+    /// Walks `path` without opening or changing what it ends on.
     ///
     /// Errors: `EISDIR` for a directory or a path ending in `/`,
-    /// `ENOTDIR`, `ELOOP`, `ENOENT` for a missing directory, the
-    /// refusal of a protected symbolic link (`PermissionDenied`, naming
-    /// it), and a socket (`ENXIO`, said so).
+    /// `ENOTDIR`, `ELOOP`, `ENOENT` for a missing directory, a protected
+    /// symbolic link (`PermissionDenied`, naming it), and a socket.
     pub(crate) fn resolve(path: &Path) -> io::Result<Target> {
         let bytes = path.as_os_str().as_bytes();
         if bytes.is_empty() {
@@ -336,13 +317,10 @@ fn open_dir(dir: impl AsFd, name: impl rustix::path::Arg) -> io::Result<OwnedFd>
 }
 
 impl Entry {
-    /// `fs.protected_regular` and `protected_fifos`' rule for a file
-    /// written in place: in a sticky directory writable by all, another
-    /// user's file (not the directory owner's) is refused. And
-    /// `fs.protected_hardlinks`' rule, whatever that setting is: there, a
-    /// file with several links is refused whoever owns it, since its
-    /// owner says nothing of who made the link (with the setting at 0,
-    /// anyone may link any file of the file system there).
+    /// `fs.protected_regular`'s rule for a file written in place: in a
+    /// sticky directory writable by all, another user's file (not the
+    /// directory owner's) is refused; and one with several links whoever
+    /// owns it (its owner says nothing of who made the link).
     fn check_not_planted(&self) -> io::Result<()> {
         let owner = self.stat.map_or(0, |s| s.st_uid);
         let dir = rustix::fs::fstat(&self.dir)?;
@@ -404,13 +382,11 @@ impl Entry {
     }
 }
 
-/// Writes all of `bytes` to `fd` as a stream (a FIFO, a terminal, a
-/// pipe, any descriptor), whether it blocks or not: a full non-blocking
-/// one is waited on with `poll` in slices of 100 ms. Between slices, and
-/// after a signal interrupts a blocking write (`EINTR`), `stop` is asked;
-/// when it says so the write ends with [`io::ErrorKind::Interrupted`] and
-/// what was written stays written. So a reader that never reads holds
-/// the writer only until it is told to stop.
+/// Writes all of `bytes` to `fd` as a stream, blocking or not (a full
+/// non-blocking one is polled in slices of 100 ms). Between slices, and
+/// after `EINTR`, `stop` is asked; when it says so the write ends with
+/// [`io::ErrorKind::Interrupted`]: a reader that never reads holds the
+/// writer only until it is told to stop.
 ///
 /// # References
 ///  - [poll(2)](https://man7.org/linux/man-pages/man2/poll.2.html), [pipe(7)](https://man7.org/linux/man-pages/man7/pipe.7.html) (`O_NONBLOCK`)
@@ -456,9 +432,8 @@ pub(crate) fn writable(fd: BorrowedFd<'_>) -> io::Result<()> {
     }
 }
 
-/// A descriptor of our own, `fd`, that a path named (`/dev/fd/3`):
-/// duplicated, so writes share its offset and flags (`>>` appends) and
-/// closing ours leaves it open. A number that is not open is `EBADF`.
+/// A duplicate of our descriptor `fd` that a path named (`/dev/fd/3`);
+/// a number that is not open is `EBADF`.
 ///
 /// # References
 ///  - [fcntl(2)](https://man7.org/linux/man-pages/man2/fcntl.2.html) (`F_DUPFD_CLOEXEC`)

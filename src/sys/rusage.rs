@@ -1,8 +1,5 @@
-//! Resource usage: getrusage(2) for this process, this thread, or the
-//! children it has waited for.
-//!
-//! rustix has no `getrusage`, so this is the one place that calls libc's,
-//! behind a safe function.
+//! Resource usage: getrusage(2) (through libc: rustix has none) for this
+//! process, this thread, or the children it has waited for.
 #![allow(unsafe_code)]
 
 use std::io;
@@ -45,17 +42,24 @@ impl ResourceUsage {
     /// same `UsageOf`. Counters never go back; if one seems to, its
     /// difference is 0.
     pub fn since(&self, earlier: &ResourceUsage) -> ResourceUsage {
+        self.combine(earlier, Duration::saturating_sub, u64::saturating_sub)
+    }
+
+    /// Each counter of `self` and `other` combined by `time` or `count`.
+    fn combine(
+        &self,
+        other: &ResourceUsage,
+        time: fn(Duration, Duration) -> Duration,
+        count: fn(u64, u64) -> u64,
+    ) -> ResourceUsage {
+        let (a, b) = (self, other);
         ResourceUsage {
-            user: self.user.saturating_sub(earlier.user),
-            system: self.system.saturating_sub(earlier.system),
-            minor_faults: self.minor_faults.saturating_sub(earlier.minor_faults),
-            major_faults: self.major_faults.saturating_sub(earlier.major_faults),
-            voluntary_switches: self
-                .voluntary_switches
-                .saturating_sub(earlier.voluntary_switches),
-            involuntary_switches: self
-                .involuntary_switches
-                .saturating_sub(earlier.involuntary_switches),
+            user: time(a.user, b.user),
+            system: time(a.system, b.system),
+            minor_faults: count(a.minor_faults, b.minor_faults),
+            major_faults: count(a.major_faults, b.major_faults),
+            voluntary_switches: count(a.voluntary_switches, b.voluntary_switches),
+            involuntary_switches: count(a.involuntary_switches, b.involuntary_switches),
         }
     }
 
@@ -75,18 +79,7 @@ impl Add for ResourceUsage {
     type Output = ResourceUsage;
 
     fn add(self, other: ResourceUsage) -> ResourceUsage {
-        ResourceUsage {
-            user: self.user.saturating_add(other.user),
-            system: self.system.saturating_add(other.system),
-            minor_faults: self.minor_faults.saturating_add(other.minor_faults),
-            major_faults: self.major_faults.saturating_add(other.major_faults),
-            voluntary_switches: self
-                .voluntary_switches
-                .saturating_add(other.voluntary_switches),
-            involuntary_switches: self
-                .involuntary_switches
-                .saturating_add(other.involuntary_switches),
-        }
+        self.combine(&other, Duration::saturating_add, u64::saturating_add)
     }
 }
 
@@ -112,10 +105,8 @@ pub fn getrusage(who: UsageOf) -> io::Result<ResourceUsage> {
     let rc = unsafe { libc::getrusage(raw_who, usage.as_mut_ptr()) };
     if rc != 0 {
         let err = io::Error::last_os_error();
-        return Err(io::Error::new(
-            err.kind(),
-            format!("cannot read resource usage ({who:?}, getrusage): {err}"),
-        ));
+        let doing = format_args!("cannot read resource usage ({who:?}, getrusage)");
+        return Err(super::failed(doing, err));
     }
     // SAFETY: zeroed is a valid `struct rusage` (plain integers), and
     // getrusage filled it in on success.

@@ -4,12 +4,9 @@
 use std::io;
 
 /// Restores the default action of `SIGPIPE` (terminate), which the Rust
-/// runtime sets to "ignore" before `main`.
-///
-/// GNU tools die of `SIGPIPE` when their reader goes away: the shell then
-/// sees status 141 and prints nothing. A drop-in replacement must too.
-/// With the default action, a write (or splice) to a pipe without readers
-/// kills the process instead of returning `EPIPE`.
+/// runtime sets to "ignore" before `main`: GNU tools die of it when their
+/// reader goes away (status 141, nothing printed), and so must a drop-in
+/// replacement.
 ///
 /// # References
 ///  - [signal(7)](https://man7.org/linux/man-pages/man7/signal.7.html)
@@ -23,12 +20,9 @@ pub(crate) fn default_sigpipe() -> io::Result<()> {
     Ok(())
 }
 
-/// Gives `SIGPIPE` back the action the parent left it with, which the Rust
-/// runtime replaced by "ignore" before `main`: the default (terminate),
+/// Gives `SIGPIPE` back the action the parent left it with: the default,
 /// unless the parent ignored it ([`inherited::sigpipe_ignored_at_start`],
-/// as systemd's `IgnoreSIGPIPE=` and `trap '' PIPE` do). Then it stays
-/// ignored, and a reader going away is an `EPIPE` to report as a write
-/// error, as GNU cat and pv do.
+/// `trap '' PIPE`); then a reader going away is an `EPIPE` to report.
 ///
 /// [`inherited::sigpipe_ignored_at_start`]: super::inherited::sigpipe_ignored_at_start
 pub(crate) fn inherited_sigpipe() -> io::Result<()> {
@@ -53,28 +47,43 @@ pub(crate) fn ignore_sigint() -> io::Result<()> {
 }
 
 /// Makes a write past the file size limit (`ulimit -f`, `RLIMIT_FSIZE`)
-/// fail with `EFBIG` instead of killing the process with SIGXFSZ (its
-/// default action: status 153, nothing said, no result): the command
-/// then reports the write that failed, with its documented status.
+/// fail with `EFBIG` instead of killing the process with SIGXFSZ (status
+/// 153, nothing said, no result): the command then reports the write.
 ///
 /// SIGXFSZ gets a handler that does nothing rather than `SIG_IGN`: a
 /// caught signal goes back to its default action at `execve`, an ignored
 /// one would stay ignored in every program we run (`pv -M`'s command,
-/// `top --run`'s pipeline, qemu), which must get SIGXFSZ as we got it.
-/// One the parent left ignored stays ignored. `SA_RESTART`: the signal
-/// comes only to the thread whose write failed, and that write returns
-/// `EFBIG` whatever the flag; no other call is cut short.
+/// `top --run`'s pipeline, qemu). `SA_RESTART`: the signal comes only to
+/// the thread whose write failed, which returns `EFBIG` whatever the flag.
 ///
 /// # References
 ///  - [setrlimit(2)](https://man7.org/linux/man-pages/man2/setrlimit.2.html) (`RLIMIT_FSIZE`)
 ///  - [signal(7)](https://man7.org/linux/man-pages/man7/signal.7.html)
 pub(crate) fn sigxfsz_as_efbig() -> io::Result<()> {
+    // SAFETY: the handler does nothing, trivially async-signal-safe.
+    unsafe { catch_unless_ignored(libc::SIGXFSZ, on_sigxfsz, libc::SA_RESTART) }
+}
+
+/// Has `handler` catch `signal` (with `flags` and an empty mask), unless
+/// the parent left it ignored: then it stays ignored, as in every
+/// well-behaved Unix tool.
+///
+/// # Safety
+///
+/// `handler` must do only async-signal-safe things (signal-safety(7)).
+///
+/// # References
+///  - [sigaction(2)](https://man7.org/linux/man-pages/man2/sigaction.2.html)
+pub(crate) unsafe fn catch_unless_ignored(
+    signal: libc::c_int,
+    handler: extern "C" fn(libc::c_int),
+    flags: libc::c_int,
+) -> io::Result<()> {
     // SAFETY: `sigaction` is plain data; all-zero is a valid value (no
     // flags, an empty mask on Linux).
     let mut current: libc::sigaction = unsafe { std::mem::zeroed() };
     // SAFETY: a null new action only queries; `current` is valid.
-    let rc = unsafe { libc::sigaction(libc::SIGXFSZ, std::ptr::null(), &mut current) };
-    if rc != 0 {
+    if unsafe { libc::sigaction(signal, std::ptr::null(), &mut current) } != 0 {
         return Err(io::Error::last_os_error());
     }
     if current.sa_sigaction == libc::SIG_IGN {
@@ -82,14 +91,13 @@ pub(crate) fn sigxfsz_as_efbig() -> io::Result<()> {
     }
     // SAFETY: as above.
     let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
-    action.sa_sigaction = on_sigxfsz as extern "C" fn(libc::c_int) as libc::sighandler_t;
-    action.sa_flags = libc::SA_RESTART;
+    action.sa_sigaction = handler as libc::sighandler_t;
+    action.sa_flags = flags;
     // SAFETY: the pointer is to our own, valid mask.
     unsafe { libc::sigemptyset(&mut action.sa_mask) };
-    // SAFETY: the handler does nothing (trivially async-signal-safe), and
-    // `action` is valid for the call.
-    let rc = unsafe { libc::sigaction(libc::SIGXFSZ, &action, std::ptr::null_mut()) };
-    if rc != 0 {
+    // SAFETY: the handler is async-signal-safe (the caller's contract),
+    // and `action` is valid for the call.
+    if unsafe { libc::sigaction(signal, &action, std::ptr::null_mut()) } != 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())

@@ -34,23 +34,19 @@ pub fn splice(
 /// `vmsplice(fd, &iov, 1, flags)`: maps the pages of `buf` into the pipe
 /// `fd` refers to, without copying them, and returns how many bytes went in.
 ///
-/// The pipe keeps references to the pages, not copies: whatever is written
-/// to `buf` after this call and before a reader consumes those pages is
-/// what the reader sees. [`crate::DoubleBuffer`] encodes the discipline that
-/// avoids this.
+/// The pipe keeps references to the pages, not copies: what is written to
+/// `buf` before a reader takes them is what it sees
+/// ([`crate::DoubleBuffer`] is the discipline that avoids this).
 ///
 /// # Safety
 ///
 /// `fd` must be open for writing ([`ensure_write_end`] checks it): on a
 /// read end, vmsplice copies pipe data *into* `buf`, which is only
-/// borrowed for reading. A check holds for the descriptor checked: a
-/// borrowed standard descriptor may have another file `dup2`ed over it
-/// by safe code afterwards, so check and use a duplicate of your own. With [`SpliceFlags::GIFT`], `buf` must start on
-/// a page boundary, its length must be a multiple of the page size, and
-/// its contents must not be modified while the pipe may still hold its
-/// pages: gifted pages are the kernel's to take over until then
-/// ([`crate::DoubleBuffer`] refills a half only once the pipe has let go
-/// of it, and refuses the gift with early reuse).
+/// borrowed for reading. Check and use a duplicate of your own: safe code
+/// may `dup2` another file over a borrowed standard descriptor. With
+/// [`SpliceFlags::GIFT`], `buf` must be whole, page-aligned pages, left
+/// unmodified while the pipe may still hold them (the kernel's to take
+/// over until then).
 ///
 /// # References
 ///  - [vmsplice(2)](https://man7.org/linux/man-pages/man2/vmsplice.2.html)
@@ -63,10 +59,9 @@ pub unsafe fn vmsplice(fd: impl AsFd, buf: &[u8], flags: SpliceFlags) -> io::Res
 }
 
 /// Fails with `EBADF` unless `fd` is open for writing, the condition under
-/// which [`vmsplice`] only reads the caller's memory. Checked once, not on
-/// every call: a busy-looping writer makes millions of calls. The answer
-/// stays true for this descriptor (the access mode of an open file
-/// description never changes) as long as no other file takes its number.
+/// which [`vmsplice`] only reads the caller's memory. Meant to be checked
+/// once (a busy-looping writer makes millions of calls): the answer holds
+/// for this descriptor as long as no other file takes its number.
 pub fn ensure_write_end(fd: impl AsFd) -> io::Result<()> {
     let access = fcntl_getfl(fd)? & OFlags::RWMODE;
     if access == OFlags::WRONLY || access == OFlags::RDWR {
@@ -78,18 +73,11 @@ pub fn ensure_write_end(fd: impl AsFd) -> io::Result<()> {
     }
 }
 
-/// [`vmsplice`] of `buf` into the pipe `fd` (no flags), after checking
-/// that `fd` is open for writing: safe, at the cost of one fcntl per call.
-/// The pipe still references `buf`'s pages after the call: what the
-/// caller writes there before a reader takes them is what the reader gets
-/// (a matter of which bytes arrive, not of memory safety: the kernel only
-/// reads those pages).
-/// For occasional calls (the copy check); loops call [`ensure_write_end`]
-/// once and [`vmsplice`] after.
-///
-/// The check and the call use a duplicate of `fd` made for them: a
-/// borrowed standard descriptor may have another file `dup2`ed over it by
-/// safe code (`rustix::stdio::dup2_stdout`) between the two.
+/// [`vmsplice`] of `buf` into the pipe `fd` (no flags), checking a
+/// duplicate of `fd` and splicing into that: safe, at the cost of a dup
+/// and an fcntl per call, for occasional calls (the copy check). What the
+/// caller writes to `buf` before a reader takes the pages is what the
+/// reader gets: a matter of which bytes arrive, not of memory safety.
 pub fn vmsplice_checked(fd: impl AsFd, buf: &[u8]) -> io::Result<usize> {
     let fd = fd.as_fd().try_clone_to_owned()?;
     ensure_write_end(&fd)?;
@@ -152,15 +140,15 @@ mod tests {
         let file = tempfile::tempfile().unwrap();
         rustix::io::write(&p.write, b"0123456789").unwrap();
         let mut off = 3u64;
-        let n = splice(
+        let to_file = splice(
             &p.read,
             None,
             &file,
             Some(&mut off),
             10,
             SpliceFlags::empty(),
-        )
-        .unwrap();
+        );
+        let n = to_file.unwrap();
         assert_eq!((n, off), (10, 13));
         let mut out = [0u8; 16];
         let n = rustix::io::pread(&file, &mut out, 3).unwrap();

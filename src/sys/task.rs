@@ -1,14 +1,8 @@
-//! What `/proc` says about one task (a process, or a thread of this
-//! process) that a watchdog needs: whether it is still making progress
-//! (its CPU time and context switches), and, once it is not, where it
-//! sleeps (its state, `wchan`, `syscall` and kernel `stack`).
-//!
-//! Nothing here changes the task. Which files need which right
-//! (proc(5)): `stat`, `status` and `schedstat` anyone may read; `wchan`
-//! and `syscall` need the right to ptrace the task (its owner: our
-//! children and our threads are ours); `stack` needs `CAP_SYS_ADMIN`
-//! (root). A file that cannot be read is said in the dump, never an
-//! error: the dump is evidence, taken as far as the kernel allows.
+//! What a watchdog reads of one task (a process, or a thread of ours) in
+//! `/proc`: whether it still makes progress, and, once it does not, where
+//! it sleeps. `wchan` and `syscall` need the right to ptrace the task
+//! (ours are ours), `stack` needs root: a file that cannot be read is said
+//! in the dump, never an error.
 //!
 //! # References
 //!  - [proc_pid_stat(5)](https://man7.org/linux/man-pages/man5/proc_pid_stat.5.html),
@@ -59,10 +53,8 @@ impl Task {
     }
 }
 
-/// What moves while a task makes progress: its time on a CPU and its
-/// context switches. A task that runs, or sleeps and wakes, changes one
-/// of them; one that sleeps and is never woken (or is stopped) changes
-/// neither.
+/// What moves while a task makes progress: a task that runs, or sleeps
+/// and wakes, changes one of them; one never woken (or stopped), neither.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Counters {
     /// Time on a CPU: `schedstat`'s first field in nanoseconds, else
@@ -123,11 +115,7 @@ pub(crate) fn locate(task: Task) -> Where {
         .read("status")
         .ok()
         .and_then(|s| field(&s, "State:").map(str::to_string));
-    let wchan = task
-        .read("wchan")
-        .ok()
-        .map(|w| w.trim().to_string())
-        .filter(|w| !w.is_empty() && w != "0");
+    let wchan = super::procfs::wchan(&task.path("wchan"));
     let syscall = match task.read("syscall") {
         Ok(text) => describe_syscall(text.trim()),
         Err(e) => unreadable(e),

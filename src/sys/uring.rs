@@ -1,11 +1,7 @@
-//! The io_uring ends: `IORING_OP_WRITE` and `IORING_OP_READ` on a pipe,
-//! and `IORING_OP_SPLICE` out of one (or from a file into one, for the
-//! zero-copy check), through the `io-uring` crate.
-//!
-//! Each operation is one submission and one completion, waited for with
-//! one `io_uring_enter(2)`: the io_uring counterpart of one `write(2)` or
-//! `read(2)`, which is what makes the rows comparable with `pipe`.
-//! Offsets are -1 ("the current position"), as a pipe requires.
+//! The io_uring ends (`IORING_OP_WRITE`, `_READ` and `_SPLICE`), through
+//! the `io-uring` crate. Each operation is one submission and one
+//! completion, waited for with one `io_uring_enter(2)`: the counterpart of
+//! one `write(2)` or `read(2)`, so that the rows compare with `pipe`.
 #![allow(unsafe_code)]
 
 use std::io;
@@ -93,9 +89,7 @@ impl Uring {
             }
             // Only the own completion ends the wait: returning on another
             // would let the kernel write into a buffer whose borrow has
-            // ended. Another is not expected (one operation at a time);
-            // it is taken out of the way and reported once the own
-            // operation is over.
+            // ended. Another (not expected) is reported after it.
             let mut own = None;
             for done in self.ring.completion() {
                 if done.user_data() == tag {

@@ -1,11 +1,6 @@
-//! `MSG_ZEROCOPY` sends and their completions (the kernel's
-//! Documentation/networking/msg_zerocopy.rst).
-//!
-//! A send with `MSG_ZEROCOPY` pins the caller's pages instead of copying
-//! them; the buffer may be changed only once the kernel says, on the
-//! socket's error queue, that the send has completed. rustix has neither
-//! `SO_ZEROCOPY` nor a way to read `sock_extended_err`, so this is the
-//! one place that calls libc's `setsockopt` and `recvmsg` for them.
+//! `MSG_ZEROCOPY` sends, which pin the caller's pages until the socket's
+//! error queue says they completed (Documentation/networking/msg_zerocopy.rst),
+//! through libc: rustix has neither `SO_ZEROCOPY` nor `sock_extended_err`.
 #![allow(unsafe_code)]
 
 use std::io;

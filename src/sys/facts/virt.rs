@@ -1,24 +1,13 @@
-//! Is this machine a virtual machine, and whose? The hypervisor named as
-//! `systemd-detect-virt --vm` names it (`kvm`, `qemu`, `xen`, `vmware`,
-//! `microsoft`, `amazon`, `google`, ..., `vm-other`, `none`), found from
-//! files only: no external program, no CPUID instruction.
+//! The hypervisor, named as `systemd-detect-virt --vm` names it (`kvm`,
+//! `qemu`, `xen`, ..., `vm-other`, `none`), found from files only: a pipe's
+//! speed depends on how it schedules the vCPUs and what a wake-up costs.
 //!
-//! A pipe's speed on a virtual machine depends on the hypervisor (how it
-//! schedules the vCPUs, how costly a wake-up IPI is), so two results from
-//! two kinds of machine differ for reasons no kernel patch explains.
-//!
-//! The order follows systemd's `detect_vm()` (src/basic/virt.c): first
-//! the DMI vendors that win even over KVM (VirtualBox, Xen, Amazon EC2,
-//! Parallels, Google Compute Engine), then User-Mode Linux, then what the
-//! hypervisor says of itself, then the other DMI vendors. systemd asks
-//! the CPU (the CPUID hypervisor leaf, `KVMKVMKVM`); here the clock
-//! sources stand in for it: a KVM guest registers `kvm-clock`, a Hyper-V
-//! guest `hyperv_clocksource_tsc_page`, a Xen guest `xen`. A KVM guest
-//! without DMI tables (Firecracker) is thus `kvm`, as systemd says, not
-//! `vm-other`.
-//!
-//! Containers are not reported: they share the host's kernel, and the
-//! machine under them is what a pipe's speed depends on.
+//! The order follows systemd's `detect_vm()`: the DMI vendors that win
+//! even over KVM, User-Mode Linux, what the hypervisor says of itself,
+//! then the other DMI vendors. Where systemd asks CPUID, the clock sources
+//! stand in (`kvm-clock`, `hyperv_clocksource_tsc_page`, `xen`), so a KVM
+//! guest without DMI tables (Firecracker) is `kvm`, as systemd says.
+//! Containers are not reported: the machine under them is what counts.
 //!
 //! # References
 //! - systemd, [src/basic/virt.c](https://github.com/systemd/systemd/blob/main/src/basic/virt.c)

@@ -4,15 +4,12 @@
 use super::*;
 
 /// Makes the directory `path` and those missing on the way (as
-/// `mkdir -p`), walked as [`Target::resolve`] walks a result's path: a
-/// symbolic link, the last component's included, is followed only where
-/// `fs.protected_symlinks` would follow it, and a directory that another
-/// user may have planted in a sticky directory writable by all (`/tmp`)
-/// is refused, as `fs.protected_regular` refuses a planted file: root
-/// would write its files where that user chose. Returns the directory's
-/// absolute path without links, as the walk found it (not through
-/// `/proc`, which may be absent). On an error, the directories it made
-/// are removed again (those still empty).
+/// `mkdir -p`), walked as [`Target::resolve`] walks a result's path, and
+/// refusing a directory another user may have planted in a sticky
+/// directory writable by all (`/tmp`), as a planted file is refused.
+/// Returns its absolute path without links, as the walk found it (not
+/// through `/proc`, which may be absent). On an error, the directories it
+/// made are removed again (those still empty).
 ///
 /// Errors: `ENOTDIR` for a component that is not a directory, `ELOOP`,
 /// the refusal of a planted link or directory (`PermissionDenied`,

@@ -22,6 +22,13 @@ impl FileTarget {
         }
     }
 
+    fn in_place_instead(self) -> FileTarget {
+        FileTarget {
+            in_place: true,
+            ..self
+        }
+    }
+
     /// Whether a file whose temporary file could not be made (`err`) may
     /// be written in place instead: it is there, and the directory is
     /// closed to us (`EACCES`, `EPERM`; `EROFS`, whose file then gives
@@ -57,11 +64,7 @@ impl FileTarget {
             Ok(temp) => temp,
             Err(err) if self.can_fall_back(&err) => {
                 self.entry.check_not_planted()?;
-                return FileTarget {
-                    entry: self.entry,
-                    in_place: true,
-                }
-                .prepare(bytes);
+                return self.in_place_instead().prepare(bytes);
             }
             Err(err) => return Err(err),
         };
@@ -75,11 +78,7 @@ impl FileTarget {
                 // keeps its group only if written in place.
                 Err(Errno::PERM) => {
                     drop(temp);
-                    return FileTarget {
-                        entry: self.entry,
-                        in_place: true,
-                    }
-                    .prepare(bytes);
+                    return self.in_place_instead().prepare(bytes);
                 }
                 Err(e) => return Err(e.into()),
             }
