@@ -164,13 +164,9 @@ pub(crate) fn choose(src: &FdInfo, dst: &FdInfo, options: &CopyOptions) -> Mecha
 /// intermediate pipe from then on, as every other large copy does; any
 /// other mechanism, and a forced one, goes on.
 ///
-/// Straight, one splice holds both pipes' locks while it moves, so the
-/// writer upstream and the reader downstream both wait for it; through
-/// the intermediate pipe, each splice holds one of them. In the middle of
-/// `uutils cat F | X | reader` (4 GiB, the file cached as read back), 31
-/// alternating pairs: through the intermediate pipe 1.16x straight,
-/// uutils cat (which does the same) 1.07x (docs/cat.md). A short input
-/// stays straight, and costs no intermediate pipe.
+/// Straight, one splice holds both pipes' locks, so the writer upstream
+/// and the reader downstream both wait for it; through the intermediate
+/// pipe, each splice holds one (docs/cat.md has the measurement).
 pub(crate) fn once_large(mechanism: Mechanism, options: &CopyOptions) -> Mechanism {
     match (mechanism, options.force) {
         (Mechanism::Splice, None) => Mechanism::SplicePipe,
