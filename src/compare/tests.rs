@@ -20,6 +20,16 @@ pub(super) fn facts() -> SystemFacts {
     }
 }
 
+fn header(schema: &str) -> Header {
+    Header {
+        schema: schema.into(),
+        pipespeed_version: "0.1.0".into(),
+        build: None,
+        system: facts(),
+        interrupted: false,
+    }
+}
+
 pub(super) fn rung(name: Rung, runs: &[f64]) -> RungResult {
     let mut r = RungResult::new(name, 256 * 1024, None);
     r.bytes_per_run = 1 << 30;
@@ -29,13 +39,7 @@ pub(super) fn rung(name: Rung, runs: &[f64]) -> RungResult {
 
 pub(super) fn bench(rungs: Vec<RungResult>) -> Document {
     Document::Bench(Box::new(LadderResult {
-        header: Header {
-            schema: ladder::SCHEMA.into(),
-            pipespeed_version: "0.1.0".into(),
-            build: None,
-            system: facts(),
-            interrupted: false,
-        },
+        header: header(ladder::SCHEMA),
         placement: Placement::Pinned {
             writer_cpu: 0,
             reader_cpu: 1,
@@ -72,13 +76,7 @@ pub(super) fn latency(rows: &[(usize, RttRuns)]) -> Document {
         noise: None,
     };
     Document::Latency(Box::new(LatencyResult {
-        header: Header {
-            schema: latency::SCHEMA.into(),
-            pipespeed_version: "0.1.0".into(),
-            build: None,
-            system: facts(),
-            interrupted: false,
-        },
+        header: header(latency::SCHEMA),
         config: LatencyConfig {
             sizes: rows.iter().map(|r| r.0).collect(),
             runs: 3,
@@ -121,13 +119,7 @@ pub(super) fn contend(msg_size: usize, cells: &[((usize, usize), WriteRuns)]) ->
         contend::summarise_row(cell, runs.iter().map(run).collect())
     };
     Document::Contend(Box::new(ContendResult {
-        header: Header {
-            schema: contend::SCHEMA.into(),
-            pipespeed_version: "0.1.0".into(),
-            build: None,
-            system: facts(),
-            interrupted: false,
-        },
+        header: header(contend::SCHEMA),
         mode: contend::Mode::Threads,
         placement: Placement::Unpinned,
         pipe_size: 1 << 20,
