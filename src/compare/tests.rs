@@ -152,11 +152,20 @@ pub(super) fn scaled(by: f64) -> Vec<f64> {
     RUNS.iter().map(|v| v * by).collect()
 }
 
+/// `doc`, a ladder, changed by `f`.
+fn with(doc: &Document, f: impl FnOnce(&mut LadderResult)) -> Document {
+    let Document::Bench(mut r) = doc.clone() else {
+        unreachable!()
+    };
+    f(&mut r);
+    Document::Bench(r)
+}
+
 fn run(base: &Document, new: &Document) -> Comparison {
     compare(base, "a.json", new, "b.json", &Bootstrap::default()).unwrap()
 }
 
-fn change(c: &Comparison, table: usize, row: &str) -> Change {
+pub(super) fn change(c: &Comparison, table: usize, row: &str) -> Change {
     let line = c.tables[table].lines.iter().find(|l| l.row == row).unwrap();
     match &line.outcome {
         Outcome::Compared(change) => *change,
@@ -264,12 +273,11 @@ fn differing_facts_settings_and_failed_rungs_are_warned_about() {
     failed.status = Status::Failed;
     failed.reason = Some("writer died".into());
     failed.buf_size = 64 * 1024;
-    let Document::Bench(mut new) = bench(vec![failed]) else {
-        unreachable!()
-    };
-    new.header.system.kernel = "6.6.0".into();
-    new.placement = Placement::Unpinned;
-    let c = run(&base, &Document::Bench(new));
+    let new = with(&bench(vec![failed]), |r| {
+        r.header.system.kernel = "6.6.0".into();
+        r.placement = Placement::Unpinned;
+    });
+    let c = run(&base, &new);
     let warnings = c.warnings();
     assert_eq!(
         warnings,
@@ -314,11 +322,10 @@ fn a_rung_measured_in_another_placement_is_warned_about() {
 #[test]
 fn an_interrupted_result_is_said_to_be_partial() {
     let base = bench(vec![rung(Rung::WriteRead, &RUNS)]);
-    let Document::Bench(mut new) = bench(vec![rung(Rung::WriteRead, &RUNS[..2])]) else {
-        unreachable!()
-    };
-    new.header.interrupted = true;
-    let warnings = run(&base, &Document::Bench(new)).warnings();
+    let new = with(&bench(vec![rung(Rung::WriteRead, &RUNS[..2])]), |r| {
+        r.header.interrupted = true;
+    });
+    let warnings = run(&base, &new).warnings();
     assert_eq!(
         warnings,
         ["b.json: interrupted by SIGINT, SIGTERM or SIGHUP: it holds only the runs made before"]
@@ -357,11 +364,7 @@ fn two_kinds_are_refused() {
 #[test]
 fn virtualization_is_compared_when_a_file_records_it() {
     let virt = |doc: &Document, v: Option<&str>| {
-        let Document::Bench(mut r) = doc.clone() else {
-            unreachable!()
-        };
-        r.header.system.virtualization = v.map(String::from);
-        Document::Bench(r)
+        with(doc, |r| r.header.system.virtualization = v.map(String::from))
     };
     let doc = bench(vec![rung(Rung::WriteRead, &RUNS)]);
     let fact = |c: &Comparison| {
