@@ -364,7 +364,9 @@ fn two_kinds_are_refused() {
 #[test]
 fn virtualization_is_compared_when_a_file_records_it() {
     let virt = |doc: &Document, v: Option<&str>| {
-        with(doc, |r| r.header.system.virtualization = v.map(String::from))
+        with(doc, |r| {
+            r.header.system.virtualization = v.map(String::from)
+        })
     };
     let doc = bench(vec![rung(Rung::WriteRead, &RUNS)]);
     let fact = |c: &Comparison| {

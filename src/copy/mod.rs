@@ -85,7 +85,9 @@ use plan::once_large;
 pub use plan::{
     Copied, CopyError, CopyOptions, Fallback, Mechanism, Rewrite, SMALL_FILE, Side, input_is_output,
 };
-pub(crate) use records::{RecordWriter, next_record_len, recv_measured, recv_record};
+pub(crate) use records::{
+    RecordWriter, next_record_len, recv_measured, recv_record, write_all_or_records,
+};
 
 use std::fmt;
 use std::io;

@@ -139,6 +139,20 @@ impl RecordWriter {
     }
 }
 
+/// Writes all of `buf` to `fd`: in records it takes when `records` holds a
+/// [`RecordWriter`] (a socket that keeps them), else as a stream.
+pub(crate) fn write_all_or_records(
+    records: &mut Option<RecordWriter>,
+    fd: BorrowedFd<'_>,
+    buf: &[u8],
+    written: impl FnMut(usize),
+) -> io::Result<()> {
+    match records {
+        Some(writer) => writer.write_all(fd, buf, written),
+        None => crate::wait::write_all(fd, buf, written),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
