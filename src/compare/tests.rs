@@ -153,7 +153,7 @@ pub(super) fn scaled(by: f64) -> Vec<f64> {
 }
 
 /// `doc`, a ladder, changed by `f`.
-fn with(doc: &Document, f: impl FnOnce(&mut LadderResult)) -> Document {
+pub(super) fn with(doc: &Document, f: impl FnOnce(&mut LadderResult)) -> Document {
     let Document::Bench(mut r) = doc.clone() else {
         unreachable!()
     };
