@@ -10,11 +10,14 @@ use std::os::fd::{AsFd, BorrowedFd};
 
 use super::format::{FormatOptions, Formatter};
 use super::open::open_input;
-use crate::copy::{Copier, CopyOptions, RecordWriter, Rewrite, Side, input_is_output, recv_record};
+use crate::copy::{
+    Copier, CopyOptions, RecordWriter, Rewrite, Side, input_is_output, recv_record,
+    write_all_or_records,
+};
 use crate::sys::socket::keeps_records;
 use crate::sys::{FdInfo, fd_info};
 use crate::units::KIB;
-use crate::wait::{read, write_all};
+use crate::wait::read;
 
 /// Bytes read at a time when formatting (GNU cat reads 128 KiB too).
 pub(crate) const CHUNK: usize = 128 * KIB as usize;
@@ -114,7 +117,7 @@ impl Engine {
                 // A record socket is read a whole record at a time, and
                 // written in records it takes (see `copy::recv_record`).
                 let records = keeps_records(src);
-                let mut writer = Writer::new(out);
+                let mut writer = keeps_records(out).then(RecordWriter::default);
                 loop {
                     let n = if records {
                         recv_record(src, input)
@@ -128,7 +131,8 @@ impl Engine {
                     output.clear();
                     formatter.format(&input[..n], output);
                     // Written at once, so that each line shows as it comes.
-                    writer.write_all(out, output).map_err(Failure::Write)?;
+                    write_all_or_records(&mut writer, out, output, |_| {})
+                        .map_err(Failure::Write)?;
                 }
             }
         }
@@ -143,32 +147,9 @@ impl Engine {
             } => {
                 output.clear();
                 formatter.finish(output);
-                Writer::new(out).write_all(out, output)
+                let mut writer = keeps_records(out).then(RecordWriter::default);
+                write_all_or_records(&mut writer, out, output, |_| {})
             }
-        }
-    }
-}
-
-/// How the formatter's output is written: as a stream, or in records a
-/// record socket takes.
-enum Writer {
-    Stream,
-    Records(RecordWriter),
-}
-
-impl Writer {
-    fn new(out: BorrowedFd<'_>) -> Writer {
-        if keeps_records(out) {
-            Writer::Records(RecordWriter::default())
-        } else {
-            Writer::Stream
-        }
-    }
-
-    fn write_all(&mut self, out: BorrowedFd<'_>, bytes: &[u8]) -> io::Result<()> {
-        match self {
-            Writer::Stream => write_all(out, bytes, |_| {}),
-            Writer::Records(writer) => writer.write_all(out, bytes, |_| {}),
         }
     }
 }

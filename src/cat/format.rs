@@ -1,11 +1,6 @@
 //! GNU cat's output formatting (`-b -E -n -s -T -v`) as a streaming
-//! transformation without I/O.
-//!
-//! [`Formatter`] reproduces coreutils 9.1's `cat` byte for byte: its state
-//! (line number, blank-line count, a carriage return waiting for its line
-//! feed) carries across chunks and across files, so feeding it the files
-//! one after another in chunks of any size gives what GNU cat prints for
-//! the same files.
+//! transformation without I/O: [`Formatter`] gives coreutils 9.1's bytes
+//! for the files fed one after another in chunks of any size.
 //!
 //! # References
 //!  - [cat invocation](https://www.gnu.org/software/coreutils/manual/html_node/cat-invocation.html)

@@ -1,17 +1,8 @@
-//! The statistics of `compare`: the ratio of two medians, a bootstrap
-//! percentile interval of it, and the verdict the interval gives.
-//!
-//! Each side's runs are resampled with replacement, independently; the
-//! ratio of the resamples' medians (new over base) is computed many
-//! times, and the interval is the central `confidence` share of those
-//! ratios (Efron and Tibshirani, *An Introduction to the Bootstrap*,
-//! ch. 13: the percentile interval). With a handful of runs the resamples
-//! can only take a few values, so the interval is wide and honest about
-//! it: five runs a side cannot show a 1% change.
-//!
-//! `--lkml` speaks the rule kernel developers read in mmtests'
-//! compare-kernels: a difference is marked `*+12.3%*` when it is larger
-//! than the two 95% intervals' half-widths together ([`MeanTest`]).
+//! The statistics of `compare` (docs/compare.md, "The statistics"): the
+//! ratio of two medians, its bootstrap percentile interval (Efron and
+//! Tibshirani, ch. 13), the verdict the interval gives, and mmtests' rule
+//! for `--lkml` ([`MeanTest`]). With a handful of runs the interval is
+//! wide, and honestly so: five runs a side cannot show a 1% change.
 
 use crate::bench::core::stats::{Shuffler, mean_interval_95};
 

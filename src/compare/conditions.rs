@@ -1,25 +1,14 @@
 //! Were the two files measured under the same conditions? Each result
-//! records what else the machine did during its runs (a
-//! [`NoiseSummary`]: stolen time, other processes' CPU time, the load
-//! average); a ladder measured on a loaded machine against one of the
-//! same binary on a quiet one gave five rungs "faster" by 33-94%, so
-//! `compare` says when the two differ.
-//!
-//! A file is *loaded* when its steal or its other load passes the
-//! thresholds the measuring commands use to name a noisy row's cause
-//! (`bench::core::noise`'s `STEAL` and `OTHER`), and *quiet* otherwise.
-//! The load average is shown, not judged: it counts the measurement's
-//! own ends (two on a ladder), so it says little on its own.
+//! records what else the machine did during its runs ([`NoiseSummary`]);
+//! a ladder measured on a loaded machine against the same binary on a
+//! quiet one gave five rungs "faster" by 33-94%, so `compare` says when
+//! the two differ. The load average is shown, not judged: it counts the
+//! measurement's own ends.
 
 use crate::bench::core::NoiseSummary;
-
-/// Other processes' CPU time, as a share of one CPU, above which a file
-/// was measured under load: the threshold of the diagnosis too.
-pub(crate) use crate::bench::core::noise::OTHER;
-/// Stolen time, as a share of one CPU, above which a file was measured
-/// under load: the threshold above which a noisy row's diagnosis names
-/// steal, so that the two agree.
-pub(crate) use crate::bench::core::noise::STEAL;
+// A file is loaded past the thresholds at which a noisy row's diagnosis
+// names steal or other load, so that the two agree.
+pub(crate) use crate::bench::core::noise::{OTHER, STEAL};
 
 /// What a file's noise summary says about its machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

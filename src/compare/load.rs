@@ -40,16 +40,6 @@ impl Kind {
         }
     }
 
-    /// The schema this build reads for the kind.
-    pub fn schema(self) -> &'static str {
-        match self {
-            Kind::Bench => ladder::SCHEMA,
-            Kind::Latency => latency::SCHEMA,
-            Kind::Contend => contend::SCHEMA,
-            Kind::Ipc => ipc::SCHEMA,
-        }
-    }
-
     /// Every schema this build reads for the kind: the current one, then
     /// the older ones its types still load.
     pub fn schemas(self) -> &'static [&'static str] {
@@ -319,16 +309,7 @@ pub fn load(path: &Path, name: &str) -> Result<Document, CompareError> {
 pub(crate) const MAX_INPUT: u64 = 16 << 20;
 
 fn read_json(path: &Path, name: &str) -> Result<Value, CompareError> {
-    let text = read_bounded(path, MAX_INPUT).map_err(|e| match e {
-        Bounded::Io(e) => CompareError::Read {
-            file: name.into(),
-            cause: strerror(&e),
-        },
-        Bounded::TooLarge => CompareError::TooLarge {
-            file: name.into(),
-            limit: format!("{} MiB", MAX_INPUT >> 20),
-        },
-    })?;
+    let text = read_bounded(path, name)?;
     let mut json = serde_json::from_slice(&text).map_err(|e| CompareError::NotJson {
         file: name.into(),
         cause: e.to_string(),
@@ -366,24 +347,23 @@ fn escape_strings(json: &mut Value) {
     }
 }
 
-/// Why [`read_bounded`] gave nothing.
-#[derive(Debug)]
-enum Bounded {
-    Io(std::io::Error),
-    TooLarge,
-}
-
-/// The whole of `path` if it has at most `limit` bytes: reads at most
-/// one byte more, so an endless file (`/dev/zero`, a FIFO) ends it too.
-fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, Bounded> {
+/// The whole of `path` if it has at most [`MAX_INPUT`] bytes: reads at
+/// most one byte more, so an endless file (`/dev/zero`, a FIFO) ends it
+/// too.
+fn read_bounded(path: &Path, name: &str) -> Result<Vec<u8>, CompareError> {
     use std::io::Read;
-    let file = std::fs::File::open(path).map_err(Bounded::Io)?;
+    let unreadable = |e| CompareError::Read {
+        file: name.into(),
+        cause: strerror(&e),
+    };
+    let file = std::fs::File::open(path).map_err(unreadable)?;
     let mut text = Vec::new();
-    file.take(limit + 1)
-        .read_to_end(&mut text)
-        .map_err(Bounded::Io)?;
-    if text.len() as u64 > limit {
-        return Err(Bounded::TooLarge);
+    (file.take(MAX_INPUT + 1).read_to_end(&mut text)).map_err(unreadable)?;
+    if text.len() as u64 > MAX_INPUT {
+        return Err(CompareError::TooLarge {
+            file: name.into(),
+            limit: format!("{} MiB", MAX_INPUT >> 20),
+        });
     }
     Ok(text)
 }
@@ -415,7 +395,7 @@ fn schema(json: &Value, file: &str) -> Result<Schema, CompareError> {
 }
 
 fn document(json: Value, schema: &Schema, file: &str) -> Result<Document, CompareError> {
-    let kind = Kind::from_name(&schema.name).filter(|k| k.schemas().contains(&&*schema.text));
+    let kind = Kind::from_name(&schema.name).filter(|k| k.reads(&schema.text));
     let Some(kind) = kind else {
         let known: Vec<&str> = Kind::ALL
             .iter()

@@ -2,21 +2,10 @@
 //! row, as benchstat compares Go benchmarks: both medians, their ratio, a
 //! bootstrap interval of the ratio and a verdict.
 //!
-//! - `load`: reading the files and refusing pairs that cannot be
-//!   compared (two commands, two format versions).
-//! - what `compare` takes from a result is what each kind gives it
-//!   (`Compared`, in `bench/K/compare.rs`).
-//! - `bootstrap`: the interval and what it says, and mmtests' rule
-//!   for `--lkml`.
-//! - `conditions`: whether the two files were measured under the same
-//!   noise.
-//! - `render`: the table, its Markdown form and the patch-mail form.
-//!
 //! A change is marked only when it is significant: by the bootstrap
-//! interval of the ratio of medians (faster or slower when the interval
-//! excludes 1), and in `--lkml` by mmtests' rule (the means differ by
-//! more than their two 95% half-widths together). A side with one run
-//! has neither, so it is never significant.
+//! interval of the ratio (`bootstrap`), and in `--lkml` by mmtests' rule;
+//! a side with one run has neither. What is compared of a result is what
+//! its kind gives (`Compared`, in `bench/K/compare.rs`).
 //!
 //! Library code: nothing here prints. Differences between the machines,
 //! the builds, the noise and the settings come back as

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use super::bootstrap::Interval;
 use super::conditions::describe;
-use super::{Comparison, Line, Outcome, Side, Table, Verdict};
+use super::{Comparison, Line, Outcome, Pair, Side, Table, Verdict};
 use crate::bench::core::compared::{Better, Unit};
 use crate::bench::core::noise::{MAX_HALF_WIDTH, MAX_OVER_MIN};
 use crate::units::readable_ns;
@@ -185,28 +185,22 @@ fn noise_line(c: &Comparison) -> Option<String> {
 
 /// The machines' facts, `name value` or `name base -> new`.
 fn facts_line(c: &Comparison) -> String {
-    let items: Vec<String> = c
-        .facts
-        .iter()
-        .map(|p| pair(&p.name, &p.base, &p.new))
-        .collect();
-    items.join("; ")
+    pairs_line(&c.facts)
 }
 
 /// The settings that differ, `name base -> new`, or `None`.
 fn settings_line(c: &Comparison) -> Option<String> {
-    let items: Vec<String> = (c.settings.iter())
-        .map(|p| pair(&p.name, &p.base, &p.new))
-        .collect();
-    (!items.is_empty()).then(|| items.join("; "))
+    (!c.settings.is_empty()).then(|| pairs_line(&c.settings))
 }
 
-fn pair(name: &str, base: &str, new: &str) -> String {
-    if base == new {
-        format!("{name} {base}")
-    } else {
-        format!("{name} {base} -> {new}")
-    }
+fn pairs_line(pairs: &[Pair]) -> String {
+    let items: Vec<String> = (pairs.iter())
+        .map(|p| match p.base == p.new {
+            true => format!("{} {}", p.name, p.base),
+            false => format!("{} {} -> {}", p.name, p.base, p.new),
+        })
+        .collect();
+    items.join("; ")
 }
 
 fn cells(c: &Comparison, line: &Line, unit: Unit) -> Cells {

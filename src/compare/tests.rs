@@ -20,6 +20,16 @@ pub(super) fn facts() -> SystemFacts {
     }
 }
 
+fn header(schema: &str) -> Header {
+    Header {
+        schema: schema.into(),
+        pipespeed_version: "0.1.0".into(),
+        build: None,
+        system: facts(),
+        interrupted: false,
+    }
+}
+
 pub(super) fn rung(name: Rung, runs: &[f64]) -> RungResult {
     let mut r = RungResult::new(name, 256 * 1024, None);
     r.bytes_per_run = 1 << 30;
@@ -29,13 +39,7 @@ pub(super) fn rung(name: Rung, runs: &[f64]) -> RungResult {
 
 pub(super) fn bench(rungs: Vec<RungResult>) -> Document {
     Document::Bench(Box::new(LadderResult {
-        header: Header {
-            schema: ladder::SCHEMA.into(),
-            pipespeed_version: "0.1.0".into(),
-            build: None,
-            system: facts(),
-            interrupted: false,
-        },
+        header: header(ladder::SCHEMA),
         placement: Placement::Pinned {
             writer_cpu: 0,
             reader_cpu: 1,
@@ -72,13 +76,7 @@ pub(super) fn latency(rows: &[(usize, RttRuns)]) -> Document {
         noise: None,
     };
     Document::Latency(Box::new(LatencyResult {
-        header: Header {
-            schema: latency::SCHEMA.into(),
-            pipespeed_version: "0.1.0".into(),
-            build: None,
-            system: facts(),
-            interrupted: false,
-        },
+        header: header(latency::SCHEMA),
         config: LatencyConfig {
             sizes: rows.iter().map(|r| r.0).collect(),
             runs: 3,
@@ -121,13 +119,7 @@ pub(super) fn contend(msg_size: usize, cells: &[((usize, usize), WriteRuns)]) ->
         contend::summarise_row(cell, runs.iter().map(run).collect())
     };
     Document::Contend(Box::new(ContendResult {
-        header: Header {
-            schema: contend::SCHEMA.into(),
-            pipespeed_version: "0.1.0".into(),
-            build: None,
-            system: facts(),
-            interrupted: false,
-        },
+        header: header(contend::SCHEMA),
         mode: contend::Mode::Threads,
         placement: Placement::Unpinned,
         pipe_size: 1 << 20,
@@ -160,11 +152,20 @@ pub(super) fn scaled(by: f64) -> Vec<f64> {
     RUNS.iter().map(|v| v * by).collect()
 }
 
+/// `doc`, a ladder, changed by `f`.
+pub(super) fn with(doc: &Document, f: impl FnOnce(&mut LadderResult)) -> Document {
+    let Document::Bench(mut r) = doc.clone() else {
+        unreachable!()
+    };
+    f(&mut r);
+    Document::Bench(r)
+}
+
 fn run(base: &Document, new: &Document) -> Comparison {
     compare(base, "a.json", new, "b.json", &Bootstrap::default()).unwrap()
 }
 
-fn change(c: &Comparison, table: usize, row: &str) -> Change {
+pub(super) fn change(c: &Comparison, table: usize, row: &str) -> Change {
     let line = c.tables[table].lines.iter().find(|l| l.row == row).unwrap();
     match &line.outcome {
         Outcome::Compared(change) => *change,
@@ -272,12 +273,11 @@ fn differing_facts_settings_and_failed_rungs_are_warned_about() {
     failed.status = Status::Failed;
     failed.reason = Some("writer died".into());
     failed.buf_size = 64 * 1024;
-    let Document::Bench(mut new) = bench(vec![failed]) else {
-        unreachable!()
-    };
-    new.header.system.kernel = "6.6.0".into();
-    new.placement = Placement::Unpinned;
-    let c = run(&base, &Document::Bench(new));
+    let new = with(&bench(vec![failed]), |r| {
+        r.header.system.kernel = "6.6.0".into();
+        r.placement = Placement::Unpinned;
+    });
+    let c = run(&base, &new);
     let warnings = c.warnings();
     assert_eq!(
         warnings,
@@ -322,11 +322,10 @@ fn a_rung_measured_in_another_placement_is_warned_about() {
 #[test]
 fn an_interrupted_result_is_said_to_be_partial() {
     let base = bench(vec![rung(Rung::WriteRead, &RUNS)]);
-    let Document::Bench(mut new) = bench(vec![rung(Rung::WriteRead, &RUNS[..2])]) else {
-        unreachable!()
-    };
-    new.header.interrupted = true;
-    let warnings = run(&base, &Document::Bench(new)).warnings();
+    let new = with(&bench(vec![rung(Rung::WriteRead, &RUNS[..2])]), |r| {
+        r.header.interrupted = true;
+    });
+    let warnings = run(&base, &new).warnings();
     assert_eq!(
         warnings,
         ["b.json: interrupted by SIGINT, SIGTERM or SIGHUP: it holds only the runs made before"]
@@ -365,11 +364,9 @@ fn two_kinds_are_refused() {
 #[test]
 fn virtualization_is_compared_when_a_file_records_it() {
     let virt = |doc: &Document, v: Option<&str>| {
-        let Document::Bench(mut r) = doc.clone() else {
-            unreachable!()
-        };
-        r.header.system.virtualization = v.map(String::from);
-        Document::Bench(r)
+        with(doc, |r| {
+            r.header.system.virtualization = v.map(String::from)
+        })
     };
     let doc = bench(vec![rung(Rung::WriteRead, &RUNS)]);
     let fact = |c: &Comparison| {

@@ -13,40 +13,21 @@
 //! | a terminal at either end, a regular file with 32 KiB or less left from its position, or one whose size says 0 (procfs) | [`Mechanism::ReadWrite`] |
 //! | a socket that keeps record boundaries (`SOCK_SEQPACKET`, `SOCK_DGRAM`) at either end, whatever [`CopyOptions::force`] says | [`Mechanism::ReadWrite`], a whole record at a time (`recv_record`, `RecordWriter`) |
 //!
-//! A file goes to a pipe through the intermediate pipe, not straight, for
-//! speed: splice holds the destination pipe's lock while it reads the
-//! file's pages, so the process reading that pipe waits; through a private
-//! pipe, the slow half runs without blocking anyone, and the second half
-//! only moves page references between two pipes. On the project's VM a
-//! 4 GiB cached file went into a pipe 1.4-1.8x faster that way
+//! A file goes to a pipe through the intermediate pipe because splice
+//! holds the destination pipe's lock while it reads the file's pages;
+//! through a private pipe the reader downstream does not wait
 //! (docs/cat.md has the measurement).
 //!
 //! # Pipe sizes
 //!
-//! Most of splice's speed comes from moving many pages per call, so pipes
-//! at either end, and the intermediate pipe, are enlarged - but only as
-//! far as the data needs, because every pipe page counts against the
-//! user's budget (`/proc/sys/fs/pipe-user-pages-soft`, 16384 pages on most
-//! systems): past it, every new pipe of that user gets 8 KiB and
-//! `F_SETPIPE_SZ` fails, for every program of the user. At 1 MiB a pipe,
-//! 32 copies would spend the budget, even of small files (docs/cat.md has
-//! the measurement). So:
-//!
-//! - a regular file (with a size) grows the pipes at once to the
-//!   power-of-two page count that holds what remains of it from its
-//!   position, under [`CopyOptions::limit`], at most
-//!   `/proc/sys/fs/pipe-max-size`; a file that fits in the pipe leaves it
-//!   as it is;
-//! - any other source (pipe, socket, device, procfs file) grows nothing
-//!   until [`SHOWN_LARGE`] bytes have moved; the copy then pauses once,
-//!   enlarges the pipes to `pipe-max-size` (or to what the limit leaves)
-//!   and goes on with the same mechanism, except pipe to pipe, which
-//!   goes on through the intermediate pipe (made then, at that size):
-//!   the same pipes a large file's copy holds, and none for a short
-//!   input.
-//!
-//! A refusal to enlarge only costs speed and is ignored. Pipes are never
-//! shrunk.
+//! Pipes are enlarged only as far as the data needs, since every pipe
+//! page counts against the user's budget
+//! (`/proc/sys/fs/pipe-user-pages-soft`; docs/cat.md, "The user's pipe
+//! budget"): a regular file's at once to hold what remains of it (under
+//! [`CopyOptions::limit`], at most `/proc/sys/fs/pipe-max-size`), any
+//! other source's only once [`SHOWN_LARGE`] bytes have moved (see
+//! `pipes.rs`). A refusal to enlarge only costs speed and is ignored.
+//! Pipes are never shrunk.
 //!
 //! # Falling back
 //!
@@ -104,7 +85,9 @@ use plan::once_large;
 pub use plan::{
     Copied, CopyError, CopyOptions, Fallback, Mechanism, Rewrite, SMALL_FILE, Side, input_is_output,
 };
-pub(crate) use records::{RecordWriter, next_record_len, recv_measured, recv_record};
+pub(crate) use records::{
+    RecordWriter, next_record_len, recv_measured, recv_record, write_all_or_records,
+};
 
 use std::fmt;
 use std::io;

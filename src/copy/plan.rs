@@ -164,13 +164,9 @@ pub(crate) fn choose(src: &FdInfo, dst: &FdInfo, options: &CopyOptions) -> Mecha
 /// intermediate pipe from then on, as every other large copy does; any
 /// other mechanism, and a forced one, goes on.
 ///
-/// Straight, one splice holds both pipes' locks while it moves, so the
-/// writer upstream and the reader downstream both wait for it; through
-/// the intermediate pipe, each splice holds one of them. In the middle of
-/// `uutils cat F | X | reader` (4 GiB, the file cached as read back), 31
-/// alternating pairs: through the intermediate pipe 1.16x straight,
-/// uutils cat (which does the same) 1.07x (docs/cat.md). A short input
-/// stays straight, and costs no intermediate pipe.
+/// Straight, one splice holds both pipes' locks, so the writer upstream
+/// and the reader downstream both wait for it; through the intermediate
+/// pipe, each splice holds one (docs/cat.md has the measurement).
 pub(crate) fn once_large(mechanism: Mechanism, options: &CopyOptions) -> Mechanism {
     match (mechanism, options.force) {
         (Mechanism::Splice, None) => Mechanism::SplicePipe,
@@ -203,13 +199,10 @@ pub enum Rewrite {
 ///   grow until the disk is full (GNU cat's test since coreutils 9.6);
 /// - the copy is [`Rewrite::Formatted`], for a regular file with bytes
 ///   left to read from its position, or a block device, wherever the two
-///   stand (GNU cat 9.10 refuses only what the rule above refuses, and
-///   `cat -n f 1<>f` grows `f` until the disk is full; `cat -s f 1<>f`
-///   leaves the file's tail repeated);
+///   stand (stricter than GNU cat 9.10, whose `cat -n f 1<>f` fills the
+///   disk; docs/cat.md);
 /// - the two are one open file (`cat <>f >&0`), sharing one position,
-///   with bytes left to read: each read moves the output past what was
-///   read, so each write lands on bytes not read yet (GNU cat 9.10 copies
-///   a file of 256 KiB runs `A B C D` into `A A C C`).
+///   with bytes left to read: each write lands on bytes not read yet.
 ///
 /// An output at or before the input's position, in a file of its own,
 /// rewrites the file in place, which ends (`cat - f2 <f1 1<>f1`). A

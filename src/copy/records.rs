@@ -1,23 +1,9 @@
 //! Sockets that keep record boundaries (`SOCK_SEQPACKET`, `SOCK_DGRAM`;
-//! [`keeps_records`](crate::sys::socket::keeps_records) tells them): a
-//! read takes one record whole or drops the rest of it, and a write makes
-//! one record, refused (`EMSGSIZE`) when larger than the socket takes.
-//! Splice reads them in pieces of whatever it asks for, so the copy engine
-//! reads and writes them here, by read/write, and so does cat's formatter.
-//!
-//! Reading, each record is first peeked at for its length
-//! (`MSG_PEEK | MSG_TRUNC` with a one-byte buffer), the buffer grown to
-//! hold it, then received: one more system call per record, but no record
-//! is ever cut, however large (GNU cat reads 128 KiB, and a larger record
-//! loses its tail; AF_UNIX takes records up to twice `wmem_max`, more for
-//! root). A record that is cut all the same (a protocol that does not
-//! tell the length, another reader of the socket taking the peeked
-//! record) is an error, never a silent loss.
-//!
-//! Writing, a buffer goes as one record if the socket takes it, else in
-//! the largest pieces it takes, found by halving on `EMSGSIZE`; a
-//! record copied from a record socket stays one record when the output
-//! takes it.
+//! [`keeps_records`](crate::sys::socket::keeps_records) tells them), read
+//! and written by read/write since splice cuts records: each record is
+//! peeked at for its length and received whole, a cut one is an error,
+//! never a silent loss; a write goes as one record if the socket takes
+//! it, else in the largest it takes (docs/cat.md has the cases).
 
 use std::io::{self, IoSliceMut};
 use std::os::fd::{AsFd, BorrowedFd};
@@ -136,6 +122,20 @@ impl RecordWriter {
             }
         }
         Ok(())
+    }
+}
+
+/// Writes all of `buf` to `fd`: in records it takes when `records` holds a
+/// [`RecordWriter`] (a socket that keeps them), else as a stream.
+pub(crate) fn write_all_or_records(
+    records: &mut Option<RecordWriter>,
+    fd: BorrowedFd<'_>,
+    buf: &[u8],
+    written: impl FnMut(usize),
+) -> io::Result<()> {
+    match records {
+        Some(writer) => writer.write_all(fd, buf, written),
+        None => crate::wait::write_all(fd, buf, written),
     }
 }
 

@@ -5,9 +5,9 @@ use std::io;
 use std::os::fd::BorrowedFd;
 use std::sync::Arc;
 
-use super::records::{RecordWriter, recv_record};
+use super::records::{RecordWriter, recv_record, write_all_or_records};
 use super::{Copier, CopyError, Records, Side, count};
-use crate::wait::{read, write_all};
+use crate::wait::read;
 
 impl Copier {
     /// Copies by read/write until the input ends or the limit is reached,
@@ -34,11 +34,7 @@ impl Copier {
         let progress = Arc::clone(&self.progress);
         let mut writer = records.output.then(RecordWriter::default);
         let mut put = |data: &[u8], moved: &mut u64| {
-            let counted = |n| count(moved, &progress, n);
-            match &mut writer {
-                Some(writer) => writer.write_all(dst, data, counted),
-                None => write_all(dst, data, counted),
-            }
+            write_all_or_records(&mut writer, dst, data, |n| count(moved, &progress, n))
         };
         let result = (|| {
             while self.pending > 0 {

@@ -19,11 +19,9 @@ use crate::wait::{Direction, wait_ready};
 pub(super) const CHUNK: usize = 128 * 1024;
 
 /// Bytes read at a time when two outputs are one regular file or block
-/// device: GNU tee's
-/// (`BUFSIZ`), each chunk written whole to each output in turn, so that
-/// the file ends as GNU's leaves it (an appending output and one at its
-/// own offset write a chunk at the same place; two appending outputs,
-/// each 8 KiB chunk twice).
+/// device: GNU tee's (`BUFSIZ`), each chunk written whole to each output
+/// in turn, so that the file ends as GNU's leaves it (a round spliced
+/// into one while another appended to it wrote the round twice).
 pub(super) const SHARED_CHUNK: usize = 8 * 1024;
 
 /// The most outputs given a pipe of their own (one more output, the
@@ -52,9 +50,7 @@ pub(crate) fn fan_out<'a>(
     options: TeeOptions,
     on_failure: impl FnMut(OutputIndex, io::Error) -> OnFailure,
 ) -> Result<Teed, ReadError> {
-    // Outputs that are one file with an offset are written as GNU tee
-    // writes them (see SHARED_CHUNK): a round spliced into one while
-    // another appended to it wrote the round twice.
+    // Outputs that are one file are written as GNU tee writes them.
     let shared = share_a_file(outputs);
     let splice_ok = !options.read_write && !shared;
     // A socket that keeps records is read a record at a time, whole.

@@ -6,7 +6,7 @@ use std::os::fd::{AsFd, BorrowedFd};
 
 use rustix::io::Errno;
 
-use crate::copy::RecordWriter;
+use crate::copy::{RecordWriter, write_all_or_records};
 use crate::sys::socket::keeps_records;
 use crate::sys::{FdKind, PipePair, SpliceFlags, fcntl_getpipe_size, fd_info, splice, tee};
 use crate::wait::{Direction, wait_ready, write_all};
@@ -97,10 +97,7 @@ impl<'a> Out<'a> {
     /// Writes all of `buf` into it (in records it takes, for a socket
     /// that keeps them).
     pub(super) fn write(&mut self, buf: &[u8]) -> io::Result<()> {
-        match &mut self.records {
-            Some(records) => records.write_all(self.fd, buf, |_| {}),
-            None => write_all(self.fd, buf, |_| {}),
-        }
+        write_all_or_records(&mut self.records, self.fd, buf, |_| {})
     }
 
     /// Forgets what it holds (it failed).

@@ -94,11 +94,7 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
                 }
                 for (i, k) in short {
                     // What its own pipe holds first, then the rest.
-                    if self.outs[i].alive
-                        && let Err(err) = self.outs[i].drain()
-                    {
-                        self.fail(i, err);
-                    }
+                    self.drain(&[i]);
                     self.write_out_one(i, k, n);
                 }
                 self.drain(&teed);

@@ -43,7 +43,12 @@ fn readerless() -> OwnedFd {
 
 /// A fan-out with the default options in which no output fails.
 fn tee(input: BorrowedFd<'_>, outputs: &[BorrowedFd<'_>]) -> Teed {
-    fan_out(input, outputs, TeeOptions::default(), no_failure).unwrap()
+    tee_with(input, outputs, TeeOptions::default())
+}
+
+/// A fan-out with `options` in which no output fails.
+fn tee_with(input: BorrowedFd<'_>, outputs: &[BorrowedFd<'_>], options: TeeOptions) -> Teed {
+    fan_out(input, outputs, options, no_failure).unwrap()
 }
 
 /// A fan-out with the default options that drops each output that
@@ -101,13 +106,7 @@ fn pipes_and_files_get_every_byte() {
         reader(a.read.try_clone().unwrap(), Duration::ZERO),
         reader(b.read.try_clone().unwrap(), Duration::from_millis(20)),
     );
-    let teed = fan_out(
-        input.read.as_fd(),
-        &outputs,
-        TeeOptions::default(),
-        no_failure,
-    )
-    .unwrap();
+    let teed = tee(input.read.as_fd(), &outputs);
     writer.join().unwrap();
     drop((a, b));
     assert_eq!((teed.bytes, teed.ended), (3 << 20, Ended::Input));
@@ -146,7 +145,7 @@ fn a_full_output_pipe_gets_the_rest_of_its_round_written() {
         grow_pipes: false,
         ..TeeOptions::default()
     };
-    let teed = fan_out(input.as_fd(), &outputs, options, no_failure).unwrap();
+    let teed = tee_with(input.as_fd(), &outputs, options);
     drop((a.write, b.write, c.write));
     let got: Vec<Vec<u8>> = readers.into_iter().map(|r| r.join().unwrap()).collect();
     assert!(teed.short_rounds >= 1, "{teed:?}");
@@ -263,13 +262,7 @@ fn read_write_alone_gives_the_same_bytes() {
         read_write: true,
         ..TeeOptions::default()
     };
-    let teed = fan_out(
-        input.as_fd(),
-        &[a.write.as_fd(), f.as_fd()],
-        options,
-        no_failure,
-    )
-    .unwrap();
+    let teed = tee_with(input.as_fd(), &[a.write.as_fd(), f.as_fd()], options);
     drop(a);
     assert_eq!(teed.method, Method::ReadWrite);
     assert!(ra.join().unwrap() == bytes && contents(&f) == bytes);

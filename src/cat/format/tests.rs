@@ -61,6 +61,25 @@ fn number_nonblank_skips_empty_lines_and_overrides_number() {
     assert_eq!(text(cat("nb", &[b"a\n\nb\n"])), expected);
 }
 
+/// What `n` prints for its current number.
+fn printed(n: &LineNumber) -> Vec<u8> {
+    let mut out = Vec::new();
+    n.append_to(&mut out);
+    out
+}
+
+/// A counter whose first `LAST + 1` bytes are `digits`, printed from
+/// `start`.
+fn counter_at(digits: &[u8; 18], start: usize) -> LineNumber {
+    let mut n = LineNumber::new();
+    let mut buf = n.buf();
+    buf[..=LineNumber::LAST].copy_from_slice(digits);
+    n.set_buf(buf);
+    n.start = start;
+    n.print = start;
+    n
+}
+
 #[test]
 fn numbers_grow_past_six_digits_as_gnu_does() {
     let mut n = LineNumber::new();
@@ -78,30 +97,16 @@ fn numbers_grow_past_six_digits_as_gnu_does() {
 
 #[test]
 fn numbers_past_fifteen_digits_print_in_full() {
-    let mut n = LineNumber::new();
-    let mut buf = n.buf();
-    buf[..=LineNumber::LAST].copy_from_slice(b"   999999999999999");
-    n.set_buf(buf);
-    n.start = 3;
-    n.print = 3;
-    let mut out = Vec::new();
-    n.append_to(&mut out);
-    assert_eq!(out, b"999999999999999\t");
+    let mut n = counter_at(b"   999999999999999", 3);
+    assert_eq!(printed(&n), b"999999999999999\t");
     n.advance();
     assert_eq!(n.text(), b"1000000000000000\t");
-    let mut out = Vec::new();
-    n.append_to(&mut out);
-    assert_eq!(out, b"1000000000000000\t");
+    assert_eq!(printed(&n), b"1000000000000000\t");
 }
 
 #[test]
 fn numbers_past_eighteen_digits_wrap_behind_a_marker() {
-    let mut n = LineNumber::new();
-    let mut buf = n.buf();
-    buf[..=LineNumber::LAST].copy_from_slice(&[b'9'; 18]);
-    n.set_buf(buf);
-    n.start = 0;
-    n.print = 0;
+    let mut n = counter_at(&[b'9'; 18], 0);
     n.advance();
     assert_eq!(n.text(), b">00000000000000000\t");
     n.advance();

@@ -1,19 +1,10 @@
 //! `compare --lkml`: a [`Comparison`] in the form kernel developers paste
-//! into a patch mail. Plain text, 78 columns where the numbers allow: a
-//! block of the machines' facts (`base -> patched` where they differ),
-//! then per metric one line per row, `base -> patched (change)`, the
-//! change written `*+12%*` where it is significant by mmtests' rule (the
-//! means differ by more than their two 95% intervals' half-widths
-//! together, [`MeanTest`](super::super::bootstrap::MeanTest)), marks for
-//! noisy runs and for a side of one run, a legend and the command that
-//! printed it.
-//!
-//! A contend result is shown as pipe_bench's grid, writers as rows and
-//! readers as columns; a latency result as one line per message size with
-//! p50 and p99; a ladder as one line per rung, an ipc result as one line
-//! per mechanism and size for each metric. Nothing is computed here
-//! that [`compare`](super::super::compare) did not: the medians, the
-//! ratio, the means and their intervals are the comparison's.
+//! into a patch mail (docs/compare.md, "--lkml"): 78 columns where the
+//! numbers allow, the machines' facts, per metric `base -> patched
+//! (change)` with `*+12%*` where mmtests' rule
+//! ([`MeanTest`](super::super::bootstrap::MeanTest)) finds it significant,
+//! a legend and the command. Nothing is computed here that
+//! [`compare`](super::super::compare) did not.
 
 use std::fmt::Write as _;
 

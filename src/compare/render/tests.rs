@@ -2,8 +2,8 @@ use super::*;
 use crate::bench::core::Status;
 use crate::bench::ladder::Rung;
 use crate::compare::bootstrap::Bootstrap;
-use crate::compare::tests::{RUNS, bench, faster_latency, rung, scaled};
-use crate::compare::{Document, compare};
+use crate::compare::compare;
+use crate::compare::tests::{RUNS, bench, faster_latency, rung, scaled, with};
 
 /// Every kind of line: no change, faster, no runs in either file, one
 /// run, only in new; a kernel that differs, a buffer size that differs.
@@ -19,17 +19,14 @@ fn fixture() -> Comparison {
     ]);
     let mut tuned = rung(Rung::Tuned, &[31.0, 29.0]);
     tuned.buf_size = 2 << 20;
-    let Document::Bench(mut new) = bench(vec![
+    let new = bench(vec![
         rung(Rung::WriteRead, &[9.9, 10.1, 10.0, 10.3, 9.8]),
         rung(Rung::VmspliceRead, &scaled(4.0)),
         huge,
         tuned,
         rung(Rung::Memcpy, &RUNS),
-    ]) else {
-        unreachable!()
-    };
-    new.header.system.kernel = "6.6.0".into();
-    let new = Document::Bench(new);
+    ]);
+    let new = with(&new, |r| r.header.system.kernel = "6.6.0".into());
     compare(&base, "old.json", &new, "new.json", &Bootstrap::default()).unwrap()
 }
 

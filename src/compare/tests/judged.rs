@@ -3,15 +3,6 @@
 //! by different builds.
 use super::*;
 
-/// `doc`, a ladder, changed by `f`.
-fn with(doc: &Document, f: impl FnOnce(&mut LadderResult)) -> Document {
-    let Document::Bench(mut r) = doc.clone() else {
-        unreachable!()
-    };
-    f(&mut r);
-    Document::Bench(r)
-}
-
 fn noise(steal_share: f64, other_share: f64, max_load_avg_1m: f64) -> Option<NoiseSummary> {
     Some(NoiseSummary {
         runs: 5,

@@ -1,7 +1,7 @@
 use super::*;
 use crate::bench::ladder::Rung;
 use crate::compare::bootstrap::Bootstrap;
-use crate::compare::tests::{RUNS, WriteRuns, bench, contend, faster_latency, rung};
+use crate::compare::tests::{RUNS, WriteRuns, bench, change, contend, faster_latency, rung};
 use crate::compare::{Document, Verdict, compare};
 
 /// Each run of `RUNS` scaled: writes/s by `writes`, p99 by `p99`.
@@ -76,16 +76,7 @@ pipespeed compare --lkml base.json new.json
 #[test]
 fn the_stars_follow_the_rule_not_the_size_of_the_change() {
     let c = grid();
-    let verdict = |row: &str| match &c.tables[0]
-        .lines
-        .iter()
-        .find(|l| l.row == row)
-        .unwrap()
-        .outcome
-    {
-        Outcome::Compared(change) => change.verdict,
-        other => panic!("{other:?}"),
-    };
+    let verdict = |row: &str| change(&c, 0, row).verdict;
     assert_eq!(verdict("1x1"), Verdict::Faster);
     assert_eq!(verdict("1x2"), Verdict::NoChange);
     assert_eq!(verdict("2x1"), Verdict::TooFewRuns);
