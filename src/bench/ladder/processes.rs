@@ -257,6 +257,39 @@ pub(crate) fn name_link(exe: &Path, dir: &Path, name: &str) -> PathBuf {
 /// thread pinned to `cpu`, and times it. The usage is the thread's, from
 /// its start (buffers mapped and touched) to the end of the copying.
 pub(crate) fn memcpy(buf_size: usize, bytes: u64, cpu: Option<usize>) -> Result<Sample, RunError> {
+    in_pinned_thread("memcpy", cpu, || {
+        let failed = |e: std::io::Error| {
+            RunError::Failed(format!(
+                "cannot map memcpy buffers: {}",
+                crate::quote::strerror(&e)
+            ))
+        };
+        let src = Buffer::new(buf_size, BufferOptions::default()).map_err(failed)?;
+        let mut dst = Buffer::new(buf_size, BufferOptions::default()).map_err(failed)?;
+        dst.copy_from_slice(&src);
+        let rounds = bytes.div_ceil(buf_size.max(1) as u64).max(1);
+        let start = Instant::now();
+        for _ in 0..rounds {
+            if interrupted().is_some() {
+                return Err(RunError::Failed("interrupted".into()));
+            }
+            dst.copy_from_slice(std::hint::black_box(&src));
+            std::hint::black_box(&mut dst);
+        }
+        // rounds * buf_size < bytes + buf_size: no overflow for the
+        // command line's bytes (1 PiB) and buffers (1 GiB).
+        Ok((rounds.saturating_mul(buf_size as u64), start))
+    })
+}
+
+/// Runs `work` in a thread pinned to `cpu`; `work` gives the bytes it
+/// moved and when its timing started. The usage and the noise are the
+/// thread's from its start, set-up included.
+fn in_pinned_thread(
+    what: &str,
+    cpu: Option<usize>,
+    work: impl FnOnce() -> Result<(u64, Instant), RunError> + Send,
+) -> Result<Sample, RunError> {
     std::thread::scope(|s| {
         s.spawn(|| {
             let probe = NoiseProbe::start();
@@ -264,40 +297,23 @@ pub(crate) fn memcpy(buf_size: usize, bytes: u64, cpu: Option<usize>) -> Result<
             if let Some(cpu) = cpu {
                 pin_to_cpu(cpu).map_err(|e| RunError::Failed(e.to_string()))?;
             }
-            let failed = |e: std::io::Error| {
-                RunError::Failed(format!(
-                    "cannot map memcpy buffers: {}",
-                    crate::quote::strerror(&e)
-                ))
-            };
-            let src = Buffer::new(buf_size, BufferOptions::default()).map_err(failed)?;
-            let mut dst = Buffer::new(buf_size, BufferOptions::default()).map_err(failed)?;
-            dst.copy_from_slice(&src);
-            let rounds = bytes.div_ceil(buf_size.max(1) as u64).max(1);
-            let start = Instant::now();
-            for _ in 0..rounds {
-                if interrupted().is_some() {
-                    return Err(RunError::Failed("interrupted".into()));
-                }
-                dst.copy_from_slice(std::hint::black_box(&src));
-                std::hint::black_box(&mut dst);
-            }
+            let (bytes, start) = work()?;
             let seconds = start.elapsed().as_secs_f64();
-            // rounds * buf_size < bytes + buf_size: no overflow for the
-            // command line's bytes (1 PiB) and buffers (1 GiB).
-            let copied = rounds.saturating_mul(buf_size as u64);
-            let usage = thread_usage_since(before);
+            let usage = match (before, getrusage(UsageOf::Thread)) {
+                (Some(before), Ok(after)) => Some(after.since(&before)),
+                _ => None,
+            };
             Ok(Sample {
-                bytes: copied,
+                bytes,
                 seconds,
-                gib_s: gib_per_s(copied, seconds),
+                gib_s: gib_per_s(bytes, seconds),
                 usage,
                 noise: Some(noise_of(probe, usage, &Vec::from_iter(cpu))),
                 copy_check: None,
             })
         })
         .join()
-        .unwrap_or_else(|_| Err(RunError::Failed("memcpy thread panicked".to_string())))
+        .unwrap_or_else(|_| Err(RunError::Failed(format!("{what} thread panicked"))))
     })
 }
 
@@ -311,14 +327,6 @@ fn noise_of(
     probe.finish(usage.user + usage.system, usage.involuntary_switches, cpus)
 }
 
-/// This thread's usage since `before`.
-fn thread_usage_since(before: Option<ResourceUsage>) -> Option<ResourceUsage> {
-    match (before, getrusage(UsageOf::Thread)) {
-        (Some(before), Ok(after)) => Some(after.since(&before)),
-        _ => None,
-    }
-}
-
 /// The splice-limit rung: in a thread pinned to `cpu`, vmsplices halves
 /// of `half` bytes into a pipe of one half (the vmsplice double-buffer
 /// discipline) and splices each to `/dev/null` before the next, until
@@ -329,12 +337,7 @@ pub(crate) fn splice_limit(
     bytes: u64,
     cpu: Option<usize>,
 ) -> Result<Sample, RunError> {
-    let run = || -> Result<Sample, RunError> {
-        let probe = NoiseProbe::start();
-        let before = getrusage(UsageOf::Thread).ok();
-        if let Some(cpu) = cpu {
-            pin_to_cpu(cpu).map_err(|e| RunError::Failed(e.to_string()))?;
-        }
+    in_pinned_thread("splice-limit", cpu, || {
         let failed = |what: &str, e: std::io::Error| {
             let why = format!("{what}: {}", crate::quote::strerror(&e));
             if e.kind() == std::io::ErrorKind::Unsupported {
@@ -383,20 +386,6 @@ pub(crate) fn splice_limit(
             }
             moved += half as u64;
         }
-        let seconds = start.elapsed().as_secs_f64();
-        let usage = thread_usage_since(before);
-        Ok(Sample {
-            bytes: moved,
-            seconds,
-            gib_s: gib_per_s(moved, seconds),
-            usage,
-            noise: Some(noise_of(probe, usage, &Vec::from_iter(cpu))),
-            copy_check: None,
-        })
-    };
-    std::thread::scope(|s| {
-        s.spawn(run)
-            .join()
-            .unwrap_or_else(|_| Err(RunError::Failed("splice-limit thread panicked".to_string())))
+        Ok((moved, start))
     })
 }
