@@ -1,7 +1,5 @@
-//! The ladder as one self-contained HTML page: the machine, the
-//! placement, the chart, the table, a paragraph per rung and, with
-//! `bench --profile`, where the time went (the page's frame is
-//! [`crate::report::page`]'s).
+//! The ladder as one self-contained HTML page, on
+//! [`crate::report::page`]'s frame.
 
 use std::fmt::Write as _;
 use std::io;
@@ -32,9 +30,7 @@ impl Exporter<LadderResult> for Html {
     }
 }
 
-/// The whole page for `result`: one HTML5 document that needs nothing
-/// else (see the module's documentation). Fails only if the chart cannot
-/// be drawn.
+/// The whole page for `result`. Fails only if the chart cannot be drawn.
 pub fn html_report(result: &LadderResult) -> io::Result<String> {
     let svg = ladder_svg(result)?;
     let mut out = head(
@@ -240,19 +236,19 @@ fn profile(out: &mut String, r: &RungResult, p: &Profile) {
 /// around the writer (CPU 0) and the reader (CPU 1)`. A line not of that
 /// shape is given whole, in `<code>`, which breaks anywhere.
 fn command_summary(command: &str) -> String {
-    let whole = || format!("<code>{}</code>", escape(command));
+    summary(command).unwrap_or_else(|| format!("<code>{}</code>", escape(command)))
+}
+
+/// [`command_summary`] of a command line of the shape perf's are.
+fn summary(command: &str) -> Option<String> {
     let mut perf = None;
     let mut ends = Vec::new();
     for side in command.split(" | ") {
-        let Some((record, program)) = side.split_once(" -- ") else {
-            return whole();
-        };
+        let (record, program) = side.split_once(" -- ")?;
         // perf's own options, without its output file and binary's path.
         let mut words = record.split_whitespace();
         let mut options = Vec::new();
-        let Some(binary) = words.next() else {
-            return whole();
-        };
+        let binary = words.next()?;
         let binary = binary.rsplit('/').next().unwrap_or(binary);
         while let Some(word) = words.next() {
             match word {
@@ -265,31 +261,22 @@ fn command_summary(command: &str) -> String {
         }
         let options = format!("{binary} {}", options.join(" "));
         if perf.as_ref().is_some_and(|p| *p != options) {
-            return whole();
+            return None;
         }
         perf = Some(options);
-        let Some((_, spec)) = program.split_once(" worker ") else {
-            return whole();
-        };
-        let Ok(spec) = serde_json::from_str::<serde_json::Value>(spec) else {
-            return whole();
-        };
-        let Some(role) = spec.get("role").and_then(|r| r.as_str()) else {
-            return whole();
-        };
+        let (_, spec) = program.split_once(" worker ")?;
+        let spec = serde_json::from_str::<serde_json::Value>(spec).ok()?;
+        let role = spec.get("role").and_then(|r| r.as_str())?;
         ends.push(match spec.get("cpu").and_then(|c| c.as_u64()) {
             Some(cpu) => format!("the {} (CPU {cpu})", escape(role)),
             None => format!("the {} (unpinned)", escape(role)),
         });
     }
-    match perf {
-        Some(perf) => format!(
-            "<code>{}</code> around {}",
-            escape(&perf),
-            ends.join(" and ")
-        ),
-        None => whole(),
-    }
+    Some(format!(
+        "<code>{}</code> around {}",
+        escape(&perf?),
+        ends.join(" and ")
+    ))
 }
 
 #[cfg(test)]
