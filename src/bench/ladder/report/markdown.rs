@@ -12,9 +12,8 @@ use crate::report::text::md_cell;
 use crate::report::{Exporter, Markdown};
 use crate::units::Size;
 
-/// The machine in a line, the verdict, the table with the same columns as
-/// the text (a rung without figures says why across them), the noise said
-/// once and the placement, as Markdown.
+/// The machine in a line, the verdict, the text's table, the noise and
+/// the placement.
 impl Exporter<LadderResult> for Markdown {
     fn export(&self, result: &LadderResult) -> io::Result<Vec<u8>> {
         let s = &result.header.system;

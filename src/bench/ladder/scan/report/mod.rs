@@ -1,8 +1,5 @@
-//! A scan as the text printed on stdout (a row per rung and a column per
-//! value, how far to trust it, then each value's ladder table), as CSV (every point's ladder rows
-//! under one header), as Markdown and as an HTML page (the facts, the
-//! scan's chart, the table of medians by value, each value's ladder
-//! table).
+//! How a scan reads: text, CSV, Markdown and the HTML page, each with the
+//! medians by value first, then each value's ladder.
 
 #[cfg(feature = "cli")]
 mod svg;
@@ -21,11 +18,9 @@ use crate::report::text::{wrap, wrap_paragraph};
 use crate::report::{Csv, Exporter, Markdown, Text, csv_lines};
 use crate::units::Size;
 
-/// The scan's answer first: the medians of every rung by value, how far
-/// to trust them and the noise said once for the whole scan; then each
-/// value's ladder table under a `== SETTING VALUE` line. With
-/// [`Text::explain`], each value's whole ladder text instead (its notes,
-/// noisy rows and cost).
+/// The medians by value, how far to trust them and the noise, then each
+/// value's ladder table; with [`Text::explain`], each value's whole
+/// ladder text first.
 impl Exporter<ScanResult> for Text {
     fn export(&self, result: &ScanResult) -> io::Result<Vec<u8>> {
         if self.explain {
@@ -79,8 +74,7 @@ impl Exporter<ScanResult> for Text {
     }
 }
 
-/// The noisiest machine any point saw: the largest steal and other load
-/// of the points' summaries.
+/// The noisiest machine any point saw.
 fn worst_noise(scan: &ScanResult) -> Option<NoiseSummary> {
     scan.points
         .iter()
@@ -182,10 +176,7 @@ impl Exporter<ScanResult> for Markdown {
     }
 }
 
-/// The scan's page: one HTML5 document that needs nothing else, made as
-/// the ladder's is (see `report::page`): the machine, what was
-/// scanned, the chart, the medians by value, and each value's ladder
-/// table with its placement, runs and noise.
+/// The scan's page, on `report::page`'s frame as the ladder's.
 #[cfg(feature = "cli")]
 impl Exporter<ScanResult> for crate::report::Html {
     fn export(&self, scan: &ScanResult) -> io::Result<Vec<u8>> {
