@@ -1,7 +1,5 @@
-//! The ladder's real [`Runner`]: the writer and the reader as separate
-//! processes (what `pipespeed write | pipespeed read` does, as in the
-//! blog, run as [workers](super::super::worker)); and the same run with
-//! each end under `perf record` for `bench --profile`.
+//! The ladder's real [`Runner`]: the writer and the reader as worker
+//! processes, under `perf record` for `bench --profile`.
 use crate::bench::core::{Placement, RunError};
 
 use std::path::{Path, PathBuf};
@@ -36,14 +34,10 @@ pub(crate) const SPLICE_LIMIT_NOT_PROFILED: &str =
 /// The process names of the ends in a profile run (see [`name_link`]).
 pub(crate) const PROFILE_NAMES: [&str; 2] = ["ps-writer", "ps-reader"];
 
-/// Runs pipe jobs as `EXE worker WRITER | EXE worker READER`, where `EXE`
-/// is the `pipespeed` binary and the reader prints its report as JSON,
-/// and memcpy jobs in a pinned thread.
-///
-/// Each run's [`Sample::usage`] is what the two processes used over their
-/// whole lives (start-up included): getrusage(2) `RUSAGE_CHILDREN` after
-/// both are waited for, less before they started. A memcpy run's is its
-/// thread's (`RUSAGE_THREAD`).
+/// Runs pipe jobs as `EXE worker WRITER | EXE worker READER`, and memcpy
+/// and splice-limit in a pinned thread. A run's [`Sample::usage`] is the
+/// two processes' whole lives (`RUSAGE_CHILDREN` after less before), or
+/// the thread's.
 #[derive(Debug, Clone)]
 pub struct ProcessExecutor {
     /// The `pipespeed` binary.
@@ -51,9 +45,8 @@ pub struct ProcessExecutor {
     /// perf for [`Runner::profile`], or why there is none; `None`: look
     /// for it on `PATH` at the first profile.
     pub perf: Option<Result<Perf, String>>,
-    /// How long an end may go without progress before the watchdog
-    /// fails its run (`bench::core::watchdog`; not under `perf record`,
-    /// which waits for its end without progress of its own).
+    /// How long an end may go without progress before the watchdog fails
+    /// its run (not under `perf record`).
     pub stall_timeout: Duration,
     /// What [`check_vmsplice`] found, for buffers on small pages and on
     /// huge pages: checked once per run of the ladder.
@@ -119,15 +112,10 @@ impl Runner<Job> for ProcessExecutor {
         }
     }
 
-    /// Runs a pipe job once more with each end under its own
-    /// `perf record -e cpu-clock -g -N -o DIR/END.data -- DIR/ps-END ...`,
-    /// then reads both recordings with `perf report` and keeps the top
-    /// [`TOP_SYMBOLS`] (process, symbol) pairs of the two together.
-    ///
-    /// One perf per end (rather than one over a shell running both) keeps
-    /// each end's own standard streams and exit status, so the run is
-    /// checked as a measured run is; the ends are started through links
-    /// named `ps-writer` and `ps-reader` so the report names them.
+    /// Runs a pipe job once more with each end under its own `perf record`
+    /// and keeps the top [`TOP_SYMBOLS`] (process, symbol) pairs of both.
+    /// One perf per end (not one over a shell) keeps each end's streams
+    /// and exit status, so the run is checked as a measured run is.
     fn profile(&mut self, job: &Job) -> Profile {
         let perf = self
             .perf

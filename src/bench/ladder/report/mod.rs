@@ -1,5 +1,5 @@
-//! The ladder as the table printed on stdout, and as CSV: one row per
-//! measured run, for spreadsheets and plotting scripts.
+//! How the ladder reads: the table printed on stdout here, the other
+//! formats beside it.
 use crate::bench::core::{Placement, Status};
 
 use std::fmt::Write;
@@ -74,9 +74,8 @@ pub(crate) fn cells(r: &RungResult) -> [String; 5] {
     ]
 }
 
-/// A rung's figures as the table prints them (median, min, max GiB/s,
-/// the spread, the speed-up over `write-read` and the share of the
-/// rung's limit), or the note saying why there are none.
+/// A rung's figures as the table prints them, or the note saying why
+/// there are none.
 pub(crate) fn figures(r: &RungResult) -> Result<[String; FIGURES], String> {
     match (r.status, &r.reason) {
         (Status::Unavailable, Some(reason)) => Err(format!("unavailable: {reason}")),
@@ -107,12 +106,8 @@ pub(crate) const FIGURE_HEADINGS: [&str; FIGURES] = [
     "of limit",
 ];
 
-/// An aligned table: rung, what it changes, copies, buffer, pipe, the
-/// placement of its figures, median, min, max, spread, speed-up over the
-/// baseline and share of its limit. Above it the verdict; under it the
-/// notes, the noise said once and the placement; with [`Text::explain`],
-/// each noisy row's runs and causes, the cost per GiB and a paragraph per
-/// rung.
+/// The verdict, the table, the notes, the noise and the placement; with
+/// [`Text::explain`], the noisy rows, the cost and a paragraph per rung.
 impl Exporter<LadderResult> for Text {
     fn export(&self, result: &LadderResult) -> io::Result<Vec<u8>> {
         let s = &result.header.system;
@@ -284,8 +279,7 @@ pub(crate) fn noise_line(result: &LadderResult) -> Option<String> {
     result.noise.map(noise_sentence)
 }
 
-/// A paragraph per noisy rung, and per noisy placement of the placement
-/// check: how much it spread, the likely causes and what to do.
+/// A paragraph per noisy rung, and per noisy placement of the check.
 pub(crate) fn noisy_lines(result: &LadderResult) -> Vec<String> {
     let gib_s = |v: f64| format!("{v:.2} GiB/s");
     let rungs = result
@@ -378,8 +372,7 @@ fn count(v: f64) -> String {
     }
 }
 
-/// CPU seconds, context switches and page faults per GiB, one row per
-/// rung with a cost (every measured rung), under the main table.
+/// The cost per GiB of every measured rung, under the main table.
 fn cost_table(result: &LadderResult, out: &mut String) {
     let rows: Vec<_> = result
         .rungs
@@ -417,8 +410,8 @@ fn cost_table(result: &LadderResult, out: &mut String) {
     }
 }
 
-/// Each profiled rung's top symbols, as `perf report` prints them; one
-/// line when no rung could be profiled, for the same reason.
+/// Each profiled rung's top symbols; one line when no rung could be
+/// profiled, for the same reason.
 fn profiles(result: &LadderResult, out: &mut String) {
     let profiled: Vec<(Rung, &Profile)> = result
         .rungs
