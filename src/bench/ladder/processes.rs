@@ -242,8 +242,7 @@ pub(crate) fn name_link(exe: &Path, dir: &Path, name: &str) -> PathBuf {
 }
 
 /// Copies a `buf_size` buffer into another until `bytes` are copied, in a
-/// thread pinned to `cpu`, and times it. The usage is the thread's, from
-/// its start (buffers mapped and touched) to the end of the copying.
+/// thread pinned to `cpu`.
 pub(crate) fn memcpy(buf_size: usize, bytes: u64, cpu: Option<usize>) -> Result<Sample, RunError> {
     in_pinned_thread("memcpy", cpu, || {
         let failed = |e: std::io::Error| {
@@ -316,9 +315,8 @@ fn noise_of(
 }
 
 /// The splice-limit rung: in a thread pinned to `cpu`, vmsplices halves
-/// of `half` bytes into a pipe of one half (the vmsplice double-buffer
-/// discipline) and splices each to `/dev/null` before the next, until
-/// `bytes` have moved, and times it from the first call.
+/// of `half` bytes into a pipe of one half and splices each to
+/// `/dev/null`, until `bytes` have moved.
 pub(crate) fn splice_limit(
     half: usize,
     options: BufferOptions,

@@ -139,8 +139,7 @@ fn failed(who: &str, call: &str, e: Errno) -> io::Error {
 }
 
 /// The pinger: sends messages into `to`, reads each reply from `from`,
-/// warms up then measures as `config` says. Its ends are closed on return,
-/// which ends the ponger.
+/// warms up then measures as `config` says.
 pub fn ping(to: impl AsFd, from: impl AsFd, config: &PingConfig) -> io::Result<TripRun> {
     let (to, from) = (to.as_fd(), from.as_fd());
     let Exchange { size, wait, .. } = config.exchange;
@@ -180,9 +179,8 @@ pub fn ping(to: impl AsFd, from: impl AsFd, config: &PingConfig) -> io::Result<T
     Ok(trips.finish(warmup_round_trips))
 }
 
-/// The ponger: reads each whole message from `from`, checks it and writes
-/// it back into `to`, until the pinger closes its end. Returns the number
-/// of round trips served.
+/// The ponger: every message from `from` checked and written back into
+/// `to`, until the pinger closes its end; the round trips served.
 pub fn pong(from: impl AsFd, to: impl AsFd, exchange: &Exchange) -> io::Result<u64> {
     let (from, to) = (from.as_fd(), to.as_fd());
     let Exchange { size, wait, .. } = *exchange;

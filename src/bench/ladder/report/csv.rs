@@ -12,7 +12,7 @@ use crate::bench::ladder::LadderResult;
 use crate::bench::profile::Cost;
 use crate::report::{Csv, Exporter, csv_lines};
 
-/// One line per run, in the columns of [`csv_header`]: a rung's cost per
+/// One line per run, in the columns of `csv_header`: a rung's cost per
 /// GiB and its series are the same on each of its lines, `part` is
 /// `ladder` or `placement-check`. A row without runs has one line with an
 /// empty `run` and `gib_s`.

@@ -117,9 +117,8 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
     Ok(out)
 }
 
-/// The ladder's table, with the HTML id `id` (`ladder`, or one per value
-/// of a scan): the text table's columns, then the cost per GiB when
-/// measured.
+/// The ladder's table with the HTML id `id`: the text table's columns,
+/// then the cost per GiB when measured.
 pub(crate) fn ladder_table(out: &mut String, id: &str, rungs: &[RungResult]) {
     let with_cost = rungs.iter().any(|r| r.cost.is_some());
     let mut header = TEXT_HEADINGS.to_vec();
@@ -230,11 +229,9 @@ fn profile(out: &mut String, r: &RungResult, p: &Profile) {
     *out += "</tbody>\n</table>\n";
 }
 
-/// A profile's command line as a reader needs it, escaped: perf's
-/// options and, for each worker perf ran, its role and CPU (from the
-/// worker's JSON description) — `<code>perf record -e cpu-clock -g</code>
-/// around the writer (CPU 0) and the reader (CPU 1)`. A line not of that
-/// shape is given whole, in `<code>`, which breaks anywhere.
+/// A profile's command line as a reader needs it, escaped:
+/// `<code>perf record -e cpu-clock -g</code> around the writer (CPU 0) and
+/// the reader (CPU 1)`; a line not of that shape whole, in `<code>`.
 fn command_summary(command: &str) -> String {
     summary(command).unwrap_or_else(|| format!("<code>{}</code>", escape(command)))
 }
