@@ -156,10 +156,7 @@ impl ProcessExecutor {
         let probe = NoiseProbe::start();
         let before = getrusage(UsageOf::Children).ok();
         let report = pipe(writer, reader, Some(self.stall_timeout))?;
-        let usage = match (before, getrusage(UsageOf::Children)) {
-            (Some(before), Ok(after)) => Some(after.since(&before)),
-            _ => None,
-        };
+        let usage = usage_since(before, UsageOf::Children);
         Ok(Sample {
             bytes: report.timed_bytes,
             seconds: report.seconds,
@@ -286,10 +283,7 @@ fn in_pinned_thread(
             }
             let (bytes, start) = work()?;
             let seconds = start.elapsed().as_secs_f64();
-            let usage = match (before, getrusage(UsageOf::Thread)) {
-                (Some(before), Ok(after)) => Some(after.since(&before)),
-                _ => None,
-            };
+            let usage = usage_since(before, UsageOf::Thread);
             Ok(Sample {
                 bytes,
                 seconds,
@@ -302,6 +296,11 @@ fn in_pinned_thread(
         .join()
         .unwrap_or_else(|_| Err(RunError::Failed(format!("{what} thread panicked"))))
     })
+}
+
+/// What `who` used since `before`.
+fn usage_since(before: Option<ResourceUsage>, who: UsageOf) -> Option<ResourceUsage> {
+    Some(getrusage(who).ok()?.since(&before?))
 }
 
 /// The noise of a run that started at `probe` and used `usage`.

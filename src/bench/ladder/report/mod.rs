@@ -61,19 +61,6 @@ pub(crate) fn explanation(r: &RungResult) -> String {
     }
 }
 
-/// A rung's five descriptive cells: rung, what it changes, copies, buffer
-/// and pipe.
-pub(crate) fn cells(r: &RungResult) -> [String; 5] {
-    [
-        r.name.to_string(),
-        r.changes.clone(),
-        copies_cell(r),
-        Size(r.buf_size as u64).to_string(),
-        r.pipe_size
-            .map_or_else(|| "default".into(), |p| Size(p as u64).to_string()),
-    ]
-}
-
 /// A rung's figures as the table prints them, or the note saying why
 /// there are none.
 pub(crate) fn figures(r: &RungResult) -> Result<[String; FIGURES], String> {
@@ -201,12 +188,20 @@ pub(crate) const TEXT_HEADINGS: [&str; TEXT_CELLS] = [
     "ends",
 ];
 
-/// The text table's descriptive cells: [`cells`] and the `ends` cell.
+/// The table's descriptive cells.
 const TEXT_CELLS: usize = 6;
 
+/// A rung's descriptive cells, under [`TEXT_HEADINGS`].
 pub(crate) fn text_cells(r: &RungResult) -> [String; TEXT_CELLS] {
-    let [rung, changes, copies, buffer, pipe] = cells(r);
-    [rung, changes, copies, buffer, pipe, ends_cell(r)]
+    [
+        r.name.to_string(),
+        r.changes.clone(),
+        copies_cell(r),
+        Size(r.buf_size as u64).to_string(),
+        r.pipe_size
+            .map_or_else(|| "default".into(), |p| Size(p as u64).to_string()),
+        ends_cell(r),
+    ]
 }
 
 /// Where a rung's figures were measured, as `--placement` names it;
