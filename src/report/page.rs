@@ -61,6 +61,17 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// The line that says a result was interrupted, when it was.
+pub(crate) fn interrupted(out: &mut String, interrupted: bool) {
+    if interrupted {
+        let _ = writeln!(
+            out,
+            "<p id=\"interrupted\"><strong>{}.</strong></p>",
+            escape(super::INTERRUPTED)
+        );
+    }
+}
+
 /// The noisy rows' paragraphs in a `div` of their own, if any.
 pub(crate) fn noisy_paragraphs(out: &mut String, lines: &[String]) {
     if lines.is_empty() {

@@ -11,8 +11,8 @@ use super::{
 };
 use crate::bench::ladder::{LadderResult, Rung, RungResult};
 use crate::bench::profile::{Cost, Profile, ProfileStatus};
-use crate::report::page::{answer, escape, head, machine, noisy_paragraphs};
-use crate::report::{Exporter, Html, INTERRUPTED};
+use crate::report::page::{answer, escape, head, interrupted, machine, noisy_paragraphs};
+use crate::report::{Exporter, Html};
 
 /// The ladder's verdict as the page's first section (nothing when there
 /// is none).
@@ -56,13 +56,7 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
             ""
         }
     );
-    if result.header.interrupted {
-        let _ = writeln!(
-            out,
-            "<p id=\"interrupted\"><strong>{}.</strong></p>",
-            escape(INTERRUPTED)
-        );
-    }
+    interrupted(&mut out, result.header.interrupted);
     if let Some(line) = noise_line(result) {
         let _ = writeln!(out, "<p id=\"noise\">{}.</p>", escape(&line));
     }

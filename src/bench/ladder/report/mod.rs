@@ -1,5 +1,6 @@
 //! How the ladder reads: the table printed on stdout here, the other
 //! formats beside it.
+use crate::bench::core::harness::Header;
 use crate::bench::core::{Placement, Status};
 
 use std::fmt::Write;
@@ -242,6 +243,20 @@ pub(crate) fn placement_words(result: &LadderResult) -> String {
         ),
         None => result.placement.to_string(),
     }
+}
+
+/// The machine in words, as the Markdown and the scan begin.
+pub(crate) fn machine_words(header: &Header) -> String {
+    let s = &header.system;
+    format!(
+        "pipespeed {} on Linux {}, {} ({} CPUs), THP {}, pipe-max-size {}",
+        header.pipespeed_version,
+        s.kernel,
+        s.cpu_model,
+        s.cpus_online,
+        s.thp,
+        Size(s.pipe_max_size_bytes as u64)
+    )
 }
 
 /// The notes under the table: what the columns mean.

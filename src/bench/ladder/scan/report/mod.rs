@@ -12,11 +12,10 @@ use std::io;
 use crate::bench::core::shown::noise_paragraph;
 use crate::bench::core::{NoiseSummary, Series, Trust};
 use crate::bench::ladder::Rung;
-use crate::bench::ladder::report::{csv_header, csv_rows, table as ladder_table};
+use crate::bench::ladder::report::{csv_header, csv_rows, machine_words, table as ladder_table};
 use crate::bench::ladder::scan::ScanResult;
 use crate::report::text::{wrap, wrap_paragraph};
 use crate::report::{Csv, Exporter, Markdown, Text, csv_lines};
-use crate::units::Size;
 
 /// The medians by value, how far to trust them and the noise, then each
 /// value's ladder table; with [`Text::explain`], each value's whole
@@ -126,16 +125,9 @@ fn heads(scan: &ScanResult) -> Vec<String> {
 
 /// The machine and what was scanned, in a sentence.
 fn facts(scan: &ScanResult) -> String {
-    let s = &scan.header.system;
     format!(
-        "pipespeed {} on Linux {}, {} ({} CPUs), THP {}, pipe-max-size {}: the ladder once per \
-         value of {}: {}",
-        scan.header.pipespeed_version,
-        s.kernel,
-        s.cpu_model,
-        s.cpus_online,
-        s.thp,
-        Size(s.pipe_max_size_bytes as u64),
+        "{}: the ladder once per value of {}: {}",
+        machine_words(&scan.header),
         scan.param,
         heads(scan).join(", ")
     )
@@ -188,7 +180,7 @@ impl Exporter<ScanResult> for crate::report::Html {
 fn page(scan: &ScanResult) -> io::Result<String> {
     use crate::bench::ladder::report::ladder_table;
     use crate::bench::ladder::report::{noise_line, noisy_lines, runs_words};
-    use crate::report::page::{escape, head, machine, noisy_paragraphs};
+    use crate::report::page::{escape, head, interrupted, machine, noisy_paragraphs};
     let svg = svg::scan_result_svg(scan)?;
     let heads = heads(scan);
     let mut out = head(
@@ -209,13 +201,7 @@ fn page(scan: &ScanResult) -> io::Result<String> {
         escape(scan.param.name()),
         escape(&heads.join(", "))
     );
-    if scan.header.interrupted {
-        let _ = writeln!(
-            out,
-            "<p id=\"interrupted\"><strong>{}.</strong></p>",
-            escape(crate::report::INTERRUPTED)
-        );
-    }
+    interrupted(&mut out, scan.header.interrupted);
     let _ = writeln!(
         out,
         "<h2 id=\"chart\">Chart</h2>\n<figure>\n{svg}<figcaption>Each rung's median GiB/s at \
