@@ -308,14 +308,13 @@ pub(crate) fn noisy_lines(result: &LadderResult) -> Vec<String> {
 /// wake-up costs, and the rungs that block in their other placement.
 pub(crate) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck) -> String {
     let mut text = format!("placement: {} ", check.rung);
-    let mut rows = Vec::new();
-    for row in &check.rows {
-        rows.push(match (row.median(), &row.reason) {
+    let rows: Vec<String> = (check.rows.iter())
+        .map(|row| match (row.median(), &row.reason) {
             (Some(m), _) => format!("{} {m:.2} GiB/s ({})", row.kind, spread_cell(&row.gib_s)),
             (None, Some(why)) => format!("{} {}: {why}", row.kind, status_word(row.status)),
             (None, None) => format!("{} no runs", row.kind),
-        });
-    }
+        })
+        .collect();
     text += &rows.join(", ");
     match (check.factor(), check.best(), check.worst()) {
         (Some(factor), Some(best), Some(worst)) => {
@@ -357,18 +356,12 @@ pub(crate) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck)
         .filter_map(|r| r.other_placement.as_ref().map(|o| o.kind.as_str()))
         .collect();
     if !others.is_empty() {
-        let same = kinds.iter().all(|k| *k == kinds[0]);
-        text += &match same {
-            true => format!(
-                " The other rungs that block, {}: {} GiB/s.",
-                kinds[0],
-                others.join(", ")
-            ),
-            false => format!(
-                " The other rungs that block, in their slower placement: {} GiB/s.",
-                others.join(", ")
-            ),
+        let kind = match kinds.iter().all(|k| *k == kinds[0]) {
+            true => kinds[0],
+            false => "in their slower placement",
         };
+        let others = others.join(", ");
+        text += &format!(" The other rungs that block, {kind}: {others} GiB/s.");
     }
     wrap(&text, 100)
 }

@@ -233,24 +233,21 @@ impl ScanResult {
 mod tests {
     use super::*;
 
+    fn scan(text: &str) -> Scan {
+        text.parse().unwrap_or_else(|e| panic!("{e}"))
+    }
+
     #[test]
     fn parses_a_setting_and_its_sizes() {
-        let scan: Scan = "buf-size=64K,256K,1M"
-            .parse()
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(scan.param, ScanParam::BufSize);
-        assert_eq!(scan.values, vec![64 << 10, 256 << 10, 1 << 20]);
-        let scan: Scan = "pipe-size=4096,65536"
-            .parse()
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(scan.param, ScanParam::PipeSize);
+        let scan_of_sizes = scan("buf-size=64K,256K,1M");
+        assert_eq!(scan_of_sizes.param, ScanParam::BufSize);
+        assert_eq!(scan_of_sizes.values, vec![64 << 10, 256 << 10, 1 << 20]);
+        assert_eq!(scan("pipe-size=4096,65536").param, ScanParam::PipeSize);
     }
 
     #[test]
     fn placements_are_scanned_by_name() {
-        let scan: Scan = "placement=unpinned,same-cpu"
-            .parse()
-            .unwrap_or_else(|e| panic!("{e}"));
+        let scan = scan("placement=unpinned,same-cpu");
         assert_eq!(scan.param, ScanParam::Placement);
         assert_eq!(scan.values, vec![3, 1]);
         assert_eq!(ScanParam::Placement.label(1), "same-cpu");
