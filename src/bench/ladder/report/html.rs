@@ -7,7 +7,7 @@ use std::io;
 use super::svg::ladder_svg;
 use super::{
     COPIES_NOTE, FIGURE_HEADINGS, TEXT_HEADINGS, explanation, figures, noise_line, noisy_lines,
-    placement_paragraph, placement_words, runs_words, text_cells,
+    placement_paragraph, placement_words, runs_words, text_cells, verified,
 };
 use crate::bench::ladder::{LadderResult, Rung, RungResult};
 use crate::bench::profile::{Cost, Profile, ProfileStatus};
@@ -50,11 +50,7 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
         escape(&placement_words(result)),
         runs_words(result),
         result.seed,
-        if result.verify {
-            "; every byte verified"
-        } else {
-            ""
-        }
+        verified(result)
     );
     interrupted(&mut out, result.header.interrupted);
     if let Some(line) = noise_line(result) {

@@ -115,11 +115,7 @@ impl Exporter<LadderResult> for Text {
             "{} after a warm-up, shuffled (seed {}){}",
             runs_words(result),
             result.seed,
-            if result.verify {
-                "; every byte verified"
-            } else {
-                ""
-            }
+            verified(result)
         );
         let _ = writeln!(out, "{}", wrap(&how, 100));
         if let Some(line) = noise_line(result) {
@@ -266,6 +262,15 @@ pub(crate) fn notes(result: &LadderResult) -> String {
         None => "write-read".into(),
     };
     format!("{COPIES_NOTE} vs write-read: over {base}, its fastest placement.")
+}
+
+/// `; every byte verified`, when it was.
+pub(crate) fn verified(result: &LadderResult) -> &'static str {
+    if result.verify {
+        "; every byte verified"
+    } else {
+        ""
+    }
 }
 
 /// `5 runs per rung`, or `5 to 10 runs per rung (more while noisy)`.
