@@ -1,14 +1,6 @@
-//! What a rung costs the machine, and where its time goes: resource usage
-//! per GiB from getrusage(2), and the top symbols of a `perf record`
-//! profile (`bench --profile`).
-//!
-//! - [`Cost`]: the writer's and reader's CPU time, context switches and
-//!   page faults per GiB piped ([`Cost::per_gib`]).
-//! - `perf`: the real perf tool: finding it, checking that it may see
-//!   the kernel ([`perf::PerfAccess`]), the `perf record` and
-//!   `perf report` command lines.
-//! - `report`: reading `perf report --stdio` text, and the top symbols
-//!   of several reports together (`report::top_symbols`).
+//! What a rung costs the machine ([`Cost`], from getrusage(2)), and where
+//! its time goes: the top symbols of a `perf record` profile
+//! (`bench --profile`).
 
 pub(crate) mod perf;
 pub(crate) mod report;
@@ -75,10 +67,7 @@ impl Profile {
     pub fn unavailable(reason: impl Into<String>) -> Profile {
         Profile {
             status: ProfileStatus::Unavailable,
-            reason: Some(reason.into()),
-            command: None,
-            samples: 0,
-            symbols: Vec::new(),
+            ..Profile::failed(reason, None)
         }
     }
 

@@ -1,15 +1,8 @@
-//! Running a worker: every child process a measurement starts is the
-//! pipespeed binary again, run as the hidden `pipespeed worker SPEC`,
-//! where `SPEC` is one [`Worker`] as JSON: the ends of a ladder rung,
-//! latency's ponger, contend's writers and readers and its memory hogs,
-//! an `ipc` end. Each kind writes the description with its own
-//! [`RoleSpec`](crate::bench::core::RoleSpec) through
-//! [`Spawn`](crate::bench::core::Spawn); this module reads
-//! the same types back and runs them, so the two sides cannot drift apart
-//! (the round trip of every role is tested), and no kind depends on it.
-//!
-//! `crate::child` starts and supervises the processes; this module says
-//! what each one is and does it.
+//! Every child process a measurement starts is the pipespeed binary
+//! again, as the hidden `pipespeed worker SPEC` (`SPEC`: one [`Worker`] as
+//! JSON). Each kind writes it through its
+//! [`RoleSpec`](crate::bench::core::RoleSpec); this module reads the same
+//! types back and runs them, so the two sides cannot drift apart.
 use crate::bench::core::pin;
 
 use std::io;
@@ -34,27 +27,21 @@ pub(crate) struct Worker {
     pub role: Role,
     /// The CPU to pin it to before anything else.
     pub cpu: Option<usize>,
-    /// The PID of the process that started it: it dies with that process,
-    /// and refuses to start if that process is gone already. `None`: it
-    /// dies with whatever process started it (`perf record`, under
-    /// `bench --profile`).
+    /// The PID it dies with (refusing to start if it is gone); `None`:
+    /// whatever process started it (`perf record`, under `--profile`).
     pub parent: Option<u32>,
 }
 
-/// What a worker does: each role is the
-/// [`RoleSpec`](crate::bench::core::RoleSpec) of the kind that
-/// starts it, named by its `ROLE`.
+/// What a worker does: the `RoleSpec` of the kind that starts it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "kebab-case")]
 pub(crate) enum Role {
     /// A ladder rung's writer: the blog's `write`, into stdout.
     Writer(WriterConfig),
-    /// A ladder rung's reader: the blog's `read`, from stdin; its
-    /// [`ReadReport`](super::reader::ReadReport) goes to stdout as one
-    /// JSON line, also when its input ended early.
+    /// A ladder rung's reader: the blog's `read`, from stdin; its report
+    /// goes to stdout as one JSON line, also when its input ended early.
     Reader(ReaderConfig),
-    /// Latency's ponger: every message from stdin back to stdout, until
-    /// end of file.
+    /// Latency's ponger: every message from stdin back to stdout.
     Ponger(Exchange),
     /// A contend writer: messages to stdout until the parent's stop time;
     /// stdin is its control socket (see [`super::contend`]).
@@ -62,8 +49,8 @@ pub(crate) enum Role {
     /// A contend reader: messages from stdin until end of file; stdout is
     /// its control socket.
     ContendReader(ReaderSpec),
-    /// A memory hog, for contend's `--memory-pressure`: writes one byte
-    /// to stdout once its memory is written.
+    /// A memory hog for contend's `--memory-pressure`: one byte to stdout
+    /// once its memory is written.
     MemoryHog(HogSpec),
     /// An end of an `ipc` channel, on stdin and stdout.
     Ipc(EndSpec),
@@ -199,10 +186,8 @@ mod tests {
             shared_cpu: true,
             end: crate::bench::ipc::procs::EndKind::Sender { bytes: 1 << 40 },
         };
-        let (contend_writer, contend_reader) = (
-            WriterSpec { index: 3, setup },
-            ReaderSpec { index: 1, setup },
-        );
+        let contend_writer = WriterSpec { index: 3, setup };
+        let contend_reader = ReaderSpec { index: 1, setup };
         let hog = HogSpec { bytes: 1 << 30 };
         // What each kind writes, and what this module must read back.
         vec![

@@ -55,14 +55,10 @@ pub struct WriterConfig {
     pub bytes: Option<u64>,
 }
 
-/// What an endless writer (no [`WriterConfig::bytes`], the blog's
-/// default) would do to an output of this kind, as `(what it is, what the
-/// stream would do)`; `None` for those made to be streamed to: a pipe or
-/// FIFO, a socket, and a character device other than a terminal
-/// (`/dev/null` keeps nothing; a stream of its own kind is what it is
-/// for). A regular file fills the disk (`pipespeed write > t.out` did), a
-/// terminal prints without end (56 MB a second measured), a block device
-/// is overwritten to its end.
+/// What an endless writer (no [`WriterConfig::bytes`]) would do to an
+/// output of this kind, as `(what it is, what the stream would do)`;
+/// `None` for those made to be streamed to: a pipe or FIFO, a socket, a
+/// character device other than a terminal.
 pub fn endless_hazard(kind: FdKind) -> Option<(&'static str, &'static str)> {
     match kind {
         FdKind::Pipe | FdKind::Socket | FdKind::CharDevice => None,
@@ -191,14 +187,9 @@ pub enum WriterEnd {
 }
 
 /// Pushes the buffer into `out` until the reader goes away or
-/// `config.bytes` are sent.
-///
-/// Errors of kind [`io::ErrorKind::Unsupported`] mean this machine cannot
-/// do what was asked (huge pages not granted, vmsplice refused).
-///
-/// `gift` with `unsafe_early_reuse` is refused (an error of kind
-/// [`io::ErrorKind::InvalidInput`]) before anything is done:
-/// [`Reuse::allows_gift`].
+/// `config.bytes` are sent. [`io::ErrorKind::Unsupported`]: this machine
+/// cannot do what was asked; `gift` with `unsafe_early_reuse` is refused
+/// before anything is done ([`Reuse::allows_gift`]).
 pub fn run_writer(out: impl AsFd, config: &WriterConfig) -> io::Result<WriterEnd> {
     let out = out.as_fd();
     if config.method == WriteMethod::Vmsplice {
@@ -340,9 +331,7 @@ mod tests {
     use super::*;
     use crate::sys::pipe;
 
-    /// `SPLICE_F_GIFT` gives the pages to the kernel; early reuse refills
-    /// them while the pipe still holds them: the two are refused together,
-    /// before anything is spliced.
+    /// Gifted pages must not be refilled while the pipe holds them.
     #[test]
     fn gift_with_early_reuse_is_refused_before_anything_is_sent() {
         let p = pipe().unwrap();

@@ -1,5 +1,4 @@
-//! The machine the reports' and compare's tests describe: fixed facts,
-//! so that their tables are fixed text.
+//! The machine the reports' tests describe, so their tables are fixed.
 
 use crate::sys::{SystemFacts, ThpMode};
 

@@ -1,17 +1,7 @@
-//! Writing results out: one [`Exporter`] trait, one unit struct per format
-//! ([`Text`], [`Json`], [`Csv`], [`Markdown`], and `Svg` and `Html`), and
-//! one module per kind of result (`ladder`, `latency`, `contend`,
-//! `scan`, `ipc`, `zerocopy`) with its table and CSV; the charts are in `svg`, the
-//! ladder's page in `html` (ipc's page, on the same machinery, in
-//! `ipc`). A format a kind of result does not have is not implemented
-//! for it, so asking for it does not compile.
-//!
-//! `Svg`, `Html` and their modules `svg` and `html` need the `cli` feature
-//! (on by default): they draw with plotters, which a program using only
-//! the tables, CSV and JSON does not build.
-//!
-//! Every exporter is a pure function of the result: the same result gives
-//! the same bytes.
+//! Writing results out: one [`Exporter`] trait and one unit struct per
+//! format. A format a kind of result does not have is not implemented for
+//! it, so asking for it does not compile. `Svg` and `Html` need the `cli`
+//! feature (plotters). Every exporter is a pure function of the result.
 
 #[cfg(test)]
 pub(crate) mod fixtures;

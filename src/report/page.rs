@@ -1,13 +1,7 @@
-//! The frame of every HTML page: the document's head and its policy,
-//! the inline style, the machine's facts, the answer and the noisy rows'
-//! paragraphs, and escaping.
-//!
-//! Self-contained means no fetch of any kind: the CSS is inline, the
-//! chart is inline SVG, there is no script, image, font or link. The page
-//! says so to the browser too: its Content-Security-Policy is
-//! `default-src 'none'`, so anything that tried to load would be refused
-//! (and logged), not fetched. Void elements are closed (`<meta .../>`), so
-//! the page is well-formed XML as well as HTML5, and checkable as such.
+//! The frame of every HTML page. A page fetches nothing (inline CSS and
+//! SVG, no script, image, font or link; its Content-Security-Policy is
+//! `default-src 'none'`), and closes void elements (`<meta .../>`) so that
+//! it is well-formed XML as well as HTML5.
 
 use std::fmt::Write as _;
 
@@ -31,12 +25,8 @@ pub(crate) fn answer(lines: &[String]) -> String {
     out
 }
 
-/// Inline style: readable on screen and in print, numbers right-aligned.
-/// Nothing makes the page wider than the window: a table too wide for it
-/// scrolls inside itself (`display:block;overflow-x:auto`), headings and
-/// sentences in cells wrap, and code (a symbol, a command line) breaks
-/// anywhere rather than run off the page. At 1280 pixels the ladder's
-/// table with the cost columns fits without scrolling.
+/// Inline style. Nothing makes the page wider than the window: a wide
+/// table scrolls inside itself, cells wrap and code breaks anywhere.
 const STYLE: &str = "\
 body{font-family:system-ui,sans-serif;max-width:75rem;margin:2rem auto;padding:0 1rem;\
 color:#222;line-height:1.45}\
@@ -71,9 +61,18 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-/// The noisy rows' paragraphs (`lines`, one per row, its own lines
-/// broken with `<br/>`: the page is XML), in a `div` of their own;
-/// nothing when there are none.
+/// The line that says a result was interrupted, when it was.
+pub(crate) fn interrupted(out: &mut String, interrupted: bool) {
+    if interrupted {
+        let _ = writeln!(
+            out,
+            "<p id=\"interrupted\"><strong>{}.</strong></p>",
+            escape(super::INTERRUPTED)
+        );
+    }
+}
+
+/// The noisy rows' paragraphs in a `div` of their own, if any.
 pub(crate) fn noisy_paragraphs(out: &mut String, lines: &[String]) {
     if lines.is_empty() {
         return;
@@ -89,9 +88,8 @@ pub(crate) fn noisy_paragraphs(out: &mut String, lines: &[String]) {
     *out += "</div>\n";
 }
 
-/// The page's start, up to and including its `<h1>`: the document type,
-/// the policy that lets it fetch nothing, `title`, the inline style (with
-/// `extra_style` after it) and `h1`, escaped.
+/// The page's start, up to its `<h1>`, with `extra_style` after the
+/// inline style.
 pub(crate) fn head(title: &str, h1: &str, extra_style: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n\
@@ -105,8 +103,7 @@ pub(crate) fn head(title: &str, h1: &str, extra_style: &str) -> String {
     )
 }
 
-/// The machine's facts and the pipespeed `version` that measured, under
-/// their heading, as a list of terms.
+/// The machine's facts and the pipespeed `version` that measured.
 pub(crate) fn machine(s: &SystemFacts, version: &str) -> String {
     let facts = [
         (

@@ -1,10 +1,6 @@
-//! The aligned text tables every report prints: columns padded to their
-//! widest cell, two spaces apart, each left- or right-aligned, and rows
-//! whose sentence spans the columns after their first cells.
-//!
-//! Written here rather than with a table crate: the reports' layout
-//! (no borders, a sentence across the figures, widths counted in
-//! characters) is what their snapshots hold byte for byte.
+//! The aligned text tables every report prints. Not a table crate: the
+//! layout (no borders, a sentence across the figures, widths counted in
+//! characters) is what the snapshots hold byte for byte.
 
 /// How a column's cells are padded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

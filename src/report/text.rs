@@ -53,20 +53,7 @@ pub(crate) fn wrap_hanging(text: &str, width: usize, indent: usize) -> String {
 
 /// `text` broken into lines of at most `width` characters, at spaces.
 pub(crate) fn wrap(text: &str, width: usize) -> String {
-    let mut out = String::new();
-    let mut line = 0;
-    for word in text.split(' ') {
-        if line > 0 && line + 1 + word.chars().count() > width {
-            out.push('\n');
-            line = 0;
-        } else if line > 0 {
-            out.push(' ');
-            line += 1;
-        }
-        out += word;
-        line += word.chars().count();
-    }
-    out
+    wrap_hanging(text, width, 0)
 }
 
 /// `|` and line breaks escaped for a Markdown table cell.

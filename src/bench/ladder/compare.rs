@@ -55,9 +55,8 @@ impl Compared for LadderResult {
             out.settings
                 .push((format!("buf_size of {name}"), size(rung.buf_size)));
             out.settings.push((format!("pipe_size of {name}"), pipe));
-            // A rung measured in a placement of its own (bench/3: the rungs
-            // that block, where one CPU was faster): against one measured in
-            // the ladder's, its ratio is the placement's.
+            // Against a rung measured in the ladder's placement, the ratio
+            // of one measured in its own placement is the placement's.
             let own = match rung.placement {
                 Some(p) if p != r.placement => ends_placement(&p, ""),
                 _ => "the ladder's".to_string(),

@@ -1,6 +1,4 @@
-//! Working out what a ladder's figures say: the baseline (`write-read`
-//! in the fastest placement measured), each rung's speed-up over it and
-//! share of its limit, and the [`Verdict`].
+//! Working out what a ladder's figures say.
 
 use super::copies::CopyCheck;
 use super::result::{LadderResult, RungResult};
@@ -9,10 +7,9 @@ use super::verdict::{Baseline, Step, Verdict};
 use crate::bench::core::{Series, Status, Trust};
 
 impl LadderResult {
-    /// Works out what the figures say: the baseline (`write-read` in the
-    /// fastest placement measured, by the ladder or its placement check),
-    /// each rung's speed-up over it and share of its limit, and the
-    /// [`Verdict`]. Called by [`run_ladder`](super::run_ladder), and again
+    /// Works out the baseline (`write-read` in the fastest placement
+    /// measured, by the ladder or its placement check), each rung's
+    /// speed-up over it and share of its limit, and the [`Verdict`]; again
     /// by whoever adds a placement check.
     pub fn conclude(&mut self) {
         self.baseline = baseline(self);
@@ -25,16 +22,17 @@ impl LadderResult {
         let base = self.baseline.as_ref().map(|b| b.gib_s);
         let ceilings = [Rung::Memcpy, Rung::SpliceLimit].map(|r| (r, median_of(&self.rungs, r)));
         for r in &mut self.rungs {
-            let is_limit = matches!(r.name, Rung::Memcpy | Rung::SpliceLimit);
+            // memcpy and splice-limit are limits, not ways of piping.
+            if matches!(r.name, Rung::Memcpy | Rung::SpliceLimit) {
+                (r.speedup_vs_write_read, r.share_of_ceiling) = (None, None);
+                continue;
+            }
             r.speedup_vs_write_read = match (r.median(), base) {
-                // memcpy and splice-limit are limits, not ways of piping.
-                _ if is_limit => None,
                 (Some(m), Some(b)) if b > 0.0 => Some(m / b),
                 _ => None,
             };
             let ceiling = r.name.ceiling(r.copies);
             r.share_of_ceiling = match (r.median(), ceilings.iter().find(|(c, _)| *c == ceiling)) {
-                _ if is_limit => None,
                 (Some(m), Some((_, Some(c)))) if *c > 0.0 => Some(m / c),
                 _ => None,
             };
@@ -43,9 +41,7 @@ impl LadderResult {
     }
 
     /// Every series of the ladder, named: each rung's, and each rung's in
-    /// its other placement (`write-read different-cpu`). The placement
-    /// check's are not among them: they are context, not the ladder's
-    /// figures.
+    /// its other placement (not the placement check's: they are context).
     pub fn series(&self) -> Vec<(String, &Series)> {
         let mut rows = Vec::new();
         for r in &self.rungs {

@@ -23,13 +23,11 @@ pub struct Sample {
     pub seconds: f64,
     /// The rate.
     pub gib_s: f64,
-    /// What the run used (both ends' processes, or the memcpy thread);
-    /// `None`: not measured.
+    /// What the run used (`None`: not measured).
     pub usage: Option<ResourceUsage>,
     /// What else the machine did meanwhile (`None`: not measured).
     pub noise: Option<RunNoise>,
-    /// What the check of the job's vmsplice found on this kernel (`None`:
-    /// the job does not vmsplice, or the runner does not check).
+    /// What the check of the job's vmsplice found (`None`: not checked).
     pub copy_check: Option<CopyCheck>,
 }
 
@@ -51,9 +49,8 @@ pub struct LadderConfig {
     pub rungs: Vec<Rung>,
     /// Measured runs per rung, after one warm-up run.
     pub runs: usize,
-    /// Runs a noisy rung may take: while a rung's runs spread too much
-    /// ([`Spread::noisy`](crate::bench::core::noise::Spread::noisy)), one more
-    /// run of it, up to this many (at most `runs`: none added).
+    /// Runs a noisy rung may take, one more at a time (at most `runs`:
+    /// none added).
     pub max_runs: usize,
     /// Bytes per run; `None` sizes each rung so a run lasts about
     /// `target_seconds`, from its warm-up rate.
@@ -65,19 +62,16 @@ pub struct LadderConfig {
     pub pipe_size: Option<usize>,
     /// Where writer and reader run.
     pub placement: Placement,
-    /// Where the rungs that block ([`Rung::blocks`]) run too, so that
-    /// each reports the faster of its two placements (`None`: only
-    /// `placement`). `bench` sets it to both ends on one CPU when the
-    /// placement is its default, two CPUs: on a VM a cross-CPU wake-up
-    /// can cost more than the copy, and a blocking pair then runs faster
-    /// on one CPU.
+    /// Where the rungs that block ([`Rung::blocks`]) run too, each
+    /// reporting the faster of its two placements (`None`: only
+    /// `placement`): on a VM a cross-CPU wake-up can cost more than the
+    /// copy.
     pub alternative: Option<Placement>,
     /// Check every byte (slows every rung down).
     pub verify: bool,
     /// Seed of the run order shuffle.
     pub seed: u64,
-    /// When a row's warm-up ends (`--warmup-runs`; files written before
-    /// it was recorded: the default).
+    /// When a row's warm-up ends (`--warmup-runs`).
     pub warmup_rule: crate::bench::core::Warmup,
     /// Wanted duration of one run when `bytes` is `None`.
     pub target_seconds: f64,
@@ -196,10 +190,8 @@ impl harness::Job for Job {
     type Error = RunError;
 }
 
-/// One run of `job` in `phase` with `runner`: a warm-up run moves
-/// [`WARMUP_BYTES`] (or `--bytes`, when fewer), and sizes `job`'s measured
-/// runs from its rate (`config.bytes` when given, else about
-/// `config.target_seconds` worth); a measured run runs `job` as it is.
+/// One run of `job` in `phase`: a warm-up moves at most [`WARMUP_BYTES`]
+/// and sizes the measured runs from its rate, unless `config.bytes` does.
 pub(crate) fn sized_run(
     runner: &mut dyn Runner<Job>,
     job: &mut Job,

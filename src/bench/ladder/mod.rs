@@ -1,22 +1,8 @@
-//! The ladder: every step of the blog, measured on this machine.
-//!
-//! - `job`: what the ladder is asked to do, the [`Job`] each
-//!   [`Rung`] runs here (or why it cannot), and what one run gives back;
-//! - `run`: [`run_ladder`], the rungs as rows of
-//!   [`schedule`](super::core::schedule()), then profiles, cost and speed-ups;
-//! - `processes`: the real runner, the ends as worker processes (and
-//!   memcpy in a thread), with `perf record` for `--profile`; `pipe`:
-//!   one run of the two processes, watched, and what their outcomes say;
-//! - `result`: [`LadderResult`], what `bench --json` writes;
-//! - `rung`: the rungs, what each changes and why it is faster;
-//! - `verdict`: the answer in a few lines, and the baseline of the
-//!   speed-ups; `conclude` works them out from the figures;
-//! - `copies` (in `core`, shared with `zerocopy`): the start-up check
-//!   that vmsplice moves page references;
-//! - `report`: how the result reads: the table, CSV, Markdown, the
-//!   chart and the page;
-//! - `placement`: the baseline in every placement, and the cost of a
-//!   cross-CPU wake-up.
+//! The ladder: every step of the blog, measured on this machine. `job`
+//! makes each [`Rung`]'s [`Job`], `run` schedules them, `processes` runs
+//! them as worker processes, `result` and `conclude` hold and judge the
+//! figures, `report` writes them; `placement` measures the baseline in
+//! every placement.
 
 pub(crate) mod conclude;
 pub(crate) use super::core::copies;

@@ -1,6 +1,5 @@
-//! One run of a pipe rung: `EXE worker WRITER | EXE worker READER`,
-//! watched (`core::watchdog`), and what the two ends' outcomes say: the
-//! reader's report, or why the run gave none.
+//! One run of a pipe rung, `EXE worker WRITER | EXE worker READER`, watched,
+//! and what the ends' outcomes say.
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -13,12 +12,10 @@ use super::super::profile::perf::first_useful_line;
 use super::super::reader::ReadReport;
 
 /// Runs `writer | reader`, the reader printing its report as JSON, and
-/// checks the run: an end that reports what it could not do typed
-/// ([`RunError::from_worker`]) makes the run unavailable (or failed) for
-/// that reason; a reader that fails without saying so, or that saw its
-/// input end early, makes it failed, in its last words. With a
-/// `stall_timeout`, an end that makes no progress for that long is
-/// killed with the other, and the run's error is the stall.
+/// checks the run: what an end says it could not do
+/// ([`RunError::from_worker`]) is the run's error, else a reader that
+/// failed or saw its input end early fails it. With a `stall_timeout`,
+/// an end that makes no progress for that long stops both.
 pub(super) fn pipe(
     writer: Command,
     reader: Command,
@@ -78,8 +75,7 @@ fn check(group: &mut Group, w: usize, r: usize) -> Result<ReadReport, RunError> 
     let out =
         out.map_err(|e| RunError::Failed(format!("reader: {}", crate::quote::strerror(&e))))?;
     // An end killed by a signal (a crash) is the cause, whatever the
-    // other end then said of its pipe: a writer that segfaulted was
-    // reported as "reader: read: Invalid argument".
+    // other end then said of its pipe.
     let deaths: Vec<String> = [("writer", writer.died()), ("reader", died(out.status))]
         .into_iter()
         .filter_map(|(end, death)| Some(format!("{end}: {}", death?)))
@@ -127,9 +123,8 @@ fn check(group: &mut Group, w: usize, r: usize) -> Result<ReadReport, RunError> 
 /// EPIPE at once (under perf, once perf has written its data).
 const WRITER_EXIT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// What an end that did not say it typed (a crash, perf) said: its last
-/// `pipespeed: ` line, without the prefix; else (perf, a panic) the first
-/// line that says something.
+/// What an end said untyped: its last `pipespeed: ` line without the
+/// prefix; else (perf, a panic) the first line that says something.
 fn message(stderr: &str) -> String {
     match said(stderr) {
         Some(line) => line.to_string(),

@@ -1,13 +1,8 @@
-//! How much placement alone changes the answer: the baseline rung with
-//! both ends on one CPU, on two CPUs and left to the scheduler, and the
-//! cost of a cross-CPU wake-up measured the `latency` way.
-//!
-//! On a VM a wake-up across CPUs may cost tens of microseconds (an
-//! inter-processor interrupt through the hypervisor), and `write-read`
-//! wakes the other end for every pipe-full: pinned to different CPUs it
-//! can be ten times slower than on one CPU. A ladder measured one way only
-//! then mostly measures where the processes sat, so the ladder measures
-//! its baseline every way and says so.
+//! How much placement alone changes the answer: the baseline rung on one
+//! CPU, on two and unpinned, and the cost of a cross-CPU wake-up. On a VM
+//! such a wake-up (an IPI through the hypervisor) may cost tens of
+//! microseconds, and `write-read` wakes the other end for every pipe-full:
+//! on two CPUs it can be ten times slower than on one.
 use crate::bench::core::{Cancel, Ends, Placement, Plan, RunError, Series, Slot, Status, schedule};
 
 use serde::{Deserialize, Serialize};
@@ -33,9 +28,7 @@ pub struct PlacementRow {
     pub status: Status,
     /// Why it did not, or failed.
     pub reason: Option<String>,
-    /// Every measured run's rate in GiB/s, with what the machine did
-    /// meanwhile, their median, range and spread, and for a noisy row the
-    /// diagnosis.
+    /// Every measured run's rate in GiB/s, and their summary.
     pub gib_s: Series,
 }
 
@@ -109,14 +102,12 @@ pub struct PlacementCheck {
 impl PlacementCheck {
     /// The measured row with the highest median.
     pub fn best(&self) -> Option<&PlacementRow> {
-        self.measured()
-            .max_by(|a, b| a.median().total_cmp(&b.median()))
+        self.measured().max_by(|a, b| by_median(a, b))
     }
 
     /// The measured row with the lowest median.
     pub fn worst(&self) -> Option<&PlacementRow> {
-        self.measured()
-            .min_by(|a, b| a.median().total_cmp(&b.median()))
+        self.measured().min_by(|a, b| by_median(a, b))
     }
 
     /// The row of `kind` (`same-cpu`, ...).
@@ -136,16 +127,10 @@ impl PlacementCheck {
     }
 }
 
-/// `a.total_cmp(b)` for the medians of measured rows.
-trait TotalCmp {
-    fn total_cmp(&self, other: &Self) -> std::cmp::Ordering;
-}
-
-impl TotalCmp for Option<f64> {
-    fn total_cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.unwrap_or(f64::NAN)
-            .total_cmp(&other.unwrap_or(f64::NAN))
-    }
+/// Measured rows in the order of their medians.
+fn by_median(a: &PlacementRow, b: &PlacementRow) -> std::cmp::Ordering {
+    let median = |r: &PlacementRow| r.median().unwrap_or(f64::NAN);
+    median(a).total_cmp(&median(b))
 }
 
 /// The placements of this machine: both ends on its first allowed CPU,
@@ -173,21 +158,14 @@ pub(crate) fn placements(facts: &SystemFacts) -> [(&'static str, Option<Placemen
     ]
 }
 
-/// Round trips of the wake-up measurement: made before measuring, then
-/// seconds of measuring, per placement.
+/// The wake-up measurement's warm-up and length, per placement.
 const WAKEUP_WARMUP: Span = Span::RoundTrips(2_000);
 const WAKEUP_MEASURE: Span = Span::Seconds(0.3);
 
-/// Measures [`Rung::WriteRead`] with `config`'s settings in every
-/// placement of `facts` by [`schedule()`] (a warm-up each, then `runs` runs
-/// of each in one shuffled order, more of a placement whose interval is
-/// wide up to `config`'s `max_runs`, and the diagnosis of a noisy one),
-/// and the wake-up cost with `pinger`. A placement among `measured` (the
-/// ladder's own rows of write-read, with its settings) is not run again:
-/// its row is taken as it is.
-///
-/// Once `cancel` is set no run starts; the rows hold the runs made before
-/// and the wake-up cost is not measured.
+/// Measures [`Rung::WriteRead`] in every placement of `facts` by
+/// [`schedule()`], and the wake-up cost with `pinger`. A placement among
+/// `measured` (the ladder's own write-read rows) is taken as it is. Once
+/// `cancel` is set no run starts and the wake-up is not measured.
 // The runners, the rows known, the cancel and the progress are each
 // another caller's; a struct of them would only rename the arguments.
 #[allow(clippy::too_many_arguments)]
@@ -217,7 +195,6 @@ pub fn check_placements(
         };
         let job = match placement {
             None => Err("one CPU: this process may run on one CPU only".to_string()),
-            // Measured by the ladder already: its row is taken as it is.
             Some(_) if known(kind).is_some() => Err("measured by the ladder".to_string()),
             Some(_) => job_for(rung, &config, facts),
         };
@@ -302,8 +279,7 @@ fn wakeup(facts: &SystemFacts, pinger: &mut dyn Runner<PingJob>) -> Result<Wakeu
                 warmup: WAKEUP_WARMUP,
                 measure: WAKEUP_MEASURE,
             },
-            // The pinger writes first: it is the writer, the ponger the
-            // reader.
+            // The pinger writes first: it is the writer.
             placement,
             stall_timeout: crate::bench::core::DEFAULT_STALL_TIMEOUT,
         };

@@ -1,7 +1,5 @@
-//! The ladder's real [`Runner`]: the writer and the reader as separate
-//! processes (what `pipespeed write | pipespeed read` does, as in the
-//! blog, run as [workers](super::super::worker)); and the same run with
-//! each end under `perf record` for `bench --profile`.
+//! The ladder's real [`Runner`]: the writer and the reader as worker
+//! processes, under `perf record` for `bench --profile`.
 use crate::bench::core::{Placement, RunError};
 
 use std::path::{Path, PathBuf};
@@ -36,14 +34,10 @@ pub(crate) const SPLICE_LIMIT_NOT_PROFILED: &str =
 /// The process names of the ends in a profile run (see [`name_link`]).
 pub(crate) const PROFILE_NAMES: [&str; 2] = ["ps-writer", "ps-reader"];
 
-/// Runs pipe jobs as `EXE worker WRITER | EXE worker READER`, where `EXE`
-/// is the `pipespeed` binary and the reader prints its report as JSON,
-/// and memcpy jobs in a pinned thread.
-///
-/// Each run's [`Sample::usage`] is what the two processes used over their
-/// whole lives (start-up included): getrusage(2) `RUSAGE_CHILDREN` after
-/// both are waited for, less before they started. A memcpy run's is its
-/// thread's (`RUSAGE_THREAD`).
+/// Runs pipe jobs as `EXE worker WRITER | EXE worker READER`, and memcpy
+/// and splice-limit in a pinned thread. A run's [`Sample::usage`] is the
+/// two processes' whole lives (`RUSAGE_CHILDREN` after less before), or
+/// the thread's.
 #[derive(Debug, Clone)]
 pub struct ProcessExecutor {
     /// The `pipespeed` binary.
@@ -51,9 +45,8 @@ pub struct ProcessExecutor {
     /// perf for [`Runner::profile`], or why there is none; `None`: look
     /// for it on `PATH` at the first profile.
     pub perf: Option<Result<Perf, String>>,
-    /// How long an end may go without progress before the watchdog
-    /// fails its run (`bench::core::watchdog`; not under `perf record`,
-    /// which waits for its end without progress of its own).
+    /// How long an end may go without progress before the watchdog fails
+    /// its run (not under `perf record`).
     pub stall_timeout: Duration,
     /// What [`check_vmsplice`] found, for buffers on small pages and on
     /// huge pages: checked once per run of the ladder.
@@ -119,15 +112,10 @@ impl Runner<Job> for ProcessExecutor {
         }
     }
 
-    /// Runs a pipe job once more with each end under its own
-    /// `perf record -e cpu-clock -g -N -o DIR/END.data -- DIR/ps-END ...`,
-    /// then reads both recordings with `perf report` and keeps the top
-    /// [`TOP_SYMBOLS`] (process, symbol) pairs of the two together.
-    ///
-    /// One perf per end (rather than one over a shell running both) keeps
-    /// each end's own standard streams and exit status, so the run is
-    /// checked as a measured run is; the ends are started through links
-    /// named `ps-writer` and `ps-reader` so the report names them.
+    /// Runs a pipe job once more with each end under its own `perf record`
+    /// and keeps the top [`TOP_SYMBOLS`] (process, symbol) pairs of both.
+    /// One perf per end (not one over a shell) keeps each end's streams
+    /// and exit status, so the run is checked as a measured run is.
     fn profile(&mut self, job: &Job) -> Profile {
         let perf = self
             .perf
@@ -168,10 +156,7 @@ impl ProcessExecutor {
         let probe = NoiseProbe::start();
         let before = getrusage(UsageOf::Children).ok();
         let report = pipe(writer, reader, Some(self.stall_timeout))?;
-        let usage = match (before, getrusage(UsageOf::Children)) {
-            (Some(before), Ok(after)) => Some(after.since(&before)),
-            _ => None,
-        };
+        let usage = usage_since(before, UsageOf::Children);
         Ok(Sample {
             bytes: report.timed_bytes,
             seconds: report.seconds,
@@ -254,9 +239,41 @@ pub(crate) fn name_link(exe: &Path, dir: &Path, name: &str) -> PathBuf {
 }
 
 /// Copies a `buf_size` buffer into another until `bytes` are copied, in a
-/// thread pinned to `cpu`, and times it. The usage is the thread's, from
-/// its start (buffers mapped and touched) to the end of the copying.
+/// thread pinned to `cpu`.
 pub(crate) fn memcpy(buf_size: usize, bytes: u64, cpu: Option<usize>) -> Result<Sample, RunError> {
+    in_pinned_thread("memcpy", cpu, || {
+        let failed = |e: std::io::Error| {
+            RunError::Failed(format!(
+                "cannot map memcpy buffers: {}",
+                crate::quote::strerror(&e)
+            ))
+        };
+        let src = Buffer::new(buf_size, BufferOptions::default()).map_err(failed)?;
+        let mut dst = Buffer::new(buf_size, BufferOptions::default()).map_err(failed)?;
+        dst.copy_from_slice(&src);
+        let rounds = bytes.div_ceil(buf_size.max(1) as u64).max(1);
+        let start = Instant::now();
+        for _ in 0..rounds {
+            if interrupted().is_some() {
+                return Err(RunError::Failed("interrupted".into()));
+            }
+            dst.copy_from_slice(std::hint::black_box(&src));
+            std::hint::black_box(&mut dst);
+        }
+        // rounds * buf_size < bytes + buf_size: no overflow for the
+        // command line's bytes (1 PiB) and buffers (1 GiB).
+        Ok((rounds.saturating_mul(buf_size as u64), start))
+    })
+}
+
+/// Runs `work` in a thread pinned to `cpu`; `work` gives the bytes it
+/// moved and when its timing started. The usage and the noise are the
+/// thread's from its start, set-up included.
+fn in_pinned_thread(
+    what: &str,
+    cpu: Option<usize>,
+    work: impl FnOnce() -> Result<(u64, Instant), RunError> + Send,
+) -> Result<Sample, RunError> {
     std::thread::scope(|s| {
         s.spawn(|| {
             let probe = NoiseProbe::start();
@@ -264,41 +281,26 @@ pub(crate) fn memcpy(buf_size: usize, bytes: u64, cpu: Option<usize>) -> Result<
             if let Some(cpu) = cpu {
                 pin_to_cpu(cpu).map_err(|e| RunError::Failed(e.to_string()))?;
             }
-            let failed = |e: std::io::Error| {
-                RunError::Failed(format!(
-                    "cannot map memcpy buffers: {}",
-                    crate::quote::strerror(&e)
-                ))
-            };
-            let src = Buffer::new(buf_size, BufferOptions::default()).map_err(failed)?;
-            let mut dst = Buffer::new(buf_size, BufferOptions::default()).map_err(failed)?;
-            dst.copy_from_slice(&src);
-            let rounds = bytes.div_ceil(buf_size.max(1) as u64).max(1);
-            let start = Instant::now();
-            for _ in 0..rounds {
-                if interrupted().is_some() {
-                    return Err(RunError::Failed("interrupted".into()));
-                }
-                dst.copy_from_slice(std::hint::black_box(&src));
-                std::hint::black_box(&mut dst);
-            }
+            let (bytes, start) = work()?;
             let seconds = start.elapsed().as_secs_f64();
-            // rounds * buf_size < bytes + buf_size: no overflow for the
-            // command line's bytes (1 PiB) and buffers (1 GiB).
-            let copied = rounds.saturating_mul(buf_size as u64);
-            let usage = thread_usage_since(before);
+            let usage = usage_since(before, UsageOf::Thread);
             Ok(Sample {
-                bytes: copied,
+                bytes,
                 seconds,
-                gib_s: gib_per_s(copied, seconds),
+                gib_s: gib_per_s(bytes, seconds),
                 usage,
                 noise: Some(noise_of(probe, usage, &Vec::from_iter(cpu))),
                 copy_check: None,
             })
         })
         .join()
-        .unwrap_or_else(|_| Err(RunError::Failed("memcpy thread panicked".to_string())))
+        .unwrap_or_else(|_| Err(RunError::Failed(format!("{what} thread panicked"))))
     })
+}
+
+/// What `who` used since `before`.
+fn usage_since(before: Option<ResourceUsage>, who: UsageOf) -> Option<ResourceUsage> {
+    Some(getrusage(who).ok()?.since(&before?))
 }
 
 /// The noise of a run that started at `probe` and used `usage`.
@@ -311,30 +313,16 @@ fn noise_of(
     probe.finish(usage.user + usage.system, usage.involuntary_switches, cpus)
 }
 
-/// This thread's usage since `before`.
-fn thread_usage_since(before: Option<ResourceUsage>) -> Option<ResourceUsage> {
-    match (before, getrusage(UsageOf::Thread)) {
-        (Some(before), Ok(after)) => Some(after.since(&before)),
-        _ => None,
-    }
-}
-
 /// The splice-limit rung: in a thread pinned to `cpu`, vmsplices halves
-/// of `half` bytes into a pipe of one half (the vmsplice double-buffer
-/// discipline) and splices each to `/dev/null` before the next, until
-/// `bytes` have moved, and times it from the first call.
+/// of `half` bytes into a pipe of one half and splices each to
+/// `/dev/null`, until `bytes` have moved.
 pub(crate) fn splice_limit(
     half: usize,
     options: BufferOptions,
     bytes: u64,
     cpu: Option<usize>,
 ) -> Result<Sample, RunError> {
-    let run = || -> Result<Sample, RunError> {
-        let probe = NoiseProbe::start();
-        let before = getrusage(UsageOf::Thread).ok();
-        if let Some(cpu) = cpu {
-            pin_to_cpu(cpu).map_err(|e| RunError::Failed(e.to_string()))?;
-        }
+    in_pinned_thread("splice-limit", cpu, || {
         let failed = |what: &str, e: std::io::Error| {
             let why = format!("{what}: {}", crate::quote::strerror(&e));
             if e.kind() == std::io::ErrorKind::Unsupported {
@@ -383,20 +371,6 @@ pub(crate) fn splice_limit(
             }
             moved += half as u64;
         }
-        let seconds = start.elapsed().as_secs_f64();
-        let usage = thread_usage_since(before);
-        Ok(Sample {
-            bytes: moved,
-            seconds,
-            gib_s: gib_per_s(moved, seconds),
-            usage,
-            noise: Some(noise_of(probe, usage, &Vec::from_iter(cpu))),
-            copy_check: None,
-        })
-    };
-    std::thread::scope(|s| {
-        s.spawn(run)
-            .join()
-            .unwrap_or_else(|_| Err(RunError::Failed("splice-limit thread panicked".to_string())))
+        Ok((moved, start))
     })
 }

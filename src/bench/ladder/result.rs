@@ -43,16 +43,14 @@ pub struct RungResult {
     pub bytes_per_run: u64,
     /// The rate of the last warm-up run.
     pub warmup_gib_s: Option<f64>,
-    /// Every measured run's rate in GiB/s, in the order run, with what the
-    /// machine did meanwhile, their median, range and spread, and for a
-    /// noisy rung the diagnosis.
+    /// Every measured run's rate in GiB/s, in the order run, and their
+    /// summary.
     pub gib_s: Series,
     /// Where its figures were measured (`None`: one thread, memcpy and
     /// splice-limit, or a file from before it was recorded).
     pub placement: Option<Placement>,
-    /// The rung in the ladder's other placement, when it ran in two (the
-    /// rungs that block, by default: on one CPU and on two) and was
-    /// slower there; its figures are then those of the faster.
+    /// The rung in the ladder's other placement, when it ran in two and
+    /// was slower there (the figures above are the faster's).
     pub other_placement: Option<PlacementRow>,
     /// Median over the baseline's median: `write-read` in the fastest
     /// placement measured ([`LadderResult::baseline`]).
@@ -161,9 +159,8 @@ pub const SCHEMA_V2: &str = "pipespeed.bench/2";
 /// The schema before the series were nested: still read.
 pub const SCHEMA_V1: &str = "pipespeed.bench/1";
 
-/// The rows of `pipespeed.bench/1`, whose series were loose fields
-/// (`runs_gib_s`, `median_gib_s`, `spread`, ...): a /1 file reads into
-/// the /2 types, its recorded figures kept as they were.
+/// `pipespeed.bench/1` rows, whose series were loose fields: they read
+/// into the current types, their figures kept as they were.
 mod v1 {
     use serde::Deserialize;
 

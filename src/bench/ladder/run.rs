@@ -1,8 +1,6 @@
-//! Running the ladder: its rungs as rows of the one [`schedule()`] (a
-//! warm-up per rung that sizes its runs, every measured run in one
-//! shuffled order, runs added while a rung is wide, the diagnosis of a
-//! noisy one), the rungs that block once more in the alternative
-//! placement, then the profiles, the cost and the verdict.
+//! Running the ladder: its rungs as rows of [`schedule()`], the rungs that
+//! block once more in the alternative placement, then the profiles, the
+//! cost and the verdict.
 use crate::bench::core::{Cancel, Phase, Placement, Plan, RunError, Slot, Status, schedule};
 
 use crate::sys::{ResourceUsage, SystemFacts};
@@ -14,13 +12,9 @@ use super::job::{Job, LadderConfig, job_for, sized_run};
 use super::result::{LadderResult, RungResult, SCHEMA};
 use super::rung::Rung;
 
-/// Runs the ladder: a warm-up per rung, then `runs` runs of each in a
-/// shuffled order, more of a rung whose interval is wide, and the
-/// statistics.
-///
-/// Once `cancel` is set (see [`Cancel::on_signals`]) no run starts, the
-/// run it cut short counts for nothing, and the result holds the runs
-/// made before it, marked `interrupted`.
+/// Runs the ladder. Once `cancel` is set no run starts, the run it cut
+/// short counts for nothing, and the result holds the runs made before it,
+/// marked `interrupted`.
 pub fn run_ladder(
     config: &LadderConfig,
     facts: &SystemFacts,
@@ -65,9 +59,8 @@ pub fn run_ladder(
         };
         let (mut slot, job) = Slot::of(name, job);
         if elsewhere {
-            // The other placement decides which is faster and is shown
-            // beside it: its runs are not added to while it is wide, which
-            // under load would stretch the ladder by a third.
+            // No runs added while wide: under load that would stretch the
+            // ladder by a third, for a row only shown beside another.
             slot.max_runs = Some(config.runs);
         }
         slots.push(slot);

@@ -71,10 +71,8 @@ impl Rung {
         }
     }
 
-    /// Bytes copied by the CPU per byte moved through the pipe, by design
-    /// (with a vmsplice that moves page references, as checked by
-    /// `copies`). Rungs with 0 move page references: their
-    /// GiB/s is not memory bandwidth.
+    /// Bytes copied by the CPU per byte piped, by design (0: page
+    /// references move, so the GiB/s is not memory bandwidth).
     pub fn copies(self) -> u32 {
         match self {
             Rung::Memcpy => 1,

@@ -1,6 +1,5 @@
-//! A series as `pipespeed.bench/1` wrote it: loose fields of a rung or a
-//! placement row (`runs_gib_s`, `median_gib_s`, `spread`, ...), which /2
-//! nests as one [`Series`]. Read only, so that old files still load.
+//! A series as `pipespeed.bench/1` wrote it, in loose fields, which /2
+//! nests as one [`Series`]: read only, so that old files still load.
 
 use serde::Deserialize;
 

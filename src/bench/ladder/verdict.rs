@@ -1,7 +1,5 @@
-//! The answer at a glance, as the result records it: the baseline in its
-//! fastest placement, the fastest rung and each step's gain over the
-//! baseline, and how far to trust it, in a few lines that agree with the
-//! table under them. `conclude` works them out.
+//! The answer at a glance, as the result records it (`conclude` works it
+//! out).
 
 use serde::{Deserialize, Serialize};
 

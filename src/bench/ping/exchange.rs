@@ -1,15 +1,8 @@
-//! The two sides of a round trip: the pinger and the ponger, and the
-//! messages they exchange.
-//!
-//! The pinger writes a message into pipe A->B, the ponger reads all of it
-//! and writes it back into pipe B->A, and the pinger reads all of the
-//! reply: one round trip, timed with the monotonic clock and recorded in an
-//! HDR histogram. One way is about half of it. Messages larger than
-//! `PIPE_BUF` or than the pipe itself arrive in several pieces: both sides
-//! loop on partial reads and writes.
-//!
-//! Every message carries a pattern that depends on its round trip: both
-//! sides check its first and last bytes (cheap, always), or every byte
+//! The two sides of a round trip: the pinger writes a message into one
+//! pipe, the ponger reads all of it and writes it back into another.
+//! Messages larger than `PIPE_BUF` or the pipe arrive in pieces, so both
+//! loop on partial reads and writes. Each message carries a pattern of
+//! its round trip: its first and last bytes are checked, or every byte
 //! with `verify`.
 
 use std::io;
@@ -115,15 +108,7 @@ fn read_message(fd: BorrowedFd<'_>, buf: &mut [u8], wait: Wait, who: &str) -> io
             Ok(n) => got += n,
             // Busy: spin; poll and block: a signal, or a spurious wake-up.
             Err(Errno::AGAIN | Errno::INTR) => {}
-            Err(e) => {
-                return Err(io::Error::new(
-                    e.kind(),
-                    format!(
-                        "{who}: cannot read: {}",
-                        crate::quote::strerror(&io::Error::from(e))
-                    ),
-                ));
-            }
+            Err(e) => return Err(failed(who, "read", e)),
         }
     }
     Ok(true)
@@ -141,23 +126,20 @@ fn write_message(fd: BorrowedFd<'_>, mut buf: &[u8], wait: Wait, who: &str) -> i
                     "{who}: the other side closed its end of the pipe"
                 )));
             }
-            Err(e) => {
-                return Err(io::Error::new(
-                    e.kind(),
-                    format!(
-                        "{who}: cannot write: {}",
-                        crate::quote::strerror(&io::Error::from(e))
-                    ),
-                ));
-            }
+            Err(e) => return Err(failed(who, "write", e)),
         }
     }
     Ok(())
 }
 
+/// `who: cannot CALL: why`, of kind `e`'s.
+fn failed(who: &str, call: &str, e: Errno) -> io::Error {
+    let why = crate::quote::strerror(&io::Error::from(e));
+    io::Error::new(e.kind(), format!("{who}: cannot {call}: {why}"))
+}
+
 /// The pinger: sends messages into `to`, reads each reply from `from`,
-/// warms up then measures as `config` says. Its ends are closed on return,
-/// which ends the ponger.
+/// warms up then measures as `config` says.
 pub fn ping(to: impl AsFd, from: impl AsFd, config: &PingConfig) -> io::Result<TripRun> {
     let (to, from) = (to.as_fd(), from.as_fd());
     let Exchange { size, wait, .. } = config.exchange;
@@ -197,9 +179,8 @@ pub fn ping(to: impl AsFd, from: impl AsFd, config: &PingConfig) -> io::Result<T
     Ok(trips.finish(warmup_round_trips))
 }
 
-/// The ponger: reads each whole message from `from`, checks it and writes
-/// it back into `to`, until the pinger closes its end. Returns the number
-/// of round trips served.
+/// The ponger: every message from `from` checked and written back into
+/// `to`, until the pinger closes its end; the round trips served.
 pub fn pong(from: impl AsFd, to: impl AsFd, exchange: &Exchange) -> io::Result<u64> {
     let (from, to) = (from.as_fd(), to.as_fd());
     let Exchange { size, wait, .. } = *exchange;

@@ -1,7 +1,5 @@
-//! The round trip, below the kinds that time it: `latency` measures it,
-//! the ladder's placement check prices a cross-CPU wake-up with it. What
-//! both sides agree on, the pinger's job, and the two loops
-//! (`exchange`).
+//! The round trip, below the kinds that time it (`latency`, and the
+//! ladder's placement check for the cost of a cross-CPU wake-up).
 
 use std::io;
 use std::time::Duration;

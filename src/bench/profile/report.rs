@@ -82,8 +82,8 @@ fn find_marker(text: &str) -> Option<(usize, char)> {
 /// `reports` (perf writes one per end), each with its share of the
 /// reports' samples together, largest first, and that total.
 ///
-/// `--no-children` reports charge each sample to exactly one line, so the
-/// sum of the lines is the number of samples.
+/// `--no-children` charges each sample to one line: their sum is the
+/// number of samples.
 pub(crate) fn top_symbols(reports: &[Vec<ReportLine>], n: usize) -> (u64, Vec<SymbolShare>) {
     let mut samples: HashMap<(&str, &str, bool), u64> = HashMap::new();
     for line in reports.iter().flatten() {
@@ -172,8 +172,6 @@ mod tests {
         assert_eq!(top_symbols(&[], 8), (0, vec![]));
     }
 
-    // Moved from tests/profile.rs: perf report text recorded on the
-    // project's VM, read through this module's functions.
     /// `perf report --stdio --no-children -n --sort comm,sym -g none` of the
     /// two ends of a 256 MiB write-read run, recorded as root on the
     /// project's VM (Linux 6.18, perf 6.1).
@@ -186,16 +184,15 @@ mod tests {
     fn a_recorded_perf_report_is_read_line_by_line() {
         let lines = parse_report(WRITER_REPORT);
         assert_eq!(lines.len(), 32);
-        let first = &lines[0];
         assert_eq!(
-            (
-                first.percent,
-                first.samples,
-                first.comm.as_str(),
-                first.symbol.as_str(),
-                first.kernel
-            ),
-            (45.35, 156, "ps-writer", "_copy_from_iter", true)
+            lines[0],
+            ReportLine {
+                percent: 45.35,
+                samples: 156,
+                comm: "ps-writer".into(),
+                symbol: "_copy_from_iter".into(),
+                kernel: true,
+            }
         );
         // The header says "# Samples: 344": every sample is on one line.
         assert_eq!(lines.iter().map(|l| l.samples).sum::<u64>(), 344);
@@ -220,10 +217,10 @@ mod tests {
         let reports = [parse_report(WRITER_REPORT), parse_report(READER_REPORT)];
         let (samples, top) = top_symbols(&reports, TOP_SYMBOLS);
         assert_eq!(samples, 344 + 470);
-        let got: Vec<(&str, &str, String)> = top
+        assert!(top.iter().all(|s| s.kernel), "{top:?}");
+        let got: Vec<_> = top
             .iter()
             .map(|s| {
-                assert!(s.kernel, "{s:?}");
                 (
                     s.comm.as_str(),
                     s.symbol.as_str(),
@@ -241,10 +238,7 @@ mod tests {
             ("ps-reader", "finish_task_switch.isra.0", "2.95"),
             ("ps-reader", "uncharge_folio", "2.95"),
         ];
-        let want: Vec<(&str, &str, String)> = want
-            .iter()
-            .map(|&(c, s, p)| (c, s, p.to_string()))
-            .collect();
+        let want = want.map(|(c, s, p)| (c, s, p.to_string()));
         assert_eq!(got, want);
     }
 }

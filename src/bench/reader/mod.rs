@@ -110,9 +110,7 @@ impl std::fmt::Display for ReaderConfig {
 }
 
 /// What the reader's input is: its figure measures a pipe only when it
-/// is one. `read < FILE` measures reading the page cache, `read <
-/// /dev/zero` the kernel clearing pages (55 GiB/s measured), neither of
-/// them a pipe.
+/// is one (`read < /dev/zero` measures the kernel clearing pages).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Input {
@@ -148,27 +146,23 @@ impl Input {
 
     /// Its name in the JSON and the CSV: `pipe`, `file`, `char-device`.
     pub fn name(self) -> &'static str {
-        match self {
-            Input::Pipe => "pipe",
-            Input::File => "file",
-            Input::Socket => "socket",
-            Input::Terminal => "terminal",
-            Input::CharDevice => "char-device",
-            Input::BlockDevice => "block-device",
-            Input::Other => "other",
-        }
+        self.words().0
     }
 
     /// Its name with an article, for a sentence: `a regular file`.
     pub fn described(self) -> &'static str {
+        self.words().1
+    }
+
+    fn words(self) -> (&'static str, &'static str) {
         match self {
-            Input::Pipe => "a pipe",
-            Input::File => "a regular file",
-            Input::Socket => "a socket",
-            Input::Terminal => "a terminal",
-            Input::CharDevice => "a character device",
-            Input::BlockDevice => "a block device",
-            Input::Other => "neither a file nor a device",
+            Input::Pipe => ("pipe", "a pipe"),
+            Input::File => ("file", "a regular file"),
+            Input::Socket => ("socket", "a socket"),
+            Input::Terminal => ("terminal", "a terminal"),
+            Input::CharDevice => ("char-device", "a character device"),
+            Input::BlockDevice => ("block-device", "a block device"),
+            Input::Other => ("other", "neither a file nor a device"),
         }
     }
 }

@@ -19,8 +19,7 @@ pub struct ReadRun<'a> {
 
 /// `12.3GiB/s, 256KiB buffer, 40960 iterations (10GiB piped)`, as the
 /// blog's program prints it; from an input that is not a pipe, `(1MiB
-/// read from a regular file, not a pipe)`: the figure is what was
-/// measured, named for what it is.
+/// read from a regular file, not a pipe)`.
 impl Exporter<ReadRun<'_>> for Text {
     fn export(&self, run: &ReadRun<'_>) -> io::Result<Vec<u8>> {
         let (c, r) = (run.config, run.report);

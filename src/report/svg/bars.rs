@@ -78,10 +78,8 @@ pub(crate) fn height(bars: &Bars<'_>) -> u32 {
     80 + bars.row_px * bars.rows.len().max(1) as u32
 }
 
-/// The right end of the x axis: past the longest bar, whisker and limit,
-/// and far enough that each row's note, right of its bar, ends inside
-/// the plot (`plot_px` wide), and the limit's label on one side of its
-/// line. Widths are [`text_width`]'s estimates.
+/// The right end of the x axis: past every bar, whisker and limit, with
+/// room for each note and the limit's label inside the plot.
 fn axis_end(bars: &Bars<'_>, plot_px: f64) -> f64 {
     // The value `v` whose right `gap + text` pixels must fit: x_max such
     // that v / x_max * plot_px + gap + width <= plot_px - 4.

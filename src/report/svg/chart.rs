@@ -1,5 +1,4 @@
-//! What every chart is drawn with: its width, font and colours, the
-//! series' colours, and the small helpers of every kind's chart.
+//! What every chart is drawn with: width, font, colours, small helpers.
 
 use std::fmt::Display;
 use std::io;
@@ -63,13 +62,9 @@ pub const WIDTH: u32 = 900;
 /// The font of every label; the viewer picks the face.
 pub(crate) const FONT: &str = "sans-serif";
 
-/// The width in pixels `text` takes at `points` (a size given to
-/// plotters, which writes `points / 1.24` px as the SVG's font-size), at
-/// 0.6 em a character: an estimate, not a measure (the viewer picks the
-/// font; DejaVu Sans, Chromium's sans-serif here, drew every label of 7
-/// characters or more of the snapshot charts at 0.47-0.60 em a
-/// character, digits at 0.64). Layouts that must not overlap leave room
-/// with it; tests/fixtures/browser.rs checks with the same estimate.
+/// An estimate of the pixels `text` takes at `points` (plotters writes
+/// `points / 1.24` px as the font-size), at 0.6 em a character: the
+/// viewer picks the font. tests/fixtures/browser.rs uses the same.
 pub(crate) fn text_width(text: &str, points: f64) -> f64 {
     text.chars().count() as f64 * points / 1.24 * 0.6
 }

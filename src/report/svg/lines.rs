@@ -1,9 +1,5 @@
-//! Lines with a dot per point, and their legend under the plot: the
-//! shape of the latency and scan charts.
-//!
-//! The legend is drawn below the x axis, never inside the plot: wherever
-//! the lines fall, it cannot cover one of their points (it did: a scan's
-//! legend, top left, hid memcpy's point at the smallest value).
+//! Lines with a dot per point (the latency and scan charts), and their
+//! legend below the x axis, where it cannot cover a point.
 
 use std::io;
 use std::iter::once;
@@ -58,8 +54,7 @@ pub(crate) fn legend_height(entries: usize) -> u32 {
 }
 
 /// The legend under a chart, on `area` ([`WIDTH`] by [`legend_height`]):
-/// a swatch of each line's colour (a small square, so that no legend mark
-/// looks like a data mark) and its name, two to a row.
+/// a square of each line's colour (unlike a data mark) and its name.
 pub(crate) fn legend_below(
     area: &DrawingArea<SVGBackend<'_>, Shift>,
     name: &str,

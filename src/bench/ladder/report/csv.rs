@@ -6,23 +6,16 @@ use std::io;
 use serde::Serialize;
 
 use super::status_word;
-use crate::bench::core::Series;
 use crate::bench::core::shown::{NoiseCells, series_csv, series_csv_header};
+use crate::bench::core::{Series, Status};
 use crate::bench::ladder::LadderResult;
 use crate::bench::profile::Cost;
 use crate::report::{Csv, Exporter, csv_lines};
 
-/// One row per run: `rung,status,run,gib_s,bytes_per_run,buf_size,pipe_size,copies`,
-/// then the rung's cost per GiB over all its measured runs (the same on
-/// each of its rows; empty when not measured):
-/// `user_s_per_gib,system_s_per_gib,context_switches_per_gib,page_faults_per_gib`,
-/// then `part` (`ladder`, or `placement-check` for the runs of the
-/// baseline in each placement), `placement` (`same-cpu`,
-/// `different-cpu`, `unpinned`), `noisy` (the row's, `true`/`false`),
-/// the run's noise: `steal_s,other_cpu_s,load_avg_1m,involuntary_switches,cpu_mhz`,
-/// and the row's series, the same on each of its rows:
-/// `gib_s_median,gib_s_min,gib_s_max,gib_s_ci95_half_width,gib_s_max_over_min,gib_s_noisy`.
-/// A row without runs has one line with an empty `run` and `gib_s`.
+/// One line per run, in the columns of `csv_header`: a rung's cost per
+/// GiB and its series are the same on each of its lines, `part` is
+/// `ladder` or `placement-check`. A row without runs has one line with an
+/// empty `run` and `gib_s`.
 impl Exporter<LadderResult> for Csv {
     fn export(&self, result: &LadderResult) -> io::Result<Vec<u8>> {
         csv_lines(&csv_header(), csv_rows(result))
@@ -68,9 +61,25 @@ struct Setup {
 }
 
 /// The lines of one row (a rung, or the baseline in one placement): one
-/// per run, or one without a run when it has none; `line` is the row's
-/// line without a run.
-fn series_lines(out: &mut Vec<Line>, line: Line, gib_s: &Series) {
+/// per run, or one without a run when it has none.
+fn series_lines(
+    out: &mut Vec<Line>,
+    (rung, status, part, placement): (String, Status, &'static str, String),
+    setup: Setup,
+    gib_s: &Series,
+) {
+    let line = Line {
+        rung,
+        status: status_word(status),
+        run: None,
+        gib_s: None,
+        setup,
+        part,
+        placement,
+        noisy: gib_s.noisy(),
+        noise: NoiseCells::default(),
+        series: series_csv(gib_s),
+    };
     if gib_s.runs.is_empty() {
         out.push(line);
         return;
@@ -101,35 +110,19 @@ pub(crate) fn csv_rows(result: &LadderResult) -> Vec<Line> {
             context_switches_per_gib: cost(|c| format!("{:.1}", c.context_switches_per_gib)),
             page_faults_per_gib: cost(|c| format!("{:.1}", c.page_faults_per_gib)),
         };
-        let line = Line {
-            rung: r.name.to_string(),
-            status: status_word(r.status),
-            run: None,
-            gib_s: None,
-            setup,
-            part: "ladder",
-            placement: placement.to_string(),
-            noisy: r.noisy(),
-            noise: NoiseCells::default(),
-            series: series_csv(&r.gib_s),
-        };
-        series_lines(&mut out, line, &r.gib_s);
+        let row = (
+            r.name.to_string(),
+            r.status,
+            "ladder",
+            placement.to_string(),
+        );
+        series_lines(&mut out, row, setup, &r.gib_s);
     }
     if let Some(check) = &result.placement_check {
         for row in &check.rows {
-            let line = Line {
-                rung: check.rung.to_string(),
-                status: status_word(row.status),
-                run: None,
-                gib_s: None,
-                setup: Setup::default(),
-                part: "placement-check",
-                placement: row.kind.to_string(),
-                noisy: row.gib_s.noisy(),
-                noise: NoiseCells::default(),
-                series: series_csv(&row.gib_s),
-            };
-            series_lines(&mut out, line, &row.gib_s);
+            let name = check.rung.to_string();
+            let line = (name, row.status, "placement-check", row.kind.clone());
+            series_lines(&mut out, line, Setup::default(), &row.gib_s);
         }
     }
     out

@@ -1,7 +1,5 @@
-//! The ladder as one self-contained HTML page: the machine, the
-//! placement, the chart, the table, a paragraph per rung and, with
-//! `bench --profile`, where the time went (the page's frame is
-//! [`crate::report::page`]'s).
+//! The ladder as one self-contained HTML page, on
+//! [`crate::report::page`]'s frame.
 
 use std::fmt::Write as _;
 use std::io;
@@ -9,12 +7,12 @@ use std::io;
 use super::svg::ladder_svg;
 use super::{
     COPIES_NOTE, FIGURE_HEADINGS, TEXT_HEADINGS, explanation, figures, noise_line, noisy_lines,
-    placement_paragraph, placement_words, runs_words, text_cells,
+    placement_paragraph, placement_words, runs_words, text_cells, verified,
 };
 use crate::bench::ladder::{LadderResult, Rung, RungResult};
 use crate::bench::profile::{Cost, Profile, ProfileStatus};
-use crate::report::page::{answer, escape, head, machine, noisy_paragraphs};
-use crate::report::{Exporter, Html, INTERRUPTED};
+use crate::report::page::{answer, escape, head, interrupted, machine, noisy_paragraphs};
+use crate::report::{Exporter, Html};
 
 /// The ladder's verdict as the page's first section (nothing when there
 /// is none).
@@ -32,9 +30,7 @@ impl Exporter<LadderResult> for Html {
     }
 }
 
-/// The whole page for `result`: one HTML5 document that needs nothing
-/// else (see the module's documentation). Fails only if the chart cannot
-/// be drawn.
+/// The whole page for `result`. Fails only if the chart cannot be drawn.
 pub fn html_report(result: &LadderResult) -> io::Result<String> {
     let svg = ladder_svg(result)?;
     let mut out = head(
@@ -54,19 +50,9 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
         escape(&placement_words(result)),
         runs_words(result),
         result.seed,
-        if result.verify {
-            "; every byte verified"
-        } else {
-            ""
-        }
+        verified(result)
     );
-    if result.header.interrupted {
-        let _ = writeln!(
-            out,
-            "<p id=\"interrupted\"><strong>{}.</strong></p>",
-            escape(INTERRUPTED)
-        );
-    }
+    interrupted(&mut out, result.header.interrupted);
     if let Some(line) = noise_line(result) {
         let _ = writeln!(out, "<p id=\"noise\">{}.</p>", escape(&line));
     }
@@ -121,9 +107,8 @@ pub fn html_report(result: &LadderResult) -> io::Result<String> {
     Ok(out)
 }
 
-/// The ladder's table, with the HTML id `id` (`ladder`, or one per value
-/// of a scan): the text table's columns, then the cost per GiB when
-/// measured.
+/// The ladder's table with the HTML id `id`: the text table's columns,
+/// then the cost per GiB when measured.
 pub(crate) fn ladder_table(out: &mut String, id: &str, rungs: &[RungResult]) {
     let with_cost = rungs.iter().any(|r| r.cost.is_some());
     let mut header = TEXT_HEADINGS.to_vec();
@@ -234,25 +219,23 @@ fn profile(out: &mut String, r: &RungResult, p: &Profile) {
     *out += "</tbody>\n</table>\n";
 }
 
-/// A profile's command line as a reader needs it, escaped: perf's
-/// options and, for each worker perf ran, its role and CPU (from the
-/// worker's JSON description) — `<code>perf record -e cpu-clock -g</code>
-/// around the writer (CPU 0) and the reader (CPU 1)`. A line not of that
-/// shape is given whole, in `<code>`, which breaks anywhere.
+/// A profile's command line as a reader needs it, escaped:
+/// `<code>perf record -e cpu-clock -g</code> around the writer (CPU 0) and
+/// the reader (CPU 1)`; a line not of that shape whole, in `<code>`.
 fn command_summary(command: &str) -> String {
-    let whole = || format!("<code>{}</code>", escape(command));
+    summary(command).unwrap_or_else(|| format!("<code>{}</code>", escape(command)))
+}
+
+/// [`command_summary`] of a command line of the shape perf's are.
+fn summary(command: &str) -> Option<String> {
     let mut perf = None;
     let mut ends = Vec::new();
     for side in command.split(" | ") {
-        let Some((record, program)) = side.split_once(" -- ") else {
-            return whole();
-        };
+        let (record, program) = side.split_once(" -- ")?;
         // perf's own options, without its output file and binary's path.
         let mut words = record.split_whitespace();
         let mut options = Vec::new();
-        let Some(binary) = words.next() else {
-            return whole();
-        };
+        let binary = words.next()?;
         let binary = binary.rsplit('/').next().unwrap_or(binary);
         while let Some(word) = words.next() {
             match word {
@@ -265,31 +248,22 @@ fn command_summary(command: &str) -> String {
         }
         let options = format!("{binary} {}", options.join(" "));
         if perf.as_ref().is_some_and(|p| *p != options) {
-            return whole();
+            return None;
         }
         perf = Some(options);
-        let Some((_, spec)) = program.split_once(" worker ") else {
-            return whole();
-        };
-        let Ok(spec) = serde_json::from_str::<serde_json::Value>(spec) else {
-            return whole();
-        };
-        let Some(role) = spec.get("role").and_then(|r| r.as_str()) else {
-            return whole();
-        };
+        let (_, spec) = program.split_once(" worker ")?;
+        let spec = serde_json::from_str::<serde_json::Value>(spec).ok()?;
+        let role = spec.get("role").and_then(|r| r.as_str())?;
         ends.push(match spec.get("cpu").and_then(|c| c.as_u64()) {
             Some(cpu) => format!("the {} (CPU {cpu})", escape(role)),
             None => format!("the {} (unpinned)", escape(role)),
         });
     }
-    match perf {
-        Some(perf) => format!(
-            "<code>{}</code> around {}",
-            escape(&perf),
-            ends.join(" and ")
-        ),
-        None => whole(),
-    }
+    Some(format!(
+        "<code>{}</code> around {}",
+        escape(&perf?),
+        ends.join(" and ")
+    ))
 }
 
 #[cfg(test)]

@@ -4,28 +4,20 @@ use std::fmt::Write;
 use std::io;
 
 use super::{
-    FIGURE_HEADINGS, FIGURES, TEXT_HEADINGS, figures, noise_line, noise_paragraph,
+    FIGURE_HEADINGS, FIGURES, TEXT_HEADINGS, figures, machine_words, noise_line, noise_paragraph,
     placement_paragraph, placement_words, runs_words, text_cells,
 };
 use crate::bench::ladder::LadderResult;
 use crate::report::text::md_cell;
 use crate::report::{Exporter, Markdown};
-use crate::units::Size;
 
-/// The machine in a line, the verdict, the table with the same columns as
-/// the text (a rung without figures says why across them), the noise said
-/// once and the placement, as Markdown.
+/// The machine in a line, the verdict, the text's table, the noise and
+/// the placement.
 impl Exporter<LadderResult> for Markdown {
     fn export(&self, result: &LadderResult) -> io::Result<Vec<u8>> {
-        let s = &result.header.system;
         let mut out = format!(
-            "pipespeed {} on Linux {}, {} ({} CPUs), THP {}, pipe-max-size {}: {}; {}.\n\n",
-            result.header.pipespeed_version,
-            s.kernel,
-            s.cpu_model,
-            s.cpus_online,
-            s.thp,
-            Size(s.pipe_max_size_bytes as u64),
+            "{}: {}; {}.\n\n",
+            machine_words(&result.header),
             placement_words(result),
             runs_words(result)
         );

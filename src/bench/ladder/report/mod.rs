@@ -1,5 +1,6 @@
-//! The ladder as the table printed on stdout, and as CSV: one row per
-//! measured run, for spreadsheets and plotting scripts.
+//! How the ladder reads: the table printed on stdout here, the other
+//! formats beside it.
+use crate::bench::core::harness::Header;
 use crate::bench::core::{Placement, Status};
 
 use std::fmt::Write;
@@ -61,22 +62,8 @@ pub(crate) fn explanation(r: &RungResult) -> String {
     }
 }
 
-/// A rung's five descriptive cells: rung, what it changes, copies, buffer
-/// and pipe.
-pub(crate) fn cells(r: &RungResult) -> [String; 5] {
-    [
-        r.name.to_string(),
-        r.changes.clone(),
-        copies_cell(r),
-        Size(r.buf_size as u64).to_string(),
-        r.pipe_size
-            .map_or_else(|| "default".into(), |p| Size(p as u64).to_string()),
-    ]
-}
-
-/// A rung's figures as the table prints them (median, min, max GiB/s,
-/// the spread, the speed-up over `write-read` and the share of the
-/// rung's limit), or the note saying why there are none.
+/// A rung's figures as the table prints them, or the note saying why
+/// there are none.
 pub(crate) fn figures(r: &RungResult) -> Result<[String; FIGURES], String> {
     match (r.status, &r.reason) {
         (Status::Unavailable, Some(reason)) => Err(format!("unavailable: {reason}")),
@@ -107,12 +94,8 @@ pub(crate) const FIGURE_HEADINGS: [&str; FIGURES] = [
     "of limit",
 ];
 
-/// An aligned table: rung, what it changes, copies, buffer, pipe, the
-/// placement of its figures, median, min, max, spread, speed-up over the
-/// baseline and share of its limit. Above it the verdict; under it the
-/// notes, the noise said once and the placement; with [`Text::explain`],
-/// each noisy row's runs and causes, the cost per GiB and a paragraph per
-/// rung.
+/// The verdict, the table, the notes, the noise and the placement; with
+/// [`Text::explain`], the noisy rows, the cost and a paragraph per rung.
 impl Exporter<LadderResult> for Text {
     fn export(&self, result: &LadderResult) -> io::Result<Vec<u8>> {
         let s = &result.header.system;
@@ -132,11 +115,7 @@ impl Exporter<LadderResult> for Text {
             "{} after a warm-up, shuffled (seed {}){}",
             runs_words(result),
             result.seed,
-            if result.verify {
-                "; every byte verified"
-            } else {
-                ""
-            }
+            verified(result)
         );
         let _ = writeln!(out, "{}", wrap(&how, 100));
         if let Some(line) = noise_line(result) {
@@ -206,12 +185,20 @@ pub(crate) const TEXT_HEADINGS: [&str; TEXT_CELLS] = [
     "ends",
 ];
 
-/// The text table's descriptive cells: [`cells`] and the `ends` cell.
+/// The table's descriptive cells.
 const TEXT_CELLS: usize = 6;
 
+/// A rung's descriptive cells, under [`TEXT_HEADINGS`].
 pub(crate) fn text_cells(r: &RungResult) -> [String; TEXT_CELLS] {
-    let [rung, changes, copies, buffer, pipe] = cells(r);
-    [rung, changes, copies, buffer, pipe, ends_cell(r)]
+    [
+        r.name.to_string(),
+        r.changes.clone(),
+        copies_cell(r),
+        Size(r.buf_size as u64).to_string(),
+        r.pipe_size
+            .map_or_else(|| "default".into(), |p| Size(p as u64).to_string()),
+        ends_cell(r),
+    ]
 }
 
 /// Where a rung's figures were measured, as `--placement` names it;
@@ -254,6 +241,20 @@ pub(crate) fn placement_words(result: &LadderResult) -> String {
     }
 }
 
+/// The machine in words, as the Markdown and the scan begin.
+pub(crate) fn machine_words(header: &Header) -> String {
+    let s = &header.system;
+    format!(
+        "pipespeed {} on Linux {}, {} ({} CPUs), THP {}, pipe-max-size {}",
+        header.pipespeed_version,
+        s.kernel,
+        s.cpu_model,
+        s.cpus_online,
+        s.thp,
+        Size(s.pipe_max_size_bytes as u64)
+    )
+}
+
 /// The notes under the table: what the columns mean.
 pub(crate) fn notes(result: &LadderResult) -> String {
     let base = match &result.baseline {
@@ -261,6 +262,15 @@ pub(crate) fn notes(result: &LadderResult) -> String {
         None => "write-read".into(),
     };
     format!("{COPIES_NOTE} vs write-read: over {base}, its fastest placement.")
+}
+
+/// `; every byte verified`, when it was.
+pub(crate) fn verified(result: &LadderResult) -> &'static str {
+    if result.verify {
+        "; every byte verified"
+    } else {
+        ""
+    }
 }
 
 /// `5 runs per rung`, or `5 to 10 runs per rung (more while noisy)`.
@@ -284,8 +294,7 @@ pub(crate) fn noise_line(result: &LadderResult) -> Option<String> {
     result.noise.map(noise_sentence)
 }
 
-/// A paragraph per noisy rung, and per noisy placement of the placement
-/// check: how much it spread, the likely causes and what to do.
+/// A paragraph per noisy rung, and per noisy placement of the check.
 pub(crate) fn noisy_lines(result: &LadderResult) -> Vec<String> {
     let gib_s = |v: f64| format!("{v:.2} GiB/s");
     let rungs = result
@@ -304,14 +313,13 @@ pub(crate) fn noisy_lines(result: &LadderResult) -> Vec<String> {
 /// wake-up costs, and the rungs that block in their other placement.
 pub(crate) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck) -> String {
     let mut text = format!("placement: {} ", check.rung);
-    let mut rows = Vec::new();
-    for row in &check.rows {
-        rows.push(match (row.median(), &row.reason) {
+    let rows: Vec<String> = (check.rows.iter())
+        .map(|row| match (row.median(), &row.reason) {
             (Some(m), _) => format!("{} {m:.2} GiB/s ({})", row.kind, spread_cell(&row.gib_s)),
             (None, Some(why)) => format!("{} {}: {why}", row.kind, status_word(row.status)),
             (None, None) => format!("{} no runs", row.kind),
-        });
-    }
+        })
+        .collect();
     text += &rows.join(", ");
     match (check.factor(), check.best(), check.worst()) {
         (Some(factor), Some(best), Some(worst)) => {
@@ -353,18 +361,12 @@ pub(crate) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck)
         .filter_map(|r| r.other_placement.as_ref().map(|o| o.kind.as_str()))
         .collect();
     if !others.is_empty() {
-        let same = kinds.iter().all(|k| *k == kinds[0]);
-        text += &match same {
-            true => format!(
-                " The other rungs that block, {}: {} GiB/s.",
-                kinds[0],
-                others.join(", ")
-            ),
-            false => format!(
-                " The other rungs that block, in their slower placement: {} GiB/s.",
-                others.join(", ")
-            ),
+        let kind = match kinds.iter().all(|k| *k == kinds[0]) {
+            true => kinds[0],
+            false => "in their slower placement",
         };
+        let others = others.join(", ");
+        text += &format!(" The other rungs that block, {kind}: {others} GiB/s.");
     }
     wrap(&text, 100)
 }
@@ -378,8 +380,7 @@ fn count(v: f64) -> String {
     }
 }
 
-/// CPU seconds, context switches and page faults per GiB, one row per
-/// rung with a cost (every measured rung), under the main table.
+/// The cost per GiB of every measured rung, under the main table.
 fn cost_table(result: &LadderResult, out: &mut String) {
     let rows: Vec<_> = result
         .rungs
@@ -417,8 +418,8 @@ fn cost_table(result: &LadderResult, out: &mut String) {
     }
 }
 
-/// Each profiled rung's top symbols, as `perf report` prints them; one
-/// line when no rung could be profiled, for the same reason.
+/// Each profiled rung's top symbols; one line when no rung could be
+/// profiled, for the same reason.
 fn profiles(result: &LadderResult, out: &mut String) {
     let profiled: Vec<(Rung, &Profile)> = result
         .rungs

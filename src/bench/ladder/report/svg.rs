@@ -1,7 +1,5 @@
-//! The ladder: a bar per rung, its median with a whisker from the slowest
-//! run to the fastest, its speed-up over `write-read` and its share of
-//! its limit (memcpy or splice-limit, whose bars are drawn as limits), and
-//! `memcpy`'s median as a dashed line, the limit of the rungs that copy.
+//! The ladder's chart: a bar per rung with its whisker and figures, the
+//! limits' bars in grey, and `memcpy`'s median as a dashed line.
 
 use std::io;
 

@@ -1,6 +1,5 @@
-//! `bench --scan`: the ladder once per value of one setting (buffer size
-//! or pipe size), to find the best value for this machine; `report`: how
-//! the scan reads (a table per value, CSV, Markdown, the chart, the page).
+//! `bench --scan`: the ladder once per value of one setting, to find the
+//! best value for this machine.
 
 pub(crate) mod report;
 #[cfg(feature = "cli")]
@@ -127,38 +126,17 @@ impl FromStr for Scan {
                 ));
             }
         };
-        if param == ScanParam::Placement {
-            let values = list
-                .split(',')
-                .map(|v| match PLACEMENTS.iter().position(|p| *p == v) {
+        let values = list
+            .split(',')
+            .map(|v| match param {
+                ScanParam::Placement => match PLACEMENTS.iter().position(|p| *p == v) {
                     Some(i) => Ok(i as u64 + 1),
                     None => Err(format!(
                         "placement: '{v}' is not a placement ({})",
                         PLACEMENTS.join(", ")
                     )),
-                })
-                .collect::<Result<Vec<u64>, String>>()?;
-            if values.len() < 2 {
-                return Err(format!("{name}: a scan needs at least two values"));
-            }
-            return Ok(Scan { param, values });
-        }
-        let values = list
-            .split(',')
-            .map(|v| {
-                let n = parse_size(v).map_err(|e| e.to_string())?;
-                if n == 0 {
-                    return Err(format!("{name}: '{v}' is not a size to measure (0 bytes)"));
-                }
-                // Buffers and pipes alike: at most MAX_BUFFER, the limit
-                // of --buf-size and --pipe-size.
-                if n > MAX_BUFFER {
-                    return Err(format!(
-                        "{name}: '{v}' is too large: at most {} ({MAX_BUFFER} bytes)",
-                        Size(MAX_BUFFER)
-                    ));
-                }
-                Ok(n)
+                },
+                _ => size_value(name, v),
             })
             .collect::<Result<Vec<u64>, String>>()?;
         if values.len() < 2 {
@@ -166,6 +144,21 @@ impl FromStr for Scan {
         }
         Ok(Scan { param, values })
     }
+}
+
+/// A size to scan, at most MAX_BUFFER like --buf-size and --pipe-size.
+fn size_value(name: &str, v: &str) -> Result<u64, String> {
+    let n = parse_size(v).map_err(|e| e.to_string())?;
+    if n == 0 {
+        return Err(format!("{name}: '{v}' is not a size to measure (0 bytes)"));
+    }
+    if n > MAX_BUFFER {
+        return Err(format!(
+            "{name}: '{v}' is too large: at most {} ({MAX_BUFFER} bytes)",
+            Size(MAX_BUFFER)
+        ));
+    }
+    Ok(n)
 }
 
 /// One value of a scan and the ladder measured with it.
@@ -240,24 +233,21 @@ impl ScanResult {
 mod tests {
     use super::*;
 
+    fn scan(text: &str) -> Scan {
+        text.parse().unwrap_or_else(|e| panic!("{e}"))
+    }
+
     #[test]
     fn parses_a_setting_and_its_sizes() {
-        let scan: Scan = "buf-size=64K,256K,1M"
-            .parse()
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(scan.param, ScanParam::BufSize);
-        assert_eq!(scan.values, vec![64 << 10, 256 << 10, 1 << 20]);
-        let scan: Scan = "pipe-size=4096,65536"
-            .parse()
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(scan.param, ScanParam::PipeSize);
+        let scan_of_sizes = scan("buf-size=64K,256K,1M");
+        assert_eq!(scan_of_sizes.param, ScanParam::BufSize);
+        assert_eq!(scan_of_sizes.values, vec![64 << 10, 256 << 10, 1 << 20]);
+        assert_eq!(scan("pipe-size=4096,65536").param, ScanParam::PipeSize);
     }
 
     #[test]
     fn placements_are_scanned_by_name() {
-        let scan: Scan = "placement=unpinned,same-cpu"
-            .parse()
-            .unwrap_or_else(|e| panic!("{e}"));
+        let scan = scan("placement=unpinned,same-cpu");
         assert_eq!(scan.param, ScanParam::Placement);
         assert_eq!(scan.values, vec![3, 1]);
         assert_eq!(ScanParam::Placement.label(1), "same-cpu");

@@ -1,8 +1,5 @@
-//! A scan as the text printed on stdout (a row per rung and a column per
-//! value, how far to trust it, then each value's ladder table), as CSV (every point's ladder rows
-//! under one header), as Markdown and as an HTML page (the facts, the
-//! scan's chart, the table of medians by value, each value's ladder
-//! table).
+//! How a scan reads: text, CSV, Markdown and the HTML page, each with the
+//! medians by value first, then each value's ladder.
 
 #[cfg(feature = "cli")]
 mod svg;
@@ -15,17 +12,14 @@ use std::io;
 use crate::bench::core::shown::noise_paragraph;
 use crate::bench::core::{NoiseSummary, Series, Trust};
 use crate::bench::ladder::Rung;
-use crate::bench::ladder::report::{csv_header, csv_rows, table as ladder_table};
+use crate::bench::ladder::report::{csv_header, csv_rows, machine_words, table as ladder_table};
 use crate::bench::ladder::scan::ScanResult;
 use crate::report::text::{wrap, wrap_paragraph};
 use crate::report::{Csv, Exporter, Markdown, Text, csv_lines};
-use crate::units::Size;
 
-/// The scan's answer first: the medians of every rung by value, how far
-/// to trust them and the noise said once for the whole scan; then each
-/// value's ladder table under a `== SETTING VALUE` line. With
-/// [`Text::explain`], each value's whole ladder text instead (its notes,
-/// noisy rows and cost).
+/// The medians by value, how far to trust them and the noise, then each
+/// value's ladder table; with [`Text::explain`], each value's whole
+/// ladder text first.
 impl Exporter<ScanResult> for Text {
     fn export(&self, result: &ScanResult) -> io::Result<Vec<u8>> {
         if self.explain {
@@ -79,8 +73,7 @@ impl Exporter<ScanResult> for Text {
     }
 }
 
-/// The noisiest machine any point saw: the largest steal and other load
-/// of the points' summaries.
+/// The noisiest machine any point saw.
 fn worst_noise(scan: &ScanResult) -> Option<NoiseSummary> {
     scan.points
         .iter()
@@ -132,16 +125,9 @@ fn heads(scan: &ScanResult) -> Vec<String> {
 
 /// The machine and what was scanned, in a sentence.
 fn facts(scan: &ScanResult) -> String {
-    let s = &scan.header.system;
     format!(
-        "pipespeed {} on Linux {}, {} ({} CPUs), THP {}, pipe-max-size {}: the ladder once per \
-         value of {}: {}",
-        scan.header.pipespeed_version,
-        s.kernel,
-        s.cpu_model,
-        s.cpus_online,
-        s.thp,
-        Size(s.pipe_max_size_bytes as u64),
+        "{}: the ladder once per value of {}: {}",
+        machine_words(&scan.header),
         scan.param,
         heads(scan).join(", ")
     )
@@ -182,10 +168,7 @@ impl Exporter<ScanResult> for Markdown {
     }
 }
 
-/// The scan's page: one HTML5 document that needs nothing else, made as
-/// the ladder's is (see `report::page`): the machine, what was
-/// scanned, the chart, the medians by value, and each value's ladder
-/// table with its placement, runs and noise.
+/// The scan's page, on `report::page`'s frame as the ladder's.
 #[cfg(feature = "cli")]
 impl Exporter<ScanResult> for crate::report::Html {
     fn export(&self, scan: &ScanResult) -> io::Result<Vec<u8>> {
@@ -197,7 +180,7 @@ impl Exporter<ScanResult> for crate::report::Html {
 fn page(scan: &ScanResult) -> io::Result<String> {
     use crate::bench::ladder::report::ladder_table;
     use crate::bench::ladder::report::{noise_line, noisy_lines, runs_words};
-    use crate::report::page::{escape, head, machine, noisy_paragraphs};
+    use crate::report::page::{escape, head, interrupted, machine, noisy_paragraphs};
     let svg = svg::scan_result_svg(scan)?;
     let heads = heads(scan);
     let mut out = head(
@@ -218,13 +201,7 @@ fn page(scan: &ScanResult) -> io::Result<String> {
         escape(scan.param.name()),
         escape(&heads.join(", "))
     );
-    if scan.header.interrupted {
-        let _ = writeln!(
-            out,
-            "<p id=\"interrupted\"><strong>{}.</strong></p>",
-            escape(crate::report::INTERRUPTED)
-        );
-    }
+    interrupted(&mut out, scan.header.interrupted);
     let _ = writeln!(
         out,
         "<h2 id=\"chart\">Chart</h2>\n<figure>\n{svg}<figcaption>Each rung's median GiB/s at \

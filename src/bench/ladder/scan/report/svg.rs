@@ -1,6 +1,5 @@
-//! A scan: the ladder run once per value of a parameter (`buf-size`,
-//! `pipe-size`, `placement`), each rung's median GiB/s against the value
-//! on a log2 axis of sizes, or an axis of named values.
+//! A scan's chart: each rung's median GiB/s against the value, on a log2
+//! axis of sizes or an axis of named values.
 
 use std::io;
 
@@ -83,10 +82,8 @@ fn lines(points: &[(u64, &LadderResult)], axis: Axis) -> Vec<(Rung, Vec<Segment>
         .collect()
 }
 
-/// A scan as an SVG document, 900 pixels wide, a 480-pixel plot and
-/// the legend under it (20 pixels a row of two rungs): for each rung, its
-/// median GiB/s at each value of `param` (bytes, on a log2 axis), as a
-/// line with a dot per value. Fails on no points or a value of 0.
+/// A scan of sizes as an SVG document: a line per rung, a dot per value
+/// of `param` on a log2 axis. Fails on no points or a value of 0.
 pub fn scan_svg(param: &str, points: &[(u64, LadderResult)]) -> io::Result<String> {
     let points: Vec<(u64, &LadderResult)> = points.iter().map(|(v, r)| (*v, r)).collect();
     draw(param, Axis::Log2Sizes, &points, |rung| {
