@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::super::hist::Trips;
 use super::record::TripRun;
 use super::traits::{Receiver, Sender, Sink};
-use crate::units::gib_per_s;
+use crate::bench::reader::ReceiveClock;
 use crate::verify::{Verifier, fill_pattern};
 
 /// What the receiver of a throughput run reports (as JSON, from a
@@ -74,8 +74,7 @@ pub(crate) fn send_stream(
 pub(crate) fn receive_stream(rx: &mut dyn Receiver, verify: bool) -> io::Result<Received> {
     let mut verifier = verify.then(Verifier::new);
     let mut report = Received::default();
-    let mut first: Option<Instant> = None;
-    let mut last = Instant::now();
+    let mut clock = ReceiveClock::default();
     loop {
         let n = match verifier.as_mut() {
             Some(v) => rx.recv(Some(&mut |b: &[u8]| check(v, b)))?,
@@ -84,17 +83,11 @@ pub(crate) fn receive_stream(rx: &mut dyn Receiver, verify: bool) -> io::Result<
         if n == 0 {
             break;
         }
-        last = Instant::now();
+        clock.tick();
         report.bytes += n as u64;
-        match first {
-            None => first = Some(last),
-            Some(_) => report.timed_bytes += n as u64,
-        }
+        clock.count(n);
     }
-    if let Some(start) = first {
-        report.seconds = last.duration_since(start).as_secs_f64();
-        report.gib_s = gib_per_s(report.timed_bytes, report.seconds);
-    }
+    (report.timed_bytes, report.seconds, report.gib_s) = clock.figures();
     // Nothing at all is the sender's story (its words say why); one
     // receive is ours: the clock starts at the first receive, so one
     // receive times nothing.

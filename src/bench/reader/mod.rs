@@ -238,8 +238,7 @@ pub fn run_reader(input: impl AsFd, config: &ReaderConfig) -> io::Result<ReadRep
         transfers: 0,
         mismatch: None,
     };
-    let mut first: Option<Instant> = None;
-    let mut last = Instant::now();
+    let mut clock = ReceiveClock::default();
     while report.bytes < config.bytes {
         let want = (config.bytes - report.bytes).min(config.buf_size as u64) as usize;
         config.wait.before_call(input, Direction::In)?;
@@ -253,7 +252,7 @@ pub fn run_reader(input: impl AsFd, config: &ReaderConfig) -> io::Result<ReadRep
             }
             Err(err) => return Err(err),
         };
-        last = Instant::now();
+        clock.tick();
         if n == 0 {
             report.eof = true;
             break;
@@ -267,16 +266,52 @@ pub fn run_reader(input: impl AsFd, config: &ReaderConfig) -> io::Result<ReadRep
         }
         report.bytes += n as u64;
         report.transfers += 1;
-        match first {
-            None => first = Some(last),
-            Some(_) => report.timed_bytes += n as u64,
+        clock.count(n);
+    }
+    (report.timed_bytes, report.seconds, report.gib_s) = clock.figures();
+    Ok(report)
+}
+
+/// The clock of a stream's receiving end (the reader's, ipc's receiver):
+/// it starts at the first receive, whose bytes are not timed (they may
+/// have waited in the pipe for the clock to start), and runs to the last
+/// tick.
+#[derive(Default)]
+pub(crate) struct ReceiveClock {
+    first: Option<Instant>,
+    last: Option<Instant>,
+    timed_bytes: u64,
+}
+
+impl ReceiveClock {
+    /// A receive returned now (data, or the end of the stream).
+    pub(crate) fn tick(&mut self) {
+        self.last = Some(Instant::now());
+    }
+
+    /// The `n` bytes of the receive last ticked.
+    pub(crate) fn count(&mut self, n: usize) {
+        match self.first {
+            None => self.first = self.last,
+            Some(_) => self.timed_bytes += n as u64,
         }
     }
-    if let Some(start) = first {
-        report.seconds = last.duration_since(start).as_secs_f64();
-        report.gib_s = gib_per_s(report.timed_bytes, report.seconds);
+
+    /// The bytes timed, the seconds from the first receive to the last
+    /// tick and their GiB/s; zeros before a first receive.
+    pub(crate) fn figures(&self) -> (u64, f64, f64) {
+        match (self.first, self.last) {
+            (Some(first), Some(last)) => {
+                let seconds = last.duration_since(first).as_secs_f64();
+                (
+                    self.timed_bytes,
+                    seconds,
+                    gib_per_s(self.timed_bytes, seconds),
+                )
+            }
+            _ => (0, 0.0, 0.0),
+        }
     }
-    Ok(report)
 }
 
 /// Where the reader puts what it takes out of the pipe.
