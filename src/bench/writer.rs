@@ -286,19 +286,15 @@ fn vmsplice_loop(out: std::os::fd::BorrowedFd<'_>, config: &WriterConfig, limit:
 /// A sandbox that forbids vmsplice answers ENOSYS or EPERM: the machine
 /// cannot do this rung, which is not a failure of the program.
 pub(crate) fn vmsplice_refusal(err: io::Error) -> io::Error {
-    match err.raw_os_error() {
-        Some(code)
-            if code == rustix::io::Errno::NOSYS.raw_os_error()
-                || code == rustix::io::Errno::PERM.raw_os_error() =>
-        {
-            io::Error::new(
-                io::ErrorKind::Unsupported,
-                format!(
-                    "vmsplice refused by the kernel: {}",
-                    crate::quote::strerror(&err)
-                ),
-            )
-        }
+    use rustix::io::Errno;
+    match Errno::from_io_error(&err) {
+        Some(Errno::NOSYS | Errno::PERM) => io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!(
+                "vmsplice refused by the kernel: {}",
+                crate::quote::strerror(&err)
+            ),
+        ),
         _ => err,
     }
 }

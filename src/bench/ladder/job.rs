@@ -4,7 +4,6 @@ use crate::bench::core::harness::{self, Figure, Runner};
 use crate::bench::core::{Phase, Placement, RunError};
 
 use crate::buf::{BufferOptions, MALLOC_OFFSET};
-use crate::double_buffer::Layout;
 use crate::sys::{ResourceUsage, RunNoise, SystemFacts};
 use crate::units::MIB;
 use crate::wait::Wait;
@@ -286,11 +285,8 @@ pub fn job_for(rung: Rung, config: &LadderConfig, facts: &SystemFacts) -> Result
         },
         check_huge_pages: huge,
         wait,
-        gift: false,
-        layout: Layout::Separate,
-        unsafe_early_reuse: None,
         verify: config.verify,
-        bytes: None,
+        ..WriterConfig::default()
     };
     let reader = ReaderConfig {
         method: if splice {

@@ -44,6 +44,12 @@ impl Bar {
         }
     }
 
+    /// Where the bar or its whisker ends, and its note starts.
+    fn end(&self) -> Option<f64> {
+        let (median, spread) = self.value?;
+        Some(spread.map_or(median, |s| median.max(s.1)))
+    }
+
     /// A row with nothing to draw but `note`.
     pub(crate) fn empty(label: String, note: String) -> Bar {
         Bar {
@@ -87,16 +93,10 @@ fn axis_end(bars: &Bars<'_>, plot_px: f64) -> f64 {
         let free = (plot_px - 4.0 - gap - text_width(text, POINTS)).max(plot_px * 0.25);
         v * plot_px / free
     };
-    let mut x_max = bars
-        .rows
-        .iter()
-        .fold(0.0_f64, |x_max, row| match row.value {
-            Some((median, spread)) => {
-                let end = spread.map_or(median, |s| median.max(s.1));
-                x_max.max(end * 1.05).max(room(end, NOTE_GAP, &row.note))
-            }
-            None => x_max,
-        });
+    let mut x_max = (bars.rows.iter()).fold(0.0_f64, |x_max, row| match row.end() {
+        Some(end) => x_max.max(end * 1.05).max(room(end, NOTE_GAP, &row.note)),
+        None => x_max,
+    });
     if let Some((at, label)) = &bars.limit {
         x_max = x_max.max(at * 1.05);
         // Right of the line if it fits there, else left if it fits, else
@@ -173,12 +173,7 @@ pub(crate) fn draw_on(
         if let Some((at, label)) = &bars.limit {
             let mut crossed: Vec<f64> = (bars.rows.iter().enumerate())
                 .filter(|(_, row)| {
-                    let start = match row.value {
-                        Some((median, spread)) => {
-                            px(spread.map_or(median, |s| median.max(s.1))) + NOTE_GAP
-                        }
-                        None => 6.0,
-                    };
+                    let start = row.end().map_or(6.0, |end| px(end) + NOTE_GAP);
                     let end = start + text_width(&row.note, POINTS);
                     (start - 4.0..=end + 4.0).contains(&px(*at))
                 })
@@ -244,7 +239,6 @@ pub(crate) fn draw_on(
                     row.fill.filled(),
                 )))
                 .map_err(|e| fail(&e))?;
-            let mut note_at = median;
             if let Some((lo, hi)) = spread {
                 let style = WHISKER.stroke_width(2);
                 let cap = |x: f64| {
@@ -256,11 +250,10 @@ pub(crate) fn draw_on(
                 chart
                     .draw_series([cap(lo), cap(hi)])
                     .map_err(|e| fail(&e))?;
-                note_at = note_at.max(hi);
             }
             chart
                 .draw_series(once(
-                    EmptyElement::at((note_at, centre))
+                    EmptyElement::at((row.end().unwrap_or(median), centre))
                         + Text::new(
                             row.note.clone(),
                             (NOTE_GAP as i32, 0),
