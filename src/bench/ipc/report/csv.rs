@@ -19,7 +19,7 @@ pub(crate) const CSV_HEADER: &str = "mechanism,size,metric,status,reason,run,cop
      steal_s,other_cpu_s,load_avg_1m,involuntary_switches,cpu_mhz,sender_cpu,receiver_cpu,\
      metric_median,metric_min,metric_max,metric_ci95_half_width,metric_max_over_min,metric_noisy\n";
 
-/// One row per run under [`CSV_HEADER`] (`metric` is `throughput` or
+/// One row per run under `CSV_HEADER` (`metric` is `throughput` or
 /// `round-trip`, the other metric's columns empty; the series is of GiB/s
 /// or of the runs' p50 in nanoseconds). A metric without runs
 /// (unavailable, failed before its first run, or interrupted) has one row
