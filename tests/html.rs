@@ -126,7 +126,7 @@ fn the_page_has_facts_table_chart_and_a_paragraph_per_rung() {
 fn placement_noise_and_copies_appear_as_the_table_says_them() {
     let result = fixtures::ladder_checked();
     let html = html_report(&result).unwrap();
-    let text = String::from_utf8(Text { explain: true }.export(&result).unwrap()).unwrap();
+    let text = String::from_utf8(Text::new(true).export(&result).unwrap()).unwrap();
     fixtures::snapshot("ladder-checked.txt", &text);
     fixtures::snapshot("report-checked.html", &html);
     // The same sentences in both.

@@ -319,7 +319,7 @@ fn each_size_is_a_table_fastest_first_with_pipe_as_the_yardstick() {
 #[test]
 fn the_text_says_where_each_cost_goes_and_why_a_row_is_noisy() {
     let result = fixture();
-    let text = export(&Text { explain: true }, &result);
+    let text = export(&Text::new(true), &result);
     assert!(text.starts_with(
         "pipespeed 0.1.0 ipc: Linux 6.18.0 on Test CPU @ 3.0GHz (2 CPUs online, allowed 0,1), \
          THP madvise, pipe-max-size 1MiB\nsender on CPU 0, receiver on CPU 1; 3 runs per row \
@@ -347,7 +347,7 @@ fn with_round_trips_alone_the_fastest_is_the_quickest_round_trip() {
     for row in &mut result.rows {
         row.throughput = None;
     }
-    let text = export(&Text { explain: true }, &result);
+    let text = export(&Text::new(true), &result);
     let small = table(&text, "64B messages");
     assert_eq!(
         small[0],
@@ -563,7 +563,7 @@ fn every_export_of_an_interrupted_result_says_so() {
     result.header.interrupted = true;
     result.rows[9].throughput.as_mut().unwrap().runs.clear();
     result.rows[9].latency.as_mut().unwrap().runs.clear();
-    let text = export(&Text { explain: true }, &result);
+    let text = export(&Text::new(true), &result);
     assert!(text.contains(&format!("\n{INTERRUPTED}\n")), "{text}");
     assert!(
         table(&text, "64KiB messages").contains(&"no runs: shm"),

@@ -21,7 +21,7 @@ fn text<R>(result: &R, explain: bool) -> String
 where
     Text: Exporter<R>,
 {
-    String::from_utf8(Text { explain }.export(result).unwrap()).unwrap()
+    String::from_utf8(Text::new(explain).export(result).unwrap()).unwrap()
 }
 
 /// The verdict's lines as the JSON has them, unwrapped, one a line.

@@ -220,7 +220,7 @@ fn rendered() -> pipespeed::bench::ladder::LadderResult {
 #[test]
 fn the_table_shows_cost_and_top_symbols() {
     // The cost table is detail: --explain prints it.
-    let text = String::from_utf8(Text { explain: true }.export(&rendered()).unwrap()).unwrap();
+    let text = String::from_utf8(Text::new(true).export(&rendered()).unwrap()).unwrap();
     let start = text.find("\ncost per GiB").unwrap();
     let end = text.find("\n\nwrite-read: write copies").unwrap();
     let tail = &text[start..=end];
@@ -252,7 +252,7 @@ fn one_reason_for_every_rung_is_said_once() {
     for r in &mut result.rungs {
         r.profile = Some(Profile::unavailable(NOT_INSTALLED));
     }
-    let text = String::from_utf8(Text { explain: false }.export(&result).unwrap()).unwrap();
+    let text = String::from_utf8(Text::new(false).export(&result).unwrap()).unwrap();
     assert!(
         text.ends_with(&format!("\nno profiles: {NOT_INSTALLED}\n")),
         "{text}"

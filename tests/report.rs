@@ -64,7 +64,7 @@ fn fixture() -> LadderResult {
 fn text_table_snapshot() {
     let mut result = fixture();
     result.conclude();
-    let text = String::from_utf8(Text { explain: false }.export(&result).unwrap()).unwrap();
+    let text = String::from_utf8(Text::new(false).export(&result).unwrap()).unwrap();
     let expected = "\
 pipespeed 0.1.0: Linux 6.18.0 on Test CPU (2 CPUs online), THP never, pipe-max-size 1MiB
 writer on CPU 0, reader on CPU 1
@@ -93,7 +93,7 @@ noisy: 1 of 1 rows (write-read) spread more than +-10% or 1.25x from slowest to 
 
 #[test]
 fn text_explains_each_rung_when_asked() {
-    let text = String::from_utf8(Text { explain: true }.export(&fixture()).unwrap()).unwrap();
+    let text = String::from_utf8(Text::new(true).export(&fixture()).unwrap()).unwrap();
     assert!(
         text.contains("\nwrite-read: write copies the buffer"),
         "{text}"

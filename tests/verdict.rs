@@ -208,7 +208,7 @@ fn verdict(result: &LadderResult) -> String {
 }
 
 fn text(result: &LadderResult, explain: bool) -> String {
-    String::from_utf8(Text { explain }.export(result).unwrap()).unwrap()
+    String::from_utf8(Text::new(explain).export(result).unwrap()).unwrap()
 }
 
 #[test]

@@ -178,9 +178,7 @@ fn explain_help(row: &str) -> String {
 impl<W: ReportWords + Send + Sync + 'static> ReportArgs<W> {
     /// The table, with each noisy row explained when `--explain` asks.
     pub fn text(&self) -> Text {
-        Text {
-            explain: self.explain,
-        }
+        Text::new(self.explain)
     }
 
     /// The result files asked for, each with its format.

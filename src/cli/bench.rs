@@ -203,9 +203,7 @@ pub(super) fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             &result,
             measured_anything(&[&result]),
             &files(&args),
-            Text {
-                explain: args.explain,
-            },
+            Text::new(args.explain),
         )?;
         return Ok(exit_status(&[&result], !args.rungs.is_empty()));
     };
@@ -243,9 +241,7 @@ pub(super) fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let mut result = ScanResult::new(facts, scan.param, points);
     result.header.interrupted = interrupted().is_some();
     let ladders: Vec<&LadderResult> = result.points.iter().map(|p| &p.result).collect();
-    let text = Text {
-        explain: args.explain,
-    };
+    let text = Text::new(args.explain);
     deliver(&result, measured_anything(&ladders), &files(&args), text)?;
     Ok(exit_status(&ladders, !args.rungs.is_empty()))
 }
@@ -289,9 +285,7 @@ fn zero_copy(
         (&args.csv, &Csv),
         (&args.markdown, &Markdown),
     ];
-    let text = Text {
-        explain: args.explain,
-    };
+    let text = Text::new(args.explain);
     deliver(&result, result.measured_anything(), &files, text)?;
     let runs: usize = result.paths.iter().map(|p| p.gib_s.runs.len()).sum();
     if let Some(status) = crate::cli::interrupted_status(runs, "run", "the measurement") {

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::report::text::width_of;
 use crate::report::{Exporter, Text};
 use crate::sys::inherited::{self, Stdio};
 use crate::sys::process::{interrupted, signal_name};
@@ -136,7 +137,29 @@ where
             );
         }
     }
-    print_table(&text.export(result)?, files.iter().map(|(path, _)| *path))
+    let paths = || files.iter().map(|(path, _)| *path);
+    let text = Text {
+        width: table_width(paths()),
+        ..text
+    };
+    print_table(&text.export(result)?, paths())
+}
+
+/// Whether a command's table goes to stderr: when one of its result
+/// files (`paths`) goes to stdout (`-`, `/dev/stdout`), so as not to mix
+/// the two.
+fn table_on_stderr<'a>(paths: impl IntoIterator<Item = &'a Option<PathBuf>>) -> bool {
+    paths.into_iter().flatten().any(|p| is_stdout(p))
+}
+
+/// The width of the terminal a command's table goes to (see
+/// [`print_table`]).
+pub(super) fn table_width<'a>(paths: impl IntoIterator<Item = &'a Option<PathBuf>>) -> usize {
+    if table_on_stderr(paths) {
+        width_of(io::stderr())
+    } else {
+        width_of(io::stdout())
+    }
 }
 
 /// Prints a command's table: on stdout, or on stderr when one of its
@@ -146,7 +169,7 @@ pub(super) fn print_table<'a>(
     table: &[u8],
     paths: impl IntoIterator<Item = &'a Option<PathBuf>>,
 ) -> anyhow::Result<()> {
-    if paths.into_iter().flatten().any(|p| is_stdout(p)) {
+    if table_on_stderr(paths) {
         io::stderr()
             .write_all(table)
             .context("cannot write the table on stderr")?;

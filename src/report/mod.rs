@@ -35,10 +35,30 @@ pub trait Exporter<R: ?Sized> {
 }
 
 /// The table printed on stdout.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Text {
     /// Add a paragraph per rung on why it is faster (the ladder's table).
     pub explain: bool,
+    /// The columns no line may pass: the terminal's (`COLUMNS`, else
+    /// the terminal's own width), 100 by default.
+    pub width: usize,
+}
+
+impl Text {
+    /// The table at the width of text that does not go to a terminal,
+    /// with `--explain`'s details or without.
+    pub fn new(explain: bool) -> Text {
+        Text {
+            explain,
+            width: text::DEFAULT_WIDTH,
+        }
+    }
+}
+
+impl Default for Text {
+    fn default() -> Text {
+        Text::new(false)
+    }
 }
 
 /// Pretty-printed JSON of the whole result, ending in a newline: what

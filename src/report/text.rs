@@ -3,6 +3,36 @@
 //! Markdown cell.
 
 use std::fmt::Write as _;
+use std::os::fd::AsFd;
+
+/// The width of text that goes to a file or a pipe, where no terminal
+/// says how wide it is.
+pub const DEFAULT_WIDTH: usize = 100;
+
+/// The narrowest width text is laid out for: below it, tables and
+/// labels could not fit whatever the wrapping.
+pub const MIN_WIDTH: usize = 40;
+
+/// The columns text printed on `fd` may take: `COLUMNS` where it holds a
+/// number (as `ls` and `hyperfine` read it, so that a script can ask for
+/// a width), else the terminal's width where `fd` is one, else
+/// [`DEFAULT_WIDTH`]; never less than [`MIN_WIDTH`].
+pub fn width_of(fd: impl AsFd) -> usize {
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0);
+    let terminal = || {
+        rustix::termios::tcgetwinsize(fd.as_fd())
+            .ok()
+            .map(|size| usize::from(size.ws_col))
+            .filter(|&n| n > 0)
+    };
+    columns
+        .or_else(terminal)
+        .unwrap_or(DEFAULT_WIDTH)
+        .max(MIN_WIDTH)
+}
 
 /// Where the verdict's values start: under the `round trip: ` label.
 pub(crate) const VERDICT_INDENT: usize = 12;

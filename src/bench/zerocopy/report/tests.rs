@@ -84,7 +84,7 @@ fn result() -> ZeroCopyResult {
 
 #[test]
 fn the_table_has_the_verdict_first_and_a_row_per_path() {
-    let text = String::from_utf8(Text { explain: false }.export(&result()).unwrap()).unwrap();
+    let text = String::from_utf8(Text::default().export(&result()).unwrap()).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("pipespeed 0.1.0 bench --zero-copy: Linux 6.18.0-test"));
     assert_eq!(
@@ -148,7 +148,7 @@ fn a_long_verdict_line_wraps_under_its_text_with_or_without_the_label() {
 
 #[test]
 fn explain_says_how_each_path_is_checked_and_why_it_matters() {
-    let text = String::from_utf8(Text { explain: true }.export(&result()).unwrap()).unwrap();
+    let text = String::from_utf8(Text::new(true).export(&result()).unwrap()).unwrap();
     assert!(text.contains("\nsplice file -> pipe\n  found: references. The pipe takes references"));
     assert!(text.contains("  how: splice a page of a file into a pipe"));
 }
