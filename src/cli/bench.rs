@@ -16,7 +16,6 @@ use crate::sys::SystemFacts;
 use crate::sys::process::{catch_interrupts, interrupted};
 use anyhow::Context;
 use clap::Args;
-use indicatif::ProgressBar;
 
 use crate::cli::UsageError;
 use crate::cli::args::{
@@ -418,7 +417,7 @@ fn measure(
     config: &LadderConfig,
     facts: &SystemFacts,
     executor: &mut ProcessExecutor,
-    bar: &ProgressBar,
+    bar: &progress::Progress,
 ) -> LadderResult {
     run_ladder(
         config,

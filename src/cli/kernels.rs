@@ -255,7 +255,7 @@ pub(super) fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
     let work = work_dir(args.out.as_deref(), args.vng)?;
     config.work = work.path.clone();
     config.keep = work.kept();
-    let bar = crate::cli::progress::bar(args.rounds * 2);
+    let bar = crate::cli::progress::steps(args.rounds * 2);
     // What must be read whether or not the bar is drawn.
     let say = |line: String| {
         if bar.is_hidden() {
