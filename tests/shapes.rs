@@ -204,20 +204,34 @@ fn commands() -> Vec<String> {
     commands
 }
 
-/// A help text cut where an option (a line whose text starts with `-`)
-/// or a heading (a line that is not indented) starts: one option's
-/// words, or one paragraph, each.
+/// A help text cut where an option (a line whose text starts with `-`),
+/// a heading (`Options:`) or an unindented paragraph starts: one
+/// option's words (its indented lines, blank lines between them too),
+/// or one paragraph, each.
 fn help_items(help: &str) -> Vec<String> {
     let mut items: Vec<String> = Vec::new();
+    let mut new = true;
     for line in help.lines() {
-        let starts = !line.starts_with(' ') || line.trim_start().starts_with('-');
-        match items.last_mut() {
-            Some(item) if !starts => {
-                item.push(' ');
-                item.push_str(line.trim());
-            }
-            _ => items.push(line.trim().to_owned()),
+        let text = line.trim();
+        let indented = line.starts_with(' ');
+        if text.is_empty() {
+            new |= !items.last().is_some_and(|i| i.starts_with('-'));
+            continue;
         }
+        if !indented && text.ends_with(':') {
+            new = true;
+            continue;
+        }
+        let option = items.last().is_some_and(|i| i.starts_with('-'));
+        let goes_on = if indented { option || !new } else { !new && !option };
+        match items.last_mut() {
+            Some(item) if goes_on && !text.starts_with('-') => {
+                item.push(' ');
+                item.push_str(text);
+            }
+            _ => items.push(text.to_owned()),
+        }
+        new = false;
     }
     items
 }
