@@ -223,7 +223,11 @@ fn help_items(help: &str) -> Vec<String> {
             continue;
         }
         let option = items.last().is_some_and(|i| i.starts_with('-'));
-        let goes_on = if indented { option || !new } else { !new && !option };
+        let goes_on = if indented {
+            option || !new
+        } else {
+            !new && !option
+        };
         match items.last_mut() {
             Some(item) if goes_on && !text.starts_with('-') => {
                 item.push(' ');
