@@ -13,6 +13,19 @@ TARGET = os.path.join(ROOT, "target")
 DATA = os.path.join(TARGET, "bench-data")
 
 
+def shown(path):
+    """`path` as the scripts print it: relative to the repository's root
+    when inside it (`target/release/pipespeed`), so that an output quoted
+    in docs/ names no directory of the machine it ran on."""
+    rel = os.path.relpath(path, ROOT)
+    return path if rel == ".." or rel.startswith("../") else rel
+
+
+def shown_cmd(cmd):
+    """A command line (a list) as printed, its paths `shown`."""
+    return shlex.join(shown(a) if os.path.isabs(a) else a for a in cmd)
+
+
 def parse_size(text):
     units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
     return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)

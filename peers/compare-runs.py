@@ -42,14 +42,16 @@ def main():
                     if series.get(key):
                         series[key] = [random.uniform(1, 2) for _ in range(n)]
                         rows += 1
-                path = os.path.join(tmp, f"{side}-{n}.json")
-                with open(path, "w") as f:
+                # Named relative to the directory compare runs in, so
+                # that a refusal quotes no directory of this machine.
+                path = f"{side}-{n}.json"
+                with open(os.path.join(tmp, path), "w") as f:
                     json.dump(doc, f)
                 paths.append(path)
             times, status = [], ""
             for _ in range(3):
                 start = time.monotonic()
-                p = subprocess.run([EXE, "compare", *paths], capture_output=True, text=True)
+                p = subprocess.run([EXE, "compare", *paths], capture_output=True, text=True, cwd=tmp)
                 times.append(time.monotonic() - start)
                 status = "compared" if p.returncode == 0 else p.stderr.strip().split(": ", 1)[-1]
             print(f"| {n} | {rows} | {statistics.median(times):.2f} | {status} |")

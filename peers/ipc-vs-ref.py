@@ -53,7 +53,7 @@ import subprocess
 import sys
 import tempfile
 
-from benchlib import ROOT, TARGET, parse_size
+from benchlib import ROOT, TARGET, parse_size, shown
 
 MECHANISMS = ["pipe", "unix-stream", "tcp", "shm"]
 SIZE_RE = re.compile(r"^[0-9]+[KMG]?$")
@@ -246,13 +246,15 @@ def tool_version(cmd):
 def main():
     args = parse_args()
     print("# peers/ipc-vs-ref.py " + shlex.join(sys.argv[1:]))
-    build_ref = ["cc", "-O2", "-Wall", "-o", os.path.join(TARGET, "peers", "ipc_ref"),
-                 os.path.join(ROOT, "peers", "ipc_ref.c")]
+    # Run in the repository's root, relative paths: the line printed
+    # below names no directory of this machine.
+    build_ref = ["cc", "-O2", "-Wall", "-o", os.path.join("target", "peers", "ipc_ref"),
+                 os.path.join("peers", "ipc_ref.c")]
     build_ours = ["cargo", "build", "--release", "--quiet"]
     with tempfile.TemporaryDirectory(prefix="ipc-vs-ref.") as tmp:
         t = Tools(args, tmp)
         if args.dry_run:
-            print("would run, in " + ROOT + ":")
+            print("would run, in the repository's root:")
             print("  " + shlex.join(build_ref))
             if not args.pipespeed:
                 print("  " + shlex.join(build_ours))
@@ -281,8 +283,8 @@ def main():
                       if l.startswith("model name")), "?")
         print(f"date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%dT%H:%M:%SZ}; "
               f"kernel: {os.uname().release}; cpu: {model}; {os.cpu_count()} CPUs")
-        print(f"pipespeed: {tool_version([t.exe, '--version'])} ({t.exe})")
-        print(f"ipc_ref: {shlex.join(build_ref[:-1])} peers/ipc_ref.c; "
+        print(f"pipespeed: {tool_version([t.exe, '--version'])} ({shown(t.exe)})")
+        print(f"ipc_ref: {shlex.join(build_ref)}; "
               f"load average at the start: {os.getloadavg()[0]:.2f}")
         print(f"sender on CPU {cpu_a}, receiver on CPU {cpu_b}; {args.bytes} bytes per run; "
               f"{args.runs} runs per tool per case, alternating, the order flipped every run")

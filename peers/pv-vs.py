@@ -40,7 +40,7 @@ import subprocess
 import time
 
 from benchlib import (DATA, alternate, header, load, medians, middle_run, pair_ratios,
-                      parse_size, prepare, spread, timed_gib_s)
+                      parse_size, prepare, shown, shown_cmd, spread, timed_gib_s)
 
 GIB = 1 << 30
 # How long the late source waits before it starts (and grows its pipe):
@@ -53,14 +53,16 @@ def options():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=9)
     p.add_argument("--size", default="4G")
-    p.add_argument("--pv112", default=os.environ.get("PIPESPEED_PV", "/tmp/anch/pv"),
-                   help="pv 1.12 (default $PIPESPEED_PV, else /tmp/anch/pv)")
+    p.add_argument("--pv112", default=os.environ.get("PIPESPEED_PV"),
+                   help="pv 1.12 (default $PIPESPEED_PV)")
     p.add_argument("--pv16", default=shutil.which("pv") or "",
                    help="Debian's pv 1.6 (default: pv on PATH; '' leaves it out)")
     p.add_argument("--monitored", default="cat", help="the command -M both runs")
     p.add_argument("--limit-seconds", type=float, default=5.0, help="0: no -L case")
     p.add_argument("--why", type=int, default=0, metavar="N")
     args = p.parse_args()
+    if not args.pv112:
+        p.error("give pv 1.12's binary: --pv112 PATH, or PIPESPEED_PV")
     args.size, args.text_size = parse_size(args.size), parse_size("1M")
     return args
 
@@ -92,10 +94,12 @@ def main():
     err = os.path.join(DATA, "pv-stderr")
     pv112 = args.pv112
     header("pv-vs.py", args)
-    print(f"pv 1.12: {pv112} ({version(pv112)})"
-          + (f"; pv 1.6: {args.pv16} ({version(args.pv16)})" if args.pv16 else ""))
-    print(f"SRC: {shlex.join(src)}; reader: {shlex.join(reader)}; "
-          f"late SRC: {shlex.join(late)}; FILE: {err}")
+    # Paths inside the repository relative to its root, the pv binaries
+    # by their version: the output names no directory of this machine.
+    print(f"pv 1.12: {version(pv112)}" + (f"; pv 1.6: {version(args.pv16)}" if args.pv16 else ""))
+    late_shown = ["sh", "-c", f"sleep {LATE_SLEEP}; exec {shown_cmd(src)}"]
+    print(f"SRC: {shown_cmd(src)}; reader: {shown_cmd(reader)}; "
+          f"late SRC: {shlex.join(late_shown)}; FILE: {shown(err)}")
     print()
     # name -> (source, middle, stderr file or None)
     cases = {
@@ -113,7 +117,7 @@ def main():
         cases[f"{args.monitored} (bare)"] = (src, monitored, None)
         cases[m_key] = (src, [ps, "pv", "-q", "-M", "both", "--"] + monitored, None)
     else:
-        print(f"-M case left out: `{ps} pv -q -M both -- {args.monitored}` does not yet run "
+        print(f"-M case left out: `{shown(ps)} pv -q -M both -- {args.monitored}` does not yet run "
               f"{args.monitored} between its input and output here\n")
     cases["late: pv 1.12 -q"] = (late, [pv112, "-q"], None)
     cases["late: pipespeed pv -q"] = (late, [ps, "pv", "-q"], None)

@@ -327,32 +327,45 @@ fn the_finish_time_is_shown_with_capital_i() {
 #[test]
 fn watching_another_process_follows_its_position_until_it_closes() {
     let f = file_with(&data(2 * 1024 * 1024));
-    // A slow reader of the file: pv itself, rate-limited.
-    // Its only regular file is its input: stdin, stdout and stderr are
-    // not files (under CI, the test's own stderr may be one).
-    let mut slow = pv(&["-q", "-L", "1M", f.path().to_str().unwrap()])
+    // A slow reader of the file: pv itself, rate-limited, with one more
+    // regular file open on descriptor 9, as a descriptor the test run
+    // inherited reaches it (`/usr/bin/time -o FILE cargo test` leaves
+    // FILE open, and Command passes it down).
+    let other = file_with(b"not the file watched");
+    let mut slow = Command::new("sh")
+        .args(["-c", r#"exec 9<"$1"; exec "$0" pv -q -L 1M "$2""#, EXE])
+        .arg(other.path())
+        .arg(f.path())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let pid = slow.id().to_string();
-    // Watch only once it has the file open.
+    // The descriptor it opened the file on, found by what it links to:
+    // `-d PID` would watch every regular file it holds, as pv 1.12 does.
     let opened = || {
-        std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
-            fds.filter_map(Result::ok)
-                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|p| p == f.path()))
-        })
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .ok()?
+            .filter_map(Result::ok)
+            .find(|fd| std::fs::read_link(fd.path()).is_ok_and(|p| p == f.path()))
+            .map(|fd| fd.file_name().to_string_lossy().into_owned())
     };
     let t0 = Instant::now();
-    while !opened() {
+    let fd = loop {
+        if let Some(fd) = opened() {
+            break fd;
+        }
         assert!(
             t0.elapsed() < Duration::from_secs(10),
             "pv never opened its file"
         );
         std::thread::sleep(Duration::from_millis(5));
-    }
-    let out = pv(&["-d", &pid, "-n", "-f", "-i", "0.1"]).output().unwrap();
+    };
+    let target = format!("{pid}:{fd}");
+    let out = pv(&["-d", &target, "-n", "-f", "-i", "0.1"])
+        .output()
+        .unwrap();
     assert!(slow.wait().unwrap().success());
     assert!(out.status.success(), "{}", stderr(&out));
     let numbers: Vec<u64> = stderr(&out).lines().map(|l| l.parse().unwrap()).collect();

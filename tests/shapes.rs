@@ -186,3 +186,101 @@ fn every_result_option_takes_a_dash_and_two_dashes_are_refused() {
         }
     }
 }
+
+/// The commands `pipespeed --help` lists, but `help`.
+fn commands() -> Vec<String> {
+    let out = pipespeed(&["--help"]);
+    let help = String::from_utf8_lossy(&out.stdout).into_owned();
+    let commands: Vec<String> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(str::to_owned)
+        .collect();
+    assert!(commands.iter().any(|c| c == "contend"), "{help}");
+    commands
+}
+
+/// A help text cut where an option (a line whose text starts with `-`),
+/// a heading (`Options:`) or an unindented paragraph starts: one
+/// option's words (its indented lines, blank lines between them too),
+/// or one paragraph, each.
+fn help_items(help: &str) -> Vec<String> {
+    let mut items: Vec<String> = Vec::new();
+    let mut new = true;
+    for line in help.lines() {
+        let text = line.trim();
+        let indented = line.starts_with(' ');
+        if text.is_empty() {
+            new |= !items.last().is_some_and(|i| i.starts_with('-'));
+            continue;
+        }
+        if !indented && text.ends_with(':') {
+            new = true;
+            continue;
+        }
+        let option = items.last().is_some_and(|i| i.starts_with('-'));
+        let goes_on = if indented {
+            option || !new
+        } else {
+            !new && !option
+        };
+        match items.last_mut() {
+            Some(item) if goes_on && !text.starts_with('-') => {
+                item.push(' ');
+                item.push_str(text);
+            }
+            _ => items.push(text.to_owned()),
+        }
+        new = false;
+    }
+    items
+}
+
+/// The signals one clause (cut at `;` and `. `) names more than once.
+fn signals_named_twice(item: &str) -> Vec<String> {
+    let mut twice = Vec::new();
+    for clause in item.split([';', '\n']).flat_map(|c| c.split(". ")) {
+        let signals: Vec<&str> = clause
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| w.starts_with("SIG") && w.len() > 3)
+            .collect();
+        for (i, s) in signals.iter().enumerate() {
+            if signals[..i].contains(s) && !twice.iter().any(|t| t == s) {
+                twice.push((*s).to_owned());
+            }
+        }
+    }
+    twice
+}
+
+/// Issue 38: `contend --help` said `[default: 60]` twice for
+/// --stall-timeout (its doc comment's and clap's), `bench --help`
+/// "SIGHUP, SIGINT, SIGTERM or SIGHUP". No command's help says either
+/// kind of thing twice.
+#[test]
+fn no_help_says_an_option_s_default_or_a_signal_twice() {
+    assert_eq!(
+        signals_named_twice("129, 130 or 143 interrupted by SIGHUP, SIGINT, SIGTERM or SIGHUP"),
+        ["SIGHUP"]
+    );
+    for command in commands() {
+        let out = pipespeed(&[&command, "--help"]);
+        assert!(out.status.success(), "{command}: {}", stderr(&out));
+        let help = String::from_utf8_lossy(&out.stdout).into_owned();
+        for item in help_items(&help) {
+            assert!(
+                item.matches("[default:").count() <= 1,
+                "{command} --help says a default twice: {item}"
+            );
+            let twice = signals_named_twice(&item);
+            assert!(
+                twice.is_empty(),
+                "{command} --help names {twice:?} twice in one list: {item}"
+            );
+        }
+    }
+}

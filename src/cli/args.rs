@@ -20,8 +20,7 @@ pub struct StallArgs {
     /// Fail a run none of whose workers (threads or processes) makes
     /// progress, no CPU time and no context switch, for SECS seconds:
     /// their state, wchan, system call and kernel stack (root) go into the
-    /// message and the JSON, instead of a hang [default: 60] [range:
-    /// 0.1-86400].
+    /// message and the JSON, instead of a hang [range: 0.1-86400].
     #[arg(long = "stall-timeout", value_name = "SECS", default_value = "60", value_parser = stall_timeout)]
     pub stall_timeout: f64,
 }

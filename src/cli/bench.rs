@@ -28,7 +28,7 @@ use crate::cli::progress;
 /// `pipespeed bench`.
 #[derive(Debug, Args, Default)]
 #[command(
-    after_help = "Exit status: 0 every rung measured, or unable to run on this machine (said in the table); 1 a rung (or a --zero-copy path) failed (an end that made no progress for --stall-timeout: the error and the JSON say where both ends were; no result file is written when nothing was measured); 2 bad usage or a value outside its range; 3 every rung named with --rungs is unavailable here; 129, 130 or 143 interrupted by SIGHUP, SIGINT, SIGTERM or SIGHUP (the part measured is printed and written, marked interrupted)."
+    after_help = "Exit status: 0 every rung measured, or unable to run on this machine (said in the table); 1 a rung (or a --zero-copy path) failed (an end that made no progress for --stall-timeout: the error and the JSON say where both ends were; no result file is written when nothing was measured); 2 bad usage or a value outside its range; 3 every rung named with --rungs is unavailable here; 129, 130 or 143 interrupted by SIGHUP, SIGINT or SIGTERM (the part measured is printed and written, marked interrupted)."
 )]
 pub struct BenchArgs {
     /// Rungs to run, comma-separated (default: all).
