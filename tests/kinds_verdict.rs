@@ -29,12 +29,10 @@ fn verdict_of(text: &str) -> String {
     unwrapped(&printed_verdict(text)).join("\n") + "\n"
 }
 
-/// The verdict as the text prints it: from the first blank line to the
-/// next.
+/// The verdict as the text prints it: its last block, after the last
+/// blank line, where the eye lands.
 fn printed_verdict(text: &str) -> String {
-    let block: Vec<&str> = text
-        .split("\n\n")
-        .nth(1)
+    let block: Vec<&str> = (text.trim_end().rsplit("\n\n").next())
         .unwrap_or_default()
         .lines()
         .collect();
