@@ -29,10 +29,12 @@ fn verdict_of(text: &str) -> String {
     unwrapped(&printed_verdict(text)).join("\n") + "\n"
 }
 
-/// The verdict as the text prints it: its last block, after the last
-/// blank line, where the eye lands.
+/// The verdict as the text prints it: the block between blank lines
+/// that holds the trust line (last in latency's and contend's text,
+/// where the eye lands; after the header in ipc's).
 fn printed_verdict(text: &str) -> String {
-    let block: Vec<&str> = (text.trim_end().rsplit("\n\n").next())
+    let block: Vec<&str> = (text.trim_end().split("\n\n"))
+        .find(|block| block.contains("\ntrust:      ") || block.starts_with("trust:      "))
         .unwrap_or_default()
         .lines()
         .collect();
