@@ -13,9 +13,11 @@ use crate::common;
 
 const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
 
+/// `pipespeed contend ARGS` at the width of text that goes to a pipe
+/// (100), whatever `COLUMNS` the test run inherits.
 fn contend(args: &[&str]) -> Command {
     let mut cmd = common::catchable(EXE);
-    cmd.arg("contend").args(args);
+    cmd.arg("contend").args(args).env_remove("COLUMNS");
     cmd
 }
 
@@ -67,9 +69,11 @@ fn every_message_arrives_once_at_atomic_and_interleaving_sizes_in_threads_and_pr
             }
             let stdout = text(&out.stdout);
             assert!(stdout.contains("verify 2x2: ok"), "{stdout}");
+            // The verify line as one, unwrapped.
+            let flat = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
             if !atomic {
                 assert!(
-                    stdout.contains("messages larger than PIPE_BUF may interleave"),
+                    flat.contains("messages larger than PIPE_BUF may interleave"),
                     "{stdout}"
                 );
             }
@@ -271,7 +275,11 @@ fn the_table_states_mode_pipe_size_and_placement() {
     ])
     .output()
     .unwrap();
-    let stdout = text(&out.stdout);
+    // The header as one line, unwrapped.
+    let stdout = text(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
         stdout.starts_with("contend: processes, 64KiB messages"),
@@ -598,4 +606,29 @@ fn a_failing_cell_is_named_and_the_others_are_still_written() {
     let stdout = text(&out.stdout);
     let mark = format!("{}x{}: failed: ", first["writers"], first["readers"]);
     assert!(stdout.contains(&mark), "{stdout}");
+}
+
+#[test]
+fn the_default_text_fits_80_and_120_columns_and_ends_with_the_verdict() {
+    for columns in ["80", "120"] {
+        let out = contend(&["--duration", "0.02", "--runs", "1"])
+            .env("COLUMNS", columns)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        let width: usize = columns.parse().unwrap();
+        for line in stdout.lines() {
+            assert!(
+                line.chars().count() <= width,
+                "over {width}: {line}\n{stdout}"
+            );
+        }
+        let verdict = stdout.trim_end().rsplit("\n\n").next().unwrap();
+        assert!(
+            verdict.starts_with("rate:       1 writer x 1 reader: "),
+            "{stdout}"
+        );
+        assert!(verdict.lines().count() <= 6, "{stdout}");
+    }
 }

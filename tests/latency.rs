@@ -20,10 +20,13 @@ const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
 /// than the default pipe (64 KiB), which needs partial reads and writes.
 const SIZES: &str = "1,4K,65537";
 
+/// `pipespeed latency ARGS` at the width of text that goes to a pipe
+/// (100), whatever `COLUMNS` the test run inherits.
 fn latency(args: &[&str]) -> Output {
     Command::new(EXE)
         .arg("latency")
         .args(args)
+        .env_remove("COLUMNS")
         .output()
         .unwrap()
 }
@@ -83,7 +86,7 @@ fn measure(args: &[&str]) -> Value {
         assert!(p[0] > 0 && p.windows(2).all(|w| w[0] <= w[1]), "{rtt}");
     }
     let table = String::from_utf8_lossy(&out.stdout);
-    assert!(table.contains("ROUND-TRIP times"), "{table}");
+    assert!(table.contains("round trips, pinger -> ponger"), "{table}");
     assert!(table.contains("65537B"), "{table}");
     doc
 }
@@ -144,6 +147,30 @@ fn unpinned_and_explicit_cpus() {
         doc["placement"]["reader_cpu"],
         doc["placement"]["writer_cpu"]
     );
+}
+
+#[test]
+fn the_default_text_fits_80_and_120_columns_and_ends_with_the_verdict() {
+    for columns in ["80", "120"] {
+        let out = Command::new(EXE)
+            .args(["latency", "--sizes", SIZES, "--round-trips", "50"])
+            .args(["--warmup", "5", "--runs", "1"])
+            .env("COLUMNS", columns)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = String::from_utf8_lossy(&out.stdout);
+        let width: usize = columns.parse().unwrap();
+        for line in text.lines() {
+            assert!(
+                line.chars().count() <= width,
+                "over {width}: {line}\n{text}"
+            );
+        }
+        let verdict = text.trim_end().rsplit("\n\n").next().unwrap();
+        assert!(verdict.starts_with("round trip: 1B p50 "), "{text}");
+        assert!(verdict.lines().count() <= 6, "{text}");
+    }
 }
 
 #[test]

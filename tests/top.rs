@@ -249,6 +249,27 @@ fn the_screen_is_plain_lines_when_not_a_terminal() {
     assert!(text.contains("pipespeed top: summary of"), "{text}");
 }
 
+#[test]
+fn the_screen_fits_80_and_120_columns() {
+    for columns in ["80", "120"] {
+        let out = Command::new(EXE)
+            .args(["top", "--interval", "0.1", "--run", "sleep 0.3 | sleep 0.3"])
+            .env("COLUMNS", columns)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let text = String::from_utf8(out.stdout).unwrap();
+        let width: usize = columns.parse().unwrap();
+        for line in text.lines() {
+            assert!(
+                line.chars().count() <= width,
+                "over {width}: {line}\n{text}"
+            );
+        }
+        assert!(text.contains("pipespeed top: summary of"), "{text}");
+    }
+}
+
 /// A process of another user is shown with what anyone may read (its
 /// CPU), and one line says what cannot be seen.
 #[test]

@@ -128,6 +128,14 @@ pub(super) fn run(args: TopArgs) -> anyhow::Result<ExitCode> {
         redraw,
         notes: Vec::new(),
     };
+    // The screen's width where it goes, so that no line is cut mid-word.
+    let text = Text {
+        explain: false,
+        width: match to_stdout {
+            true => crate::report::text::width_of(std::io::stdout()),
+            false => crate::report::text::width_of(std::io::stderr()),
+        },
+    };
     let mut started = match &args.run {
         Some(cmd) => Some(Started::spawn(cmd)?),
         None => None,
@@ -164,7 +172,7 @@ pub(super) fn run(args: TopArgs) -> anyhow::Result<ExitCode> {
             }
         }
         if interrupted().is_none() || sample.probes > 0 {
-            screen.show(&Text::default().export(&shown)?)?;
+            screen.show(&text.export(&shown)?)?;
             json_line(&mut lines, &sample, json_to_stdout)?;
         }
         if args.once || interrupted().is_some() || over {
@@ -174,7 +182,7 @@ pub(super) fn run(args: TopArgs) -> anyhow::Result<ExitCode> {
     if !args.once {
         let summary = watcher.summary();
         screen.redraw = false;
-        screen.show(&Text::default().export(&summary)?)?;
+        screen.show(&text.export(&summary)?)?;
         json_line(&mut lines, &summary, json_to_stdout)?;
     }
     if let Some(path) = args.json.as_ref().filter(|_| !json_to_stdout) {

@@ -11,6 +11,22 @@ use crate::top::{PipeSample, PipelineSample, Rate, Sample, StageSample, Summary,
 const HEADER: &str = "    PID  STAGE             CPU  RUNQ         IN/s        OUT/s  WORK  \
                       IN-WAIT  OUT-WAIT  OTHER";
 
+/// The table without RUNQ and OTHER (in the JSON), for a terminal
+/// narrower than [`HEADER`]: 79 columns.
+const NARROW: &str =
+    "    PID  STAGE             CPU        IN/s       OUT/s  WORK  IN-WAIT  OUT-WAIT";
+
+/// `text` wrapped at `width` at spaces, its continuation lines indented
+/// by `indent`, ending in a newline: a word is never cut by the
+/// terminal ("C\nPU-bound" at 120 columns).
+fn wrapped(out: &mut String, text: &str, width: usize, indent: usize) {
+    let _ = writeln!(
+        out,
+        "{}",
+        crate::report::text::wrap_hanging(text, width, indent)
+    );
+}
+
 impl Exporter<Sample> for Text {
     fn export(&self, sample: &Sample) -> io::Result<Vec<u8>> {
         let mut out = String::new();
@@ -21,11 +37,11 @@ impl Exporter<Sample> for Text {
         );
         for p in &sample.pipelines {
             out.push('\n');
-            table(&mut out, p, false);
-            verdict(&mut out, &p.verdict, "bottleneck");
+            table(&mut out, p, false, self.width);
+            verdict(&mut out, &p.verdict, "bottleneck", self.width);
         }
         for line in &sample.unseen {
-            let _ = writeln!(out, "note: {line}");
+            wrapped(&mut out, &format!("note: {line}"), self.width, 2);
         }
         Ok(out.into_bytes())
     }
@@ -41,36 +57,39 @@ impl Exporter<Summary> for Text {
         );
         for (p, named) in summary.pipelines.iter().zip(&summary.named) {
             out.push('\n');
-            table(&mut out, p, true);
-            verdict(&mut out, &p.verdict, "over the whole run");
+            table(&mut out, p, true, self.width);
+            verdict(&mut out, &p.verdict, "over the whole run", self.width);
             if !named.is_empty() {
                 let list: Vec<String> = named
                     .iter()
                     .map(|n| format!("{} (PID {}) in {}", n.name, n.pid, n.windows))
                     .collect();
-                let _ = writeln!(
-                    out,
+                let named = format!(
                     "named the bottleneck: {} of {} windows",
                     list.join(", "),
                     summary.samples
                 );
+                wrapped(&mut out, &named, self.width, 2);
             }
         }
         Ok(out.into_bytes())
     }
 }
 
-fn table(out: &mut String, p: &PipelineSample, whole: bool) {
-    let _ = writeln!(out, "{HEADER}");
+/// The stages, each pipe under its writer; without RUNQ and OTHER when
+/// the full table is wider than `width`.
+fn table(out: &mut String, p: &PipelineSample, whole: bool, width: usize) {
+    let narrow = width < HEADER.len();
+    let _ = writeln!(out, "{}", if narrow { NARROW } else { HEADER });
     for s in &p.stages {
-        stage(out, s, whole);
+        stage(out, s, whole, narrow);
         for pipe in p.pipes.iter().filter(|pipe| pipe.from == s.pid) {
-            pipe_line(out, pipe);
+            pipe_line(out, pipe, width);
         }
     }
 }
 
-fn stage(out: &mut String, s: &StageSample, whole: bool) {
+fn stage(out: &mut String, s: &StageSample, whole: bool, narrow: bool) {
     let mut name = s.name.clone();
     if s.state == "exited" && !whole {
         name.push_str(" (exited)");
@@ -86,6 +105,21 @@ fn stage(out: &mut String, s: &StageSample, whole: bool) {
             "?".to_string()
         }
     };
+    if narrow {
+        let _ = writeln!(
+            out,
+            "{:>7}  {:<15} {:>5} {:>11} {:>11} {:>5} {:>8} {:>9}",
+            s.pid,
+            name,
+            format!("{:.0}%", s.cpu_pct),
+            rate(s.bytes_in),
+            rate(s.bytes_out),
+            pct(s.working_pct),
+            pct(s.input_wait_pct),
+            pct(s.output_wait_pct),
+        );
+        return;
+    }
     let _ = writeln!(
         out,
         "{:>7}  {:<15} {:>5} {:>5} {:>12} {:>12} {:>5} {:>8} {:>9} {:>6}",
@@ -102,7 +136,7 @@ fn stage(out: &mut String, s: &StageSample, whole: bool) {
     );
 }
 
-fn pipe_line(out: &mut String, p: &PipeSample) {
+fn pipe_line(out: &mut String, p: &PipeSample, width: usize) {
     let fill = match (p.fill_pct, p.capacity) {
         (Some(f), Some(c)) => format!(
             "{:.0}% full (lowest {:.0}%, highest {:.0}%) of {}",
@@ -113,13 +147,19 @@ fn pipe_line(out: &mut String, p: &PipeSample) {
         ),
         _ => "fill cannot be read".to_string(),
     };
-    let _ = writeln!(out, "         {} -> {}: {} {fill}", p.from, p.to, p.name);
+    // Under the writer's name, nine columns in.
+    let line = format!("{} -> {}: {} {fill}", p.from, p.to, p.name);
+    let line = crate::report::text::wrap_hanging(&line, width.saturating_sub(9), 2);
+    for part in line.lines() {
+        let _ = writeln!(out, "         {part}");
+    }
 }
 
-fn verdict(out: &mut String, v: &Verdict, label: &str) {
-    let _ = writeln!(out, "{label}: {}", v.why);
+/// The verdict and its advice, wrapped at `width` under their words.
+fn verdict(out: &mut String, v: &Verdict, label: &str, width: usize) {
+    wrapped(out, &format!("{label}: {}", v.why), width, 2);
     for a in &v.advice {
-        let _ = writeln!(out, "advice: {a}");
+        wrapped(out, &format!("advice: {a}"), width, 2);
     }
 }
 
@@ -240,6 +280,46 @@ note: x (PID 3) is another user's process
 ";
         assert_eq!(text, expected);
         assert!(text.lines().all(|l| l.len() <= 100), "{text}");
+    }
+
+    #[test]
+    fn a_narrow_terminal_gets_the_table_without_runq_and_other_and_whole_words() {
+        let mut p = pipeline();
+        p.verdict.why = "gzip (PID 11): input pipe full (87%), output pipe empty (0%), 55% CPU, \
+                         blocked on its pipes 5%: CPU-bound, and waiting for a CPU 38% of the time"
+            .to_string();
+        let sample = Sample {
+            schema: SCHEMA,
+            kind: "sample",
+            time_s: 3.0,
+            window_s: 1.0,
+            probes: 20,
+            pipelines: vec![p],
+            unseen: vec![],
+        };
+        let at = |width| {
+            let text = Text {
+                explain: false,
+                width,
+            };
+            String::from_utf8(text.export(&sample).unwrap()).unwrap()
+        };
+        let narrow = at(80);
+        assert!(narrow.contains(&format!("\n{NARROW}\n")), "{narrow}");
+        assert!(
+            narrow.contains("\n     11  gzip              98% ~11.4 MiB/s           ?   98%"),
+            "{narrow}"
+        );
+        for (width, text) in [(80, narrow), (120, at(120))] {
+            assert!(text.lines().all(|l| l.chars().count() <= width), "{text}");
+            // Every word whole: the verdict unwrapped is the verdict.
+            let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(
+                flat.contains(" CPU-bound, and waiting for a CPU 38% "),
+                "{text}"
+            );
+        }
+        assert!(at(120).contains(&format!("\n{HEADER}\n")));
     }
 
     #[test]

@@ -39,6 +39,14 @@ fn figure(row: &Row) -> String {
     )
 }
 
+/// `1 writer`, `5 writers`: the count and its noun, singular or plural.
+fn counted(n: usize, noun: &str) -> String {
+    match n {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
+}
+
 /// `4.0x` or `0.53x`: one decimal from 1 up, two below.
 fn times(x: f64) -> String {
     match x >= 1.0 {
@@ -65,13 +73,14 @@ fn scaling(rows: &[&Row], writers: bool) -> Option<String> {
         return None;
     }
     let (many, held) = match writers {
-        true => ("writers", if fixed == 1 { "reader" } else { "readers" }),
-        false => ("readers", if fixed == 1 { "writer" } else { "writers" }),
+        true => ("writer", "reader"),
+        false => ("reader", "writer"),
     };
     Some(format!(
-        "{} -> {} {many} ({fixed} {held}): {}",
+        "{} -> {} ({}): {}",
         count(low),
-        count(high),
+        counted(count(high), many),
+        counted(fixed, held),
         times(hi / lo)
     ))
 }
@@ -133,9 +142,9 @@ impl ContendResult {
                 lines.push(format!("worst:      {}", figure(worst)));
             }
             (Some(only), _) => lines.push(format!(
-                "rate:       {} writers x {} readers: {:.0} writes/s ({:.1} MiB/s)",
-                only.writers,
-                only.readers,
+                "rate:       {} x {}: {:.0} writes/s ({:.1} MiB/s)",
+                counted(only.writers, "writer"),
+                counted(only.readers, "reader"),
                 only.median_writes_per_s(),
                 only.mib_per_s
             )),
@@ -157,7 +166,7 @@ impl ContendResult {
             .collect();
         if !missing.is_empty() {
             lines.push(format!(
-                "missing:    {} (the notes under the table say why)",
+                "missing:    {} (the notes above say why)",
                 missing.join(", ")
             ));
         }

@@ -37,15 +37,13 @@ fn figure(row: &LatencyRow) -> String {
 /// Where the ends ran, and what it does to a round trip.
 fn placement_words(r: &LatencyResult) -> String {
     match r.config.placement.cpus() {
-        (Some(a), Some(b)) if a == b => format!(
-            "both on CPU {a}: no cross-CPU wake-up (--placement different-cpu adds one each way)"
-        ),
-        (Some(a), Some(b)) => format!(
-            "CPUs {a} and {b}: a cross-CPU wake-up each way (--placement same-cpu has none)"
-        ),
-        _ => "left to the scheduler: the round trip depends on where it put them (--placement \
-              fixes it)"
-            .to_string(),
+        (Some(a), Some(b)) if a == b => {
+            format!("both on CPU {a}: no cross-CPU wake-up (--placement different-cpu: two)")
+        }
+        (Some(a), Some(b)) => {
+            format!("CPUs {a} and {b}: two cross-CPU wake-ups (--placement same-cpu: none)")
+        }
+        _ => "unpinned: the scheduler picks the CPUs (--placement pins them)".to_string(),
     }
 }
 
@@ -74,17 +72,18 @@ impl Serialize for LatencyResult {
 
 impl LatencyResult {
     /// The rows named as the verdict and the noise paragraph name them,
-    /// with the series each was judged by: every size's p50 (by its
-    /// size, `1B`), and its round trips per second (`1B round trips/s`)
-    /// only when those are noisy and the p50 is not, so that a noisy mark
-    /// in the table is never left unsaid.
+    /// one per size as the table shows one, with the series it was judged
+    /// by: the size's p50 (by its size, `1B`), or its round trips per
+    /// second (`1B round trips/s`) when those are noisy and the p50 is
+    /// not, so that a noisy mark in the table is never left unsaid and a
+    /// size is never counted twice ("1 of 2 rows noisy" with one row).
     pub fn named_series(&self) -> Vec<(String, &Series)> {
         let mut out = Vec::new();
         for row in &self.rows {
             let size = Size(row.size as u64);
-            out.push((size.to_string(), &row.rtt_p50_ns));
-            if row.round_trips_per_s.noisy() && !row.rtt_p50_ns.noisy() {
-                out.push((format!("{size} round trips/s"), &row.round_trips_per_s));
+            match row.round_trips_per_s.noisy() && !row.rtt_p50_ns.noisy() {
+                true => out.push((format!("{size} round trips/s"), &row.round_trips_per_s)),
+                false => out.push((size.to_string(), &row.rtt_p50_ns)),
             }
         }
         out
@@ -116,7 +115,7 @@ impl LatencyResult {
             .collect();
         if !missing.is_empty() {
             lines.push(format!(
-                "missing:    {} (the notes under the table say why)",
+                "missing:    {} (the notes above say why)",
                 missing.join(", ")
             ));
         }

@@ -23,23 +23,10 @@ use crate::bench::core::shown::{
     noise_paragraph, noise_sentence, noisy_series, series_csv, series_csv_header, spread_cell,
     status_word,
 };
-use crate::report::text::{verdict_lines, wrap_paragraph};
+use crate::bench::latency::report::{paragraph, verdict_at};
+use crate::report::table::{self, Align};
 use crate::report::{Csv, Exporter, Text};
 use crate::units::compact_ns as ns;
-
-fn latency_cells(l: &LatencyNs) -> String {
-    [
-        l.mean,
-        l.p50 as f64,
-        l.p99 as f64,
-        l.p999 as f64,
-        l.max as f64,
-    ]
-    .iter()
-    .map(|&v| format!("{:>8}", ns(v)))
-    .collect::<Vec<_>>()
-    .join(" ")
-}
 
 fn placement(p: &Placement) -> String {
     match p.cpus() {
@@ -50,10 +37,13 @@ fn placement(p: &Placement) -> String {
     }
 }
 
-/// The table: a header stating mode, message and pipe size, placement and
-/// memory pressure; the verdict; a row per cell; a verify line per cell;
-/// the noise said once; with `explain`, each noisy cell's runs and causes.
-fn text(r: &ContendResult, explain: bool) -> String {
+/// The header stating mode, message and pipe size, placement and memory
+/// pressure; a table of a row per cell (the rate, its spread and the
+/// p50 and p99 of both sides; with `explain`, the means, p99.9 and max
+/// in a second table); a verify line per cell; the noise said once;
+/// with `explain`, each noisy cell's runs and causes; then the verdict,
+/// last, where the eye lands. Every line within `width` columns.
+fn text(r: &ContendResult, explain: bool, width: usize) -> String {
     let mut out = String::new();
     let atomicity = if r.atomic {
         format!("<= PIPE_BUF {PIPE_BUF}: writes are atomic")
@@ -66,16 +56,16 @@ fn text(r: &ContendResult, explain: bool) -> String {
     } else {
         format!("pipe {granted} (asked {asked})")
     };
-    let _ = writeln!(
-        out,
-        "contend: {}, {} messages ({atomicity}), {pipe}, {}",
+    let mut head = format!(
+        "contend: {}, {} messages ({atomicity}), {pipe}, {}\n",
         r.mode,
         Size(r.msg_size as u64),
         placement(&r.placement)
     );
     let runs = match r.max_runs_per_cell {
         Some(max) if max > r.runs_per_cell => format!("{} to {max} runs", r.runs_per_cell),
-        _ => format!("{} run(s)", r.runs_per_cell),
+        _ if r.runs_per_cell == 1 => "1 run".to_string(),
+        _ => format!("{} runs", r.runs_per_cell),
     };
     let warmup = if r.warmup_duration_s > 0.0 {
         // A third of --duration: to the millisecond, without trailing zeros.
@@ -86,60 +76,85 @@ fn text(r: &ContendResult, explain: bool) -> String {
         String::new()
     };
     let _ = writeln!(
-        out,
-        "{} s per run, {runs} per cell{warmup}; rates over the measured time (first write to last)",
+        head,
+        "{} s per run, {runs} per cell{warmup}; rates over the measured time (first write to \
+         last); latencies per message written and per read call, each the median of the runs'",
         r.duration_s
     );
     if let Some(n) = r.noise {
-        let _ = writeln!(out, "{}", noise_sentence(n));
+        let _ = writeln!(head, "{}", noise_sentence(n));
     }
     if let Some(p) = &r.memory_pressure {
-        out += &pressure_lines(p);
+        head += &pressure_lines(p);
     }
-    let _ = write!(out, "\n{}", verdict_lines(&r.verdict().lines));
-    let labels = ["mean", "p50", "p99", "p99.9", "max"]
-        .map(|l| format!("{l:>8}"))
-        .join(" ");
-    let _ = writeln!(
-        out,
-        "\n{:42} | {:<44} | read latency (per read call)",
-        "", "write latency (per message)"
-    );
-    let _ = writeln!(
-        out,
-        "{:>3} {:>3} {:>11} {:>9} {:>12} | {labels} | {labels}",
-        "W", "R", "writes/s", "MiB/s", "spread"
-    );
+    out += &paragraph(&head, width);
+    let heading = |cells: [&str; 7], first: [&str; 2]| {
+        let cells = first.into_iter().chain(cells).map(String::from).collect();
+        table::Row::Cells(cells)
+    };
+    let mut rows = vec![heading(
+        [
+            "writes/s",
+            "MiB/s",
+            "spread",
+            "write p50",
+            "write p99",
+            "read p50",
+            "read p99",
+        ],
+        ["W", "R"],
+    )];
+    let measured = || r.rows.iter().filter(|row| !row.runs.is_empty());
     for row in &r.rows {
+        let counts = vec![row.writers.to_string(), row.readers.to_string()];
         if row.runs.is_empty() {
-            let _ = writeln!(
-                out,
-                "{:>3} {:>3} {:>11} {:>9} {:>12} | {}",
-                row.writers,
-                row.readers,
-                "-",
-                "-",
-                "-",
-                status_word(row.status)
-            );
+            rows.push(table::Row::Span(
+                counts,
+                status_word(row.status).to_string(),
+            ));
             continue;
         }
-        let _ = writeln!(
-            out,
-            "{:>3} {:>3} {:>11.0} {:>9.1} {:>12} | {} | {}",
-            row.writers,
-            row.readers,
-            row.median_writes_per_s(),
-            row.mib_per_s,
+        let (w, rd) = (&row.write_latency_ns, &row.read_latency_ns);
+        let mut cells = counts;
+        cells.extend([
+            format!("{:.0}", row.median_writes_per_s()),
+            format!("{:.1}", row.mib_per_s),
             spread_cell(&row.writes_per_s),
-            latency_cells(&row.write_latency_ns),
-            latency_cells(&row.read_latency_ns),
-        );
+        ]);
+        cells.extend([w.p50, w.p99, rd.p50, rd.p99].map(|v| ns(v as f64)));
+        rows.push(table::Row::Cells(cells));
     }
+    out.push('\n');
+    out += &aligned(&rows);
+    if explain {
+        let mut tails = vec![heading(
+            [
+                "write mean",
+                "write p99.9",
+                "write max",
+                "read mean",
+                "read p99.9",
+                "read max",
+                "",
+            ],
+            ["W", "R"],
+        )];
+        for row in measured() {
+            let (w, rd) = (&row.write_latency_ns, &row.read_latency_ns);
+            let mut cells = vec![row.writers.to_string(), row.readers.to_string()];
+            let tails_ns = [w.mean, w.p999 as f64, w.max as f64];
+            let read_ns = [rd.mean, rd.p999 as f64, rd.max as f64];
+            cells.extend(tails_ns.into_iter().chain(read_ns).map(ns));
+            tails.push(table::Row::Cells(cells));
+        }
+        out += "\nthe tails, each the median of the runs'\n";
+        out += &aligned(&tails);
+    }
+    let mut notes = String::new();
     for row in &r.rows {
         if let Some(why) = &row.reason {
             let _ = writeln!(
-                out,
+                notes,
                 "{}: {}: {why}",
                 cell_name(row),
                 status_word(row.status)
@@ -148,24 +163,37 @@ fn text(r: &ContendResult, explain: bool) -> String {
     }
     for row in &r.rows {
         if let Some(v) = &row.verify {
-            let _ = writeln!(out, "{}", verify_line(row, v));
+            let _ = writeln!(notes, "{}", verify_line(row, v));
         }
     }
-    let rows: Vec<(String, &crate::bench::core::Series)> = (r.rows.iter())
+    let series: Vec<(String, &crate::bench::core::Series)> = (r.rows.iter())
         .map(|row| (cell_name(row), &row.writes_per_s))
         .collect();
-    if let Some(paragraph) = noise_paragraph(&rows) {
-        let _ = writeln!(out, "\n{}", wrap_paragraph(&paragraph, 100));
+    if let Some(paragraph) = noise_paragraph(&series) {
+        let _ = writeln!(notes, "{paragraph}");
     }
     if explain {
         for row in &r.rows {
             let what = format!("{} writes/s", cell_name(row));
             if let Some(text) = noisy_series(&what, &row.writes_per_s, |v| format!("{v:.0}")) {
-                let _ = writeln!(out, "{text}");
+                let _ = writeln!(notes, "{text}");
             }
         }
     }
+    if !notes.is_empty() {
+        out.push('\n');
+        out += &paragraph(&notes, width);
+    }
+    out.push('\n');
+    out += &verdict_at(&r.verdict().lines, width);
     out
+}
+
+/// `rows` aligned, the figures right, each line ending in a newline.
+fn aligned(rows: &[table::Row]) -> String {
+    (table::aligned(rows, |_| Align::Right).into_iter())
+        .map(|l| l + "\n")
+        .collect()
 }
 
 /// Three lines: the hogs, what the kernel saw during the runs, and while
@@ -340,10 +368,8 @@ fn csv(r: &ContendResult) -> String {
 /// and causes.
 impl Exporter<ContendResult> for Text {
     fn export(&self, result: &ContendResult) -> io::Result<Vec<u8>> {
-        Ok(
-            crate::report::marked(result.header.interrupted, text(result, self.explain))
-                .into_bytes(),
-        )
+        let text = text(result, self.explain, self.width);
+        Ok(crate::report::marked(result.header.interrupted, text).into_bytes())
     }
 }
 
@@ -443,17 +469,37 @@ mod tests {
     }
 
     #[test]
-    fn the_table_states_mode_pipe_placement_and_each_row() {
-        let t = text(&fixture(None), false);
+    fn the_table_states_mode_pipe_placement_and_each_row_and_the_verdict_comes_last() {
+        let t = text(&fixture(None), false, 100);
         let lines: Vec<_> = t.lines().collect();
         assert_eq!(
-            lines[0],
-            "contend: threads, 64KiB messages (> PIPE_BUF 4096: writes of several writers may \
-             interleave), pipe 1MiB (asked 1MiB), unpinned"
+            lines[..4],
+            [
+                "contend: threads, 64KiB messages (> PIPE_BUF 4096: writes of several writers may \
+                 interleave), pipe",
+                "  1MiB (asked 1MiB), unpinned",
+                "3 s per run, 3 to 6 runs per cell after a warm-up run of 1 s; rates over the \
+                 measured time (first",
+                "  write to last); latencies per message written and per read call, each the \
+                 median of the runs'",
+            ],
+            "{t}"
         );
-        // The verdict, between the header and the table.
+        let table = [
+            "",
+            "W  R  writes/s   MiB/s       spread  write p50  write p99  read p50  read p99",
+            "2  5     20000  1250.0  +-12% noisy     40.0us    120.0us     900ns     2.7us",
+            "",
+        ];
+        assert_eq!(lines[4..8], table, "{t}");
+        // The noise said once; each noisy cell's runs with --explain.
+        assert!(
+            lines[8].starts_with("noisy: 1 of 1 rows (2x5) spread"),
+            "{t}"
+        );
+        // The verdict last, where the eye lands.
         assert_eq!(
-            lines[2..5],
+            lines[lines.len() - 3..],
             [
                 "",
                 "rate:       2 writers x 5 readers: 20000 writes/s (1250.0 MiB/s)",
@@ -462,38 +508,40 @@ mod tests {
             ],
             "{t}"
         );
-        let table = &lines[3..];
-        assert!(table[3].contains("write latency (per message)"), "{t}");
-        assert!(table[4].contains("writes/s"), "{t}");
-        let row = table[5];
-        assert!(
-            row.starts_with("  2   5       20000    1250.0  +-12% noisy |"),
-            "{row}"
-        );
-        assert!(
-            row.contains("48.0us   40.0us  120.0us  160.0us   2.00ms |"),
-            "{row}"
-        );
-        assert_eq!(
-            lines[1],
-            "3 s per run, 3 to 6 runs per cell after a warm-up run of 1 s; rates over the \
-             measured time (first write to last)"
-        );
-        // The noise said once; each noisy cell's runs with --explain.
-        assert_eq!(table[6], "", "{t}");
-        assert!(
-            table[7].starts_with("noisy: 1 of 1 rows (2x5) spread"),
-            "{t}"
-        );
-        assert_eq!(table.len(), 9, "{t}");
-        let explained = text(&fixture(None), true);
+        let explained = text(&fixture(None), true, 100);
         assert!(
             explained.contains("\nnoisy: 2x5 writes/s (3 runs from 19000 to 21000, 1.11x"),
             "{explained}"
         );
-        // Labels sit over their values.
-        let end_of = |line: &str, what: &str| line.find(what).map(|i| i + what.len());
-        assert_eq!(end_of(table[4], "p99.9"), end_of(row, "160.0us"), "{t}");
+        assert!(
+            explained.contains(
+                "\nW  R  write mean  write p99.9  write max  read mean  read p99.9  read max\n\
+                 2  5      48.0us      160.0us     2.00ms      1.1us       3.6us    45.0us\n"
+            ),
+            "{explained}"
+        );
+    }
+
+    #[test]
+    fn every_line_fits_the_width_and_one_cell_reads_in_the_singular() {
+        let mut one = fixture(None);
+        (one.rows[0].writers, one.rows[0].readers) = (1, 1);
+        for r in [fixture(None), one.clone()] {
+            for (width, explain) in [(80, false), (120, false), (80, true), (120, true)] {
+                let t = text(&r, explain, width);
+                for line in t.lines() {
+                    assert!(line.chars().count() <= width, "over {width}: {line}\n{t}");
+                }
+                let verdict = t.trim_end().rsplit("\n\n").next().unwrap();
+                assert!(verdict.starts_with("rate: "), "{t}");
+                assert!(verdict.lines().count() <= 6, "{t}");
+            }
+        }
+        let t = text(&one, false, 80);
+        assert!(
+            t.contains("\nrate:       1 writer x 1 reader: 20000 writes/s"),
+            "{t}"
+        );
     }
 
     #[test]
@@ -506,7 +554,8 @@ mod tests {
             split_messages: 30,
             ..VerifyReport::default()
         };
-        let t = text(&fixture(Some(ok)), false);
+        // Whole here; the text wraps it at the width.
+        let t = verify_line(&fixture(Some(ok)).rows[0], &ok);
         assert!(
             t.contains(
                 "verify 2x5: ok, 60000 messages, each received exactly once; messages \
@@ -522,7 +571,7 @@ mod tests {
             messages_received: 59_998,
             ..ok
         };
-        let t = text(&fixture(Some(bad)), false);
+        let t = verify_line(&fixture(Some(bad)).rows[0], &bad);
         assert!(
             t.contains("verify 2x5: FAILED: 59998 of 60000 messages received exactly once; 2 lost"),
             "{t}"
@@ -576,21 +625,21 @@ mod tests {
         r.rows[0]
             .writes_per_s
             .diagnose(crate::bench::core::Ends::default());
-        let t = text(&r, true);
-        assert!(t.contains("+-12% noisy |"), "{t}");
+        let t = text(&r, true, 100);
+        assert!(t.contains("  +-12% noisy  "), "{t}");
         assert!(t.contains("\n  likely: "), "{t}");
         assert!(t.contains("\n  what to do: "), "{t}");
         r.rows[0].writes_per_s = Series::of(&[20_000.0, 20_100.0, 19_900.0]);
         r.rows[0]
             .writes_per_s
             .diagnose(crate::bench::core::Ends::default());
-        let t = text(&r, false);
+        let t = text(&r, false, 100);
         assert!(!t.contains("noisy"), "{t}");
-        assert!(t.contains("  +-1.2% |"), "{t}");
+        assert!(t.contains("  +-1.2%  "), "{t}");
         // A failed cell says so, and why.
         r.rows[0].status = Status::Failed;
         r.rows[0].reason = Some("writer 0 failed while writing: boom".into());
-        let t = text(&r, false);
+        let t = text(&r, false, 100);
         assert!(
             t.contains("2x5: failed: writer 0 failed while writing: boom"),
             "{t}"
@@ -627,21 +676,20 @@ mod tests {
         };
         let mut r = fixture(None);
         r.memory_pressure = Some(report);
-        let t = text(&r, false);
+        let t = text(&r, false, 100);
         let lines: Vec<_> = t.lines().collect();
         assert_eq!(
-            lines[2],
-            "memory pressure: 4 hogs x 4.00 GiB (80% of MemAvailable 20.00 GiB), ready after 12.5 \
-             s, 4 running at the end, busy on 1.50 CPUs during the runs"
-        );
-        assert_eq!(
-            lines[3],
-            "  during the runs (10.0 s): NO pressure seen: no PSI and no /proc/vmstat to tell"
-        );
-        assert_eq!(
-            lines[4],
-            "  while filling: pressure seen: PSI some stall 1.500 s, full 0.250 s; pgscan 900, \
-             pgsteal 0, allocstall 0, pswpout 0, oom_kill 0"
+            lines[4..9],
+            [
+                "memory pressure: 4 hogs x 4.00 GiB (80% of MemAvailable 20.00 GiB), ready after \
+                 12.5 s, 4 running at",
+                "  the end, busy on 1.50 CPUs during the runs",
+                "  during the runs (10.0 s): NO pressure seen: no PSI and no /proc/vmstat to tell",
+                "  while filling: pressure seen: PSI some stall 1.500 s, full 0.250 s; pgscan 900, \
+                 pgsteal 0,",
+                "    allocstall 0, pswpout 0, oom_kill 0",
+            ],
+            "{t}"
         );
     }
 }

@@ -13,20 +13,20 @@ use crate::bench::core::shown::{
     status_word,
 };
 use crate::bench::core::{Series, Status};
-use crate::bench::latency::{LatencyConfig, LatencyResult, Span, describe};
-use crate::report::text::{serde_name as name, verdict_lines, wrap_paragraph};
+use crate::bench::latency::{LatencyConfig, LatencyResult, LatencyRow, Span, describe};
+use crate::report::table::{self, Align};
+use crate::report::text::{VERDICT_INDENT, serde_name as name, wrap_hanging};
 use crate::report::{Csv, Exporter, Text};
 use crate::units::Size;
 use crate::units::readable_ns as ns;
 
-/// The verdict, the table, what failed, the noise said once and the
-/// machine's; with [`Text::explain`], each noisy size's runs and causes.
+/// The table, what failed, the noise said once and the machine's, then
+/// the verdict, within [`Text::width`]; with [`Text::explain`], the tails
+/// and ranges of the runs and each noisy size's runs and causes.
 impl Exporter<LatencyResult> for Text {
     fn export(&self, result: &LatencyResult) -> io::Result<Vec<u8>> {
-        Ok(
-            crate::report::marked(result.header.interrupted, text(result, self.explain))
-                .into_bytes(),
-        )
+        let text = text(result, self.explain, self.width);
+        Ok(crate::report::marked(result.header.interrupted, text).into_bytes())
     }
 }
 
@@ -54,22 +54,22 @@ fn runs(c: &LatencyConfig) -> String {
     }
 }
 
-/// The verdict and the table on stdout, then what failed, the noise said
-/// once and the machine's; with `explain`, each noisy size's runs and
-/// causes.
-fn text(r: &LatencyResult, explain: bool) -> String {
+/// The settings, the table, what failed and the noise said once, then
+/// the verdict last, where the eye lands; every line within `width`
+/// columns. With `explain`, the tails and the ranges of the runs in two
+/// more tables and each noisy size's runs and causes.
+fn text(r: &LatencyResult, explain: bool, width: usize) -> String {
     let (s, c) = (&r.header.system, &r.config);
     let allowed: Vec<String> = s.cpus_allowed.iter().map(|c| c.to_string()).collect();
-    let mut out = format!(
-        "pipespeed {} latency: Linux {} on {} ({} CPUs online, allowed {})\n",
+    let machine = format!(
+        "pipespeed {} latency: Linux {} on {} ({} CPUs online, allowed {})",
         r.header.pipespeed_version,
         s.kernel,
         s.cpu_model,
         s.cpus_online,
         allowed.join(",")
     );
-    let _ = writeln!(
-        out,
+    let settings = format!(
         "two {}, {}, wait {}; {} of {} after {} of warm-up{}",
         name(c.mode),
         describe(c.placement),
@@ -83,75 +83,90 @@ fn text(r: &LatencyResult, explain: bool) -> String {
             ""
         }
     );
-    let _ = writeln!(out, "\n{}", verdict_lines(&r.verdict().lines));
-    out += "ROUND-TRIP times (pinger -> ponger -> pinger; one way is about half): medians \
-            of the runs, the range of the runs' p50 and its 95% interval, and the range of \
-            round trips/s\n\n";
-    let _ = writeln!(
-        out,
-        "{:<8} {:>13} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  {:>21}  {:>11}  {:>25}",
-        "size",
-        "round trips/s",
-        "mean",
-        "p50",
-        "p90",
-        "p99",
-        "p99.9",
-        "max",
-        "p50 range",
-        "p50 spread",
-        "round trips/s range"
-    );
-    let range = |s: &Series, show: &dyn Fn(f64) -> String| match (s.min, s.max) {
-        (Some(lo), Some(hi)) => format!("{} - {}", show(lo), show(hi)),
-        _ => "-".into(),
+    let mut out = String::new();
+    for line in [
+        machine.as_str(),
+        &settings,
+        "round trips, pinger -> ponger -> pinger (one way is about half), each figure the \
+         median of the runs'",
+    ] {
+        out += &paragraph(line, width);
+    }
+    let cell = |row: &LatencyRow, v: &dyn Fn(&LatencyRow) -> String| match row.runs.is_empty() {
+        true => "-".to_string(),
+        false => v(row),
     };
-    let rate = |v: f64| format!("{v:.0}");
-    let time = |v: f64| ns(v);
-    for row in &r.rows {
-        let l = &row.rtt_ns;
-        let size = Size(row.size as u64).to_string();
-        if row.runs.is_empty() {
-            let _ = writeln!(out, "{size:<8} {:>13}", "-");
-            continue;
-        }
-        let _ = writeln!(
-            out,
-            "{:<8} {:>13} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  {:>21}  {:>11}  {:>25}",
-            size,
-            row.round_trips_per_s.median.map_or("-".into(), rate),
-            ns(l.mean),
-            ns(l.p50 as f64),
-            ns(l.p90 as f64),
-            ns(l.p99 as f64),
-            ns(l.p999 as f64),
-            ns(l.max as f64),
-            range(&row.rtt_p50_ns, &time),
-            spread_cell(&row.rtt_p50_ns),
-            // The rate's noisy mark: its spread is in the notes below.
-            match row.round_trips_per_s.noisy() {
-                true => format!("{} noisy", range(&row.round_trips_per_s, &rate)),
-                false => range(&row.round_trips_per_s, &rate),
-            },
-        );
+    let size = |row: &LatencyRow| Size(row.size as u64).to_string();
+    // The table a reader needs; the rate's noisy mark beside it (its
+    // spread is in the notes and the files).
+    let mut table = vec![["size", "round trips/s", "p50", "p99", "p50 spread"].map(String::from)];
+    table.extend(r.rows.iter().map(|row| {
+        [
+            size(row),
+            cell(row, &|row| {
+                let rate = row
+                    .round_trips_per_s
+                    .median
+                    .map_or("-".into(), |v| format!("{v:.0}"));
+                match row.round_trips_per_s.noisy() {
+                    true => format!("{rate} noisy"),
+                    false => rate,
+                }
+            }),
+            cell(row, &|row| ns(row.rtt_ns.p50 as f64)),
+            cell(row, &|row| ns(row.rtt_ns.p99 as f64)),
+            cell(row, &|row| spread_cell(&row.rtt_p50_ns)),
+        ]
+    }));
+    out.push('\n');
+    out += &aligned(&table);
+    if explain {
+        let range = |s: &Series, show: &dyn Fn(f64) -> String| match (s.min, s.max) {
+            (Some(lo), Some(hi)) => format!("{} - {}", show(lo), show(hi)),
+            _ => "-".into(),
+        };
+        let mut tails = vec![["size", "mean", "p90", "p99.9", "max"].map(String::from)];
+        tails.extend(r.rows.iter().map(|row| {
+            [
+                size(row),
+                cell(row, &|row| ns(row.rtt_ns.mean)),
+                cell(row, &|row| ns(row.rtt_ns.p90 as f64)),
+                cell(row, &|row| ns(row.rtt_ns.p999 as f64)),
+                cell(row, &|row| ns(row.rtt_ns.max as f64)),
+            ]
+        }));
+        let mut ranges = vec![["size", "p50 range", "round trips/s range"].map(String::from)];
+        ranges.extend(r.rows.iter().map(|row| {
+            [
+                size(row),
+                cell(row, &|row| range(&row.rtt_p50_ns, &|v| ns(v))),
+                cell(row, &|row| {
+                    range(&row.round_trips_per_s, &|v| format!("{v:.0}"))
+                }),
+            ]
+        }));
+        out += "\nthe tails, each the median of the runs'\n";
+        out += &aligned(&tails);
+        out += "\nthe ranges of the runs\n";
+        out += &aligned(&ranges);
     }
     let mut notes = Vec::new();
     for row in &r.rows {
-        let size = Size(row.size as u64);
         if row.status != Status::Ok {
             notes.push(format!(
-                "{}: {size}: {}",
+                "{}: {}: {}",
                 status_word(row.status),
+                size(row),
                 row.reason.as_deref().unwrap_or("no reason given")
             ));
         }
     }
-    notes.extend(noise_paragraph(&r.named_series()).map(|p| wrap_paragraph(&p, 100)));
+    notes.extend(noise_paragraph(&r.named_series()));
     notes.extend(r.noise().map(noise_sentence));
     if explain {
         for row in &r.rows {
-            let size = Size(row.size as u64);
-            let p50 = noisy_series(&format!("{size} median round trip"), &row.rtt_p50_ns, time);
+            let size = size(row);
+            let p50 = noisy_series(&format!("{size} median round trip"), &row.rtt_p50_ns, ns);
             let rates = || {
                 noisy_series(
                     &format!("{size} round trips/s"),
@@ -165,10 +180,48 @@ fn text(r: &LatencyResult, explain: bool) -> String {
     if !notes.is_empty() {
         out.push('\n');
         for note in notes {
-            let _ = writeln!(out, "{note}");
+            out += &paragraph(&note, width);
         }
     }
+    out.push('\n');
+    out += &verdict_at(&r.verdict().lines, width);
     out
+}
+
+/// Each line of `text` wrapped to `width` at spaces, its continuation
+/// lines two deeper than the line's own indent: `wrap_paragraph` of
+/// `report::text` indents them past `width` (by two), so the kinds that
+/// must fit the terminal (latency, contend, ipc, top) use this one.
+pub(crate) fn paragraph(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let body = line.trim_start();
+        let pad = " ".repeat(line.len() - body.len());
+        let wrapped = wrap_hanging(body, width.saturating_sub(pad.len()), 2);
+        let _ = writeln!(out, "{pad}{}", wrapped.replace('\n', &format!("\n{pad}")));
+    }
+    out
+}
+
+/// The verdict's lines, each wrapped to `width` under its value (as
+/// `report::text::verdict_lines` does at 100 columns).
+pub(crate) fn verdict_at(lines: &[String], width: usize) -> String {
+    let mut out = String::new();
+    for line in lines {
+        let _ = writeln!(out, "{}", wrap_hanging(line, width, VERDICT_INDENT));
+    }
+    out
+}
+
+/// `rows` as aligned lines, the size left and the figures right, each
+/// ending in a newline.
+fn aligned<const N: usize>(rows: &[[String; N]]) -> String {
+    let rows: Vec<table::Row> = rows.iter().map(|r| table::Row::Cells(r.to_vec())).collect();
+    let lines = table::aligned(&rows, |i| match i {
+        0 => Align::Left,
+        _ => Align::Right,
+    });
+    lines.into_iter().map(|l| l + "\n").collect()
 }
 
 /// One row per run and size: the run's fields, flattened, then the
@@ -282,40 +335,86 @@ mod tests {
     }
 
     #[test]
-    fn the_table_says_round_trip_placement_wait_and_mode() {
-        let t = text(&result(), false);
+    fn the_table_says_round_trip_placement_wait_and_mode_and_the_verdict_comes_last() {
+        let t = text(&result(), false, 100);
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(
-            lines[..2],
+            lines[..5],
             [
                 "pipespeed 0.1.0 latency: Linux 6.18.0-test on Test CPU (2 CPUs online, allowed 0,1)",
                 "two threads, pinger on CPU 0, ponger on CPU 1, wait busy; 2 runs of 1000 round trips \
-                 after 0.1 s of warm-up",
-            ]
-        );
-        // The verdict, between the header and the table.
-        assert_eq!(
-            lines[2..6],
-            [
+                 after 0.1 s of",
+                "  warm-up",
+                "round trips, pinger -> ponger -> pinger (one way is about half), each figure the \
+                 median of the runs'",
                 "",
+            ],
+            "{t}"
+        );
+        let table = [
+            "size   round trips/s        p50        p99  p50 spread",
+            "1B             45000   21.25 us   26.25 us      2 runs",
+            "64KiB           9250  107.00 us  112.00 us      2 runs",
+            "",
+        ];
+        assert_eq!(lines[5..9], table, "{t}");
+        // The verdict last, where the eye lands.
+        assert_eq!(
+            lines[9..],
+            [
                 "round trip: 1B p50 21.25 us (p99 26.25 us), 64KiB p50 107.00 us (p99 112.00 us)",
-                "ends:       CPUs 0 and 1: a cross-CPU wake-up each way (--placement same-cpu has \
-                 none)",
+                "ends:       CPUs 0 and 1: two cross-CPU wake-ups (--placement same-cpu: none)",
                 "trust:      no noise recorded: too few runs for an interval",
             ],
             "{t}"
         );
-        assert_eq!(lines[6], "", "{t}");
-        assert!(lines[7].starts_with("ROUND-TRIP times"), "{t}");
-        let table = [
-            "size     round trips/s       mean        p50        p90        p99      p99.9        \
-             max              p50 range   p50 spread        round trips/s range",
-            "1B               45000   23.38 us   21.25 us   22.25 us   26.25 us   61.25 us    \
-             2.50 ms    19.00 us - 23.50 us       2 runs              40000 - 50000",
-            "64KiB             9250  117.70 us  107.00 us  108.00 us  112.00 us  147.00 us    \
-             2.50 ms  104.00 us - 110.00 us       2 runs                9000 - 9500",
-        ];
-        assert_eq!(lines[9..], table);
+        // The tails and the ranges with --explain, in tables of their own.
+        let t = text(&result(), true, 100);
+        assert!(
+            t.contains(
+                "\nthe tails, each the median of the runs'\n\
+                 size        mean        p90      p99.9      max\n\
+                 1B      23.38 us   22.25 us   61.25 us  2.50 ms\n"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains("\n64KiB  104.00 us - 110.00 us          9000 - 9500\n"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn every_line_fits_the_width_and_the_verdict_is_at_most_six_lines() {
+        for r in [result(), spread_result()] {
+            for (width, explain) in [(80, false), (120, false), (80, true), (120, true)] {
+                let t = text(&r, explain, width);
+                for line in t.lines() {
+                    assert!(line.chars().count() <= width, "over {width}: {line}\n{t}");
+                }
+                let verdict = t.trim_end().rsplit("\n\n").next().unwrap();
+                assert!(verdict.starts_with("round trip: "), "{t}");
+                assert!(verdict.lines().count() <= 6, "{t}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_trust_line_counts_a_size_once() {
+        // 1B's rate is noisy and its p50 not: one row, named by its rate.
+        let mut r = result();
+        r.rows.truncate(1);
+        let mut rates = r.rows[0].runs.clone();
+        for (run, rate) in rates.iter_mut().zip([10_000.0, 50_000.0]) {
+            run.round_trips_per_s = rate;
+            run.rtt_ns.p50 = 20_000;
+        }
+        r.rows[0] = LatencyRow::summarize(1, rates);
+        assert!(r.rows[0].round_trips_per_s.noisy() && !r.rows[0].rtt_p50_ns.noisy());
+        let t = text(&r, false, 100);
+        assert!(t.contains("trust:      1 of 1 rows noisy"), "{t}");
+        assert!(t.contains("noisy: 1 of 1 rows (1B round trips/s)"), "{t}");
+        assert!(t.contains("\n1B      30000 noisy  20.00 us"), "{t}");
     }
 
     #[test]
@@ -369,14 +468,14 @@ mod tests {
     fn a_noisy_size_is_marked_and_diagnosed_in_every_export_a_tight_one_not() {
         let r = spread_result();
         // By default the noise said once, for the machine...
-        let short = text(&r, false);
+        let short = text(&r, false, 100);
         assert_eq!(short.matches("\nnoisy: ").count(), 1, "{short}");
         assert!(
             short.contains("\nnoisy: 1 of 2 rows (1B) spread"),
             "{short}"
         );
         // ...each noisy size's runs and causes with --explain.
-        let t = text(&r, true);
+        let t = text(&r, true, 100);
         let one = t.lines().find(|l| l.starts_with("1B ")).unwrap();
         assert!(one.contains(" noisy ") && one.ends_with(" noisy"), "{t}");
         let big = t.lines().find(|l| l.starts_with("64KiB ")).unwrap();
@@ -420,7 +519,7 @@ mod tests {
             reason: Some("4096-byte messages: cannot start".into()),
             ..LatencyRow::summarize(4096, Vec::new())
         });
-        let t = text(&r, false);
+        let t = text(&r, false, 100);
         assert!(
             t.contains("\nfailed: 64KiB: 65536-byte messages: the ponger died\n"),
             "{t}"
