@@ -106,6 +106,19 @@ struct Ring {
     file: OwnedFd,
 }
 
+/// What both ends of a ring agree on when they open it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RingSpec {
+    /// The largest message, in bytes: the size the file was made for.
+    pub size: usize,
+    /// Which ring of the file.
+    pub index: usize,
+    /// How a waiting end waits.
+    pub wait: RingWait,
+    /// How long an end waits in vain before it fails.
+    pub silence: Duration,
+}
+
 /// How a ring end waits for the other.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RingWait {
@@ -132,17 +145,16 @@ const CLOSE_WAKE_FOR: Duration = Duration::from_millis(100);
 unsafe impl Send for Ring {}
 
 impl Ring {
-    /// Maps the `index`th ring of `fd`, a file made by [`create`] for
-    /// messages of `size`, and claims it as `role`; with the position
+    /// Maps ring `spec.index` of `fd`, a file made by [`create`] for
+    /// messages of `spec.size`, and claims it as `role`; with the position
     /// that end writes.
-    fn open(
-        fd: BorrowedFd<'_>,
-        size: usize,
-        index: usize,
-        wait: RingWait,
-        silence: Duration,
-        role: Role,
-    ) -> io::Result<(Ring, u32)> {
+    fn open(fd: BorrowedFd<'_>, spec: RingSpec, role: Role) -> io::Result<(Ring, u32)> {
+        let RingSpec {
+            size,
+            index,
+            wait,
+            silence,
+        } = spec;
         check_size(size)?;
         let rings = layout(fd, size, index)?;
         let len = ring_bytes(size);
@@ -303,23 +315,18 @@ pub struct ShmSender {
 }
 
 impl ShmSender {
-    /// The producer of the `index`th ring of `fd`, a file made by
-    /// [`create`] for messages of `size`, failing after `silence` without
-    /// room. The ring's only producer: a second one, in any process, is
-    /// refused (an error of kind [`io::ErrorKind::AlreadyExists`]).
-    pub fn open(
-        fd: impl AsFd,
-        size: usize,
-        index: usize,
-        wait: RingWait,
-        silence: Duration,
-    ) -> io::Result<ShmSender> {
-        let (ring, head) = Ring::open(fd.as_fd(), size, index, wait, silence, Role::Producer)?;
+    /// The producer of ring `spec.index` of `fd`, a file made by
+    /// [`create`] for messages of `spec.size`, failing after
+    /// `spec.silence` without room. The ring's only producer: a second
+    /// one, in any process, is refused (an error of kind
+    /// [`io::ErrorKind::AlreadyExists`]).
+    pub fn open(fd: impl AsFd, spec: RingSpec) -> io::Result<ShmSender> {
+        let (ring, head) = Ring::open(fd.as_fd(), spec, Role::Producer)?;
         Ok(ShmSender {
             ring,
             head,
             closed: false,
-            size,
+            size: spec.size,
         })
     }
 
@@ -408,21 +415,15 @@ pub struct ShmReceiver {
 }
 
 impl ShmReceiver {
-    /// The consumer of the `index`th ring of `fd`, taking at most `size`
-    /// bytes at a time; its only one, as [`ShmSender::open`] is its only
-    /// producer.
-    pub fn open(
-        fd: impl AsFd,
-        size: usize,
-        index: usize,
-        wait: RingWait,
-        silence: Duration,
-    ) -> io::Result<ShmReceiver> {
-        let (ring, tail) = Ring::open(fd.as_fd(), size, index, wait, silence, Role::Consumer)?;
+    /// The consumer of ring `spec.index` of `fd`, taking at most
+    /// `spec.size` bytes at a time; its only one, as [`ShmSender::open`]
+    /// is its only producer.
+    pub fn open(fd: impl AsFd, spec: RingSpec) -> io::Result<ShmReceiver> {
+        let (ring, tail) = Ring::open(fd.as_fd(), spec, Role::Consumer)?;
         Ok(ShmReceiver {
             ring,
             tail,
-            max: size,
+            max: spec.size,
             sealed: false,
         })
     }
@@ -493,10 +494,22 @@ mod tests {
 
     const SILENCE: Duration = Duration::from_secs(30);
 
+    /// Ring `index` of a file for messages of `size`, its ends waiting
+    /// as `wait` says.
+    fn spec(size: usize, index: usize, wait: RingWait) -> RingSpec {
+        RingSpec {
+            size,
+            index,
+            wait,
+            silence: SILENCE,
+        }
+    }
+
     /// The producer and the consumer of ring `index` of `fd`.
     fn ends(fd: &OwnedFd, size: usize, index: usize, wait: RingWait) -> (ShmSender, ShmReceiver) {
-        let tx = ShmSender::open(fd, size, index, wait, SILENCE).unwrap();
-        let rx = ShmReceiver::open(fd, size, index, wait, SILENCE).unwrap();
+        let spec = spec(size, index, wait);
+        let tx = ShmSender::open(fd, spec).unwrap();
+        let rx = ShmReceiver::open(fd, spec).unwrap();
         (tx, rx)
     }
 
@@ -541,11 +554,11 @@ mod tests {
     fn a_ring_takes_one_producer_and_one_consumer() {
         let fd = create(64, 1).unwrap();
         let _ends = ends(&fd, 64, 0, RingWait::Sleep);
-        let err = ShmSender::open(&fd, 64, 0, RingWait::Sleep, SILENCE)
+        let err = ShmSender::open(&fd, spec(64, 0, RingWait::Sleep))
             .err()
             .expect("a second producer was let in");
         assert!(err.to_string().contains("already has a producer"), "{err}");
-        let err = ShmReceiver::open(&fd, 64, 0, RingWait::Sleep, SILENCE)
+        let err = ShmReceiver::open(&fd, spec(64, 0, RingWait::Sleep))
             .err()
             .expect("a second consumer was let in");
         assert!(err.to_string().contains("already has a consumer"), "{err}");
@@ -557,7 +570,7 @@ mod tests {
     #[test]
     fn only_a_ring_file_of_the_same_layout_is_opened() {
         let open = |fd: &OwnedFd, size, index| {
-            ShmSender::open(fd, size, index, RingWait::Sleep, SILENCE)
+            ShmSender::open(fd, spec(size, index, RingWait::Sleep))
                 .err()
                 .expect("opened")
                 .to_string()

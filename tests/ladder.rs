@@ -68,7 +68,7 @@ impl Mock {
             Job::Memcpy { .. } => "memcpy",
             Job::SpliceLimit { .. } => "splice-limit",
             Job::Pipe { writer, reader, .. } => {
-                match (writer.method, reader.method, writer.buffer.huge_pages) {
+                match (writer.method, reader.method, writer.end.buffer.huge_pages) {
                     (WriteMethod::Write, _, _) => "write-read",
                     (WriteMethod::Vmsplice, ReadMethod::Read, _) => "vmsplice-read",
                     (WriteMethod::Vmsplice, ReadMethod::Splice, false) => "vmsplice-splice",
@@ -263,9 +263,9 @@ fn busy_loop_needs_two_cpus_and_huge_rungs_need_thp() {
     ) else {
         panic!("tuned should run everywhere")
     };
-    assert!(!writer.buffer.huge_pages);
-    assert_eq!(writer.wait, Wait::Block);
-    assert_eq!(reader.buf_size, 1 << 20);
+    assert!(!writer.end.buffer.huge_pages);
+    assert_eq!(writer.end.wait, Wait::Block);
+    assert_eq!(reader.end.buf_size, 1 << 20);
 }
 
 #[test]
@@ -284,13 +284,13 @@ fn rungs_configure_the_blog_programs() {
         panic!()
     };
     assert_eq!(writer.method, WriteMethod::Vmsplice);
-    assert!(writer.buffer.huge_pages && writer.check_huge_pages);
-    assert_eq!((writer.wait, reader.wait), (Wait::Busy, Wait::Busy));
+    assert!(writer.end.buffer.huge_pages && writer.end.check_huge_pages);
+    assert_eq!((writer.end.wait, reader.end.wait), (Wait::Busy, Wait::Busy));
     assert_eq!(reader.method, ReadMethod::Splice);
     let Ok(Job::Pipe { writer, .. }) = job_for(Rung::Tuned, &cfg, &f) else {
         panic!()
     };
-    assert_eq!(writer.buf_size, 2 << 20, "two halves of pipe-max-size");
+    assert_eq!(writer.end.buf_size, 2 << 20, "two halves of pipe-max-size");
     let Ok(job) = job_for(Rung::VmspliceRead, &cfg, &f) else {
         panic!()
     };

@@ -137,6 +137,7 @@ mod tests {
     use crate::bench::contend::EndSetup;
     use crate::bench::core::Spawn;
     use crate::bench::latency::Exchange;
+    use crate::bench::writer::EndConfig;
     use crate::buf::BufferOptions;
     use crate::double_buffer::Layout;
     use crate::wait::Wait;
@@ -144,28 +145,32 @@ mod tests {
     fn every_role() -> Vec<(Spawn, Role)> {
         let writer = WriterConfig {
             method: super::super::writer::WriteMethod::Vmsplice,
-            buf_size: 1 << 20,
-            pipe_size: Some(65536),
-            buffer: BufferOptions {
-                huge_pages: true,
-                lock: true,
-                dont_touch: false,
-                offset: 16,
+            end: EndConfig {
+                buf_size: 1 << 20,
+                pipe_size: Some(65536),
+                buffer: BufferOptions {
+                    huge_pages: true,
+                    lock: true,
+                    dont_touch: false,
+                    offset: 16,
+                },
+                check_huge_pages: true,
+                wait: Wait::BusyPoll,
+                gift: true,
+                verify: true,
             },
-            check_huge_pages: true,
-            wait: Wait::BusyPoll,
-            gift: true,
             layout: Layout::Contiguous,
             unsafe_early_reuse: Some(4096),
-            verify: true,
             bytes: Some(u64::MAX),
         };
         let reader = ReaderConfig {
             method: super::super::reader::ReadMethod::Splice,
+            end: EndConfig {
+                verify: true,
+                wait: Wait::Poll,
+                ..EndConfig::default()
+            },
             bytes: 10 << 30,
-            verify: true,
-            wait: Wait::Poll,
-            ..ReaderConfig::default()
         };
         let setup = EndSetup {
             msg_size: 65536,

@@ -25,33 +25,60 @@ pub enum WriteMethod {
     Vmsplice,
 }
 
-/// Everything the writer can be told.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WriterConfig {
-    /// How bytes go into the pipe.
-    pub method: WriteMethod,
-    /// Buffer size: written whole by `write`, or split into two halves for
-    /// `vmsplice`.
+/// What the writer and the reader are both told (the blog's two programs
+/// share one option parser), embedded in [`WriterConfig`] and
+/// [`ReaderConfig`](super::reader::ReaderConfig).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EndConfig {
+    /// Buffer size: the writer's, written whole by `write` or split into
+    /// two halves for `vmsplice`; the bytes the reader asks for per call.
     pub buf_size: usize,
-    /// Pipe size to set (`write` only; vmsplice sizes the pipe to a half).
+    /// Pipe size to set from this end (the writer's `write` only:
+    /// vmsplice sizes the pipe to a half).
     pub pipe_size: Option<usize>,
-    /// How the buffer is allocated.
+    /// How the buffer is allocated (the reader's: `read` only).
     pub buffer: BufferOptions,
     /// Fail unless the buffer really is on huge pages.
     pub check_huge_pages: bool,
-    /// How to wait for room in the pipe.
+    /// How to wait for room (the writer) or data (the reader).
     pub wait: Wait,
-    /// `SPLICE_F_GIFT` on vmsplice.
+    /// `SPLICE_F_GIFT` on the writer's vmsplice, `SPLICE_F_MOVE` on the
+    /// reader's splice (the blog pairs them).
     pub gift: bool,
+    /// The checkable stream of `crate::verify`: the writer sends it
+    /// instead of `X`s, the reader checks every byte against it.
+    pub verify: bool,
+}
+
+impl Default for EndConfig {
+    fn default() -> EndConfig {
+        EndConfig {
+            buf_size: 256 * 1024,
+            pipe_size: None,
+            buffer: BufferOptions::default(),
+            check_huge_pages: false,
+            wait: Wait::Block,
+            gift: false,
+            verify: false,
+        }
+    }
+}
+
+/// Everything the writer can be told.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WriterConfig {
+    /// How bytes go into the pipe.
+    pub method: WriteMethod,
+    /// What the reader is told too.
+    #[serde(flatten)]
+    pub end: EndConfig,
     /// Where the two halves live.
     pub layout: Layout,
     /// Size the pipe to this instead of one half, breaking the double
     /// buffer discipline on purpose (with `--verify`, shows the hazard).
     /// Refused with `gift`.
     pub unsafe_early_reuse: Option<usize>,
-    /// Send the checkable stream of `crate::verify` instead of `X`s.
-    pub verify: bool,
-    /// Stop after this many bytes (the blog's writer never stops).
+    /// Stop after this many bytes (`None`: the blog's writer never stops).
     pub bytes: Option<u64>,
 }
 
@@ -77,42 +104,25 @@ impl crate::bench::core::RoleSpec for WriterConfig {
     const ROLE: &'static str = "writer";
 }
 
-impl Default for WriterConfig {
-    fn default() -> WriterConfig {
-        WriterConfig {
-            method: WriteMethod::Write,
-            buf_size: 256 * 1024,
-            pipe_size: None,
-            buffer: BufferOptions::default(),
-            check_huge_pages: false,
-            wait: Wait::Block,
-            gift: false,
-            layout: Layout::Separate,
-            unsafe_early_reuse: None,
-            verify: false,
-            bytes: None,
-        }
-    }
-}
-
 /// The settings in words, as `--verbose` prints them: `vmsplice, buffer
 /// 256KiB (2 halves of 128KiB in separate mappings, at offset 0, huge
 /// pages), pipe 128KiB (one half), busy loop, until the reader goes away`.
 impl fmt::Display for WriterConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let size = Size(self.buf_size as u64);
-        let half = Size((self.buf_size / 2) as u64);
-        let buffer = buffer_words(&self.buffer, self.check_huge_pages);
+        let end = &self.end;
+        let size = Size(end.buf_size as u64);
+        let half = Size((end.buf_size / 2) as u64);
+        let buffer = buffer_words(&end.buffer, end.check_huge_pages);
         match self.method {
             WriteMethod::Write => {
                 write!(f, "write(2), buffer {size} ({buffer})")?;
-                match self.pipe_size {
+                match end.pipe_size {
                     Some(pipe) => write!(f, ", pipe {}", Size(pipe as u64))?,
                     None => write!(f, ", pipe as the kernel made it")?,
                 }
             }
             WriteMethod::Vmsplice => {
-                let gift = if self.gift { " with SPLICE_F_GIFT" } else { "" };
+                let gift = if end.gift { " with SPLICE_F_GIFT" } else { "" };
                 let layout = match self.layout {
                     Layout::Separate => "in separate mappings",
                     Layout::Contiguous => "in one mapping",
@@ -131,10 +141,10 @@ impl fmt::Display for WriterConfig {
                 }
             }
         }
-        if self.verify {
+        if end.verify {
             write!(f, ", a checkable stream")?;
         }
-        write!(f, ", {}", wait_words(self.wait))?;
+        write!(f, ", {}", wait_words(end.wait))?;
         match self.bytes {
             Some(bytes) => write!(f, ", stop after {}", Size(bytes)),
             None => write!(f, ", until the reader goes away"),
@@ -193,12 +203,12 @@ pub enum WriterEnd {
 pub fn run_writer(out: impl AsFd, config: &WriterConfig) -> io::Result<WriterEnd> {
     let out = out.as_fd();
     if config.method == WriteMethod::Vmsplice {
-        config.reuse().allows_gift(config.gift)?;
+        config.reuse().allows_gift(config.end.gift)?;
     }
-    config.wait.prepare(out)?;
+    config.end.wait.prepare(out)?;
     let limit = config.bytes.unwrap_or(u64::MAX);
     let result = match config.method {
-        WriteMethod::Write => write_loop(out, config, limit),
+        WriteMethod::Write => write_loop(out, &config.end, limit),
         WriteMethod::Vmsplice => vmsplice_loop(out, config, limit),
     };
     match result {
@@ -212,24 +222,23 @@ pub fn run_writer(out: impl AsFd, config: &WriterConfig) -> io::Result<WriterEnd
 
 type Sent<T> = Result<T, (u64, io::Error)>;
 
-fn write_loop(out: std::os::fd::BorrowedFd<'_>, config: &WriterConfig, limit: u64) -> Sent<u64> {
-    if let Some(size) = config.pipe_size {
+fn write_loop(out: std::os::fd::BorrowedFd<'_>, end: &EndConfig, limit: u64) -> Sent<u64> {
+    if let Some(size) = end.pipe_size {
         fcntl_setpipe_size(out, size).map_err(|e| (0, e))?;
     }
-    let mut buf = Buffer::new(config.buf_size, config.buffer).map_err(|e| (0, e))?;
-    if config.check_huge_pages {
+    let mut buf = Buffer::new(end.buf_size, end.buffer).map_err(|e| (0, e))?;
+    if end.check_huge_pages {
         check_huge_pages(&[&buf]).map_err(|e| (0, e))?;
     }
     let mut sent = 0u64;
     while sent < limit {
         let len = (limit - sent).min(buf.len() as u64) as usize;
-        if config.verify {
+        if end.verify {
             fill_pattern(&mut buf[..len], sent);
         }
         let mut done = 0;
         while done < len {
-            config
-                .wait
+            end.wait
                 .before_call(out, Direction::Out)
                 .map_err(|e| (sent, e))?;
             match rustix::io::write(out, &buf[done..len]) {
@@ -242,7 +251,7 @@ fn write_loop(out: std::os::fd::BorrowedFd<'_>, config: &WriterConfig, limit: u6
                     if !is_retryable(&err) {
                         return Err((sent, err));
                     }
-                    if !config.wait.is_busy() && err.kind() == io::ErrorKind::WouldBlock {
+                    if !end.wait.is_busy() && err.kind() == io::ErrorKind::WouldBlock {
                         wait_ready(out, Direction::Out).map_err(|e| (sent, e))?;
                     }
                 }
@@ -263,20 +272,21 @@ impl WriterConfig {
 }
 
 fn vmsplice_loop(out: std::os::fd::BorrowedFd<'_>, config: &WriterConfig, limit: u64) -> Sent<u64> {
-    let half = config.buf_size / 2;
+    let end = &config.end;
+    let half = end.buf_size / 2;
     let reuse = config.reuse();
-    let mut db = DoubleBuffer::new(out, half, config.buffer, config.layout, reuse, config.gift)
+    let mut db = DoubleBuffer::new(out, half, end.buffer, config.layout, reuse, end.gift)
         .map_err(|e| (0, e))?;
-    if config.check_huge_pages {
+    if end.check_huge_pages {
         check_huge_pages(&db.buffers()).map_err(|e| (0, e))?;
     }
     let mut sent = 0u64;
     while sent < limit {
         let len = (limit - sent).min(half as u64) as usize;
-        if config.verify {
+        if end.verify {
             fill_pattern(&mut db.next_half()[..len], sent);
         }
-        db.splice_next(len, config.wait)
+        db.splice_next(len, end.wait)
             .map_err(|e| (sent, vmsplice_refusal(e)))?;
         sent += len as u64;
     }
@@ -333,8 +343,11 @@ mod tests {
         let p = pipe().unwrap();
         let config = WriterConfig {
             method: WriteMethod::Vmsplice,
-            buf_size: 64 * 1024,
-            gift: true,
+            end: EndConfig {
+                buf_size: 64 * 1024,
+                gift: true,
+                ..EndConfig::default()
+            },
             unsafe_early_reuse: Some(256 * 1024),
             bytes: Some(64 * 1024),
             ..WriterConfig::default()

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use crate::bench::reader::ReadRun;
 use crate::bench::reader::{Input, ReadMethod, ReaderConfig, run_reader};
-use crate::bench::writer::{WriteMethod, WriterConfig, endless_hazard, run_writer};
+use crate::bench::writer::{EndConfig, WriteMethod, WriterConfig, endless_hazard, run_writer};
 use crate::buf::{BufferOptions, MALLOC_OFFSET};
 use crate::double_buffer::Layout;
 use crate::report::{Csv, Exporter, Text};
@@ -136,9 +136,10 @@ pub struct ReadArgs {
     pub json: Option<PathBuf>,
 }
 
-/// Checks the options both ends share and pins the process. `offset` is
-/// the buffer offset when `--buf-offset` is not given.
-fn prepare(end: &EndArgs, offset: usize) -> anyhow::Result<BufferOptions> {
+/// Checks the options both ends share, pins the process and says what
+/// they tell either end. `offset` is the buffer offset when
+/// `--buf-offset` is not given.
+fn prepare(end: &EndArgs, offset: usize) -> anyhow::Result<EndConfig> {
     if end.dont_touch_pages && end.check_huge_page {
         return Err(UsageError(
             "--dont-touch-pages and --check-huge-page exclude each other: untouched pages cannot be checked".into(),
@@ -148,11 +149,19 @@ fn prepare(end: &EndArgs, offset: usize) -> anyhow::Result<BufferOptions> {
     if let Some(cpu) = end.cpu {
         pin_to_cpu(cpu)?;
     }
-    Ok(BufferOptions {
-        huge_pages: end.huge_page,
-        lock: end.lock_memory,
-        dont_touch: end.dont_touch_pages,
-        offset: end.buf_offset.unwrap_or(offset),
+    Ok(EndConfig {
+        buf_size: end.buf_size,
+        pipe_size: end.pipe_size,
+        buffer: BufferOptions {
+            huge_pages: end.huge_page,
+            lock: end.lock_memory,
+            dont_touch: end.dont_touch_pages,
+            offset: end.buf_offset.unwrap_or(offset),
+        },
+        check_huge_pages: end.check_huge_page,
+        wait: Wait::from_flags(end.busy_loop, end.poll),
+        gift: end.gift,
+        verify: end.verify,
     })
 }
 
@@ -229,7 +238,7 @@ pub(super) fn write(args: WriteArgs) -> anyhow::Result<ExitCode> {
     } else {
         MALLOC_OFFSET
     };
-    let buffer = prepare(&args.end, offset)?;
+    let end = prepare(&args.end, offset)?;
     let page = rustix::param::page_size();
     let half = args.end.buf_size / 2;
     if args.vmsplice && (half == 0 || !half.is_multiple_of(page)) {
@@ -254,19 +263,13 @@ pub(super) fn write(args: WriteArgs) -> anyhow::Result<ExitCode> {
         } else {
             WriteMethod::Write
         },
-        buf_size: args.end.buf_size,
-        pipe_size: args.end.pipe_size,
-        buffer,
-        check_huge_pages: args.end.check_huge_page,
-        wait: Wait::from_flags(args.end.busy_loop, args.end.poll),
-        gift: args.end.gift,
+        end,
         layout: if args.same_buffer {
             Layout::Contiguous
         } else {
             Layout::Separate
         },
         unsafe_early_reuse: args.unsafe_early_reuse,
-        verify: args.end.verify,
         bytes: args.bytes,
     };
     announce("write", &args.end, &config);
@@ -276,7 +279,7 @@ pub(super) fn write(args: WriteArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub(super) fn read(args: ReadArgs) -> anyhow::Result<ExitCode> {
-    let buffer = prepare(&args.end, 0)?;
+    let end = prepare(&args.end, 0)?;
     let results = [&args.json, &args.csv];
     check_outputs(results)?;
     let config = ReaderConfig {
@@ -285,13 +288,7 @@ pub(super) fn read(args: ReadArgs) -> anyhow::Result<ExitCode> {
         } else {
             ReadMethod::Read
         },
-        buf_size: args.end.buf_size,
-        pipe_size: args.end.pipe_size,
-        buffer,
-        check_huge_pages: args.end.check_huge_page,
-        wait: Wait::from_flags(args.end.busy_loop, args.end.poll),
-        gift: args.end.gift,
-        verify: args.end.verify,
+        end,
         bytes: args.bytes,
     };
     announce("read", &args.end, &config);

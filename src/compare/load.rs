@@ -9,7 +9,9 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::bench::core::compared::{Compared, Metric};
+use crate::bench::core::NoiseSummary;
+use crate::bench::core::compared::{Compared, Extract, Metric, extract};
+use crate::bench::core::harness::Header;
 use crate::bench::{contend, ipc, ladder, latency};
 use crate::quote::{escape_controls, strerror};
 
@@ -122,10 +124,35 @@ impl Document {
         }
     }
 
+    /// The header every result starts with.
+    pub(crate) fn header(&self) -> &Header {
+        match self {
+            Document::Bench(r) => &r.header,
+            Document::Latency(r) => &r.header,
+            Document::Contend(r) => &r.header,
+            Document::Ipc(r) => &r.header,
+        }
+    }
+
+    /// What else the machine did during the runs (`None`: not recorded).
+    pub(crate) fn noise(&self) -> Option<NoiseSummary> {
+        match self {
+            Document::Bench(r) => r.noise,
+            Document::Latency(r) => r.noise(),
+            Document::Contend(r) => r.noise,
+            Document::Ipc(r) => r.noise,
+        }
+    }
+
+    /// The rows, facts, settings and notes `compare` takes from it.
+    pub(crate) fn extract(&self) -> Extract {
+        extract(self.compared(), self.header())
+    }
+
     /// The schema it was written in (`pipespeed.bench/1` for a file this
     /// build reads from an older format).
     pub fn schema(&self) -> &str {
-        &self.compared().header().schema
+        &self.header().schema
     }
 }
 

@@ -298,7 +298,7 @@ pub fn compare_pooled(
 /// average (each the worst of the pool), over all its runs; `None` when
 /// a result records none.
 fn pooled_noise(set: &[Document]) -> Option<crate::bench::core::NoiseSummary> {
-    let all: Option<Vec<_>> = set.iter().map(|doc| doc.compared().noise()).collect();
+    let all: Option<Vec<_>> = set.iter().map(|doc| doc.noise()).collect();
     all?.into_iter()
         .reduce(|a, b| crate::bench::core::NoiseSummary {
             runs: a.runs + b.runs,

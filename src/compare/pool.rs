@@ -4,7 +4,7 @@
 //! between boots is in the figures a verdict is drawn from.
 
 use super::load::Document;
-use crate::bench::core::compared::{Extract, Row, Runs, extract};
+use crate::bench::core::compared::{Extract, Row, Runs};
 
 /// `docs` as one result: rows matched by name, in the order they first
 /// appear; per metric, the runs of every document in order. The facts and
@@ -12,7 +12,7 @@ use crate::bench::core::compared::{Extract, Row, Runs, extract};
 /// one, and a row missing from some documents or without runs in them,
 /// get a note each.
 pub(crate) fn pool(docs: &[Document]) -> Extract {
-    let mut extracts = docs.iter().map(|doc| extract(doc.compared()));
+    let mut extracts = docs.iter().map(Document::extract);
     let Some(mut out) = extracts.next() else {
         return Extract::default();
     };

@@ -3,11 +3,9 @@
 
 use super::ContendResult;
 use super::verdict::cell_name;
-use crate::bench::core::NoiseSummary;
 use crate::bench::core::compared::{
-    Better, Compared, Extract, Metric, Row, Runs, Unit, ends_placement, size,
+    Better, Compared, Extract, Metric, Row, Runs, Unit, ends_placement, facts, size,
 };
-use crate::bench::core::harness::Header;
 
 const WRITES_S: Metric = Metric {
     name: "writes/s",
@@ -27,14 +25,6 @@ impl Compared for ContendResult {
 
     fn row_label() -> &'static str {
         "writers x readers"
-    }
-
-    fn header(&self) -> &Header {
-        &self.header
-    }
-
-    fn noise(&self) -> Option<NoiseSummary> {
-        self.noise
     }
 
     fn extract(&self) -> Extract {
@@ -60,7 +50,7 @@ impl Compared for ContendResult {
         };
         Extract {
             rows: rows.collect(),
-            facts: self.facts(ends_placement(&r.placement, "s")),
+            facts: facts(&self.header, ends_placement(&r.placement, "s")),
             settings: vec![
                 ("mode".into(), r.mode.to_string()),
                 ("msg_size".into(), size(r.msg_size)),

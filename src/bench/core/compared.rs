@@ -2,10 +2,9 @@
 //! each command leads with (each run's value), the machine's facts and
 //! the measurement's settings. Each kind implements [`Compared`] in its
 //! own folder (`bench/K/compare.rs`); what is here is shared by them.
+use crate::bench::core::Placement;
 use crate::bench::core::harness::Header;
-use crate::bench::core::{NoiseSummary, Placement};
 use crate::build_info::BuildInfo;
-use crate::sys::SystemFacts;
 use crate::units::Size;
 
 /// Which way is better for a metric.
@@ -55,7 +54,9 @@ impl Metric {
 }
 
 /// A kind of result as `compare` reads it: its metrics, what its rows
-/// are, and from one result its rows, facts, settings, notes and noise.
+/// are, and from one result its rows, facts, settings and notes. The
+/// header and the noise, which every kind records, `compare` reads from
+/// the document itself.
 pub(crate) trait Compared {
     /// The metrics compared, in the order shown.
     fn metrics() -> &'static [Metric]
@@ -66,19 +67,6 @@ pub(crate) trait Compared {
     fn row_label() -> &'static str
     where
         Self: Sized;
-
-    /// The header every result starts with.
-    fn header(&self) -> &Header;
-
-    /// The facts every result carries, its ends placed as `placement`
-    /// says.
-    fn facts(&self, placement: String) -> Vec<(String, String)> {
-        let header = self.header();
-        facts(&header.pipespeed_version, &header.system, placement)
-    }
-
-    /// What else the machine did during the runs, where it records it.
-    fn noise(&self) -> Option<NoiseSummary>;
 
     /// The rows, the facts (but the build's, which [`extract`] adds),
     /// the settings and the notes.
@@ -120,10 +108,10 @@ pub(crate) struct Extract {
     pub notes: Vec<String>,
 }
 
-/// The rows, facts, settings and notes of `result`.
-pub(crate) fn extract(result: &dyn Compared) -> Extract {
+/// The rows, facts, settings and notes of `result`, whose header is
+/// `header`.
+pub(crate) fn extract(result: &dyn Compared, header: &Header) -> Extract {
     let mut out = result.extract();
-    let header = result.header();
     out.facts.extend(build_facts(header.build.as_ref()));
     if header.interrupted {
         out.notes.push(
@@ -164,11 +152,13 @@ pub(crate) const EXPECTED_TO_DIFFER: [&str; 1] = ["commit"];
 /// left out of the comparison.
 pub(crate) const NOT_RECORDED: &str = "not recorded";
 
-/// The facts every result carries, in a fixed order.
-pub(crate) fn facts(version: &str, s: &SystemFacts, placement: String) -> Vec<(String, String)> {
+/// The facts every result carries (in its header), in a fixed order, its
+/// ends placed as `placement` says.
+pub(crate) fn facts(header: &Header, placement: String) -> Vec<(String, String)> {
+    let s = &header.system;
     let allowed: Vec<String> = s.cpus_allowed.iter().map(|c| c.to_string()).collect();
     [
-        ("pipespeed_version", version.to_string()),
+        ("pipespeed_version", header.pipespeed_version.clone()),
         ("kernel", s.kernel.clone()),
         ("arch", s.arch.clone()),
         ("cpu_model", s.cpu_model.clone()),

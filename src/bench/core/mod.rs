@@ -6,6 +6,7 @@
 
 pub(crate) mod compared;
 pub(crate) mod copies;
+pub(crate) mod document;
 pub(crate) mod end_thread;
 pub(crate) mod harness;
 pub(crate) mod noise;

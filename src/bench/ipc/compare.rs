@@ -3,8 +3,7 @@
 
 use super::IpcResult;
 use crate::bench::core::compared::{Compared, Extract, Metric, Row, Runs, facts};
-use crate::bench::core::harness::Header;
-use crate::bench::core::{NoiseSummary, Placement, Status};
+use crate::bench::core::{Placement, Status};
 use crate::report::text::serde_name;
 use crate::units::Size;
 
@@ -20,14 +19,6 @@ impl Compared for IpcResult {
 
     fn row_label() -> &'static str {
         "mechanism size"
-    }
-
-    fn header(&self) -> &Header {
-        &self.header
-    }
-
-    fn noise(&self) -> Option<NoiseSummary> {
-        self.noise
     }
 
     fn extract(&self) -> Extract {
@@ -82,11 +73,7 @@ impl Compared for IpcResult {
         };
         Extract {
             rows,
-            facts: facts(
-                &self.header.pipespeed_version,
-                &self.header.system,
-                placement,
-            ),
+            facts: facts(&self.header, placement),
             settings: vec![
                 ("verify".into(), c.verify.to_string()),
                 ("duration_s".into(), c.duration_s.to_string()),

@@ -14,7 +14,7 @@ use super::splice::{SpliceReceiver, VmspliceSender};
 pub(crate) use super::traits::{Receiver, Sender, Sink, silent};
 use super::traits::{message_buffer, named};
 use crate::buf::Buffer;
-use crate::ring::{RingWait, ShmReceiver, ShmSender};
+use crate::ring::{RingSpec, RingWait, ShmReceiver, ShmSender};
 use crate::sys::mq::{mq_receive, mq_send};
 use crate::sys::uring::Uring;
 
@@ -51,12 +51,19 @@ pub(crate) struct Setup {
 }
 
 impl Setup {
-    /// How a ring end of `mechanism` waits.
-    fn ring_wait(&self, mechanism: Mechanism) -> RingWait {
-        match (mechanism.spins(), self.shared_cpu) {
+    /// The ring a shared-memory end of `mechanism` opens, and how it
+    /// waits.
+    fn ring(&self, mechanism: Mechanism) -> RingSpec {
+        let wait = match (mechanism.spins(), self.shared_cpu) {
             (true, _) => RingWait::Spin,
             (false, true) => RingWait::Sleep,
             (false, false) => RingWait::SpinThenSleep,
+        };
+        RingSpec {
+            size: self.size,
+            index: self.way.ring(),
+            wait,
+            silence: SILENCE,
         }
     }
 }
@@ -93,13 +100,7 @@ pub(crate) fn sender(
     }
     match mechanism {
         Mechanism::Shm | Mechanism::ShmSpin => Ok(Box::new(RingSender {
-            ring: ShmSender::open(
-                &fd,
-                size,
-                setup.way.ring(),
-                setup.ring_wait(mechanism),
-                SILENCE,
-            )?,
+            ring: ShmSender::open(&fd, setup.ring(mechanism))?,
             buf: message_buffer(size, b'X')?,
         })),
         Mechanism::IoUring => Ok(Box::new(UringSender {
@@ -152,10 +153,7 @@ pub(crate) fn receiver(
     match mechanism {
         Mechanism::Shm | Mechanism::ShmSpin => Ok(Box::new(RingReceiver(ShmReceiver::open(
             &fd,
-            size,
-            setup.way.ring(),
-            setup.ring_wait(mechanism),
-            SILENCE,
+            setup.ring(mechanism),
         )?))),
         Mechanism::IoUring => Ok(Box::new(UringReceiver {
             ring: Uring::new()?,

@@ -11,6 +11,7 @@ use super::super::hist::LatencyNs;
 use super::job::IpcConfig;
 use super::mechanism::Mechanism;
 pub use super::record::{StreamRun, TripRun};
+use crate::bench::core::document::Document;
 use crate::bench::core::harness::Header;
 use crate::units::GIB;
 
@@ -110,24 +111,9 @@ pub struct IpcResult {
 /// The fields, then the verdict the rows give.
 impl Serialize for IpcResult {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct Document<'a> {
-            #[serde(flatten)]
-            header: &'a Header,
-            #[serde(flatten)]
-            config: &'a IpcConfig,
-            noise: Option<NoiseSummary>,
-            rows: &'a [IpcRow],
-            verdict: Verdict,
-        }
-        Document {
-            header: &self.header,
-            config: &self.config,
-            noise: self.noise,
-            rows: &self.rows,
-            verdict: self.verdict(),
-        }
-        .serialize(s)
+        Document::new(&self.header, &self.config, &self.rows, self.verdict())
+            .noise(self.noise)
+            .serialize(s)
     }
 }
 

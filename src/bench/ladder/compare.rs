@@ -1,11 +1,10 @@
 //! What `compare` reads from a ladder: a row per rung, its GiB/s.
 
 use super::LadderResult;
+use crate::bench::core::Status;
 use crate::bench::core::compared::{
     Compared, Extract, Metric, Row, Runs, ends_placement, facts, size,
 };
-use crate::bench::core::harness::Header;
-use crate::bench::core::{NoiseSummary, Status};
 use crate::report::text::serde_name;
 
 impl Compared for LadderResult {
@@ -17,22 +16,10 @@ impl Compared for LadderResult {
         "rung"
     }
 
-    fn header(&self) -> &Header {
-        &self.header
-    }
-
-    fn noise(&self) -> Option<NoiseSummary> {
-        self.noise
-    }
-
     fn extract(&self) -> Extract {
         let r = self;
         let mut out = Extract {
-            facts: facts(
-                &r.header.pipespeed_version,
-                &r.header.system,
-                ends_placement(&r.placement, ""),
-            ),
+            facts: facts(&r.header, ends_placement(&r.placement, "")),
             settings: vec![("verify".into(), r.verify.to_string())],
             ..Extract::default()
         };

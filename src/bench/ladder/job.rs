@@ -9,7 +9,7 @@ use crate::units::MIB;
 use crate::wait::Wait;
 
 use super::super::reader::{ReadMethod, ReaderConfig};
-use super::super::writer::{WriteMethod, WriterConfig};
+use super::super::writer::{EndConfig, WriteMethod, WriterConfig};
 use super::copies::CopyCheck;
 use super::rung::Rung;
 
@@ -151,11 +151,11 @@ impl Job {
             Job::Pipe { writer, reader, .. } => {
                 let pipe = match writer.method {
                     WriteMethod::Vmsplice => {
-                        Some(writer.unsafe_early_reuse.unwrap_or(writer.buf_size / 2))
+                        Some(writer.unsafe_early_reuse.unwrap_or(writer.end.buf_size / 2))
                     }
-                    WriteMethod::Write => writer.pipe_size.or(reader.pipe_size),
+                    WriteMethod::Write => writer.end.pipe_size.or(reader.end.pipe_size),
                 };
-                (writer.buf_size, pipe)
+                (writer.end.buf_size, pipe)
             }
             Job::Memcpy { buf_size, .. } => (*buf_size, None),
             Job::SpliceLimit {
@@ -268,24 +268,31 @@ pub fn job_for(rung: Rung, config: &LadderConfig, facts: &SystemFacts) -> Result
     };
     let vmsplice = rung != Rung::WriteRead;
     let splice = !matches!(rung, Rung::WriteRead | Rung::VmspliceRead);
+    // What both ends are told; the writer adds its pipe and buffer.
+    let end = EndConfig {
+        buf_size,
+        wait,
+        verify: config.verify,
+        ..EndConfig::default()
+    };
     let writer = WriterConfig {
         method: if vmsplice {
             WriteMethod::Vmsplice
         } else {
             WriteMethod::Write
         },
-        buf_size,
-        pipe_size: if vmsplice { None } else { pipe_size },
-        buffer: BufferOptions {
-            huge_pages: huge,
-            // The blog mallocs its buffers (see `double_buffer` for why the
-            // placement matters); huge pages must be 2 MiB aligned.
-            offset: if huge { 0 } else { MALLOC_OFFSET },
-            ..BufferOptions::default()
+        end: EndConfig {
+            pipe_size: if vmsplice { None } else { pipe_size },
+            buffer: BufferOptions {
+                huge_pages: huge,
+                // The blog mallocs its buffers (see `double_buffer` for why
+                // the placement matters); huge pages must be 2 MiB aligned.
+                offset: if huge { 0 } else { MALLOC_OFFSET },
+                ..BufferOptions::default()
+            },
+            check_huge_pages: huge,
+            ..end
         },
-        check_huge_pages: huge,
-        wait,
-        verify: config.verify,
         ..WriterConfig::default()
     };
     let reader = ReaderConfig {
@@ -294,15 +301,15 @@ pub fn job_for(rung: Rung, config: &LadderConfig, facts: &SystemFacts) -> Result
         } else {
             ReadMethod::Read
         },
-        buf_size: if rung == Rung::Tuned {
-            buf_size / 2
-        } else {
-            buf_size
+        end: EndConfig {
+            buf_size: if rung == Rung::Tuned {
+                buf_size / 2
+            } else {
+                buf_size
+            },
+            ..end
         },
-        wait,
-        verify: config.verify,
         bytes,
-        ..ReaderConfig::default()
     };
     Ok(Job::Pipe {
         writer,

@@ -82,7 +82,7 @@ impl Runner<Job> for ProcessExecutor {
                 placement,
             } => {
                 let check = (writer.method == WriteMethod::Vmsplice)
-                    .then(|| self.copy_check(writer.buffer));
+                    .then(|| self.copy_check(writer.end.buffer));
                 let mut sample = self.run_pipe(writer, reader, *placement)?;
                 sample.copy_check = check;
                 Ok(sample)

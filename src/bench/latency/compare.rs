@@ -3,9 +3,10 @@
 
 use super::report::span;
 use super::{LatencyResult, describe};
-use crate::bench::core::compared::{Better, Compared, Extract, Metric, Row, Runs, Unit, size};
-use crate::bench::core::harness::Header;
-use crate::bench::core::{NoiseSummary, Status};
+use crate::bench::core::Status;
+use crate::bench::core::compared::{
+    Better, Compared, Extract, Metric, Row, Runs, Unit, facts, size,
+};
 use crate::bench::hist::LatencyNs;
 use crate::report::text::serde_name;
 
@@ -28,14 +29,6 @@ impl Compared for LatencyResult {
 
     fn row_label() -> &'static str {
         "size"
-    }
-
-    fn header(&self) -> &Header {
-        &self.header
-    }
-
-    fn noise(&self) -> Option<NoiseSummary> {
-        LatencyResult::noise(self)
     }
 
     fn extract(&self) -> Extract {
@@ -70,7 +63,7 @@ impl Compared for LatencyResult {
         let rows = rows.collect();
         Extract {
             rows,
-            facts: self.facts(describe(c.placement)),
+            facts: facts(&self.header, describe(c.placement)),
             settings: vec![
                 ("mode".into(), serde_name(c.mode)),
                 ("wait".into(), serde_name(c.wait)),

@@ -4,9 +4,8 @@
 
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::job::LatencyConfig;
 use super::result::{LatencyResult, LatencyRow};
-use crate::bench::core::Header;
+use crate::bench::core::document::Document;
 use crate::bench::core::{Series, Status, Trust};
 use crate::units::{Size, readable_ns};
 
@@ -51,22 +50,7 @@ fn placement_words(r: &LatencyResult) -> String {
 /// which the verdict reads).
 impl Serialize for LatencyResult {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct Document<'a> {
-            #[serde(flatten)]
-            header: &'a Header,
-            #[serde(flatten)]
-            config: &'a LatencyConfig,
-            rows: &'a [LatencyRow],
-            verdict: Verdict,
-        }
-        Document {
-            header: &self.header,
-            config: &self.config,
-            rows: &self.rows,
-            verdict: self.verdict(),
-        }
-        .serialize(s)
+        Document::new(&self.header, &self.config, &self.rows, self.verdict()).serialize(s)
     }
 }
 

@@ -11,13 +11,13 @@ use std::time::Instant;
 use rustix::fs::{MemfdFlags, Mode, OFlags, memfd_create};
 use serde::{Deserialize, Serialize};
 
-use crate::buf::{Buffer, BufferOptions};
+use crate::buf::Buffer;
 use crate::sys::{FdKind, SpliceFlags, fcntl_setpipe_size, fd_info, splice};
 use crate::units::{Size, gib_per_s};
 use crate::verify::{Mismatch, Verifier};
-use crate::wait::{Direction, Wait, is_retryable, wait_ready};
+use crate::wait::{Direction, is_retryable, wait_ready};
 
-use super::writer::{buffer_words, check_huge_pages, wait_words};
+use super::writer::{EndConfig, buffer_words, check_huge_pages, wait_words};
 
 /// How the reader takes bytes out of the pipe.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,20 +37,9 @@ pub enum ReadMethod {
 pub struct ReaderConfig {
     /// How bytes leave the pipe.
     pub method: ReadMethod,
-    /// Bytes asked for per call.
-    pub buf_size: usize,
-    /// Pipe size to set from the reading end.
-    pub pipe_size: Option<usize>,
-    /// How the read buffer is allocated (`read` only).
-    pub buffer: BufferOptions,
-    /// Fail unless the read buffer really is on huge pages.
-    pub check_huge_pages: bool,
-    /// How to wait for data.
-    pub wait: Wait,
-    /// `SPLICE_F_MOVE` on splice (the blog pairs it with `--gift`).
-    pub gift: bool,
-    /// Check every byte against the stream of `crate::verify`.
-    pub verify: bool,
+    /// What the writer is told too.
+    #[serde(flatten)]
+    pub end: EndConfig,
     /// Bytes to consume before stopping.
     pub bytes: u64,
 }
@@ -64,13 +53,7 @@ impl Default for ReaderConfig {
     fn default() -> ReaderConfig {
         ReaderConfig {
             method: ReadMethod::Read,
-            buf_size: 256 * 1024,
-            pipe_size: None,
-            buffer: BufferOptions::default(),
-            check_huge_pages: false,
-            wait: Wait::Block,
-            gift: false,
-            verify: false,
+            end: EndConfig::default(),
             bytes: 10 << 30,
         }
     }
@@ -80,30 +63,31 @@ impl Default for ReaderConfig {
 /// /dev/null, 256KiB a call, pipe 128KiB, busy loop, stop after 10GiB`.
 impl std::fmt::Display for ReaderConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let size = Size(self.buf_size as u64);
-        match (self.method, self.verify) {
+        let end = &self.end;
+        let size = Size(end.buf_size as u64);
+        match (self.method, end.verify) {
             (ReadMethod::Read, _) => write!(
                 f,
                 "read(2), buffer {size} ({})",
-                buffer_words(&self.buffer, self.check_huge_pages)
+                buffer_words(&end.buffer, end.check_huge_pages)
             )?,
             (ReadMethod::Splice, verify) => {
                 let to = if verify { "a memory file" } else { "/dev/null" };
-                let flag = if self.gift { " with SPLICE_F_MOVE" } else { "" };
+                let flag = if end.gift { " with SPLICE_F_MOVE" } else { "" };
                 write!(f, "splice to {to}{flag}, {size} a call")?;
             }
         }
-        if self.verify {
+        if end.verify {
             write!(f, ", every byte checked")?;
         }
-        match self.pipe_size {
+        match end.pipe_size {
             Some(pipe) => write!(f, ", pipe {}", Size(pipe as u64))?,
             None => write!(f, ", pipe as it came")?,
         }
         write!(
             f,
             ", {}, stop after {}",
-            wait_words(self.wait),
+            wait_words(end.wait),
             Size(self.bytes)
         )
     }
@@ -193,32 +177,33 @@ pub struct ReadReport {
 /// Consumes `config.bytes` from `input` (or until end of input) and
 /// measures the rate from the first transfer to the last.
 pub fn run_reader(input: impl AsFd, config: &ReaderConfig) -> io::Result<ReadReport> {
+    let end = &config.end;
     let input = input.as_fd();
     let kind = Input::of(input)?;
-    if let Some(size) = config.pipe_size {
+    if let Some(size) = end.pipe_size {
         fcntl_setpipe_size(input, size)?;
     }
-    config.wait.prepare(input)?;
+    end.wait.prepare(input)?;
     let mut sink = match config.method {
         ReadMethod::Read => {
-            let buf = Buffer::new(config.buf_size, config.buffer)?;
-            if config.check_huge_pages {
+            let buf = Buffer::new(end.buf_size, end.buffer)?;
+            if end.check_huge_pages {
                 check_huge_pages(&[&buf])?;
             }
             Sink::Memory(buf)
         }
-        ReadMethod::Splice if config.verify => {
+        ReadMethod::Splice if end.verify => {
             let file = memfd_create("pipespeed-verify", MemfdFlags::CLOEXEC)?;
             // Reserved, not `vec!`: a size the heap cannot give is an
             // error, not an abort.
             let mut scratch = Vec::new();
-            scratch.try_reserve_exact(config.buf_size).map_err(|_| {
+            scratch.try_reserve_exact(end.buf_size).map_err(|_| {
                 io::Error::new(
                     io::ErrorKind::OutOfMemory,
-                    format!("cannot allocate a buffer of {} bytes", config.buf_size),
+                    format!("cannot allocate a buffer of {} bytes", end.buf_size),
                 )
             })?;
-            scratch.resize(config.buf_size, 0);
+            scratch.resize(end.buf_size, 0);
             Sink::CheckedFile(file, scratch)
         }
         ReadMethod::Splice => {
@@ -227,7 +212,7 @@ pub fn run_reader(input: impl AsFd, config: &ReaderConfig) -> io::Result<ReadRep
             Sink::Null(null)
         }
     };
-    let mut verifier = config.verify.then(Verifier::new);
+    let mut verifier = end.verify.then(Verifier::new);
     let mut report = ReadReport {
         input: kind,
         bytes: 0,
@@ -240,12 +225,12 @@ pub fn run_reader(input: impl AsFd, config: &ReaderConfig) -> io::Result<ReadRep
     };
     let mut clock = ReceiveClock::default();
     while report.bytes < config.bytes {
-        let want = (config.bytes - report.bytes).min(config.buf_size as u64) as usize;
-        config.wait.before_call(input, Direction::In)?;
-        let n = match sink.take(input, want, config) {
+        let want = (config.bytes - report.bytes).min(end.buf_size as u64) as usize;
+        end.wait.before_call(input, Direction::In)?;
+        let n = match sink.take(input, want, end) {
             Ok(n) => n,
             Err(err) if is_retryable(&err) => {
-                if !config.wait.is_busy() && err.kind() == io::ErrorKind::WouldBlock {
+                if !end.wait.is_busy() && err.kind() == io::ErrorKind::WouldBlock {
                     wait_ready(input, Direction::In)?;
                 }
                 continue;
@@ -322,14 +307,9 @@ enum Sink {
 }
 
 impl Sink {
-    fn take(
-        &mut self,
-        input: BorrowedFd<'_>,
-        want: usize,
-        config: &ReaderConfig,
-    ) -> io::Result<usize> {
-        let flags = config.wait.splice_flags()
-            | if config.gift {
+    fn take(&mut self, input: BorrowedFd<'_>, want: usize, end: &EndConfig) -> io::Result<usize> {
+        let flags = end.wait.splice_flags()
+            | if end.gift {
                 SpliceFlags::MOVE
             } else {
                 SpliceFlags::empty()
@@ -382,10 +362,12 @@ mod tests {
             let pipe = crate::sys::pipe().unwrap();
             let config = ReaderConfig {
                 method,
-                verify,
-                buf_size: usize::MAX / 2,
+                end: EndConfig {
+                    verify,
+                    buf_size: usize::MAX / 2,
+                    ..EndConfig::default()
+                },
                 bytes: 1,
-                ..ReaderConfig::default()
             };
             let err = run_reader(&pipe.read, &config).unwrap_err();
             assert!(err.to_string().contains("cannot"), "{method:?}: {err}");

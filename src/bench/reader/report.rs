@@ -30,8 +30,8 @@ impl Exporter<ReadRun<'_>> for Text {
         Ok(format!(
             "{:.1}GiB/s, {} buffer, {} iterations ({} {how})\n",
             r.gib_s,
-            Size(c.buf_size as u64),
-            r.bytes / c.buf_size.max(1) as u64,
+            Size(c.end.buf_size as u64),
+            r.bytes / c.end.buf_size.max(1) as u64,
             Size(r.bytes)
         )
         .into_bytes())
@@ -46,7 +46,7 @@ impl Exporter<ReadRun<'_>> for Csv {
     fn export(&self, run: &ReadRun<'_>) -> io::Result<Vec<u8>> {
         let (c, r) = (run.config, run.report);
         let b = |v: bool| u8::from(v);
-        let (busy, poll) = match c.wait {
+        let (busy, poll) = match c.end.wait {
             Wait::Block => (false, false),
             Wait::Poll => (false, true),
             Wait::Busy => (true, false),
@@ -56,16 +56,16 @@ impl Exporter<ReadRun<'_>> for Csv {
             "{:.6},{},{},{},{},{},{},{},{},{},{},{},{:.6},{}\n",
             r.gib_s,
             r.bytes,
-            c.buf_size,
-            c.pipe_size.unwrap_or(0),
+            c.end.buf_size,
+            c.end.pipe_size.unwrap_or(0),
             b(busy),
             b(poll),
-            b(c.buffer.huge_pages),
-            b(c.check_huge_pages),
+            b(c.end.buffer.huge_pages),
+            b(c.end.check_huge_pages),
             b(c.method == ReadMethod::Splice),
-            b(c.gift),
-            b(c.buffer.lock),
-            b(c.buffer.dont_touch),
+            b(c.end.gift),
+            b(c.end.buffer.lock),
+            b(c.end.buffer.dont_touch),
             r.seconds,
             r.input.name()
         )
