@@ -27,18 +27,27 @@ fn wrapped(out: &mut String, text: &str, width: usize, indent: usize) {
     );
 }
 
+/// A pipeline's table and its verdict, of one window or of the whole
+/// run (`whole`).
+fn pipeline(out: &mut String, p: &PipelineSample, whole: bool, width: usize) {
+    out.push('\n');
+    table(out, p, whole, width);
+    let label = if whole {
+        "over the whole run"
+    } else {
+        "bottleneck"
+    };
+    verdict(out, &p.verdict, label, width);
+}
+
 impl Exporter<Sample> for Text {
     fn export(&self, sample: &Sample) -> io::Result<Vec<u8>> {
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "pipespeed top: {:.1} s, a window of {:.2} s ({} probes)",
+        let mut out = format!(
+            "pipespeed top: {:.1} s, a window of {:.2} s ({} probes)\n",
             sample.time_s, sample.window_s, sample.probes
         );
         for p in &sample.pipelines {
-            out.push('\n');
-            table(&mut out, p, false, self.width);
-            verdict(&mut out, &p.verdict, "bottleneck", self.width);
+            pipeline(&mut out, p, false, self.width);
         }
         for line in &sample.unseen {
             wrapped(&mut out, &format!("note: {line}"), self.width, 2);
@@ -49,16 +58,12 @@ impl Exporter<Sample> for Text {
 
 impl Exporter<Summary> for Text {
     fn export(&self, summary: &Summary) -> io::Result<Vec<u8>> {
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "pipespeed top: summary of {:.1} s ({} windows)",
+        let mut out = format!(
+            "pipespeed top: summary of {:.1} s ({} windows)\n",
             summary.time_s, summary.samples
         );
         for (p, named) in summary.pipelines.iter().zip(&summary.named) {
-            out.push('\n');
-            table(&mut out, p, true, self.width);
-            verdict(&mut out, &p.verdict, "over the whole run", self.width);
+            pipeline(&mut out, p, true, self.width);
             if !named.is_empty() {
                 let list: Vec<String> = named
                     .iter()
@@ -105,35 +110,27 @@ fn stage(out: &mut String, s: &StageSample, whole: bool, narrow: bool) {
             "?".to_string()
         }
     };
-    if narrow {
-        let _ = writeln!(
-            out,
-            "{:>7}  {:<15} {:>5} {:>11} {:>11} {:>5} {:>8} {:>9}",
-            s.pid,
-            name,
-            format!("{:.0}%", s.cpu_pct),
-            rate(s.bytes_in),
-            rate(s.bytes_out),
-            pct(s.working_pct),
-            pct(s.input_wait_pct),
-            pct(s.output_wait_pct),
-        );
-        return;
+    // The narrow table leaves out RUNQ and OTHER and its rates are a
+    // column narrower (see NARROW).
+    let cpu = format!("{:.0}%", s.cpu_pct);
+    let mut line = format!("{:>7}  {:<15} {cpu:>5}", s.pid, name);
+    if !narrow {
+        let _ = write!(line, " {:>5}", format!("{:.0}%", s.runq_pct));
     }
-    let _ = writeln!(
-        out,
-        "{:>7}  {:<15} {:>5} {:>5} {:>12} {:>12} {:>5} {:>8} {:>9} {:>6}",
-        s.pid,
-        name,
-        format!("{:.0}%", s.cpu_pct),
-        format!("{:.0}%", s.runq_pct),
+    let rates = if narrow { 11 } else { 12 };
+    let _ = write!(
+        line,
+        " {:>rates$} {:>rates$} {:>5} {:>8} {:>9}",
         rate(s.bytes_in),
         rate(s.bytes_out),
         pct(s.working_pct),
         pct(s.input_wait_pct),
         pct(s.output_wait_pct),
-        pct(s.other_pct),
     );
+    if !narrow {
+        let _ = write!(line, " {:>6}", pct(s.other_pct));
+    }
+    let _ = writeln!(out, "{line}");
 }
 
 fn pipe_line(out: &mut String, p: &PipeSample, width: usize) {
