@@ -972,3 +972,96 @@ fn control_characters_from_a_result_file_are_shown_escaped() {
         }
     }
 }
+
+/// A directory `name` holding one ladder per median in `medians`, each
+/// of 7 tight runs (+-3%) of one rung: several invocations of one side.
+fn invocations(dir: &Path, name: &str, seed: u64, medians: &[f64]) -> PathBuf {
+    let side = dir.join(name);
+    std::fs::create_dir(&side).unwrap();
+    for (i, &m) in medians.iter().enumerate() {
+        let doc = ladder(vec![rung(Rung::SpliceLimit, draws(seed + i as u64, m, 7))]);
+        write(&side, &format!("run{i}.json"), &doc);
+    }
+    side
+}
+
+/// The verdict of the only row of the first table.
+fn only_verdict(base: &Path, new: &Path) -> Verdict {
+    let c = compare_files((base, "b"), (new, "n"), &Bootstrap::default()).unwrap();
+    match &c.tables[0].lines[0].outcome {
+        Outcome::Compared(change) => change.verdict,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Issue 38: two default ladders of one binary, one after the other,
+/// read "splice-limit +20.8% faster": the runs inside each file were
+/// tight, the machine drifted between the two invocations. One file a
+/// side cannot tell that drift from a change of 20%.
+#[test]
+fn a_twenty_percent_drift_between_single_files_is_not_called() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write(
+        dir.path(),
+        "a.json",
+        &ladder(vec![rung(Rung::SpliceLimit, draws(1, 20.0, 7))]),
+    );
+    let new = write(
+        dir.path(),
+        "b.json",
+        &ladder(vec![rung(Rung::SpliceLimit, draws(2, 24.0, 7))]),
+    );
+    let verdict = only_verdict(&base, &new);
+    assert!(
+        !matches!(verdict, Verdict::Faster | Verdict::Slower),
+        "{verdict:?}"
+    );
+    let out = compare(&base, &new, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let line = row(&text, "splice-limit");
+    assert!(!line.contains("faster") && !line.contains("slower"), "{line}");
+    // Told how to get a verdict.
+    assert!(text.contains("several files"), "{text}");
+}
+
+/// A real change is still called from one file a side: 3x with tight
+/// runs is far beyond any drift between invocations.
+#[test]
+fn a_threefold_change_with_tight_runs_is_called_from_one_file_a_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write(
+        dir.path(),
+        "a.json",
+        &ladder(vec![rung(Rung::SpliceLimit, draws(1, 20.0, 7))]),
+    );
+    let new = write(
+        dir.path(),
+        "b.json",
+        &ladder(vec![rung(Rung::SpliceLimit, draws(2, 60.0, 7))]),
+    );
+    assert_eq!(only_verdict(&base, &new), Verdict::Faster);
+    assert_eq!(only_verdict(&new, &base), Verdict::Slower);
+}
+
+/// Several files a side: the spread between the invocations is measured,
+/// so a 20% change that every invocation shows is called, and one that
+/// the invocations' own spread explains is not.
+#[test]
+fn several_files_a_side_judge_by_the_spread_between_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = invocations(dir.path(), "base", 1, &[20.0, 20.3, 19.8, 20.1]);
+    let new = invocations(dir.path(), "new", 11, &[24.0, 23.7, 24.2, 24.1]);
+    assert_eq!(only_verdict(&base, &new), Verdict::Faster);
+    // Invocations that drift by 20% among themselves: no verdict.
+    let wide_base = invocations(dir.path(), "wide-base", 21, &[20.0, 24.0, 20.5, 23.5]);
+    let wide_new = invocations(dir.path(), "wide-new", 31, &[24.0, 20.2, 23.8, 21.0]);
+    let verdict = only_verdict(&wide_base, &wide_new);
+    assert!(
+        !matches!(verdict, Verdict::Faster | Verdict::Slower),
+        "{verdict:?}"
+    );
+    let out = compare(&base, &new, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(row(&stdout(&out), "splice-limit").contains("faster"));
+}
