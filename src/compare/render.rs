@@ -65,17 +65,12 @@ pub(crate) fn text(c: &Comparison, width: usize) -> String {
     for line in legend(c) {
         let _ = writeln!(out, "{}", wrap_hanging(&line, width, 2));
     }
-    let _ = writeln!(
-        out,
-        "{}",
-        wrap_hanging(&format!("system: {}", facts_line(c)), width, 2)
-    );
+    out += &items(&format!("system: {}", facts_line(c)), width);
     if let Some(line) = noise_line(c) {
-        let _ = writeln!(out, "{}", wrap_hanging(&format!("noise: {line}"), width, 2));
+        out += &items(&format!("noise: {line}"), width);
     }
     if let Some(line) = settings_line(c) {
-        let line = format!("settings that differ: {line}");
-        let _ = writeln!(out, "{}", wrap_hanging(&line, width, 2));
+        out += &items(&format!("settings that differ: {line}"), width);
     }
     for note in &c.notes {
         let _ = writeln!(out, "{}", wrap_hanging(&format!("note: {note}"), width, 2));
@@ -84,6 +79,28 @@ pub(crate) fn text(c: &Comparison, width: usize) -> String {
         let _ = writeln!(out, "{}", wrap_hanging(&line, width, 2));
     }
     out
+}
+
+/// A list of `; `-separated items in lines of at most `width`, broken
+/// between items, and within an item (at a space) only where one alone
+/// is wider; ends with a newline.
+fn items(text: &str, width: usize) -> String {
+    let lines = wrap(text, width, "  ");
+    let fitted: Vec<String> = (lines.lines())
+        .map(|line| {
+            if line.chars().count() <= width {
+                return line.to_string();
+            }
+            match line.strip_prefix("  ") {
+                Some(rest) => (wrap_hanging(rest, width - 2, 0).lines())
+                    .map(|l| format!("  {l}"))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                None => wrap_hanging(line, width, 2),
+            }
+        })
+        .collect();
+    fitted.join("\n") + "\n"
 }
 
 /// Which columns the text table shows in `width`: all where they fit;
@@ -143,7 +160,6 @@ pub(crate) fn markdown(c: &Comparison) -> String {
     }
     let legend: Vec<String> = legend(c).iter().map(|l| l.trim().to_string()).collect();
     let _ = writeln!(out, "\n{}", legend.join(" "));
-    let _ = writeln!(out, "\n{}", answer(c).join(" "));
     let _ = writeln!(out, "\nSystem: {}", facts_line(c));
     if let Some(line) = noise_line(c) {
         let _ = writeln!(out, "\nNoise: {line}");
@@ -154,26 +170,26 @@ pub(crate) fn markdown(c: &Comparison) -> String {
     for note in &c.notes {
         let _ = writeln!(out, "\nNote: {note}");
     }
+    let _ = writeln!(out, "\n{}", answer(c).join(" "));
     out
 }
 
 /// The rule the verdicts follow, named, with the samples it read.
 fn rule(c: &Comparison) -> String {
     let b = &c.bootstrap;
-    let samples = match c.files {
-        (b, n) if b >= 2 && n >= 2 => format!(
-            "on each file's median ({b} files in base, {n} in new), and a change of at least {}",
-            percent(MIN_CHANGE)
+    let (samples, floor) = match c.files {
+        (b, n) if b >= 2 && n >= 2 => (
+            format!("each file's median ({b} and {n} files)"),
+            format!("{}", percent(MIN_CHANGE)),
         ),
-        _ => format!(
-            "on the runs, and a change of at least {} (two invocations of one binary drift by \
-             over 20%) and twice both half-widths",
-            percent(DRIFT)
+        _ => (
+            "the runs".to_string(),
+            format!("{}, the drift between invocations", percent(DRIFT)),
         ),
     };
     format!(
-        "rule: mmtests' (the means differ by more than their two 95% half-widths) {samples}; \
-         medians of the runs; the CI is the ratio's, from {} bootstrap resamples (seed {})",
+        "rule: mmtests' on {samples} (means apart by more than both 95% half-widths) and a \
+         change past {floor}; CI: the ratio's, {} bootstrap resamples (seed {})",
         b.resamples, b.seed
     )
 }
@@ -208,13 +224,12 @@ fn legend(c: &Comparison) -> Vec<String> {
     let shown = |v: Verdict| verdicts(c).any(|(_, ch)| ch.verdict == v);
     let floor = percent(DRIFT);
     let mut lines = vec![
-        "faster, slower: called by the rule above. ~: no change the rule can call.".to_string(),
+        "faster, slower: called by the rule; ~: no change it can call; runs: base/new.".to_string(),
     ];
     if shown(Verdict::WithinDrift) {
         lines.push(format!(
-            "? drift: past the noise of one file's runs, but under {floor}: two separate \
-             invocations of one binary drift that far (splice-limit +20.8% between two default \
-             ladders), and one file a side cannot tell."
+            "? drift: past the noise of one file's runs, but under {floor}: two invocations of \
+             one binary drift that far (splice-limit +20.8% between two default ladders)."
         ));
     }
     if shown(Verdict::Noisy) {
@@ -230,7 +245,6 @@ fn legend(c: &Comparison) -> Vec<String> {
     if shown(Verdict::OtherMachine) {
         lines.push("? machine: the files come from different machines.".into());
     }
-    lines.push("runs: base/new.".into());
     lines
 }
 
@@ -252,7 +266,7 @@ fn answer(c: &Comparison) -> Vec<String> {
         _ => format!("answer: {}", called.join(", ")),
     };
     if same > 0 {
-        let _ = write!(first, "; {same} ~");
+        let _ = write!(first, "; {same} no change (~)");
     }
     if unknown > 0 {
         let _ = write!(first, "; {unknown} without a verdict (?)");
