@@ -274,7 +274,10 @@ fn another_machine_gets_no_verdict_and_another_placement_no_comparison() {
         row(&text, "tuned").contains("not compared: ends placed writer on CPU 0"),
         "{text}"
     );
-    assert!(text.contains("1 not compared (placement)"), "{text}");
+    assert!(
+        text.contains("answer: no change called (1 row not compared: placements differ).\n"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -432,13 +435,26 @@ fn the_documented_example_is_what_the_command_prints() {
             format!("tests/fixtures/compare/{kind}-new.json"),
         ];
         args.extend(extra.iter().map(|s| s.to_string()));
-        let out = Command::new(EXE)
-            .args(&args)
-            .current_dir(root)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        let printed = stdout(&out);
+        let run = |columns: &str| {
+            let out = Command::new(EXE)
+                .args(&args)
+                .current_dir(root)
+                .env("COLUMNS", columns)
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+            stdout(&out)
+        };
+        // The text fits the terminal: every line at 80 and at 120
+        // columns (the Markdown is for a pull request, not a terminal).
+        for columns in [80, 120] {
+            let printed = run(&columns.to_string());
+            for line in printed.lines().filter(|_| extra.is_empty()) {
+                assert!(line.chars().count() <= columns, "{columns}: {line:?}");
+            }
+        }
+        // The docs show it at 80 columns.
+        let printed = run("80");
         assert!(
             docs.contains(&printed),
             "docs/compare.md lacks the output of `pipespeed {}`:\n{printed}",

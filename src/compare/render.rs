@@ -259,23 +259,25 @@ fn answer(c: &Comparison) -> Vec<String> {
             format!("{} {word} {:+.1}%", l.row, (ch.ratio - 1.0) * 100.0)
         })
         .collect();
-    let unknown = count(Verdict::unknown);
-    let same = count(|v| v == Verdict::NoChange);
+    let rows = |n: usize| if n == 1 { "1 row".to_string() } else { format!("{n} rows") };
+    let refused = (c.tables.iter().flat_map(|t| &t.lines))
+        .filter(|l| matches!(l.outcome, Outcome::Placements { .. }))
+        .count();
+    let counts: Vec<String> = [
+        (count(|v| v == Verdict::NoChange), " ~"),
+        (count(Verdict::unknown), " ?"),
+        (refused, " not compared: placements differ"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| rows(n) + what)
+    .collect();
     let mut first = match called.len() {
         0 => "answer: no change called".to_string(),
         _ => format!("answer: {}", called.join(", ")),
     };
-    if same > 0 {
-        let _ = write!(first, "; {same} no change (~)");
-    }
-    if unknown > 0 {
-        let _ = write!(first, "; {unknown} without a verdict (?)");
-    }
-    let refused = (c.tables.iter().flat_map(|t| &t.lines))
-        .filter(|l| matches!(l.outcome, Outcome::Placements { .. }))
-        .count();
-    if refused > 0 {
-        let _ = write!(first, "; {refused} not compared (placement)");
+    if !counts.is_empty() {
+        let _ = write!(first, " ({})", counts.join(", "));
     }
     first.push('.');
     let mut lines = vec![first];

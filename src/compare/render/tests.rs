@@ -55,7 +55,7 @@ system: pipespeed_version 0.1.0; kernel 6.1.0 -> 6.6.0; arch x86_64;
   pipe_max_size_bytes 1048576; page_size_bytes 4096;
   placement writer on CPU 0, reader on CPU 1
 settings that differ: buf_size of tuned 256KiB -> 2MiB
-answer: vmsplice-read faster +100.0%; 1 no change (~); 1 without a verdict (?).
+answer: vmsplice-read faster +100.0% (1 row ~, 1 row ?).
 for a verdict: more runs (--runs 10 or more) on a quiet machine.
 ";
     assert_eq!(text(&fixture(), 80), expected);
@@ -102,7 +102,7 @@ System: pipespeed_version 0.1.0; kernel 6.1.0 -> 6.6.0; arch x86_64; cpu_model T
 
 Settings that differ: buf_size of tuned 256KiB -> 2MiB
 
-answer: vmsplice-read faster +100.0%; 1 no change (~); 1 without a verdict (?). for a verdict: more runs (--runs 10 or more) on a quiet machine.
+answer: vmsplice-read faster +100.0% (1 row ~, 1 row ?). for a verdict: more runs (--runs 10 or more) on a quiet machine.
 ";
     assert_eq!(markdown(&fixture()), expected);
 }
