@@ -219,7 +219,10 @@ fn one_run_a_side_gives_no_interval_and_says_why() {
     let line = row(&text, "tuned");
     assert!(line.contains("1/1") && line.contains("+100.0%"), "{line}");
     assert!(line.ends_with("  -       ? 1 run"), "{line}");
-    assert!(text.contains("? 1 run: fewer than 2 runs on a side"), "{text}");
+    assert!(
+        text.contains("? 1 run: fewer than 2 runs on a side"),
+        "{text}"
+    );
     assert!(text.contains("for a verdict: more runs"), "{text}");
 }
 
@@ -1072,7 +1075,10 @@ fn a_twenty_percent_drift_between_single_files_is_not_called() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     let line = row(&text, "splice-limit");
-    assert!(!line.contains("faster") && !line.contains("slower"), "{line}");
+    assert!(
+        !line.contains("faster") && !line.contains("slower"),
+        "{line}"
+    );
     // Told how to get a verdict.
     assert!(text.contains("several files"), "{text}");
 }

@@ -31,9 +31,9 @@ use crate::bench::core::compared::{
 };
 use crate::bench::core::stats::median;
 pub use bootstrap::{Bootstrap, DEFAULT_SEED};
-pub use judge::{DRIFT, MIN_CHANGE};
 use bootstrap::{Interval, MeanTest, ratio_interval};
 use conditions::Conditions;
+pub use judge::{DRIFT, MIN_CHANGE};
 pub use load::{CompareError, Document, Kind, load, load_pair, load_side};
 pub use pool::{PooledMetric, PooledRow, pooled_rows};
 
@@ -342,7 +342,10 @@ pub fn compare_pooled(
     let sides = Sides {
         base: &b,
         new: &n,
-        base_files: base.iter().map(|d| extract::extract(d.compared())).collect(),
+        base_files: base
+            .iter()
+            .map(|d| extract::extract(d.compared()))
+            .collect(),
         new_files: new.iter().map(|d| extract::extract(d.compared())).collect(),
         other_machine: !other_machine.is_empty(),
     };

@@ -112,7 +112,10 @@ mod tests {
         let two = "writer on CPU 0, reader on CPU 1";
         let one = "writer on CPU 0, reader on CPU 0";
         // The same CPUs, however each file words them: compared.
-        assert_eq!(of_row(&x(one, THE_LADDERS), &x(two, one), "write-read"), None);
+        assert_eq!(
+            of_row(&x(one, THE_LADDERS), &x(two, one), "write-read"),
+            None
+        );
         assert_eq!(
             of_row(&x(two, THE_LADDERS), &x(two, one), "write-read"),
             Some((two.into(), one.into()))

@@ -11,9 +11,9 @@ use std::fmt::Write as _;
 use super::bootstrap::Interval;
 use super::conditions::describe;
 use super::{Change, Comparison, DRIFT, Line, MIN_CHANGE, Outcome, Pair, Side, Table, Verdict};
-use crate::report::text::wrap_hanging;
 use crate::bench::core::compared::{Better, Unit};
 use crate::bench::core::noise::{MAX_HALF_WIDTH, MAX_OVER_MIN};
+use crate::report::text::wrap_hanging;
 use crate::units::readable_ns;
 
 /// The columns of a compared row, after the row's name.
@@ -180,7 +180,7 @@ fn rule(c: &Comparison) -> String {
     let (samples, floor) = match c.files {
         (b, n) if b >= 2 && n >= 2 => (
             format!("each file's median ({b} and {n} files)"),
-            format!("{}", percent(MIN_CHANGE)),
+            percent(MIN_CHANGE),
         ),
         _ => (
             "the runs".to_string(),
@@ -259,7 +259,13 @@ fn answer(c: &Comparison) -> Vec<String> {
             format!("{} {word} {:+.1}%", l.row, (ch.ratio - 1.0) * 100.0)
         })
         .collect();
-    let rows = |n: usize| if n == 1 { "1 row".to_string() } else { format!("{n} rows") };
+    let rows = |n: usize| {
+        if n == 1 {
+            "1 row".to_string()
+        } else {
+            format!("{n} rows")
+        }
+    };
     let refused = (c.tables.iter().flat_map(|t| &t.lines))
         .filter(|l| matches!(l.outcome, Outcome::Placements { .. }))
         .count();

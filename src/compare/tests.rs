@@ -193,7 +193,11 @@ fn a_doubled_rate_is_faster_and_the_same_runs_are_no_change() {
 #[test]
 fn lower_latency_is_faster_and_fewer_writes_slower() {
     // Runs within 1%: a noisy side would get no verdict.
-    let fast: &[(u64, u64, f64)] = &[(5000, 9000, 2e5), (5050, 9050, 1.98e5), (4950, 8950, 2.02e5)];
+    let fast: &[(u64, u64, f64)] = &[
+        (5000, 9000, 2e5),
+        (5050, 9050, 1.98e5),
+        (4950, 8950, 2.02e5),
+    ];
     let slow: &[(u64, u64, f64)] = &[
         (10000, 18000, 1e5),
         (10100, 18100, 0.99e5),

@@ -10,7 +10,9 @@ use std::fmt::Write as _;
 
 use super::super::bootstrap::Bootstrap;
 use super::super::conditions::describe;
-use super::super::{Comparison, DRIFT, Kind, Line, MIN_CHANGE, Outcome, Pair, Side, Table, Verdict};
+use super::super::{
+    Comparison, DRIFT, Kind, Line, MIN_CHANGE, Outcome, Pair, Side, Table, Verdict,
+};
 use super::{percent, value, wrap};
 use crate::bench::core::compared::{Better, NOT_RECORDED, Unit, parse_cell_name};
 use crate::bench::core::noise::{MAX_HALF_WIDTH, MAX_OVER_MIN};

@@ -140,4 +140,3 @@ fn long_lines_wrap_at_item_boundaries() {
     assert_eq!(wrap("a 1; b 2; c 3", 8, "  "), "a 1;\n  b 2;\n  c 3\n");
     assert_eq!(wrap("a 1; b 2", 80, "  "), "a 1; b 2\n");
 }
-
