@@ -2,7 +2,7 @@
 //! row, as benchstat compares Go benchmarks: both medians, their ratio, a
 //! bootstrap interval of the ratio and a verdict.
 //!
-//! A change is called only by the rule [`judge`] states: mmtests' (the
+//! A change is called only by the rule `judge` states: mmtests' (the
 //! means differ by more than their two 95% half-widths) with a floor for
 //! the drift between separate invocations, judged on the runs with one
 //! file a side and on the files' medians with several (a directory a
@@ -46,7 +46,7 @@ pub enum Side {
     New,
 }
 
-/// What the rule ([`judge`]) says about one metric of one row.
+/// What the rule (docs/compare.md, "The rule") says about one metric of one row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     /// A change past the noise and the floor, on the better side.
