@@ -16,13 +16,16 @@ use crate::cli::{UsageError, output};
 #[command(
     override_usage = "pipespeed compare [OPTIONS] <BASE> <NEW>",
     after_help = "Reads what bench, latency, contend and ipc write with --json; both files must come \
-                  from the same command and format version. Per row and metric: both medians, \
-                  new/base ratio and delta, a bootstrap interval of the ratio over the runs, and \
-                  a verdict: faster or slower (significant: the whole interval excludes 1), ~ (no \
-                  significant change) or ? (fewer than 2 runs on a side: never significant); a \
-                  row noisy in a file is marked (noisy: base|new|both). Differences between the \
-                  machines, the builds (profile, compiler), the noise (steal, other load) or the \
-                  settings are warned about on stderr.\n\n--markdown and --lkml write their form to FILE \
+                  from the same command and format version. BASE or NEW may be a directory: its \
+                  .json results are several invocations of one side. Per row and metric: both \
+                  medians, new/base ratio and delta, a bootstrap interval of the ratio, and a \
+                  verdict by mmtests' rule (the means differ by more than their two 95% \
+                  half-widths) with a floor for the drift between invocations (25% with one file \
+                  a side; 5% with several, judged on each file's median): faster, slower, ~ (no \
+                  change called) or ? with why (1 run, noisy, drift, machine). Rows measured in \
+                  different placements are not compared. Differences between the machines, the \
+                  builds (profile, compiler), the noise (steal, other load) or the settings are \
+                  warned about on stderr.\n\n--markdown and --lkml write their form to FILE \
                   and print the text table, or with - (or no FILE) print their form in its place; \
                   both may be given, to two places. A FILE given before BASE NEW is taken as a \
                   file to write only when BASE and NEW follow it: `compare --markdown base.json \
@@ -131,7 +134,8 @@ pub(super) fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     output::write_file(&args.lkml, || Ok(render::lkml(&comparison).into_bytes()))?;
     // The text table, unless a form took standard output.
     if !forms.into_iter().flatten().any(|p| output::is_stdout(p)) {
-        output::print(render::text(&comparison).as_bytes())?;
+        let width = crate::report::text::width_of(std::io::stdout());
+        output::print(render::text(&comparison, width).as_bytes())?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -328,6 +328,33 @@ pub fn load(path: &Path, name: &str) -> Result<Document, CompareError> {
     document(json, &schema, name)
 }
 
+/// Reads one side of a comparison: a result file, or a directory of
+/// them (every `.json` file in it, in name order, each named
+/// `name/FILE`), as several invocations of one command. A directory
+/// without one is refused as [`CompareError::Empty`].
+pub fn load_side(path: &Path, name: &str) -> Result<Vec<Document>, CompareError> {
+    if !path.is_dir() {
+        return Ok(vec![load(path, name)?]);
+    }
+    let read_error = |e: std::io::Error| CompareError::Read {
+        file: name.into(),
+        cause: strerror(&e),
+    };
+    let mut files: Vec<_> = (std::fs::read_dir(path).map_err(read_error)?)
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json") && !p.is_dir())
+        .collect();
+    files.sort();
+    let side = name.trim_end_matches('/');
+    (files.iter())
+        .map(|file| {
+            let file_name = file.file_name().unwrap_or_default().to_string_lossy();
+            load(file, &format!("{side}/{file_name}"))
+        })
+        .collect()
+}
+
 /// The most bytes a result file may have. Results are small: a ladder of
 /// 7 rungs with `--runs 1000` is about 1 MiB of JSON, a contend sweep with
 /// `--runs 100` less; 16 MiB leaves room for far more while keeping the

@@ -2,10 +2,14 @@
 //! row, as benchstat compares Go benchmarks: both medians, their ratio, a
 //! bootstrap interval of the ratio and a verdict.
 //!
-//! A change is marked only when it is significant: by the bootstrap
-//! interval of the ratio (`bootstrap`), and in `--lkml` by mmtests' rule;
-//! a side with one run has neither. What is compared of a result is what
-//! its kind gives (`Compared`, in `bench/K/compare.rs`).
+//! A change is called only by the rule `judge` states: mmtests' (the
+//! means differ by more than their two 95% half-widths) with a floor for
+//! the drift between separate invocations, judged on the runs with one
+//! file a side and on the files' medians with several (a directory a
+//! side, or `kernels`' boots). A noisy side, a side of one run, rows
+//! measured in different placements and files from different machines
+//! get no verdict. What is compared of a result is what its kind gives
+//! (`Compared`, in `bench/K/compare.rs`).
 //!
 //! Library code: nothing here prints. Differences between the machines,
 //! the builds, the noise and the settings come back as
@@ -13,7 +17,9 @@
 
 pub(crate) mod bootstrap;
 pub(crate) mod conditions;
+pub(crate) mod judge;
 pub(crate) mod load;
+pub(crate) mod placement;
 pub(crate) mod pool;
 pub(crate) mod render;
 
@@ -21,13 +27,14 @@ use std::path::Path;
 
 use crate::bench::core::Spread;
 use crate::bench::core::compared::{
-    self as extract, Better, EXPECTED_TO_DIFFER, Extract, Metric, NOT_RECORDED, Runs,
+    self as extract, EXPECTED_TO_DIFFER, Extract, Metric, NOT_RECORDED, Runs,
 };
 use crate::bench::core::stats::median;
 pub use bootstrap::{Bootstrap, DEFAULT_SEED};
-use bootstrap::{Interval, MeanTest, Shift, ratio_interval};
+use bootstrap::{Interval, MeanTest, ratio_interval};
 use conditions::Conditions;
-pub use load::{CompareError, Document, Kind, load, load_pair};
+pub use judge::{DRIFT, MIN_CHANGE};
+pub use load::{CompareError, Document, Kind, load, load_pair, load_side};
 pub use pool::{PooledMetric, PooledRow, pooled_rows};
 
 /// Which of the two files.
@@ -39,17 +46,38 @@ pub enum Side {
     New,
 }
 
-/// What the interval says about one metric of one row.
+/// What the rule (docs/compare.md, "The rule") says about one metric of one row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
-    /// The whole interval is on the better side of 1.
+    /// A change past the noise and the floor, on the better side.
     Faster,
-    /// The whole interval is on the worse side of 1.
+    /// A change past the noise and the floor, on the worse side.
     Slower,
-    /// The interval contains 1 (benchstat's `~`).
+    /// The means do not differ by more than their intervals, or (several
+    /// files a side) by less than [`MIN_CHANGE`] (benchstat's `~`).
     NoChange,
     /// Fewer than two runs on a side: no interval (`?`).
     TooFewRuns,
+    /// A side's runs (or files) spread too much to trust (`?`).
+    Noisy,
+    /// Past the noise of the runs, but not past the drift between two
+    /// separate invocations ([`DRIFT`]): one file a side cannot tell
+    /// them apart (`?`).
+    WithinDrift,
+    /// The files come from different machines (`?`).
+    OtherMachine,
+}
+
+impl Verdict {
+    /// Whether the rule called a change.
+    pub fn called(self) -> bool {
+        matches!(self, Verdict::Faster | Verdict::Slower)
+    }
+
+    /// Whether there is no verdict (`?`).
+    pub fn unknown(self) -> bool {
+        !matches!(self, Verdict::Faster | Verdict::Slower | Verdict::NoChange)
+    }
 }
 
 /// A metric of a row measured in both files.
@@ -67,10 +95,18 @@ pub struct Change {
     pub ratio: f64,
     /// The bootstrap interval of the ratio (`None`: too few runs).
     pub interval: Option<Interval>,
-    /// What the interval says.
+    /// What the rule says.
     pub verdict: Verdict,
-    /// mmtests' rule, for `--lkml` (`None`: a side has one run).
+    /// mmtests' test on the samples the rule read (the runs, or the
+    /// files' medians; `None`: a side has too few).
     pub means: Option<MeanTest>,
+    /// The least change the rule calls for this row, as a share of base.
+    pub floor: f64,
+    /// Files in base and in new.
+    pub files: (usize, usize),
+    /// Whether the rule read the files' medians (several a side) rather
+    /// than the runs.
+    pub by_files: bool,
     /// Whether base's runs spread too much to trust its median, as the
     /// measuring command marks a row noisy ([`Spread::noisy`]).
     pub base_noisy: bool,
@@ -79,7 +115,8 @@ pub struct Change {
 }
 
 impl Change {
-    /// Whether `--lkml` marks the change significant (`*+12.3%*`).
+    /// Whether the means differ by more than their two 95% half-widths
+    /// (mmtests' rule alone, before the floor and the noise).
     pub fn mmtests_significant(&self) -> bool {
         self.means.is_some_and(|m| m.significant())
     }
@@ -114,6 +151,14 @@ pub enum Outcome {
     /// Runs whose values cannot make a ratio (zero, negative, not a
     /// number), and which side has them.
     BadValues(Side),
+    /// Measured in different placements of its ends: not compared (the
+    /// ratio would be the placement's).
+    Placements {
+        /// Where base's ends ran.
+        base: String,
+        /// Where new's ends ran.
+        new: String,
+    },
 }
 
 /// A row's outcome in one metric's table.
@@ -171,11 +216,17 @@ pub struct Comparison {
     /// The command that printed it, where it was not `compare` (as
     /// `kernels`, which pools boots): the forms end with it.
     pub command: Option<String>,
+    /// Files pooled in base and in new.
+    pub files: (usize, usize),
+    /// The facts that say the two files come from different machines
+    /// (`cpu_model`, `arch`, ...): no row gets a verdict.
+    pub other_machine: Vec<Pair>,
 }
 
 impl Comparison {
-    /// One line per difference between the machines or the settings, and
-    /// per note, for stderr.
+    /// One line per difference between the machines or the settings, per
+    /// placement that keeps rows apart, and per note, for stderr, in
+    /// plain words.
     pub fn warnings(&self) -> Vec<String> {
         let differ = |p: &Pair, what: &str| {
             format!(
@@ -183,26 +234,51 @@ impl Comparison {
                 p.name, p.base, self.base, p.new, self.new
             )
         };
-        let facts = (self.facts.iter())
-            .filter(|p| p.base != p.new && !EXPECTED_TO_DIFFER.contains(&p.name.as_str()));
-        facts
-            .map(|p| differ(p, "system fact"))
+        let machine = (!self.other_machine.is_empty()).then(|| {
+            let facts: Vec<String> = (self.other_machine.iter())
+                .map(|p| format!("{} {} -> {}", p.name, p.base, p.new))
+                .collect();
+            format!(
+                "{} and {} come from different machines ({}): no row gets a verdict; compare \
+                 results of one machine",
+                self.base,
+                self.new,
+                facts.join("; ")
+            )
+        });
+        let facts = (self.facts.iter()).filter(|p| {
+            p.base != p.new
+                && !EXPECTED_TO_DIFFER.contains(&p.name.as_str())
+                && p.name != "placement"
+                && !self.other_machine.contains(p)
+        });
+        let settings = (self.settings.iter()).filter(|p| !p.name.starts_with("placement of "));
+        machine
+            .into_iter()
+            .chain(facts.map(|p| differ(p, "system fact")))
+            .chain(placement::warnings(self))
             .chain(self.conditions.warning(&self.base, &self.new))
-            .chain(self.settings.iter().map(|p| differ(p, "setting")))
+            .chain(settings.map(|p| differ(p, "setting")))
             .chain(self.notes.iter().cloned())
             .collect()
     }
 }
 
-/// Reads and compares two result files; `base.1` and `new.1` are how
-/// they are named in messages and output.
+/// Reads and compares two results; `base.1` and `new.1` are how they
+/// are named in messages and output. A directory stands for every
+/// `.json` file in it, pooled as one side ([`compare_pooled`]): several
+/// invocations, whose spread between them the rule then reads.
 pub fn compare_files(
     base: (&Path, &str),
     new: (&Path, &str),
     how: &Bootstrap,
 ) -> Result<Comparison, CompareError> {
-    let (b, n) = load_pair(base, new)?;
-    compare(&b, base.1, &n, new.1, how)
+    if !base.0.is_dir() && !new.0.is_dir() {
+        let (b, n) = load_pair(base, new)?;
+        return compare(&b, base.1, &n, new.1, how);
+    }
+    let (b, n) = (load_side(base.0, base.1)?, load_side(new.0, new.1)?);
+    compare_pooled(&b, base.1, &n, new.1, how)
 }
 
 /// Compares two parsed results, refusing two different kinds.
@@ -254,13 +330,32 @@ pub fn compare_pooled(
     let (b, n) = (pool::pool(base), pool::pool(new));
     too_many_runs(&b, base_name, how)?;
     too_many_runs(&n, new_name, how)?;
+    let facts: Vec<Pair> = pairs(&b.facts, &n.facts)
+        .into_iter()
+        .filter(|p| !(p.base == NOT_RECORDED && p.new == NOT_RECORDED))
+        .collect();
+    let other_machine: Vec<Pair> = (facts.iter())
+        .filter(|p| p.base != p.new && placement::MACHINE.contains(&p.name.as_str()))
+        .filter(|p| p.base != NOT_RECORDED && p.new != NOT_RECORDED)
+        .cloned()
+        .collect();
+    let sides = Sides {
+        base: &b,
+        new: &n,
+        base_files: base
+            .iter()
+            .map(|d| extract::extract(d.compared()))
+            .collect(),
+        new_files: new.iter().map(|d| extract::extract(d.compared())).collect(),
+        other_machine: !other_machine.is_empty(),
+    };
     let tables = kind
         .metrics()
         .iter()
         .enumerate()
         .map(|(i, &metric)| Table {
             metric,
-            lines: lines(&b, &n, i, metric, how),
+            lines: lines(&sides, i, metric, how),
         })
         .collect();
     let notes = (b.notes.iter().map(|note| format!("{base_name}: {note}")))
@@ -277,10 +372,7 @@ pub fn compare_pooled(
         new: new_name.into(),
         bootstrap: *how,
         tables,
-        facts: pairs(&b.facts, &n.facts)
-            .into_iter()
-            .filter(|p| !(p.base == NOT_RECORDED && p.new == NOT_RECORDED))
-            .collect(),
+        facts,
         settings: pairs(&b.settings, &n.settings)
             .into_iter()
             .filter(|p| p.base != p.new)
@@ -291,6 +383,8 @@ pub fn compare_pooled(
             new: pooled_noise(new),
         },
         command: None,
+        files: (base.len(), new.len()),
+        other_machine,
     })
 }
 
@@ -354,8 +448,18 @@ fn pairs(base: &[(String, String)], new: &[(String, String)]) -> Vec<Pair> {
         .collect()
 }
 
+/// Both sides of a comparison: pooled, and file by file.
+struct Sides<'a> {
+    base: &'a Extract,
+    new: &'a Extract,
+    base_files: Vec<Extract>,
+    new_files: Vec<Extract>,
+    other_machine: bool,
+}
+
 /// Metric `i`'s lines: base's rows, then the rows only in new.
-fn lines(b: &Extract, n: &Extract, i: usize, metric: Metric, how: &Bootstrap) -> Vec<Line> {
+fn lines(s: &Sides, i: usize, metric: Metric, how: &Bootstrap) -> Vec<Line> {
+    let (b, n) = (s.base, s.new);
     let find = |rows: &[extract::Row], name: &str| rows.iter().position(|r| r.name == name);
     let mut out: Vec<Line> = b
         .rows
@@ -363,7 +467,10 @@ fn lines(b: &Extract, n: &Extract, i: usize, metric: Metric, how: &Bootstrap) ->
         .map(|row| Line {
             row: row.name.clone(),
             outcome: match find(&n.rows, &row.name) {
-                Some(j) => outcome(&row.runs, &n.rows[j].runs, i, metric, how),
+                Some(j) => match placement::of_row(b, n, &row.name) {
+                    Some((base, new)) => Outcome::Placements { base, new },
+                    None => outcome(s, &row.name, (&row.runs, &n.rows[j].runs), i, metric, how),
+                },
                 None => Outcome::OnlyIn(Side::Base),
             },
         })
@@ -380,7 +487,28 @@ fn lines(b: &Extract, n: &Extract, i: usize, metric: Metric, how: &Bootstrap) ->
     out
 }
 
-fn outcome(base: &Runs, new: &Runs, i: usize, metric: Metric, how: &Bootstrap) -> Outcome {
+/// Per file of a side, the median of row `name`'s metric `i`, and
+/// whether any file's runs of it are noisy.
+fn per_file(files: &[Extract], name: &str, i: usize) -> (Vec<f64>, bool) {
+    let runs = (files.iter())
+        .filter_map(|f| f.rows.iter().find(|r| r.name == name))
+        .filter_map(|r| values(&r.runs, i).ok());
+    let (mut medians, mut any_noisy) = (Vec::new(), false);
+    for v in runs {
+        medians.extend(median(v));
+        any_noisy |= noisy(v);
+    }
+    (medians, any_noisy)
+}
+
+fn outcome(
+    s: &Sides,
+    name: &str,
+    (base, new): (&Runs, &Runs),
+    i: usize,
+    metric: Metric,
+    how: &Bootstrap,
+) -> Outcome {
     let (b, n) = match (values(base, i), values(new, i)) {
         (Ok(b), Ok(n)) => (b, n),
         (b, n) => {
@@ -403,12 +531,25 @@ fn outcome(base: &Runs, new: &Runs, i: usize, metric: Metric, how: &Bootstrap) -
             new: None,
         };
     };
-    let interval = ratio_interval(b, n, how);
-    let verdict = match (interval.map(Interval::shift), metric.better) {
-        (None, _) => Verdict::TooFewRuns,
-        (Some(Shift::None), _) => Verdict::NoChange,
-        (Some(Shift::Up), Better::Higher) | (Some(Shift::Down), Better::Lower) => Verdict::Faster,
-        (Some(Shift::Up), Better::Lower) | (Some(Shift::Down), Better::Higher) => Verdict::Slower,
+    let (base_files, base_file_noisy) = per_file(&s.base_files, name, i);
+    let (new_files, new_file_noisy) = per_file(&s.new_files, name, i);
+    fn side<'a>(runs: &'a [f64], files: &'a [f64], file_noisy: bool) -> judge::Side<'a> {
+        judge::Side {
+            runs,
+            // One file: its runs are the samples.
+            files: if files.len() >= 2 { files } else { &[] },
+            file_noisy,
+        }
+    }
+    let judged = judge::judge(
+        side(b, &base_files, base_file_noisy),
+        side(n, &new_files, new_file_noisy),
+        metric.better,
+    );
+    let verdict = match judged.verdict {
+        // Another machine: no verdict, whatever the runs say.
+        v if s.other_machine && v != Verdict::TooFewRuns => Verdict::OtherMachine,
+        v => v,
     };
     Outcome::Compared(Change {
         base_median,
@@ -416,11 +557,14 @@ fn outcome(base: &Runs, new: &Runs, i: usize, metric: Metric, how: &Bootstrap) -
         base_runs: b.len(),
         new_runs: n.len(),
         ratio: new_median / base_median,
-        interval,
+        interval: ratio_interval(b, n, how),
         verdict,
-        means: MeanTest::of(b, n),
-        base_noisy: noisy(b),
-        new_noisy: noisy(n),
+        means: judged.means,
+        floor: judged.floor,
+        files: (base_files.len(), new_files.len()),
+        by_files: judged.by_files,
+        base_noisy: judged.noisy.0,
+        new_noisy: judged.noisy.1,
     })
 }
 

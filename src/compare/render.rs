@@ -10,9 +10,10 @@ use std::fmt::Write as _;
 
 use super::bootstrap::Interval;
 use super::conditions::describe;
-use super::{Comparison, Line, Outcome, Pair, Side, Table, Verdict};
+use super::{Change, Comparison, DRIFT, Line, MIN_CHANGE, Outcome, Pair, Side, Table, Verdict};
 use crate::bench::core::compared::{Better, Unit};
 use crate::bench::core::noise::{MAX_HALF_WIDTH, MAX_OVER_MIN};
+use crate::report::text::wrap_hanging;
 use crate::units::readable_ns;
 
 /// The columns of a compared row, after the row's name.
@@ -26,41 +27,99 @@ enum Cells {
     Span(String, String),
 }
 
-/// The table on stdout: a header naming both files, one table per
-/// metric, a footer on the verdicts and the machines.
-pub(crate) fn text(c: &Comparison) -> String {
+/// The table on stdout, in lines of at most `width` columns: a header
+/// naming both files and the rule, one table per metric (the ratio and
+/// the interval left out where they would not fit), why a row has no
+/// verdict, the machines, and the answer last, where the eye lands.
+pub(crate) fn text(c: &Comparison, width: usize) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
+    let head = format!(
         "pipespeed compare: {} (base) vs {} (new), {}",
         c.base, c.new, c.schema
     );
-    let _ = writeln!(out, "{}", method(c));
+    let _ = writeln!(out, "{}", wrap_hanging(&head, width, 2));
+    let _ = writeln!(out, "{}", wrap_hanging(&rule(c), width, 2));
     for table in &c.tables {
-        let _ = writeln!(out, "\n{}", heading(table));
+        let _ = writeln!(out, "\n{}", wrap_hanging(&heading(table), width, 2));
         let (head, rows, widths) = layout(c, table, 0);
-        let _ = writeln!(out, "{}", aligned(&head, &widths).join("  ").trim_end());
+        let shown = columns(&widths, width);
+        let pick = |cols: &[String; 8]| -> String {
+            let cells = aligned(cols, &widths);
+            let kept: Vec<&str> = (cells.iter().zip(shown))
+                .filter_map(|(cell, show)| show.then_some(cell.as_str()))
+                .collect();
+            kept.join("  ").trim_end().to_string()
+        };
+        let _ = writeln!(out, "{}", pick(&head));
         for row in rows {
             let _ = match row {
-                Cells::Full(cols) => {
-                    writeln!(out, "{}", aligned(&cols, &widths).join("  ").trim_end())
+                Cells::Full(cols) => writeln!(out, "{}", pick(&cols)),
+                Cells::Span(name, text) => {
+                    let line = format!("{name:<w$}  {text}", w = widths[0]);
+                    writeln!(out, "{}", wrap_hanging(&line, width, widths[0] + 2))
                 }
-                Cells::Span(name, text) => writeln!(out, "{name:<w$}  {text}", w = widths[0]),
             };
         }
     }
-    out += &format!("\n{}", legend(c).join("\n"));
-    out += &wrap(&format!("\nsystem: {}", facts_line(c)), 78, "  ");
+    out.push('\n');
+    for line in legend(c) {
+        let _ = writeln!(out, "{}", wrap_hanging(&line, width, 2));
+    }
+    out += &items(&format!("system: {}", facts_line(c)), width);
     if let Some(line) = noise_line(c) {
-        out += &wrap(&format!("noise: {line}"), 78, "  ");
+        out += &items(&format!("noise: {line}"), width);
     }
     if let Some(line) = settings_line(c) {
-        out += &wrap(&format!("settings that differ: {line}"), 78, "  ");
+        out += &items(&format!("settings that differ: {line}"), width);
     }
     for note in &c.notes {
-        let _ = writeln!(out, "note: {note}");
+        let _ = writeln!(out, "{}", wrap_hanging(&format!("note: {note}"), width, 2));
+    }
+    for line in answer(c) {
+        let _ = writeln!(out, "{}", wrap_hanging(&line, width, 2));
     }
     out
+}
+
+/// A list of `; `-separated items in lines of at most `width`, broken
+/// between items, and within an item (at a space) only where one alone
+/// is wider; ends with a newline.
+fn items(text: &str, width: usize) -> String {
+    let lines = wrap(text, width, "  ");
+    let fitted: Vec<String> = (lines.lines())
+        .map(|line| {
+            if line.chars().count() <= width {
+                return line.to_string();
+            }
+            match line.strip_prefix("  ") {
+                Some(rest) => (wrap_hanging(rest, width - 2, 0).lines())
+                    .map(|l| format!("  {l}"))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                None => wrap_hanging(line, width, 2),
+            }
+        })
+        .collect();
+    fitted.join("\n") + "\n"
+}
+
+/// Which columns the text table shows in `width`: all where they fit;
+/// else without the ratio (the delta says it), then without the
+/// interval.
+fn columns(widths: &[usize; 8], width: usize) -> [bool; 8] {
+    let total = |shown: &[bool; 8]| -> usize {
+        let kept = (widths.iter().zip(shown)).filter(|(_, s)| **s);
+        let (sum, n) = kept.fold((0, 0), |(sum, n), (w, _)| (sum + w, n + 1));
+        sum + 2 * (n - 1)
+    };
+    let mut shown = [true; 8];
+    for drop in [5, 6] {
+        if total(&shown) <= width {
+            break;
+        }
+        shown[drop] = false;
+    }
+    shown
 }
 
 /// A Markdown version for a pull request or a mail: the same tables,
@@ -71,7 +130,7 @@ pub(crate) fn markdown(c: &Comparison) -> String {
         c.base,
         c.new,
         c.schema,
-        method(c)
+        rule(c)
     );
     for table in &c.tables {
         let _ = writeln!(out, "\n**{}**\n", heading(table));
@@ -111,17 +170,27 @@ pub(crate) fn markdown(c: &Comparison) -> String {
     for note in &c.notes {
         let _ = writeln!(out, "\nNote: {note}");
     }
+    let _ = writeln!(out, "\n{}", answer(c).join(" "));
     out
 }
 
-fn method(c: &Comparison) -> String {
+/// The rule the verdicts follow, named, with the samples it read.
+fn rule(c: &Comparison) -> String {
     let b = &c.bootstrap;
+    let (samples, floor) = match c.files {
+        (b, n) if b >= 2 && n >= 2 => (
+            format!("each file's median ({b} and {n} files)"),
+            percent(MIN_CHANGE),
+        ),
+        _ => (
+            "the runs".to_string(),
+            format!("{}, the drift between invocations", percent(DRIFT)),
+        ),
+    };
     format!(
-        "medians of the runs; ratio = new/base, with its {} interval from {} bootstrap \
-         resamples (seed {})",
-        percent(b.confidence),
-        b.resamples,
-        b.seed
+        "rule: mmtests' on {samples} (means apart by more than both 95% half-widths) and a \
+         change past {floor}; CI: the ratio's, {} bootstrap resamples (seed {})",
+        b.resamples, b.seed
     )
 }
 
@@ -142,31 +211,97 @@ fn headings(c: &Comparison) -> [String; 8] {
     head
 }
 
+/// The changes of every table, as the verdicts' counts.
+fn verdicts(c: &Comparison) -> impl Iterator<Item = (&Line, &Change)> {
+    (c.tables.iter().flat_map(|t| &t.lines)).filter_map(|l| match &l.outcome {
+        Outcome::Compared(change) => Some((l, change)),
+        _ => None,
+    })
+}
+
+/// What each mark the tables show means: only the marks shown.
 fn legend(c: &Comparison) -> Vec<String> {
-    let p = percent(c.bootstrap.confidence);
+    let shown = |v: Verdict| verdicts(c).any(|(_, ch)| ch.verdict == v);
+    let floor = percent(DRIFT);
     let mut lines = vec![
-        format!("faster, slower: significant: the whole {p} interval of the ratio excludes 1."),
-        "~: no significant change: the interval contains 1.".into(),
-        "?: fewer than 2 runs on a side: no interval, never significant. runs: base/new.".into(),
+        "faster, slower: called by the rule; ~: no change it can call; runs: base/new.".to_string(),
     ];
-    if any_noisy(c) {
+    if shown(Verdict::WithinDrift) {
         lines.push(format!(
-            "noisy: base, new or both: that file's runs spread over more than {MAX_OVER_MIN}x,"
+            "? drift: past the noise of one file's runs, but under {floor}: two invocations of \
+             one binary drift that far (splice-limit +20.8% between two default ladders)."
         ));
+    }
+    if shown(Verdict::Noisy) {
         lines.push(format!(
-            "  or their 95% interval of the mean is wider than +-{:.0}%: a median to trust less.",
+            "? noisy: that side's runs (or files) spread over {MAX_OVER_MIN}x, or their 95% \
+             interval of the mean is wider than +-{:.0}%: no median to judge by.",
             MAX_HALF_WIDTH * 100.0
         ));
+    }
+    if shown(Verdict::TooFewRuns) {
+        lines.push("? 1 run: fewer than 2 runs on a side: no interval.".into());
+    }
+    if shown(Verdict::OtherMachine) {
+        lines.push("? machine: the files come from different machines.".into());
     }
     lines
 }
 
-/// Whether a compared row is noisy in either file.
-fn any_noisy(c: &Comparison) -> bool {
-    (c.tables.iter().flat_map(|t| &t.lines)).any(|l| match &l.outcome {
-        Outcome::Compared(change) => change.noisy_in().is_some(),
-        _ => false,
-    })
+/// The answer, last: the verdicts counted, the changes called, and how
+/// to get a verdict where there is none.
+fn answer(c: &Comparison) -> Vec<String> {
+    let count = |f: fn(Verdict) -> bool| verdicts(c).filter(|(_, ch)| f(ch.verdict)).count();
+    let called: Vec<String> = (verdicts(c))
+        .filter(|(_, ch)| ch.verdict.called())
+        .map(|(l, ch)| {
+            let word = verdict(ch.verdict);
+            format!("{} {word} {:+.1}%", l.row, (ch.ratio - 1.0) * 100.0)
+        })
+        .collect();
+    let rows = |n: usize| {
+        if n == 1 {
+            "1 row".to_string()
+        } else {
+            format!("{n} rows")
+        }
+    };
+    let refused = (c.tables.iter().flat_map(|t| &t.lines))
+        .filter(|l| matches!(l.outcome, Outcome::Placements { .. }))
+        .count();
+    let counts: Vec<String> = [
+        (count(|v| v == Verdict::NoChange), " ~"),
+        (count(Verdict::unknown), " ?"),
+        (refused, " not compared: placements differ"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| rows(n) + what)
+    .collect();
+    let mut first = match called.len() {
+        0 => "answer: no change called".to_string(),
+        _ => format!("answer: {}", called.join(", ")),
+    };
+    if !counts.is_empty() {
+        let _ = write!(first, " ({})", counts.join(", "));
+    }
+    first.push('.');
+    let mut lines = vec![first];
+    let has = |v: Verdict| verdicts(c).any(|(_, ch)| ch.verdict == v);
+    let mut how = Vec::new();
+    if has(Verdict::WithinDrift) {
+        how.push(
+            "several files a side (a directory of results each, from separate invocations: \
+             compare DIR_A DIR_B)",
+        );
+    }
+    if has(Verdict::Noisy) || has(Verdict::TooFewRuns) {
+        how.push("more runs (--runs 10 or more) on a quiet machine");
+    }
+    if !how.is_empty() {
+        lines.push(format!("for a verdict: {}.", how.join("; or ")));
+    }
+    lines
 }
 
 /// Each file's noise, `file quiet (steal ...)`, when either records it.
@@ -225,6 +360,13 @@ fn cells(c: &Comparison, line: &Line, unit: Unit) -> Cells {
             };
             return Cells::Span(name, why);
         }
+        Outcome::Placements { base, new } => {
+            let text = format!(
+                "not compared: ends placed {base} in {}, {new} in {}",
+                c.base, c.new
+            );
+            return Cells::Span(name, text);
+        }
         Outcome::BadValues(side) => {
             let text = format!(
                 "cannot compare: a run in {} is zero, negative or not a number",
@@ -241,9 +383,9 @@ fn cells(c: &Comparison, line: &Line, unit: Unit) -> Cells {
         format!("{:+.1}%", (change.ratio - 1.0) * 100.0),
         format!("{:.3}", change.ratio),
         change.interval.map_or("-".into(), interval),
-        match change.noisy_in() {
-            None => verdict(change.verdict).into(),
-            Some(files) => format!("{} (noisy: {files})", verdict(change.verdict)),
+        match (change.verdict, change.noisy_in()) {
+            (Verdict::Noisy, Some(files)) => format!("? noisy: {files}"),
+            (v, _) => verdict(v).into(),
         },
     ])
 }
@@ -252,13 +394,16 @@ fn interval(i: Interval) -> String {
     format!("[{:.3}, {:.3}]", i.low, i.high)
 }
 
-/// How a verdict is printed, as benchstat prints it.
+/// How a verdict is printed: benchstat's `~`, and `?` with why.
 pub(crate) fn verdict(v: Verdict) -> &'static str {
     match v {
         Verdict::Faster => "faster",
         Verdict::Slower => "slower",
         Verdict::NoChange => "~",
-        Verdict::TooFewRuns => "?",
+        Verdict::TooFewRuns => "? 1 run",
+        Verdict::Noisy => "? noisy",
+        Verdict::WithinDrift => "? drift",
+        Verdict::OtherMachine => "? machine",
     }
 }
 

@@ -10,8 +10,10 @@ use std::fmt::Write as _;
 
 use super::super::bootstrap::Bootstrap;
 use super::super::conditions::describe;
-use super::super::{Comparison, Kind, Line, Outcome, Pair, Side, Table};
-use super::{value, wrap};
+use super::super::{
+    Comparison, DRIFT, Kind, Line, MIN_CHANGE, Outcome, Pair, Side, Table, Verdict,
+};
+use super::{percent, value, wrap};
 use crate::bench::core::compared::{Better, NOT_RECORDED, Unit, parse_cell_name};
 use crate::bench::core::noise::{MAX_HALF_WIDTH, MAX_OVER_MIN};
 use crate::quote::quote_file_name;
@@ -23,8 +25,9 @@ const WIDTH: usize = 78;
 const LABEL: usize = 16;
 /// What marks a row whose runs are noisy in base or patched.
 const NOISY: &str = "!";
-/// What marks a change without an interval (fewer than 2 runs a side).
-const NO_INTERVAL: &str = "?";
+/// What marks a change without a verdict: fewer than 2 runs a side,
+/// within the drift of one file a side, another machine.
+const NO_VERDICT: &str = "?";
 
 /// The legend: what the change's form and the marks say, in mmtests'
 /// words where it has them (compare-kernels writes a significant
@@ -32,12 +35,16 @@ const NO_INTERVAL: &str = "?";
 fn legend() -> String {
     format!(
         "\
-*+12%*: significant: the means differ by more than the half-widths of their
-  two 95% intervals together (Student's t over the runs), mmtests' rule.
-(+12%): not significant. Changes are of the medians. {NO_INTERVAL} fewer than 2
-  runs on a side: no interval, never significant. {NOISY} noisy runs in base or
-  patched (spread over {MAX_OVER_MIN}x or an interval wider than +-{:.0}%).
+*+12%*: called: the means differ by more than the half-widths of their two
+  95% intervals together (Student's t), mmtests' rule, and the change passes
+  {} with one file a side (two invocations drift that far), {} with
+  several (then judged on each file's median). (+12%): not called. Changes
+  are of the medians. {NO_VERDICT} no verdict: fewer than 2 runs on a side, a change
+  within the drift, or two machines. {NOISY} noisy runs in base or patched
+  (spread over {MAX_OVER_MIN}x or an interval wider than +-{:.0}%).
 ",
+        percent(DRIFT),
+        percent(MIN_CHANGE),
         MAX_HALF_WIDTH * 100.0
     )
 }
@@ -291,17 +298,17 @@ fn cell(line: &Line, unit: Unit, short: bool) -> Cell {
         Outcome::Compared(change) => Cell::Change {
             base: number(change.base_median),
             new: number(change.new_median),
-            delta: match change.mmtests_significant() {
+            delta: match change.verdict.called() {
                 true => format!("*{}*", delta(change.ratio)),
                 false => format!("({})", delta(change.ratio)),
             },
-            mark: match (change.noisy_in().is_some(), change.means.is_none()) {
-                (false, false) => "",
-                (true, false) => NOISY,
-                (false, true) => NO_INTERVAL,
-                (true, true) => "!?",
+            mark: match change.verdict {
+                Verdict::Noisy => NOISY,
+                v if v.unknown() => NO_VERDICT,
+                _ => "",
             },
         },
+        Outcome::Placements { .. } => Cell::Note("not compared: placements differ".into()),
         Outcome::OnlyIn(Side::Base) => Cell::Note("base only".into()),
         Outcome::OnlyIn(Side::New) => Cell::Note("patched only".into()),
         Outcome::NoRuns { base, new } => Cell::Note(match (base, new) {

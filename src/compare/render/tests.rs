@@ -30,36 +30,61 @@ fn fixture() -> Comparison {
     compare(&base, "old.json", &new, "new.json", &Bootstrap::default()).unwrap()
 }
 
+/// At 80 columns: the ratio is left out (the delta says it), the rule
+/// and the facts wrap, the answer comes last. Every line fits.
 #[test]
 fn text_snapshot() {
     let expected = "\
 pipespeed compare: old.json (base) vs new.json (new), pipespeed.bench/3
-medians of the runs; ratio = new/base, with its 95% interval from 10000 bootstrap resamples (seed 1)
+rule: mmtests' on the runs (means apart by more than both 95% half-widths) and a
+  change past 25%, the drift between invocations; CI: the ratio's, 10000
+  bootstrap resamples (seed 1)
 
 GiB/s (higher is better)
-rung                   base    new  runs    delta  ratio  95% CI          verdict
-write-read            10.00  10.00   5/5    +0.0%  1.000  [0.970, 1.031]  ~
-vmsplice-read         20.00  40.00   5/5  +100.0%  2.000  [1.941, 2.061]  faster
+rung                   base    new  runs    delta  95% CI          verdict
+write-read            10.00  10.00   5/5    +0.0%  [0.970, 1.031]  ~
+vmsplice-read         20.00  40.00   5/5  +100.0%  [1.941, 2.061]  faster
 vmsplice-splice-huge  no runs in either file (unavailable: no huge | pages)
-tuned                 30.00  30.00   1/2    +0.0%  1.000  -               ?
+tuned                 30.00  30.00   1/2    +0.0%  -               ? 1 run
 memcpy                only in new.json
 
-faster, slower: significant: the whole 95% interval of the ratio excludes 1.
-~: no significant change: the interval contains 1.
-?: fewer than 2 runs on a side: no interval, never significant. runs: base/new.
+faster, slower: called by the rule; ~: no change it can call; runs: base/new.
+? 1 run: fewer than 2 runs on a side: no interval.
 system: pipespeed_version 0.1.0; kernel 6.1.0 -> 6.6.0; arch x86_64;
   cpu_model Test CPU; cpus_online 2; cpus_allowed 0,1; thp madvise;
   pipe_max_size_bytes 1048576; page_size_bytes 4096;
   placement writer on CPU 0, reader on CPU 1
 settings that differ: buf_size of tuned 256KiB -> 2MiB
+answer: vmsplice-read faster +100.0% (1 row ~, 1 row ?).
+for a verdict: more runs (--runs 10 or more) on a quiet machine.
 ";
-    assert_eq!(text(&fixture()), expected);
+    assert_eq!(text(&fixture(), 80), expected);
+}
+
+#[test]
+fn every_line_fits_the_width_and_the_ratio_comes_back_when_it_fits() {
+    // From 60 columns: a table row is never broken, and at 40 these rows
+    // alone take 58.
+    for width in [60, 80, 100, 120] {
+        let out = text(&fixture(), width);
+        for line in out.lines() {
+            assert!(line.chars().count() <= width, "{width}: {line:?}\n{out}");
+        }
+        // The answer last: its last line and its continuation.
+        let last = out.lines().rev().find(|l| !l.starts_with(' ')).unwrap();
+        assert!(last.starts_with("for a verdict: "), "{out}");
+    }
+    let wide = text(&fixture(), 120);
+    assert!(
+        wide.contains("\nrung                   base    new  runs    delta  ratio  95% CI  "),
+        "{wide}"
+    );
 }
 
 #[test]
 fn markdown_snapshot() {
     let expected = "\
-`pipespeed compare old.json new.json` (pipespeed.bench/3): medians of the runs; ratio = new/base, with its 95% interval from 10000 bootstrap resamples (seed 1)
+`pipespeed compare old.json new.json` (pipespeed.bench/3): rule: mmtests' on the runs (means apart by more than both 95% half-widths) and a change past 25%, the drift between invocations; CI: the ratio's, 10000 bootstrap resamples (seed 1)
 
 **GiB/s (higher is better)**
 
@@ -68,14 +93,16 @@ fn markdown_snapshot() {
 | write-read           | 10.00 | 10.00 |  5/5 |   +0.0% | 1.000 | [0.970, 1.031] | ~       |
 | vmsplice-read        | 20.00 | 40.00 |  5/5 | +100.0% | 2.000 | [1.941, 2.061] | faster  |
 | vmsplice-splice-huge |       |       |      |         |       |                | no runs in either file (unavailable: no huge \\| pages) |
-| tuned                | 30.00 | 30.00 |  1/2 |   +0.0% | 1.000 | -              | ?       |
+| tuned                | 30.00 | 30.00 |  1/2 |   +0.0% | 1.000 | -              | ? 1 run |
 | memcpy               |       |       |      |         |       |                | only in new.json |
 
-faster, slower: significant: the whole 95% interval of the ratio excludes 1. ~: no significant change: the interval contains 1. ?: fewer than 2 runs on a side: no interval, never significant. runs: base/new.
+faster, slower: called by the rule; ~: no change it can call; runs: base/new. ? 1 run: fewer than 2 runs on a side: no interval.
 
 System: pipespeed_version 0.1.0; kernel 6.1.0 -> 6.6.0; arch x86_64; cpu_model Test CPU; cpus_online 2; cpus_allowed 0,1; thp madvise; pipe_max_size_bytes 1048576; page_size_bytes 4096; placement writer on CPU 0, reader on CPU 1
 
 Settings that differ: buf_size of tuned 256KiB -> 2MiB
+
+answer: vmsplice-read faster +100.0% (1 row ~, 1 row ?). for a verdict: more runs (--runs 10 or more) on a quiet machine.
 ";
     assert_eq!(markdown(&fixture()), expected);
 }
@@ -83,7 +110,7 @@ Settings that differ: buf_size of tuned 256KiB -> 2MiB
 #[test]
 fn latencies_say_lower_is_faster_and_read_in_time_units() {
     let c = faster_latency();
-    let out = text(&c);
+    let out = text(&c, 100);
     assert!(
         out.contains("round trip p50 (lower is better: a lower new is faster)\nsize  "),
         "{out}"
