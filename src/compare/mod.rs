@@ -344,9 +344,9 @@ pub fn compare_pooled(
         new: &n,
         base_files: base
             .iter()
-            .map(|d| extract::extract(d.compared()))
+            .map(|d| d.extract())
             .collect(),
-        new_files: new.iter().map(|d| extract::extract(d.compared())).collect(),
+        new_files: new.iter().map(|d| d.extract()).collect(),
         other_machine: !other_machine.is_empty(),
     };
     let tables = kind
