@@ -457,7 +457,7 @@ mod tests {
             [
                 "",
                 "rate:       2 writers x 5 readers: 20000 writes/s (1250.0 MiB/s)",
-                "trust:      1 of 1 rows noisy: figures within +-12% (2x5 the widest); take more \
+                "trust:      the one row noisy: figures within +-12% (2x5 the widest); take more \
                  runs (--max-runs 20)",
             ],
             "{t}"
@@ -482,7 +482,7 @@ mod tests {
         // The noise said once; each noisy cell's runs with --explain.
         assert_eq!(table[6], "", "{t}");
         assert!(
-            table[7].starts_with("noisy: 1 of 1 rows (2x5) spread"),
+            table[7].starts_with("noisy: the one row (2x5) spread"),
             "{t}"
         );
         assert_eq!(table.len(), 9, "{t}");
