@@ -982,7 +982,7 @@ fn results_go_to_stdout_with_a_dash_and_written_files_are_named() {
     assert_eq!(value["rungs"].as_array().unwrap().len(), 2);
     let err = stderr(&out);
     assert!(
-        err.contains("median GiB/s"),
+        err.contains("vs baseline"),
         "the table goes to stderr: {err}"
     );
     assert!(
