@@ -413,3 +413,56 @@ fn a_bench_2_file_loads_and_can_be_concluded() {
     let best = result.placement_check.as_ref().unwrap().best().unwrap();
     assert!(result.baseline.as_ref().unwrap().gib_s >= best.median().unwrap());
 }
+
+/// Every ladder's text, default and --explain, fits 80 and 120 columns;
+/// a quiet default run fits 24 lines, its answer the last six or fewer.
+#[test]
+fn every_ladder_text_fits_the_width_and_a_quiet_one_a_screen() {
+    let ladders = [
+        quiet(),
+        loaded(),
+        one_cpu(),
+        copying_kernel(),
+        fixtures::ladder_checked(),
+        fixtures::ladder_profiled(),
+    ]
+    .map(|mut r| {
+        r.conclude();
+        r
+    });
+    for width in [80, 120] {
+        for (i, result) in ladders.iter().enumerate() {
+            for explain in [false, true] {
+                let text = Text { explain, width }.export(result).unwrap();
+                let text = String::from_utf8(text).unwrap();
+                for line in text.lines() {
+                    assert!(
+                        line.chars().count() <= width,
+                        "ladder {i} at {width}, explain {explain}: {line:?}\n{text}"
+                    );
+                }
+                let answer = text.lines().rev().take_while(|l| !l.is_empty()).count();
+                assert!(
+                    text.lines()
+                        .rev()
+                        .nth(answer - 1)
+                        .unwrap()
+                        .starts_with("baseline: "),
+                    "the answer last: {text}"
+                );
+            }
+        }
+        let text = String::from_utf8(
+            Text {
+                explain: false,
+                width,
+            }
+            .export(&quiet())
+            .unwrap(),
+        );
+        let text = text.unwrap();
+        assert!(text.lines().count() <= 24, "{text}");
+        let answer = text.lines().rev().take_while(|l| !l.is_empty()).count();
+        assert!(answer <= 6, "{answer} lines of answer at {width}:\n{text}");
+    }
+}

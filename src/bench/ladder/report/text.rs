@@ -144,9 +144,14 @@ fn table_lines(result: &LadderResult, changes: Changes, width: usize) -> Vec<Str
         Changes::Short => Some(r.name.changes_short().to_string()),
         Changes::Left => None,
     };
+    // The short words get a short heading: the column is no wider.
+    let what_heading = match changes {
+        Changes::Long => "what it changes",
+        _ => "changes",
+    };
     let heading = [
         "rung",
-        "what it changes",
+        what_heading,
         "copies",
         "GiB/s",
         "spread",
@@ -336,10 +341,11 @@ fn profiles(result: &LadderResult, width: usize, out: &mut String) {
     }
 }
 
-/// Each line of `text` wrapped to `width` on its own: a heading broken
-/// where it reads best when it fits, at the width when not.
+/// `text` as its lines break it when they fit `width` (a heading broken
+/// where it reads best), else wrapped to `width` as one paragraph.
 fn lines_within(text: &str, width: usize) -> String {
-    (text.lines().map(|line| wrap(line, width)))
-        .collect::<Vec<_>>()
-        .join("\n")
+    match text.lines().all(|line| line.chars().count() <= width) {
+        true => text.to_string(),
+        false => wrap(&text.replace('\n', " "), width),
+    }
 }
