@@ -44,6 +44,12 @@ fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// `out`'s stdout with every run of white space one space: its words
+/// whatever the width they were wrapped to.
+fn flat_stdout(out: &Output) -> String {
+    stdout(out).split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(out), stderr(out)))
@@ -378,7 +384,8 @@ fn bench_json(extra: &[&str]) -> (Output, serde_json::Value) {
 /// (CI also runs the tests under `taskset -c 0`).
 #[test]
 fn every_rung_verifies_or_says_why_it_cannot_run() {
-    let (out, value) = bench_json(&["--verify"]);
+    // --explain: the copies as checked are in its second table.
+    let (out, value) = bench_json(&["--verify", "--explain"]);
     let one_cpu = value["system"]["cpus_allowed"].as_array().unwrap().len() < 2;
     let rungs = value["rungs"].as_array().unwrap();
     let names: Vec<&str> = rungs.iter().map(|r| r["name"].as_str().unwrap()).collect();
@@ -414,7 +421,7 @@ fn every_rung_verifies_or_says_why_it_cannot_run() {
                         other => panic!("{name}: copy check {other}"),
                     };
                     assert_eq!(r["copies"].as_u64(), Some(copies), "{name}");
-                    assert!(stdout(&out).contains(cell));
+                    assert!(stdout(&out).contains(cell), "{}", stdout(&out));
                 }
             }
             "unavailable" => {
@@ -424,12 +431,14 @@ fn every_rung_verifies_or_says_why_it_cannot_run() {
                         || (name.contains("huge") && reason.contains("huge pages"))
                         || (name == "splice-limit" && reason.contains("none can be verified"));
                 assert!(allowed, "{name} unavailable: {reason}");
-                assert!(stdout(&out).contains(&format!("unavailable: {reason}")));
+                let said = format!("unavailable: {reason}");
+                let said = said.split_whitespace().collect::<Vec<_>>().join(" ");
+                assert!(flat_stdout(&out).contains(&said), "{}", stdout(&out));
             }
             status => panic!("{name} {status}: {}", r["reason"]),
         }
     }
-    assert!(stdout(&out).contains("every byte verified"));
+    assert!(flat_stdout(&out).contains("every byte verified"));
 }
 
 #[test]
@@ -446,6 +455,7 @@ fn bench_writes_json_and_csv_with_the_documented_fields() {
         "2",
         "--csv",
         csv.to_str().unwrap(),
+        "--explain",
     ]);
     assert_eq!(value["schema"], "pipespeed.bench/3");
     assert_eq!(value["seed"], 5);
@@ -508,7 +518,8 @@ fn bench_writes_json_and_csv_with_the_documented_fields() {
         );
     }
     assert_eq!(value["noise"]["runs"], 4);
-    assert!(stdout(&out).contains("during the runs: CPU steal "));
+    // The machine's noise and the placement check: under --explain.
+    assert!(flat_stdout(&out).contains("during the runs: CPU steal "));
     // The baseline in every placement, after the ladder.
     let check = &value["placement_check"];
     assert_eq!(check["rung"], "write-read");
@@ -519,7 +530,7 @@ fn bench_writes_json_and_csv_with_the_documented_fields() {
         .map(|r| r["kind"].as_str().unwrap())
         .collect();
     assert_eq!(kinds, ["same-cpu", "different-cpu", "unpinned"]);
-    assert!(stdout(&out).contains("placement: write-read same-cpu "));
+    assert!(flat_stdout(&out).contains("placement: write-read same-cpu "));
     // The CSV says the same: a row per run of each part, every row as
     // wide as the header.
     let csv = std::fs::read_to_string(csv).unwrap();
@@ -582,7 +593,7 @@ fn placement_is_chosen_and_the_check_can_be_left_out() {
     assert_eq!(p["kind"], "pinned");
     assert_eq!(p["writer_cpu"], p["reader_cpu"]);
     assert!(value["placement_check"].is_null());
-    assert!(stdout(&out).contains("writer and reader both on CPU"));
+    assert!(flat_stdout(&out).contains("writer and reader both on CPU"));
     let (_, value) = bench_json(&["--rungs", "write-read", "--placement-runs", "0"]);
     assert!(value["placement_check"].is_null());
     let out = pipespeed(&["bench", "--placement", "same-cpu", "--cpus", "0,0"])
@@ -971,7 +982,7 @@ fn results_go_to_stdout_with_a_dash_and_written_files_are_named() {
     assert_eq!(value["rungs"].as_array().unwrap().len(), 2);
     let err = stderr(&out);
     assert!(
-        err.contains("median GiB/s"),
+        err.contains("vs baseline"),
         "the table goes to stderr: {err}"
     );
     assert!(
@@ -992,4 +1003,63 @@ fn results_go_to_stdout_with_a_dash_and_written_files_are_named() {
         .output()
         .unwrap();
     assert_one_line_error(&out, 2, "only one result may go to standard output");
+}
+
+/// The default ladder's text, with tiny settings, at 80 and at 120
+/// columns: no line wider than the terminal, the answer (baseline to
+/// trust, at most six lines of it as the result records them) last.
+#[test]
+fn the_default_ladder_fits_the_terminal_with_its_answer_last() {
+    for columns in [80, 120] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ladder.json");
+        let out = pipespeed(&["bench", "--runs", "3", "--bytes", "2M", "--buf-size", "64K"])
+            .args(["--placement-runs", "2", "--json", path.to_str().unwrap()])
+            .env("COLUMNS", columns.to_string())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        for line in text.lines() {
+            assert!(
+                line.chars().count() <= columns,
+                "{} columns at COLUMNS={columns}: {line:?}\n{text}",
+                line.chars().count()
+            );
+        }
+        let value: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let answer: Vec<&str> = value["verdict"]["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap())
+            .collect();
+        assert!((3..=6).contains(&answer.len()), "{answer:?}");
+        // The answer's lines, wrapped, are the text's last lines.
+        let tail: Vec<&str> = text.lines().rev().take_while(|l| !l.is_empty()).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        assert!(tail[0].starts_with("baseline: "), "{text}");
+        let labels: Vec<&str> = tail
+            .iter()
+            .filter(|l| !l.starts_with(' '))
+            .map(|l| l.split(':').next().unwrap())
+            .collect();
+        let want: Vec<&str> = answer
+            .iter()
+            .map(|l| l.split(':').next().unwrap())
+            .collect();
+        assert_eq!(labels, want, "{text}");
+        assert_eq!(
+            tail.join(" ").split_whitespace().collect::<Vec<_>>(),
+            answer.join(" ").split_whitespace().collect::<Vec<_>>(),
+            "{text}"
+        );
+        assert!(answer.last().unwrap().starts_with("trust:"), "{answer:?}");
+        // The columns the default leaves to --explain.
+        assert!(
+            !text.contains("of limit") && !text.contains("median GiB/s"),
+            "{text}"
+        );
+    }
 }

@@ -123,7 +123,7 @@ fn interrupt_bench(signal: rustix::process::Signal, expected: i32) {
         "{stdout}"
     );
     assert!(
-        stdout.contains("write-read") && stdout.contains("median GiB/s"),
+        stdout.contains("write-read") && stdout.contains("vs baseline"),
         "{stdout}"
     );
     // The file holds the runs made, none failed by the signal.

@@ -253,8 +253,10 @@ fn one_reason_for_every_rung_is_said_once() {
         r.profile = Some(Profile::unavailable(NOT_INSTALLED));
     }
     let text = String::from_utf8(Text::new(false).export(&result).unwrap()).unwrap();
+    // Once, and the answer after it, last.
+    assert_eq!(text.matches("no profile").count(), 1, "{text}");
     assert!(
-        text.ends_with(&format!("\nno profiles: {NOT_INSTALLED}\n")),
+        text.contains(&format!("\nno profiles: {NOT_INSTALLED}\n\nbaseline: ")),
         "{text}"
     );
 }
@@ -296,8 +298,9 @@ fn bench_without_perf_says_so_and_measures_anyway() {
     let empty = tempfile::tempdir().unwrap();
     let (out, value) = bench(Some(empty.path()));
     let stdout = String::from_utf8_lossy(&out.stdout);
+    // Said once, and the answer after it, last.
     assert!(
-        stdout.ends_with(&format!("\nno profiles: {NOT_INSTALLED}\n")),
+        stdout.contains(&format!("\nno profiles: {NOT_INSTALLED}\n\nbaseline: ")),
         "{stdout}"
     );
     let rung = &value["rungs"][0];

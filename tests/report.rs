@@ -66,27 +66,19 @@ fn text_table_snapshot() {
     result.conclude();
     let text = String::from_utf8(Text::new(false).export(&result).unwrap()).unwrap();
     let expected = "\
-pipespeed 0.1.0: Linux 6.18.0 on Test CPU (2 CPUs online), THP never, pipe-max-size 1MiB
-writer on CPU 0, reader on CPU 1
-2 runs per rung after a warm-up, shuffled (seed 3)
+pipespeed 0.1.0, Linux 6.18.0: writer on CPU 0, reader on CPU 1; 2 runs per rung
 
-baseline: write-read 1.50 GiB/s, the ends on two CPUs
+rung                  what it changes                    copies  GiB/s        spread  vs baseline
+write-read            write(2) | read(2): the baseline   2        1.50  2 runs noisy         1.0x
+vmsplice-splice-huge  writer buffer on 2 MiB huge pages  0       unavailable: transparent huge pages
+                                                                 are never here
+
+copies: CPU copies per byte piped; spread: the 95% interval; more: --explain
+
+baseline: write-read 1.50 GiB/s on two CPUs
 fastest:  write-read 1.50 GiB/s, 1.0x the baseline
 missing:  vmsplice-splice-huge (the table says why)
-trust:    1 of 1 rows noisy: too few runs for an interval; take more runs (--max-runs 20)
-
-rung                  what it changes                    copies  buffer  pipe     ends  median GiB/s   min   max        spread  vs write-read  of limit
-write-read            write(2) | read(2): the baseline   2       256KiB  default  -             1.50  1.00  2.00  2 runs noisy           1.0x         -
-vmsplice-splice-huge  writer buffer on 2 MiB huge pages  0       256KiB  default  -     unavailable: transparent huge pages are never here
-
-copies: bytes the CPU copies per byte piped; (checked): vmsplice was seen moving page references at
-start-up, and a rung with 0 moves references, so its GiB/s is not memory bandwidth. of limit: the
-share of memcpy's median (rungs that copy) or of splice-limit's. spread: the 95% interval of the
-mean. vs write-read: over write-read different-cpu (1.50 GiB/s), its fastest placement.
-
-noisy: 1 of 1 rows (write-read) spread more than +-10% or 1.25x from slowest to fastest run: their
-  medians may be off by as much as their spread says (each row's runs and causes: --explain, and the
-  JSON).
+trust:    the one row noisy: too few runs for an interval; take more runs (--max-runs 20)
 ";
     assert_eq!(text, expected);
 }

@@ -78,7 +78,9 @@ pub struct BenchArgs {
     /// Check every byte (slower; measures correctness, not speed).
     #[arg(long)]
     pub verify: bool,
-    /// Print a paragraph per rung on why it is faster.
+    /// Add the details to the table: the machine, min, max, share of the
+    /// limit, buffer, pipe, ends, the noise, the placement check, the costs
+    /// and a paragraph per rung on why it is faster.
     #[arg(long)]
     pub explain: bool,
     /// Write the results as JSON to FILE (- for standard output; the

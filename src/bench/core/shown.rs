@@ -36,7 +36,8 @@ pub(crate) fn noise_paragraph(rows: &[(String, &Series)]) -> Option<String> {
     let measured = rows.iter().filter(|(_, s)| s.spread.is_some()).count();
     let names: Vec<&str> = noisy.iter().map(|(n, _)| n.as_str()).collect();
     let which = match noisy.len() {
-        1 => format!("{} of {measured} rows ({})", 1, names[0]),
+        1 if measured == 1 => format!("the one row ({})", names[0]),
+        1 => format!("1 of {measured} rows ({})", names[0]),
         2 if measured == 2 => format!("both rows ({})", names.join(", ")),
         n if n == measured => format!("all {n} rows"),
         n if n <= 4 => format!("{n} of {measured} rows ({})", names.join(", ")),

@@ -71,21 +71,20 @@ impl Trust {
             }
             what.join(", ")
         });
+        let noisy = noisy_words(noisy_rows, counted);
         let line = match (under_load, noisy_rows) {
             (true, _) => format!(
-                "measured under load ({}): {within}, {noisy_rows} of {counted} rows noisy; \
-                 rerun on an idle machine",
+                "measured under load ({}): {within}, {noisy}; rerun on an idle machine",
                 load.unwrap_or_default()
             ),
             (false, 0) if noise.is_some() => format!("quiet: {within}"),
             (false, 0) => format!("no noise recorded: {within}"),
-            (false, n) if noise.is_none() => {
-                format!("{n} of {counted} rows noisy: {within}; take more runs (--max-runs 20)")
+            (false, _) if noise.is_none() => {
+                format!("{noisy}: {within}; take more runs (--max-runs 20)")
             }
-            (false, n) => format!(
-                "no load seen, but {n} of {counted} rows noisy: {within}; take more runs \
-                 (--max-runs 20)"
-            ),
+            (false, _) => {
+                format!("no load seen, but {noisy}: {within}; take more runs (--max-runs 20)")
+            }
         };
         Trust {
             under_load,
@@ -95,6 +94,16 @@ impl Trust {
             widest_row,
             line,
         }
+    }
+}
+
+/// `2 of 5 rows noisy`; `the one row noisy` (or `not noisy`) when there
+/// is one.
+fn noisy_words(noisy: usize, rows: usize) -> String {
+    match (noisy, rows) {
+        (0, 1) => "the one row not noisy".to_string(),
+        (_, 1) => "the one row noisy".to_string(),
+        (n, rows) => format!("{n} of {rows} rows noisy"),
     }
 }
 
@@ -139,6 +148,16 @@ mod tests {
             t.line
         );
         assert!(t.line.ends_with("rerun on an idle machine"), "{}", t.line);
+    }
+
+    #[test]
+    fn one_row_is_counted_in_the_singular() {
+        let noisy = Series::of(&[1.0, 3.0, 9.0]);
+        let t = Trust::of([("only".into(), &noisy)], None);
+        assert!(t.line.starts_with("the one row noisy: "), "{}", t.line);
+        let other = Series::of(&[5.0, 5.0, 5.0]);
+        let t = Trust::of([("a".into(), &noisy), ("b".into(), &other)], None);
+        assert!(t.line.starts_with("1 of 2 rows noisy: "), "{}", t.line);
     }
 
     #[test]

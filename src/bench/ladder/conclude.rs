@@ -89,14 +89,14 @@ fn placements_of_baseline(result: &LadderResult) -> Vec<(String, f64)> {
     found
 }
 
-/// `both ends on one CPU`, as the verdict says where; unpinned with one
-/// CPU allowed is on that CPU too.
+/// `on one CPU`, as the verdict says where the baseline's ends ran;
+/// unpinned with one CPU allowed is on that CPU too.
 fn where_words(kind: &str, cpus_allowed: usize) -> &'static str {
     match kind {
-        "same-cpu" => "both ends on one CPU",
-        "different-cpu" => "the ends on two CPUs",
-        _ if cpus_allowed == 1 => "the ends unpinned on the one CPU allowed",
-        _ => "the ends left to the scheduler",
+        "same-cpu" => "on one CPU",
+        "different-cpu" => "on two CPUs",
+        _ if cpus_allowed == 1 => "unpinned, on the one CPU allowed",
+        _ => "unpinned",
     }
 }
 
@@ -120,7 +120,10 @@ fn verdict(result: &LadderResult) -> Verdict {
         .iter()
         .max_by(|a, b| a.gib_s.total_cmp(&b.gib_s))
         .cloned();
-    let trust = Trust::of(result.series(), result.noise);
+    // Only the rows the table shows: a rung's other placement is context
+    // (`--explain`), and counting it said "3 of 4 rows noisy" beside two.
+    let shown = (result.rungs.iter()).map(|r| (r.name.to_string(), &r.gib_s));
+    let trust = Trust::of(shown, result.noise);
     let mut lines = Vec::new();
     match &result.baseline {
         Some(b) => {
@@ -134,7 +137,7 @@ fn verdict(result: &LadderResult) -> Verdict {
                 false => format!(" ({})", others.join(", ")),
             };
             lines.push(format!(
-                "baseline: write-read {:.2} GiB/s, {}{others}",
+                "baseline: write-read {:.2} GiB/s {}{others}",
                 b.gib_s,
                 where_words(&b.placement, result.header.system.cpus_allowed.len())
             ));
@@ -152,21 +155,26 @@ fn verdict(result: &LadderResult) -> Verdict {
             .find(|r| r.name == f.rung)
             .map(|r| r.name.ceiling(r.copies));
         if let (Some(share), Some(limit)) = (f.share_of_limit, limit) {
-            let what = match limit {
-                Rung::Memcpy => "the copying limit",
-                _ => "the zero-copy limit",
-            };
-            line += &format!(", {:.0}% of {what} ({limit})", share * 100.0);
+            line += &format!(", {:.0}% of {limit}", share * 100.0);
         }
         lines.push(line);
     }
-    let gains: Vec<String> = steps
-        .iter()
-        .filter(|s| s.rung != Rung::WriteRead)
-        .filter_map(|s| s.speedup.map(|x| format!("{} {x:.1}x", s.rung)))
-        .collect();
+    // Each step over the one before it (the first over the baseline), so
+    // that a step that loses says so: over the baseline, "huge 4.7x,
+    // huge-busy 1.6x" read as a gain and was a 3x loss.
+    let mut before = result.baseline.as_ref().map(|b| b.gib_s);
+    let mut gains: Vec<String> = Vec::new();
+    for s in steps.iter().filter(|s| s.rung != Rung::WriteRead) {
+        if let Some(b) = before.filter(|b| *b > 0.0) {
+            gains.push(format!("{} {}", s.rung, gain_words(s.gib_s / b)));
+        }
+        before = Some(s.gib_s);
+    }
     if !gains.is_empty() {
-        lines.push(format!("steps:    {}", gains.join(", ")));
+        lines.push(format!(
+            "steps:    {}, each over the one before",
+            gains.join(", ")
+        ));
     }
     if pipes().any(|r| r.copy_check == Some(CopyCheck::Copies)) {
         lines.push(
@@ -202,5 +210,15 @@ fn kind_short(kind: &str) -> &'static str {
         "same-cpu" => "on one CPU",
         "different-cpu" => "on two",
         _ => "unpinned",
+    }
+}
+
+/// A step's gain in words: `3.2x`, or `2.9x slower` for a loss, so that
+/// no loss reads as a gain.
+fn gain_words(ratio: f64) -> String {
+    if ratio < 1.0 && 1.0 / ratio >= 1.05 {
+        format!("{:.1}x slower", 1.0 / ratio)
+    } else {
+        format!("{ratio:.1}x")
     }
 }

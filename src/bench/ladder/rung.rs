@@ -71,6 +71,21 @@ impl Rung {
         }
     }
 
+    /// What the rung changes in a word or two (at most 10 characters),
+    /// for a table in a narrow terminal.
+    pub fn changes_short(self) -> &'static str {
+        match self {
+            Rung::Memcpy => "copy limit",
+            Rung::WriteRead => "baseline",
+            Rung::VmspliceRead => "vmsplice",
+            Rung::VmspliceSplice => "splice out",
+            Rung::VmspliceSpliceHuge => "huge pages",
+            Rung::VmspliceSpliceHugeBusy => "ends spin",
+            Rung::Tuned => "max pipe",
+            Rung::SpliceLimit => "one thread",
+        }
+    }
+
     /// Bytes copied by the CPU per byte piped, by design (0: page
     /// references move, so the GiB/s is not memory bandwidth).
     pub fn copies(self) -> u32 {

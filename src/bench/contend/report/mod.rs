@@ -494,7 +494,7 @@ mod tests {
         assert_eq!(lines[4..8], table, "{t}");
         // The noise said once; each noisy cell's runs with --explain.
         assert!(
-            lines[8].starts_with("noisy: 1 of 1 rows (2x5) spread"),
+            lines[8].starts_with("noisy: the one row (2x5) spread"),
             "{t}"
         );
         // The verdict last, where the eye lands.
@@ -503,7 +503,7 @@ mod tests {
             [
                 "",
                 "rate:       2 writers x 5 readers: 20000 writes/s (1250.0 MiB/s)",
-                "trust:      1 of 1 rows noisy: figures within +-12% (2x5 the widest); take more \
+                "trust:      the one row noisy: figures within +-12% (2x5 the widest); take more \
                  runs (--max-runs 20)",
             ],
             "{t}"

@@ -1,10 +1,7 @@
-//! How the ladder reads: the table printed on stdout here, the other
-//! formats beside it.
+//! How the ladder reads: what every format shows of a rung here, the
+//! text on stdout in `text`, the other formats beside it.
 use crate::bench::core::harness::Header;
 use crate::bench::core::{Placement, Status};
-
-use std::fmt::Write;
-use std::io;
 
 mod csv;
 #[cfg(feature = "cli")]
@@ -12,9 +9,11 @@ mod html;
 mod markdown;
 #[cfg(feature = "cli")]
 mod svg;
+mod text;
 
 pub(crate) use self::csv::{csv_header, csv_rows};
-use crate::report::text::{wrap, wrap_hanging, wrap_paragraph};
+pub(crate) use self::text::table;
+use crate::report::text::wrap;
 #[cfg(feature = "cli")]
 pub use html::html_report;
 #[cfg(feature = "cli")]
@@ -27,9 +26,6 @@ use crate::bench::core::shown::{
 };
 use crate::bench::ladder::placement::PlacementCheck;
 use crate::bench::ladder::{CopyCheck, LadderResult, Rung, RungResult};
-use crate::bench::profile::{Profile, ProfileStatus};
-use crate::report::table::{self, Align, Row};
-use crate::report::{Exporter, Text};
 use crate::units::Size;
 
 fn rate(v: Option<f64>) -> String {
@@ -93,87 +89,6 @@ pub(crate) const FIGURE_HEADINGS: [&str; FIGURES] = [
     "vs write-read",
     "of limit",
 ];
-
-/// The verdict, the table, the notes, the noise and the placement; with
-/// [`Text::explain`], the noisy rows, the cost and a paragraph per rung.
-impl Exporter<LadderResult> for Text {
-    fn export(&self, result: &LadderResult) -> io::Result<Vec<u8>> {
-        let s = &result.header.system;
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "pipespeed {}: Linux {} on {} ({} CPUs online), THP {}, pipe-max-size {}",
-            result.header.pipespeed_version,
-            s.kernel,
-            s.cpu_model,
-            s.cpus_online,
-            s.thp,
-            Size(s.pipe_max_size_bytes as u64)
-        );
-        let _ = writeln!(out, "{}", wrap(&placement_words(result), 100));
-        let how = format!(
-            "{} after a warm-up, shuffled (seed {}){}",
-            runs_words(result),
-            result.seed,
-            verified(result)
-        );
-        let _ = writeln!(out, "{}", wrap(&how, 100));
-        if let Some(line) = noise_line(result) {
-            let _ = writeln!(out, "{line}");
-        }
-        if result.header.interrupted {
-            let _ = writeln!(out, "{}", crate::report::INTERRUPTED);
-        }
-        if let Some(verdict) = &result.verdict {
-            let _ = writeln!(out);
-            for line in &verdict.lines {
-                let _ = writeln!(out, "{}", wrap_hanging(line, 100, 10));
-            }
-        }
-        let _ = writeln!(out);
-        out += &table(result);
-        let _ = writeln!(out);
-        let _ = writeln!(out, "{}", wrap(&notes(result), 100));
-        if let Some(paragraph) = noise_paragraph(&result.series()) {
-            let _ = writeln!(out, "\n{}", wrap_paragraph(&paragraph, 100));
-        }
-        if let Some(check) = &result.placement_check {
-            let _ = writeln!(out, "\n{}", placement_paragraph(result, check));
-        }
-        if self.explain {
-            for line in noisy_lines(result) {
-                let _ = writeln!(out, "\n{line}");
-            }
-            cost_table(result, &mut out);
-        }
-        profiles(result, &mut out);
-        if self.explain {
-            for r in &result.rungs {
-                let _ = writeln!(out, "\n{}: {}", r.name, explanation(r));
-            }
-        }
-        Ok(out.into_bytes())
-    }
-}
-
-/// The ladder's table alone: a header and a row per rung.
-pub(crate) fn table(result: &LadderResult) -> String {
-    let header = TEXT_HEADINGS.iter().chain(&FIGURE_HEADINGS);
-    let mut rows = vec![Row::Cells(header.map(|h| h.to_string()).collect())];
-    rows.extend(result.rungs.iter().map(|r| match figures(r) {
-        Ok(numbers) => Row::Cells(text_cells(r).into_iter().chain(numbers).collect()),
-        Err(note) => Row::Span(text_cells(r).to_vec(), note),
-    }));
-    let right = |i| match i < TEXT_CELLS {
-        true => Align::Left,
-        false => Align::Right,
-    };
-    let mut out = String::new();
-    for line in table::aligned(&rows, right) {
-        let _ = writeln!(out, "{line}");
-    }
-    out
-}
 
 /// The headings of [`text_cells`].
 pub(crate) const TEXT_HEADINGS: [&str; TEXT_CELLS] = [
@@ -261,7 +176,7 @@ pub(crate) fn notes(result: &LadderResult) -> String {
         Some(b) => format!("write-read {} ({:.2} GiB/s)", b.placement, b.gib_s),
         None => "write-read".into(),
     };
-    format!("{COPIES_NOTE} vs write-read: over {base}, its fastest placement.")
+    format!("{COPIES_NOTE} vs baseline: over {base}, its fastest placement.")
 }
 
 /// `; every byte verified`, when it was.
@@ -309,9 +224,15 @@ pub(crate) fn noisy_lines(result: &LadderResult) -> Vec<String> {
     rungs.chain(check).collect()
 }
 
+/// [`placement_text`] wrapped at 100 columns, as the Markdown and the
+/// page have it.
+pub(crate) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck) -> String {
+    wrap(&placement_text(result, check), 100)
+}
+
 /// How much placement alone changes the baseline, what a cross-CPU
 /// wake-up costs, and the rungs that block in their other placement.
-pub(crate) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck) -> String {
+pub(crate) fn placement_text(result: &LadderResult, check: &PlacementCheck) -> String {
     let mut text = format!("placement: {} ", check.rung);
     let rows: Vec<String> = (check.rows.iter())
         .map(|row| match (row.median(), &row.reason) {
@@ -368,103 +289,5 @@ pub(crate) fn placement_paragraph(result: &LadderResult, check: &PlacementCheck)
         let others = others.join(", ");
         text += &format!(" The other rungs that block, {kind}: {others} GiB/s.");
     }
-    wrap(&text, 100)
-}
-
-/// A count per GiB: whole numbers, or one decimal below 10.
-fn count(v: f64) -> String {
-    if v < 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.0}")
-    }
-}
-
-/// The cost per GiB of every measured rung, under the main table.
-fn cost_table(result: &LadderResult, out: &mut String) {
-    let rows: Vec<_> = result
-        .rungs
-        .iter()
-        .filter_map(|r| r.cost.map(|c| (r.name, c)))
-        .collect();
-    if rows.is_empty() {
-        return;
-    }
-    let width = rows
-        .iter()
-        .map(|(name, _)| name.name().len())
-        .max()
-        .unwrap_or(0);
-    let _ = writeln!(
-        out,
-        "\ncost per GiB piped (getrusage of the writer and reader processes, start-up included,\n\
-         over the measured runs; memcpy: its one thread):"
-    );
-    let _ = writeln!(
-        out,
-        "{:<width$}  {:>10}  {:>10}  {:>12}  {:>11}",
-        "rung", "user CPU s", "sys CPU s", "ctx switches", "page faults"
-    );
-    for (name, c) in rows {
-        let _ = writeln!(
-            out,
-            "{:<width$}  {:>10.3}  {:>10.3}  {:>12}  {:>11}",
-            name.name(),
-            c.user_s_per_gib,
-            c.system_s_per_gib,
-            count(c.context_switches_per_gib),
-            count(c.page_faults_per_gib)
-        );
-    }
-}
-
-/// Each profiled rung's top symbols; one line when no rung could be
-/// profiled, for the same reason.
-fn profiles(result: &LadderResult, out: &mut String) {
-    let profiled: Vec<(Rung, &Profile)> = result
-        .rungs
-        .iter()
-        .filter_map(|r| r.profile.as_ref().map(|p| (r.name, p)))
-        .collect();
-    let Some((_, first)) = profiled.first() else {
-        return;
-    };
-    if profiled
-        .iter()
-        .all(|(_, p)| p.status == ProfileStatus::Unavailable && p.reason == first.reason)
-    {
-        let why = first.reason.as_deref().unwrap_or("no reason given");
-        let _ = writeln!(out, "\nno profiles: {why}");
-        return;
-    }
-    let _ = writeln!(
-        out,
-        "\nwhere the time goes: perf record -e cpu-clock -g of each end, self time per symbol\n\
-         as a share of both ends' samples ([k] kernel, [.] user space):"
-    );
-    for (name, p) in profiled {
-        let why = p.reason.as_deref().unwrap_or("no reason given");
-        match p.status {
-            ProfileStatus::Recorded => {
-                let _ = writeln!(out, "\n{name} ({} samples):", p.samples);
-                let width = p.symbols.iter().map(|s| s.comm.len()).max().unwrap_or(0);
-                for s in &p.symbols {
-                    let _ = writeln!(
-                        out,
-                        "  {:>6.2}%  {:<width$}  [{}] {}",
-                        s.percent,
-                        s.comm,
-                        if s.kernel { 'k' } else { '.' },
-                        s.symbol
-                    );
-                }
-            }
-            ProfileStatus::Unavailable => {
-                let _ = writeln!(out, "\n{name}: no profile: {why}");
-            }
-            ProfileStatus::Failed => {
-                let _ = writeln!(out, "\n{name}: profile failed: {why}");
-            }
-        }
-    }
+    text
 }

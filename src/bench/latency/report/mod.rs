@@ -412,8 +412,8 @@ mod tests {
         r.rows[0] = LatencyRow::summarize(1, rates);
         assert!(r.rows[0].round_trips_per_s.noisy() && !r.rows[0].rtt_p50_ns.noisy());
         let t = text(&r, false, 100);
-        assert!(t.contains("trust:      1 of 1 rows noisy"), "{t}");
-        assert!(t.contains("noisy: 1 of 1 rows (1B round trips/s)"), "{t}");
+        assert!(t.contains("trust:      the one row noisy"), "{t}");
+        assert!(t.contains("noisy: the one row (1B round trips/s)"), "{t}");
         assert!(t.contains("\n1B      30000 noisy  20.00 us"), "{t}");
     }
 

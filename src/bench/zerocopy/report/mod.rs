@@ -12,16 +12,14 @@ use crate::bench::core::shown::{
 };
 use crate::bench::core::{CopyCheck, Status};
 use crate::bench::zerocopy::{PathResult, ZeroCopyResult};
-use crate::report::text::{wrap_hanging, wrap_paragraph};
+use crate::report::table::Align;
+use crate::report::text::{Column, packed, wrap, wrap_hanging, wrap_paragraph};
 use crate::report::{Csv, Exporter, Markdown, Text, csv_lines};
 use crate::units::Size;
 
 impl Exporter<ZeroCopyResult> for Text {
     fn export(&self, result: &ZeroCopyResult) -> io::Result<Vec<u8>> {
-        Ok(
-            crate::report::marked(result.header.interrupted, text(result, self.explain))
-                .into_bytes(),
-        )
+        Ok(crate::report::marked(result.header.interrupted, text(result, *self)).into_bytes())
     }
 }
 
@@ -138,43 +136,84 @@ fn cells(p: &PathResult) -> [String; 6] {
     ]
 }
 
-/// `line` after `label`, wrapped to 100 columns, every line of it under
-/// the first's text (the verdict's continuation lines, label or not).
-fn labelled(label: &str, line: &str) -> String {
+/// `line` after `label`, wrapped to `width` columns, every line of it
+/// under the first's text (the verdict's continuation lines, label or
+/// not).
+fn labelled(label: &str, line: &str, width: usize) -> String {
     const INDENT: usize = "verdict: ".len();
     // A stand-in for the label, without spaces (`wrap_hanging` breaks at
     // spaces), as long as the indent; then the label in its place.
-    let wrapped = wrap_hanging(&format!("{}{line}", "_".repeat(INDENT)), 100, INDENT);
+    let wrapped = wrap_hanging(&format!("{}{line}", "_".repeat(INDENT)), width, INDENT);
     format!("{label:<INDENT$}{}", &wrapped[INDENT..])
 }
 
-fn text(r: &ZeroCopyResult, explain: bool) -> String {
+/// The table's columns, the path's name aside, in the order they are
+/// given up when the table is wider than the terminal: the spread, then
+/// the CPU cost (both then in `--explain`'s second table).
+const HEADINGS: [(&str, Align); 5] = [
+    ("moves", Align::Left),
+    ("GiB/s", Align::Right),
+    ("spread", Align::Right),
+    ("CPU s/GiB", Align::Right),
+    ("x vs read/write", Align::Right),
+];
+
+/// The paths' table, as wide as `width` takes: every column that fits
+/// (see [`HEADINGS`]); with `explain`, the others in a second table.
+fn table(r: &ZeroCopyResult, explain: bool, width: usize) -> Vec<Vec<String>> {
+    let rows: Vec<[String; 6]> = r.paths.iter().map(cells).collect();
+    let key = Column::new("path", Align::Left, rows.iter().map(|c| c[0].clone()));
+    let column = |i: usize| {
+        let (heading, align) = HEADINGS[i - 1];
+        Column::new(heading, align, rows.iter().map(|c| c[i].clone()))
+    };
+    // Given up first to last: spread (3), CPU s/GiB (4).
+    let mut shown: Vec<usize> = vec![1, 2, 3, 4, 5];
+    let mut left = Vec::new();
+    for drop in [3, 4] {
+        let columns: Vec<Column> = shown.iter().map(|&i| column(i)).collect();
+        if packed(&key, &columns, width).len() == 1 {
+            break;
+        }
+        shown.retain(|&i| i != drop);
+        left.push(drop);
+    }
+    let columns: Vec<Column> = shown.iter().map(|&i| column(i)).collect();
+    let mut tables = vec![packed(&key, &columns, usize::MAX).remove(0)];
+    if explain && !left.is_empty() {
+        left.sort_unstable();
+        let columns: Vec<Column> = left.iter().map(|&i| column(i)).collect();
+        tables.extend(packed(&key, &columns, width));
+    }
+    tables
+}
+
+fn text(r: &ZeroCopyResult, how: Text) -> String {
+    let (explain, width) = (how.explain, how.width);
     let s = &r.header.system;
     let allowed: Vec<String> = s.cpus_allowed.iter().map(|c| c.to_string()).collect();
-    let mut out = format!(
-        "pipespeed {} bench --zero-copy: Linux {} on {} ({} CPUs online, allowed {})\n{}\n\n",
+    let machine = format!(
+        "pipespeed {} bench --zero-copy: Linux {} on {} ({} CPUs online, allowed {})",
         r.header.pipespeed_version,
         s.kernel,
         s.cpu_model,
         s.cpus_online,
         allowed.join(","),
-        setting(r)
+    );
+    let mut out = format!(
+        "{}\n{}\n\n",
+        wrap(&machine, width),
+        wrap(&setting(r), width)
     );
     for (i, line) in r.verdict.iter().enumerate() {
         let label = if i == 0 { "verdict: " } else { "" };
-        let _ = writeln!(out, "{}", labelled(label, line));
+        let _ = writeln!(out, "{}", labelled(label, line, width));
     }
-    let _ = writeln!(
-        out,
-        "\n{:<30} {:<14} {:>7} {:>13} {:>10} {:>16}",
-        "path", "moves", "GiB/s", "spread", "CPU s/GiB", "x vs read/write"
-    );
-    for p in &r.paths {
-        let [name, moves, rate, spread, cpu, x] = cells(p);
-        let _ = writeln!(
-            out,
-            "{name:<30} {moves:<14} {rate:>7} {spread:>13} {cpu:>10} {x:>16}"
-        );
+    for table in table(r, explain, width) {
+        let _ = writeln!(out);
+        for line in table {
+            let _ = writeln!(out, "{line}");
+        }
     }
     let mut notes = Vec::new();
     for p in &r.paths {
@@ -206,7 +245,7 @@ fn text(r: &ZeroCopyResult, explain: bool) -> String {
     );
     out.push('\n');
     for note in notes {
-        let _ = writeln!(out, "{}", wrap_paragraph(&note, 100));
+        let _ = writeln!(out, "{}", wrap_paragraph(&note, width));
     }
     if explain {
         for p in &r.paths {
@@ -221,7 +260,7 @@ fn text(r: &ZeroCopyResult, explain: bool) -> String {
                         found_words(p.found.as_ref()),
                         p.method
                     ),
-                    100
+                    width
                 )
             );
         }

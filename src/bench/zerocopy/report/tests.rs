@@ -88,30 +88,37 @@ fn the_table_has_the_verdict_first_and_a_row_per_path() {
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("pipespeed 0.1.0 bench --zero-copy: Linux 6.18.0-test"));
     assert_eq!(
-        lines[1],
-        "256MiB a run in 64KiB calls, pipes of 1MiB (vmsplice rows: one call), writer on CPU 0, \
-         reader on CPU 1; 3-5 runs a path"
-    );
-    assert_eq!(
-        lines[3],
-        "verdict: on Linux 6.18.0-test: splice file -> pipe moves page references"
+        lines[1..3],
+        [
+            "256MiB a run in 64KiB calls, pipes of 1MiB (vmsplice rows: one call), writer on CPU 0, \
+             reader on CPU",
+            "1; 3-5 runs a path"
+        ]
     );
     assert_eq!(
         lines[4],
+        "verdict: on Linux 6.18.0-test: splice file -> pipe moves page references"
+    );
+    assert_eq!(
+        lines[5],
         "         fastest against read/write: splice file -> pipe (3.8x, 3.6x less CPU per GiB)"
     );
     let row = |name: &str| *lines.iter().find(|l| l.starts_with(name)).unwrap();
     assert_eq!(
+        row("path "),
+        "path                          moves           GiB/s       spread  CPU s/GiB  x vs read/write"
+    );
+    assert_eq!(
         row("read/write"),
-        "read/write                     copies (plain)    1.10   +-23% noisy      1.600            1.00x"
+        "read/write                    copies (plain)   1.10  +-23% noisy      1.600            1.00x"
     );
     assert_eq!(
         row("splice file -> pipe"),
-        "splice file -> pipe            references        4.20   +-12% noisy      0.450            3.82x"
+        "splice file -> pipe           references       4.20  +-12% noisy      0.450            3.82x"
     );
     assert_eq!(
         row("io_uring splice"),
-        "io_uring splice file -> pipe   unknown              -                        -                -"
+        "io_uring splice file -> pipe  unknown             -                       -                -"
     );
     assert!(text.contains(
         "io_uring splice file -> pipe: could not tell: unavailable: io_uring_setup refused"
@@ -127,7 +134,7 @@ fn the_table_has_the_verdict_first_and_a_row_per_path() {
 fn a_long_verdict_line_wraps_under_its_text_with_or_without_the_label() {
     let line = "on Linux 6.18: ".to_string() + &"splice file -> pipe, ".repeat(12);
     for label in ["verdict: ", ""] {
-        let text = labelled(label, line.trim_end());
+        let text = labelled(label, line.trim_end(), 100);
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines.len() > 2, "{text}");
         assert!(
@@ -144,6 +151,37 @@ fn a_long_verdict_line_wraps_under_its_text_with_or_without_the_label() {
             );
         }
     }
+}
+
+/// At 80 columns every line fits: the spread gives way (to `--explain`'s
+/// second table), the paragraphs wrap.
+#[test]
+fn the_text_fits_the_terminal_s_width() {
+    for (width, explain) in [(80, false), (80, true), (120, false), (120, true)] {
+        let text = String::from_utf8(Text { explain, width }.export(&result()).unwrap()).unwrap();
+        for line in text.lines() {
+            assert!(line.chars().count() <= width, "{width}: {line:?}\n{text}");
+        }
+        let spread = (text.lines())
+            .filter(|l| l.starts_with("path ") && l.contains(" spread"))
+            .count();
+        assert_eq!(spread, usize::from(width > 80 || explain), "{text}");
+    }
+    let narrow = String::from_utf8(
+        Text {
+            explain: false,
+            width: 80,
+        }
+        .export(&result())
+        .unwrap(),
+    );
+    let narrow = narrow.unwrap();
+    assert!(
+        narrow.contains(
+            "\npath                          moves           GiB/s  CPU s/GiB  x vs read/write\n"
+        ),
+        "{narrow}"
+    );
 }
 
 #[test]

@@ -14,7 +14,8 @@ use crate::bench::core::{NoiseSummary, Series, Trust};
 use crate::bench::ladder::Rung;
 use crate::bench::ladder::report::{csv_header, csv_rows, machine_words, table as ladder_table};
 use crate::bench::ladder::scan::ScanResult;
-use crate::report::text::{wrap, wrap_paragraph};
+use crate::report::table::Align;
+use crate::report::text::{Column, packed, wrap, wrap_hanging, wrap_paragraph};
 use crate::report::{Csv, Exporter, Markdown, Text, csv_lines};
 
 /// The medians by value, how far to trust them and the noise, then each
@@ -32,15 +33,15 @@ impl Exporter<ScanResult> for Text {
                 out.extend(self.export(&point.result)?);
                 out.push(b'\n');
             }
-            out.extend(table(result).into_bytes());
+            out.extend(table(result, self.width).into_bytes());
             return Ok(out);
         }
-        let mut out = format!("{}\n", wrap(&facts(result), 100));
+        let mut out = format!("{}\n", wrap(&facts(result), self.width));
         if result.header.interrupted {
             let _ = writeln!(out, "{}", crate::report::INTERRUPTED);
         }
         let _ = writeln!(out);
-        out += &table(result);
+        out += &table(result, self.width);
         // Every point's rows, named by their value.
         let rows: Vec<(String, &Series)> = (result.points.iter())
             .flat_map(|p| {
@@ -55,19 +56,20 @@ impl Exporter<ScanResult> for Text {
             rows.iter().map(|(n, s)| (n.clone(), *s)),
             worst_noise(result),
         );
-        let _ = writeln!(out, "\ntrust: {}", trust.line);
+        let trust = wrap_hanging(&format!("trust: {}", trust.line), self.width, 7);
+        let _ = writeln!(out, "\n{trust}");
         if let Some(paragraph) = noise_paragraph(&rows) {
-            let _ = writeln!(out, "\n{}", wrap_paragraph(&paragraph, 100));
+            let _ = writeln!(out, "\n{}", wrap_paragraph(&paragraph, self.width));
         }
         for point in &result.points {
-            let _ = writeln!(
-                out,
-                "\n== {} {}: {}",
+            let title = format!(
+                "== {} {}: {}",
                 result.param,
                 result.param.label(point.value),
                 point.result.placement
             );
-            out += &ladder_table(&point.result);
+            let _ = writeln!(out, "\n{}", wrap(&title, self.width));
+            out += &ladder_table(&point.result, self.width);
         }
         Ok(out.into_bytes())
     }
@@ -253,39 +255,39 @@ fn page(scan: &ScanResult) -> io::Result<String> {
 }
 
 /// The table printed on stdout: a row per rung, a column per value
-/// (median GiB/s), the best value of each rung marked with `*`.
-fn table(scan: &ScanResult) -> String {
-    let mut out = String::new();
-    let heads = heads(scan);
-    let name_width = scan
-        .rungs()
-        .iter()
-        .map(|r| r.name().len())
-        .chain([4])
-        .max()
-        .unwrap_or(4);
-    let cell = heads.iter().map(String::len).max().unwrap_or(0).max(8) + 1;
-    let _ = writeln!(
-        out,
-        "median GiB/s by {}; * the best of each rung",
-        scan.param
+/// (median GiB/s), the best value of each rung marked with `*`; in as
+/// many tables as it takes to fit `width` when the values are many.
+fn table(scan: &ScanResult, width: usize) -> String {
+    let mut out = format!("median GiB/s by {}; * the best of each rung\n", scan.param);
+    let medians = medians(scan);
+    let cell = |m: &Median| match m {
+        Some((v, true)) => format!("{v:.2}*"),
+        Some((v, false)) => format!("{v:.2} "),
+        None => "- ".to_string(),
+    };
+    let key = Column::new(
+        "rung",
+        Align::Left,
+        medians.iter().map(|(rung, _)| rung.name().to_string()),
     );
-    let _ = write!(out, "{:name_width$}", "rung");
-    for h in &heads {
-        let _ = write!(out, "  {h:>cell$}");
-    }
-    let _ = writeln!(out);
-    for (rung, cells) in medians(scan) {
-        let _ = write!(out, "{:name_width$}", rung.name());
-        for median in cells {
-            let text = match median {
-                Some((v, true)) => format!("{v:.2}*"),
-                Some((v, false)) => format!("{v:.2} "),
-                None => "- ".to_string(),
-            };
-            let _ = write!(out, "  {text:>cell$}");
+    // At least 9 wide, the figures' points in line under the headings.
+    let heads = heads(scan);
+    let pad = heads.iter().map(String::len).max().unwrap_or(0).max(8) + 1;
+    let columns: Vec<Column> = (heads.iter().enumerate())
+        .map(|(i, h)| {
+            let cells = medians
+                .iter()
+                .map(|(_, m)| format!("{:>pad$}", cell(&m[i])));
+            Column::new(&format!("{h:>pad$}"), Align::Right, cells)
+        })
+        .collect();
+    for (i, table) in packed(&key, &columns, width).into_iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
         }
-        let _ = writeln!(out);
+        for line in table {
+            let _ = writeln!(out, "{line}");
+        }
     }
     out
 }
