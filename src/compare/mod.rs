@@ -342,10 +342,7 @@ pub fn compare_pooled(
     let sides = Sides {
         base: &b,
         new: &n,
-        base_files: base
-            .iter()
-            .map(|d| d.extract())
-            .collect(),
+        base_files: base.iter().map(|d| d.extract()).collect(),
         new_files: new.iter().map(|d| d.extract()).collect(),
         other_machine: !other_machine.is_empty(),
     };
