@@ -338,7 +338,7 @@ fn dev_stdout_is_standard_output_written_where_it_points() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     // The table went to stderr, as with `-`; each file holds results only.
-    assert_eq!(err.matches("ROUND-TRIP").count(), 2, "{err}");
+    assert_eq!(err.matches("\nround trip: ").count(), 2, "{err}");
     let log = std::fs::read_to_string(dir.path().join("log")).unwrap();
     let json = log.strip_prefix("LOG\n").expect(">> log appends");
     serde_json::from_str::<serde_json::Value>(json).unwrap();
