@@ -43,6 +43,12 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// The warnings on stderr, each on one line again: they are wrapped to the
+/// width, under a two-space indent.
+fn warnings(out: &Output) -> String {
+    stderr(out).replace("\n  ", " ")
+}
+
 /// Asserts a one-line error, with the given status, mentioning each needle.
 fn assert_one_line_error(out: &Output, code: i32, needles: &[&str]) {
     let err = stderr(out);
@@ -245,7 +251,7 @@ fn another_machine_gets_no_verdict_and_another_placement_no_comparison() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let (b, n) = (base.display(), new.display());
     assert_eq!(
-        stderr(&out),
+        warnings(&out),
         format!(
             "pipespeed: warning: {b} and {n} come from different machines (cpu_model Test CPU -> \
              Other CPU): no row gets a verdict; compare results of one machine\n\
@@ -264,13 +270,13 @@ fn another_machine_gets_no_verdict_and_another_placement_no_comparison() {
     let out = compare(&base, &unpinned, &[]);
     let u = unpinned.display();
     assert!(
-        stderr(&out).contains(&format!(
+        warnings(&out).contains(&format!(
             "pipespeed: warning: {b} ran the ends on two CPUs (writer on CPU 0, reader on CPU 1), \
              {u} left to the scheduler: row tuned is not compared; rerun {u} with --placement \
              different-cpu\n"
         )),
         "{}",
-        stderr(&out)
+        warnings(&out)
     );
     let text = stdout(&out);
     assert!(
@@ -677,9 +683,10 @@ fn ipc_results_compare_the_rate_and_the_round_trip_per_mechanism_and_size() {
     );
     // The kernels differ, and stderr says so.
     assert!(
-        stderr(&out).starts_with("pipespeed: warning: system fact kernel differs: 6.1.0-synthetic"),
+        warnings(&out)
+            .starts_with("pipespeed: warning: system fact kernel differs: 6.1.0-synthetic"),
         "{}",
-        stderr(&out)
+        warnings(&out)
     );
 }
 
@@ -698,7 +705,7 @@ fn an_ipc_metric_that_failed_after_some_runs_is_compared_on_them_with_a_note() {
     let failed = write(dir.path(), "failed.json", &doc);
     let out = compare(&base, &failed, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let err = stderr(&out);
+    let err = warnings(&out);
     assert!(
         err.contains(&format!(
             "warning: {}: shm 64KiB round trip failed: the ponger exited with status 1 after 5 \
@@ -811,7 +818,7 @@ fn a_quiet_and_a_loaded_file_of_the_same_runs_warn_naming_both() {
         let out = compare(&base, &new, form);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         assert_eq!(
-            stderr(&out),
+            warnings(&out),
             format!(
                 "pipespeed: warning: measured under different noise: {}: quiet (steal 0.1%, \
                  other load 0.02 CPUs, load average 2.00); {}: loaded (steal 0.1%, other load \
@@ -820,6 +827,17 @@ fn a_quiet_and_a_loaded_file_of_the_same_runs_warn_naming_both() {
                 new.display()
             )
         );
+    }
+    // The warning fits the terminal: it took one line of 200 columns.
+    let out = Command::new(EXE)
+        .args(["compare", base.to_str().unwrap(), new.to_str().unwrap()])
+        .env("COLUMNS", "80")
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(err.lines().count() > 1, "{err}");
+    for line in err.lines() {
+        assert!(line.chars().count() <= 80, "{line:?}");
     }
     // Two quiet files: nothing to say.
     let out = compare(&base, &base, &[]);

@@ -22,7 +22,9 @@ use crate::cli::{UsageError, output};
                   verdict by mmtests' rule (the means differ by more than their two 95% \
                   half-widths) with a floor for the drift between invocations (25% with one file \
                   a side; 5% with several, judged on each file's median): faster, slower, ~ (no \
-                  change called) or ? with why (1 run, noisy, drift, machine). Rows measured in \
+                  change called) or ? with why (1 run, noisy, drift, machine); a noisy side is \
+                  judged only where the two sides' runs lie apart (5 or more a side, none \
+                  overlapping). Rows measured in \
                   different placements are not compared. Differences between the machines, the \
                   builds (profile, compiler), the noise (steal, other load) or the settings are \
                   warned about on stderr.\n\n--markdown and --lkml write their form to FILE \
@@ -125,8 +127,12 @@ pub(super) fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         new_path.display().to_string(),
     );
     let comparison = compare_files((&args.base, &base), (new_path, &new), &how)?;
+    // Warnings at the terminal's width too: a file's noise took 200
+    // columns on one line.
+    let err_width = crate::report::text::width_of(std::io::stderr());
     for warning in comparison.warnings() {
-        eprintln!("pipespeed: warning: {warning}");
+        let line = format!("pipespeed: warning: {warning}");
+        eprintln!("{}", crate::report::text::wrap_hanging(&line, err_width, 2));
     }
     output::write_file(&args.markdown, || {
         Ok(render::markdown(&comparison).into_bytes())

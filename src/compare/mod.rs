@@ -486,14 +486,25 @@ fn lines(s: &Sides, i: usize, metric: Metric, how: &Bootstrap) -> Vec<Line> {
 
 /// Per file of a side, the median of row `name`'s metric `i`, and
 /// whether any file's runs of it are noisy.
+///
+/// Where a row's metrics are read from the same runs (a latency's p50,
+/// p99 and rate), the runs are noisy for all of them when they are for
+/// one: two default latencies of one binary on a quiet machine read
+/// `1B slower +35.7%` on the p50 (+-5.1% and +-9.1%) while both files'
+/// rates from those runs were noisy (`peers/noise-pairs.sh`, pair 5 of
+/// 10, issue 38).
 fn per_file(files: &[Extract], name: &str, i: usize) -> (Vec<f64>, bool) {
-    let runs = (files.iter())
-        .filter_map(|f| f.rows.iter().find(|r| r.name == name))
-        .filter_map(|r| values(&r.runs, i).ok());
+    let rows = (files.iter()).filter_map(|f| f.rows.iter().find(|r| r.name == name));
     let (mut medians, mut any_noisy) = (Vec::new(), false);
-    for v in runs {
+    for row in rows {
+        let Ok(v) = values(&row.runs, i) else {
+            continue;
+        };
         medians.extend(median(v));
-        any_noisy |= noisy(v);
+        any_noisy |= match &row.runs {
+            Runs::Measured(per_metric) => per_metric.iter().any(|v| noisy(v)),
+            _ => noisy(v),
+        };
     }
     (medians, any_noisy)
 }

@@ -220,6 +220,28 @@ fn lower_latency_is_faster_and_fewer_writes_slower() {
 }
 
 #[test]
+fn a_metric_read_from_noisy_runs_gets_no_verdict_though_its_own_spread_is_tight() {
+    // Two default latencies of one binary, quiet machine (issue 38's
+    // pairs, pair 5): p50 +35.7% with its own spread +-5.1% and +-9.1%,
+    // but the rates of the same runs spread over 1.25x in both files.
+    let a: RttRuns = &[
+        (14400, 37000, 66e3),
+        (14300, 36000, 50e3),
+        (14600, 38000, 68e3),
+    ];
+    let b: RttRuns = &[
+        (19500, 50000, 47e3),
+        (19200, 49000, 36e3),
+        (19900, 52000, 49e3),
+        (19600, 51000, 48e3),
+    ];
+    let c = run(&latency(&[(1, a)]), &latency(&[(1, b)]));
+    let p50 = change(&c, 0, "1B");
+    assert_eq!(p50.verdict, Verdict::Noisy, "{p50:?}");
+    assert!(p50.base_noisy && p50.new_noisy, "{p50:?}");
+}
+
+#[test]
 fn rows_in_one_file_and_rows_without_runs_are_listed_not_dropped() {
     let mut huge = rung(Rung::VmspliceSpliceHuge, &[]);
     huge.status = Status::Unavailable;
