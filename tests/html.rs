@@ -153,10 +153,7 @@ fn placement_noise_and_copies_appear_as_the_table_says_them() {
     let flat = text.replace('\n', " ");
     assert!(flat.contains("placement alone changes it 3.0x"), "{text}");
     // Each step over the one before: vmsplice-read is a loss here.
-    assert!(
-        text.contains("steps:    vmsplice-read 1.5x slower"),
-        "{text}"
-    );
+    assert!(text.contains("steps:    vmsplice 1.5x slower"), "{text}");
     assert!(
         text.lines()
             .any(|l| l.starts_with("tuned ") && l.ends_with(" 6.9x")),

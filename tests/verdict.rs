@@ -303,8 +303,8 @@ fn a_noisy_default_run_fits_one_screen_and_says_its_noise_once() {
         let steps = steps.lines().find(|l| l.starts_with("steps:")).unwrap();
         assert_eq!(
             steps,
-            "steps:    vmsplice-read 3.2x, vmsplice-splice 1.3x, vmsplice-splice-huge 1.1x, \
-             vmsplice-splice-huge-busy 3.2x, tuned 1.5x, each over the one before"
+            "steps:    vmsplice 3.2x, splice out 1.3x, huge pages 1.1x, ends spin 3.2x, \
+             max pipe 1.5x, each over the rung before"
         );
     }
     // The detail stays, under --explain.
@@ -326,9 +326,7 @@ fn a_step_that_loses_says_slower() {
     let lines = &result.verdict.as_ref().unwrap().lines;
     let steps = lines.iter().find(|l| l.starts_with("steps:")).unwrap();
     assert!(
-        steps.contains(
-            "vmsplice-splice-huge 1.1x, vmsplice-splice-huge-busy 3.1x slower, tuned 15.2x,"
-        ),
+        steps.contains("huge pages 1.1x, ends spin 3.1x slower, max pipe 15.2x,"),
         "{steps}"
     );
 }

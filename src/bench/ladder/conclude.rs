@@ -161,18 +161,21 @@ fn verdict(result: &LadderResult) -> Verdict {
     }
     // Each step over the one before it (the first over the baseline), so
     // that a step that loses says so: over the baseline, "huge 4.7x,
-    // huge-busy 1.6x" read as a gain and was a 3x loss.
+    // huge-busy 1.6x" read as a gain and was a 3x loss. Named by what it
+    // changes, as the table's column, so that the line fits two lines of
+    // an 80-column terminal (the rungs' names took three).
     let mut before = result.baseline.as_ref().map(|b| b.gib_s);
     let mut gains: Vec<String> = Vec::new();
     for s in steps.iter().filter(|s| s.rung != Rung::WriteRead) {
         if let Some(b) = before.filter(|b| *b > 0.0) {
-            gains.push(format!("{} {}", s.rung, gain_words(s.gib_s / b)));
+            let change = s.rung.changes_short();
+            gains.push(format!("{change} {}", gain_words(s.gib_s / b)));
         }
         before = Some(s.gib_s);
     }
     if !gains.is_empty() {
         lines.push(format!(
-            "steps:    {}, each over the one before",
+            "steps:    {}, each over the rung before",
             gains.join(", ")
         ));
     }
