@@ -1,5 +1,6 @@
-//! `bench --zero-copy`'s table, Markdown and CSV: the verdict, then one
-//! row per path; with `--explain`, how each path is checked and why its
+//! `bench --zero-copy`'s table, Markdown and CSV: one row per path, then
+//! the verdict (first in the Markdown, last in the terminal, where the
+//! eye lands); with `--explain`, how each path is checked and why its
 //! answer matters.
 
 use std::fmt::Write as _;
@@ -205,12 +206,10 @@ fn text(r: &ZeroCopyResult, how: Text) -> String {
         wrap(&machine, width),
         wrap(&setting(r), width)
     );
-    for (i, line) in r.verdict.iter().enumerate() {
-        let label = if i == 0 { "verdict: " } else { "" };
-        let _ = writeln!(out, "{}", labelled(label, line, width));
-    }
-    for table in table(r, explain, width) {
-        let _ = writeln!(out);
+    for (i, table) in table(r, explain, width).into_iter().enumerate() {
+        if i > 0 {
+            let _ = writeln!(out);
+        }
         for line in table {
             let _ = writeln!(out, "{line}");
         }
@@ -264,6 +263,12 @@ fn text(r: &ZeroCopyResult, how: Text) -> String {
                 )
             );
         }
+    }
+    // The answer last, where the eye lands when the run ends.
+    out.push('\n');
+    for (i, line) in r.verdict.iter().enumerate() {
+        let label = if i == 0 { "verdict: " } else { "" };
+        let _ = writeln!(out, "{}", labelled(label, line, width));
     }
     out
 }
