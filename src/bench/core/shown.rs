@@ -70,10 +70,14 @@ pub(crate) fn noise_paragraph(rows: &[(String, &Series)]) -> Option<String> {
     }
     // Taking more runs comes last, after what removes the cause.
     advice.sort_by_key(|a| a.starts_with("take more runs"));
+    let (spread, median, its) = match noisy.len() {
+        1 => ("spreads", "its median", "its"),
+        _ => ("spread", "their medians", "their"),
+    };
     let mut text = format!(
-        "noisy: {which} spread more than +-10% or 1.25x from slowest to fastest run: their \
-         medians may be off by as much as their spread says (each row's runs and causes: \
-         --explain, and the JSON)."
+        "noisy: {which} {spread} more than +-10% or 1.25x from slowest to fastest run: {median} \
+         may be off by as much as {its} spread says (each row's runs and causes: --explain, and \
+         the JSON)."
     );
     if !causes.is_empty() {
         text += &format!("\n  likely: {}.", causes.join("; "));
@@ -281,7 +285,16 @@ mod tests {
         );
         assert_eq!(text.matches("take more runs").count(), 1, "{text}");
         assert!(text.contains("idle machine"), "{text}");
+        assert!(text.contains("their medians may be off"), "{text}");
         assert_eq!(noise_paragraph(&rows[2..]), None);
+        // One noisy row in the singular: it once said "the one row (a)
+        // ... their medians".
+        let text = noise_paragraph(&rows[..1]).unwrap_or_default();
+        assert!(
+            text.starts_with("noisy: the one row (a) spreads more than")
+                && text.contains("its median may be off by as much as its spread says"),
+            "{text}"
+        );
         // A row with no cause seen beside one with steal: the steal only.
         let mut unseen = Series::of(&[1.0, 5.0, 2.0]);
         unseen.noise = vec![loaded(0.0); 3];

@@ -78,7 +78,7 @@ fn text(r: &ContendResult, explain: bool, width: usize) -> String {
     let _ = writeln!(
         head,
         "{} s per run, {runs} per cell{warmup}; rates over the measured time (first write to \
-         last); latencies per message written and per read call, each the median of the runs'",
+         last); latencies per message written and per read call, each the runs' median",
         r.duration_s
     );
     if let Some(n) = r.noise {
@@ -147,7 +147,7 @@ fn text(r: &ContendResult, explain: bool, width: usize) -> String {
             cells.extend(tails_ns.into_iter().chain(read_ns).map(ns));
             tails.push(table::Row::Cells(cells));
         }
-        out += "\nthe tails, each the median of the runs'\n";
+        out += "\nthe tails, each the runs' median\n";
         out += &aligned(&tails);
     }
     let mut notes = String::new();
@@ -481,7 +481,7 @@ mod tests {
                 "3 s per run, 3 to 6 runs per cell after a warm-up run of 1 s; rates over the \
                  measured time (first",
                 "  write to last); latencies per message written and per read call, each the \
-                 median of the runs'",
+                 runs' median",
             ],
             "{t}"
         );

@@ -88,7 +88,7 @@ fn text(r: &LatencyResult, explain: bool, width: usize) -> String {
         machine.as_str(),
         &settings,
         "round trips, pinger -> ponger -> pinger (one way is about half), each figure the \
-         median of the runs'",
+         runs' median",
     ] {
         out += &paragraph(line, width);
     }
@@ -145,7 +145,7 @@ fn text(r: &LatencyResult, explain: bool, width: usize) -> String {
                 }),
             ]
         }));
-        out += "\nthe tails, each the median of the runs'\n";
+        out += "\nthe tails, each the runs' median\n";
         out += &aligned(&tails);
         out += "\nthe ranges of the runs\n";
         out += &aligned(&ranges);
@@ -346,7 +346,7 @@ mod tests {
                  after 0.1 s of",
                 "  warm-up",
                 "round trips, pinger -> ponger -> pinger (one way is about half), each figure the \
-                 median of the runs'",
+                 runs' median",
                 "",
             ],
             "{t}"
@@ -372,7 +372,7 @@ mod tests {
         let t = text(&result(), true, 100);
         assert!(
             t.contains(
-                "\nthe tails, each the median of the runs'\n\
+                "\nthe tails, each the runs' median\n\
                  size        mean        p90      p99.9      max\n\
                  1B      23.38 us   22.25 us   61.25 us  2.50 ms\n"
             ),
