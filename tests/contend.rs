@@ -593,9 +593,14 @@ fn a_failing_cell_is_named_and_the_others_are_still_written() {
             other => panic!("unexpected status {other}: {row}"),
         }
     }
+    let counted = |n: &Value, noun: &str| match n.as_u64() {
+        Some(1) => format!("1 {noun}"),
+        _ => format!("{n} {noun}s"),
+    };
     let cell = format!(
-        "{} writers x {} readers: ",
-        first["writers"], first["readers"]
+        "{} x {}: ",
+        counted(&first["writers"], "writer"),
+        counted(&first["readers"], "reader")
     );
     let last = stderr.lines().last().unwrap_or("");
     assert!(

@@ -168,7 +168,7 @@ fn contend_a_worker_process_stopped_with_sigstop_fails_the_run_naming_it_and_its
     assert_eq!(status.code(), Some(1), "{stderr}");
     let line = stderr.lines().last().unwrap_or_default();
     assert!(
-        line.starts_with("pipespeed: contend: 1 writers x 1 readers: writer 0 stalled: ")
+        line.starts_with("pipespeed: contend: 1 writer x 1 reader: writer 0 stalled: ")
             && line.contains("state T (stopped)"),
         "{stderr}"
     );

@@ -226,9 +226,8 @@ pub(super) fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
     // written; the command still fails, naming the cell.
     if let Some(row) = result.rows.iter().find(|r| r.status == Status::Failed) {
         return Err(anyhow!(
-            "contend: {} writers x {} readers: {}",
-            row.writers,
-            row.readers,
+            "contend: {}: {}",
+            crate::bench::contend::verdict::ends(row.writers, row.readers),
             row.reason.as_deref().unwrap_or("failed")
         ));
     }

@@ -135,8 +135,8 @@ impl ContendConfig {
         for c in &self.cells {
             if !(1..=MAX_ENDS).contains(&c.writers) || !(1..=MAX_ENDS).contains(&c.readers) {
                 return bad(format!(
-                    "{} writers x {} readers: each must be 1 to {MAX_ENDS}",
-                    c.writers, c.readers
+                    "{}: each must be 1 to {MAX_ENDS}",
+                    super::verdict::ends(c.writers, c.readers)
                 ));
             }
         }

@@ -39,8 +39,17 @@ fn figure(row: &Row) -> String {
     )
 }
 
+/// `1 writer x 5 readers`: a cell in words, singular or plural.
+pub(crate) fn ends(writers: usize, readers: usize) -> String {
+    format!(
+        "{} x {}",
+        counted(writers, "writer"),
+        counted(readers, "reader")
+    )
+}
+
 /// `1 writer`, `5 writers`: the count and its noun, singular or plural.
-fn counted(n: usize, noun: &str) -> String {
+pub(crate) fn counted(n: usize, noun: &str) -> String {
     match n {
         1 => format!("1 {noun}"),
         n => format!("{n} {noun}s"),
@@ -142,9 +151,8 @@ impl ContendResult {
                 lines.push(format!("worst:      {}", figure(worst)));
             }
             (Some(only), _) => lines.push(format!(
-                "rate:       {} x {}: {:.0} writes/s ({:.1} MiB/s)",
-                counted(only.writers, "writer"),
-                counted(only.readers, "reader"),
+                "rate:       {}: {:.0} writes/s ({:.1} MiB/s)",
+                ends(only.writers, only.readers),
                 only.median_writes_per_s(),
                 only.mib_per_s
             )),

@@ -31,11 +31,11 @@ pub fn contend_svg(result: &ContendResult) -> io::Result<String> {
 }
 
 fn row(r: &Row) -> Bar {
-    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    use crate::bench::contend::verdict::counted;
     let label = format!(
         "{}, {}",
-        plural(r.writers, "writer"),
-        plural(r.readers, "reader")
+        counted(r.writers, "writer"),
+        counted(r.readers, "reader")
     );
     let w = &r.writes_per_s;
     if w.runs.is_empty() {
