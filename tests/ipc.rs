@@ -243,3 +243,4 @@ fn a_locked_memory_limit_too_small_for_zerocopy_is_said_at_once() {
     assert!(!said.contains("no MSG_ZEROCOPY completion"), "{said}");
     assert_eq!(out.status.code(), Some(3), "{said}");
 }
+
