@@ -700,3 +700,72 @@ fn an_ipc_1_document_still_loads_into_series() {
     assert!(Text::default().export(&result).is_ok());
 }
 
+/// A default run read back: `pipespeed ipc --json
+/// tests/fixtures/ipc/default.json` with a release build (all 13
+/// mechanisms at 64B, 4KiB, 64KiB and 1MiB, on a 2-vCPU VM beside other
+/// work: noisy, as a first run often is).
+fn default_run() -> IpcResult {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/ipc/default.json"
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The default text of a default run and of the fixtures, at 80 and 120
+/// columns (`COLUMNS` gives the width: tests/ipc.rs runs the binary so),
+/// with `--explain` or not: no line wider, the tables split rather than
+/// cut, the verdict last in at most six lines, its words whole (its
+/// lines, unwrapped, are the JSON's).
+#[test]
+fn the_text_fits_80_and_120_columns_with_the_verdict_last() {
+    let results = [
+        ("the default run", default_run()),
+        ("the fixture", fixture()),
+        ("quiet", fixtures::ipc_quiet()),
+        ("loaded", fixtures::ipc_loaded()),
+    ];
+    for (name, result) in &results {
+        let lines = result.verdict().lines;
+        for width in [80, 120] {
+            for explain in [false, true] {
+                let text = export(&Text { explain, width }, result);
+                let what = format!("{name} at {width} columns, explain {explain}");
+                for line in text.lines() {
+                    let n = line.chars().count();
+                    assert!(n <= width, "{what}: {n} columns: {line}\n{text}");
+                }
+                let verdict = text.trim_end().rsplit("\n\n").next().unwrap();
+                assert!(
+                    verdict.starts_with("throughput: fastest "),
+                    "{what}:\n{text}"
+                );
+                assert!(verdict.lines().count() <= 6, "{what}:\n{verdict}");
+                let mut unwrapped: Vec<String> = Vec::new();
+                for line in verdict.lines() {
+                    match line.strip_prefix("            ") {
+                        Some(rest) => *unwrapped.last_mut().unwrap() += &format!(" {rest}"),
+                        None => unwrapped.push(line.to_string()),
+                    }
+                }
+                assert_eq!(unwrapped, lines, "{what}");
+                assert!(lines.last().unwrap().starts_with("trust:      "));
+                // Every mechanism's row, whatever the tables' split.
+                for row in &result.rows {
+                    let m = row.mechanism.to_string();
+                    assert!(
+                        text.lines().any(|l| l.starts_with(&format!("{m} "))),
+                        "{what}: no {m}"
+                    );
+                }
+            }
+        }
+    }
+    // The default run's text: the four tables of 13 rows, each whole at
+    // 80 columns; --explain splits each in two there, never cuts.
+    let run = &results[0].1;
+    let at = |explain, width| export(&Text { explain, width }, run);
+    assert_eq!(at(false, 80).matches("\nmechanism ").count(), 4);
+    assert_eq!(at(true, 80).matches("\nmechanism ").count(), 8);
+    assert_eq!(at(true, 200).matches("\nmechanism ").count(), 4);
+}

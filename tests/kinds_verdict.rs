@@ -237,10 +237,7 @@ fn ipc_quiet_says_the_fastest_per_size_and_pipes_place() {
         "{t}"
     );
     assert!(!v.contains("io-uring"), "{v}");
-    assert!(
-        !v.contains("pipe-splice"),
-        "no round trip by design: {v}"
-    );
+    assert!(!v.contains("pipe-splice"), "no round trip by design: {v}");
     assert!(
         t.contains("\nno round trip, by design: pipe-splice (why: --explain)\n"),
         "{t}"

@@ -225,9 +225,7 @@ fn troubles(rows: &[&IpcRow], shown: Shown) -> Vec<Trouble> {
         let l = (row.latency.as_ref().filter(|_| shown.latency))
             .and_then(|l| trouble(l.status, l.reason.as_deref(), l.runs.len()));
         let m = row.mechanism;
-        let design = |why: &str| {
-            (m.no_round_trip()).is_some_and(|reason| why.ends_with(reason))
-        };
+        let design = |why: &str| (m.no_round_trip()).is_some_and(|reason| why.ends_with(reason));
         let found: Vec<Trouble> = match (t, l) {
             (Some(t), Some(l)) if t == l => vec![Trouble {
                 what: m.to_string(),
@@ -497,7 +495,9 @@ fn columns_line(shown: Shown) -> String {
 /// `text`'s lines wrapped to `width` at spaces, each continuation line
 /// two deeper than its line's indent.
 fn paragraph(text: &str, width: usize) -> String {
-    text.lines().map(|line| wrap_paragraph(line, width) + "\n").collect()
+    text.lines()
+        .map(|line| wrap_paragraph(line, width) + "\n")
+        .collect()
 }
 
 /// The text, as its [`Exporter`] says: the settings, a table per size

@@ -88,10 +88,10 @@ fn ranked<'a>(rows: &[&'a IpcRow], m: &Metric) -> Vec<(&'a IpcRow, f64)> {
 }
 
 /// The fastest mechanism at each size, sizes grouped under their
-/// mechanism, then pipe's place: `throughput: fastest shm at 64B,
-/// pipe-splice at 64KiB; pipe 4th of 4`. The figures are the table's
-/// (each table's first row is its fastest): the line names, so that the
-/// answer fits a few lines of an 80-column terminal.
+/// mechanism: `throughput: fastest shm at 64B, pipe-splice at 64KiB`.
+/// The figures are the tables' (each table's first row is its fastest):
+/// the line names, so that the answer fits a few lines of an 80-column
+/// terminal.
 fn fastest(by_size: &[(usize, Vec<&IpcRow>)], m: &Metric) -> Option<String> {
     let groups = grouped(by_size.iter().filter_map(|(size, rows)| {
         let &(row, _) = ranked(rows, m).first()?;
@@ -100,16 +100,18 @@ fn fastest(by_size: &[(usize, Vec<&IpcRow>)], m: &Metric) -> Option<String> {
     let groups: Vec<String> = (groups.iter())
         .map(|(mech, sizes)| format!("{mech} at {}", sizes.join("/")))
         .collect();
-    if groups.is_empty() {
-        return None;
-    }
-    let place = pipe_place(by_size, m).map_or(String::new(), |p| format!("; {p}"));
-    Some(format!(
-        "{:<12}fastest {}{place}",
-        format!("{}:", m.name),
-        groups.join(", ")
-    ))
+    (!groups.is_empty()).then(|| {
+        format!(
+            "{:<12}fastest {}",
+            format!("{}:", m.name),
+            groups.join(", ")
+        )
+    })
 }
+
+/// The columns the verdict is laid out for: pipe's place goes on the
+/// line of its metric while that fits them, else on a line of its own.
+const NARROW: usize = 80;
 
 /// `items`' values grouped by their keys, in the order each key first
 /// comes.
@@ -124,9 +126,9 @@ fn grouped<K: PartialEq, V>(items: impl IntoIterator<Item = (K, V)>) -> Vec<(K, 
     out
 }
 
-/// Pipe's rank for `m` at the largest size where it ranks: `pipe 2nd of
-/// 5`, with `at 4KiB` when that is not the largest size measured (how
-/// far it is from the fastest: the table's `x pipe` and figures).
+/// Pipe's rank for `m` at the largest size where it ranks: `2nd of 5`,
+/// with `at 4KiB` when that is not the largest size measured (how far it
+/// is from the fastest: the table's `x pipe` and figures).
 fn pipe_place(by_size: &[(usize, Vec<&IpcRow>)], m: &Metric) -> Option<String> {
     let (size, of, place) = by_size.iter().rev().find_map(|(size, rows)| {
         let ranked = ranked(rows, m);
@@ -140,7 +142,7 @@ fn pipe_place(by_size: &[(usize, Vec<&IpcRow>)], m: &Metric) -> Option<String> {
         true => String::new(),
         false => format!(" at {}", Size(size as u64)),
     };
-    Some(format!("pipe {} of {of}{at}", ordinal(place + 1)))
+    Some(format!("{} of {of}{at}", ordinal(place + 1)))
 }
 
 impl IpcResult {
@@ -168,10 +170,38 @@ impl IpcResult {
     pub fn verdict(&self) -> Verdict {
         let by_size = grouped(self.rows.iter().map(|row| (row.size, row)));
         let metrics = [THROUGHPUT, ROUND_TRIP];
-        let mut lines: Vec<String> = metrics
-            .iter()
-            .filter_map(|m| fastest(&by_size, m))
+        // Each metric's fastest, with pipe's place after it while every
+        // such line fits 80 columns; else pipe's places in a line of
+        // their own.
+        let answers: Vec<(String, Option<(String, &str)>)> = (metrics.iter())
+            .filter_map(|m| {
+                let place = pipe_place(&by_size, m).map(|p| (p, m.name));
+                Some((fastest(&by_size, m)?, place))
+            })
             .collect();
+        let with = |line: &String, place: &Option<(String, &str)>| match place {
+            Some((place, _)) => format!("{line}; pipe {place}"),
+            None => line.clone(),
+        };
+        let fits =
+            (answers.iter()).all(|(line, place)| with(line, place).chars().count() <= NARROW);
+        let mut lines: Vec<String> = match fits {
+            true => answers
+                .iter()
+                .map(|(line, place)| with(line, place))
+                .collect(),
+            false => {
+                let places: Vec<String> = (answers.iter())
+                    .filter_map(|(_, place)| place.as_ref())
+                    .map(|(place, metric)| format!("{place} in {metric}"))
+                    .collect();
+                let mut lines: Vec<String> = answers.into_iter().map(|(line, _)| line).collect();
+                if !places.is_empty() {
+                    lines.push(format!("pipe:       {}", places.join(", ")));
+                }
+                lines
+            }
+        };
         if lines.is_empty() {
             lines.push("fastest:    no mechanism was measured".to_string());
         }
