@@ -700,10 +700,11 @@ fn an_ipc_1_document_still_loads_into_series() {
     assert!(Text::default().export(&result).is_ok());
 }
 
-/// A default run read back: `pipespeed ipc --json
-/// tests/fixtures/ipc/default.json` with a release build (all 13
-/// mechanisms at 64B, 4KiB, 64KiB and 1MiB, on a 2-vCPU VM beside other
-/// work: noisy, as a first run often is).
+/// A default run read back: `COLUMNS=80 pipespeed ipc --json
+/// default.json` with the release build of 9db2c71 (all 13 mechanisms at
+/// 64B, 4KiB, 64KiB and 1MiB, on a 2-vCPU VM whose hypervisor stole up to
+/// 74% of a CPU: noisy), then `python3 -m json.tool --compact`. Its text
+/// is docs/ipc.md's sample.
 fn default_run() -> IpcResult {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
