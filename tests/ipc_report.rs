@@ -769,4 +769,21 @@ fn the_text_fits_80_and_120_columns_with_the_verdict_last() {
     assert_eq!(at(false, 80).matches("\nmechanism ").count(), 4);
     assert_eq!(at(true, 80).matches("\nmechanism ").count(), 8);
     assert_eq!(at(true, 200).matches("\nmechanism ").count(), 4);
+    // A reason said once for the sizes it holds at, the round trips
+    // missing by design in a line (their reasons with --explain).
+    let wide = at(false, 200);
+    assert!(
+        wide.contains(
+            "\nno round trip, by design: pipe-splice, io-uring-splice, tcp-zerocopy (why: \
+             --explain)\nmqueue at 64KiB/1MiB: unavailable: a message is over the message queue \
+             limit of 8KiB"
+        ),
+        "{wide}"
+    );
+    assert_eq!(
+        at(true, 200)
+            .matches(": unavailable: a spliced message")
+            .count(),
+        1
+    );
 }

@@ -121,8 +121,6 @@ pub(crate) struct SizeTable<'a> {
     pub size: usize,
     /// Its rows: fastest first, the rows without a rate after in the
     /// order measured; by round-trip p50 when no row has a rate.
-    /// (Read by the HTML page only, which needs the `cli` feature.)
-    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
     pub rows: Vec<&'a IpcRow>,
     /// Each row's cells, under [`Shown::headings`].
     pub cells: Vec<Vec<String>>,
@@ -300,13 +298,14 @@ fn said_once(tables: &[SizeTable<'_>], shown: Shown, explain: bool) -> Vec<Strin
             }
             // A reason said at one size is not said again at the next.
             let why = t.why.replace(&format!("a {size} message"), "a message");
-            let at = match groups.iter_mut().find(|(w, _)| *w == why) {
-                Some((_, whats)) => whats,
+            let i = match groups.iter().position(|(w, _)| *w == why) {
+                Some(i) => i,
                 None => {
                     groups.push((why, Vec::new()));
-                    &mut groups.last_mut().expect("just pushed").1
+                    groups.len() - 1
                 }
             };
+            let at = &mut groups[i].1;
             match at.iter_mut().find(|(what, _)| *what == t.what) {
                 Some((_, sizes)) => sizes.push(size),
                 None => at.push((t.what, vec![size])),
@@ -402,7 +401,8 @@ pub(crate) fn measures(shown: Shown) -> String {
     parts.join("; ")
 }
 
-/// What the columns that are not figures mean, under the tables.
+/// What the columns that are not figures mean: under the tables of the
+/// Markdown and the page, and of the text with `--explain`.
 pub(crate) fn columns_note(shown: Shown) -> String {
     let mut text = String::from("copies: bytes the CPU copies per byte moved, by design.");
     if shown.throughput {
