@@ -243,3 +243,42 @@ fn a_locked_memory_limit_too_small_for_zerocopy_is_said_at_once() {
     assert!(!said.contains("no MSG_ZEROCOPY completion"), "{said}");
     assert_eq!(out.status.code(), Some(3), "{said}");
 }
+
+/// A tiny run through the binary with `COLUMNS=80` and `=120` (stdout a
+/// pipe, so the width is `COLUMNS`'): no line wider, the verdict last.
+/// Behaviour, not speed: one run of 0.01 s a metric.
+#[test]
+fn the_text_fits_the_columns_it_is_given_with_the_verdict_last() {
+    for columns in ["80", "120"] {
+        let out = Command::new(EXE)
+            .env("COLUMNS", columns)
+            .args([
+                "ipc",
+                "--mechanisms",
+                "pipe,unix-stream",
+                "--sizes",
+                "64,64K",
+            ])
+            .args(["--runs", "1", "--max-runs", "1", "--duration", "0.01"])
+            .args(["--warmup-runs", "1"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let width: usize = columns.parse().unwrap();
+        for line in text.lines() {
+            assert!(
+                line.chars().count() <= width,
+                "over {width}: {line}\n{text}"
+            );
+        }
+        let verdict = text.trim_end().rsplit("\n\n").next().unwrap();
+        assert!(verdict.starts_with("throughput: fastest "), "{text}");
+        assert!(verdict.contains("\ntrust:      "), "{text}");
+        assert!(verdict.lines().count() <= 6, "{text}");
+    }
+}

@@ -258,6 +258,16 @@ fn the_text_table_matches_its_snapshot() {
     fixtures::snapshot("ipc.txt", &export(&Text::default(), &fixture()));
 }
 
+/// `--explain`'s text at a width where no table is split: every column
+/// in one table a size.
+fn explained(result: &IpcResult) -> String {
+    let wide = Text {
+        explain: true,
+        width: 200,
+    };
+    export(&wide, result)
+}
+
 #[test]
 fn each_size_is_a_table_fastest_first_with_pipe_as_the_yardstick() {
     let text = export(&Text::default(), &fixture());
@@ -266,10 +276,9 @@ fn each_size_is_a_table_fastest_first_with_pipe_as_the_yardstick() {
         .iter()
         .map(|l| l.split_whitespace().next().unwrap())
         .collect();
-    // By median GiB/s, then the rows without a rate in the order measured;
-    // then the reasons.
+    // By median GiB/s, then the rows without a rate in the order measured.
     assert_eq!(
-        names[..7],
+        names,
         [
             "mechanism",
             "pipe-splice",
@@ -284,28 +293,45 @@ fn each_size_is_a_table_fastest_first_with_pipe_as_the_yardstick() {
     assert!(pipe_splice.contains(" 20.00 "), "{pipe_splice}");
     assert!(pipe_splice.contains(" 5.00x "), "{pipe_splice}");
     assert!(large[4].contains(" 1.00x "), "{}", large[4]);
+    // The default columns; the rest are --explain's.
+    assert_eq!(
+        large[0],
+        "mechanism    GiB/s       spread  copies  x pipe   rtt p50  rtt spread"
+    );
     // Round trips as the latency table writes them; none for pipe-splice.
+    let all = explained(&fixture());
+    let large = table(&all, "64KiB messages");
     assert!(
         large[4].contains("30.00 us   90.00 us  240.00 us"),
         "{}",
         large[4]
     );
     assert!(
-        pipe_splice.ends_with("-          -          -           -"),
-        "{pipe_splice}"
+        large[1].ends_with("-          -          -           -"),
+        "{}",
+        large[1]
     );
-    // Why cells are empty, once per reason and mechanism.
-    let reasons = &large[7..];
-    assert_eq!(
-        reasons,
-        [
-            format!(
-                "pipe-splice round trip: unavailable: {}",
-                Mechanism::PipeSplice.no_round_trip().unwrap()
-            ),
-            format!("unix-dgram: failed: {TOO_LONG}"),
-            format!("io-uring: unavailable: {DISABLED}"),
-        ]
+    // Why cells are empty, once per reason and mechanism, after the
+    // tables (the sizes named when not every one): by default the round
+    // trip missing by design in a line, its reason with --explain.
+    let reasons = |first: &str| {
+        format!(
+            "\n\n{first}\nio-uring: unavailable: {DISABLED}\nunix-dgram at 64KiB: failed: \
+             {TOO_LONG}\ncopies: "
+        )
+    };
+    assert!(
+        text.contains(&reasons(
+            "no round trip, by design: pipe-splice (why: --explain)"
+        )),
+        "{text}"
+    );
+    assert!(
+        all.contains(&reasons(&format!(
+            "pipe-splice round trip: unavailable: {}",
+            Mechanism::PipeSplice.no_round_trip().unwrap()
+        ))),
+        "{all}"
     );
     let small = table(&text, "64B messages");
     assert!(small[1].starts_with("shm "), "{}", small[1]);
@@ -319,7 +345,7 @@ fn each_size_is_a_table_fastest_first_with_pipe_as_the_yardstick() {
 #[test]
 fn the_text_says_where_each_cost_goes_and_why_a_row_is_noisy() {
     let result = fixture();
-    let text = export(&Text::new(true), &result);
+    let text = explained(&result);
     assert!(text.starts_with(
         "pipespeed 0.1.0 ipc: Linux 6.18.0 on Test CPU @ 3.0GHz (2 CPUs online, allowed 0,1), \
          THP madvise, pipe-max-size 1MiB\nsender on CPU 0, receiver on CPU 1; 3 runs per row \
@@ -370,7 +396,7 @@ fn with_round_trips_alone_the_fastest_is_the_quickest_round_trip() {
     );
     // Only one metric: the reasons need not name it.
     assert!(
-        small.contains(&format!("io-uring: unavailable: {DISABLED}").as_str()),
+        text.contains(&format!("\nio-uring: unavailable: {DISABLED}\n")),
         "{text}"
     );
     assert!(!text.contains("GiB/s"), "{text}");
@@ -565,10 +591,7 @@ fn every_export_of_an_interrupted_result_says_so() {
     result.rows[9].latency.as_mut().unwrap().runs.clear();
     let text = export(&Text::new(true), &result);
     assert!(text.contains(&format!("\n{INTERRUPTED}\n")), "{text}");
-    assert!(
-        table(&text, "64KiB messages").contains(&"no runs: shm"),
-        "{text}"
-    );
+    assert!(text.contains("\nno runs: shm at 64KiB\n"), "{text}");
     let md = export(&Markdown, &result);
     assert!(md.contains(&format!("**{INTERRUPTED}**")), "{md}");
     let html = export(&Html, &result);
@@ -675,4 +698,92 @@ fn an_ipc_1_document_still_loads_into_series() {
     let again: serde_json::Value = serde_json::to_value(&result).unwrap();
     assert!(again["rows"][0]["throughput"]["gib_s"]["runs"].is_array());
     assert!(Text::default().export(&result).is_ok());
+}
+
+/// A default run read back: `COLUMNS=80 pipespeed ipc --json
+/// default.json` with the release build of 9db2c71 (all 13 mechanisms at
+/// 64B, 4KiB, 64KiB and 1MiB, on a 2-vCPU VM whose hypervisor stole up to
+/// 74% of a CPU: noisy), then `python3 -m json.tool --compact`. Its text
+/// is docs/ipc.md's sample.
+fn default_run() -> IpcResult {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/ipc/default.json"
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The default text of a default run and of the fixtures, at 80 and 120
+/// columns (`COLUMNS` gives the width: tests/ipc.rs runs the binary so),
+/// with `--explain` or not: no line wider, the tables split rather than
+/// cut, the verdict last in at most six lines, its words whole (its
+/// lines, unwrapped, are the JSON's).
+#[test]
+fn the_text_fits_80_and_120_columns_with_the_verdict_last() {
+    let results = [
+        ("the default run", default_run()),
+        ("the fixture", fixture()),
+        ("quiet", fixtures::ipc_quiet()),
+        ("loaded", fixtures::ipc_loaded()),
+    ];
+    for (name, result) in &results {
+        let lines = result.verdict().lines;
+        for width in [80, 120] {
+            for explain in [false, true] {
+                let text = export(&Text { explain, width }, result);
+                let what = format!("{name} at {width} columns, explain {explain}");
+                for line in text.lines() {
+                    let n = line.chars().count();
+                    assert!(n <= width, "{what}: {n} columns: {line}\n{text}");
+                }
+                let verdict = text.trim_end().rsplit("\n\n").next().unwrap();
+                assert!(
+                    verdict.starts_with("throughput: fastest "),
+                    "{what}:\n{text}"
+                );
+                assert!(verdict.lines().count() <= 6, "{what}:\n{verdict}");
+                let mut unwrapped: Vec<String> = Vec::new();
+                for line in verdict.lines() {
+                    match line.strip_prefix("            ") {
+                        Some(rest) => *unwrapped.last_mut().unwrap() += &format!(" {rest}"),
+                        None => unwrapped.push(line.to_string()),
+                    }
+                }
+                assert_eq!(unwrapped, lines, "{what}");
+                assert!(lines.last().unwrap().starts_with("trust:      "));
+                // Every mechanism's row, whatever the tables' split.
+                for row in &result.rows {
+                    let m = row.mechanism.to_string();
+                    assert!(
+                        text.lines().any(|l| l.starts_with(&format!("{m} "))),
+                        "{what}: no {m}"
+                    );
+                }
+            }
+        }
+    }
+    // The default run's text: the four tables of 13 rows, each whole at
+    // 80 columns; --explain splits each in two there, never cuts.
+    let run = &results[0].1;
+    let at = |explain, width| export(&Text { explain, width }, run);
+    assert_eq!(at(false, 80).matches("\nmechanism ").count(), 4);
+    assert_eq!(at(true, 80).matches("\nmechanism ").count(), 8);
+    assert_eq!(at(true, 200).matches("\nmechanism ").count(), 4);
+    // A reason said once for the sizes it holds at, the round trips
+    // missing by design in a line (their reasons with --explain).
+    let wide = at(false, 200);
+    assert!(
+        wide.contains(
+            "\nno round trip, by design: pipe-splice, io-uring-splice, tcp-zerocopy (why: \
+             --explain)\nmqueue at 64KiB/1MiB: unavailable: a message is over the message queue \
+             limit of 8KiB"
+        ),
+        "{wide}"
+    );
+    assert_eq!(
+        at(true, 200)
+            .matches(": unavailable: a spliced message")
+            .count(),
+        1
+    );
 }

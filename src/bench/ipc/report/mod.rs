@@ -21,18 +21,19 @@ use crate::bench::core::shown::{
 };
 use crate::bench::hist::LatencyNs;
 use crate::bench::ipc::{IpcResult, IpcRow, Mechanism, RoundTrips, Throughput};
-use crate::report::table::{self, Align};
-use crate::report::text::{verdict_lines, wrap, wrap_paragraph};
+use crate::report::table::Align;
+use crate::report::text::{Column, VERDICT_INDENT, packed, wrap_hanging, wrap_paragraph};
 use crate::report::{Exporter, Text};
 use crate::units::{Size, readable_ns};
 
-/// The machine, the ends and runs, the verdict, a table per message size
-/// (fastest first) with why its empty cells are empty, what the columns
-/// mean, where each mechanism's cost goes and the noise said once; with
-/// [`Text::explain`], each noisy row's runs and causes.
+/// The machine, the ends and runs, a table per message size (fastest
+/// first), why cells are empty and the noise said once, then the verdict,
+/// within [`Text::width`]; with [`Text::explain`], the columns the
+/// default leaves out, what every column means, where each mechanism's
+/// cost goes and each noisy row's runs and causes.
 impl Exporter<IpcResult> for Text {
     fn export(&self, result: &IpcResult) -> io::Result<Vec<u8>> {
-        Ok(text(result, self.explain).into_bytes())
+        Ok(text(result, self.explain, self.width).into_bytes())
     }
 }
 
@@ -120,8 +121,6 @@ pub(crate) struct SizeTable<'a> {
     pub size: usize,
     /// Its rows: fastest first, the rows without a rate after in the
     /// order measured; by round-trip p50 when no row has a rate.
-    /// (Read by the HTML page only, which needs the `cli` feature.)
-    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
     pub rows: Vec<&'a IpcRow>,
     /// Each row's cells, under [`Shown::headings`].
     pub cells: Vec<Vec<String>>,
@@ -201,42 +200,141 @@ fn trouble(status: Status, reason: Option<&str>, runs: usize) -> Option<String> 
     }
 }
 
-/// Why `rows`' empty cells are empty, `mechanism: why` (naming the
-/// metric when only one of two is empty), each once; then, in one line,
-/// the metrics that simply have no runs yet (an interrupted measurement).
-fn notes(rows: &[&IpcRow], shown: Shown) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut unrun: Vec<String> = Vec::new();
+/// Why a row's cells are empty: `what` is the mechanism, with the metric
+/// when only one of the two shown is empty; `why` its status and reason,
+/// or [`NO_RUNS`].
+#[derive(Debug, Clone, PartialEq)]
+struct Trouble {
+    /// `io-uring`, or `pipe-splice round trip`.
+    what: String,
+    /// `unavailable: io_uring_setup: ...`, or `no runs`.
+    why: String,
+    /// The round trip the mechanism has not by design
+    /// ([`Mechanism::no_round_trip`]), not a limit of this machine.
+    by_design: bool,
+}
+
+/// Why `rows`' empty cells are empty, each once, in the rows' order.
+fn troubles(rows: &[&IpcRow], shown: Shown) -> Vec<Trouble> {
+    let mut out: Vec<Trouble> = Vec::new();
     for row in rows {
         let t = (row.throughput.as_ref().filter(|_| shown.throughput))
             .and_then(|t| trouble(t.status, t.reason.as_deref(), t.runs.len()));
         let l = (row.latency.as_ref().filter(|_| shown.latency))
             .and_then(|l| trouble(l.status, l.reason.as_deref(), l.runs.len()));
         let m = row.mechanism;
-        let troubles: Vec<(String, String)> = match (t, l) {
-            (Some(t), Some(l)) if t == l => vec![(m.to_string(), t)],
+        let design = |why: &str| (m.no_round_trip()).is_some_and(|reason| why.ends_with(reason));
+        let found: Vec<Trouble> = match (t, l) {
+            (Some(t), Some(l)) if t == l => vec![Trouble {
+                what: m.to_string(),
+                why: t,
+                by_design: false,
+            }],
             (t, l) if shown.throughput && shown.latency => [("throughput", t), ("round trip", l)]
                 .into_iter()
-                .filter_map(|(what, why)| Some((format!("{m} {what}"), why?)))
+                .filter_map(|(what, why)| {
+                    let why = why?;
+                    Some(Trouble {
+                        what: format!("{m} {what}"),
+                        by_design: what == "round trip" && design(&why),
+                        why,
+                    })
+                })
                 .collect(),
-            (t, l) => t
-                .or(l)
-                .map(|why| (m.to_string(), why))
-                .into_iter()
+            (t, l) => (t.or(l).into_iter())
+                .map(|why| Trouble {
+                    what: m.to_string(),
+                    by_design: shown.latency && !shown.throughput && design(&why),
+                    why,
+                })
                 .collect(),
         };
-        for (what, why) in troubles {
-            let (list, item) = match why.as_str() {
-                NO_RUNS => (&mut unrun, what),
-                _ => (&mut out, format!("{what}: {why}")),
-            };
-            if !list.contains(&item) {
-                list.push(item);
+        for trouble in found {
+            if !out.contains(&trouble) {
+                out.push(trouble);
             }
         }
     }
+    out
+}
+
+/// Why `rows`' empty cells are empty, `mechanism: why` (naming the
+/// metric when only one of two is empty), each once; then, in one line,
+/// the metrics that simply have no runs yet (an interrupted measurement):
+/// the notes under each table of the Markdown and the page.
+fn notes(rows: &[&IpcRow], shown: Shown) -> Vec<String> {
+    let troubles = troubles(rows, shown);
+    let (unrun, others): (Vec<Trouble>, Vec<Trouble>) =
+        troubles.into_iter().partition(|t| t.why == NO_RUNS);
+    let mut out: Vec<String> = (others.iter())
+        .map(|t| format!("{}: {}", t.what, t.why))
+        .collect();
     if !unrun.is_empty() {
-        out.push(format!("{NO_RUNS}: {}", unrun.join(", ")));
+        let what: Vec<String> = unrun.into_iter().map(|t| t.what).collect();
+        out.push(format!("{NO_RUNS}: {}", what.join(", ")));
+    }
+    out
+}
+
+/// The notes of every table said once, under the last: the rows that
+/// share a reason in one note, naming the sizes when not every one
+/// (`mqueue at 64KiB/1MiB: unavailable: a message is over ...`), the
+/// metrics without runs last. Without `explain`, the round trips that
+/// are missing by design in one short line, their reasons with it.
+fn said_once(tables: &[SizeTable<'_>], shown: Shown, explain: bool) -> Vec<String> {
+    // A reason, and the rows it holds for with their sizes.
+    type Group = (String, Vec<(String, Vec<Size>)>);
+    let mut groups: Vec<Group> = Vec::new();
+    let mut by_design: Vec<String> = Vec::new();
+    for table in tables {
+        let size = Size(table.size as u64);
+        for t in troubles(&table.rows, shown) {
+            if t.by_design && !explain {
+                let m = t.what.trim_end_matches(" round trip").to_string();
+                if !by_design.contains(&m) {
+                    by_design.push(m);
+                }
+                continue;
+            }
+            // A reason said at one size is not said again at the next.
+            let why = t.why.replace(&format!("a {size} message"), "a message");
+            let i = match groups.iter().position(|(w, _)| *w == why) {
+                Some(i) => i,
+                None => {
+                    groups.push((why, Vec::new()));
+                    groups.len() - 1
+                }
+            };
+            let at = &mut groups[i].1;
+            match at.iter_mut().find(|(what, _)| *what == t.what) {
+                Some((_, sizes)) => sizes.push(size),
+                None => at.push((t.what, vec![size])),
+            }
+        }
+    }
+    // The reasons first, the metrics without runs after.
+    groups.sort_by_key(|(why, _)| why == NO_RUNS);
+    let mut out = Vec::new();
+    if !by_design.is_empty() {
+        out.push(format!(
+            "no round trip, by design: {} (why: --explain)",
+            by_design.join(", ")
+        ));
+    }
+    for (why, whats) in groups {
+        let whats: Vec<String> = (whats.into_iter())
+            .map(|(what, sizes)| match sizes.len() == tables.len() {
+                true => what,
+                false => {
+                    let sizes: Vec<String> = sizes.iter().map(Size::to_string).collect();
+                    format!("{what} at {}", sizes.join("/"))
+                }
+            })
+            .collect();
+        out.push(match why.as_str() {
+            NO_RUNS => format!("{NO_RUNS}: {}", whats.join(", ")),
+            _ => format!("{}: {why}", whats.join(", ")),
+        });
     }
     out
 }
@@ -303,7 +401,8 @@ pub(crate) fn measures(shown: Shown) -> String {
     parts.join("; ")
 }
 
-/// What the columns that are not figures mean, under the tables.
+/// What the columns that are not figures mean: under the tables of the
+/// Markdown and the page, and of the text with `--explain`.
 pub(crate) fn columns_note(shown: Shown) -> String {
     let mut text = String::from("copies: bytes the CPU copies per byte moved, by design.");
     if shown.throughput {
@@ -361,15 +460,6 @@ pub(crate) fn noisy_lines(r: &IpcResult) -> Vec<String> {
     out
 }
 
-/// `rows` as aligned lines: the first column left, the figures right.
-fn aligned(rows: &[Vec<String>]) -> Vec<String> {
-    let rows: Vec<table::Row> = rows.iter().cloned().map(table::Row::Cells).collect();
-    table::aligned(&rows, |i| match i {
-        0 => Align::Left,
-        _ => Align::Right,
-    })
-}
-
 /// The machine in a line, with the CPUs this process may use.
 pub(crate) fn machine_line(r: &IpcResult) -> String {
     let s = &r.header.system;
@@ -386,47 +476,100 @@ pub(crate) fn machine_line(r: &IpcResult) -> String {
     )
 }
 
-/// The text, as its [`Exporter`] says.
-fn text(r: &IpcResult, explain: bool) -> String {
+/// The columns behind `--explain` (and in the files), so that the
+/// default table fits 80 columns.
+const DETAILS: [&str; 4] = ["msgs/s", "CPU s/GiB", "rtt p99", "rtt p99.9"];
+
+/// What the default table's columns that are not figures mean, in a
+/// line: the long form is `--explain`'s.
+fn columns_line(shown: Shown) -> String {
+    let mut parts = vec!["copies: CPU copies per byte moved"];
+    if shown.throughput {
+        parts.push("x pipe: GiB/s over pipe's");
+        parts.push("spread: the 95% interval");
+    }
+    parts.push("more: --explain");
+    parts.join("; ")
+}
+
+/// `text`'s lines wrapped to `width` at spaces, each continuation line
+/// two deeper than its line's indent.
+fn paragraph(text: &str, width: usize) -> String {
+    text.lines()
+        .map(|line| wrap_paragraph(line, width) + "\n")
+        .collect()
+}
+
+/// The text, as its [`Exporter`] says: the settings, a table per size
+/// (the columns that do not fit `width` in a second table, never cut),
+/// the notes said once, then the verdict last, where the eye lands;
+/// every line within `width` columns.
+fn text(r: &IpcResult, explain: bool, width: usize) -> String {
     let shown = Shown::of(r);
-    let mut out = String::new();
-    let _ = writeln!(out, "{}", machine_line(r));
-    let _ = writeln!(out, "{}; {}", ends(r.config.placement), runs_words(r));
-    let _ = writeln!(out, "{}", measures(shown));
+    let mut head = String::new();
+    let _ = writeln!(head, "{}", machine_line(r));
+    let _ = writeln!(head, "{}; {}", ends(r.config.placement), runs_words(r));
+    let _ = writeln!(head, "{}", measures(shown));
     if let Some(n) = r.noise {
-        let _ = writeln!(out, "{}", noise_sentence(n));
+        let _ = writeln!(head, "{}", noise_sentence(n));
     }
     if r.header.interrupted {
-        let _ = writeln!(out, "{}", crate::report::INTERRUPTED);
+        let _ = writeln!(head, "{}", crate::report::INTERRUPTED);
     }
-    let _ = write!(out, "\n{}", verdict_lines(&r.verdict().lines));
+    let mut out = paragraph(&head, width);
     let tables = tables(r, shown);
     if tables.is_empty() {
         out += "\nno rows\n";
     }
-    for table in tables {
+    let headings = shown.headings();
+    for table in &tables {
         let _ = writeln!(out, "\n{} messages", Size(table.size as u64));
-        let mut rows = vec![shown.headings().into_iter().map(String::from).collect()];
-        rows.extend(table.cells);
-        for line in aligned(&rows).into_iter().chain(table.notes) {
-            let _ = writeln!(out, "{line}");
+        let mut columns: Vec<Column> = (headings.iter().enumerate())
+            .filter(|(_, h)| explain || !DETAILS.contains(h))
+            .map(|(i, h)| {
+                let align = if i == 0 { Align::Left } else { Align::Right };
+                Column::new(h, align, table.cells.iter().map(|row| row[i].clone()))
+            })
+            .collect();
+        let key = columns.remove(0);
+        for (n, lines) in packed(&key, &columns, width).into_iter().enumerate() {
+            if n > 0 {
+                out.push('\n');
+            }
+            for line in lines {
+                let _ = writeln!(out, "{line}");
+            }
         }
     }
-    let _ = writeln!(out, "\n{}", wrap(&columns_note(shown), 100));
-    let costs = costs(r);
-    if !costs.is_empty() {
-        out += "\nwhere the cost goes:\n";
+    let mut tail = String::new();
+    for note in said_once(&tables, shown, explain) {
+        let _ = writeln!(tail, "{note}");
     }
-    for (m, cost) in costs {
-        let _ = writeln!(out, "{m}: {cost}");
+    match explain {
+        true => {
+            let _ = writeln!(tail, "{}", columns_note(shown));
+            tail += "where the cost goes:\n";
+            for (m, cost) in costs(r) {
+                let _ = writeln!(tail, "{m}: {cost}");
+            }
+        }
+        false => {
+            let _ = writeln!(tail, "{}", columns_line(shown));
+        }
     }
-    if let Some(paragraph) = noise_paragraph(&r.named_series()) {
-        let _ = writeln!(out, "\n{}", wrap_paragraph(&paragraph, 100));
+    if let Some(noise) = noise_paragraph(&r.named_series()) {
+        let _ = writeln!(tail, "{noise}");
     }
     if explain {
         for line in noisy_lines(r) {
-            let _ = writeln!(out, "\n{line}");
+            let _ = writeln!(tail, "{line}");
         }
+    }
+    out.push('\n');
+    out += &paragraph(&tail, width);
+    out.push('\n');
+    for line in &r.verdict().lines {
+        let _ = writeln!(out, "{}", wrap_hanging(line, width, VERDICT_INDENT));
     }
     out
 }
@@ -434,15 +577,6 @@ fn text(r: &IpcResult, explain: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn columns_line_up_with_the_first_left_and_the_rest_right() {
-        let rows = vec![
-            vec!["mechanism".to_string(), "GiB/s".into()],
-            vec!["pipe".to_string(), "12.50".into()],
-        ];
-        assert_eq!(aligned(&rows), ["mechanism  GiB/s", "pipe       12.50"]);
-    }
 
     #[test]
     fn small_rates_keep_three_significant_digits() {

@@ -1,11 +1,11 @@
 //! The answer at a glance, in a few lines that agree with the tables
-//! under them (the same medians, the same rounding).
+//! above them (ranked by the same medians).
 
 use serde::{Deserialize, Serialize};
 
 use super::{IpcResult, IpcRow, Mechanism};
 use crate::bench::core::{Series, Status, Trust};
-use crate::units::{Size, readable_ns};
+use crate::units::Size;
 
 /// What an `ipc` measurement says, in a few lines.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -57,27 +57,23 @@ fn ordinal(n: usize) -> String {
     format!("{n}{suffix}")
 }
 
-/// One metric of the verdict: how to rank rows and say their figure.
+/// One metric of the verdict: its name and how to rank rows by it.
 struct Metric {
     /// `throughput` or `round trip`.
     name: &'static str,
     /// The row's figure, larger is better (`None`: not measured).
     key: fn(&IpcRow) -> Option<f64>,
-    /// The figure as the table prints it.
-    show: fn(f64) -> String,
 }
 
 const THROUGHPUT: Metric = Metric {
     name: "throughput",
     key: speed,
-    show: |g| format!("{} GiB/s", gib_s_cell(g)),
 };
 
 const ROUND_TRIP: Metric = Metric {
     name: "round trip",
     // Shorter is better: ranked by the negated time.
     key: |row| rtt_p50(row).map(|ns| -(ns as f64)),
-    show: |neg| readable_ns(-neg),
 };
 
 /// `rows` of one size with a figure for `m`, best first (ties in the
@@ -92,27 +88,30 @@ fn ranked<'a>(rows: &[&'a IpcRow], m: &Metric) -> Vec<(&'a IpcRow, f64)> {
 }
 
 /// The fastest mechanism at each size, sizes grouped under their
-/// mechanism: `fastest shm: 64B 1.20 GiB/s; pipe-splice: 64KiB 20.00
-/// GiB/s`.
+/// mechanism: `throughput: fastest shm at 64B, pipe-splice at 64KiB`.
+/// The figures are the tables' (each table's first row is its fastest):
+/// the line names, so that the answer fits a few lines of an 80-column
+/// terminal.
 fn fastest(by_size: &[(usize, Vec<&IpcRow>)], m: &Metric) -> Option<String> {
     let groups = grouped(by_size.iter().filter_map(|(size, rows)| {
-        let &(row, v) = ranked(rows, m).first()?;
-        Some((
-            row.mechanism,
-            format!("{} {}", Size(*size as u64), (m.show)(v)),
-        ))
+        let &(row, _) = ranked(rows, m).first()?;
+        Some((row.mechanism, Size(*size as u64).to_string()))
     }));
     let groups: Vec<String> = (groups.iter())
-        .map(|(mech, figures)| format!("{mech}: {}", figures.join(", ")))
+        .map(|(mech, sizes)| format!("{mech} at {}", sizes.join("/")))
         .collect();
     (!groups.is_empty()).then(|| {
         format!(
             "{:<12}fastest {}",
             format!("{}:", m.name),
-            groups.join("; ")
+            groups.join(", ")
         )
     })
 }
+
+/// The columns the verdict is laid out for: pipe's place goes on the
+/// line of its metric while that fits them, else on a line of its own.
+const NARROW: usize = 80;
 
 /// `items`' values grouped by their keys, in the order each key first
 /// comes.
@@ -127,37 +126,23 @@ fn grouped<K: PartialEq, V>(items: impl IntoIterator<Item = (K, V)>) -> Vec<(K, 
     out
 }
 
-/// Pipe's rank for `m` at the largest size where it ranks, and how far it
-/// is from the fastest there: `2nd of 5 at 64KiB (shm 2.40x pipe)`.
+/// Pipe's rank for `m` at the largest size where it ranks: `2nd of 5`,
+/// with `at 4KiB` when that is not the largest size measured (how far it
+/// is from the fastest: the table's `x pipe` and figures).
 fn pipe_place(by_size: &[(usize, Vec<&IpcRow>)], m: &Metric) -> Option<String> {
-    let (size, ranked, place) = by_size.iter().rev().find_map(|(size, rows)| {
+    let (size, of, place) = by_size.iter().rev().find_map(|(size, rows)| {
         let ranked = ranked(rows, m);
         let place = ranked
             .iter()
             .position(|(r, _)| r.mechanism == Mechanism::Pipe)?;
-        Some((*size, ranked, place))
+        Some((*size, ranked.len(), place))
     })?;
-    let size_name = Size(size as u64).to_string();
-    let (pipe, (best, best_v)) = (ranked[place].1, ranked[0]);
-    let gap = match place {
-        0 => String::new(),
-        // The table's `x pipe` column, for throughput.
-        _ if pipe > 0.0 && m.name == THROUGHPUT.name => {
-            format!(" ({} {:.2}x pipe)", best.mechanism, best_v / pipe)
-        }
-        _ => format!(
-            " ({}, {} {})",
-            (m.show)(pipe),
-            best.mechanism,
-            (m.show)(best_v)
-        ),
+    let largest = by_size.iter().map(|(size, _)| *size).max();
+    let at = match largest == Some(size) {
+        true => String::new(),
+        false => format!(" at {}", Size(size as u64)),
     };
-    Some(format!(
-        "{} {} of {} at {size_name}{gap}",
-        m.name,
-        ordinal(place + 1),
-        ranked.len()
-    ))
+    Some(format!("{} of {of}{at}", ordinal(place + 1)))
 }
 
 impl IpcResult {
@@ -178,64 +163,65 @@ impl IpcResult {
         out
     }
 
-    /// What the figures say: the fastest mechanism at each message size,
-    /// pipe's place among them, the rows not measured, and how far to
-    /// trust it all.
+    /// What the figures say: the fastest mechanism at each message size
+    /// and pipe's place among them, for each metric; the rows that
+    /// failed; how far to trust it all. At most six lines at 80 columns
+    /// for the default run (`tests/ipc_report.rs`).
     pub fn verdict(&self) -> Verdict {
         let by_size = grouped(self.rows.iter().map(|row| (row.size, row)));
         let metrics = [THROUGHPUT, ROUND_TRIP];
-        let mut lines: Vec<String> = metrics
-            .iter()
-            .filter_map(|m| fastest(&by_size, m))
+        // Each metric's fastest, with pipe's place after it while every
+        // such line fits 80 columns; else pipe's places in a line of
+        // their own.
+        let answers: Vec<(String, Option<(String, &str)>)> = (metrics.iter())
+            .filter_map(|m| {
+                let place = pipe_place(&by_size, m).map(|p| (p, m.name));
+                Some((fastest(&by_size, m)?, place))
+            })
             .collect();
+        let with = |line: &String, place: &Option<(String, &str)>| match place {
+            Some((place, _)) => format!("{line}; pipe {place}"),
+            None => line.clone(),
+        };
+        let fits =
+            (answers.iter()).all(|(line, place)| with(line, place).chars().count() <= NARROW);
+        let mut lines: Vec<String> = match fits {
+            true => answers
+                .iter()
+                .map(|(line, place)| with(line, place))
+                .collect(),
+            false => {
+                let places: Vec<String> = (answers.iter())
+                    .filter_map(|(_, place)| place.as_ref())
+                    .map(|(place, metric)| format!("{place} in {metric}"))
+                    .collect();
+                let mut lines: Vec<String> = answers.into_iter().map(|(line, _)| line).collect();
+                if !places.is_empty() {
+                    lines.push(format!("pipe:       {}", places.join(", ")));
+                }
+                lines
+            }
+        };
         if lines.is_empty() {
             lines.push("fastest:    no mechanism was measured".to_string());
         }
-        let places: Vec<String> = (metrics.iter())
-            .filter_map(|m| pipe_place(&by_size, m))
-            .collect();
-        if !places.is_empty() {
-            lines.push(format!("pipe:       {}", places.join("; ")));
-        }
+        // What failed is part of the answer; what this machine cannot
+        // run (a limit, a facility turned off, no round trip by design)
+        // is said with its reason under the tables, as the settings are.
         let mut failed: Vec<String> = Vec::new();
-        // Each mechanism unavailable somewhere, with the sizes.
-        let mut unavailable = Vec::new();
         for row in &self.rows {
             let statuses = [
                 row.throughput.as_ref().map(|t| t.status),
-                // pipe-splice has no round trip by design: not missing.
-                (row.latency.as_ref())
-                    .filter(|_| row.mechanism.no_round_trip().is_none())
-                    .map(|l| l.status),
+                row.latency.as_ref().map(|l| l.status),
             ];
-            let size = Size(row.size as u64).to_string();
             if statuses.contains(&Some(Status::Failed)) {
-                failed.push(format!("{} {size}", row.mechanism));
-            } else if statuses.contains(&Some(Status::Unavailable)) {
-                unavailable.push((row.mechanism, size));
+                failed.push(format!("{} {}", row.mechanism, Size(row.size as u64)));
             }
         }
-        let unavailable: Vec<String> = (grouped(unavailable).iter())
-            .map(|(m, sizes)| {
-                let everywhere =
-                    sizes.len() == self.rows.iter().filter(|r| r.mechanism == *m).count();
-                match everywhere {
-                    true => m.to_string(),
-                    false => format!("{m} at {}", sizes.join("/")),
-                }
-            })
-            .collect();
-        let mut missing = Vec::new();
         if !failed.is_empty() {
-            missing.push(format!("{} failed", failed.join(", ")));
-        }
-        if !unavailable.is_empty() {
-            missing.push(format!("{} unavailable here", unavailable.join(", ")));
-        }
-        if !missing.is_empty() {
             lines.push(format!(
-                "missing:    {} (the notes under each table say why)",
-                missing.join("; ")
+                "failed:     {} (the notes say why)",
+                failed.join(", ")
             ));
         }
         let trust = Trust::of(self.named_series(), self.noise);
