@@ -227,7 +227,7 @@ pub(super) fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
     if let Some(row) = result.rows.iter().find(|r| r.status == Status::Failed) {
         return Err(anyhow!(
             "contend: {}: {}",
-            crate::bench::contend::verdict::ends(row.writers, row.readers),
+            crate::bench::contend::job::ends(row.writers, row.readers),
             row.reason.as_deref().unwrap_or("failed")
         ));
     }

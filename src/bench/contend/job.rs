@@ -136,7 +136,7 @@ impl ContendConfig {
             if !(1..=MAX_ENDS).contains(&c.writers) || !(1..=MAX_ENDS).contains(&c.readers) {
                 return bad(format!(
                     "{}: each must be 1 to {MAX_ENDS}",
-                    super::verdict::ends(c.writers, c.readers)
+                    ends(c.writers, c.readers)
                 ));
             }
         }
@@ -226,4 +226,21 @@ pub struct CellJob {
 impl harness::Job for CellJob {
     type Output = RawRun;
     type Error = RunError;
+}
+
+/// `1 writer x 5 readers`: a cell in words, singular or plural.
+pub(crate) fn ends(writers: usize, readers: usize) -> String {
+    format!(
+        "{} x {}",
+        counted(writers, "writer"),
+        counted(readers, "reader")
+    )
+}
+
+/// `1 writer`, `5 writers`: the count and its noun, singular or plural.
+pub(crate) fn counted(n: usize, noun: &str) -> String {
+    match n {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
 }

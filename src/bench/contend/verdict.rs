@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::hogs::PressureReport;
-use super::job::Mode;
+use super::job::{Mode, counted, ends};
 use super::result::{ContendResult, Row};
 use crate::bench::core::harness::Header;
 use crate::bench::core::shown::status_word;
@@ -37,23 +37,6 @@ fn figure(row: &Row) -> String {
         row.median_writes_per_s(),
         row.mib_per_s
     )
-}
-
-/// `1 writer x 5 readers`: a cell in words, singular or plural.
-pub(crate) fn ends(writers: usize, readers: usize) -> String {
-    format!(
-        "{} x {}",
-        counted(writers, "writer"),
-        counted(readers, "reader")
-    )
-}
-
-/// `1 writer`, `5 writers`: the count and its noun, singular or plural.
-pub(crate) fn counted(n: usize, noun: &str) -> String {
-    match n {
-        1 => format!("1 {noun}"),
-        n => format!("{n} {noun}s"),
-    }
 }
 
 /// `4.0x` or `0.53x`: one decimal from 1 up, two below.

@@ -31,7 +31,7 @@ pub fn contend_svg(result: &ContendResult) -> io::Result<String> {
 }
 
 fn row(r: &Row) -> Bar {
-    use crate::bench::contend::verdict::counted;
+    use crate::bench::contend::job::counted;
     let label = format!(
         "{}, {}",
         counted(r.writers, "writer"),
