@@ -288,7 +288,9 @@ fn a_noisy_default_run_fits_one_screen_and_says_its_noise_once() {
             text.lines().all(|l| l.chars().count() <= width),
             "{width}:\n{text}"
         );
-        assert_eq!(text.matches("rows noisy").count(), 1, "{text}");
+        // Once, wherever the answer's wrapping breaks the words.
+        let unwrapped = text.replace("\n          ", " ");
+        assert_eq!(unwrapped.matches("rows noisy").count(), 1, "{text}");
         assert_eq!(text.matches("noisy: ").count(), 0, "{text}");
         assert_eq!(text.matches("\ntrust:    ").count(), 1, "{text}");
         let last = text
