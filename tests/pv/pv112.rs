@@ -368,10 +368,7 @@ fn squeezed(text: &str) -> String {
 #[test]
 fn squeezed_counts_a_frame_drawn_again_once() {
     assert_eq!(squeezed("0\n0\n0\n  \r"), "0\n  \r");
-    assert_eq!(
-        squeezed("x\n\ny\n\x1b[Ax\n\ny\n\x1b[A"),
-        "x\n\ny\n\x1b[A"
-    );
+    assert_eq!(squeezed("x\n\ny\n\x1b[Ax\n\ny\n\x1b[A"), "x\n\ny\n\x1b[A");
     assert_eq!(squeezed("a\rb\ra\r\n"), "a\rb\ra\r\n");
 }
 
