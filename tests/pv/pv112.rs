@@ -267,10 +267,12 @@ const SAME: &[&str] = &[
     // A descriptor, then a whole process: the watch ends with it.
     "(exec 3<b; sleep 1.2) </dev/null >/dev/null 2>&1 & p=$!; sleep 0.3; \
      $PV -d $p:3 -f -b -i 0.4; wait",
-    "(sleep 0.3; exec 3<b; sleep 1) </dev/null >/dev/null 2>&1 & p=$!; sleep 0.1; \
+    // (Long enough for two frames of the last file at least: a watch
+    // that ends with its process draws no frame then, as pv 1.12's.)
+    "(sleep 0.3; exec 3<b; sleep 1.5) </dev/null >/dev/null 2>&1 & p=$!; sleep 0.1; \
      $PV -d $p -f -b -i 0.4; wait",
     // (Once sleep has read its locale files.)
-    "sleep 1.2 </dev/null >/dev/null 2>&1 & p=$!; sleep 0.4; $PV -d $p -f -b -i 0.3; wait",
+    "sleep 1.5 </dev/null >/dev/null 2>&1 & p=$!; sleep 0.4; $PV -d $p -f -b -i 0.3; wait",
     // The help's first line (the rest is ours).
     "$PV --help | head -1",
     "$PV -h | head -1",
