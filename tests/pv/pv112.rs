@@ -261,8 +261,10 @@ const SAME: &[&str] = &[
     "$PV -d @nofile",
     "echo bad >l; $PV -d @l",
     "echo 999999:3 >l; $PV -d @l",
-    // A live process's descriptors that cannot be watched.
-    "sleep 5 </dev/null >/dev/null 2>&1 & p=$!; \
+    // A live process's descriptors that cannot be watched (once its
+    // stdout is /dev/null: before, the shell that forks it has the
+    // test's pipe there).
+    "sleep 5 </dev/null >/dev/null 2>&1 & p=$!; sleep 0.3; \
      $PV -d $p:1 2>&1 | sed \"s/$p/PID/g\"; $PV -d $p:7 2>&1 | sed \"s/$p/PID/g\"; kill $p",
     // A descriptor, then a whole process: the watch ends with it.
     "(exec 3<b; sleep 1.2) </dev/null >/dev/null 2>&1 & p=$!; sleep 0.3; \
