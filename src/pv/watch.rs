@@ -11,7 +11,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::time::{Duration, Instant};
 
 use super::display::{Meter, Settings, show, terminal_width};
-use super::format::render_numeric;
+use super::format::{Format, Segment};
 use crate::quote::strerror;
 use crate::sys::procfs;
 
@@ -27,15 +27,16 @@ struct Watched {
     size: Option<u64>,
     /// The last position seen.
     last: u64,
+    /// The last line drawn.
+    drawn: String,
     /// The rate and bounce from one frame to the next.
     meter: Meter,
     /// Found as one of the files of a process watched whole: dropped
     /// once closed.
     whole: bool,
-    /// Closed (or reused for another file) at the last look.
+    /// Found closed (or reused for another file) at the last frame,
+    /// which showed it once more: its row goes at the next.
     closed: bool,
-    /// Its process, watched whole, has ended.
-    ended: bool,
 }
 
 /// Where process `pid` stands in descriptor `fd`, or `None` once it is
@@ -100,10 +101,10 @@ fn watch(pid: u32, fd: u32) -> Result<Watched, Refused> {
         id: (meta.dev(), meta.ino()),
         size,
         last: position(pid, fd).unwrap_or(0),
+        drawn: String::new(),
         meter: Meter::default(),
         whole: false,
         closed: false,
-        ended: false,
     })
 }
 
@@ -186,11 +187,10 @@ impl Watch {
     fn rescan(&mut self) {
         for &pid in &self.processes {
             for fd in open_fds(pid).unwrap_or_default() {
-                let id = file_id(pid, fd);
-                let known = self
-                    .watched
-                    .iter()
-                    .any(|w| w.pid == pid && w.fd == fd && Some(w.id) == id);
+                // A descriptor known by its number is looked at by the
+                // frame: closed or reused, it is shown once more, and
+                // found again as new at the frame after.
+                let known = self.watched.iter().any(|w| w.pid == pid && w.fd == fd);
                 if known {
                     continue;
                 }
@@ -217,6 +217,13 @@ impl Watch {
 /// the watched descriptors of every `(pid, fd)` target (every regular
 /// file of `pid` without `fd`, those it opens later too), until every
 /// descriptor is closed and every process watched whole has ended.
+///
+/// As pv 1.12 (seen with strace): a descriptor found closed, or reused
+/// for another file, is shown once more as it was last (so the file a
+/// process held at the start is shown in the first frame even if it was
+/// replaced since), and its row goes at the next frame, the rows below
+/// moving up and the last one blanked. The watch of a whole process
+/// ends, once the process has, with the last frame left as it was.
 pub(crate) fn run(
     targets_asked: &[(u32, Option<u32>)],
     settings: &Settings,
@@ -227,109 +234,133 @@ pub(crate) fn run(
     let start = Instant::now();
     let width = settings.width.unwrap_or_else(|| terminal_width(out));
     let format = settings.format();
-    // How many lines the last frame drew (the cursor is on its last).
+    // How many rows the last frame drew (the cursor is on its first).
     let mut drawn = 0;
     loop {
         std::thread::sleep(settings.interval);
+        let before = watch.watched.len();
+        watch.watched.retain(|w| !w.closed);
+        let removed = before - watch.watched.len();
+        let running = watch.processes_run();
+        if !running && watch.watched.iter().all(|w| w.whole) {
+            // The end: the last frame stays where the processes watched
+            // whole have ended; the rows of the descriptors closed are
+            // blanked.
+            let mut text = String::new();
+            if visible && watch.processes.is_empty() && removed > 0 {
+                text = frame(&[], drawn, settings.numeric, width);
+                drawn = 0;
+            }
+            if visible && !settings.numeric {
+                // Below the rows left, from the first.
+                text.push_str(&"\n".repeat(drawn));
+            }
+            show(out, &text, Duration::from_secs(1));
+            return Ok(());
+        }
         watch.rescan();
         let now = start.elapsed().as_secs_f64();
         let several = watch.watched.len() > 1 || !watch.processes.is_empty();
         let mut lines = Vec::new();
-        let mut open = false;
         for w in &mut watch.watched {
-            // Closed, or closed and reused for another file: the last
-            // position seen is the last said.
+            // A process watched whole that has ended (beside descriptors
+            // still watched): its files keep their last line.
+            if w.whole && !runs(w.pid) {
+                lines.push(w.drawn.clone());
+                continue;
+            }
             let at = position(w.pid, w.fd).filter(|_| file_id(w.pid, w.fd) == Some(w.id));
-            open |= at.is_some() && !w.whole;
-            // A process watched whole that has ended: its files keep
-            // their last line, as pv 1.12 leaves them.
-            let ended = w.whole && !runs(w.pid);
-            w.closed = at.is_none() && !ended;
-            w.ended = ended;
+            w.closed = at.is_none();
+            if w.closed && !w.drawn.is_empty() {
+                lines.push(w.drawn.clone());
+                continue;
+            }
             let pos = at.unwrap_or(w.last);
             w.last = pos;
             let mut own = settings.clone();
             own.size = w.size;
-            if several {
-                own.items.name = Some(format!("{:>4}:{}", w.fd, w.name));
-            }
-            let snap = w.meter.snapshot(pos, now, at.is_none(), &own);
-            if settings.numeric {
-                lines.push(render_numeric(&snap, &own.items));
-            } else if !w.closed {
-                let format = if several {
-                    own.format()
-                } else {
-                    format.clone()
-                };
-                lines.push(w.meter.line(&format, &snap, width));
-            }
+            let mut snap = w.meter.snapshot(pos, now, false, &own);
+            // pv 1.12 names every line by its descriptor and file, in
+            // place of -N's name.
+            snap.name = Some(format!("{:>4}:{}", w.fd, w.name));
+            let format = if several {
+                line_format(&own)
+            } else {
+                format.clone()
+            };
+            w.drawn = if settings.numeric {
+                format.render_numeric(&snap, width)
+            } else {
+                w.meter.line(&format, &snap, width)
+            };
+            lines.push(w.drawn.clone());
         }
-        // A file closed is shown no more (its line blanked, as pv 1.12
-        // does; -n has said its last position).
-        watch.watched.retain(|w| !w.closed && !w.ended);
-        open |= watch.processes_run();
-        let mut text = String::new();
         if visible {
-            text = frame(&lines, drawn, settings.numeric, width);
-            if !settings.numeric {
-                drawn = lines.len();
-                if !open && drawn > 0 {
-                    text.push('\n');
-                }
-            }
-        }
-        let patience = if open {
-            Duration::ZERO
-        } else {
-            Duration::from_secs(1)
-        };
-        show(out, &text, patience);
-        if !open {
-            return Ok(());
+            let text = frame(&lines, drawn, settings.numeric, width);
+            drawn = lines.len();
+            show(out, &text, Duration::ZERO);
         }
     }
 }
 
-/// One frame: `lines` over the `drawn` lines of the last one (a line
-/// each, the cursor left on the last), blanking those no longer drawn;
-/// with `numeric`, one line each, below the last.
+/// The format of one descriptor's line among several (or of a process
+/// watched whole): it starts with its name (`%N`, the descriptor and its
+/// file), before `-F`'s format or `-n`'s numbers too, as pv 1.12 does
+/// (`      3:b: 0` with `-n`). Alone, a line has `%N` only where `-N`
+/// or `-F` asks for it.
+fn line_format(settings: &Settings) -> Format {
+    let format = settings.format();
+    if format.has(&Segment::Name) {
+        return format;
+    }
+    Format::parse("%N ").followed_by(format)
+}
+
+/// One frame, as pv 1.12 draws it: a row for each of `lines` (ended by
+/// `\r`, by `\n` with `numeric`), a blank row for each of the `drawn`
+/// rows of the last frame no longer used, a newline between rows, and
+/// the cursor back on the first row.
 fn frame(lines: &[String], drawn: usize, numeric: bool, width: usize) -> String {
+    let rows = lines.len().max(drawn);
     let mut text = String::new();
-    if numeric {
-        for line in lines {
-            text.push_str(line);
+    for row in 0..rows {
+        if row > 0 {
             text.push('\n');
         }
-        return text;
-    }
-    if drawn > 1 {
-        // Back to the first line of the last frame.
-        text.push_str(&"\x1b[A".repeat(drawn - 1));
-    }
-    for (i, line) in lines.iter().enumerate() {
-        if i > 0 {
-            text.push('\n');
+        match lines.get(row) {
+            Some(line) => {
+                text.push_str(line);
+                text.push(if numeric { '\n' } else { '\r' });
+            }
+            None => {
+                text.push_str(&" ".repeat(width));
+                text.push('\r');
+            }
         }
-        text.push_str(line);
-        text.push('\r');
     }
-    let gone = drawn.saturating_sub(lines.len());
-    for i in 0..gone {
-        if i > 0 || !lines.is_empty() {
-            text.push('\n');
-        }
-        text.push_str(&" ".repeat(width));
-        text.push('\r');
-    }
-    // Back to the last line drawn (the first, blank, when none is).
-    let back = if lines.is_empty() {
-        gone.saturating_sub(1)
-    } else {
-        gone
-    };
-    if back > 0 {
-        text.push_str(&"\x1b[A".repeat(back));
-    }
+    text.push_str(&"\x1b[A".repeat(rows.saturating_sub(1)));
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::frame;
+
+    /// pv 1.12's bytes (`pv -d PID` of a process holding `3<b 5<a 6<in`
+    /// that closes 5, under strace): rows ended by `\r` (`\n` with -n),
+    /// a newline between rows, the cursor back on the first row, a row
+    /// no longer used blanked over the terminal's width.
+    #[test]
+    fn frames_are_drawn_as_pv_1_12_draws_them() {
+        let rows = ["r3".to_string(), "r5".to_string(), "r6".to_string()];
+        assert_eq!(frame(&rows, 0, false, 4), "r3\r\nr5\r\nr6\r\x1b[A\x1b[A");
+        assert_eq!(
+            frame(&[rows[0].clone(), rows[2].clone()], 3, false, 4),
+            "r3\r\nr6\r\n    \r\x1b[A\x1b[A"
+        );
+        assert_eq!(frame(&rows[..2], 0, true, 4), "r3\n\nr5\n\x1b[A");
+        assert_eq!(frame(&rows[..1], 0, true, 4), "r3\n");
+        assert_eq!(frame(&[], 2, true, 4), "    \r\n    \r\x1b[A");
+        assert_eq!(frame(&[], 0, false, 4), "");
+    }
 }

@@ -39,6 +39,11 @@ struct Run {
 /// Runs `script` with `sh`, `$PV` naming `pv`, in a fresh directory of
 /// fixtures, stdin from /dev/null unless the script says otherwise.
 fn run(pv: &Path, script: &str) -> Run {
+    run_as(pv, script, said_once)
+}
+
+/// [`run`], its stderr as `said` makes it.
+fn run_as(pv: &Path, script: &str, said: fn(&str) -> String) -> Run {
     let dir = tempfile::tempdir().unwrap();
     fixtures(dir.path());
     let out = Command::new("timeout")
@@ -60,7 +65,19 @@ fn run(pv: &Path, script: &str) -> Run {
         })
         .collect();
     files.sort();
-    let stderr = String::from_utf8_lossy(&out.stderr)
+    let stderr = said(&String::from_utf8_lossy(&out.stderr));
+    Run {
+        status: out.status.code(),
+        stdout: out.stdout,
+        stderr,
+        files,
+    }
+}
+
+/// `stderr` with getopt's program name as `pv` (pv 1.12's wrapper runs
+/// it by its path), and a frame drawn again the same counted once.
+fn said_once(stderr: &str) -> String {
+    stderr
         .lines()
         .map(|line| match line.find("/pv: ") {
             // getopt says argv[0]: pv 1.12's wrapper runs it by its path.
@@ -75,13 +92,7 @@ fn run(pv: &Path, script: &str) -> Run {
             }
             frames
         })
-        .concat();
-    Run {
-        status: out.status.code(),
-        stdout: out.stdout,
-        stderr,
-        files,
-    }
+        .concat()
 }
 
 /// pipespeed's binary as `pv`: a symlink named pv, so that it speaks as
@@ -250,16 +261,20 @@ const SAME: &[&str] = &[
     "$PV -d @nofile",
     "echo bad >l; $PV -d @l",
     "echo 999999:3 >l; $PV -d @l",
-    // A live process's descriptors that cannot be watched.
-    "sleep 5 </dev/null >/dev/null 2>&1 & p=$!; \
+    // A live process's descriptors that cannot be watched (once its
+    // stdout is /dev/null: before, the shell that forks it has the
+    // test's pipe there).
+    "sleep 5 </dev/null >/dev/null 2>&1 & p=$!; sleep 0.3; \
      $PV -d $p:1 2>&1 | sed \"s/$p/PID/g\"; $PV -d $p:7 2>&1 | sed \"s/$p/PID/g\"; kill $p",
     // A descriptor, then a whole process: the watch ends with it.
     "(exec 3<b; sleep 1.2) </dev/null >/dev/null 2>&1 & p=$!; sleep 0.3; \
      $PV -d $p:3 -f -b -i 0.4; wait",
-    "(sleep 0.3; exec 3<b; sleep 1) </dev/null >/dev/null 2>&1 & p=$!; sleep 0.1; \
+    // (Long enough for two frames of the last file at least: a watch
+    // that ends with its process draws no frame then, as pv 1.12's.)
+    "(sleep 0.3; exec 3<b; sleep 1.5) </dev/null >/dev/null 2>&1 & p=$!; sleep 0.1; \
      $PV -d $p -f -b -i 0.4; wait",
     // (Once sleep has read its locale files.)
-    "sleep 1.2 </dev/null >/dev/null 2>&1 & p=$!; sleep 0.4; $PV -d $p -f -b -i 0.3; wait",
+    "sleep 1.5 </dev/null >/dev/null 2>&1 & p=$!; sleep 0.4; $PV -d $p -f -b -i 0.3; wait",
     // The help's first line (the rest is ours).
     "$PV --help | head -1",
     "$PV -h | head -1",
@@ -274,6 +289,103 @@ fn every_case_gives_what_pv_1_12_gives() {
     let mut differ = Vec::new();
     for case in SAME {
         let (want, got) = (run(Path::new(&theirs), case), run(&pv, case));
+        if want != got {
+            differ.push(format!("{case}\n  pv 1.12: {want:?}\n  ours:    {got:?}"));
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+/// Watches of processes whose descriptors stay where they are: how many
+/// frames a watch draws depends on the clock, so a run of frames drawn
+/// the same is counted once (see [`squeezed`]); what a frame holds, and
+/// how its rows are drawn, must be pv 1.12's byte for byte. The watched
+/// processes hold `3<a` as a descriptor the test run inherited reaches
+/// them (`/usr/bin/time -o FILE cargo test` leaves FILE open on 3).
+const WATCHED: &[&str] = &[
+    // A descriptor closed or reused for another file is shown once more
+    // as it was: the file found at the start is in the first frame even
+    // when it was replaced before it, as pv 1.12 shows it.
+    "(sleep 0.6; exec 3<b; sleep 0.8) 3<a </dev/null >/dev/null 2>&1 & p=$!; sleep 0.1; \
+     $PV -d $p -f -b -i 0.4; wait",
+    "(sleep 0.6; exec 3<b; sleep 0.8) 3<a </dev/null >/dev/null 2>&1 & p=$!; sleep 0.1; \
+     $PV -d $p:3 -f -b -i 0.4; wait",
+    "(sleep 0.6; exec 3<&-; sleep 0.8) 3<a </dev/null >/dev/null 2>&1 & p=$!; sleep 0.1; \
+     $PV -d $p:3 -n -i 0.4; wait",
+    // -n: bare numbers for one descriptor; each line named by its
+    // descriptor and file for a process watched whole or several
+    // descriptors, the rows drawn as the meters' are.
+    "(exec 3<b; sleep 1) </dev/null >/dev/null 2>&1 & p=$!; sleep 0.1; $PV -d $p:3 -n -i 0.3; wait",
+    "(exec 3<b; sleep 1) </dev/null >/dev/null 2>&1 & p=$!; sleep 0.1; $PV -d $p -n -i 0.3; wait",
+    "(exec 3<b 5<a; sleep 1) </dev/null >/dev/null 2>&1 & p=$!; sleep 0.1; \
+     $PV -d $p -n -b -i 0.3; wait",
+    "(exec 3<b 5<a; sleep 1) </dev/null >/dev/null 2>&1 & p=$!; sleep 0.1; \
+     $PV -d $p:3 -d $p:5 -n -i 0.3; wait",
+    "(exec 3<b 5<a; sleep 1) </dev/null >/dev/null 2>&1 & p=$!; sleep 0.1; \
+     $PV -d $p -f -b -i 0.3; wait",
+    // -F and -N: the name is the descriptor and its file.
+    "(exec 3<b; sleep 1) </dev/null >/dev/null 2>&1 & p=$!; sleep 0.1; \
+     $PV -d $p -n -F '{\"b\":%b}' -i 0.3; wait",
+    "(exec 3<b; sleep 1) </dev/null >/dev/null 2>&1 & p=$!; sleep 0.1; \
+     $PV -d $p -f -F '[%b]' -i 0.3; wait",
+    "(exec 3<b; sleep 1) </dev/null >/dev/null 2>&1 & p=$!; sleep 0.1; \
+     $PV -d $p:3 -f -N nm -b -i 0.3; wait",
+    // A file closed: shown once more, then its row goes, the rows below
+    // move up, the last one is blanked.
+    "(exec 3<b 5<a 6<in; sleep 0.75; exec 5<&-; sleep 1.5) </dev/null >/dev/null 2>&1 & p=$!; \
+     sleep 0.1; $PV -d $p -f -b -i 0.5; wait",
+    "(exec 3<b 5<a 6<in; sleep 0.75; exec 5<&-; sleep 1.5) </dev/null >/dev/null 2>&1 & p=$!; \
+     sleep 0.1; $PV -d $p -n -b -i 0.5; wait",
+];
+
+/// `text` with every run of a block of lines (ended by `\n`, `\r` or a
+/// cursor move up) drawn again straight after itself counted once: the
+/// frames of a watch, whatever the clock let it draw.
+fn squeezed(text: &str) -> String {
+    let mut lines: Vec<&str> = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let end = ["\n", "\r", "\x1b[A"]
+            .iter()
+            .filter_map(|mark| rest.find(mark).map(|at| at + mark.len()))
+            .min()
+            .unwrap_or(rest.len());
+        lines.push(&rest[..end]);
+        rest = &rest[end..];
+    }
+    let mut squeezed: Vec<&str> = Vec::new();
+    for line in lines {
+        squeezed.push(line);
+        // The newest block of up to 8 lines, if it repeats the one
+        // before it.
+        for size in 1..=8 {
+            let n = squeezed.len();
+            if n >= 2 * size && squeezed[n - 2 * size..n - size] == squeezed[n - size..] {
+                squeezed.truncate(n - size);
+                break;
+            }
+        }
+    }
+    squeezed.concat()
+}
+
+#[test]
+fn squeezed_counts_a_frame_drawn_again_once() {
+    assert_eq!(squeezed("0\n0\n0\n  \r"), "0\n  \r");
+    assert_eq!(squeezed("x\n\ny\n\x1b[Ax\n\ny\n\x1b[A"), "x\n\ny\n\x1b[A");
+    assert_eq!(squeezed("a\rb\ra\r\n"), "a\rb\ra\r\n");
+}
+
+#[test]
+fn watching_gives_what_pv_1_12_gives() {
+    let Some(theirs) = reference_pv() else {
+        return;
+    };
+    let (_bin, pv) = ours();
+    let mut differ = Vec::new();
+    for case in WATCHED {
+        let want = run_as(Path::new(&theirs), case, squeezed);
+        let got = run_as(&pv, case, squeezed);
         if want != got {
             differ.push(format!("{case}\n  pv 1.12: {want:?}\n  ours:    {got:?}"));
         }
