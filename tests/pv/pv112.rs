@@ -384,11 +384,22 @@ fn watching_gives_what_pv_1_12_gives() {
     let (_bin, pv) = ours();
     let mut differ = Vec::new();
     for case in WATCHED {
-        let want = run_as(Path::new(&theirs), case, squeezed);
-        let got = run_as(&pv, case, squeezed);
-        if want != got {
-            differ.push(format!("{case}\n  pv 1.12: {want:?}\n  ours:    {got:?}"));
+        // Both sides race their watched process's sleeps: under a loaded
+        // machine one may see a frame more or less (pv 1.12 once drew a
+        // row for a process that had exited, not yet reaped). A case
+        // fails only when three attempts all differ; a difference of
+        // behaviour differs every time.
+        let mut last = None;
+        for _ in 0..3 {
+            let want = run_as(Path::new(&theirs), case, squeezed);
+            let got = run_as(&pv, case, squeezed);
+            if want == got {
+                last = None;
+                break;
+            }
+            last = Some(format!("{case}\n  pv 1.12: {want:?}\n  ours:    {got:?}"));
         }
+        differ.extend(last);
     }
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
