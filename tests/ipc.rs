@@ -269,13 +269,7 @@ fn the_text_fits_the_columns_it_is_given_with_the_verdict_last() {
             "{text}{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let width: usize = columns.parse().unwrap();
-        for line in text.lines() {
-            assert!(
-                line.chars().count() <= width,
-                "over {width}: {line}\n{text}"
-            );
-        }
+        common::assert_fits(&text, columns.parse().unwrap());
         let verdict = text.trim_end().rsplit("\n\n").next().unwrap();
         assert!(verdict.starts_with("throughput: fastest "), "{text}");
         assert!(verdict.contains("\ntrust:      "), "{text}");

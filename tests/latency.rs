@@ -160,13 +160,7 @@ fn the_default_text_fits_80_and_120_columns_and_ends_with_the_verdict() {
             .unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
         let text = String::from_utf8_lossy(&out.stdout);
-        let width: usize = columns.parse().unwrap();
-        for line in text.lines() {
-            assert!(
-                line.chars().count() <= width,
-                "over {width}: {line}\n{text}"
-            );
-        }
+        crate::common::assert_fits(&text, columns.parse().unwrap());
         let verdict = text.trim_end().rsplit("\n\n").next().unwrap();
         assert!(verdict.starts_with("round trip: 1B p50 "), "{text}");
         assert!(verdict.lines().count() <= 6, "{text}");

@@ -370,12 +370,7 @@ fn watching_another_process_follows_its_position_until_it_closes() {
     assert!(out.status.success(), "{}", stderr(&out));
     // A line a frame; once the descriptor is closed, its row blanked
     // (80 columns off a terminal), as pv 1.12 leaves it.
-    let err = stderr(&out);
-    let blank = format!("{}\r", " ".repeat(80));
-    let lines = err
-        .strip_suffix(&blank)
-        .unwrap_or_else(|| panic!("no blank row at the end: {err:?}"));
-    let numbers: Vec<u64> = lines.lines().map(|l| l.parse().unwrap()).collect();
+    let numbers = crate::common::watched_numbers(&stderr(&out));
     assert!(numbers.len() >= 2, "{numbers:?}");
     assert!(numbers.windows(2).all(|w| w[0] <= w[1]), "{numbers:?}");
     assert!(numbers.iter().any(|&n| n > 0 && n < 100), "{numbers:?}");

@@ -158,3 +158,24 @@ pub fn in_a_process_of_its_own() -> bool {
     );
     false
 }
+
+/// Asserts that no line of `text` is wider than `width` columns.
+pub fn assert_fits(text: &str, width: usize) {
+    for line in text.lines() {
+        assert!(
+            line.chars().count() <= width,
+            "over {width}: {line}\n{text}"
+        );
+    }
+}
+
+/// The numbers `pv -d PID:FD -n` printed on `err`, a line a frame, with
+/// the descriptor's row blanked at the end once it closed (80 columns off
+/// a terminal), as pv 1.12 leaves it.
+pub fn watched_numbers(err: &str) -> Vec<u64> {
+    let blank = format!("{}\r", " ".repeat(80));
+    let lines = err
+        .strip_suffix(&blank)
+        .unwrap_or_else(|| panic!("no blank row at the end: {err:?}"));
+    lines.lines().map(|l| l.parse().unwrap()).collect()
+}
