@@ -211,6 +211,15 @@ fn text(result: &LadderResult, explain: bool) -> String {
     String::from_utf8(Text::new(explain).export(result).unwrap()).unwrap()
 }
 
+/// The default text of `result` laid out for `width` columns.
+fn text_at(result: &LadderResult, width: usize) -> String {
+    let text = Text {
+        explain: false,
+        width,
+    };
+    String::from_utf8(text.export(result).unwrap()).unwrap()
+}
+
 #[test]
 fn the_verdicts_match_their_snapshots() {
     snapshot("verdict-quiet.txt", &verdict(&quiet()));
@@ -273,15 +282,7 @@ fn the_trust_line_says_quiet_or_loaded_with_the_figures() {
 #[test]
 fn a_noisy_default_run_fits_one_screen_and_says_its_noise_once() {
     for width in [80, 100, 120] {
-        let text = String::from_utf8(
-            Text {
-                explain: false,
-                width,
-            }
-            .export(&loaded())
-            .unwrap(),
-        );
-        let text = text.unwrap();
+        let text = text_at(&loaded(), width);
         let lines = text.lines().count();
         assert!(lines <= 30, "{lines} lines at {width}:\n{text}");
         assert!(
@@ -452,15 +453,7 @@ fn every_ladder_text_fits_the_width_and_a_quiet_one_a_screen() {
                 );
             }
         }
-        let text = String::from_utf8(
-            Text {
-                explain: false,
-                width,
-            }
-            .export(&quiet())
-            .unwrap(),
-        );
-        let text = text.unwrap();
+        let text = text_at(&quiet(), width);
         assert!(text.lines().count() <= 24, "{text}");
         let answer = text.lines().rev().take_while(|l| !l.is_empty()).count();
         assert!(answer <= 6, "{answer} lines of answer at {width}:\n{text}");
