@@ -836,9 +836,7 @@ fn a_quiet_and_a_loaded_file_of_the_same_runs_warn_naming_both() {
         .unwrap();
     let err = stderr(&out);
     assert!(err.lines().count() > 1, "{err}");
-    for line in err.lines() {
-        assert!(line.chars().count() <= 80, "{line:?}");
-    }
+    crate::common::assert_fits(&err, 80);
     // Two quiet files: nothing to say.
     let out = compare(&base, &base, &[]);
     assert_eq!(stderr(&out), "");

@@ -622,13 +622,7 @@ fn the_default_text_fits_80_and_120_columns_and_ends_with_the_verdict() {
             .unwrap();
         assert!(out.status.success(), "{}", text(&out.stderr));
         let stdout = text(&out.stdout);
-        let width: usize = columns.parse().unwrap();
-        for line in stdout.lines() {
-            assert!(
-                line.chars().count() <= width,
-                "over {width}: {line}\n{stdout}"
-            );
-        }
+        common::assert_fits(&stdout, columns.parse().unwrap());
         let verdict = stdout.trim_end().rsplit("\n\n").next().unwrap();
         assert!(
             verdict.starts_with("rate:       1 writer x 1 reader: "),

@@ -259,13 +259,7 @@ fn the_screen_fits_80_and_120_columns() {
             .unwrap();
         assert_eq!(out.status.code(), Some(0));
         let text = String::from_utf8(out.stdout).unwrap();
-        let width: usize = columns.parse().unwrap();
-        for line in text.lines() {
-            assert!(
-                line.chars().count() <= width,
-                "over {width}: {line}\n{text}"
-            );
-        }
+        common::assert_fits(&text, columns.parse().unwrap());
         assert!(text.contains("pipespeed top: summary of"), "{text}");
     }
 }
