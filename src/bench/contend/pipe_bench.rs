@@ -32,6 +32,14 @@
 //! the line.
 
 use std::fmt;
+use std::io;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use super::{ContendResult, Row};
+use crate::bench::core::stats::median;
+use crate::report::Exporter;
 
 /// The number of log2 buckets pipe_bench keeps (`HIST_BUCKETS`): bucket
 /// `b` holds latencies of `2^b` to `2^(b+1) - 1` ns, the last one
@@ -476,6 +484,116 @@ impl Log2Histogram {
             }
         }
         0
+    }
+}
+
+/// pipe_bench's two percentiles of one run's writes: upper bounds of
+/// log2 buckets, in ns ([`Log2Histogram::percentile_upper`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Log2Percentiles {
+    /// `lat_p50_ns_upper`.
+    pub p50_upper: u64,
+    /// `lat_p99_ns_upper`.
+    pub p99_upper: u64,
+}
+
+impl Log2Histogram {
+    /// The writes of an HDR histogram (pipespeed's) in pipe_bench's
+    /// buckets. Exact: an HDR bucket spans `2^k` values aligned to
+    /// `2^k`, so it never straddles a power of two.
+    pub fn of_hdr(h: &Histogram<u64>) -> Log2Histogram {
+        let mut out = Log2Histogram::default();
+        for v in h.iter_recorded() {
+            out.record_n(h.lowest_equivalent(v.value_iterated_to()), v.count_at_value());
+        }
+        out
+    }
+
+    /// pipe_bench's p50 and p99.
+    pub fn percentiles(&self) -> Log2Percentiles {
+        Log2Percentiles {
+            p50_upper: self.percentile_upper(50),
+            p99_upper: self.percentile_upper(99),
+        }
+    }
+}
+
+/// A contend result in pipe_bench's words: a block per cell that was
+/// measured, its figures the medians of the cell's runs, `---` before
+/// each when there are several cells (pipe_bench's sweep). `rate` and
+/// `throughput_MBps` are over the measured time (pipe_bench's over the
+/// nominal duration); `pipe_size` is the size asked for, as pipe_bench
+/// prints it. `None`: the duration is not a whole number of seconds,
+/// which pipe_bench's `duration=` cannot say.
+pub fn log_of(result: &ContendResult) -> Option<PipeBenchLog> {
+    let duration = result.duration_s;
+    if !(duration >= 1.0 && duration.fract() == 0.0) {
+        return None;
+    }
+    let cells = (result.rows.iter())
+        .filter(|row| !row.runs.is_empty())
+        .map(|row| cell_of(result, row, duration as u64))
+        .collect();
+    Some(PipeBenchLog {
+        cells,
+        separated: result.rows.len() > 1,
+    })
+}
+
+/// One measured row as a block.
+fn cell_of(result: &ContendResult, row: &Row, duration_s: u64) -> PipeBenchCell {
+    let of = |f: fn(&super::RunResult) -> f64| {
+        median(&row.runs.iter().map(f).collect::<Vec<_>>()).unwrap_or(0.0)
+    };
+    // A bucket's bound stays one: of two middle runs, the lower.
+    let bound = |f: fn(&Log2Percentiles) -> u64| {
+        let mut v: Vec<u64> = (row.runs.iter())
+            .filter_map(|r| r.write_log2_ns.as_ref().map(f))
+            .collect();
+        v.sort_unstable();
+        v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(0)
+    };
+    let lat = &row.write_latency_ns;
+    PipeBenchCell {
+        writers: row.writers,
+        readers: row.readers,
+        msg_size: result.msg_size as u64,
+        duration_s,
+        pipe_size: result.pipe_size_requested as u64,
+        memory_pressure: result.memory_pressure.is_some(),
+        writes_total: of(|r| r.messages as f64).round() as u64,
+        writes_per_s: row.median_writes_per_s().round() as u64,
+        throughput_mib_s: row.mib_per_s,
+        // pipe_bench divides whole nanoseconds.
+        lat_avg_ns: lat.mean as u64,
+        lat_p50_ns_upper: bound(|p| p.p50_upper),
+        lat_p99_ns_upper: bound(|p| p.p99_upper),
+        lat_max_ns: lat.max,
+        exact: Some(Exact {
+            runs: row.runs.len() as u64,
+            lat_p50_ns: lat.p50,
+            lat_p99_ns: lat.p99,
+        }),
+        notes: Vec::new(),
+    }
+}
+
+/// `contend --pipe-bench`: pipe_bench's blocks ([`log_of`]).
+#[derive(Debug, Clone, Copy)]
+pub struct PipeBenchFormat;
+
+impl Exporter<ContendResult> for PipeBenchFormat {
+    fn export(&self, result: &ContendResult) -> io::Result<Vec<u8>> {
+        let log = log_of(result).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "pipe_bench's format has whole seconds, and the duration is {} s",
+                    result.duration_s
+                ),
+            )
+        })?;
+        Ok(log.to_string().into_bytes())
     }
 }
 
