@@ -439,6 +439,25 @@ mod tests {
     }
 
     #[test]
+    fn a_result_from_before_stress_ng_reads_as_pipespeed_s_hogs() {
+        let old = serde_json::json!({
+            "workers": 4, "share_percent": 80.0, "mem_available_bytes": 1,
+            "bytes_requested": 1, "bytes_total": 1, "bytes_per_worker": 1,
+            "capped": false, "method": "map", "ready_s": 1.0, "seconds": 1.0,
+            "hogs_running_at_end": 4, "hog_cpu_s": 0.5, "happened": false,
+            "while_filling": {"happened": false}
+        });
+        let r: PressureReport = serde_json::from_value(old).unwrap();
+        assert_eq!((r.by.as_str(), &r.command), (OWN_HOGS, &None));
+        let mut json = serde_json::to_value(&r).unwrap();
+        assert!(json.get("command").is_none(), "{json}");
+        json["by"] = "stress-ng 0.15.06".into();
+        json["command"] = serde_json::json!(["--vm", "4"]);
+        let r: PressureReport = serde_json::from_value(json).unwrap();
+        assert_eq!(r.command.unwrap(), ["--vm", "4"]);
+    }
+
+    #[test]
     fn no_memory_to_spare_is_an_error_naming_it() {
         let err = plan(GIB / 2, 80.0, 4).unwrap_err();
         assert!(err.to_string().contains("MemAvailable"), "{err}");
