@@ -100,6 +100,8 @@ def options(p):
     p.add_argument("--skip-gnu", action="store_true",
                    help="leave GNU cat out: only with file-pipe, pipe-pipe")
     p.add_argument("--gnu", help="GNU cat to compare with")
+    p.add_argument("--pipespeed", help="the pipespeed binary to measure (default: a release "
+                   "build of this tree, made first)")
 
 
 def main():

@@ -39,6 +39,8 @@ def main():
     p.add_argument("--size", default="4G")
     p.add_argument("--dir", default=DATA, help="where the two files go (default target/bench-data)")
     p.add_argument("--gnu", help="GNU tee to compare with")
+    p.add_argument("--pipespeed", help="the pipespeed binary to measure (default: a release "
+                   "build of this tree, made first)")
     p.add_argument("--skip-gnu", action="store_true",
                    help="leave GNU tee out (it reads and writes 8 KiB at a time: slow)")
     p.add_argument("--shapes", default=",".join(SHAPES),

@@ -54,7 +54,7 @@ pub(crate) fn cat_file(
     if input_is_output(input, &info, out, out_info, engine.rewrite()) {
         return Err(Failure::InputIsOutput);
     }
-    engine.cat(input, out)
+    engine.cat(input, &info, out, out_info)
 }
 
 /// How bytes go from a file to stdout: chosen once, from the options.
@@ -99,10 +99,17 @@ impl Engine {
         }
     }
 
-    /// Copies `src` to `out`, formatted if asked.
-    pub(crate) fn cat(&mut self, src: BorrowedFd<'_>, out: BorrowedFd<'_>) -> Result<(), Failure> {
+    /// Copies `src` to `out` (as examined: `src_info`, `out_info`),
+    /// formatted if asked.
+    pub(crate) fn cat(
+        &mut self,
+        src: BorrowedFd<'_>,
+        src_info: &FdInfo,
+        out: BorrowedFd<'_>,
+        out_info: &FdInfo,
+    ) -> Result<(), Failure> {
         match self {
-            Engine::Copy(copier) => match copier.copy(src, out) {
+            Engine::Copy(copier) => match copier.copy_examined(src, src_info, out, out_info) {
                 Ok(_) => Ok(()),
                 Err(err) => Err(match err.side {
                     Side::Input => Failure::Read(err.source),

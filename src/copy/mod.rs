@@ -91,7 +91,7 @@ pub(crate) use records::{
 
 use std::fmt;
 use std::io;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -182,6 +182,18 @@ pub struct Copier {
     /// written: [`SHOWN_LARGE`] for a source of unknown length, until it
     /// gets there.
     pause_at: Option<u64>,
+    /// The destination of the last copies (device and inode) and
+    /// `progress` when copies into it began: what it has taken over
+    /// several copies (`cat` of many small files) shows a stream as large
+    /// as one file's bytes do.
+    stream: Option<((u64, u64), u64)>,
+    /// What the intermediate pipe holds at most, once asked or set (0:
+    /// not known).
+    mid_size: usize,
+    /// The destination pipe (device and inode) and what it was found to
+    /// hold at most, so that a copy after another asks the kernel again
+    /// only to enlarge it.
+    dst_size: Option<((u64, u64), usize)>,
 }
 
 /// A function shown every byte copied, in order, before it is written.
@@ -224,6 +236,9 @@ impl Copier {
             pipe_max_size: None,
             pipe_goal: 0,
             pause_at: None,
+            stream: None,
+            mid_size: 0,
+            dst_size: None,
         }
     }
 
@@ -271,6 +286,21 @@ impl Copier {
         };
         let src_info = fd_info(src).map_err(input)?;
         let dst_info = fd_info(dst).map_err(output)?;
+        self.copy_examined(src, &src_info, dst, &dst_info)
+    }
+
+    /// [`Copier::copy`] of descriptors the caller has examined already
+    /// (with [`fd_info`]): `cat` has, for every file, and examines its
+    /// stdout once, where each `fstat` asked again cost as much as a
+    /// small file's read.
+    pub(crate) fn copy_examined(
+        &mut self,
+        src: BorrowedFd<'_>,
+        src_info: &FdInfo,
+        dst: BorrowedFd<'_>,
+        dst_info: &FdInfo,
+    ) -> Result<Copied, CopyError> {
+        let (src_info, dst_info) = (*src_info, *dst_info);
         let ahead = bytes_ahead(src, &src_info);
         let records = Records {
             input: src_info.kind == FdKind::Socket && keeps_records(src),
@@ -293,7 +323,8 @@ impl Copier {
             }
         };
         let ends = [(src, src_info.kind), (dst, dst_info.kind)];
-        self.size_pipes_at_start(ends, ahead);
+        let streamed = self.streamed(&dst_info);
+        self.size_pipes_at_start(ends, ahead, streamed);
         if records.input {
             // Whole records pass any byte count: no pause at one.
             self.pause_at = None;
@@ -428,7 +459,22 @@ impl Copier {
     fn discard_pending(&mut self) {
         if self.pending > 0 {
             self.mid = None;
+            self.mid_size = 0;
             self.pending = 0;
+        }
+    }
+
+    /// Bytes `dst` has taken from this copier's earlier copies into it,
+    /// one after the other (0 when the last copy went elsewhere).
+    fn streamed(&mut self, dst: &FdInfo) -> u64 {
+        let id = (dst.dev, dst.ino);
+        let now = self.progress.load(Ordering::Relaxed);
+        match self.stream {
+            Some((last, start)) if last == id => now.saturating_sub(start),
+            _ => {
+                self.stream = Some((id, now));
+                0
+            }
         }
     }
 
