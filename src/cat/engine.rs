@@ -59,8 +59,9 @@ pub(crate) fn cat_file(
 
 /// How bytes go from a file to stdout: chosen once, from the options.
 pub(crate) enum Engine {
-    /// No option changes the bytes: the copy engine.
-    Copy(Copier),
+    /// No option changes the bytes: the copy engine (boxed: it holds
+    /// what it reuses from file to file, and is the larger variant).
+    Copy(Box<Copier>),
     /// Read a chunk, format it, write it out.
     Format {
         /// The formatter, with what it holds back between chunks.
@@ -78,10 +79,10 @@ impl Engine {
     /// [`CopyOptions::page_references`]).
     pub(crate) fn new(options: FormatOptions, page_references: bool) -> Engine {
         if options.is_plain() {
-            Engine::Copy(Copier::new(CopyOptions {
+            Engine::Copy(Box::new(Copier::new(CopyOptions {
                 page_references,
                 ..CopyOptions::default()
-            }))
+            })))
         } else {
             Engine::Format {
                 formatter: Box::new(Formatter::new(options)),
