@@ -120,7 +120,7 @@ def main():
         vs_g = ("" if args.skip_gnu else
                 f" {statistics.median(pair_ratios(samples, 'pipespeed', 'gnu')):.1f}x |")
         met = "yes" if vs_u >= 1.0 else "NO"
-        rows.append(f"| {case} | {cells} | {vs_u:.2f}x |{vs_g} {met} |")
+        rows.append(f"| {case} | {cells} | {vs_u:.3f}x |{vs_g} {met} |")
     fresh()
     gnu_cols = ("", "") if args.skip_gnu else (" GNU |", " vs GNU |")
     print(f"| case (GiB/s) | pipespeed | uutils |{gnu_cols[0]} vs uutils |{gnu_cols[1]} "

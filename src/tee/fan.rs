@@ -117,7 +117,15 @@ pub(crate) fn fan_out<'a>(
             out.route = Route::Write;
         }
     }
-    let mut method = if fan.fill.is_some() && fan.outs.iter().any(|o| o.route != Route::Write) {
+    // `/dev/null` beside an output that takes the bytes gets nothing: the
+    // kernel would drop it.
+    if fan.outs.iter().any(|o| !o.is_null) {
+        for out in fan.outs.iter_mut().filter(|o| o.is_null) {
+            out.route = Route::Discard;
+        }
+    }
+    let spliced = |o: &Out<'_>| matches!(o.route, Route::Pipe | Route::Splice);
+    let mut method = if fan.fill.is_some() && fan.outs.iter().any(spliced) {
         Method::Splice
     } else {
         Method::ReadWrite
@@ -386,6 +394,7 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
     ) {
         for i in 0..self.outs.len() {
             if self.outs[i].alive
+                && self.outs[i].route != Route::Discard
                 && which(i, &self.outs[i])
                 && let Err(err) = self.outs[i].write(&self.buf[from..to])
             {

@@ -25,6 +25,10 @@ pub(super) enum Route {
     Splice,
     /// `write(2)` only.
     Write,
+    /// Nothing: `/dev/null`, beside outputs that take the bytes. The
+    /// kernel drops what is written to it, so a round is not copied for
+    /// it (`tee F /dev/null` spliced and dropped every round).
+    Discard,
 }
 
 /// An output and what it holds.
@@ -33,6 +37,8 @@ pub(super) struct Out<'a> {
     pub route: Route,
     /// Whether it is a pipe (watched for its reader going).
     pub is_pipe: bool,
+    /// Whether it is `/dev/null` (character device 1, 3).
+    pub is_null: bool,
     /// Still written to.
     pub alive: bool,
     /// Its own pipe, made on first need.
@@ -70,6 +76,7 @@ impl<'a> Out<'a> {
             fd,
             route,
             is_pipe,
+            is_null: is_dev_null(fd),
             alive: true,
             mid: None,
             pending: 0,
@@ -178,6 +185,15 @@ impl Drain<'_> {
         }
         Ok(())
     }
+}
+
+/// Whether `fd` is `/dev/null`: the character device 1, 3 (devices(7)).
+fn is_dev_null(fd: BorrowedFd<'_>) -> bool {
+    use rustix::fs::{FileType, fstat, major, minor};
+    fstat(fd).is_ok_and(|st| {
+        FileType::from_raw_mode(st.st_mode) == FileType::CharacterDevice
+            && (major(st.st_rdev), minor(st.st_rdev)) == (1, 3)
+    })
 }
 
 /// Whether `err` from a splice into an output means "not this way"
