@@ -26,7 +26,7 @@ pub(crate) mod zerocopy;
 
 pub use cpu::{available_cpus, pin_to_cpu};
 pub use facts::{SystemFacts, ThpMode};
-pub use file::{FdInfo, FdKind, close, copy_file_range, fd_info, sendfile};
+pub use file::{FdInfo, FdKind, close, copies_itself, copy_file_range, fd_info, sendfile};
 pub use mq::{MSGSIZE_MAX, mqueue_limit};
 pub(crate) use noise::NoiseProbe;
 pub use noise::RunNoise;
