@@ -7,6 +7,7 @@ pub(crate) mod clock;
 pub(crate) mod cpu;
 pub(crate) mod facts;
 pub(crate) mod file;
+pub(crate) mod frozen;
 pub(crate) mod hold;
 pub mod inherited;
 pub(crate) mod locale;
