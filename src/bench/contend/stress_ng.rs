@@ -91,7 +91,12 @@ impl StressNg {
         let by = version(program);
         let args = arguments(workers, share_percent);
         let mut cmd = Command::new(program);
+        // stress-ng refuses to start where its temp-path (by default the
+        // working directory) is not writable, as a repository is for
+        // another user: it writes nothing there for --vm, so it runs in
+        // the temporary directory.
         cmd.args(&args)
+            .current_dir(std::env::temp_dir())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
