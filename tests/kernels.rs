@@ -127,17 +127,7 @@ fn three_boots_of_one_kernel_each_are_pooled_and_no_cell_is_significant() {
     }
     // Each kernel's runs are its three boots' runs.
     let m = &doc["measurements"][0];
-    for side in ["a", "b"] {
-        let row = &m[side][0];
-        assert_eq!(row["name"], "1x1");
-        for metric in row["metrics"].as_array().unwrap() {
-            assert_eq!(
-                metric["runs"].as_array().unwrap().len(),
-                3,
-                "{side}: {metric}"
-            );
-        }
-    }
+    assert_pooled_1x1(m, 3);
     // The table: pipe_bench's grid, the guest's kernel, every change
     // unmarked (a kernel against itself), none without an interval.
     let table = String::from_utf8_lossy(&out.stdout);
@@ -853,17 +843,7 @@ fn pipe_bench_runs_in_every_boot_and_its_cell_is_pooled_over_the_boots() {
     // Each kernel's cell holds its two boots' runs.
     let m = &doc["measurements"][0];
     assert_eq!(m["measurement"]["program"]["pipe_bench"]["runs"], 1, "{m}");
-    for side in ["a", "b"] {
-        let row = &m[side][0];
-        assert_eq!(row["name"], "1x1");
-        for metric in row["metrics"].as_array().unwrap() {
-            assert_eq!(
-                metric["runs"].as_array().unwrap().len(),
-                2,
-                "{side}: {metric}"
-            );
-        }
-    }
+    assert_pooled_1x1(m, 2);
     // The table as for contend, the command named, no change called
     // between a kernel and itself; emulated said where TCG ran.
     let table = String::from_utf8_lossy(&out.stdout);
@@ -882,4 +862,20 @@ fn pipe_bench_runs_in_every_boot_and_its_cell_is_pooled_over_the_boots() {
     let emulated = doc["emulated"] == true;
     assert_eq!(emulated, doc["accel"] == "tcg");
     assert_eq!(table.contains("(emulated)"), emulated, "{table}");
+}
+
+/// Each side's one row is the cell 1x1 and every metric of it holds `runs`
+/// runs (its boots' runs pooled).
+fn assert_pooled_1x1(m: &Value, runs: usize) {
+    for side in ["a", "b"] {
+        let row = &m[side][0];
+        assert_eq!(row["name"], "1x1");
+        for metric in row["metrics"].as_array().unwrap() {
+            assert_eq!(
+                metric["runs"].as_array().unwrap().len(),
+                runs,
+                "{side}: {metric}"
+            );
+        }
+    }
 }
