@@ -53,7 +53,9 @@ def sh(cmd, **kw):
 def prepare(args):
     """Builds pipespeed and the references, makes the data files, warms the
     page cache; returns the commands and paths."""
-    sh(f"cd {ROOT} && cargo build --release --quiet")
+    binary = getattr(args, "pipespeed", None)
+    if not binary:
+        sh(f"cd {ROOT} && cargo build --release --quiet")
     peers = os.path.join(TARGET, "peers")
     sh(f"{ROOT}/../shared/peers/build.sh {peers} >/dev/null")
     uutils = os.path.join(TARGET, "uutils", "bin", "coreutils")
@@ -82,7 +84,7 @@ def prepare(args):
     for path in (big, text):
         cache_as_read(path)
     return {
-        "pipespeed_bin": f"{TARGET}/release/pipespeed",
+        "pipespeed_bin": os.path.abspath(binary) if binary else f"{TARGET}/release/pipespeed",
         "uutils": f"{uutils} cat",
         "gnu": "/usr/bin/cat",
         "pipe_ref": f"{peers}/pipe_ref",

@@ -2,16 +2,20 @@
 """pipespeed tee against uutils tee 0.12 and GNU tee, side by side, same run.
 
 Usage: peers/tee-vs.py [--runs N] [--size SIZE] [--dir DIR] [--gnu PATH]
+                       [--skip-gnu] [--shapes LIST]
 
-Cases (the targets of the tee issue, #27), the stream coming from a pipe
-(`uutils cat F |`, which splices a cached file at 50+ GiB/s):
-  two files      uutils cat F | X DIR/o1 DIR/o2 | reader     stdout a pipe, two files
-  two pipes      uutils cat F | X FIFO | reader, FIFO read by a second reader
+Shapes (the targets of issue 39: >= 1.0x uutils tee 0.12 in each), the
+stream coming from a pipe (`uutils cat F |`, which splices a cached file
+at 50+ GiB/s); --shapes picks some, by key:
+  one-file    uutils cat F | X DIR/o1 | reader            stdout a pipe, one file
+  two-pipes   uutils cat F | X FIFO | reader, FIFO read by a second reader
+  two-files   uutils cat F | X DIR/o1 DIR/o2 | reader     stdout a pipe, two files
+  null        uutils cat F | X /dev/null | reader         stdout a pipe, /dev/null
 The reader is `pipe_ref read --splice` (../shared/peers). A run is the
-whole pipeline's wall time, both readers and both files done; the files are
+whole pipeline's wall time, both readers and all files done; the files are
 removed and the dirty pages written back (sync) before each run, so that
-every run starts alike. Targets: >= 1.0x uutils tee and >= 5x GNU tee,
-median of --runs (7) alternating runs (the order flips every run).
+every run starts alike. Ratios are the medians of the run-by-run ratios
+of --runs (7) alternating runs (the order flips every run).
 
 GNU tee is --gnu, else target/anchors/gnu-tee (9.10, made by
 ../shared/anchors/sid-anchors.sh), else /usr/bin/tee. uutils coreutils 0.12.0
@@ -19,11 +23,14 @@ GNU tee is --gnu, else target/anchors/gnu-tee (9.10, made by
 """
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 
-from benchlib import (DATA, ROOT, TARGET, alternate, medians, parse_size, prepare,
+from benchlib import (DATA, TARGET, alternate, medians, pair_ratios, parse_size, prepare,
                       print_samples, sh, timed_gib_s)
+
+SHAPES = ["one-file", "two-pipes", "two-files", "null"]
 
 
 def main():
@@ -32,7 +39,17 @@ def main():
     p.add_argument("--size", default="4G")
     p.add_argument("--dir", default=DATA, help="where the two files go (default target/bench-data)")
     p.add_argument("--gnu", help="GNU tee to compare with")
+    p.add_argument("--pipespeed", help="the pipespeed binary to measure (default: a release "
+                   "build of this tree, made first)")
+    p.add_argument("--skip-gnu", action="store_true",
+                   help="leave GNU tee out (it reads and writes 8 KiB at a time: slow)")
+    p.add_argument("--shapes", default=",".join(SHAPES),
+                   help="comma-separated keys among " + ", ".join(SHAPES))
     args = p.parse_args()
+    shapes = args.shapes.split(",")
+    unknown = [c for c in shapes if c not in SHAPES]
+    if unknown:
+        sys.exit(f"tee-vs.py: unknown shape {', '.join(unknown)} (known: {', '.join(SHAPES)})")
     args.size = parse_size(args.size)
     args.text_size = 1 << 20
     t = prepare(args)
@@ -44,7 +61,9 @@ def main():
            f"--features cat,tee --root {TARGET}/uutils-tee")
     anchor = os.path.join(TARGET, "anchors", "gnu-tee")
     gnu = args.gnu or (anchor if os.access(anchor, os.X_OK) else "/usr/bin/tee")
-    tools = {"pipespeed": f"{t['pipespeed_bin']} tee", "uutils": f"{uutils} tee", "gnu": gnu}
+    tools = {"pipespeed": f"{t['pipespeed_bin']} tee", "uutils": f"{uutils} tee"}
+    if not args.skip_gnu:
+        tools["gnu"] = gnu
     source = f"{uutils} cat {t['big']}"
     reader = f"{t['pipe_ref']} read --splice --bytes {args.size}"
     o1, o2 = os.path.join(args.dir, "tee-o1"), os.path.join(args.dir, "tee-o2")
@@ -58,9 +77,16 @@ def main():
                 os.unlink(f)
         os.sync()
 
+    def one_file(k):
+        fresh()
+        return timed_gib_s(f"{source} | {tools[k]} {o1} | {reader} >/dev/null", args.size)
+
     def two_files(k):
         fresh()
         return timed_gib_s(f"{source} | {tools[k]} {o1} {o2} | {reader} >/dev/null", args.size)
+
+    def null(k):
+        return timed_gib_s(f"{source} | {tools[k]} /dev/null | {reader} >/dev/null", args.size)
 
     def two_pipes(k):
         fresh()
@@ -75,22 +101,32 @@ def main():
           f"pipe-max-size {open('/proc/sys/fs/pipe-max-size').read().strip()}; "
           f"stream {args.size >> 20} MiB; files on {fs} ({args.dir}); {args.runs} runs each; "
           f"load {os.getloadavg()[0]:.2f}")
-    print(f"GNU: {gnu_version.splitlines()[0]}")
+    if not args.skip_gnu:
+        print(f"GNU: {gnu_version.splitlines()[0]}")
     print()
     rows = []
     names = list(tools)
-    for case, measure in [("stdout pipe + two files", two_files), ("two pipes", two_pipes)]:
+    cases = {"one-file": ("stdout pipe + one file", one_file),
+             "two-pipes": ("two pipes", two_pipes),
+             "two-files": ("stdout pipe + two files", two_files),
+             "null": ("stdout pipe + /dev/null", null)}
+    for key in shapes:
+        case, measure = cases[key]
         samples = alternate(args.runs, names, measure)
         print_samples(case, samples)
         med = medians(samples)
-        vs_u = med["pipespeed"] / med["uutils"]
-        vs_g = med["pipespeed"] / med["gnu"]
+        vs_u = statistics.median(pair_ratios(samples, "pipespeed", "uutils"))
         cells = " | ".join(f"{med[k]:.2f}" for k in names)
-        met = "yes" if vs_u >= 1.0 and vs_g >= 5.0 else "NO"
-        rows.append(f"| {case} | {cells} | {vs_u:.2f}x | {vs_g:.1f}x | {met} |")
+        vs_g = ("" if args.skip_gnu else
+                f" {statistics.median(pair_ratios(samples, 'pipespeed', 'gnu')):.1f}x |")
+        met = "yes" if vs_u >= 1.0 else "NO"
+        rows.append(f"| {case} | {cells} | {vs_u:.3f}x |{vs_g} {met} |")
     fresh()
-    print("| case (GiB/s) | pipespeed | uutils | GNU | vs uutils | vs GNU | target met |")
-    print("|---|---:|---:|---:|---:|---:|---|")
+    gnu_cols = ("", "") if args.skip_gnu else (" GNU |", " vs GNU |")
+    print(f"| case (GiB/s) | pipespeed | uutils |{gnu_cols[0]} vs uutils |{gnu_cols[1]} "
+          f"target met |")
+    print("|---|---:|---:|" + ("" if args.skip_gnu else "---:|") + "---:|"
+          + ("" if args.skip_gnu else "---:|") + "---|")
     print("\n".join(rows))
     print(f"load {os.getloadavg()[0]:.2f} at the end")
 

@@ -254,6 +254,21 @@ impl Group {
         })
     }
 
+    /// Sends `signal` to the whole group (a program's own children
+    /// too), while one of its members is unreaped.
+    pub(crate) fn signal_group(&self, signal: rustix::process::Signal) {
+        if self.unreaped() > 0
+            && let Some(pid) = self
+                .pgid
+                .and_then(|p| i32::try_from(p).ok())
+                .filter(|&p| p > 1)
+                .and_then(rustix::process::Pid::from_raw)
+        {
+            // Some member is unreaped, so the group ID is still ours.
+            let _ = rustix::process::kill_process_group(pid, signal);
+        }
+    }
+
     /// Kills every child still running and reaps them all.
     pub(crate) fn kill_all(&mut self) {
         let pgid = self.pgid;

@@ -95,6 +95,8 @@
 //!   falling back without losing a byte.
 //! - `cat`: GNU cat's `-b -E -n -s -T -v` as a streaming formatter,
 //!   and cat's engine; `quote`: GNU's quoting of file names in messages.
+//! - `yes`: a line repeated into a pipe by vmsplice of pages never
+//!   written again (`sys::frozen`), elsewhere by write.
 //! - [`pv`]: pv as library code: the meter (pv's display items and a
 //!   token bucket), the copy loop with its rate limit and stop size, the
 //!   display thread and `-d`'s watching.
@@ -155,6 +157,7 @@ pub mod top;
 pub mod units;
 pub(crate) mod verify;
 pub mod wait;
+pub(crate) mod yes;
 
 pub use buf::{Buffer, BufferOptions};
 pub use double_buffer::DoubleBuffer;

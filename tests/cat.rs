@@ -971,3 +971,75 @@ fn pipespeed_no_splice_gives_the_reader_the_bytes_of_when_cat_ran() {
     let (old, got) = read_after_overwrite(&[("PIPESPEED_NO_SPLICE", "0")]);
     assert_eq!(got.len(), old.len());
 }
+
+/// Files of every boundary size and of 1-64 KiB, some below the size cat
+/// reads and writes (32 KiB), some spliced, so that the engine turns from
+/// one mechanism to the other from file to file, and its pipes grow once
+/// the stream has shown it is large (after 64 KiB): names and the bytes
+/// they hold together.
+fn small_files(dir: &Dir) -> (Vec<PathBuf>, Vec<u8>) {
+    let mut sizes: Vec<usize> = common::SIZES.to_vec();
+    sizes.extend([32 * 1024 - 1, 32 * 1024, 32 * 1024 + 1]);
+    // A fixed sequence, 1-64 KiB (a linear congruential generator).
+    let mut x = 39u64;
+    for _ in 0..150 {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        sizes.push(1024 + (x >> 33) as usize % (63 * 1024 + 1));
+    }
+    let mut all = Vec::new();
+    let names = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &size)| {
+            let bytes: Vec<u8> = (0..size).map(|j| (i * 7 + j / 4093) as u8).collect();
+            all.extend_from_slice(&bytes);
+            dir.write(&format!("s{i:03}"), bytes)
+        })
+        .collect();
+    (names, all)
+}
+
+#[test]
+fn many_small_files_reach_a_pipe_a_file_and_a_stream_socket_whole_and_in_order() {
+    let dir = Dir::new();
+    let (names, all) = small_files(&dir);
+    pipespeed_cat()
+        .args(&names)
+        .succeeds()
+        .no_stderr()
+        .stdout_is(&all);
+    // A file written from an offset, and one that appends.
+    let out_path = dir.path().join("out");
+    fs::write(&out_path, b"0123456789").unwrap();
+    let mut at_offset = File::options().write(true).open(&out_path).unwrap();
+    io::Seek::seek(&mut at_offset, io::SeekFrom::Start(4)).unwrap();
+    pipespeed_cat()
+        .args(&names)
+        .stdout_to(at_offset)
+        .succeeds()
+        .no_stderr();
+    assert!(fs::read(&out_path).unwrap() == [&b"0123"[..], &all].concat());
+    let appending = File::options().append(true).open(&out_path).unwrap();
+    pipespeed_cat()
+        .args(&names)
+        .stdout_to(appending)
+        .succeeds()
+        .no_stderr();
+    assert!(fs::read(&out_path).unwrap() == [&b"0123"[..], &all, &all].concat());
+    // A stream socket, read by a thread of the test.
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    let reader = thread::spawn(move || {
+        let mut got = Vec::new();
+        (&theirs).read_to_end(&mut got).unwrap();
+        got
+    });
+    pipespeed_cat()
+        .args(&names)
+        .stdout_to(File::from(std::os::fd::OwnedFd::from(ours)))
+        .succeeds()
+        .no_stderr();
+    assert!(
+        reader.join().unwrap() == all,
+        "the socket's reader got other bytes"
+    );
+}

@@ -344,6 +344,25 @@ fn wait_with_timeout(child: &mut Child, timeout: Duration) -> ExitStatus {
     }
 }
 
+/// A `PATH` with `env` (which [`common::catchable`] starts the command
+/// with) and no stress-ng: `--memory-pressure` then runs pipespeed's hogs.
+fn path_without_stress_ng() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let env = on_path("env").expect("env on PATH");
+    std::os::unix::fs::symlink(env, dir.path().join("env")).unwrap();
+    dir
+}
+
+/// The first `name` in the test run's `PATH`.
+fn on_path(name: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Pipespeed's hogs, tiny, whether stress-ng is installed or not (the
+/// tests that use them put a `PATH` without it).
 const TINY_PRESSURE: [&str; 5] = [
     "--memory-pressure",
     "--pressure-share",
@@ -358,7 +377,9 @@ fn memory_pressure_is_reported_and_no_hog_outlives_the_command() {
     args.extend(TINY_PRESSURE);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("out.json");
+    let no_stress_ng = path_without_stress_ng();
     let child = contend(&args)
+        .env("PATH", no_stress_ng.path())
         .arg("--json")
         .arg(&path)
         .stdout(Stdio::piped())
@@ -383,8 +404,11 @@ fn memory_pressure_is_reported_and_no_hog_outlives_the_command() {
     assert!(p["hog_cpu_s"].as_f64().unwrap() >= 0.0, "{p}");
     assert!(p["ready_s"].as_f64().unwrap() > 0.0, "{p}");
     assert!(p["while_filling"]["happened"].is_boolean(), "{p}");
+    assert_eq!(p["by"], "pipespeed hogs", "{p}");
+    assert!(p["command"].is_null(), "{p}");
     assert!(
-        text(&out.stdout).contains("memory pressure: 2 hogs"),
+        text(&out.stdout).contains("memory pressure: 2 pipespeed hogs")
+            && text(&out.stdout).contains("no stress-ng on PATH"),
         "{}",
         text(&out.stdout)
     );
@@ -400,7 +424,9 @@ fn an_interrupt_mid_run_stops_every_worker_and_hog() {
         let mut args = vec!["--duration", "60", "--writers", "2", "--readers", "2"];
         args.extend(TINY_PRESSURE);
         args.extend(mode);
+        let no_stress_ng = path_without_stress_ng();
         let mut child = contend(&args)
+            .env("PATH", no_stress_ng.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -434,7 +460,9 @@ fn an_interrupt_mid_run_stops_every_worker_and_hog() {
 fn killing_the_command_outright_takes_its_hogs_with_it() {
     let mut args = vec!["--duration", "60", "--processes"];
     args.extend(TINY_PRESSURE);
+    let no_stress_ng = path_without_stress_ng();
     let mut child = contend(&args)
+        .env("PATH", no_stress_ng.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -630,4 +658,205 @@ fn the_default_text_fits_80_and_120_columns_and_ends_with_the_verdict() {
         );
         assert!(verdict.lines().count() <= 6, "{stdout}");
     }
+}
+
+/// stress-ng's processes (the program and its `stress-ng-vm` workers)
+/// started by a command run with `PIPESPEED_TEST_TAG=tag`: stress-ng
+/// inherits the environment (its workers write their titles over theirs,
+/// so they are found as its descendants).
+fn stress_ng_tagged(tag: &str) -> Vec<u32> {
+    let wanted = format!("PIPESPEED_TEST_TAG={tag}");
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let Some((comm, rest)) = stat.split_once(" (").and_then(|(_, r)| r.rsplit_once(") "))
+        else {
+            continue;
+        };
+        let ppid: u32 = rest
+            .split(' ')
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        if comm.starts_with("stress-ng") {
+            all.push((pid, ppid));
+        }
+    }
+    let mut found: Vec<u32> = all
+        .iter()
+        .map(|&(pid, _)| pid)
+        .filter(|pid| {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            environ.split(|&b| b == 0).any(|v| v == wanted.as_bytes())
+        })
+        .collect();
+    let mut i = 0;
+    while let Some(&parent) = found.get(i) {
+        let below = all.iter().filter(|&&(_, ppid)| ppid == parent);
+        let below: Vec<u32> = below.map(|&(pid, _)| pid).collect();
+        found.extend(
+            below
+                .into_iter()
+                .filter(|p| !found.contains(p))
+                .collect::<Vec<_>>(),
+        );
+        i += 1;
+    }
+    found
+}
+
+/// A running command, interrupted and waited for if the test fails
+/// before it ends (so its stress-ng does not outlive the test).
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let pid = rustix::process::Pid::from_raw(self.0.id() as i32).unwrap();
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// The PIDs of `pids` that are still stress-ng processes, zombies
+/// included.
+fn stress_ng_still(pids: &[u32]) -> Vec<u32> {
+    pids.iter()
+        .copied()
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            stat.contains("(stress-ng")
+        })
+        .collect()
+}
+
+/// stress-ng on PATH, else a skip said on stderr (a failure with
+/// `PIPESPEED_REQUIRE_STRESS_NG=1`).
+fn stress_ng_installed() -> bool {
+    let found = on_path("stress-ng").is_some();
+    if !found {
+        common::skip("stress_ng", "stress-ng is not on PATH");
+    }
+    found
+}
+
+/// A tag no other run has.
+fn unique_tag() -> String {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    format!("{}-{}", std::process::id(), t.as_nanos())
+}
+
+#[test]
+fn memory_pressure_is_stress_ng_with_pipe_bench_s_arguments_and_none_outlives_the_run() {
+    if !stress_ng_installed() {
+        return;
+    }
+    let tag = unique_tag();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.json");
+    // pipe_bench's arguments, 80% of memory: the run is kept short.
+    let mut child = Running(
+        contend(&["--duration", "0.2", "--runs", "3", "--memory-pressure"])
+            .env("PIPESPEED_TEST_TAG", &tag)
+            .arg("--json")
+            .arg(&path)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut seen = std::collections::BTreeSet::new();
+    let start = Instant::now();
+    while child.0.try_wait().unwrap().is_none() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "contend did not end"
+        );
+        seen.extend(stress_ng_tagged(&tag));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut out_text = Vec::new();
+    std::io::Read::read_to_end(&mut child.0.stdout.take().unwrap(), &mut out_text).unwrap();
+    let mut err_text = Vec::new();
+    std::io::Read::read_to_end(&mut child.0.stderr.take().unwrap(), &mut err_text).unwrap();
+    let status = child.0.wait().unwrap();
+    let out = Output {
+        status,
+        stdout: out_text,
+        stderr: err_text,
+    };
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // stress-ng and at least one worker were seen during the run...
+    assert!(seen.len() >= 2, "stress-ng not seen running: {seen:?}");
+    // ...and none is left, not even unreaped.
+    let seen: Vec<u32> = seen.into_iter().collect();
+    assert_eq!(
+        stress_ng_still(&seen),
+        Vec::<u32>::new(),
+        "stress-ng left behind"
+    );
+    assert_eq!(
+        stress_ng_tagged(&tag),
+        Vec::<u32>::new(),
+        "stress-ng left behind"
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let p = &doc["memory_pressure"];
+    assert!(p["by"].as_str().unwrap().starts_with("stress-ng "), "{p}");
+    let args: Vec<&str> = p["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(args.join(" "), "--vm 4 --vm-bytes 80% --vm-method all");
+    assert_eq!(p["workers"], 4, "{p}");
+    assert_eq!(p["hogs_running_at_end"], 4, "{p}");
+    assert!(p["hog_cpu_s"].as_f64().unwrap() > 0.0, "{p}");
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("memory pressure: stress-ng ")
+            && stdout.contains("--vm 4 --vm-bytes 80% --vm-method all"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn an_interrupt_stops_stress_ng_and_its_workers() {
+    if !stress_ng_installed() {
+        return;
+    }
+    let tag = unique_tag();
+    let mut child = Running(
+        contend(&["--duration", "60", "--memory-pressure"])
+            .env("PIPESPEED_TEST_TAG", &tag)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    // stress-ng, its 4 instances and their 4 workers.
+    let mut seen = Vec::new();
+    wait_until("stress-ng's workers", Duration::from_secs(30), || {
+        seen = stress_ng_tagged(&tag);
+        seen.len() >= 9
+    });
+    let target = rustix::process::Pid::from_raw(child.0.id() as i32).unwrap();
+    rustix::process::kill_process(target, rustix::process::Signal::INT).unwrap();
+    let got = wait_with_timeout(&mut child.0, Duration::from_secs(20));
+    assert_eq!(got.code(), Some(130));
+    // Killed at once by the interrupt (SIGKILL to the group), the
+    // workers may still be freeing their memory, and are left to init to
+    // reap: they must be gone soon.
+    wait_until(
+        "stress-ng and its workers gone",
+        Duration::from_secs(10),
+        || stress_ng_still(&seen).is_empty(),
+    );
 }

@@ -56,6 +56,7 @@ fn every_manual_page_renders_without_a_warning() {
             "pipespeed-tee.1",
             "pipespeed-top.1",
             "pipespeed-write.1",
+            "pipespeed-yes.1",
             "pipespeed.1",
         ]
     );
@@ -216,9 +217,10 @@ fn the_pages_are_written_all_or_none_under_a_file_size_limit() {
     let private = man.join("pipespeed.1");
     std::fs::set_permissions(&private, PermissionsExt::from_mode(0o600)).unwrap();
     let before = pages_in(&man);
-    // 2 or 4 KiB (blocks of 512 bytes or 1 KiB, as the shell counts
-    // them): pipespeed.1 (the first) fits, larger pages do not.
-    let out = common::sh(dir.path(), "ulimit -f 4; exec \"$P\" generate man man");
+    // 4 or 8 KiB (blocks of 512 bytes or 1 KiB, as the shell counts
+    // them): pipespeed.1 (the first, over 2 KiB since yes joined it)
+    // fits, pv's page (over 9 KiB) does not.
+    let out = common::sh(dir.path(), "ulimit -f 8; exec \"$P\" generate man man");
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert!(

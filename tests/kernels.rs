@@ -127,17 +127,7 @@ fn three_boots_of_one_kernel_each_are_pooled_and_no_cell_is_significant() {
     }
     // Each kernel's runs are its three boots' runs.
     let m = &doc["measurements"][0];
-    for side in ["a", "b"] {
-        let row = &m[side][0];
-        assert_eq!(row["name"], "1x1");
-        for metric in row["metrics"].as_array().unwrap() {
-            assert_eq!(
-                metric["runs"].as_array().unwrap().len(),
-                3,
-                "{side}: {metric}"
-            );
-        }
-    }
+    assert_pooled_1x1(m, 3);
     // The table: pipe_bench's grid, the guest's kernel, every change
     // unmarked (a kernel against itself), none without an interval.
     let table = String::from_utf8_lossy(&out.stdout);
@@ -335,7 +325,7 @@ fn bad_usage_is_refused_before_anything_runs() {
     let full = dir.path().join("full");
     std::fs::create_dir(&full).unwrap();
     std::fs::write(full.join("keep"), b"mine").unwrap();
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 9] = [
         (&[k, k, "--rounds", "0"], "'0' is not a count from 1 to 100"),
         (&[k, k, "--memory", "1G0"], "--memory"),
         (&[k, k, "--out", full.to_str().unwrap()], "not empty"),
@@ -355,6 +345,10 @@ fn bad_usage_is_refused_before_anything_runs() {
         (
             &[k, k, "--rounds", "100", "--", "bench", "--runs", "11"],
             "pools 1100",
+        ),
+        (
+            &[k, k, "--pipe-bench", "pb", "--", "--memory-pressure"],
+            "the guest has no stress-ng",
         ),
     ];
     for (args, said) in cases {
@@ -772,4 +766,116 @@ fn an_out_that_cannot_be_read_or_made_is_bad_usage_and_leaves_nothing_made() {
         .unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert!(made.is_dir());
+}
+
+/// The kernel's pipe_bench for the guest: `PIPESPEED_PIPE_BENCH` (a
+/// binary), else built static into `dir` from `PIPESPEED_PIPE_BENCH_SRC`
+/// (its `pipe_bench.c`) with `cc -static -O2 -pthread`; else the test
+/// says it is skipped (`PIPESPEED_REQUIRE_PIPE_BENCH=1`: it fails).
+fn pipe_bench(dir: &Path) -> Option<PathBuf> {
+    if let Some(binary) = std::env::var_os("PIPESPEED_PIPE_BENCH").map(PathBuf::from) {
+        if binary.is_file() {
+            return Some(binary);
+        }
+        let why = format!("PIPESPEED_PIPE_BENCH={}: no such file", binary.display());
+        common::skip("pipe_bench", &why);
+        return None;
+    }
+    let Some(source) = std::env::var_os("PIPESPEED_PIPE_BENCH_SRC") else {
+        let why = "neither PIPESPEED_PIPE_BENCH nor PIPESPEED_PIPE_BENCH_SRC names pipe_bench";
+        common::skip("pipe_bench", why);
+        return None;
+    };
+    let binary = dir.join("pipe_bench");
+    let built = Command::new("cc")
+        .args(["-static", "-O2", "-pthread", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .output();
+    match built {
+        Ok(out) if out.status.success() => Some(binary),
+        Ok(out) => {
+            let why = format!("cc -static cannot build pipe_bench: {}", stderr(&out));
+            common::skip("pipe_bench", why.trim());
+            None
+        }
+        Err(e) => {
+            common::skip("pipe_bench", &format!("cannot run cc: {e}"));
+            None
+        }
+    }
+}
+
+#[test]
+fn pipe_bench_runs_in_every_boot_and_its_cell_is_pooled_over_the_boots() {
+    let Some(kernel) = kernel() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let Some(pipe_bench) = pipe_bench(dir.path()) else {
+        return;
+    };
+    let k = kernel.to_str().unwrap();
+    let json = dir.path().join("pair.json");
+    let out_dir = dir.path().join("boots");
+    // One cell, one 1 s run a boot, two boots a kernel.
+    let mut args = vec![k, k, "--rounds", "2", "--boot-timeout", "600"];
+    args.extend(["--pipe-bench", pipe_bench.to_str().unwrap()]);
+    args.extend(["--json", json.to_str().unwrap()]);
+    args.extend(["--out", out_dir.to_str().unwrap()]);
+    args.extend(["--", "-w", "1", "-r", "1", "-d", "1"]);
+    let out = kernels(dir.path(), &args).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    // Each boot kept pipe_bench's own words, a block of the cell.
+    let boots = doc["boots"].as_array().unwrap();
+    assert_eq!(boots.len(), 4);
+    for boot in boots {
+        let file = boot["files"][0].as_str().unwrap();
+        assert!(file.ends_with("pipe_bench.log"), "{file}");
+        let log = std::fs::read_to_string(file).unwrap();
+        let blocks = log.lines().filter(|l| l.starts_with("config: ")).count();
+        assert_eq!(blocks, 1, "{log}");
+        assert!(
+            log.contains("config: writers=1 readers=1 msgsize=65536 duration=1"),
+            "{log}"
+        );
+        assert!(log.contains("# kernel: "), "{log}");
+    }
+    // Each kernel's cell holds its two boots' runs.
+    let m = &doc["measurements"][0];
+    assert_eq!(m["measurement"]["program"]["pipe_bench"]["runs"], 1, "{m}");
+    assert_pooled_1x1(m, 2);
+    // The table as for contend, the command named, no change called
+    // between a kernel and itself; emulated said where TCG ran.
+    let table = String::from_utf8_lossy(&out.stdout);
+    let lkml = m["lkml"].as_str().unwrap();
+    assert!(table.contains(lkml), "{table}");
+    assert!(table.contains("== pipe_bench -w 1 -r 1 -d 1"), "{table}");
+    assert!(
+        lkml.contains("2 boots of A and 2 of B pooled, `pipe_bench -w 1 -r 1 -d 1` in each"),
+        "{lkml}"
+    );
+    let cells: Vec<&str> = lkml.lines().filter(|l| l.starts_with("1  ")).collect();
+    assert_eq!(cells.len(), 2, "{lkml}");
+    for cell in cells {
+        assert!(!cell.contains('*'), "{cell}\n{lkml}");
+    }
+    let emulated = doc["emulated"] == true;
+    assert_eq!(emulated, doc["accel"] == "tcg");
+    assert_eq!(table.contains("(emulated)"), emulated, "{table}");
+}
+
+/// Each side's one row is the cell 1x1 and every metric of it holds `runs`
+/// runs (its boots' runs pooled).
+fn assert_pooled_1x1(m: &Value, runs: usize) {
+    for side in ["a", "b"] {
+        let row = &m[side][0];
+        assert_eq!(row["name"], "1x1");
+        for metric in row["metrics"].as_array().unwrap() {
+            assert_eq!(
+                metric["runs"].as_array().unwrap().len(),
+                runs,
+                "{side}: {metric}"
+            );
+        }
+    }
 }

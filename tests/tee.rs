@@ -444,3 +444,97 @@ fn outputs_that_are_one_pipe_or_dev_null_are_spliced() {
         }
     }
 }
+
+#[test]
+fn files_written_side_by_side_start_their_threads_once_not_every_round() {
+    let Some(strace) = common::strace() else {
+        return;
+    };
+    if pipespeed::sys::available_cpus().unwrap().len() < 2 {
+        eprintln!("skipped: files_written_side_by_side_start_their_threads_once: one CPU allowed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = data(16 << 20);
+    let log = tee_under_strace(
+        strace,
+        dir.path(),
+        "-f -e trace=clone,clone3",
+        &["a", "b", "c"],
+        &input,
+    );
+    for name in ["a", "b", "c"] {
+        assert!(
+            std::fs::read(dir.path().join(name)).unwrap() == input,
+            "{name}"
+        );
+    }
+    // Three files, each but the last spliced to with a pipe of its own:
+    // two threads empty those, for the whole copy (a thread a round
+    // started 34 for these 16 MiB).
+    let threads = log.lines().filter(|l| l.contains("clone")).count();
+    assert!(threads <= 2, "{threads} threads started:\n{log}");
+}
+
+#[test]
+fn dev_null_beside_another_output_is_given_nothing() {
+    let Some(strace) = common::strace() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let input = data(4 << 20);
+    let log = tee_under_strace(
+        strace,
+        dir.path(),
+        "-e trace=openat,splice,tee,write",
+        &["/dev/null"],
+        &input,
+    );
+    // openat(AT_FDCWD, "/dev/null", O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0666) = 3
+    let null = log
+        .lines()
+        .find(|l| l.contains("\"/dev/null\"") && l.contains("O_WRONLY"))
+        .and_then(|l| l.rsplit("= ").next())
+        .unwrap_or_else(|| panic!("/dev/null not opened: {log}"))
+        .trim()
+        .to_owned();
+    let into_null = |l: &&str| {
+        l.starts_with(&format!("write({null},"))
+            || l.contains(&format!(", NULL, {null}, NULL"))
+            || (l.starts_with("tee(") && l.contains(&format!(", {null}, ")))
+    };
+    let calls: Vec<&str> = log.lines().filter(into_null).collect();
+    assert!(calls.is_empty(), "given to /dev/null: {calls:?}");
+}
+
+/// `strace OPTIONS -o LOG pipespeed tee ARGS` in `dir`, fed `input`: asserts
+/// it succeeds with `input` on stdout and returns strace's log.
+fn tee_under_strace(
+    strace: &str,
+    dir: &std::path::Path,
+    options: &str,
+    args: &[&str],
+    input: &[u8],
+) -> String {
+    let log = dir.join("log");
+    let mut child = Command::new(strace)
+        .args(options.split(' '))
+        .arg("-o")
+        .arg(&log)
+        .arg(EXE)
+        .arg("tee")
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feed = input.to_vec();
+    let feeder = thread::spawn(move || stdin.write_all(&feed).unwrap());
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stdout == input);
+    std::fs::read_to_string(log).unwrap()
+}

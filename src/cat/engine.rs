@@ -54,13 +54,14 @@ pub(crate) fn cat_file(
     if input_is_output(input, &info, out, out_info, engine.rewrite()) {
         return Err(Failure::InputIsOutput);
     }
-    engine.cat(input, out)
+    engine.cat(input, &info, out, out_info)
 }
 
 /// How bytes go from a file to stdout: chosen once, from the options.
 pub(crate) enum Engine {
-    /// No option changes the bytes: the copy engine.
-    Copy(Copier),
+    /// No option changes the bytes: the copy engine (boxed: it holds
+    /// what it reuses from file to file, and is the larger variant).
+    Copy(Box<Copier>),
     /// Read a chunk, format it, write it out.
     Format {
         /// The formatter, with what it holds back between chunks.
@@ -78,10 +79,10 @@ impl Engine {
     /// [`CopyOptions::page_references`]).
     pub(crate) fn new(options: FormatOptions, page_references: bool) -> Engine {
         if options.is_plain() {
-            Engine::Copy(Copier::new(CopyOptions {
+            Engine::Copy(Box::new(Copier::new(CopyOptions {
                 page_references,
                 ..CopyOptions::default()
-            }))
+            })))
         } else {
             Engine::Format {
                 formatter: Box::new(Formatter::new(options)),
@@ -99,10 +100,17 @@ impl Engine {
         }
     }
 
-    /// Copies `src` to `out`, formatted if asked.
-    pub(crate) fn cat(&mut self, src: BorrowedFd<'_>, out: BorrowedFd<'_>) -> Result<(), Failure> {
+    /// Copies `src` to `out` (as examined: `src_info`, `out_info`),
+    /// formatted if asked.
+    pub(crate) fn cat(
+        &mut self,
+        src: BorrowedFd<'_>,
+        src_info: &FdInfo,
+        out: BorrowedFd<'_>,
+        out_info: &FdInfo,
+    ) -> Result<(), Failure> {
         match self {
-            Engine::Copy(copier) => match copier.copy(src, out) {
+            Engine::Copy(copier) => match copier.copy_examined(src, src_info, out, out_info) {
                 Ok(_) => Ok(()),
                 Err(err) => Err(match err.side {
                     Side::Input => Failure::Read(err.source),

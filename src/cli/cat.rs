@@ -191,11 +191,12 @@ pub(super) fn run(invocation: &Invocation, args: CatArgs) -> ExitCode {
 
 /// What `--help` says of page references; docs/cat.md has the details.
 const PAGE_REFERENCES: &str = "\
-Files larger than 32 KiB go into pipes and stream sockets by splice(2): the
-reader gets references to the file's page-cache pages, not copies, so a file
-overwritten in place after cat has finished but before the reader has read
-it shows the reader the new bytes. Set PIPESPEED_NO_SPLICE=1 to copy them
-instead (by read/write, as GNU cat 9.1 does). Sockets that keep records
+Files larger than 32 KiB, and smaller ones once 64 KiB have gone out, go into
+pipes and stream sockets by splice(2): the reader gets references to the
+file's page-cache pages, not copies, so a file overwritten in place after cat
+has finished but before the reader has read it shows the reader the new
+bytes. Set PIPESPEED_NO_SPLICE=1 to copy them instead (by read/write, as GNU
+cat 9.1 does). Sockets that keep records
 (SOCK_SEQPACKET, SOCK_DGRAM) are read a whole record at a time, and written
 in records they take.
 

@@ -80,15 +80,17 @@ pub struct ContendArgs {
     /// measures correctness, not speed).
     #[arg(long)]
     pub verify: bool,
-    /// Run memory hogs for the whole measurement, as stress-ng --vm 4
-    /// --vm-bytes 80% does.
+    /// Run stress-ng --vm 4 --vm-bytes 80% --vm-method all for the whole
+    /// measurement, as pipe_bench does, where stress-ng is on PATH; else
+    /// memory hogs of pipespeed's own that do what it does.
     #[arg(long = "memory-pressure")]
     pub memory_pressure: bool,
-    /// Memory hog processes [default: 4].
+    /// Memory hog processes (stress-ng's --vm) [default: 4].
     #[arg(long = "pressure-workers", value_name = "N", value_parser = count(1, MAX_HOGS))]
     pub pressure_workers: Option<usize>,
-    /// What the hogs take together, in percent of MemAvailable (never more
-    /// than 80% of it, and leaving 1 GiB) [default: 80].
+    /// What the hogs take together, in percent of MemAvailable (stress-ng's
+    /// --vm-bytes; pipespeed's hogs never take more than 80% of it, and
+    /// leave 1 GiB) [default: 80].
     #[arg(long = "pressure-share", value_name = "PERCENT", value_parser = percent)]
     pub pressure_share: Option<f64>,
     #[command(flatten)]

@@ -1,4 +1,4 @@
-//! What the GNU drop-ins (`cat`, `tee`) share: being called by the
+//! What the GNU drop-ins (`cat`, `tee`, `yes`) share: being called by the
 //! tool's name, glibc getopt's messages for a refused option, GNU's way of
 //! saying an error, and the locale's quoting.
 

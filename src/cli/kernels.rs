@@ -34,7 +34,8 @@ use measure::{Measure, measurements};
                   boot probes it), qemu's emulator (TCG) otherwise: then every figure and \
                   table is marked emulated, tens of times slower and noisier than the \
                   machine. After --, the arguments of one pipespeed command to run instead \
-                  (`-- contend --writers 5 --readers 5`; --json is added). See \
+                  (`-- contend --writers 5 --readers 5`; --json is added), or with \
+                  --pipe-bench FILE, pipe_bench's (`-- -w 2 -r 5 -d 1`). See \
                   docs/kernels.md.\n\nExit status: 0 compared, 1 a boot or a measurement \
                   failed (named, with the console's last line; a stalled worker's dump is in \
                   its result), 2 bad usage, 3 qemu or busybox not installed (the package is \
@@ -98,6 +99,12 @@ pub struct KernelsArgs {
     /// if missing; it must be empty).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Run this build of the kernel's pipe_bench in each boot instead,
+    /// --runs times, with the arguments after -- (none: its sweep); its
+    /// cells are pooled over the boots (a dynamically linked one takes its
+    /// libraries along).
+    #[arg(long = "pipe-bench", value_name = "FILE")]
+    pub pipe_bench: Option<PathBuf>,
     /// The pipespeed binary the guest runs [default: this one; a
     /// dynamically linked one takes its libraries along].
     #[arg(long = "guest-pipespeed", value_name = "FILE")]
@@ -242,6 +249,7 @@ pub(super) fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
         inputs: Inputs {
             busybox: args.busybox.clone(),
             pipespeed,
+            pipe_bench: args.pipe_bench.clone(),
         },
         cache: cache_dir(),
         // Made below, once the inputs and outputs are checked.
@@ -346,6 +354,7 @@ pub(super) fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
 fn check_inputs(args: &KernelsArgs, config: &KernelsConfig) -> anyhow::Result<()> {
     let named = [&args.a, &args.b, &config.inputs.pipespeed]
         .into_iter()
+        .chain(&args.pipe_bench)
         .chain(Some(&args.busybox).filter(|p| p.components().count() > 1));
     for path in named {
         if let Err(e) = open_input(path)
@@ -375,7 +384,7 @@ fn print(result: &KernelsResult, json: &Option<PathBuf>) -> anyhow::Result<()> {
     for m in &result.measurements {
         text += &format!(
             "\n== {}{}\n",
-            m.measurement.args.join(" "),
+            m.measurement.command_line(),
             if result.emulated { " (emulated)" } else { "" }
         );
         text += &m.lkml;

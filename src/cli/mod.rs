@@ -17,6 +17,7 @@ mod progress;
 mod pv;
 mod tee;
 mod top;
+mod yes;
 
 use std::io;
 use std::process::ExitCode;
@@ -71,6 +72,11 @@ pub enum Command {
     /// The binary is also `pipespeed tee` when it is called by the name
     /// tee (a symbolic link named tee, for example).
     Tee(tee::TeeArgs),
+    /// Output a line again and again, byte for byte as GNU yes does.
+    ///
+    /// The binary is also `pipespeed yes` when it is called by the name
+    /// yes (a symbolic link named yes, for example).
+    Yes(yes::YesArgs),
     /// Copy inputs to stdout showing progress, as pv does, at the speed
     /// of the pipe.
     Pv(pv::PvArgs),
@@ -110,7 +116,7 @@ const EXIT_USAGE: u8 = 2;
 pub struct UsageError(String);
 
 /// The `pipespeed` binary's `main`: what it does called by any name
-/// (`pipespeed`, or a symlink `cat`, `tee` or `pv`).
+/// (`pipespeed`, or a symlink `cat`, `tee`, `yes` or `pv`).
 pub fn main() -> ExitCode {
     // A descriptor closed at start stays unusable: reads and writes on it
     // fail with EBADF instead of going to /dev/null.
@@ -122,9 +128,10 @@ pub fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    // Called `cat`, `tee` or `pv` (a symlink), the binary is `pipespeed
-    // cat`, `pipespeed tee` or `pipespeed pv`. cat and tee parse their own
-    // options alone (see `gnu::parse`), and speak as GNU's.
+    // Called `cat`, `tee`, `yes` or `pv` (a symlink), the binary is
+    // `pipespeed cat`, `pipespeed tee`, `pipespeed yes` or `pipespeed pv`.
+    // cat and tee parse their own options alone (see `gnu::parse`), yes as
+    // GNU's getopt call does (`yes::run`), and they speak as GNU's.
     if let Some(cat) = gnu::Invocation::detect(&mut argv, &cat::CAT) {
         return match gnu::parse(&argv) {
             Ok(args) => cat::run(&cat, args),
@@ -136,6 +143,9 @@ pub fn main() -> ExitCode {
             Ok(args) => tee::run(&tee, args, &argv),
             Err(err) => tee::refused(&tee, err, &argv),
         };
+    }
+    if let Some(yes) = gnu::Invocation::detect(&mut argv, &yes::YES) {
+        return yes::run(&yes, argv.get(2..).unwrap_or_default());
     }
     // Every other command reports a write past `ulimit -f` (EFBIG) with
     // its own status; cat and tee die of SIGXFSZ, as GNU's do.
@@ -179,6 +189,9 @@ pub fn main() -> ExitCode {
         Some(Command::Cat(args)) => return cat::run(&gnu::Invocation::subcommand(&cat::CAT), args),
         Some(Command::Tee(args)) => {
             return tee::run(&gnu::Invocation::subcommand(&tee::TEE), args, &argv);
+        }
+        Some(Command::Yes(args)) => {
+            return yes::run(&gnu::Invocation::subcommand(&yes::YES), &args.strings);
         }
     };
     match result {
@@ -256,7 +269,7 @@ fn worker(spec: &str) -> anyhow::Result<ExitCode> {
 /// their own words.
 fn closed_stdio(command: &Option<Command>) -> Option<ExitCode> {
     let needs = |fd| match command {
-        Some(Command::Cat(_) | Command::Tee(_) | Command::Pv(_)) => false,
+        Some(Command::Cat(_) | Command::Tee(_) | Command::Pv(_) | Command::Yes(_)) => false,
         Some(Command::Read(_)) => matches!(fd, Stdio::Stdin | Stdio::Stdout),
         // Every other command writes its result to stdout.
         _ => fd == Stdio::Stdout,

@@ -7,10 +7,11 @@
 //!
 //! | source -> destination | mechanism |
 //! | --- | --- |
-//! | regular file -> regular file | [`Mechanism::CopyFileRange`] (keeps reflinks and server-side copy), then [`Mechanism::Sendfile`] on `EXDEV` |
+//! | regular file -> regular file on a filesystem that may copy by itself ([`crate::sys::copies_itself`]) | [`Mechanism::CopyFileRange`] (keeps reflinks and server-side copy), then [`Mechanism::Sendfile`] on `EXDEV` |
+//! | regular file -> regular file on ext2/3/4 or tmpfs | [`Mechanism::SplicePipe`], the intermediate pipe at most 512 KiB (`FILE_PIPE`): the kernel's copy_file_range would splice through a pipe of 64 KiB |
 //! | pipe -> pipe | [`Mechanism::Splice`], then, once the input has shown it is large ([`SHOWN_LARGE`]), [`Mechanism::SplicePipe`] |
 //! | any other pair of files, pipes, sockets and devices | [`Mechanism::SplicePipe`]: splice through an intermediate pipe, made once and reused |
-//! | a terminal at either end, a regular file with 32 KiB or less left from its position, or one whose size says 0 (procfs) | [`Mechanism::ReadWrite`] |
+//! | a terminal at either end, a regular file with 32 KiB or less left from its position (unless the destination has taken [`SHOWN_LARGE`] bytes from this copier's copies before: then as a large one), or one whose size says 0 (procfs) | [`Mechanism::ReadWrite`] |
 //! | a socket that keeps record boundaries (`SOCK_SEQPACKET`, `SOCK_DGRAM`) at either end, whatever [`CopyOptions::force`] says | [`Mechanism::ReadWrite`], a whole record at a time (`recv_record`, `RecordWriter`) |
 //!
 //! A file goes to a pipe through the intermediate pipe because splice
@@ -80,18 +81,18 @@ use errors::{Outcome, same_error};
 use kernel::KernelCall;
 pub use pipes::SHOWN_LARGE;
 pub(crate) use pipes::{bytes_ahead, grow_pipe};
-pub(crate) use plan::choose;
 use plan::once_large;
 pub use plan::{
     Copied, CopyError, CopyOptions, Fallback, Mechanism, Rewrite, SMALL_FILE, Side, input_is_output,
 };
+pub(crate) use plan::{Destination, choose};
 pub(crate) use records::{
     RecordWriter, next_record_len, recv_measured, recv_record, write_all_or_records,
 };
 
 use std::fmt;
 use std::io;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -182,6 +183,21 @@ pub struct Copier {
     /// written: [`SHOWN_LARGE`] for a source of unknown length, until it
     /// gets there.
     pause_at: Option<u64>,
+    /// The destination of the last copies (device and inode) and
+    /// `progress` when copies into it began: what it has taken over
+    /// several copies (`cat` of many small files) shows a stream as large
+    /// as one file's bytes do.
+    stream: Option<((u64, u64), u64)>,
+    /// What the intermediate pipe holds at most, once asked or set (0:
+    /// not known).
+    mid_size: usize,
+    /// The destination pipe (device and inode) and what it was found to
+    /// hold at most, so that a copy after another asks the kernel again
+    /// only to enlarge it.
+    dst_size: Option<((u64, u64), usize)>,
+    /// The destination file (device and inode) and whether its filesystem
+    /// copies by itself.
+    dst_copies: Option<((u64, u64), bool)>,
 }
 
 /// A function shown every byte copied, in order, before it is written.
@@ -224,6 +240,10 @@ impl Copier {
             pipe_max_size: None,
             pipe_goal: 0,
             pause_at: None,
+            stream: None,
+            mid_size: 0,
+            dst_size: None,
+            dst_copies: None,
         }
     }
 
@@ -271,10 +291,32 @@ impl Copier {
         };
         let src_info = fd_info(src).map_err(input)?;
         let dst_info = fd_info(dst).map_err(output)?;
+        self.copy_examined(src, &src_info, dst, &dst_info)
+    }
+
+    /// [`Copier::copy`] of descriptors the caller has examined already
+    /// (with [`fd_info`]): `cat` has, for every file, and examines its
+    /// stdout once, where each `fstat` asked again cost as much as a
+    /// small file's read.
+    pub(crate) fn copy_examined(
+        &mut self,
+        src: BorrowedFd<'_>,
+        src_info: &FdInfo,
+        dst: BorrowedFd<'_>,
+        dst_info: &FdInfo,
+    ) -> Result<Copied, CopyError> {
+        let (src_info, dst_info) = (*src_info, *dst_info);
         let ahead = bytes_ahead(src, &src_info);
         let records = Records {
             input: src_info.kind == FdKind::Socket && keeps_records(src),
             output: dst_info.kind == FdKind::Socket && keeps_records(dst),
+        };
+        let streamed = self.streamed(&dst_info);
+        let to = Destination {
+            large_stream: streamed >= SHOWN_LARGE && self.options.limit.is_none(),
+            copies_itself: src_info.kind == FdKind::Regular
+                && dst_info.kind == FdKind::Regular
+                && self.copies_itself(dst, &dst_info),
         };
         let mut mechanism = match (&self.inspector, self.options.force) {
             // Splice would cut records where it stops; read/write takes
@@ -289,11 +331,11 @@ impl Copier {
                     size: ahead.unwrap_or(src_info.size),
                     ..src_info
                 };
-                choose(&left, &dst_info, &self.options)
+                choose(&left, &dst_info, to, &self.options)
             }
         };
         let ends = [(src, src_info.kind), (dst, dst_info.kind)];
-        self.size_pipes_at_start(ends, ahead);
+        self.size_pipes_at_start(ends, ahead, streamed);
         if records.input {
             // Whole records pass any byte count: no pause at one.
             self.pause_at = None;
@@ -428,7 +470,36 @@ impl Copier {
     fn discard_pending(&mut self) {
         if self.pending > 0 {
             self.mid = None;
+            self.mid_size = 0;
             self.pending = 0;
+        }
+    }
+
+    /// [`copies_itself`](crate::sys::copies_itself) of the
+    /// destination file, asked once per destination.
+    fn copies_itself(&mut self, dst: BorrowedFd<'_>, info: &FdInfo) -> bool {
+        let id = (info.dev, info.ino);
+        match self.dst_copies {
+            Some((last, answer)) if last == id => answer,
+            _ => {
+                let answer = crate::sys::copies_itself(dst);
+                self.dst_copies = Some((id, answer));
+                answer
+            }
+        }
+    }
+
+    /// Bytes `dst` has taken from this copier's earlier copies into it,
+    /// one after the other (0 when the last copy went elsewhere).
+    fn streamed(&mut self, dst: &FdInfo) -> u64 {
+        let id = (dst.dev, dst.ino);
+        let now = self.progress.load(Ordering::Relaxed);
+        match self.stream {
+            Some((last, start)) if last == id => now.saturating_sub(start),
+            _ => {
+                self.stream = Some((id, now));
+                0
+            }
         }
     }
 

@@ -13,6 +13,13 @@ use crate::units::KIB;
 /// input never costs the user more than pipes of the default size.
 pub const SHOWN_LARGE: u64 = 64 * KIB;
 
+/// The most a file-to-file copy's intermediate pipe holds: GNU cat 9.12's
+/// pipe size. On ext4, 1 GiB copies after a sync ran alike through pipes
+/// of 256 KiB, 512 KiB and 1 MiB (2.2-2.7 GiB/s), and slower by the
+/// kernel's own copy_file_range (1.3-2.2), which splices through 64 KiB
+/// (docs/cat.md); the smaller pipe costs less of the user's pipe budget.
+pub(super) const FILE_PIPE: u64 = 512 * KIB;
+
 /// A copy's two ends, with what they are.
 pub(super) type Ends<'a> = [(BorrowedFd<'a>, FdKind); 2];
 
@@ -20,8 +27,19 @@ impl Copier {
     /// Sizes the pipes as a copy starts, from `ahead`, the bytes a regular
     /// file has left ([`bytes_ahead`]): enlarged at once to hold them, or,
     /// for a source of unknown length, not yet (the copy pauses after
-    /// [`SHOWN_LARGE`] bytes).
-    pub(super) fn size_pipes_at_start(&mut self, ends: Ends<'_>, ahead: Option<u64>) {
+    /// [`SHOWN_LARGE`] bytes). `streamed`: bytes the destination took from
+    /// this copier's copies before, one after the other; once that is
+    /// [`SHOWN_LARGE`], the stream is large whatever this copy holds, and
+    /// the pipes are enlarged as far as they may (`cat` of 10,000 files of
+    /// 1-64 KiB into a pipe: GNU cat 9.12 sets its pipes to 512 KiB at its
+    /// first splice, and a stdout left at 64 KiB woke the reader
+    /// for every file or two).
+    pub(super) fn size_pipes_at_start(
+        &mut self,
+        ends: Ends<'_>,
+        ahead: Option<u64>,
+        streamed: u64,
+    ) {
         self.pipe_goal = 0;
         self.pause_at = None;
         if let Some(size) = self.options.pipe_size {
@@ -36,6 +54,9 @@ impl Copier {
         }
         let limit = self.options.limit.unwrap_or(u64::MAX);
         match ahead {
+            _ if streamed >= SHOWN_LARGE && self.options.limit.is_none() => {
+                self.fit_pipes(ends, u64::MAX);
+            }
             Some(bytes) => self.fit_pipes(ends, bytes.min(limit)),
             None if limit > SHOWN_LARGE => self.pause_at = Some(SHOWN_LARGE),
             None => {}
@@ -58,17 +79,33 @@ impl Copier {
     }
 
     /// Enlarges the pipes among `ends`, and the intermediate pipe (made
-    /// already or later in this copy), to hold `bytes`.
+    /// already or later in this copy), to hold `bytes`. The destination
+    /// and the intermediate pipe are asked their size only until it is
+    /// known to be enough (once per copier, for cat's stdout, not once per
+    /// file).
     fn fit_pipes(&mut self, ends: Ends<'_>, bytes: u64) {
         let max = self.pipe_max_size();
+        // (The destination's device and inode: set as the copy began.)
+        let dst = self.stream.map(|(id, _)| id);
+        let [(src, src_kind), (dst_fd, dst_kind)] = ends;
+        let bytes = match (src_kind, dst_kind) {
+            (FdKind::Regular, FdKind::Regular) => bytes.min(FILE_PIPE),
+            _ => bytes,
+        };
         self.pipe_goal = bytes;
-        for (fd, kind) in ends {
-            if kind == FdKind::Pipe {
-                grow_pipe(fd, bytes, max);
-            }
+        if src_kind == FdKind::Pipe {
+            grow_pipe(src, bytes, max);
+        }
+        if dst_kind == FdKind::Pipe {
+            let known = match (self.dst_size, dst) {
+                (Some((id, size)), Some(dst)) if id == dst => size,
+                _ => 0,
+            };
+            let now = grow_known(dst_fd, bytes, max, known);
+            self.dst_size = dst.map(|dst| (dst, now));
         }
         if let Some(mid) = &self.mid {
-            grow_pipe(mid.write.as_fd(), bytes, max);
+            self.mid_size = grow_known(mid.write.as_fd(), bytes, max, self.mid_size);
         }
     }
 
@@ -80,11 +117,12 @@ impl Copier {
             return Ok(pair);
         }
         let pair = crate::sys::pipe()?;
+        self.mid_size = 0;
         match self.options.pipe_size {
             Some(size) => set_pipe(pair.write.as_fd(), size),
             None => {
                 let max = self.pipe_max_size();
-                grow_pipe(pair.write.as_fd(), self.pipe_goal, max);
+                self.mid_size = grow_known(pair.write.as_fd(), self.pipe_goal, max, 0);
             }
         }
         Ok(pair)
@@ -115,9 +153,23 @@ pub(crate) fn bytes_ahead(fd: BorrowedFd<'_>, info: &FdInfo) -> Option<u64> {
 /// left alone, and a refusal (the user's pipe budget is spent) only costs
 /// speed, so it is ignored.
 pub(crate) fn grow_pipe(fd: BorrowedFd<'_>, bytes: u64, max: usize) {
+    grow_known(fd, bytes, max, 0);
+}
+
+/// [`grow_pipe`] of a pipe known to hold `known` bytes (0: not known):
+/// nothing is asked of the kernel when that is enough. Returns what the
+/// pipe holds now, as far as known (0: not known).
+fn grow_known(fd: BorrowedFd<'_>, bytes: u64, max: usize, known: usize) -> usize {
     let size = bytes.min(max as u64) as usize;
-    if size > 0 && fcntl_getpipe_size(fd).is_ok_and(|now| now < size) {
-        let _ = fcntl_setpipe_size(fd, size);
+    if size == 0 || known >= size {
+        return known;
+    }
+    // Asked even when `known` says less: another process may have grown
+    // a shared pipe, and setting less would shrink it.
+    match fcntl_getpipe_size(fd) {
+        Ok(now) if now < size => fcntl_setpipe_size(fd, size).unwrap_or(now),
+        Ok(now) => now,
+        Err(_) => 0,
     }
 }
 
@@ -137,7 +189,7 @@ mod tests {
     use std::io::{Seek, Write};
 
     use super::*;
-    use crate::copy::{CopyOptions, Mechanism};
+    use crate::copy::{CopyOptions, Mechanism, SMALL_FILE};
 
     fn file_of(len: usize) -> File {
         let mut f = tempfile::tempfile().unwrap();
@@ -202,6 +254,50 @@ mod tests {
             assert_eq!(mid_size_after(file_of(200_000), default), Some(256 * 1024));
             assert_eq!(mid_size_after(file_of(3 << 20), default), Some(max));
             assert_eq!(mid_size_after(pipe_of(300_000), default), Some(max));
+        }
+    }
+
+    #[test]
+    fn a_stream_of_small_files_grows_the_pipes_as_a_large_file_does() {
+        let max = crate::sys::pipe_max_size().unwrap();
+        if !may_grow_to(max) {
+            return;
+        }
+        // Files read and written (30,000 bytes), and spliced (40,000),
+        // one after the other into one pipe: once 64 KiB have gone, the
+        // stream is large.
+        for len in [30_000, 40_000] {
+            let out = crate::sys::pipe().unwrap();
+            let reader = File::from(out.read);
+            let reader = std::thread::spawn(move || {
+                std::io::copy(&mut &reader, &mut std::io::sink()).unwrap()
+            });
+            let mut copier = Copier::new(CopyOptions::default());
+            let (mut sizes, mut mechanisms) = (Vec::new(), Vec::new());
+            for _ in 0..4 {
+                let copied = copier.copy(file_of(len), &out.write).unwrap();
+                sizes.push(fcntl_getpipe_size(&out.write).unwrap());
+                mechanisms.push(copied.mechanism);
+            }
+            let mid = copier
+                .mid
+                .as_ref()
+                .map(|m| fcntl_getpipe_size(&m.read).unwrap());
+            drop(out.write);
+            assert_eq!(reader.join().unwrap(), 4 * len as u64);
+            // The first files leave the pipe as made; the one after 64
+            // KiB finds it grown.
+            assert_eq!(sizes[0], 64 * 1024, "{len}: {sizes:?}");
+            assert_eq!(sizes[3], max, "{len}: {sizes:?}");
+            // A small file in a large stream is spliced, as a large one.
+            let first = if len > SMALL_FILE as usize {
+                Mechanism::SplicePipe
+            } else {
+                Mechanism::ReadWrite
+            };
+            assert_eq!(mechanisms[0], first, "{len}");
+            assert_eq!(mechanisms[3], Mechanism::SplicePipe, "{len}");
+            assert_eq!(mid, Some(max), "{len}");
         }
     }
 

@@ -137,16 +137,39 @@ pub struct CopyError {
     pub source: io::Error,
 }
 
+/// What a copy's destination is besides its [`FdInfo`], for [`choose`].
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Destination {
+    /// It has taken [`SHOWN_LARGE`](super::SHOWN_LARGE) bytes or more
+    /// from the copier's copies before this one (`cat` of many files):
+    /// the pipes are made and enlarged already, and a small file costs
+    /// no more to splice than to read and write.
+    pub(crate) large_stream: bool,
+    /// A regular file on a filesystem that may copy by itself
+    /// ([`copies_itself`](crate::sys::copies_itself)).
+    pub(crate) copies_itself: bool,
+}
+
 /// The mechanism [`Copier::copy`](super::Copier::copy) starts with for a source and a
 /// destination: the one decision of the engine.
-pub(crate) fn choose(src: &FdInfo, dst: &FdInfo, options: &CopyOptions) -> Mechanism {
+pub(crate) fn choose(
+    src: &FdInfo,
+    dst: &FdInfo,
+    to: Destination,
+    options: &CopyOptions,
+) -> Mechanism {
     use FdKind::*;
-    let small_file = src.kind == Regular && src.size <= SMALL_FILE;
+    // (A size of 0 may be procfs's, whose files refuse splice.)
+    let small_file =
+        src.kind == Regular && src.size <= SMALL_FILE && !(to.large_stream && src.size > 0);
     match (src.kind, dst.kind) {
         // Terminals want each line as it comes; splice would not help.
         (Tty, _) | (_, Tty) => Mechanism::ReadWrite,
         _ if small_file => Mechanism::ReadWrite,
-        (Regular, Regular) => Mechanism::CopyFileRange,
+        (Regular, Regular) if to.copies_itself => Mechanism::CopyFileRange,
+        // ext4 and tmpfs: the kernel's copy_file_range splices through a
+        // pipe of 64 KiB; through one of FILE_PIPE, faster.
+        (Regular, Regular) => Mechanism::SplicePipe,
         (Regular, _) if !options.page_references => Mechanism::ReadWrite,
         // Until the input has shown it is large: see `once_large`.
         (Pipe, Pipe) => Mechanism::Splice,

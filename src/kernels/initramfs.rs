@@ -1,6 +1,6 @@
 //! The guest's initramfs: busybox (a static one: its shell is `/init`),
-//! the pipespeed binary (static, or with the shared libraries `ldd`
-//! names), and `/init`, a shell script that mounts what the measurements
+//! the pipespeed binary and, given one, the kernel's pipe_bench (static,
+//! or with the shared libraries `ldd` names), and `/init`, a shell script that mounts what the measurements
 //! need, runs each one, writes each result to the second serial port and
 //! powers off. Built with `busybox cpio`, cached by its contents.
 
@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::SystemTime;
 
-use super::{KernelsError, Measurement};
+use super::{KernelsError, Measurement, Program};
 
 /// What the console says once `/init` runs, before anything else.
 pub(crate) const INIT_REACHED: &str = "pipespeed-guest: /init reached";
@@ -33,7 +33,13 @@ pub(crate) struct Inputs {
     pub busybox: PathBuf,
     /// The pipespeed binary the guest runs.
     pub pipespeed: PathBuf,
+    /// The kernel's pipe_bench, for [`Program::PipeBench`] measurements
+    /// (`/bin/pipe_bench` in the guest).
+    pub pipe_bench: Option<PathBuf>,
 }
+
+/// Where the guest finds pipe_bench.
+const GUEST_PIPE_BENCH: &str = "/bin/pipe_bench";
 
 /// `/init`: mounts, then each measurement in turn, its JSON framed on
 /// `/dev/ttyS1`, then power off. A measurement that fails still sends
@@ -51,7 +57,12 @@ pub(crate) fn init_script(measurements: &[Measurement]) -> String {
     );
     let _ = writeln!(s, "echo \"{INIT_REACHED} $(cat /proc/uptime)\"");
     s.push_str("stty -F /dev/ttyS1 raw -echo\nexport PATH=/bin HOME=/tmp\n");
-    s += &runs(measurements, "/bin/pipespeed", "/tmp", "/dev/ttyS1");
+    s += &runs(
+        measurements,
+        ["/bin/pipespeed", GUEST_PIPE_BENCH],
+        "/tmp",
+        "/dev/ttyS1",
+    );
     s.push_str("sync\npoweroff -f\n");
     s
 }
@@ -59,42 +70,71 @@ pub(crate) fn init_script(measurements: &[Measurement]) -> String {
 /// The script virtme-ng runs in a guest that sees the host's files: the
 /// host's `pipespeed`, each result written to `dir` and framed in
 /// `dir/results.log`.
-pub(crate) fn vng_script(measurements: &[Measurement], pipespeed: &Path, dir: &Path) -> String {
+pub(crate) fn vng_script(measurements: &[Measurement], inputs: &Inputs, dir: &Path) -> String {
     let dir_text = dir.display().to_string();
     let mut s = format!(
         "#!/bin/sh\n# pipespeed kernels --vng: run in the guest (generated).\n\
          echo \"{INIT_REACHED} $(cat /proc/uptime)\"\n"
     );
     let results = dir.join("results.log").display().to_string();
+    let program = |p: &Path| sh_quote(&p.display().to_string());
+    let pipe_bench = inputs.pipe_bench.as_deref().map(program);
     s += &runs(
         measurements,
-        &sh_quote(&pipespeed.display().to_string()),
+        [
+            &program(&inputs.pipespeed),
+            pipe_bench.as_deref().unwrap_or(GUEST_PIPE_BENCH),
+        ],
         &sh_quote(&dir_text),
         &sh_quote(&results),
     );
     s
 }
 
-/// Each measurement: `PIPESPEED ARGS --json DIR/NAME.json`, its status
-/// and its result framed into `results`, then the last line.
-fn runs(measurements: &[Measurement], pipespeed: &str, dir: &str, results: &str) -> String {
+/// Each measurement: `PIPESPEED ARGS --json DIR/NAME.json`, or
+/// `PIPE_BENCH ARGS` its runs times into `DIR/NAME.json` (stdout and
+/// stderr, after `#` lines of the guest's facts), its status and its
+/// result framed into `results`, then the last line.
+fn runs(
+    measurements: &[Measurement],
+    [pipespeed, pipe_bench]: [&str; 2],
+    dir: &str,
+    results: &str,
+) -> String {
     let mut s = String::new();
     for m in measurements {
         let args: Vec<String> = m.args.iter().map(|a| sh_quote(a)).collect();
         let name = &m.name;
+        let run = match m.program {
+            Program::Pipespeed => format!(
+                "{pipespeed} {} --json {dir}/{name}.json\nst=$?\n",
+                args.join(" ")
+            ),
+            // The status of the last run that failed; every run's output.
+            Program::PipeBench { runs } => format!(
+                "st=0\n{{ {FACTS}\n  i=0; while [ $i -lt {runs} ]; do i=$((i+1)); {pipe_bench} {} || st=$?; done\n}} >{dir}/{name}.json 2>&1\n",
+                args.join(" ")
+            ),
+        };
         let _ = write!(
             s,
             "echo 'pipespeed-guest: running {name}'\n\
-             {pipespeed} {} --json {dir}/{name}.json\n\
-             st=$?\n\
+             {run}\
              echo \"pipespeed-guest: {name} ended with status $st\"\n\
              {{ echo \"{BEGIN} {name} $st\"; cat {dir}/{name}.json 2>/dev/null; echo; echo '{END} {name}'; }} >>{results}\n",
-            args.join(" ")
         );
     }
     let _ = writeln!(s, "echo '{DONE}' >>{results}\necho '{ALL_DONE}'");
     s
 }
+
+/// The guest's facts, as `# key: value` lines before pipe_bench's
+/// output (which passes over `#` lines), read by
+/// [`super::pipe_bench::facts`].
+const FACTS: &str = "echo \"# kernel: $(uname -r)\"; echo \"# kernel_version: $(uname -v)\"; \
+    echo \"# arch: $(uname -m)\"; echo \"# cpus: $(nproc)\"; \
+    echo \"# pipe_max_size: $(cat /proc/sys/fs/pipe-max-size)\"; \
+    echo \"# cpu_model: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)\"";
 
 /// What measurement `name` printed last before it ended, on the console
 /// `text` (the line before `/init`'s "ended with status").
@@ -146,11 +186,19 @@ pub(crate) fn build(
     cache: &Path,
 ) -> Result<Archive, KernelsError> {
     let script = init_script(measurements);
-    let libs = shared_libraries(&inputs.pipespeed)?;
+    let mut libs = shared_libraries(&inputs.pipespeed)?;
+    if let Some(pipe_bench) = &inputs.pipe_bench {
+        for lib in shared_libraries(pipe_bench)? {
+            if !libs.contains(&lib) {
+                libs.push(lib);
+            }
+        }
+    }
     let mut hasher = DefaultHasher::new();
     script.hash(&mut hasher);
     for file in [&inputs.busybox, &inputs.pipespeed]
         .into_iter()
+        .chain(&inputs.pipe_bench)
         .chain(&libs)
     {
         file.hash(&mut hasher);
@@ -265,6 +313,10 @@ fn pack(
     names.push("bin/busybox".into());
     copy_exe(&inputs.pipespeed, &stage.join("bin/pipespeed"))?;
     names.push("bin/pipespeed".into());
+    if let Some(pipe_bench) = &inputs.pipe_bench {
+        copy_exe(pipe_bench, &stage.join("bin/pipe_bench"))?;
+        names.push("bin/pipe_bench".into());
+    }
     for lib in libs {
         let rel = lib.strip_prefix("/").unwrap_or(lib);
         let mut parent = PathBuf::new();
@@ -439,6 +491,7 @@ mod tests {
         let m = [Measurement {
             name: "contend".into(),
             args: vec!["contend".into(), "--sweep".into(), "it's".into()],
+            program: Program::Pipespeed,
         }];
         let s = init_script(&m);
         assert!(

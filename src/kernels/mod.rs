@@ -7,6 +7,7 @@
 
 mod console;
 pub(crate) mod initramfs;
+pub(crate) mod pipe_bench;
 pub(crate) mod qemu;
 pub(crate) mod result;
 pub(crate) mod stale;
@@ -23,13 +24,46 @@ pub(crate) use initramfs::Inputs;
 pub(crate) use qemu::{Accel, BootError, Guest, Timeouts};
 pub(crate) use result::{BootRecord, KernelsResult, MeasuredPair};
 
-/// One measurement the guest runs: `pipespeed ARGS --json FILE`.
+/// One measurement the guest runs: `pipespeed ARGS --json FILE`, or
+/// the kernel's pipe_bench.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub(crate) struct Measurement {
     /// Its name: a word of letters, digits and `-`, unique in the plan.
     pub name: String,
-    /// The arguments after `pipespeed`.
+    /// The arguments after `pipespeed` (after `pipe_bench` for
+    /// [`Program::PipeBench`]).
     pub args: Vec<String>,
+    /// What runs them.
+    pub program: Program,
+}
+
+/// The program a [`Measurement`] runs in the guest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Program {
+    /// pipespeed, whose `--json` result is compared.
+    Pipespeed,
+    /// The kernel's pipe_bench (`--pipe-bench FILE`), run `runs` times
+    /// a boot, its output parsed ([`pipe_bench::document`]).
+    PipeBench {
+        /// Runs of it each boot: each one run of every cell.
+        runs: usize,
+    },
+}
+
+impl Measurement {
+    /// The command as the tables name it: `contend --sweep ...` (a
+    /// pipespeed command), `pipe_bench -d 1`.
+    pub(crate) fn command_line(&self) -> String {
+        match self.program {
+            Program::Pipespeed => self.args.join(" "),
+            Program::PipeBench { .. } => {
+                let mut words = vec!["pipe_bench".to_string()];
+                words.extend(self.args.iter().cloned());
+                words.join(" ")
+            }
+        }
+    }
 }
 
 /// Which accelerator to use.
@@ -207,7 +241,7 @@ pub(crate) fn run_kernels(
             }
             let inputs = Inputs {
                 busybox,
-                pipespeed: config.inputs.pipespeed.clone(),
+                ..config.inputs.clone()
             };
             Some(initramfs::build(
                 &inputs,
@@ -255,11 +289,8 @@ pub(crate) fn run_kernels(
                 let script = dir.join("run.sh");
                 let launcher = match &vng {
                     Some(vng) => {
-                        let text = initramfs::vng_script(
-                            &config.measurements,
-                            &config.inputs.pipespeed,
-                            &dir,
-                        );
+                        let text =
+                            initramfs::vng_script(&config.measurements, &config.inputs, &dir);
                         write_new(&script, text.as_bytes()).map_err(|e| {
                             KernelsError::io(format!("cannot write {}", script.display()), &e)
                         })?;
@@ -319,7 +350,12 @@ pub(crate) fn run_kernels(
                 let Some(got) = booted.results.iter().find(|r| r.name == measurement.name) else {
                     return Err(failed("sent no result (see the console)".into()));
                 };
-                let file = dir.join(format!("{}.json", measurement.name));
+                // pipe_bench's output is kept as it printed it.
+                let extension = match measurement.program {
+                    Program::Pipespeed => "json",
+                    Program::PipeBench { .. } => "log",
+                };
+                let file = dir.join(format!("{}.{extension}", measurement.name));
                 write_new(&file, got.json.as_bytes()).map_err(|e| {
                     KernelsError::io(format!("cannot write {}", file.display()), &e)
                 })?;
@@ -335,7 +371,13 @@ pub(crate) fn run_kernels(
                     )));
                 }
                 let name = file.display().to_string();
-                docs[m][side].push(crate::compare::load(&file, &name)?);
+                let doc = match measurement.program {
+                    Program::Pipespeed => crate::compare::load(&file, &name)?,
+                    Program::PipeBench { .. } => pipe_bench::document(&got.json).map_err(|e| {
+                        failed(format!("printed no pipe_bench output ({name}: {e})"))
+                    })?,
+                };
+                docs[m][side].push(doc);
             }
             boots.push(BootRecord {
                 round,
@@ -395,6 +437,10 @@ pub(crate) fn files_read(config: &KernelsConfig) -> Vec<PathBuf> {
     );
     files.push(config.inputs.pipespeed.clone());
     files.extend(initramfs::shared_libraries(&config.inputs.pipespeed).unwrap_or_default());
+    if let Some(pipe_bench) = &config.inputs.pipe_bench {
+        files.push(pipe_bench.clone());
+        files.extend(initramfs::shared_libraries(pipe_bench).unwrap_or_default());
+    }
     files
 }
 

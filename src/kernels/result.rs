@@ -81,7 +81,7 @@ impl MeasuredPair {
             "pipespeed kernels: {} {boots} of A and {} of B pooled, `{}` in each",
             a.len(),
             b.len(),
-            measurement.args.join(" ")
+            measurement.command_line()
         ));
         MeasuredPair {
             a: pooled_rows(a),

@@ -95,6 +95,26 @@ pub fn copy_file_range(
     )?)
 }
 
+/// Whether the filesystem of `fd` may make a copy itself when
+/// `copy_file_range(2)` asks it to (a reflink on btrfs or XFS, a copy on
+/// the server for NFS, SMB or Ceph): `false` for ext2/3/4 and tmpfs,
+/// which have neither, so that the kernel copies through a pipe of its
+/// own of 16 pages (`splice_direct_to_actor`, fs/splice.c) and a copy
+/// through a larger pipe of the caller's is faster (docs/cat.md). `true`
+/// when `fstatfs` fails: then copy_file_range is tried.
+///
+/// # References
+///  - [fstatfs(2)](https://man7.org/linux/man-pages/man2/fstatfs.2.html)
+#[doc(alias = "fstatfs")]
+pub fn copies_itself(fd: impl AsFd) -> bool {
+    /// `EXT4_SUPER_MAGIC` (ext2 and ext3 share it) and `TMPFS_MAGIC`,
+    /// from linux/magic.h.
+    const NO_COPY_OFFLOAD: [i64; 2] = [0xEF53, 0x0102_1994];
+    // (`f_type` is an i64 on x86-64, 32 bits wide on some others.)
+    #[allow(clippy::unnecessary_cast)]
+    rustix::fs::fstatfs(fd).map_or(true, |st| !NO_COPY_OFFLOAD.contains(&(st.f_type as i64)))
+}
+
 /// `sendfile(out_fd, in_fd, offset, count)`: copies up to `count` bytes
 /// from a file (anything that can be mapped into the page cache) to any
 /// descriptor inside the kernel. A `None` offset uses and advances the
@@ -134,6 +154,12 @@ pub fn close(fd: std::os::fd::OwnedFd) -> io::Result<()> {
 mod tests {
     use super::*;
     use std::io::{Seek, Write};
+
+    #[test]
+    fn tmpfs_does_not_copy_by_itself() {
+        let shm = tempfile::tempfile_in("/dev/shm").unwrap();
+        assert!(!copies_itself(&shm));
+    }
 
     #[test]
     fn kinds_of_common_descriptors() {

@@ -7,6 +7,7 @@ pub(crate) mod clock;
 pub(crate) mod cpu;
 pub(crate) mod facts;
 pub(crate) mod file;
+pub(crate) mod frozen;
 pub(crate) mod hold;
 pub mod inherited;
 pub(crate) mod locale;
@@ -26,7 +27,7 @@ pub(crate) mod zerocopy;
 
 pub use cpu::{available_cpus, pin_to_cpu};
 pub use facts::{SystemFacts, ThpMode};
-pub use file::{FdInfo, FdKind, close, copy_file_range, fd_info, sendfile};
+pub use file::{FdInfo, FdKind, close, copies_itself, copy_file_range, fd_info, sendfile};
 pub use mq::{MSGSIZE_MAX, mqueue_limit};
 pub(crate) use noise::NoiseProbe;
 pub use noise::RunNoise;

@@ -10,6 +10,9 @@
 //! short `tee(2)`, a refused splice, a small file or a socket that keeps
 //! records fall back to `read(2)` and `write(2)`, and two outputs that are
 //! one file are written 8 KiB at a time as GNU tee writes them.
+//! `/dev/null` beside an output that takes the bytes is given nothing
+//! (the kernel would drop them), and the own pipes of a round are
+//! emptied side by side by threads started once for the fan-out.
 //! docs/tee.md ("How the bytes move") gives the reasons and the tests.
 
 mod fan;

@@ -25,6 +25,10 @@ pub(super) enum Route {
     Splice,
     /// `write(2)` only.
     Write,
+    /// Nothing: `/dev/null`, beside outputs that take the bytes. The
+    /// kernel drops what is written to it, so a round is not copied for
+    /// it (`tee F /dev/null` spliced and dropped every round).
+    Discard,
 }
 
 /// An output and what it holds.
@@ -33,6 +37,8 @@ pub(super) struct Out<'a> {
     pub route: Route,
     /// Whether it is a pipe (watched for its reader going).
     pub is_pipe: bool,
+    /// Whether it is `/dev/null` (character device 1, 3).
+    pub is_null: bool,
     /// Still written to.
     pub alive: bool,
     /// Its own pipe, made on first need.
@@ -70,6 +76,7 @@ impl<'a> Out<'a> {
             fd,
             route,
             is_pipe,
+            is_null: is_dev_null(fd),
             alive: true,
             mid: None,
             pending: 0,
@@ -110,9 +117,54 @@ impl<'a> Out<'a> {
     /// Writes all its own pipe holds into it: by `splice(2)`, or, once
     /// that is refused, by `read(2)` into memory and `write(2)`.
     pub(super) fn drain(&mut self) -> io::Result<()> {
-        let Some(mid) = &self.mid else {
+        let Some(mut job) = self.take_drain() else {
             return Ok(());
         };
+        let result = job.run();
+        self.put_back(job);
+        result
+    }
+
+    /// What emptying its own pipe needs, taken out of it (for a worker
+    /// thread to own during a round): `None` when it holds nothing.
+    pub(super) fn take_drain(&mut self) -> Option<Drain<'a>> {
+        if self.pending == 0 {
+            return None;
+        }
+        let mid = self.mid.take()?;
+        Some(Drain {
+            fd: self.fd,
+            mid,
+            pending: self.pending,
+            route: self.route,
+            scratch: std::mem::take(&mut self.scratch),
+        })
+    }
+
+    /// Takes back what [`Out::take_drain`] took, as the drain left it.
+    pub(super) fn put_back(&mut self, job: Drain<'a>) {
+        self.mid = Some(job.mid);
+        self.pending = job.pending;
+        self.route = job.route;
+        self.scratch = job.scratch;
+    }
+}
+
+/// An output's own pipe to empty into it, and what that changes: what
+/// the pipe still holds, and the route (once splice is refused, writes).
+pub(super) struct Drain<'a> {
+    fd: BorrowedFd<'a>,
+    mid: PipePair,
+    pending: usize,
+    route: Route,
+    /// What the pipe is copied through, once the output refuses splice.
+    scratch: Vec<u8>,
+}
+
+impl Drain<'_> {
+    /// Writes all the pipe holds into the output: by `splice(2)`, or,
+    /// once that is refused, by `read(2)` into memory and `write(2)`.
+    pub(super) fn run(&mut self) -> io::Result<()> {
         while self.pending > 0 {
             if self.route == Route::Write {
                 let buf = &mut self.scratch;
@@ -120,12 +172,12 @@ impl<'a> Out<'a> {
                     buf.resize(SCRATCH, 0);
                 }
                 let len = self.pending.min(buf.len());
-                let n = read_exact(mid.read.as_fd(), &mut buf[..len])?;
+                let n = read_exact(self.mid.read.as_fd(), &mut buf[..len])?;
                 write_all(self.fd, &buf[..n], |_| {})?;
                 self.pending -= n;
                 continue;
             }
-            match splice_once(mid.read.as_fd(), self.fd, self.pending) {
+            match splice_once(self.mid.read.as_fd(), self.fd, self.pending) {
                 Ok(n) => self.pending -= n,
                 Err(err) if refuses_splice(&err) => self.route = Route::Write,
                 Err(err) => return Err(err),
@@ -133,6 +185,15 @@ impl<'a> Out<'a> {
         }
         Ok(())
     }
+}
+
+/// Whether `fd` is `/dev/null`: the character device 1, 3 (devices(7)).
+fn is_dev_null(fd: BorrowedFd<'_>) -> bool {
+    use rustix::fs::{FileType, fstat, major, minor};
+    fstat(fd).is_ok_and(|st| {
+        FileType::from_raw_mode(st.st_mode) == FileType::CharacterDevice
+            && (major(st.st_rdev), minor(st.st_rdev)) == (1, 3)
+    })
 }
 
 /// Whether `err` from a splice into an output means "not this way"

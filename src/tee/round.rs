@@ -3,6 +3,7 @@
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
+use std::sync::mpsc;
 
 use super::fan::{Fan, PARALLEL_MIN, ROUND_MAX, Step};
 use super::out::{Out, Route, read_exact, refuses_splice, splice_all, tee_once};
@@ -237,31 +238,41 @@ impl<'a, F: FnMut(OutputIndex, io::Error) -> OnFailure> Fan<'a, F> {
             .filter(|&i| self.outs[i].alive && self.outs[i].pending > 0)
             .collect();
         let copies = draining.len() + usize::from(self.outs[m].route == Route::Splice);
-        let moved = if self.parallel && copies >= 2 && n >= PARALLEL_MIN {
+        let moved = if !self.workers.is_empty() && copies >= 2 && n >= PARALLEL_MIN {
             self.parallel_rounds = self.parallel_rounds.saturating_add(1);
-            let mut drained = Vec::new();
-            let moved = std::thread::scope(|scope| {
-                let threads: Vec<_> = self
-                    .outs
-                    .iter_mut()
-                    .enumerate()
-                    .filter(|(i, _)| draining.contains(i))
-                    .map(|(i, out)| (i, scope.spawn(move || out.drain())))
-                    .collect();
-                let moved = splice_all(src, to, n);
-                for (i, thread) in threads {
-                    // (A thread that panicked fails its output rather
-                    // than leave it half written without a word.)
-                    let result = thread
-                        .join()
-                        .unwrap_or_else(|_| Err(io::Error::other("a thread of tee panicked")));
-                    drained.push((i, result));
-                }
-                moved
-            });
-            for (i, result) in drained {
-                if let Err(err) = result {
-                    self.fail(i, err);
+            // Each own pipe to a worker while there is one, the rest
+            // emptied here once the round is spliced.
+            let (mut sent, mut here) = (Vec::new(), Vec::new());
+            for (k, &i) in draining.iter().enumerate() {
+                let Some(job) = self.outs[i].take_drain() else {
+                    continue;
+                };
+                let job = match self.workers.get(k) {
+                    Some(worker) => match worker.jobs.send(job) {
+                        Ok(()) => {
+                            sent.push((k, i));
+                            continue;
+                        }
+                        Err(mpsc::SendError(job)) => job,
+                    },
+                    None => job,
+                };
+                self.outs[i].put_back(job);
+                here.push(i);
+            }
+            let moved = splice_all(src, to, n);
+            self.drain(&here);
+            for (k, i) in sent {
+                match self.workers[k].done.recv() {
+                    Ok((job, result)) => {
+                        self.outs[i].put_back(job);
+                        if let Err(err) = result {
+                            self.fail(i, err);
+                        }
+                    }
+                    // (Its pipe went with it: the output is failed rather
+                    // than left half written without a word.)
+                    Err(_) => self.fail(i, io::Error::other("a thread of tee ended")),
                 }
             }
             moved

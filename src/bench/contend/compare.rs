@@ -45,7 +45,10 @@ impl Compared for ContendResult {
         });
         let verify = r.rows.iter().any(|row| row.verify.is_some());
         let pressure = match &r.memory_pressure {
-            Some(p) => format!("{} hogs, {}% of MemAvailable", p.workers, p.share_percent),
+            Some(p) => match &p.command {
+                Some(args) => format!("stress-ng {}", args.join(" ")),
+                None => format!("{} hogs, {}% of MemAvailable", p.workers, p.share_percent),
+            },
             None => "none".into(),
         };
         Extract {

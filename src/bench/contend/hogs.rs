@@ -1,7 +1,9 @@
-//! `--memory-pressure`: worker processes that keep mapping, writing and
-//! unmapping a share of RAM, as `stress-ng --vm 4 --vm-bytes 80%` does
-//! (its default, without `--vm-keep`), so the page allocator and reclaim
-//! stay busy while the pipe is measured.
+//! `--memory-pressure`: stress-ng itself where it is on `PATH`
+//! ([`super::stress_ng`], pipe_bench's command), else worker processes of
+//! ours that keep mapping, writing and unmapping a share of RAM, as
+//! `stress-ng --vm 4 --vm-bytes 80%` does (its default, without
+//! `--vm-keep`), so the page allocator and reclaim stay busy while the
+//! pipe is measured. The result says which made the pressure.
 
 use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd};
@@ -16,6 +18,7 @@ use crate::buf::{Buffer, BufferOptions};
 use crate::units::{GIB, Size};
 
 use super::pressure::{Evidence, Sample, mem_available};
+use super::stress_ng::{self, StressNg};
 use crate::bench::core::worker::failure;
 use crate::bench::core::{RoleSpec, Spawn};
 use crate::child::{Group, interrupted_error};
@@ -99,27 +102,47 @@ pub(crate) fn plan(mem_available: u64, share_percent: f64, workers: usize) -> io
     })
 }
 
+/// What [`PressureReport::by`] says of pipespeed's own hogs (and what a
+/// result written before stress-ng was run says).
+pub const OWN_HOGS: &str = "pipespeed hogs";
+
+fn own_hogs() -> String {
+    OWN_HOGS.to_string()
+}
+
 /// What the hogs did, and what the kernel says it felt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PressureReport {
-    /// Hog processes.
+    /// What made the pressure: `stress-ng 0.15.06` (stress-ng found on
+    /// `PATH`, as it names its version) or [`OWN_HOGS`].
+    #[serde(default = "own_hogs")]
+    pub by: String,
+    /// stress-ng's arguments (pipe_bench's: `--vm 4 --vm-bytes 80%
+    /// --vm-method all` by default); absent for pipespeed's hogs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+    /// Hog processes (stress-ng's `--vm` instances).
     pub workers: usize,
-    /// Share of `MemAvailable` asked for, in percent.
+    /// Share of `MemAvailable` asked for, in percent (stress-ng's
+    /// `--vm-bytes`, a share of memory as stress-ng counts it).
     pub share_percent: f64,
     /// `MemAvailable` before the hogs started, in bytes.
     pub mem_available_bytes: u64,
     /// The share asked for, in bytes.
     pub bytes_requested: u64,
-    /// What the hogs took together, in bytes.
+    /// What the hogs took together, in bytes (with stress-ng: what was
+    /// asked of it, which sizes its share itself).
     pub bytes_total: u64,
-    /// What each hog maps and writes per cycle, in bytes.
+    /// What each hog maps and writes per cycle, in bytes (with stress-ng:
+    /// what was asked of each instance).
     pub bytes_per_worker: u64,
     /// Whether the cap (80% of `MemAvailable`, leaving 1 GiB) cut the
-    /// share.
+    /// share (never for stress-ng, which has its own).
     pub capped: bool,
     /// What a hog does.
     pub method: String,
-    /// Seconds until every hog had written its memory once.
+    /// Seconds until every hog had written its memory once (with
+    /// stress-ng: the second pipe_bench gives it).
     pub ready_s: f64,
     /// Seconds the evidence covers: from the hogs being ready to the end
     /// of the last run.
@@ -138,9 +161,17 @@ pub struct PressureReport {
     pub while_filling: Evidence,
 }
 
+/// What makes the pressure.
+enum Source {
+    /// pipespeed's own hogs.
+    Own(Group),
+    /// stress-ng, found on `PATH`.
+    StressNg(StressNg),
+}
+
 /// The running hogs; dropping them kills and reaps them.
 pub(crate) struct Hogs {
-    group: Group,
+    source: Source,
     config: PressureConfig,
     plan: Plan,
     ready_s: f64,
@@ -158,46 +189,47 @@ fn cpu_ticks(pids: &[u32]) -> u64 {
 }
 
 impl Hogs {
-    /// Starts the hogs (`exe` is the pipespeed binary) and waits until
-    /// each has written its share once.
+    /// Starts stress-ng where it is on `PATH`, else the hogs (`exe` is
+    /// the pipespeed binary), and waits until they have written their
+    /// share once.
     pub(crate) fn start(config: &PressureConfig, exe: &Path) -> io::Result<Hogs> {
         let available = mem_available().ok_or_else(|| {
             io::Error::other("cannot read MemAvailable from /proc/meminfo to size the hogs")
         })?;
-        let plan = plan(available, config.share_percent, config.workers)?;
         let at_start = Sample::read();
         let started = Instant::now();
-        let mut group = Group::new();
-        let mut outs = Vec::new();
-        let mut labels = Vec::new();
-        for i in 0..config.workers {
-            let hog = HogSpec {
-                bytes: plan.per_worker,
-            };
-            let mut cmd = Spawn::new(&hog, None).command(exe);
-            cmd.stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            let label = format!("memory hog {i}");
-            let index = group.spawn(&mut cmd, label.clone())?;
-            labels.push(label);
-            let out = group.child(index).stdout.take();
-            outs.push((
-                index,
-                out.ok_or_else(|| io::Error::other("hog without stdout"))?,
-            ));
-        }
-        wait_ready(&mut group, outs, &labels)?;
-        Ok(Hogs {
-            cpu_ticks_before: cpu_ticks(&group.pids()),
-            group,
+        let (source, plan) = match stress_ng::find() {
+            Some(program) => {
+                let s = StressNg::start(&program, config.workers, config.share_percent)?;
+                (Source::StressNg(s), asked(available, config))
+            }
+            None => {
+                let plan = plan(available, config.share_percent, config.workers)?;
+                (Source::Own(own(config, &plan, exe)?), plan)
+            }
+        };
+        let hogs = Hogs {
+            source,
             config: *config,
             plan,
             ready_s: started.elapsed().as_secs_f64(),
             ready_at: Instant::now(),
             at_start,
             before: Sample::read(),
+            cpu_ticks_before: 0,
+        };
+        Ok(Hogs {
+            cpu_ticks_before: hogs.cpu_ticks(),
+            ..hogs
         })
+    }
+
+    /// CPU ticks the hogs have used so far.
+    fn cpu_ticks(&self) -> u64 {
+        match &self.source {
+            Source::Own(group) => cpu_ticks(&group.pids()),
+            Source::StressNg(s) => s.cpu_ticks(),
+        }
     }
 
     /// Bytes the hogs hold together.
@@ -210,14 +242,34 @@ impl Hogs {
         self.ready_s
     }
 
-    /// Reads the evidence, then kills and reaps the hogs.
-    pub(crate) fn finish(mut self) -> PressureReport {
+    /// Reads the evidence, then stops and reaps the hogs.
+    pub(crate) fn finish(self) -> PressureReport {
         let after = Sample::read();
         let seconds = self.ready_at.elapsed().as_secs_f64();
-        let ticks = cpu_ticks(&self.group.pids()).saturating_sub(self.cpu_ticks_before);
-        let running = self.group.running();
-        self.group.kill_all();
+        let ticks = self.cpu_ticks().saturating_sub(self.cpu_ticks_before);
+        let (by, command, method, running) = match self.source {
+            Source::Own(mut group) => {
+                let running = group.running();
+                group.kill_all();
+                let method = "map anonymous memory, write every byte, unmap, repeat (stress-ng \
+                              --vm without --vm-keep)";
+                (own_hogs(), None, method.to_string(), running)
+            }
+            Source::StressNg(s) => {
+                let running = s.instances_running();
+                let (by, args) = (s.by.clone(), s.args.clone());
+                s.stop();
+                let method = format!(
+                    "{} {}, as pipe_bench runs it",
+                    stress_ng::PROGRAM,
+                    args.join(" ")
+                );
+                (by, Some(args), method, running)
+            }
+        };
         PressureReport {
+            by,
+            command,
             workers: self.config.workers,
             share_percent: self.config.share_percent,
             mem_available_bytes: self.plan.mem_available,
@@ -225,9 +277,7 @@ impl Hogs {
             bytes_total: self.plan.total,
             bytes_per_worker: self.plan.per_worker,
             capped: self.plan.capped,
-            method: "map anonymous memory, write every byte, unmap, repeat (stress-ng --vm \
-                     without --vm-keep)"
-                .to_string(),
+            method,
             ready_s: self.ready_s,
             seconds,
             hogs_running_at_end: running,
@@ -236,6 +286,47 @@ impl Hogs {
             while_filling: Evidence::between(self.at_start, self.before),
         }
     }
+}
+
+/// What stress-ng is asked for, in bytes (it sizes its share itself, and
+/// has no cap of ours).
+fn asked(mem_available: u64, config: &PressureConfig) -> Plan {
+    let requested = (mem_available as f64 * config.share_percent / 100.0) as u64;
+    let per_worker = requested / config.workers.max(1) as u64;
+    Plan {
+        mem_available,
+        requested,
+        total: requested,
+        per_worker,
+        capped: false,
+    }
+}
+
+/// Starts pipespeed's own hogs and waits until each has written its
+/// share once.
+fn own(config: &PressureConfig, plan: &Plan, exe: &Path) -> io::Result<Group> {
+    let mut group = Group::new();
+    let mut outs = Vec::new();
+    let mut labels = Vec::new();
+    for i in 0..config.workers {
+        let hog = HogSpec {
+            bytes: plan.per_worker,
+        };
+        let mut cmd = Spawn::new(&hog, None).command(exe);
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let label = format!("memory hog {i}");
+        let index = group.spawn(&mut cmd, label.clone())?;
+        labels.push(label);
+        let out = group.child(index).stdout.take();
+        outs.push((
+            index,
+            out.ok_or_else(|| io::Error::other("hog without stdout"))?,
+        ));
+    }
+    wait_ready(&mut group, outs, &labels)?;
+    Ok(group)
 }
 
 /// Waits for one byte from each hog: it has written all its memory once.
@@ -345,6 +436,25 @@ mod tests {
         assert!(p.capped, "must leave 1 GiB of 2");
         assert!(p.total <= GIB);
         assert_eq!(p.per_worker % 4096, 0);
+    }
+
+    #[test]
+    fn a_result_from_before_stress_ng_reads_as_pipespeed_s_hogs() {
+        let old = serde_json::json!({
+            "workers": 4, "share_percent": 80.0, "mem_available_bytes": 1,
+            "bytes_requested": 1, "bytes_total": 1, "bytes_per_worker": 1,
+            "capped": false, "method": "map", "ready_s": 1.0, "seconds": 1.0,
+            "hogs_running_at_end": 4, "hog_cpu_s": 0.5, "happened": false,
+            "while_filling": {"happened": false}
+        });
+        let r: PressureReport = serde_json::from_value(old).unwrap();
+        assert_eq!((r.by.as_str(), &r.command), (OWN_HOGS, &None));
+        let mut json = serde_json::to_value(&r).unwrap();
+        assert!(json.get("command").is_none(), "{json}");
+        json["by"] = "stress-ng 0.15.06".into();
+        json["command"] = serde_json::json!(["--vm", "4"]);
+        let r: PressureReport = serde_json::from_value(json).unwrap();
+        assert_eq!(r.command.unwrap(), ["--vm", "4"]);
     }
 
     #[test]

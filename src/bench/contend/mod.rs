@@ -7,10 +7,10 @@
 //!
 //! `job` holds the configuration and one run's [`CellJob`], `run` the
 //! schedule and the runners (`threads`, `procs`), `ends` the writer's and
-//! reader's loops, `frame` and `tally` `--verify`, `hogs` and `pressure`
-//! `--memory-pressure`, `result` what `contend --json` writes, `verdict`
-//! its answer in a few lines, `pipe_bench` the kernel's pipe_bench's
-//! output read and written.
+//! reader's loops, `frame` and `tally` `--verify`, `hogs`, `stress_ng`
+//! (where it is installed) and `pressure` `--memory-pressure`, `result`
+//! what `contend --json` writes, `verdict` its answer in a few lines,
+//! `pipe_bench` the kernel's pipe_bench's output read and written.
 
 pub(crate) mod compare;
 pub(crate) mod ends;
@@ -25,6 +25,7 @@ pub(crate) mod report;
 pub use report::contend_svg;
 pub(crate) mod result;
 pub(crate) mod run;
+pub(crate) mod stress_ng;
 pub(crate) mod tally;
 mod threads;
 pub(crate) mod verdict;

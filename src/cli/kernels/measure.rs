@@ -3,7 +3,7 @@
 //! runs a pool may hold.
 
 use crate::compare::MAX_RUNS;
-use crate::kernels::Measurement;
+use crate::kernels::{Measurement, Program};
 use clap::ValueEnum;
 
 use super::KernelsArgs;
@@ -59,7 +59,24 @@ pub(super) fn measurements(args: &KernelsArgs) -> Result<Vec<Measurement>, Usage
     let one = |name: &str, args: Vec<String>| Measurement {
         name: name.into(),
         args,
+        program: Program::Pipespeed,
     };
+    if args.pipe_bench.is_some() {
+        // Each run of pipe_bench is one run of each of its cells.
+        pooled(args.runs, "--runs")?;
+        if args.command.iter().any(|a| a == "--memory-pressure") {
+            return Err(UsageError(
+                "kernels --pipe-bench -- --memory-pressure: the guest has no stress-ng for it \
+                 to start"
+                    .into(),
+            ));
+        }
+        return Ok(vec![Measurement {
+            name: "pipe_bench".into(),
+            args: args.command.clone(),
+            program: Program::PipeBench { runs: args.runs },
+        }]);
+    }
     if !args.command.is_empty() {
         let first = args.command[0].as_str();
         if !["bench", "contend", "latency", "ipc"].contains(&first) {
@@ -176,5 +193,33 @@ mod tests {
             measured(&["--", "latency", "--stall-timeout=9"]),
             [words("latency --stall-timeout=9")]
         );
+    }
+
+    #[test]
+    fn pipe_bench_gets_the_arguments_after_the_dashes_and_the_runs() {
+        let argv = [
+            "pipespeed",
+            "kernels",
+            "a",
+            "b",
+            "--pipe-bench",
+            "pb",
+            "--runs",
+            "3",
+        ];
+        let parsed = |more: &[&str]| {
+            let argv = argv.iter().chain(more);
+            let Some(Command::Kernels(args)) = Cli::try_parse_from(argv).unwrap().command else {
+                panic!("not kernels")
+            };
+            measurements(&args)
+        };
+        let m = parsed(&["--", "-w", "2", "-d", "1"]).unwrap();
+        assert_eq!(m.len(), 1);
+        assert_eq!(m[0].program, Program::PipeBench { runs: 3 });
+        assert_eq!(m[0].command_line(), "pipe_bench -w 2 -d 1");
+        assert_eq!(parsed(&[]).unwrap()[0].command_line(), "pipe_bench");
+        let err = parsed(&["--", "--memory-pressure"]).unwrap_err();
+        assert!(err.0.contains("stress-ng"), "{}", err.0);
     }
 }

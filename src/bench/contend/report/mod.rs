@@ -205,17 +205,29 @@ fn pressure_lines(p: &PressureReport) -> String {
     } else {
         0.0
     };
+    // Which made the pressure: stress-ng where it was on PATH, else ours.
+    let by = match &p.command {
+        Some(args) => format!(
+            "{} {} (as pipe_bench), {} instances running at the end",
+            p.by,
+            args.join(" "),
+            p.hogs_running_at_end
+        ),
+        None => format!(
+            "{} pipespeed hogs x {} ({}% of MemAvailable {}{}; no stress-ng on PATH), ready after \
+             {:.1} s, {} running at the end",
+            p.workers,
+            gib(p.bytes_per_worker),
+            p.share_percent,
+            gib(p.mem_available_bytes),
+            if p.capped { ", capped" } else { "" },
+            p.ready_s,
+            p.hogs_running_at_end,
+        ),
+    };
     format!(
-        "memory pressure: {} hogs x {} ({}% of MemAvailable {}{}), ready after {:.1} s, {} \
-         running at the end, busy on {cpus:.2} CPUs during the runs\n  during the runs ({:.1} \
+        "memory pressure: {by}, busy on {cpus:.2} CPUs during the runs\n  during the runs ({:.1} \
          s): {}\n  while filling: {}\n",
-        p.workers,
-        gib(p.bytes_per_worker),
-        p.share_percent,
-        gib(p.mem_available_bytes),
-        if p.capped { ", capped" } else { "" },
-        p.ready_s,
-        p.hogs_running_at_end,
         p.seconds,
         evidence(&p.evidence),
         evidence(&p.while_filling),
@@ -660,6 +672,8 @@ mod tests {
             happened: true,
         };
         let report = PressureReport {
+            by: "pipespeed hogs".into(),
+            command: None,
             workers: 4,
             share_percent: 80.0,
             mem_available_bytes: 20 * GIB,
@@ -682,13 +696,32 @@ mod tests {
         assert_eq!(
             lines[4..9],
             [
-                "memory pressure: 4 hogs x 4.00 GiB (80% of MemAvailable 20.00 GiB), ready after \
-                 12.5 s, 4 running at",
-                "  the end, busy on 1.50 CPUs during the runs",
+                "memory pressure: 4 pipespeed hogs x 4.00 GiB (80% of MemAvailable 20.00 GiB; no \
+                 stress-ng on PATH),",
+                "  ready after 12.5 s, 4 running at the end, busy on 1.50 CPUs during the runs",
                 "  during the runs (10.0 s): NO pressure seen: no PSI and no /proc/vmstat to tell",
                 "  while filling: pressure seen: PSI some stall 1.500 s, full 0.250 s; pgscan 900, \
                  pgsteal 0,",
                 "    allocstall 0, pswpout 0, oom_kill 0",
+            ],
+            "{t}"
+        );
+        let mut by_stress_ng = r.memory_pressure.clone().unwrap();
+        by_stress_ng.by = "stress-ng 0.15.06".into();
+        by_stress_ng.command = Some(
+            ["--vm", "4", "--vm-bytes", "80%", "--vm-method", "all"]
+                .map(String::from)
+                .to_vec(),
+        );
+        r.memory_pressure = Some(by_stress_ng);
+        let t = text(&r, false, 100);
+        let lines: Vec<_> = t.lines().collect();
+        assert_eq!(
+            lines[4..6],
+            [
+                "memory pressure: stress-ng 0.15.06 --vm 4 --vm-bytes 80% --vm-method all (as \
+                 pipe_bench), 4",
+                "  instances running at the end, busy on 1.50 CPUs during the runs",
             ],
             "{t}"
         );
