@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::bench::contend::pipe_bench::PipeBenchFormat;
 use crate::bench::contend::{
     Cell, ContendConfig, ContendResult, DEFAULT_MSG_SIZE, MAX_ENDS, Mode, resolve_pipe_size,
     run_contend,
 };
-use crate::bench::contend::pipe_bench::PipeBenchFormat;
 use crate::bench::contend::{DEFAULT_SHARE_PERCENT, DEFAULT_WORKERS, MAX_HOGS, PressureConfig};
 use crate::sys::SystemFacts;
 use crate::sys::process::catch_interrupts;
