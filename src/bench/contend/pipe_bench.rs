@@ -22,7 +22,7 @@
 //! bounds (`2^(b+1) - 1` ns) of the log2 bucket `b` where the running
 //! count of writes first reaches 50% (99%) of them ([`Log2Histogram`]).
 //!
-//! `pipespeed contend --format pipe-bench` writes the same block with the
+//! `pipespeed contend --pipe-bench FILE` writes the same block with the
 //! medians of its runs and, after `lat_max_ns`, lines of its own in the
 //! same `key: value` form ([`Exact`]): the number of runs and the exact
 //! percentiles. [`parse`] reads both, by the same code. It also passes
