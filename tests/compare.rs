@@ -1218,13 +1218,33 @@ fn pipe_bench_logs_of_one_kernel_are_no_change() {
     }
     // The text says so, within 80 columns, and names no system it was
     // not told.
-    let out = pipespeed(&["compare", base.to_str().unwrap(), new.to_str().unwrap()]);
+    let run = |lkml: &[&str]| {
+        Command::new(EXE)
+            .arg("compare")
+            .args(lkml)
+            .args([&base, &new])
+            .env("COLUMNS", "80")
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("answer: no change called"), "{text}");
     assert!(
         !text.contains("kernel ;") && !text.contains("commit"),
         "{text}"
+    );
+    assert!(
+        text.contains(" (new),\n  pipe_bench output\n"),
+        "{text}"
+    );
+    crate::common::assert_fits(&text, 80);
+    // The mail's form names the tool that measured.
+    let mail = stdout(&run(&["--lkml", "-"]));
+    assert!(
+        mail.starts_with("pipe_bench output: base -> patched (change)"),
+        "{mail}"
     );
 }
 

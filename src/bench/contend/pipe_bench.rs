@@ -37,7 +37,7 @@ use std::io;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::{Cell, ContendResult, PIPE_BUF, Row, RunResult, SCHEMA, summarise_row};
+use super::{Cell, ContendResult, PIPE_BUF, Row, RunResult, summarise_row};
 use crate::bench::core::Placement;
 use crate::bench::core::harness::{Header, Mode};
 use crate::bench::core::stats::median;
@@ -49,6 +49,10 @@ use crate::sys::facts::{SystemFacts, ThpMode};
 /// `b` holds latencies of `2^b` to `2^(b+1) - 1` ns, the last one
 /// everything longer.
 pub const LOG2_BUCKETS: usize = 32;
+
+/// The format a result read from a log is in ([`result_of`]), where a
+/// result names its schema: `compare` says it in its heading.
+pub const LOG_FORMAT: &str = "pipe_bench output";
 
 /// One block: one cell of writers and readers, as pipe_bench printed it.
 #[derive(Debug, Clone, PartialEq)]
@@ -641,7 +645,7 @@ pub fn result_of(text: &str) -> Result<ContendResult, ParseError> {
         header: Header {
             pipespeed_version: String::new(),
             build: None,
-            ..Header::new(SCHEMA, system_of(text))
+            ..Header::new(LOG_FORMAT, system_of(text))
         },
         mode: Mode::Threads,
         placement: Placement::Unpinned,
