@@ -1139,3 +1139,167 @@ fn several_files_a_side_judge_by_the_spread_between_them() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(row(&stdout(&out), "splice-limit").contains("faster"));
 }
+
+const PIPE_BENCH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/pipe_bench");
+
+/// Every compared line's verdict, of every table (metric), by row.
+fn verdicts(c: &pipespeed::compare::Comparison) -> Vec<(String, Option<Verdict>)> {
+    (c.tables.iter())
+        .flat_map(|t| t.lines.iter())
+        .map(|l| match &l.outcome {
+            Outcome::Compared(change) => (l.row.clone(), Some(change.verdict)),
+            _ => (l.row.clone(), None),
+        })
+        .collect()
+}
+
+/// Copies of the real pipe_bench logs `names` into `dir/side`, a side
+/// of several logs.
+fn pipe_bench_side(dir: &Path, side: &str, logs: &[String]) -> PathBuf {
+    let path = dir.join(side);
+    std::fs::create_dir(&path).unwrap();
+    for (i, text) in logs.iter().enumerate() {
+        std::fs::write(path.join(format!("run{i}.log")), text).unwrap();
+    }
+    path
+}
+
+fn pipe_bench_log(name: &str) -> String {
+    std::fs::read_to_string(Path::new(PIPE_BENCH).join(name)).unwrap()
+}
+
+/// `log` with every cell's writes (total, rate and MiB/s) times
+/// `factor`, the rest as it was.
+fn scaled(log: &str, factor: f64) -> String {
+    let times = |v: &str| ((v.parse::<f64>().unwrap() * factor).round() as u64).to_string();
+    (log.lines())
+        .map(|line| {
+            if let Some(rest) = line.strip_prefix("writes: total=") {
+                let (total, rate) = rest.split_once(" rate=").unwrap();
+                let rate = rate.strip_suffix("/s").unwrap();
+                format!("writes: total={} rate={}/s\n", times(total), times(rate))
+            } else if let Some(v) = line.strip_prefix("throughput_MBps: ") {
+                let mib = v.parse::<f64>().unwrap() * factor;
+                format!("throughput_MBps: {mib:.2}\n")
+            } else {
+                format!("{line}\n")
+            }
+        })
+        .collect()
+}
+
+/// Six real 1 s sweeps of pipe_bench on one kernel (the committed
+/// fixtures), three a side: their runs spread far past 1.25x, and no
+/// cell is called; one log a side has one run a cell, and none is
+/// judged either.
+#[test]
+fn pipe_bench_logs_of_one_kernel_are_no_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs: Vec<String> = (1..=6)
+        .map(|i| pipe_bench_log(&format!("sweep-d1-{i}.log")))
+        .collect();
+    let base = pipe_bench_side(dir.path(), "a", &logs[..3]);
+    let new = pipe_bench_side(dir.path(), "b", &logs[3..]);
+    let c = compare_files((&base, "a"), (&new, "b"), &Bootstrap::default()).unwrap();
+    assert_eq!(c.kind.name(), "contend");
+    let got = verdicts(&c);
+    // pipe_bench's grid, both metrics.
+    assert_eq!(got.len(), 18, "{got:?}");
+    for (row, verdict) in &got {
+        assert!(
+            !matches!(verdict, Some(Verdict::Faster | Verdict::Slower)),
+            "{row}: {verdict:?}"
+        );
+    }
+    let one = |i: usize| Path::new(PIPE_BENCH).join(format!("sweep-d1-{i}.log"));
+    let c = compare_files((&one(1), "a"), (&one(2), "b"), &Bootstrap::default()).unwrap();
+    for (row, verdict) in verdicts(&c) {
+        assert_eq!(verdict, Some(Verdict::TooFewRuns), "{row}");
+    }
+    // The text says so, within 80 columns, and names no system it was
+    // not told.
+    let run = |lkml: &[&str]| {
+        Command::new(EXE)
+            .arg("compare")
+            .args(lkml)
+            .args([&base, &new])
+            .env("COLUMNS", "80")
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("answer: no change called"), "{text}");
+    assert!(text.contains("for a verdict: more logs a side"), "{text}");
+    assert!(
+        !text.contains("kernel ;") && !text.contains("commit"),
+        "{text}"
+    );
+    assert!(text.contains(" (new),\n  pipe_bench output\n"), "{text}");
+    crate::common::assert_fits(&text, 80);
+    // The mail's form names the tool that measured.
+    let mail = stdout(&run(&["--lkml", "-"]));
+    assert!(
+        mail.starts_with("pipe_bench output: base -> patched (change)"),
+        "{mail}"
+    );
+}
+
+/// A 2x change between two sides of five pipe_bench logs each, derived
+/// from one real sweep: the base its rates times 0.98 to 1.02, the new
+/// the same halved. Every cell's writes/s is called slower, and its
+/// latency (unchanged) is not called.
+#[test]
+fn a_halved_pipe_bench_rate_is_called_slower() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = pipe_bench_log("sweep-d1-1.log");
+    let jitter = [1.0, 0.98, 1.02, 0.99, 1.01];
+    let base: Vec<String> = jitter.iter().map(|f| scaled(&real, *f)).collect();
+    let new: Vec<String> = jitter.iter().map(|f| scaled(&real, f * 0.5)).collect();
+    let base = pipe_bench_side(dir.path(), "before", &base);
+    let new = pipe_bench_side(dir.path(), "after", &new);
+    let c = compare_files((&base, "before"), (&new, "after"), &Bootstrap::default()).unwrap();
+    let writes = &c.tables[0];
+    assert_eq!(writes.lines.len(), 9);
+    for line in &writes.lines {
+        let Outcome::Compared(change) = &line.outcome else {
+            panic!("{}: {:?}", line.row, line.outcome)
+        };
+        assert_eq!(change.verdict, Verdict::Slower, "{}", line.row);
+    }
+    for line in &c.tables[1].lines {
+        let Outcome::Compared(change) = &line.outcome else {
+            panic!("{}: {:?}", line.row, line.outcome)
+        };
+        assert_ne!(change.verdict, Verdict::Slower, "{}", line.row);
+        assert_ne!(change.verdict, Verdict::Faster, "{}", line.row);
+    }
+    // A pipe_bench log and pipespeed's JSON of another kind: refused.
+    let other = Path::new(FIXTURES).join("bench-base.json");
+    let err = compare_files(
+        (&base.join("run0.log"), "a.log"),
+        (&other, "b.json"),
+        &Bootstrap::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("a.log is a contend result"), "{err}");
+}
+
+/// A text that starts as pipe_bench's and then is not: its line named.
+#[test]
+fn a_broken_pipe_bench_log_is_refused_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.log");
+    let real = pipe_bench_log("w1r1.log");
+    std::fs::write(&path, real.replace("lat_avg_ns", "lat_avg")).unwrap();
+    let out = compare(&path, &path, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("cut.log is not pipe_bench output: line 4"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

@@ -520,6 +520,14 @@ fn bad_options_are_one_line_errors_with_status_2() {
         ),
         (&["--cpus", "0"], "two CPUs"),
         (
+            &["--pipe-bench", "-", "--duration", "2.5"],
+            "--pipe-bench needs a whole --duration",
+        ),
+        (
+            &["--pipe-bench", "-", "--duration", "0.5"],
+            "--pipe-bench needs a whole --duration",
+        ),
+        (
             &["--cpus", &not_allowed],
             "CPU 1000 is not one this process may use",
         ),
@@ -859,4 +867,75 @@ fn an_interrupt_stops_stress_ng_and_its_workers() {
         Duration::from_secs(10),
         || stress_ng_still(&seen).is_empty(),
     );
+}
+
+/// Issue 39: the kernel's pipe_bench (`PIPESPEED_PIPE_BENCH`, which
+/// .ci/run builds) and `contend --pipe-bench` on the same cell, both
+/// read by the one parser: the same config line, the same keys in the
+/// same order, bounds of log2 buckets both, pipespeed's exact
+/// percentiles and its runs after them; and compare reads the two.
+#[test]
+fn pipe_bench_s_log_and_contend_s_in_its_format_read_alike() {
+    use pipespeed::bench::contend::pipe_bench::parse;
+    let dir = tempfile::tempdir().unwrap();
+    let Some(pipe_bench) = common::pipe_bench(dir.path()) else {
+        return;
+    };
+    let theirs = Command::new(&pipe_bench)
+        .args(["-w", "1", "-r", "1", "-d", "1"])
+        .output()
+        .unwrap();
+    assert!(theirs.status.success(), "{}", text(&theirs.stderr));
+    let theirs = text(&theirs.stdout);
+    let ours_file = dir.path().join("ours.log");
+    let ours = contend(&["--duration", "1", "--runs", "3", "--warmup-runs", "1"])
+        .arg("--pipe-bench")
+        .arg(&ours_file)
+        .output()
+        .unwrap();
+    assert_eq!(ours.status.code(), Some(0), "{}", text(&ours.stderr));
+    let ours = std::fs::read_to_string(&ours_file).unwrap();
+    let (a, b) = (parse(&theirs).unwrap(), parse(&ours).unwrap());
+    assert_eq!((a.cells.len(), b.cells.len()), (1, 1), "{theirs}\n{ours}");
+    let (a, b) = (&a.cells[0], &b.cells[0]);
+    let config = |t: &str| {
+        t.lines()
+            .find(|l| l.starts_with("config: "))
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(config(&theirs), config(&ours));
+    let keys = |t: &str| -> Vec<String> {
+        (t.lines())
+            .filter_map(|l| l.split_once(':').map(|(k, _)| k.to_owned()))
+            .collect()
+    };
+    let (their_keys, our_keys) = (keys(&theirs), keys(&ours));
+    assert_eq!(their_keys[..], our_keys[..their_keys.len()], "{ours}");
+    assert_eq!(
+        our_keys[their_keys.len()..],
+        ["runs", "lat_p50_ns_exact", "lat_p99_ns_exact"]
+    );
+    for cell in [a, b] {
+        for bound in [cell.lat_p50_ns_upper, cell.lat_p99_ns_upper] {
+            assert!((bound + 1).is_power_of_two(), "{bound}: not a log2 bound");
+        }
+        assert!(cell.lat_p50_ns_upper <= cell.lat_p99_ns_upper);
+        assert!(cell.writes_total > 0 && cell.writes_per_s > 0);
+    }
+    assert_eq!(a.exact, None);
+    let exact = b.exact.unwrap();
+    assert_eq!(exact.runs, 3);
+    assert!(0 < exact.lat_p50_ns && exact.lat_p50_ns <= exact.lat_p99_ns);
+    // compare reads both: one run a side, no verdict.
+    let theirs_file = dir.path().join("theirs.log");
+    std::fs::write(&theirs_file, &theirs).unwrap();
+    let out = Command::new(EXE)
+        .arg("compare")
+        .args([&theirs_file, &ours_file])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    assert!(table.contains("? 1 run"), "{table}");
 }

@@ -768,49 +768,11 @@ fn an_out_that_cannot_be_read_or_made_is_bad_usage_and_leaves_nothing_made() {
     assert!(made.is_dir());
 }
 
-/// The kernel's pipe_bench for the guest: `PIPESPEED_PIPE_BENCH` (a
-/// binary), else built static into `dir` from `PIPESPEED_PIPE_BENCH_SRC`
-/// (its `pipe_bench.c`) with `cc -static -O2 -pthread`; else the test
-/// says it is skipped (`PIPESPEED_REQUIRE_PIPE_BENCH=1`: it fails).
-fn pipe_bench(dir: &Path) -> Option<PathBuf> {
-    if let Some(binary) = std::env::var_os("PIPESPEED_PIPE_BENCH").map(PathBuf::from) {
-        if binary.is_file() {
-            return Some(binary);
-        }
-        let why = format!("PIPESPEED_PIPE_BENCH={}: no such file", binary.display());
-        common::skip("pipe_bench", &why);
-        return None;
-    }
-    let Some(source) = std::env::var_os("PIPESPEED_PIPE_BENCH_SRC") else {
-        let why = "neither PIPESPEED_PIPE_BENCH nor PIPESPEED_PIPE_BENCH_SRC names pipe_bench";
-        common::skip("pipe_bench", why);
-        return None;
-    };
-    let binary = dir.join("pipe_bench");
-    let built = Command::new("cc")
-        .args(["-static", "-O2", "-pthread", "-o"])
-        .arg(&binary)
-        .arg(&source)
-        .output();
-    match built {
-        Ok(out) if out.status.success() => Some(binary),
-        Ok(out) => {
-            let why = format!("cc -static cannot build pipe_bench: {}", stderr(&out));
-            common::skip("pipe_bench", why.trim());
-            None
-        }
-        Err(e) => {
-            common::skip("pipe_bench", &format!("cannot run cc: {e}"));
-            None
-        }
-    }
-}
-
 #[test]
 fn pipe_bench_runs_in_every_boot_and_its_cell_is_pooled_over_the_boots() {
     let Some(kernel) = kernel() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let Some(pipe_bench) = pipe_bench(dir.path()) else {
+    let Some(pipe_bench) = common::pipe_bench(dir.path()) else {
         return;
     };
     let k = kernel.to_str().unwrap();

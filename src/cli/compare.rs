@@ -16,8 +16,10 @@ use crate::cli::{UsageError, output};
 #[command(
     override_usage = "pipespeed compare [OPTIONS] <BASE> <NEW>",
     after_help = "Reads what bench, latency, contend and ipc write with --json; both files must come \
-                  from the same command and format version. BASE or NEW may be a directory: its \
-                  .json results are several invocations of one side. Per row and metric: both \
+                  from the same command and format version. It reads the kernel's pipe_bench \
+                  output (pipe_bench's own, or contend --pipe-bench's) as a contend result: a \
+                  block a run of its cell. BASE or NEW may be a directory: its .json results \
+                  (and pipe_bench .log files) are several invocations of one side. Per row and metric: both \
                   medians, new/base ratio and delta, a bootstrap interval of the ratio, and a \
                   verdict by mmtests' rule (the means differ by more than their two 95% \
                   half-widths) with a floor for the drift between invocations (25% with one file \
@@ -37,7 +39,8 @@ use crate::cli::{UsageError, output};
                   than 1000 runs, or not comparable, 2 bad usage."
 )]
 pub struct CompareArgs {
-    /// The reference result (a --json file of bench, latency, contend or ipc).
+    /// The reference result (a --json file of bench, latency, contend or
+    /// ipc, or the kernel's pipe_bench output).
     #[arg(value_name = "BASE")]
     pub base: PathBuf,
     // Optional to clap only: a value of --markdown or --lkml may be it

@@ -2,9 +2,11 @@
 //! kernel's pipe_bench runs them; parse, call the library, render.
 use crate::bench::core::{Cancel, Placement, Status};
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::bench::contend::pipe_bench::PipeBenchFormat;
 use crate::bench::contend::{
     Cell, ContendConfig, ContendResult, DEFAULT_MSG_SIZE, MAX_ENDS, Mode, resolve_pipe_size,
     run_contend,
@@ -19,6 +21,7 @@ use crate::cli::UsageError;
 use crate::cli::args::{
     ReportArgs, ReportWords, RunsArgs, RunsWords, WarmupArgs, count, message_size, seconds,
 };
+use crate::cli::output::ResultFile;
 use crate::cli::progress;
 
 /// `pipespeed contend`.
@@ -92,6 +95,12 @@ pub struct ContendArgs {
     pub pressure_share: Option<f64>,
     #[command(flatten)]
     pub report: ReportArgs<Cells>,
+    /// Write the result in the kernel's pipe_bench format to FILE (- for
+    /// standard output): its block per cell, the figures the medians of
+    /// the cell's runs, its log2-bucket percentiles and then pipespeed's
+    /// exact ones; needs a whole --duration (docs/contend.md).
+    #[arg(long = "pipe-bench", value_name = "FILE")]
+    pub pipe_bench: Option<PathBuf>,
     #[command(flatten)]
     pub stall: crate::cli::args::StallArgs,
 }
@@ -125,6 +134,13 @@ fn percent(text: &str) -> Result<f64, String> {
     }
 }
 
+/// The result files asked for: --json, --csv, --svg and --pipe-bench.
+fn result_files(args: &ContendArgs) -> Vec<ResultFile<'_, ContendResult>> {
+    let mut files = args.report.files().to_vec();
+    files.push((&args.pipe_bench, &PipeBenchFormat));
+    files
+}
+
 /// Checks what clap cannot and builds the library's configuration.
 fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConfig> {
     let usage = |text: String| anyhow::Error::from(UsageError(text));
@@ -144,6 +160,14 @@ fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConf
         .find_map(|(given, flag)| given.then_some(flag))
     {
         return Err(usage(format!("{flag} only applies with --memory-pressure")));
+    }
+    // pipe_bench prints `duration=%d`.
+    if args.pipe_bench.is_some() && (args.duration < 1.0 || args.duration.fract() != 0.0) {
+        return Err(usage(format!(
+            "--pipe-bench needs a whole --duration of at least 1 s, as pipe_bench's duration= \
+             (got {})",
+            args.duration
+        )));
     }
     let placement = if args.cpus.is_empty() {
         Placement::Unpinned
@@ -190,7 +214,8 @@ fn config(args: &ContendArgs, facts: &SystemFacts) -> anyhow::Result<ContendConf
 pub(super) fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
     let facts = SystemFacts::collect();
     let config = config(&args, &facts)?;
-    crate::cli::output::check_outputs(args.report.files::<ContendResult>().map(|(path, _)| path))?;
+    let files = result_files(&args);
+    crate::cli::output::check_outputs(files.iter().map(|(path, _)| *path))?;
     catch_interrupts()?;
     // A warm-up and the measured runs per cell (noisy cells get more).
     // validate() bounds runs and the cells are few: saturate, never wrap.
@@ -216,7 +241,6 @@ pub(super) fn run(args: ContendArgs) -> anyhow::Result<ExitCode> {
         other => other.context("contend")?,
     };
     let measured = result.rows.iter().any(|r| !r.runs.is_empty());
-    let files = args.report.files();
     crate::cli::output::deliver(&result, measured, &files, args.report.text())?;
     let cells = result.rows.len();
     if let Some(status) =

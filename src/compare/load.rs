@@ -1,6 +1,9 @@
 //! Reading two result files and deciding whether they can be compared:
 //! the `schema` field (`pipespeed.NAME/VERSION`) names the command that
-//! wrote the file and the version of its format.
+//! wrote the file and the version of its format. A file that is the
+//! kernel's pipe_bench output (pipe_bench's own, or `contend
+//! --pipe-bench`'s) is read as a contend result
+//! ([`contend::pipe_bench::result_of`]).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -206,6 +209,14 @@ pub enum CompareError {
         /// Where and why parsing stopped.
         cause: String,
     },
+    /// pipe_bench's output up to a line that is not.
+    #[error("{file} is not pipe_bench output: {cause}")]
+    NotPipeBench {
+        /// The file, as named.
+        file: String,
+        /// The line and why.
+        cause: String,
+    },
     /// JSON, but not something a pipespeed command wrote.
     #[error("{file} is not a pipespeed result: {why}")]
     NotResult {
@@ -290,8 +301,21 @@ pub fn load_pair(
     (base, base_name): (&Path, &str),
     (new, new_name): (&Path, &str),
 ) -> Result<(Document, Document), CompareError> {
-    let base_json = read_json(base, base_name)?;
-    let new_json = read_json(new, new_name)?;
+    let (base_json, new_json) = match (read(base, base_name)?, read(new, new_name)?) {
+        (Input::Json(b), Input::Json(n)) => (b, n),
+        (b, n) => {
+            let (b, n) = (b.document(base_name)?, n.document(new_name)?);
+            if b.kind() != n.kind() {
+                return Err(CompareError::Kinds {
+                    base: base_name.into(),
+                    base_kind: b.kind().name().into(),
+                    new: new_name.into(),
+                    new_kind: n.kind().name().into(),
+                });
+            }
+            return Ok((b, n));
+        }
+    };
     let base_schema = schema(&base_json, base_name)?;
     let new_schema = schema(&new_json, new_name)?;
     if base_schema.name != new_schema.name {
@@ -323,14 +347,13 @@ pub fn load_pair(
 /// Reads and parses one result file, of any kind this build reads;
 /// `name` is how messages name it.
 pub fn load(path: &Path, name: &str) -> Result<Document, CompareError> {
-    let json = read_json(path, name)?;
-    let schema = schema(&json, name)?;
-    document(json, &schema, name)
+    read(path, name)?.document(name)
 }
 
 /// Reads one side of a comparison: a result file, or a directory of
-/// them (every `.json` file in it, in name order, each named
-/// `name/FILE`), as several invocations of one command. A directory
+/// them (every `.json` file and every pipe_bench `.log` in it, in name
+/// order, each named `name/FILE`), as several invocations of one
+/// command. A directory
 /// without one is refused as [`CompareError::Empty`].
 pub fn load_side(path: &Path, name: &str) -> Result<Vec<Document>, CompareError> {
     if !path.is_dir() {
@@ -343,7 +366,7 @@ pub fn load_side(path: &Path, name: &str) -> Result<Vec<Document>, CompareError>
     let mut files: Vec<_> = (std::fs::read_dir(path).map_err(read_error)?)
         .filter_map(Result::ok)
         .map(|entry| entry.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json") && !p.is_dir())
+        .filter(|p| p.extension().is_some_and(|e| e == "json" || e == "log") && !p.is_dir())
         .collect();
     files.sort();
     let side = name.trim_end_matches('/');
@@ -362,14 +385,59 @@ pub fn load_side(path: &Path, name: &str) -> Result<Vec<Document>, CompareError>
 /// bound, `compare /dev/zero x.json` read until memory ran out.
 pub(crate) const MAX_INPUT: u64 = 16 << 20;
 
-fn read_json(path: &Path, name: &str) -> Result<Value, CompareError> {
-    let text = read_bounded(path, name)?;
-    let mut json = serde_json::from_slice(&text).map_err(|e| CompareError::NotJson {
+/// A file as read: JSON, or pipe_bench's output already parsed.
+enum Input {
+    Json(Value),
+    PipeBench(Document),
+}
+
+impl Input {
+    fn document(self, name: &str) -> Result<Document, CompareError> {
+        match self {
+            Input::Json(json) => {
+                let schema = schema(&json, name)?;
+                document(json, &schema, name)
+            }
+            Input::PipeBench(doc) => Ok(doc),
+        }
+    }
+}
+
+/// Reads `path`: pipe_bench's output where its first line is one
+/// pipe_bench prints first ([`contend::pipe_bench::looks_like`]), JSON
+/// otherwise.
+fn read(path: &Path, name: &str) -> Result<Input, CompareError> {
+    let bytes = read_bounded(path, name)?;
+    if let Some(text) = std::str::from_utf8(&bytes)
+        .ok()
+        .filter(|t| contend::pipe_bench::looks_like(t))
+    {
+        let mut result =
+            contend::pipe_bench::result_of(text).map_err(|e| CompareError::NotPipeBench {
+                file: name.into(),
+                cause: escape_controls(&e.to_string()).into_owned(),
+            })?;
+        // Anyone's text, as a JSON file's strings are (escape_strings).
+        let system = &mut result.header.system;
+        for field in [
+            &mut system.kernel,
+            &mut system.kernel_version,
+            &mut system.arch,
+            &mut system.cpu_model,
+        ] {
+            *field = escape_controls(field).into_owned();
+        }
+        if let Some(v) = system.virtualization.as_mut() {
+            *v = escape_controls(v).into_owned();
+        }
+        return Ok(Input::PipeBench(Document::Contend(Box::new(result))));
+    }
+    let mut json = serde_json::from_slice(&bytes).map_err(|e| CompareError::NotJson {
         file: name.into(),
         cause: e.to_string(),
     })?;
     escape_strings(&mut json);
-    Ok(json)
+    Ok(Input::Json(json))
 }
 
 /// Every string of `json`, keys included, with its control characters

@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use super::bootstrap::Interval;
 use super::conditions::describe;
 use super::{Change, Comparison, DRIFT, Line, MIN_CHANGE, Outcome, Pair, Side, Table, Verdict};
+use crate::bench::contend::pipe_bench::LOG_FORMAT;
 use crate::bench::core::compared::{Better, Unit};
 use crate::bench::core::noise::{MAX_HALF_WIDTH, MAX_OVER_MIN};
 use crate::report::text::wrap_hanging;
@@ -296,7 +297,11 @@ fn answer(c: &Comparison) -> Vec<String> {
         );
     }
     if has(Verdict::Noisy) || has(Verdict::TooFewRuns) {
-        how.push("more runs (--runs 10 or more) on a quiet machine");
+        // pipe_bench has no --runs: a run of it is a log.
+        how.push(match c.schema == LOG_FORMAT {
+            true => "more logs a side (5 or more, in a directory each) on a quiet machine",
+            false => "more runs (--runs 10 or more) on a quiet machine",
+        });
     }
     if !how.is_empty() {
         lines.push(format!("for a verdict: {}.", how.join("; or ")));

@@ -109,6 +109,7 @@ pub(super) fn contend(msg_size: usize, cells: &[((usize, usize), WriteRuns)]) ->
             p99,
             ..LatencyNs::default()
         },
+        write_log2_ns: None,
         read_latency_ns: LatencyNs::default(),
         read_calls: 1,
         bytes_read: w as u64 * msg_size as u64,

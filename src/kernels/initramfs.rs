@@ -130,8 +130,9 @@ fn runs(
 
 /// The guest's facts, as `# key: value` lines before pipe_bench's
 /// output (which passes over `#` lines), read by
-/// [`super::pipe_bench::facts`].
-const FACTS: &str = "echo \"# kernel: $(uname -r)\"; echo \"# kernel_version: $(uname -v)\"; \
+/// [`crate::bench::contend::pipe_bench::system_of`].
+const FACTS: &str = "echo \"# virtualization: qemu\"; echo \"# kernel: $(uname -r)\"; \
+    echo \"# kernel_version: $(uname -v)\"; \
     echo \"# arch: $(uname -m)\"; echo \"# cpus: $(nproc)\"; \
     echo \"# pipe_max_size: $(cat /proc/sys/fs/pipe-max-size)\"; \
     echo \"# cpu_model: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)\"";

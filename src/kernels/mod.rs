@@ -7,7 +7,6 @@
 
 mod console;
 pub(crate) mod initramfs;
-pub(crate) mod pipe_bench;
 pub(crate) mod qemu;
 pub(crate) mod result;
 pub(crate) mod stale;
@@ -44,7 +43,8 @@ pub(crate) enum Program {
     /// pipespeed, whose `--json` result is compared.
     Pipespeed,
     /// The kernel's pipe_bench (`--pipe-bench FILE`), run `runs` times
-    /// a boot, its output parsed ([`pipe_bench::document`]).
+    /// a boot, its output parsed
+    /// ([`crate::bench::contend::pipe_bench::result_of`]).
     PipeBench {
         /// Runs of it each boot: each one run of every cell.
         runs: usize,
@@ -373,9 +373,13 @@ pub(crate) fn run_kernels(
                 let name = file.display().to_string();
                 let doc = match measurement.program {
                     Program::Pipespeed => crate::compare::load(&file, &name)?,
-                    Program::PipeBench { .. } => pipe_bench::document(&got.json).map_err(|e| {
-                        failed(format!("printed no pipe_bench output ({name}: {e})"))
-                    })?,
+                    Program::PipeBench { .. } => {
+                        crate::bench::contend::pipe_bench::result_of(&got.json)
+                            .map(|r| Document::Contend(Box::new(r)))
+                            .map_err(|e| {
+                                failed(format!("printed no pipe_bench output ({name}: {e})"))
+                            })?
+                    }
                 };
                 docs[m][side].push(doc);
             }

@@ -8,6 +8,7 @@ pub mod records;
 
 use std::fs::File;
 use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The sizes at which copies go wrong if they do: empty, one byte, around
@@ -178,4 +179,45 @@ pub fn watched_numbers(err: &str) -> Vec<u64> {
         .strip_suffix(&blank)
         .unwrap_or_else(|| panic!("no blank row at the end: {err:?}"));
     lines.lines().map(|l| l.parse().unwrap()).collect()
+}
+
+/// The kernel's pipe_bench (for a guest, static): `PIPESPEED_PIPE_BENCH` (a
+/// binary), else built static into `dir` from `PIPESPEED_PIPE_BENCH_SRC`
+/// (its `pipe_bench.c`) with `cc -static -O2 -pthread`; else the test
+/// says it is skipped (`PIPESPEED_REQUIRE_PIPE_BENCH=1`: it fails).
+pub fn pipe_bench(dir: &Path) -> Option<PathBuf> {
+    if let Some(binary) = std::env::var_os("PIPESPEED_PIPE_BENCH").map(PathBuf::from) {
+        if binary.is_file() {
+            return Some(binary);
+        }
+        let why = format!("PIPESPEED_PIPE_BENCH={}: no such file", binary.display());
+        skip("pipe_bench", &why);
+        return None;
+    }
+    let Some(source) = std::env::var_os("PIPESPEED_PIPE_BENCH_SRC") else {
+        let why = "neither PIPESPEED_PIPE_BENCH nor PIPESPEED_PIPE_BENCH_SRC names pipe_bench";
+        skip("pipe_bench", why);
+        return None;
+    };
+    let binary = dir.join("pipe_bench");
+    let built = Command::new("cc")
+        .args(["-static", "-O2", "-pthread", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .output();
+    match built {
+        Ok(out) if out.status.success() => Some(binary),
+        Ok(out) => {
+            let why = format!(
+                "cc -static cannot build pipe_bench: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            skip("pipe_bench", why.trim());
+            None
+        }
+        Err(e) => {
+            skip("pipe_bench", &format!("cannot run cc: {e}"));
+            None
+        }
+    }
 }

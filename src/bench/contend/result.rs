@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::super::hist::LatencyNs;
 use super::hogs::PressureReport;
 use super::job::Mode;
+use super::pipe_bench::Log2Percentiles;
 use super::tally::VerifyReport;
 use crate::bench::core::harness::Header;
 
@@ -31,6 +32,10 @@ pub struct RunResult {
     pub mib_per_s: f64,
     /// Per message written, in ns (all writers' histograms merged).
     pub write_latency_ns: LatencyNs,
+    /// The same writes' p50 and p99 as the kernel's pipe_bench computes
+    /// them, from log2 buckets (`None` in files written before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_log2_ns: Option<Log2Percentiles>,
     /// Per `read(2)` that returned data, in ns (all readers merged).
     pub read_latency_ns: LatencyNs,
     /// `read(2)` calls that returned data.

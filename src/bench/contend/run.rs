@@ -12,6 +12,7 @@ use super::super::core::{Cancel, RunError, Series, Status};
 use super::super::hist::{LatencyNs, new_histogram};
 use super::hogs::Hogs;
 use super::job::{Cell, CellJob, ContendConfig, PIPE_BUF, RawRun, RunSetup};
+use super::pipe_bench::Log2Histogram;
 use super::result::{ContendResult, Row, RunResult, SCHEMA};
 use super::tally::{self, VerifyReport};
 use crate::sys::SystemFacts;
@@ -182,6 +183,7 @@ pub(crate) fn summarise_run(raw: &RawRun, msg_size: usize, atomic: bool) -> io::
         writes_per_s: rate(messages as f64),
         mib_per_s: rate(bytes as f64 / MIB as f64),
         write_latency_ns: LatencyNs::of(&writes),
+        write_log2_ns: Some(Log2Histogram::of_hdr(&writes).percentiles()),
         read_latency_ns: LatencyNs::of(&reads),
         read_calls: raw.readers.iter().map(|r| r.calls).sum(),
         bytes_read,

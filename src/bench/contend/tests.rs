@@ -77,6 +77,7 @@ fn a_row_is_the_median_of_its_runs_with_the_spread() {
             p99,
             ..LatencyNs::default()
         },
+        write_log2_ns: None,
         read_latency_ns: LatencyNs::default(),
         read_calls: 1,
         bytes_read: 1,

@@ -157,24 +157,33 @@ pub(crate) const NOT_RECORDED: &str = "not recorded";
 pub(crate) fn facts(header: &Header, placement: String) -> Vec<(String, String)> {
     let s = &header.system;
     let allowed: Vec<String> = s.cpus_allowed.iter().map(|c| c.to_string()).collect();
+    // No machine has none of them: 0 is a count not recorded (a result
+    // read from the kernel's pipe_bench output says little of its system).
+    let count = |n: usize| match n {
+        0 => String::new(),
+        n => n.to_string(),
+    };
     [
         ("pipespeed_version", header.pipespeed_version.clone()),
         ("kernel", s.kernel.clone()),
         ("arch", s.arch.clone()),
         ("cpu_model", s.cpu_model.clone()),
-        ("cpus_online", s.cpus_online.to_string()),
+        ("cpus_online", count(s.cpus_online)),
         ("cpus_allowed", allowed.join(",")),
         (
             "virtualization",
-            (s.virtualization.as_deref().unwrap_or(NOT_RECORDED)).to_string(),
+            s.virtualization.clone().unwrap_or_default(),
         ),
         ("thp", s.thp.to_string()),
-        ("pipe_max_size_bytes", s.pipe_max_size_bytes.to_string()),
-        ("page_size_bytes", s.page_size_bytes.to_string()),
+        ("pipe_max_size_bytes", count(s.pipe_max_size_bytes)),
+        ("page_size_bytes", count(s.page_size_bytes)),
         ("placement", placement),
     ]
     .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
+    .map(|(k, v)| match v.is_empty() {
+        true => (k.to_string(), NOT_RECORDED.to_string()),
+        false => (k.to_string(), v),
+    })
     .collect()
 }
 

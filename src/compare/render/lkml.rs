@@ -14,6 +14,7 @@ use super::super::{
     Comparison, DRIFT, Kind, Line, MIN_CHANGE, Outcome, Pair, Side, Table, Verdict,
 };
 use super::{percent, value, wrap};
+use crate::bench::contend::pipe_bench::LOG_FORMAT;
 use crate::bench::core::compared::{Better, NOT_RECORDED, Unit, parse_cell_name};
 use crate::bench::core::noise::{MAX_HALF_WIDTH, MAX_OVER_MIN};
 use crate::quote::quote_file_name;
@@ -96,10 +97,12 @@ fn command(c: &Comparison) -> String {
 
 /// The first line and the facts, `base -> patched` where they differ.
 fn header(c: &Comparison) -> String {
-    let mut out = format!(
-        "pipespeed {}: base -> patched (change), medians of the runs\n",
-        c.kind
-    );
+    // Both sides the kernel's pipe_bench's output: its name, not ours.
+    let tool = match c.schema == LOG_FORMAT {
+        true => LOG_FORMAT.to_string(),
+        false => format!("pipespeed {}", c.kind),
+    };
+    let mut out = format!("{tool}: base -> patched (change), medians of the runs\n");
     let fact = |name: &str| c.facts.iter().find(|p| p.name == name);
     let shown = [
         ("kernel", "kernel"),

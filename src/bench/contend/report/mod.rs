@@ -422,6 +422,7 @@ mod tests {
             writes_per_s: w,
             mib_per_s: w / 16.0,
             write_latency_ns: lat(40_000),
+            write_log2_ns: None,
             read_latency_ns: lat(900),
             read_calls: 10,
             bytes_read: 1,
