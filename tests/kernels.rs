@@ -112,10 +112,7 @@ fn two_boots_of_one_kernel_each_are_pooled_and_no_cell_is_significant() {
         .iter()
         .map(|b| (b["round"].as_u64().unwrap(), b["kernel"].as_str().unwrap()))
         .collect();
-    assert_eq!(
-        order,
-        [(1, "A"), (1, "B"), (2, "A"), (2, "B")]
-    );
+    assert_eq!(order, [(1, "A"), (1, "B"), (2, "A"), (2, "B")]);
     for boot in boots {
         let file = boot["files"][0].as_str().unwrap();
         assert!(file.starts_with(out_dir.to_str().unwrap()), "{file}");

@@ -6,6 +6,19 @@ const SWEEP: &str = include_str!("../../../../tests/fixtures/pipe_bench/sweep-3s
 const SINGLE: &str = include_str!("../../../../tests/fixtures/pipe_bench/w1r1.log");
 const WITH_STDERR: &str = include_str!("../../../../tests/fixtures/pipe_bench/w1r1-stderr.log");
 
+/// pipe_bench's sweep: writers 1, 2, 5 x readers 1, 5, 10, in its order.
+const GRID: [(usize, usize); 9] = [
+    (1, 1),
+    (1, 5),
+    (1, 10),
+    (2, 1),
+    (2, 5),
+    (2, 10),
+    (5, 1),
+    (5, 5),
+    (5, 10),
+];
+
 fn error(text: &str) -> ParseError {
     parse(text).expect_err("must not parse")
 }
@@ -15,20 +28,7 @@ fn a_real_sweep_reads_as_nine_cells_in_pipe_benchs_order() {
     let log = parse(SWEEP).unwrap();
     assert!(log.separated);
     let cells: Vec<_> = log.cells.iter().map(|c| (c.writers, c.readers)).collect();
-    assert_eq!(
-        cells,
-        [
-            (1, 1),
-            (1, 5),
-            (1, 10),
-            (2, 1),
-            (2, 5),
-            (2, 10),
-            (5, 1),
-            (5, 5),
-            (5, 10)
-        ]
-    );
+    assert_eq!(cells, GRID);
     let first = &log.cells[0];
     assert_eq!(
         *first,
@@ -348,20 +348,7 @@ fn a_sweep_is_a_row_per_cell_in_pipe_benchs_order() {
         .iter()
         .map(|row| (row.writers, row.readers))
         .collect();
-    assert_eq!(
-        cells,
-        [
-            (1, 1),
-            (1, 5),
-            (1, 10),
-            (2, 1),
-            (2, 5),
-            (2, 10),
-            (5, 1),
-            (5, 5),
-            (5, 10)
-        ]
-    );
+    assert_eq!(cells, GRID);
     assert!(r.rows.iter().all(|row| row.runs.len() == 1));
     // Nothing says the system: unknown.
     assert_eq!(
