@@ -50,23 +50,28 @@ tracepoint:syscalls:sys_exit_writev, tracepoint:syscalls:sys_exit_splice,
 tracepoint:syscalls:sys_exit_sendfile64
 /@out[tid]/ { if (args->ret > 0) { @bytes = sum(args->ret); } delete(@out[tid]); }
 BEGIN { @bytes = sum(0); }
-interval:s:$2 { print(@bytes); clear(@out); exit(); }
+interval:s:$2 { print(@bytes); exit(); }
 """
 
 
 def gib_s_into_dev_null(cmd, seconds):
     """Runs `cmd` with stdout /dev/null; returns the GiB/s bpftrace counted
-    into it over `seconds`."""
-    with open(os.devnull, "wb") as null:
-        tool = subprocess.Popen(cmd, stdout=null)
-    try:
-        out = subprocess.run(["bpftrace", "-q", "-e", NULL_PROBES, str(tool.pid), str(seconds)],
-                             capture_output=True, text=True, check=True).stdout
-    finally:
-        tool.send_signal(signal.SIGTERM)
-        tool.wait()
-    counted = [line for line in out.splitlines() if line.startswith("@bytes:")]
-    return int(counted[-1].split()[1]) / seconds / (1 << 30)
+    into it over `seconds` (the count printed at the interval, not the
+    one bpftrace dumps on exit). bpftrace 0.17 sometimes aborts while it
+    attaches: up to three tries, each with a fresh process."""
+    for attempt in range(3):
+        with open(os.devnull, "wb") as null:
+            tool = subprocess.Popen(cmd, stdout=null)
+        try:
+            run = subprocess.run(["bpftrace", "-q", "-e", NULL_PROBES, str(tool.pid), str(seconds)],
+                                 capture_output=True, text=True)
+        finally:
+            tool.send_signal(signal.SIGTERM)
+            tool.wait()
+        counted = [line for line in run.stdout.splitlines() if line.startswith("@bytes:")]
+        if run.returncode == 0 and counted:
+            return int(counted[0].split()[1]) / seconds / (1 << 30)
+    raise RuntimeError(f"bpftrace failed three times: {run.stderr.strip()}")
 
 
 def main():
