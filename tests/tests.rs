@@ -45,4 +45,5 @@ mod tee;
 mod top;
 mod verdict;
 mod watchdog;
+mod yes;
 mod zero_copy;

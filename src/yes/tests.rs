@@ -103,3 +103,22 @@ fn a_full_device_fails_at_the_first_line() {
     let err = repeat(b"y\n", full.as_fd(), true);
     assert_eq!(err.raw_os_error(), Some(libc::ENOSPC));
 }
+
+#[test]
+fn a_pipe_is_grown_to_512_kib_as_gnu_yes_does_not_beyond() {
+    let max = crate::sys::pipe_max_size().unwrap();
+    let p = pipe().unwrap();
+    let want = PIPE_TARGET
+        .min(max)
+        .max(crate::sys::fcntl_getpipe_size(p.write.as_fd()).unwrap());
+    assert_eq!(grow_pipe(p.write.as_fd()).unwrap(), want);
+    assert_eq!(
+        crate::sys::fcntl_getpipe_size(p.write.as_fd()).unwrap(),
+        want
+    );
+    // A pipe already larger stays as it is.
+    let q = pipe().unwrap();
+    if max > PIPE_TARGET && crate::sys::fcntl_setpipe_size(q.write.as_fd(), max).is_ok() {
+        assert_eq!(grow_pipe(q.write.as_fd()).unwrap(), max);
+    }
+}
