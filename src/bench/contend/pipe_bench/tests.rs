@@ -1,6 +1,8 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
+use crate::bench::contend::ContendResult;
+use crate::report::Exporter;
 
 const SWEEP: &str = include_str!("../../../../tests/fixtures/pipe_bench/sweep-3s.log");
 const SINGLE: &str = include_str!("../../../../tests/fixtures/pipe_bench/w1r1.log");
