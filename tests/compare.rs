@@ -22,9 +22,15 @@ use serde_json::Value;
 const EXE: &str = env!("CARGO_BIN_EXE_pipespeed");
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/compare");
 
+/// Runs pipespeed in the project's directory, a file in it named by its
+/// path from there: what the output says of the committed fixtures is
+/// then the same wherever the checkout lies (its path may be long
+/// enough to wrap a header, or hold spaces).
 fn pipespeed(args: &[&str]) -> Output {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/");
     Command::new(EXE)
-        .args(args)
+        .args(args.iter().map(|a| a.strip_prefix(root).unwrap_or(a)))
+        .current_dir(root)
         .output()
         .expect("run pipespeed")
 }
@@ -46,7 +52,7 @@ fn stderr(out: &Output) -> String {
 /// The warnings on stderr, each on one line again: they are wrapped to the
 /// width, under a two-space indent.
 fn warnings(out: &Output) -> String {
-    stderr(out).replace("\n  ", " ")
+    crate::common::unwrapped(&stderr(out))
 }
 
 /// Asserts a one-line error, with the given status, mentioning each needle.
@@ -294,12 +300,10 @@ fn files_of_two_kinds_are_refused_naming_both() {
     let base = Path::new(FIXTURES).join("bench-base.json");
     let new = Path::new(FIXTURES).join("latency-new.json");
     let out = compare(&base, &new, &[]);
-    let expected = format!(
-        "{} is a bench result, {} a latency result: cannot compare",
-        base.display(),
-        new.display()
-    );
-    assert_one_line_error(&out, 1, &[&expected]);
+    // Named as given: from the project's directory (`pipespeed`).
+    let expected = "tests/fixtures/compare/bench-base.json is a bench result, \
+                    tests/fixtures/compare/latency-new.json a latency result: cannot compare";
+    assert_one_line_error(&out, 1, &[expected]);
 }
 
 #[test]
@@ -855,9 +859,9 @@ fn files_of_an_older_format_are_still_compared_with_themselves_and_with_new_ones
         let v1 = fixtures.join(v1);
         let out = compare(&v1, &v1, &[]);
         assert_eq!(out.status.code(), Some(0), "{v1:?}: {}", stderr(&out));
-        // The header may wrap: up to the rule.
+        // The header may wrap: up to the rule, its lines joined again.
         let text = stdout(&out);
-        let header = text.split("\nrule: ").next().unwrap_or_default();
+        let header = crate::common::unwrapped(text.split("\nrule: ").next().unwrap_or_default());
         let version = if v1.ends_with("bench-v2.json") {
             "/2"
         } else {
@@ -873,7 +877,7 @@ fn files_of_an_older_format_are_still_compared_with_themselves_and_with_new_ones
     let out = compare(&v1, &v2, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
-    let header = text.split("\nrule: ").next().unwrap_or_default();
+    let header = crate::common::unwrapped(text.split("\nrule: ").next().unwrap_or_default());
     assert!(
         header.ends_with("pipespeed.ipc/1 and pipespeed.ipc/2"),
         "{header}"

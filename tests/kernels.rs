@@ -752,13 +752,13 @@ fn an_out_that_cannot_be_read_or_made_is_bad_usage_and_leaves_nothing_made() {
         return common::skip("root", "hiding /proc needs root and unshare");
     }
     let made = dir.path().join("made");
-    let script = format!(
-        "mount -t tmpfs none /proc && exec {EXE} kernels {k} {k} --guest-pipespeed /bin/true \
-         --qemu /nonexistent/qemu --out {}",
-        made.display()
-    );
+    let script = r#"mount -t tmpfs none /proc && exec "$EXE" kernels "$K" "$K" \
+        --guest-pipespeed /bin/true --qemu /nonexistent/qemu --out "$MADE""#;
     let out = Command::new("unshare")
-        .args(["--mount", "sh", "-c", &script])
+        .args(["--mount", "sh", "-c", script])
+        .env("EXE", EXE)
+        .env("K", k)
+        .env("MADE", &made)
         .env("TMPDIR", dir.path())
         .output()
         .unwrap();

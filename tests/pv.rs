@@ -383,12 +383,12 @@ fn watching_another_process_follows_its_position_until_it_closes() {
 fn several_meters_with_c_keep_their_own_lines() {
     let f = file_with(&data(2 * 1024 * 1024));
     let (controller, terminal) = pty();
-    let script = format!(
-        "{EXE} pv -c -f -L 8M -i 0.1 -N one {} | {EXE} pv -c -f -i 0.1 -N two > /dev/null",
-        f.path().display()
-    );
+    let script =
+        r#""$EXE" pv -c -f -L 8M -i 0.1 -N one "$F" | "$EXE" pv -c -f -i 0.1 -N two > /dev/null"#;
     let mut child = Command::new("sh")
-        .args(["-c", &script])
+        .args(["-c", script])
+        .env("EXE", EXE)
+        .env("F", f.path())
         .stderr(Stdio::from(OwnedFd::from(terminal)))
         .spawn()
         .unwrap();

@@ -26,6 +26,9 @@ fn watch(script: &str, interval: &str) -> (Option<i32>, Vec<Value>, String) {
             "--run",
             script,
         ])
+        // Scripts name the binary "$EXE", quoted: the checkout may lie
+        // at a path holding spaces.
+        .env("EXE", EXE)
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -85,8 +88,8 @@ fn a_cpu_bound_middle_stage_is_named() {
 
 #[test]
 fn a_rate_limited_stage_is_named_whatever_its_cpu() {
-    let script = format!("head -c 3M /dev/zero | {EXE} pv -q -L 2M | cat > /dev/null");
-    let (code, lines, stderr) = watch(&script, "0.25");
+    let script = r#"head -c 3M /dev/zero | "$EXE" pv -q -L 2M | cat > /dev/null"#;
+    let (code, lines, stderr) = watch(script, "0.25");
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(named(&lines), "pipespeed pv", "{}", summary(&lines));
 }
@@ -100,8 +103,8 @@ fn the_reader_at_the_end_is_named() {
 
 #[test]
 fn a_splicing_stage_gets_an_estimated_rate() {
-    let script = format!("head -c 3M /dev/zero | {EXE} pv -q -L 3M | {EXE} cat | cat > /dev/null");
-    let (code, lines, stderr) = watch(&script, "0.25");
+    let script = r#"head -c 3M /dev/zero | "$EXE" pv -q -L 3M | "$EXE" cat | cat > /dev/null"#;
+    let (code, lines, stderr) = watch(script, "0.25");
     assert_eq!(code, Some(0), "{stderr}");
     let s = summary(&lines);
     let stages = s["pipelines"][0]["stages"].as_array().unwrap();

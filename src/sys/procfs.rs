@@ -129,17 +129,17 @@ pub(crate) fn io_counters(pid: u32) -> Option<(u64, u64)> {
     Some((value("rchar:")?, value("wchar:")?))
 }
 
-/// The command line, its words joined by spaces; the command name in
-/// brackets for a kernel thread or a zombie (as ps shows them).
-pub(crate) fn command_line(pid: u32, comm: &str) -> String {
+/// The command line's words (argv, each made printable); the command
+/// name in brackets, one word, for a kernel thread or a zombie (as ps
+/// shows them). Kept as words: a program's path may hold spaces.
+pub(crate) fn command_line(pid: u32, comm: &str) -> Vec<String> {
     match fs::read(format!("/proc/{pid}/cmdline")) {
         Ok(bytes) if !bytes.is_empty() => bytes
             .split(|b| *b == 0)
             .filter(|w| !w.is_empty())
             .map(|w| printable(&String::from_utf8_lossy(w)))
-            .collect::<Vec<_>>()
-            .join(" "),
-        _ => format!("[{comm}]"),
+            .collect(),
+        _ => vec![format!("[{comm}]")],
     }
 }
 

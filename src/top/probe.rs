@@ -100,9 +100,10 @@ impl FillAcc {
 }
 
 /// What a stage is called: its command name, with the subcommand for a
-/// multi-call program (`pipespeed cat`, `busybox gzip`).
-pub(super) fn display_name(comm: &str, command: &str) -> String {
-    let mut words = command.split(' ');
+/// multi-call program (`pipespeed cat`, `busybox gzip`), from the words
+/// of its command line.
+pub(super) fn display_name(comm: &str, words: &[String]) -> String {
+    let mut words = words.iter().map(String::as_str);
     let program = words.next().unwrap_or("").rsplit('/').next().unwrap_or("");
     match words.next() {
         Some(sub)
@@ -235,13 +236,26 @@ mod tests {
 
     #[test]
     fn a_multi_call_program_is_named_with_its_subcommand() {
+        let name = |comm: &str, words: &[&str]| {
+            display_name(
+                comm,
+                &words.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
+            )
+        };
         assert_eq!(
-            display_name("pipespeed", "/usr/bin/pipespeed cat -"),
+            name("pipespeed", &["/usr/bin/pipespeed", "cat", "-"]),
             "pipespeed cat"
         );
-        assert_eq!(display_name("pipespeed", "pipespeed --json x"), "pipespeed");
-        assert_eq!(display_name("gzip", "gzip -1"), "gzip");
-        assert_eq!(display_name("cat", "/home/u/bin/cat"), "cat");
+        assert_eq!(
+            name("pipespeed", &["/a b/é/pipespeed", "pv", "-q"]),
+            "pipespeed pv"
+        );
+        assert_eq!(
+            name("pipespeed", &["pipespeed", "--json", "x"]),
+            "pipespeed"
+        );
+        assert_eq!(name("gzip", &["gzip", "-1"]), "gzip");
+        assert_eq!(name("cat", &["/home/u/bin/cat"]), "cat");
     }
 
     #[test]

@@ -5,12 +5,18 @@
 
 use super::*;
 
-/// Runs `script` in `sh` in `dir`, with `$cat` the command under test.
+/// Runs `script` in `sh` in `dir`, with `$cat` the command under test:
+/// a function that runs the binary by its quoted path (the checkout may
+/// lie at a path holding spaces), so `$cat` splits into two plain words.
 fn sh(dir: &Dir, script: &str) -> std::process::Output {
     limit_file_size();
     Command::new("sh")
-        .args(["-c", script])
-        .env("cat", format!("{EXE} cat"))
+        .args([
+            "-c",
+            &format!("pipespeed() {{ \"$EXE\" \"$@\"; }}; {script}"),
+        ])
+        .env("EXE", EXE)
+        .env("cat", "pipespeed cat")
         .current_dir(dir.path())
         .stdin(Stdio::null())
         .output()

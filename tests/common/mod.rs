@@ -92,6 +92,14 @@ pub fn sh(dir: &std::path::Path, script: &str) -> Output {
         .unwrap()
 }
 
+/// `text` with each wrapped line joined again: the text layout goes on
+/// a long line on the next under a two-space indent (`warnings`,
+/// headers), which a test reads as one line, by meaning, whatever the
+/// width or a path's length made it wrap.
+pub fn unwrapped(text: &str) -> String {
+    text.replace("\n  ", " ")
+}
+
 /// Says that the running test skipped a check, and why, where the test
 /// run shows it: libtest captures `eprintln!` and drops it when the test
 /// passes, but not what is written to the stderr handle itself, so this

@@ -83,7 +83,7 @@ fn o_makes_holes_of_zeros_and_keeps_every_byte() {
 /// redirection `redirect`.
 fn sparse_into(redirect: &str, input: &[u8]) {
     let run = Command::new("sh")
-        .args(["-c", &format!("$P pv -q -O {redirect}")])
+        .args(["-c", &format!("\"$P\" pv -q -O {redirect}")])
         .env("P", super::EXE)
         .stdin(Stdio::from(file_with(input).reopen().unwrap()))
         .output()

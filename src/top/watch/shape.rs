@@ -146,18 +146,19 @@ impl Watcher {
             // Caught between fork and exec, it had its parent's name.
             if stage.comm != s.stat.comm {
                 stage.comm = s.stat.comm.clone();
-                stage.command = procfs::command_line(pid, &s.stat.comm);
-                stage.name = display_name(&stage.comm, &stage.command);
+                let words = procfs::command_line(pid, &s.stat.comm);
+                stage.name = display_name(&stage.comm, &words);
+                stage.command = words.join(" ");
             }
             return;
         }
-        let command = procfs::command_line(pid, &s.stat.comm);
+        let words = procfs::command_line(pid, &s.stat.comm);
         let mut stage = Stage {
             pid,
             start: s.stat.start,
             comm: s.stat.comm.clone(),
-            name: display_name(&s.stat.comm, &command),
-            command,
+            name: display_name(&s.stat.comm, &words),
+            command: words.join(" "),
             visible: s.fds.is_some(),
             exited: false,
             files,
