@@ -169,6 +169,7 @@ debs() {
   mkdir -p "$stage/root"
   for d in "$stage"/apt/debs/*.deb; do
     try "dpkg -x $(basename "$d")" dpkg -x "$d" "$stage/root"
+    # shellcheck disable=SC2016 # dpkg-deb's ${Field}s, not the shell's
     dpkg-deb --show --showformat='${Package} = ${Version}\n' "$d" >>"$stage/SOURCE"
   done
 }
@@ -407,6 +408,7 @@ fetch_uutils() {
     echo "cargo install coreutils --version 0.12.0 --no-default-features --features cat,tee,yes" >>"$stage/SOURCE"
     mkdir -p "$stage/bin"
     for tool in cat tee yes; do
+      # shellcheck disable=SC2016 # the wrapper's $0 and $@
       printf '#!/bin/sh\n# uutils-%s: made by scripts/references.sh (cargo install, see ../SOURCE).\nexec "$(dirname "$(readlink -f "$0")")/../cargo/bin/coreutils" %s "$@"\n' \
         "$tool" "$tool" >"$stage/bin/uutils-$tool"
       chmod +x "$stage/bin/uutils-$tool"
@@ -472,6 +474,7 @@ for name in "${names[@]}"; do
     set -e
     fetch "$name"
   )
+  # shellcheck disable=SC2181 # the subshell above may not be an if's test
   [ $? = 0 ] || status=1
   set -e
 done
