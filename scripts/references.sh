@@ -134,6 +134,10 @@ apt_init() {
     -o Acquire::IndexTargets::deb::DEP-11-icons-small::DefaultEnabled=false)
   progress "apt-get update ($* of $url)"
   try "apt-get update ($* of $url)" apt-get "${apt[@]}" update -qq
+  # An index it could not fetch is only a warning to apt-get (status 0).
+  if grep -q 'Failed to fetch' "$log"; then
+    fail "apt-get update ($* of $url) failed: $(grep -m 1 'Failed to fetch' "$log")"
+  fi
   printf 'mirror: %s (%s)\n' "$url" "$*" >>"$stage/SOURCE"
 }
 
@@ -152,7 +156,7 @@ version_of() {
       ;;
     esac
   done
-  fail "Debian has no $1 $2 (it has: $(echo "${versions:-none}" | tr '\n' ' '))"
+  fail "Debian has no $1 $2 (it has: $(echo "${versions:-none}" | paste -sd ' ' -))"
 }
 
 # debs PACKAGE=VERSION: downloads it and every package it needs
@@ -462,8 +466,8 @@ for name in "${names[@]}"; do
   case $name in
   -h | --help) usage 0 ;;
   *) [ -n "$(dir_of "$name")" ] || {
-    echo "references.sh: unknown NAME $name (known: ${all[*]})" >&2
-    usage 2
+    echo "references.sh: unknown NAME $name (known: ${all[*]}; --help says more)" >&2
+    exit 2
   } ;;
   esac
 done
