@@ -219,23 +219,26 @@ no_colon() {
   case $refs in *:*) fail "Debian's loader cannot run from a path with ':' in it ($refs)" ;; esac
 }
 
-fetch_pv() {
+# from_debian "SUITE..." PACKAGE WANT: PACKAGE at version WANT (as
+# version_of takes it) and what it needs, extracted into $stage/root.
+from_debian() {
   local version
   no_colon
-  apt_init sid
-  version=$(version_of pv 1.12)
-  debs "pv=$version"
+  # shellcheck disable=SC2086 # SUITEs: words
+  apt_init $1
+  version=$(version_of "$2" "$3")
+  debs "$2=$version"
+}
+
+fetch_pv() {
+  from_debian sid pv 1.12
   wrapper pv --argv0 pv root/usr/bin/pv
   check pv "pv 1.12" --version
 }
 
 fetch_gnu() { # SUITES VERSION PREFIX: coreutils VERSION, programs PREFIX-cat ...
-  local tool version programs=(cat tee)
-  no_colon
-  # shellcheck disable=SC2086 # SUITES: words
-  apt_init $1
-  version=$(version_of coreutils "$2")
-  debs "coreutils=$version"
+  local tool programs=(cat tee)
+  from_debian "$1" coreutils "$2"
   [ "$2" = 9.10 ] || programs+=(yes)
   for tool in "${programs[@]}"; do
     wrapper "$3-$tool" --argv0 "$tool" "root/usr/bin/$tool"
@@ -244,11 +247,7 @@ fetch_gnu() { # SUITES VERSION PREFIX: coreutils VERSION, programs PREFIX-cat ..
 }
 
 fetch_strace() {
-  local version
-  no_colon
-  apt_init sid
-  version=$(version_of strace 7)
-  debs "strace=$version"
+  from_debian sid strace 7
   wrapper strace --argv0 strace root/usr/bin/strace
   check strace "version 7." -V
 }
