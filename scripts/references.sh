@@ -165,8 +165,11 @@ version_of() {
 debs() {
   local pkg=${1%%=*} deps d
   deps=$(apt-cache "${apt[@]}" depends --recurse --no-recommends --no-suggests --no-conflicts \
-    --no-breaks --no-replaces --no-enhances "$1" 2>>"$log" | grep -E '^[a-z0-9]' | grep -vxF "$pkg" | sort -u) ||
+    --no-breaks --no-replaces --no-enhances "$1" 2>>"$log") ||
     fail "apt-cache depends $1 failed: $(tail -n 1 "$log")"
+  # Its lines: a package's name at the start, then what it depends on,
+  # indented; <virtual> packages are left out (something real provides them).
+  deps=$(echo "$deps" | grep -E '^[a-z0-9]' | grep -vxF "$pkg" | sort -u || true)
   progress "apt-get download $1 $(echo "$deps" | tr '\n' ' ')"
   # shellcheck disable=SC2086 # package names: no spaces, no patterns
   (cd "$stage/apt/debs" && try "apt-get download $1" apt-get "${apt[@]}" download -qq "$1" $deps)
