@@ -57,7 +57,8 @@ def prepare(args):
     if not binary:
         sh(f"cd {ROOT} && cargo build --release --quiet")
     peers = os.path.join(TARGET, "peers")
-    sh(f"{ROOT}/../shared/peers/build.sh {peers} >/dev/null")
+    subprocess.run([os.path.join(ROOT, "peers", "build.sh"), peers], check=True,
+                   stdout=subprocess.DEVNULL)
     uutils = os.path.join(TARGET, "uutils", "bin", "coreutils")
     if not os.access(uutils, os.X_OK):
         print("installing uutils cat 0.12.0 into target/uutils (about a minute)", file=sys.stderr)

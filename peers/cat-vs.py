@@ -20,8 +20,8 @@ by key):
   n           X -n T > /dev/null (text file)
   rss         X F | reader, peak resident memory   target <= GNU cat + 4 MiB
 
-GNU cat is --gnu, else target/anchors/gnu12-cat (GNU coreutils 9.12, made
-by ../shared/anchors/sid-anchors.sh), else /usr/bin/cat.
+GNU cat is --gnu, else target/references/bin/gnu12-cat (GNU coreutils
+9.12, fetched by scripts/references.sh gnu-9.12), else /usr/bin/cat.
 
 Runs alternate the tools, flipping the order every run. Each run is a
 pair (or a triple): the ratio column is the median of the run-by-run
@@ -36,7 +36,7 @@ change) as a fourth tool, with the ratio pipespeed / before.
 The data file (default 4 GiB) is made once under target/bench-data and read
 once before measuring, so that every run reads from the page cache.
 uutils cat 0.12.0 is installed into target/uutils with cargo if missing;
-the C references are built from ../shared/peers.
+the C references are built from peers/*.c (peers/build.sh).
 """
 import os
 import random
@@ -113,8 +113,9 @@ def main():
     if args.skip_gnu and set(cases) - {"file-pipe", "pipe-pipe"}:
         sys.exit("cat-vs.py: --skip-gnu: only file-pipe and pipe-pipe have another reference")
     t = prepare(args)
-    anchor = os.path.join(TARGET, "anchors", "gnu12-cat")
-    t["gnu"] = args.gnu or (anchor if os.access(anchor, os.X_OK) else "/usr/bin/cat")
+    reference = os.path.join(TARGET, "references", "bin", "gnu12-cat")
+    t["gnu"] = args.gnu or (shlex.quote(reference) if os.access(reference, os.X_OK)
+                            else "/usr/bin/cat")
     t["pipespeed"] = t["pipespeed_bin"] + " cat"
     tools = ["pipespeed", "uutils"] + ([] if args.skip_gnu else ["gnu"])
     if args.before:

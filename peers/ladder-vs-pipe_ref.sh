@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the blog's pipe ladder with pipespeed and with the C reference pipe_ref
-# (../shared/peers/pipe_ref.c: the same bare syscalls, nothing else) on the same
+# (peers/pipe_ref.c: the same bare syscalls, nothing else) on the same
 # machine, in the same session, and prints the medians side by side.
 #
 # Usage: peers/ladder-vs-pipe_ref.sh [--runs N] [--bytes SIZE] [--cpus W,R] [--rungs a,b,...]
@@ -54,7 +54,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 (cd "$root" && cargo build --release --quiet)
 ours="$root/target/release/pipespeed"
 if [[ -n "${PIPE_REF:-}" ]]; then ref="$PIPE_REF"
-else "$root/../shared/peers/build.sh" "$root/target/peers" >/dev/null; ref="$root/target/peers/pipe_ref"; fi
+else "$root/peers/build.sh" "$root/target/peers" >/dev/null; ref="$root/target/peers/pipe_ref"; fi
 [[ -x "$ref" ]] || { echo "pipe_ref not executable: $ref" >&2; exit 2; }
 
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT

@@ -11,18 +11,19 @@ at 50+ GiB/s); --shapes picks some, by key:
   two-pipes   uutils cat F | X FIFO | reader, FIFO read by a second reader
   two-files   uutils cat F | X DIR/o1 DIR/o2 | reader     stdout a pipe, two files
   null        uutils cat F | X /dev/null | reader         stdout a pipe, /dev/null
-The reader is `pipe_ref read --splice` (../shared/peers). A run is the
+The reader is `pipe_ref read --splice` (peers/pipe_ref.c). A run is the
 whole pipeline's wall time, both readers and all files done; the files are
 removed and the dirty pages written back (sync) before each run, so that
 every run starts alike. Ratios are the medians of the run-by-run ratios
 of --runs (7) alternating runs (the order flips every run).
 
-GNU tee is --gnu, else target/anchors/gnu-tee (9.10, made by
-../shared/anchors/sid-anchors.sh), else /usr/bin/tee. uutils coreutils 0.12.0
+GNU tee is --gnu, else target/references/bin/gnu-tee (9.10, fetched by
+scripts/references.sh gnu-9.10), else /usr/bin/tee. uutils coreutils 0.12.0
 (cat and tee) is installed into target/uutils-tee with cargo if missing.
 """
 import argparse
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -59,8 +60,9 @@ def main():
               file=sys.stderr)
         sh(f"cargo install --quiet coreutils --version 0.12.0 --no-default-features "
            f"--features cat,tee --root {TARGET}/uutils-tee")
-    anchor = os.path.join(TARGET, "anchors", "gnu-tee")
-    gnu = args.gnu or (anchor if os.access(anchor, os.X_OK) else "/usr/bin/tee")
+    reference = os.path.join(TARGET, "references", "bin", "gnu-tee")
+    gnu = args.gnu or (shlex.quote(reference) if os.access(reference, os.X_OK)
+                       else "/usr/bin/tee")
     tools = {"pipespeed": f"{t['pipespeed_bin']} tee", "uutils": f"{uutils} tee"}
     if not args.skip_gnu:
         tools["gnu"] = gnu

@@ -21,13 +21,13 @@ Three reader kinds:
            installed".
 Each run runs both, the order flipped every run; prints each one's median
 GiB/s and the median of the run-by-run ratios pipespeed / GNU, with the
-1-minute load before and after. pipe_ref: `bash ../shared/peers/build.sh
-DIR` (DIR given as --peers, default target/peers); GNU 9.12 yes:
-`../shared/anchors/sid-anchors.sh DIR` (DIR/gnu12-yes, default
-target/anchors/gnu12-yes).
+1-minute load before and after. pipe_ref: `peers/build.sh DIR` (DIR given
+as --peers, default target/peers); GNU 9.12 yes: --gnu, default
+target/references/bin/gnu12-yes (`scripts/references.sh gnu-9.12`).
 """
 import argparse
 import os
+import shlex
 import shutil
 import signal
 import statistics
@@ -81,7 +81,7 @@ def main():
     ap.add_argument("--seconds", type=int, default=3)
     ap.add_argument("--kinds", default="splice,read,null")
     ap.add_argument("--pipespeed", default=os.path.join(TARGET, "release", "pipespeed"))
-    ap.add_argument("--gnu", default=os.path.join(TARGET, "anchors", "gnu12-yes"))
+    ap.add_argument("--gnu", default=os.path.join(TARGET, "references", "bin", "gnu12-yes"))
     ap.add_argument("--peers", default=os.path.join(TARGET, "peers"))
     a = ap.parse_args()
     yeses = {"pipespeed": [a.pipespeed, "yes"], "gnu": [a.gnu]}
@@ -102,7 +102,7 @@ def main():
                     samples[name].append(gib_s_into_dev_null(cmd, a.seconds))
                     continue
                 flag = " --splice" if kind == "splice" else ""
-                line = " ".join(cmd) + f" | {ref} read{flag} --bytes {a.bytes}"
+                line = shlex.join(cmd) + f" | {shlex.quote(ref)} read{flag} --bytes {a.bytes}"
                 samples[name].append(gib_s_of_reader(line))
         med = {k: statistics.median(v) for k, v in samples.items()}
         ratio = statistics.median(pair_ratios(samples, "pipespeed", "gnu"))

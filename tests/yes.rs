@@ -1,6 +1,6 @@
 //! `pipespeed yes`, called `yes`, against GNU yes 9.12 itself (named by
-//! `PIPESPEED_GNU12_YES`; `.ci/run` installs it with
-//! `../shared/anchors/sid-anchors.sh`): for 50 operand lists the same
+//! `PIPESPEED_GNU12_YES`; `scripts/references.sh gnu-9.12` fetches it as
+//! `target/references/bin/gnu12-yes`): for 50 operand lists the same
 //! first 10 MB and status with a reader that stops, and the same
 //! messages and statuses for help, a bad option, a full or closed output
 //! and a reader that goes away.
@@ -27,7 +27,7 @@ fn gnu12_yes() -> Option<PathBuf> {
         _ => {
             common::skip(
                 "gnu12",
-                "PIPESPEED_GNU12_YES does not name GNU yes 9.12 (../shared/anchors/sid-anchors.sh DIR installs it as DIR/gnu12-yes)",
+                "PIPESPEED_GNU12_YES does not name GNU yes 9.12 (scripts/references.sh gnu-9.12 fetches it as target/references/bin/gnu12-yes)",
             );
             None
         }

@@ -1,6 +1,6 @@
 //! The same command lines given to GNU tee 9.10 (named by
-//! `PIPESPEED_GNU_TEE`; `.ci/run` installs it with
-//! `../shared/anchors/sid-anchors.sh`) and to `pipespeed tee`, called
+//! `PIPESPEED_GNU_TEE`; `scripts/references.sh gnu-9.10` fetches it as
+//! `target/references/bin/gnu-tee`) and to `pipespeed tee`, called
 //! `tee`: the same status, output, files and messages.
 
 use std::path::PathBuf;
@@ -57,7 +57,7 @@ fn gnu_tee() -> Option<PathBuf> {
         _ => {
             common::skip(
                 "gnu_tee",
-                "PIPESPEED_GNU_TEE does not name GNU tee 9.10 (../shared/anchors/sid-anchors.sh DIR installs it as DIR/gnu-tee)",
+                "PIPESPEED_GNU_TEE does not name GNU tee 9.10 (scripts/references.sh gnu-9.10 fetches it as target/references/bin/gnu-tee)",
             );
             None
         }
