@@ -802,12 +802,12 @@ fn link_findings() -> Findings {
             if page == "README.md" {
                 from_readme.insert(name.clone());
             }
-            if let (Some(anchor), Some(text)) = (anchor, by_name.get(name.as_str())) {
-                if !anchors(text).contains(anchor) {
-                    found.push(format!(
-                        "{page}:{line}: a link to {target}: {name} has no such heading"
-                    ));
-                }
+            if let (Some(anchor), Some(text)) = (anchor, by_name.get(name.as_str()))
+                && !anchors(text).contains(anchor)
+            {
+                found.push(format!(
+                    "{page}:{line}: a link to {target}: {name} has no such heading"
+                ));
             }
         }
     }
