@@ -951,3 +951,30 @@ fn the_parser_reads_what_the_pages_write() {
         "pipe_benchs-own-words---pipe-bench-file"
     );
 }
+
+/// The README's top is the answer (issue 48): within its first 15 lines
+/// the two set-up commands, each with what it does, and no other command
+/// before them; and it stays one page or so, at most 250 lines.
+#[test]
+fn the_readme_opens_with_the_two_set_up_commands() {
+    let text = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() <= 250, "README.md has {} lines", lines.len());
+    let top = &lines[..15.min(lines.len())];
+    let code = in_code(top);
+    let commands: Vec<&str> = top
+        .iter()
+        .zip(&code)
+        .filter(|(l, inside)| **inside && !l.trim_start().starts_with("```"))
+        .map(|(l, _)| l.trim())
+        .collect();
+    assert_eq!(commands.len(), 2, "{commands:?}");
+    for (line, command) in commands.iter().zip(["cargo run --release ", "cargo test "]) {
+        assert!(line.starts_with(command), "{line:?}");
+        let (_, says) = line.split_once('#').unwrap_or_else(|| panic!("{line:?}"));
+        assert!(
+            says.contains("about") || says.contains("minute"),
+            "{line:?}: how long?"
+        );
+    }
+}
