@@ -1,7 +1,8 @@
 //! The SVG charts, on fixed results: they parse as XML, hold what they
 //! claim (a bar per measured rung, whiskers, the memcpy mark, the series
 //! and labels), and match the committed snapshots in tests/snapshots/
-//! (`PIPESPEED_UPDATE_SNAPSHOTS=1 cargo test --test charts` rewrites them).
+//! (`PIPESPEED_UPDATE_SNAPSHOTS=1 cargo test --test tests charts::`
+//! rewrites this module's; then review `git diff tests/snapshots`).
 
 #![allow(clippy::unwrap_used)]
 

@@ -23,6 +23,7 @@ mod compare;
 mod contend;
 mod copy;
 mod copy_fds;
+mod doc_lists;
 mod ends;
 mod generate;
 mod html;

@@ -52,7 +52,7 @@ pub struct EndArgs {
     /// --cpu, on at most 2 allowed CPUs (sched_getaffinity: the machine's,
     /// or taskset's), the end prints one line saying how to pin them,
     /// since the scheduler may put both on one CPU, where they spin against
-    /// each other (the README gives the blog's pair measured both ways on
+    /// each other (docs/ends.md gives the blog's pair measured both ways on
     /// 2 vCPUs). With 3 or more, one is left over for the rest of the
     /// machine, and nothing is said.
     #[arg(long = "busy-loop", visible_alias = "busy", alias = "busy_loop")]
