@@ -92,6 +92,77 @@ pub fn sh(dir: &std::path::Path, script: &str) -> Output {
         .unwrap()
 }
 
+/// A program's path that a shell script may hold as one plain word: the
+/// path itself where it has nothing a shell splits or expands, else a
+/// symbolic link to it in a directory of this value's own (removed with
+/// it), as a checkout, and the references fetched into its `target/`,
+/// may lie at a path holding spaces. Reads as the path (`{program}` in a
+/// script, `Command::new(&program)`).
+#[derive(Debug)]
+pub struct Word {
+    path: String,
+    _link: Option<tempfile::TempDir>,
+}
+
+impl Word {
+    pub fn of(program: &Path) -> Word {
+        let plain = |s: &str| {
+            !s.is_empty()
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"/._-+,".contains(&b))
+        };
+        match program.to_str() {
+            Some(s) if plain(s) => Word {
+                path: s.to_owned(),
+                _link: None,
+            },
+            _ => {
+                let dir = tempfile::tempdir().unwrap();
+                let name = program
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .filter(|n| plain(n));
+                let link = dir.path().join(name.unwrap_or("program"));
+                std::os::unix::fs::symlink(program, &link).unwrap();
+                let path = link.to_str().unwrap().to_owned();
+                assert!(
+                    plain(&path),
+                    "{path}: TMPDIR holds a character a shell splits"
+                );
+                Word {
+                    path,
+                    _link: Some(dir),
+                }
+            }
+        }
+    }
+}
+
+impl std::ops::Deref for Word {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.path
+    }
+}
+
+impl std::fmt::Display for Word {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.path)
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Word {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.path.as_ref()
+    }
+}
+
+impl AsRef<Path> for Word {
+    fn as_ref(&self) -> &Path {
+        self.path.as_ref()
+    }
+}
+
 /// `text` with each wrapped line joined again: the text layout goes on
 /// a long line on the next under a two-space indent (`warnings`,
 /// headers), which a test reads as one line, by meaning, whatever the

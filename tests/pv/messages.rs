@@ -251,7 +251,7 @@ fn bad_usage_is_64_as_pv_and_2_as_pipespeed_pv_as_the_man_page_says() {
         let as_pipespeed = pv(args).stdin(Stdio::null()).output().unwrap();
         assert_eq!(as_pipespeed.status.code(), Some(2), "pipespeed pv {args:?}");
         if let Some(theirs) = super::stdio::reference_pv() {
-            let out = Command::new(theirs)
+            let out = Command::new(&theirs)
                 .args(args)
                 .stdin(Stdio::null())
                 .output()

@@ -8,12 +8,13 @@ use super::stderr;
 pub use crate::common::sh;
 
 /// The pv to compare with: the program `PIPESPEED_PV` names (pv 1.12,
-/// the reference: `PIPESPEED_PV=/work/anchors/pv` on the project's
-/// machines), if it runs and says it is pv. Without it the comparison is
+/// the reference: `PIPESPEED_PV=target/references/bin/pv`, from
+/// `scripts/references.sh pv`), if it runs and says it is pv. Without it the comparison is
 /// skipped, said with `common::skip("pv", ...)` (and failed under
 /// `PIPESPEED_REQUIRE_PV=1`). pv on the PATH is not taken: Debian 12's is
 /// 1.6, whose words differ from 1.12's.
-pub fn reference_pv() -> Option<String> {
+/// Named by a [`Word`]: scripts hold it unquoted.
+pub fn reference_pv() -> Option<crate::common::Word> {
     let Some(program) = std::env::var_os("PIPESPEED_PV").filter(|p| !p.is_empty()) else {
         crate::common::skip("pv", "PIPESPEED_PV names no pv to compare with");
         return None;
@@ -28,7 +29,7 @@ pub fn reference_pv() -> Option<String> {
         crate::common::skip("pv", &format!("PIPESPEED_PV={program} does not run as pv"));
         return None;
     }
-    Some(program)
+    Some(crate::common::Word::of(program.as_ref()))
 }
 
 /// A directory holding `f`, a short text.
@@ -149,7 +150,7 @@ fn a_reader_that_goes_away_ends_pv_with_0_and_no_message_sigpipe_ignored_or_not(
     for trap in ["trap '' PIPE; ", ""] {
         for options in ["-q", "-q -C", "-f -i 0.05"] {
             let mut programs = vec!["\"$P\" pv".to_owned()];
-            programs.extend(reference.clone());
+            programs.extend(reference.as_ref().map(|r| r.to_string()));
             for program in programs {
                 // pv's status is printed by the group it runs in; its
                 // stderr goes to a file.
