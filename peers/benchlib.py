@@ -46,6 +46,19 @@ def data_args(doc, more=None):
     return args
 
 
+def reference(name, program):
+    """The path of `program` among the references that
+    `scripts/references.sh NAME` fetches into target/references/bin/
+    (cached: a second call fetches nothing), quoted for a shell line."""
+    path = os.path.join(TARGET, "references", "bin", program)
+    if not os.access(path, os.X_OK):
+        print(f"fetching {name} into target/references (scripts/references.sh {name})",
+              file=sys.stderr)
+        subprocess.run([os.path.join(ROOT, "scripts", "references.sh"), name],
+                       check=True, stdout=subprocess.DEVNULL)
+    return shlex.quote(path)
+
+
 def sh(cmd, **kw):
     return subprocess.run(cmd, shell=True, check=True, **kw)
 
@@ -59,11 +72,7 @@ def prepare(args):
     peers = os.path.join(TARGET, "peers")
     subprocess.run([os.path.join(ROOT, "peers", "build.sh"), peers], check=True,
                    stdout=subprocess.DEVNULL)
-    uutils = os.path.join(TARGET, "uutils", "bin", "coreutils")
-    if not os.access(uutils, os.X_OK):
-        print("installing uutils cat 0.12.0 into target/uutils (about a minute)", file=sys.stderr)
-        sh(f"cargo install --quiet coreutils --version 0.12.0 --no-default-features "
-           f"--features cat --root {TARGET}/uutils")
+    uutils_cat = reference("uutils", "uutils-cat")
     os.makedirs(DATA, exist_ok=True)
     big = os.path.join(DATA, f"zero-{args.size}")
     if not os.path.exists(big) or os.path.getsize(big) != args.size:
@@ -86,7 +95,7 @@ def prepare(args):
         cache_as_read(path)
     return {
         "pipespeed_bin": os.path.abspath(binary) if binary else f"{TARGET}/release/pipespeed",
-        "uutils": f"{uutils} cat",
+        "uutils": uutils_cat,
         "gnu": "/usr/bin/cat",
         "pipe_ref": f"{peers}/pipe_ref",
         "splice_cat_ref": f"{peers}/splice_cat_ref",

@@ -35,7 +35,7 @@ change) as a fourth tool, with the ratio pipespeed / before.
 
 The data file (default 4 GiB) is made once under target/bench-data and read
 once before measuring, so that every run reads from the page cache.
-uutils cat 0.12.0 is installed into target/uutils with cargo if missing;
+uutils cat 0.12.0 is fetched by `scripts/references.sh uutils` if missing;
 the C references are built from peers/*.c (peers/build.sh).
 """
 import os

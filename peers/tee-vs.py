@@ -19,7 +19,7 @@ of --runs (7) alternating runs (the order flips every run).
 
 GNU tee is --gnu, else target/references/bin/gnu-tee (9.10, fetched by
 scripts/references.sh gnu-9.10), else /usr/bin/tee. uutils coreutils 0.12.0
-(cat and tee) is installed into target/uutils-tee with cargo if missing.
+(cat and tee) is fetched by `scripts/references.sh uutils` if missing.
 """
 import argparse
 import os
@@ -29,7 +29,7 @@ import subprocess
 import sys
 
 from benchlib import (DATA, TARGET, alternate, medians, pair_ratios, parse_size, prepare,
-                      print_samples, sh, timed_gib_s)
+                      print_samples, reference, sh, timed_gib_s)
 
 SHAPES = ["one-file", "two-pipes", "two-files", "null"]
 
@@ -54,19 +54,13 @@ def main():
     args.size = parse_size(args.size)
     args.text_size = 1 << 20
     t = prepare(args)
-    uutils = os.path.join(TARGET, "uutils-tee", "bin", "coreutils")
-    if not os.access(uutils, os.X_OK):
-        print("installing uutils cat and tee 0.12.0 into target/uutils-tee (about a minute)",
-              file=sys.stderr)
-        sh(f"cargo install --quiet coreutils --version 0.12.0 --no-default-features "
-           f"--features cat,tee --root {TARGET}/uutils-tee")
     reference = os.path.join(TARGET, "references", "bin", "gnu-tee")
     gnu = args.gnu or (shlex.quote(reference) if os.access(reference, os.X_OK)
                        else "/usr/bin/tee")
-    tools = {"pipespeed": f"{t['pipespeed_bin']} tee", "uutils": f"{uutils} tee"}
+    tools = {"pipespeed": f"{t['pipespeed_bin']} tee", "uutils": reference("uutils", "uutils-tee")}
     if not args.skip_gnu:
         tools["gnu"] = gnu
-    source = f"{uutils} cat {t['big']}"
+    source = f"{t['uutils']} {t['big']}"
     reader = f"{t['pipe_ref']} read --splice --bytes {args.size}"
     o1, o2 = os.path.join(args.dir, "tee-o1"), os.path.join(args.dir, "tee-o2")
     fifo = os.path.join(DATA, "tee-fifo")
