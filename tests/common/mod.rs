@@ -97,7 +97,7 @@ pub fn sh(dir: &std::path::Path, script: &str) -> Output {
 /// symbolic link to it in a directory of this value's own (removed with
 /// it), as a checkout, and the references fetched into its `target/`,
 /// may lie at a path holding spaces. Reads as the path (`{program}` in a
-/// script, `Command::new(&program)`).
+/// script, `Command::new(&program)`), for as long as it is kept.
 #[derive(Debug)]
 pub struct Word {
     path: String,
@@ -111,6 +111,8 @@ impl Word {
                 && s.bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b"/._-+,".contains(&b))
         };
+        // Absolute: the scripts run in directories of their own.
+        let program = std::path::absolute(program).unwrap();
         match program.to_str() {
             Some(s) if plain(s) => Word {
                 path: s.to_owned(),
@@ -123,7 +125,7 @@ impl Word {
                     .and_then(|n| n.to_str())
                     .filter(|n| plain(n));
                 let link = dir.path().join(name.unwrap_or("program"));
-                std::os::unix::fs::symlink(program, &link).unwrap();
+                std::os::unix::fs::symlink(&program, &link).unwrap();
                 let path = link.to_str().unwrap().to_owned();
                 assert!(
                     plain(&path),
@@ -151,13 +153,15 @@ impl std::fmt::Display for Word {
     }
 }
 
-impl AsRef<std::ffi::OsStr> for Word {
+// Borrowed only: a `Word` moved into `Command::new` would remove its
+// link before the program runs.
+impl AsRef<std::ffi::OsStr> for &Word {
     fn as_ref(&self) -> &std::ffi::OsStr {
         self.path.as_ref()
     }
 }
 
-impl AsRef<Path> for Word {
+impl AsRef<Path> for &Word {
     fn as_ref(&self) -> &Path {
         self.path.as_ref()
     }

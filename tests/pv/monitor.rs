@@ -306,7 +306,7 @@ fn messages_statuses_and_numbers_are_pv_1_12s() {
         ],
     ];
     for args in cases {
-        let theirs = said(Path::new(&reference), args, &input);
+        let theirs = said(Path::new(&*reference), args, &input);
         assert_eq!(said(&ours, args, &input), theirs, "pv {args:?}");
     }
 }

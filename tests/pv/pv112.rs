@@ -288,7 +288,7 @@ fn every_case_gives_what_pv_1_12_gives() {
     let (_bin, pv) = ours();
     let mut differ = Vec::new();
     for case in SAME {
-        let (want, got) = (run(Path::new(&theirs), case), run(&pv, case));
+        let (want, got) = (run(Path::new(&*theirs), case), run(&pv, case));
         if want != got {
             differ.push(format!("{case}\n  pv 1.12: {want:?}\n  ours:    {got:?}"));
         }
@@ -391,7 +391,7 @@ fn watching_gives_what_pv_1_12_gives() {
         // behaviour differs every time.
         let mut last = None;
         for _ in 0..3 {
-            let want = run_as(Path::new(&theirs), case, squeezed);
+            let want = run_as(Path::new(&*theirs), case, squeezed);
             let got = run_as(&pv, case, squeezed);
             if want == got {
                 last = None;
@@ -576,7 +576,7 @@ fn the_deliberate_differences_still_differ_as_documented() {
         let got = run(&pv, d.case);
         assert!((d.ours)(&got), "ours, {}: {got:?} ({})", d.case, d.why);
         if let Some(theirs) = &reference {
-            let want = run(Path::new(theirs), d.case);
+            let want = run(Path::new(&**theirs), d.case);
             assert!((d.theirs)(&want), "pv 1.12, {}: {want:?}", d.case);
         }
     }
@@ -601,7 +601,7 @@ fn version_and_ambiguous_prefix_say_ours() {
         got.stderr
     );
     if let Some(theirs) = reference_pv() {
-        let want = run(Path::new(&theirs), "$PV --s 3 a");
+        let want = run(Path::new(&*theirs), "$PV --s 3 a");
         assert!(
             want.stderr
                 .starts_with("pv: option '--s' is ambiguous; possibilities: '--"),
