@@ -54,8 +54,8 @@ def main():
     args.size = parse_size(args.size)
     args.text_size = 1 << 20
     t = prepare(args)
-    reference = os.path.join(TARGET, "references", "bin", "gnu-tee")
-    gnu = args.gnu or (shlex.quote(reference) if os.access(reference, os.X_OK)
+    gnu_tee = os.path.join(TARGET, "references", "bin", "gnu-tee")
+    gnu = args.gnu or (shlex.quote(gnu_tee) if os.access(gnu_tee, os.X_OK)
                        else "/usr/bin/tee")
     tools = {"pipespeed": f"{t['pipespeed_bin']} tee", "uutils": reference("uutils", "uutils-tee")}
     if not args.skip_gnu:
